@@ -1,0 +1,227 @@
+/**
+ * Every error this package raises on purpose is a {@link FileBridgeError}. Its `code` is API: it is
+ * stable across releases, documented in the README, and what callers (and tests) should branch on.
+ */
+export type FileBridgeErrorCode =
+  | "INVALID_INPUT"
+  | "UNSUPPORTED_INPUT"
+  | "FORM_DISABLED"
+  | "INVALID_BASE64"
+  | "INVALID_DATA_URL"
+  | "EMPTY_FILE"
+  | "PATH_NOT_ALLOWED"
+  | "NOT_FOUND"
+  | "FILE_TOO_LARGE"
+  | "DIGEST_MISMATCH"
+  | "HOST_NOT_ALLOWED"
+  | "FETCH_FAILED"
+  | "TIMEOUT"
+  | "ABORTED"
+  | "INVALID_TOKEN"
+  | "TOKEN_EXPIRED"
+  | "TOKEN_ALREADY_USED"
+  | "FORBIDDEN"
+  | "INVALID_CURSOR"
+  | "INVALID_REQUEST"
+  | "METHOD_NOT_ALLOWED"
+  | "RANGE_NOT_SATISFIABLE"
+  | "TOO_LARGE_TO_INLINE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "INVALID_OPTION"
+  | "STORAGE_ERROR";
+
+interface CodeInfo {
+  /** HTTP status used when the error reaches an HTTP route. */
+  readonly status: number;
+  /** What the caller should do about it; shown to the model in tool results. */
+  readonly hint: string;
+}
+
+const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
+  INVALID_INPUT: { status: 400, hint: "Send the file in one of the accepted forms." },
+  UNSUPPORTED_INPUT: { status: 400, hint: "Send the file in one of the accepted forms listed above." },
+  FORM_DISABLED: {
+    status: 400,
+    hint: "This server does not accept that form; use one of the enabled forms.",
+  },
+  INVALID_BASE64: {
+    status: 400,
+    hint: "Encode the content as standard base64 (RFC 4648) without extra text.",
+  },
+  INVALID_DATA_URL: { status: 400, hint: "Use a data URL of the form data:<type>;base64,<data>." },
+  EMPTY_FILE: { status: 400, hint: "The file has no content; send a non-empty file." },
+  PATH_NOT_ALLOWED: {
+    status: 403,
+    hint: "Use a path inside the server's allowed folders, or upload the file instead.",
+  },
+  NOT_FOUND: { status: 404, hint: "Check the URI or handle; it may have expired. Upload the file again." },
+  FILE_TOO_LARGE: { status: 413, hint: "Send a smaller file, or use the upload URL flow for large files." },
+  DIGEST_MISMATCH: {
+    status: 422,
+    hint: "The content does not match its declared size or digest; resend it.",
+  },
+  HOST_NOT_ALLOWED: {
+    status: 403,
+    hint: "Fetching from that address is not allowed; upload the file instead.",
+  },
+  FETCH_FAILED: { status: 502, hint: "The remote file could not be fetched; upload it instead." },
+  TIMEOUT: { status: 504, hint: "The operation took too long; try again or upload the file instead." },
+  ABORTED: { status: 400, hint: "The transfer was aborted before it completed; try again." },
+  INVALID_TOKEN: { status: 401, hint: "The link is invalid; ask for a new one." },
+  TOKEN_EXPIRED: { status: 410, hint: "The link has expired; ask for a new one." },
+  TOKEN_ALREADY_USED: { status: 410, hint: "The link was already used; ask for a new one." },
+  FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
+  INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
+  INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },
+  METHOD_NOT_ALLOWED: { status: 405, hint: "Use a method this route accepts." },
+  RANGE_NOT_SATISFIABLE: { status: 416, hint: "Request a byte range inside the file." },
+  TOO_LARGE_TO_INLINE: {
+    status: 413,
+    hint: "The file is too large to return inline; request a download URL instead.",
+  },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, hint: "Send a file of a supported type." },
+  INVALID_OPTION: { status: 500, hint: "The server is misconfigured; this is a bug for its author." },
+  STORAGE_ERROR: { status: 500, hint: "The server could not store or read the file; try again later." },
+};
+
+/** Every error code, in documentation order. */
+export const FILE_BRIDGE_ERROR_CODES = Object.freeze(Object.keys(CODES) as FileBridgeErrorCode[]);
+
+/** Options accepted by {@link FileBridgeError}. */
+export interface FileBridgeErrorOptions {
+  /** The underlying error, if any. */
+  cause?: unknown;
+  /** Structured details safe to show to the caller (e.g. `{ uri }`, `{ limit }`). */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * The one error class of this package.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await bridge.resolve(args.file, { scope });
+ * } catch (error) {
+ *   if (isFileBridgeError(error) && error.code === "FILE_TOO_LARGE") {
+ *     // tell the user to use the upload URL flow
+ *   }
+ * }
+ * ```
+ */
+export class FileBridgeError extends Error {
+  override readonly name = "FileBridgeError";
+  /** Stable machine-readable code; see the README's error table. */
+  readonly code: FileBridgeErrorCode;
+  /** HTTP status for this code. */
+  readonly status: number;
+  /** Structured details safe to show to the caller. */
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: FileBridgeErrorCode, message: string, options: FileBridgeErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = CODES[code].status;
+    this.data = options.data;
+  }
+
+  /** What the caller should do about this error. */
+  get hint(): string {
+    return CODES[this.code].hint;
+  }
+}
+
+/**
+ * True for a {@link FileBridgeError}, also one made by another copy of this package (matched by
+ * `name` and `code`, so it works across realms and duplicate installs).
+ *
+ * @example
+ * ```ts
+ * if (isFileBridgeError(error, "NOT_FOUND")) return notFound();
+ * ```
+ */
+export function isFileBridgeError(error: unknown, code?: FileBridgeErrorCode): error is FileBridgeError {
+  if (error instanceof FileBridgeError) return code === undefined || error.code === code;
+  if (typeof error !== "object" || error === null) return false;
+  const candidate = error as { name?: unknown; code?: unknown };
+  return (
+    candidate.name === "FileBridgeError" &&
+    typeof candidate.code === "string" &&
+    candidate.code in CODES &&
+    (code === undefined || candidate.code === code)
+  );
+}
+
+/** The HTTP status for a code. */
+export function statusForCode(code: FileBridgeErrorCode): number {
+  return CODES[code].status;
+}
+
+/** The shape of an MCP `CallToolResult` that reports a failure. */
+export interface ToolErrorResult {
+  [key: string]: unknown;
+  isError: true;
+  content: Array<{ type: "text"; text: string }>;
+  structuredContent?: Record<string, unknown>;
+}
+
+/**
+ * Turns any thrown value into an MCP tool result with `isError: true` whose text names the error code
+ * and what to do. Errors that are not {@link FileBridgeError}s are reported without their message, so
+ * internal details (paths, stack traces) never reach the model.
+ *
+ * @example
+ * ```ts
+ * server.registerTool("convert", { inputSchema }, async (args) => {
+ *   try { ... } catch (error) { return toToolErrorResult(error); }
+ * });
+ * ```
+ */
+export function toToolErrorResult(error: unknown): ToolErrorResult {
+  const known = isFileBridgeError(error) ? error : undefined;
+  const code: FileBridgeErrorCode = known?.code ?? "STORAGE_ERROR";
+  const message = known?.message ?? "Internal error while handling the file.";
+  const hint = CODES[code].hint;
+  return {
+    isError: true,
+    content: [{ type: "text", text: `Error ${code}: ${message} ${hint}` }],
+  };
+}
+
+/** A JSON-RPC error object, as an MCP request handler may throw or return it. */
+export interface JsonRpcErrorShape {
+  code: number;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+/** JSON-RPC "invalid params", what MCP uses for unknown resources. */
+export const JSONRPC_INVALID_PARAMS = -32602;
+/** JSON-RPC "internal error". */
+export const JSONRPC_INTERNAL_ERROR = -32603;
+
+/**
+ * Maps an error to the JSON-RPC error a `resources/read` (or other request) should answer with:
+ * caller mistakes (not found, bad URI, too large to inline) are `-32602` with `data.code` and, when
+ * given, `data.uri`; anything else is `-32603` without internal details.
+ *
+ * @example
+ * ```ts
+ * const { code, message, data } = toJsonRpcError(error, { uri });
+ * throw new McpError(code, message, data);
+ * ```
+ */
+export function toJsonRpcError(error: unknown, extra: { uri?: string } = {}): JsonRpcErrorShape {
+  if (isFileBridgeError(error) && error.status < 500) {
+    return {
+      code: JSONRPC_INVALID_PARAMS,
+      message: error.message,
+      data: { ...error.data, ...extra, code: error.code },
+    };
+  }
+  return {
+    code: JSONRPC_INTERNAL_ERROR,
+    message: "Internal error",
+    data: { ...extra, code: isFileBridgeError(error) ? error.code : "STORAGE_ERROR" },
+  };
+}

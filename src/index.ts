@@ -1,0 +1,40 @@
+export type {
+  FileSource,
+  FileSourceKind,
+  FileSourceResolver,
+  ResolvedFile,
+  ResolverContext,
+  ResolverResult,
+} from "./bridge/types.js";
+export type {
+  FileBridgeErrorCode,
+  FileBridgeErrorOptions,
+  JsonRpcErrorShape,
+  ToolErrorResult,
+} from "./errors/file-bridge-error.js";
+export {
+  FILE_BRIDGE_ERROR_CODES,
+  FileBridgeError,
+  isFileBridgeError,
+  JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_PARAMS,
+  statusForCode,
+  toJsonRpcError,
+  toToolErrorResult,
+} from "./errors/file-bridge-error.js";
+export type { Duration } from "./internal/duration.js";
+export type { ScopeFunction, ScopeSource } from "./scope/default-scope.js";
+export { DEFAULT_SCOPE, defaultScope } from "./scope/default-scope.js";
+export type {
+  ByteRange,
+  FileKind,
+  FileStore,
+  ListOptions,
+  ListPage,
+  PutOptions,
+  PutSource,
+  StagedFile,
+  StateSetOptions,
+  StateStore,
+  StoredFile,
+} from "./storage/types.js";

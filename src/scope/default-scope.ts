@@ -1,0 +1,34 @@
+/**
+ * The parts of an MCP request context (the SDK's `RequestHandlerExtra`) a scope can come from.
+ * Structural, so any SDK version's `extra` fits.
+ */
+export interface ScopeSource {
+  /** MCP session id (Streamable HTTP). */
+  sessionId?: string | undefined;
+  /** Verified auth info, if the transport authenticated the caller. */
+  authInfo?: { clientId?: string | undefined; extra?: Record<string, unknown> | undefined } | undefined;
+  /** The raw HTTP request info, if any (headers). */
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined;
+}
+
+/** Derives the scope of a request. Return a non-empty string. */
+export type ScopeFunction = (extra: ScopeSource) => string;
+
+/** Scope used when a request has neither a session id nor an authenticated client. */
+export const DEFAULT_SCOPE = "default";
+
+/**
+ * The default scope function: the MCP session id, else the authenticated client id, else
+ * `"default"` (a single-user stdio server).
+ *
+ * @example
+ * ```ts
+ * const scope = defaultScope(extra); // "3f2a…" for a Streamable HTTP session
+ * ```
+ */
+export function defaultScope(extra: ScopeSource): string {
+  if (extra.sessionId) return extra.sessionId;
+  const clientId = extra.authInfo?.clientId;
+  if (clientId) return clientId;
+  return DEFAULT_SCOPE;
+}

@@ -1,0 +1,168 @@
+import type { Readable } from "node:stream";
+import type { Duration } from "../internal/duration.js";
+
+/** What a stored file is for. Registries and routes may filter on it. */
+export type FileKind = "upload" | "artifact" | "file";
+
+/**
+ * Metadata of one stored file. The `id` is random and is the only thing that ever touches a disk
+ * path or an object key; `name` is the user-given name and lives only here.
+ */
+export interface StoredFile {
+  /** Random id (26 lower-case base32 characters, time-sortable). */
+  readonly id: string;
+  /** The isolation unit the file belongs to (session, chat, container, auth subject). */
+  readonly scope: string;
+  /** Sanitized display name, e.g. `report.docx`. May contain `/` for nested relative paths. */
+  readonly name: string;
+  /** Media type, e.g. `application/pdf`. */
+  readonly mimeType: string;
+  /** Size in bytes. */
+  readonly size: number;
+  /** Lower-case hex sha256 of the content. */
+  readonly sha256: string;
+  /** Creation time, milliseconds since the epoch. */
+  readonly createdAt: number;
+  /** Expiry time, milliseconds since the epoch; absent = kept until deleted. */
+  readonly expiresAt?: number;
+  /** What the file is for. */
+  readonly kind: FileKind;
+  /** Small string metadata set by the author (e.g. the tool that made an artifact). */
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Where the bytes of a `put` come from: a Node stream, a web stream, any async iterable of chunks,
+ * bytes in memory, or `{ path }` of a local file (streamed, never read whole).
+ */
+export type PutSource =
+  | Readable
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array>
+  | Uint8Array
+  | { readonly path: string };
+
+/** Options of {@link FileStore.put}. */
+export interface PutOptions {
+  /** Scope the file belongs to. */
+  scope: string;
+  /** Display name; sanitized by the store (no control characters, no `..` segments). */
+  name: string;
+  /** Media type. @default derived from the name, else `application/octet-stream` */
+  mimeType?: string;
+  /** @default "file" */
+  kind?: FileKind;
+  /** Time to live; after it the file is gone for readers and removed by `sweep()`. @default no expiry */
+  ttl?: Duration;
+  /** Size cap enforced while streaming; over it the put fails with `FILE_TOO_LARGE`. @default no cap */
+  maxBytes?: number;
+  /** Expected lower-case hex sha256; a mismatch fails with `DIGEST_MISMATCH` and stores nothing. */
+  expectedSha256?: string;
+  /** Expected size; a mismatch fails with `DIGEST_MISMATCH` and stores nothing. */
+  expectedSize?: number;
+  /** Aborts the put; nothing is stored. */
+  signal?: AbortSignal;
+  /** Small string metadata kept with the file. */
+  metadata?: Record<string, string>;
+}
+
+/** A put whose bytes are written but not yet visible; see {@link FileStore.stage}. */
+export interface StagedFile {
+  /** The metadata the file will have once committed. */
+  readonly file: StoredFile;
+  /** Makes the file visible. */
+  commit(): Promise<StoredFile>;
+  /** Throws the bytes away. Safe to call more than once, and after a failed commit. */
+  abort(): Promise<void>;
+}
+
+/** An inclusive byte range, as in HTTP `Range: bytes=start-end`. */
+export interface ByteRange {
+  /** First byte, from 0. */
+  start: number;
+  /** Last byte, inclusive. @default the last byte of the file */
+  end?: number;
+}
+
+/** Options of {@link FileStore.list}. */
+export interface ListOptions {
+  /** Opaque cursor from a previous page. An invalid cursor fails with `INVALID_CURSOR`. */
+  cursor?: string;
+  /** Page size. @default 100 */
+  limit?: number;
+  /** Only files of this kind. */
+  kind?: FileKind;
+}
+
+/** One page of {@link FileStore.list}. */
+export interface ListPage {
+  /** The files of this page, oldest first (ordered by id). */
+  files: StoredFile[];
+  /** Cursor of the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+/**
+ * Bytes and metadata of stored files, per scope. Drivers are plain objects; `null` means missing.
+ * A lookup in another scope behaves exactly like a missing file.
+ *
+ * Every driver passes the shared driver test suite (`test/storage/driver-suite.ts`).
+ */
+export interface FileStore {
+  /** Driver name, for logs and errors (e.g. `"memory"`, `"fs"`). */
+  readonly driver: string;
+  /**
+   * Streams `source` into the store, computing sha256 and enforcing `maxBytes` while streaming. On
+   * any failure (cap, digest, abort, source error) nothing is stored and no partial file is left.
+   */
+  put(source: PutSource, options: PutOptions): Promise<StoredFile>;
+  /**
+   * Like `put`, but the file stays invisible until `commit()`; used for all-or-nothing batches.
+   */
+  stage(source: PutSource, options: PutOptions): Promise<StagedFile>;
+  /** Metadata of a file, or `null` if missing, expired or in another scope. */
+  head(scope: string, id: string): Promise<StoredFile | null>;
+  /**
+   * A read stream of the file's bytes (optionally a range), or `null` if missing. A range outside
+   * the file fails with `RANGE_NOT_SATISFIABLE`.
+   */
+  read(scope: string, id: string, range?: ByteRange): Promise<Readable | null>;
+  /** One page of a scope's files, ordered by id (creation order). */
+  list(scope: string, options?: ListOptions): Promise<ListPage>;
+  /** Deletes a file; `false` if it was missing. */
+  delete(scope: string, id: string): Promise<boolean>;
+  /** Removes expired files (and leftovers of interrupted puts); returns how many files it removed. */
+  sweep(): Promise<number>;
+  /**
+   * A local path holding the file's bytes, for drivers that have one (`fsStore`). Callers must not
+   * write to it.
+   */
+  localPath?(scope: string, id: string): Promise<string | null>;
+  /** Releases resources (timers, handles). */
+  close?(): Promise<void>;
+}
+
+/** Options of {@link StateStore.set}. */
+export interface StateSetOptions {
+  /** Time to live. @default no expiry */
+  ttl?: Duration;
+}
+
+/**
+ * A small key/value store with TTL and set-if-absent, for single-use nonces and upload tickets.
+ * Values are JSON-serializable. Drivers: `memoryState()` (later `redisState()`).
+ */
+export interface StateStore {
+  /** Driver name. */
+  readonly driver: string;
+  /** The value, or `null` if missing or expired. */
+  get<T = unknown>(key: string): Promise<T | null>;
+  /** Sets a value, replacing any old one. */
+  set(key: string, value: unknown, options?: StateSetOptions): Promise<void>;
+  /** Sets a value only if the key is absent (or expired); `true` if it was set. Atomic. */
+  setIfAbsent(key: string, value: unknown, options?: StateSetOptions): Promise<boolean>;
+  /** Deletes a key; `true` if it existed. */
+  delete(key: string): Promise<boolean>;
+  /** Releases resources. */
+  close?(): Promise<void>;
+}
