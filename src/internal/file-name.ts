@@ -1,0 +1,71 @@
+/** Longest file name kept, in UTF-16 code units (the extension is kept when shortening). */
+export const MAX_NAME_LENGTH = 200;
+/** Longest relative path kept (`a/b/c.txt`), in UTF-16 code units. */
+export const MAX_RELATIVE_PATH_LENGTH = 1024;
+/** Name used when nothing usable is left of a given name. */
+export const FALLBACK_NAME = "file";
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const RESERVED = /[<>:"|?*]/g;
+
+function shorten(name: string, max: number): string {
+  if (name.length <= max) return name;
+  const dot = name.lastIndexOf(".");
+  const extension = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : "";
+  let stem = name.slice(0, max - extension.length);
+  // Do not cut a surrogate pair in half.
+  const last = stem.charCodeAt(stem.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) stem = stem.slice(0, -1);
+  return stem + extension;
+}
+
+/**
+ * Makes a user-given name safe to keep as metadata and to show: the last path segment only (both
+ * `/` and `\`), no control or bidi-override characters, no characters Windows forbids, no leading
+ * dots or trailing dots/spaces, at most {@link MAX_NAME_LENGTH} characters (extension kept), and never
+ * empty (`"file"`). The result never touches a path: stores use random ids for that.
+ */
+export function sanitizeFileName(input: unknown, fallback: string = FALLBACK_NAME): string {
+  if (typeof input !== "string") return fallback;
+  const lastSegment = input.split(/[/\\]/).pop() ?? "";
+  const cleaned = lastSegment
+    .normalize("NFC")
+    .replace(CONTROL, "")
+    .replace(RESERVED, "_")
+    .replace(/^[.\s]+/, "")
+    .replace(/[.\s]+$/, "")
+    .trim();
+  if (cleaned.length === 0) return fallback;
+  return shorten(cleaned, MAX_NAME_LENGTH);
+}
+
+/**
+ * Like {@link sanitizeFileName}, but keeps folders: `a/b/c.txt` stays nested. Each segment is
+ * sanitized, `.`, `..` and empty segments are dropped (so nothing can climb out), backslashes are
+ * folder separators, and the whole is capped at {@link MAX_RELATIVE_PATH_LENGTH}. Never empty.
+ */
+export function sanitizeRelativePath(input: unknown, fallback: string = FALLBACK_NAME): string {
+  if (typeof input !== "string") return fallback;
+  const segments = input
+    .split(/[/\\]/)
+    .filter((segment) => segment !== "." && segment !== "..")
+    .map((segment) => sanitizeFileName(segment, ""))
+    .filter((segment) => segment.length > 0);
+  if (segments.length === 0) return fallback;
+  let joined = segments.join("/");
+  if (joined.length > MAX_RELATIVE_PATH_LENGTH) {
+    const last = segments[segments.length - 1] as string;
+    const head = segments
+      .slice(0, -1)
+      .join("/")
+      .slice(0, MAX_RELATIVE_PATH_LENGTH - last.length - 1);
+    joined = head ? `${head.replace(/\/+$/, "")}/${last}` : shorten(last, MAX_RELATIVE_PATH_LENGTH);
+  }
+  return joined;
+}
+
+/** The last segment of a relative path: what to call the file on disk or in a download. */
+export function baseName(relativePath: string): string {
+  return relativePath.slice(relativePath.lastIndexOf("/") + 1) || FALLBACK_NAME;
+}

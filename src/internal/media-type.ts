@@ -1,0 +1,123 @@
+import { lookup } from "mime-types";
+
+/** The type used when nothing better is known. */
+export const OCTET_STREAM = "application/octet-stream";
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A parsed media type: lower-case `type/subtype` (the essence) and its parameters. */
+export interface MediaType {
+  essence: string;
+  type: string;
+  subtype: string;
+  parameters: Record<string, string>;
+}
+
+/**
+ * Parses a media type such as `text/plain; charset=UTF-8` (RFC 9110). Returns `null` for anything
+ * that is not a valid `type/subtype`, so callers never substring-match raw strings.
+ */
+export function parseMediaType(value: unknown): MediaType | null {
+  if (typeof value !== "string" || value.length > 255) return null;
+  const [head = "", ...rest] = value.split(";");
+  const slash = head.indexOf("/");
+  if (slash < 0) return null;
+  const type = head.slice(0, slash).trim().toLowerCase();
+  const subtype = head
+    .slice(slash + 1)
+    .trim()
+    .toLowerCase();
+  if (!TOKEN.test(type) || !TOKEN.test(subtype)) return null;
+  const parameters: Record<string, string> = {};
+  for (const part of rest) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    const key = part.slice(0, eq).trim().toLowerCase();
+    let val = part.slice(eq + 1).trim();
+    if (val.startsWith('"') && val.endsWith('"') && val.length >= 2) val = val.slice(1, -1);
+    if (TOKEN.test(key) && !(key in parameters)) parameters[key] = val;
+  }
+  return { essence: `${type}/${subtype}`, type, subtype, parameters };
+}
+
+/** The media type a file name suggests (`report.pdf` → `application/pdf`), or `null`. */
+export function mediaTypeFromName(name: string): string | null {
+  const found = lookup(name);
+  return typeof found === "string" ? found : null;
+}
+
+const SIGNATURES: ReadonlyArray<{ type: string; bytes: number[]; offset?: number }> = [
+  { type: "application/pdf", bytes: [0x25, 0x50, 0x44, 0x46, 0x2d] }, // %PDF-
+  { type: "image/png", bytes: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] },
+  { type: "image/jpeg", bytes: [0xff, 0xd8, 0xff] },
+  { type: "image/gif", bytes: [0x47, 0x49, 0x46, 0x38] }, // GIF8
+  { type: "application/zip", bytes: [0x50, 0x4b, 0x03, 0x04] },
+  { type: "application/zip", bytes: [0x50, 0x4b, 0x05, 0x06] }, // empty archive
+  { type: "application/gzip", bytes: [0x1f, 0x8b] },
+];
+
+/** How many leading bytes {@link sniffMediaType} looks at. */
+export const SNIFF_BYTES = 8;
+
+/**
+ * Recognises a few common formats by their magic numbers: PDF, PNG, JPEG, GIF, ZIP (also DOCX, XLSX,
+ * ODT, EPUB: all zip containers) and GZIP. Returns `null` when none matches.
+ */
+export function sniffMediaType(head: Uint8Array): string | null {
+  for (const signature of SIGNATURES) {
+    const offset = signature.offset ?? 0;
+    if (head.length < offset + signature.bytes.length) continue;
+    if (signature.bytes.every((byte, i) => head[offset + i] === byte)) return signature.type;
+  }
+  return null;
+}
+
+/**
+ * Picks a file's media type: the declared type if it parses, else the type its name suggests, else a
+ * sniffed type from its first bytes, else `application/octet-stream`. A declared generic
+ * `application/octet-stream` does not hide a better type from the name or the bytes.
+ */
+export function chooseMediaType(declared: unknown, name: string, head?: Uint8Array): string {
+  const parsed = parseMediaType(declared);
+  if (parsed && parsed.essence !== OCTET_STREAM) {
+    return typeof declared === "string" ? normalizeMediaType(declared) : parsed.essence;
+  }
+  return mediaTypeFromName(name) ?? (head ? sniffMediaType(head) : null) ?? OCTET_STREAM;
+}
+
+/** Lower-cases a media type's essence and keeps its parameters (`Text/Plain;charset=x` → `text/plain; charset=x`). */
+export function normalizeMediaType(value: string): string {
+  const parsed = parseMediaType(value);
+  if (!parsed) return OCTET_STREAM;
+  const params = Object.entries(parsed.parameters).map(([key, val]) => `; ${key}=${val}`);
+  return parsed.essence + params.join("");
+}
+
+const TEXTUAL_APPLICATION = new Set([
+  "application/json",
+  "application/ld+json",
+  "application/xml",
+  "application/yaml",
+  "application/x-yaml",
+  "application/toml",
+  "application/javascript",
+  "application/ecmascript",
+  "application/x-sh",
+  "application/x-shellscript",
+  "application/sql",
+  "application/graphql",
+  "application/x-ndjson",
+  "application/csv",
+]);
+
+/**
+ * True for media types whose content is text: `text/*`, `+json`/`+xml`/`+yaml` suffixes, and an
+ * allowlist (json, xml, yaml, toml, javascript, shell, sql, ndjson, csv…).
+ */
+export function isTextualMediaType(value: string): boolean {
+  const parsed = parseMediaType(value);
+  if (!parsed) return false;
+  if (parsed.type === "text") return true;
+  if (/\+(json|xml|yaml)$/.test(parsed.subtype)) return true;
+  return TEXTUAL_APPLICATION.has(parsed.essence);
+}
