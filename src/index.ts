@@ -26,6 +26,18 @@ export type { Duration } from "./internal/duration.js";
 export type { ScopeFunction, ScopeSource } from "./scope/default-scope.js";
 export { DEFAULT_SCOPE, defaultScope } from "./scope/default-scope.js";
 export type {
+  DownloadUrlOptions,
+  MintedUrl,
+  MintOptions,
+  SignedAction,
+  SignedClaimValue,
+  SignedUrlMinterOptions,
+  SigningKey,
+  VerifiedToken,
+  VerifyOptions,
+} from "./signing/signed-url-minter.js";
+export { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "./signing/signed-url-minter.js";
+export type {
   ByteRange,
   FileKind,
   FileStore,

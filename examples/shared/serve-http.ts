@@ -1,0 +1,105 @@
+/**
+ * Shared by the examples: serves MCP over Streamable HTTP on `/mcp` (one `McpServer` per session, as
+ * the SDK recommends) plus any extra Node request handler (the file routes) on the same port.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+
+/** A Node handler that answers a request or calls `next()` when the request is not its own. */
+export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+export interface ServeOptions {
+  /** Makes the MCP server of one new session. */
+  createServer: () => McpServer;
+  /** Extra routes tried before `/mcp` (upload/download). */
+  routes?: NodeRoute;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** @default 0 (a free port) */
+  port?: number;
+  /** Path of the MCP endpoint. @default "/mcp" */
+  mcpPath?: string;
+}
+
+export interface RunningHttpServer {
+  /** Base URL, e.g. `http://127.0.0.1:43123`. */
+  url: string;
+  /** The MCP endpoint URL. */
+  mcpUrl: URL;
+  /** The MCP servers of the open sessions, by session id. */
+  sessions: Map<string, McpServer>;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function serveHttp(options: ServeOptions): Promise<RunningHttpServer> {
+  const mcpPath = options.mcpPath ?? "/mcp";
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, McpServer>();
+
+  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionId = req.headers["mcp-session-id"];
+    const existing = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+    if (existing) {
+      await existing.handleRequest(req, res);
+      return;
+    }
+    if (req.method !== "POST" || sessionId !== undefined) {
+      res.writeHead(sessionId === undefined ? 400 : 404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Unknown session" }, id: null }));
+      return;
+    }
+    const mcp = options.createServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        transports.set(id, transport);
+        sessions.set(id, mcp);
+      },
+    });
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id) {
+        transports.delete(id);
+        sessions.delete(id);
+      }
+    };
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const mcp = () => {
+      if (path !== mcpPath) {
+        res.writeHead(404).end();
+        return;
+      }
+      handleMcp(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+        console.error(error);
+      });
+    };
+    if (options.routes) options.routes(req, res, mcp);
+    else mcp();
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+
+  return {
+    url,
+    mcpUrl: new URL(mcpPath, url),
+    sessions,
+    server,
+    async close() {
+      await Promise.allSettled([...transports.values()].map((transport) => transport.close()));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
