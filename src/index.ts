@@ -37,6 +37,12 @@ export type {
   VerifyOptions,
 } from "./signing/signed-url-minter.js";
 export { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "./signing/signed-url-minter.js";
+export type { FsFileStore, FsStoreOptions } from "./storage/fs-store.js";
+export { fsStore } from "./storage/fs-store.js";
+export type { MemoryStateOptions } from "./storage/memory-state.js";
+export { memoryState } from "./storage/memory-state.js";
+export type { MemoryStoreOptions } from "./storage/memory-store.js";
+export { memoryStore } from "./storage/memory-store.js";
 export type {
   ByteRange,
   FileKind,

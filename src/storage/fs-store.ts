@@ -1,0 +1,491 @@
+import { createHash, randomBytes } from "node:crypto";
+import { close as closeFd, createReadStream, createWriteStream, open as openFd } from "node:fs";
+import { mkdir, readdir, readFile, rename, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { promisify } from "node:util";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { isId } from "../internal/ids.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  isExpired,
+  listKind,
+  listLimit,
+  planPut,
+  resolveRange,
+  storedFileOf,
+  streamPut,
+  unrefInterval,
+  upperBound,
+} from "../internal/put-pipeline.js";
+import type {
+  ByteRange,
+  FileKind,
+  FileStore,
+  ListOptions,
+  ListPage,
+  PutOptions,
+  PutSource,
+  StagedFile,
+  StoredFile,
+} from "./types.js";
+
+/**
+ * Options of {@link fsStore}.
+ *
+ * @example
+ * ```ts
+ * const store = fsStore("./data/files", { staleAfter: "2h", sweepInterval: "15m" });
+ * ```
+ */
+export interface FsStoreOptions {
+  /**
+   * Age after which `sweep()` removes leftovers of interrupted puts: temp files, staged files never
+   * committed, and data files whose metadata is missing (a crash between the two renames).
+   * @default "1h"
+   */
+  staleAfter?: Duration;
+  /**
+   * How often `sweep()` runs in the background (an `unref`'d timer, so it never keeps the process
+   * alive). `0` turns it off; expired files are invisible to readers either way.
+   * @default "10m"
+   */
+  sweepInterval?: Duration;
+  /**
+   * Clock, in milliseconds since the epoch. Inject one to test expiry without sleeping.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+/**
+ * The {@link FileStore} {@link fsStore} returns: always has `localPath()`, and names its folder.
+ *
+ * @example
+ * ```ts
+ * const store: FsFileStore = fsStore("./data/files");
+ * const path = await store.localPath(scope, id); // "/abs/data/files/<scope hash>/<id>" or null
+ * ```
+ */
+export interface FsFileStore extends FileStore {
+  /** Absolute path of the store's folder. */
+  readonly dir: string;
+  /** The absolute path of the file's bytes, or `null` if missing, expired or in another scope. */
+  localPath(scope: string, id: string): Promise<string | null>;
+}
+
+const SCOPE_DIR = /^[0-9a-f]{32}$/;
+const META_SUFFIX = ".json";
+const PART_SUFFIX = ".part";
+const TMP_SUFFIX = ".tmp";
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+const META_VERSION = 1;
+/** Bytes queued for the disk while the next chunks are hashed: keeps hashing and writing overlapped. */
+const WRITE_HIGH_WATER_MARK = 1024 * 1024;
+/** Read chunk size: fewer, larger reads for downloads. */
+const READ_HIGH_WATER_MARK = 256 * 1024;
+const openFdAsync = promisify(openFd);
+const KINDS: ReadonlySet<string> = new Set(["upload", "artifact", "file"]);
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null ? (error as NodeJS.ErrnoException).code : undefined;
+}
+
+function storageError(action: string, error: unknown): FileBridgeError {
+  if (isFileBridgeError(error)) return error;
+  return new FileBridgeError("STORAGE_ERROR", `the file store could not ${action}`, { cause: error });
+}
+
+async function unlinkQuiet(path: string): Promise<boolean> {
+  try {
+    await unlink(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return false;
+    throw error;
+  }
+}
+
+function randomSuffix(): string {
+  return randomBytes(6).toString("hex");
+}
+
+/** Parses a metadata file; `null` for anything that is not a complete record of this id. */
+function parseMeta(text: string, id: string): StoredFile | null {
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "object" || raw === null || raw.v !== META_VERSION || raw.id !== id) return null;
+  const { scope, name, mimeType, size, sha256, createdAt, expiresAt, kind, metadata } = raw;
+  if (
+    typeof scope !== "string" ||
+    typeof name !== "string" ||
+    typeof mimeType !== "string" ||
+    typeof size !== "number" ||
+    typeof sha256 !== "string" ||
+    typeof createdAt !== "number" ||
+    (expiresAt !== undefined && typeof expiresAt !== "number") ||
+    typeof kind !== "string" ||
+    !KINDS.has(kind)
+  ) {
+    return null;
+  }
+  const file: { -readonly [K in keyof StoredFile]: StoredFile[K] } = {
+    id,
+    scope,
+    name,
+    mimeType,
+    size,
+    sha256,
+    createdAt,
+    kind: kind as FileKind,
+  };
+  if (expiresAt !== undefined) file.expiresAt = expiresAt;
+  if (typeof metadata === "object" && metadata !== null) {
+    const copy: Record<string, string> = {};
+    for (const [key, value] of Object.entries(metadata)) if (typeof value === "string") copy[key] = value;
+    file.metadata = Object.freeze(copy);
+  }
+  return Object.freeze(file);
+}
+
+/**
+ * A {@link FileStore} on the local disk. Each scope gets a folder named by a hash of the scope; each
+ * file is `<id>` (bytes) beside `<id>.json` (metadata), so neither scopes nor user file names ever
+ * reach a path. Bytes are streamed to a temp name, verified (size cap, sha256, declared size) and
+ * only then renamed into place, and the metadata is written last (temp + rename): a crash or abort
+ * never leaves a visible partial file. A new instance over the same folder sees the same files.
+ *
+ * @example
+ * ```ts
+ * import { createReadStream } from "node:fs";
+ * import { fsStore } from "mcp-file-bridge";
+ *
+ * const store = fsStore("/var/lib/my-server/files", { staleAfter: "1h" });
+ * const file = await store.put(createReadStream("report.pdf"), {
+ *   scope: "session-1",
+ *   name: "report.pdf",
+ *   maxBytes: 50 * 1024 * 1024,
+ *   ttl: "1d",
+ * });
+ * const path = await store.localPath("session-1", file.id); // hand it to a tool
+ * ```
+ */
+export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
+  if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
+    throw new FileBridgeError("INVALID_OPTION", "dir must be a non-empty path");
+  }
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "fsStore options must be an object");
+  }
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+  }
+  const root = resolve(dir);
+  const now = options.now ?? Date.now;
+  const staleMs = durationToMs(options.staleAfter ?? "1h", "staleAfter");
+  const sweepMs = durationToMs(options.sweepInterval ?? "10m", "sweepInterval");
+
+  function scopeDir(scope: string): string {
+    return join(root, createHash("sha256").update(scope, "utf8").digest("hex").slice(0, 32));
+  }
+
+  /**
+   * Creates a temp file exclusively and returns its descriptor (a plain fd: callback-based write
+   * streams are markedly faster than `FileHandle` ones). Re-creates the scope folder if a sweep
+   * removed it meanwhile.
+   */
+  async function openTemp(folder: string, path: string): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(folder, { recursive: true, mode: DIR_MODE });
+      try {
+        return await openFdAsync(path, "wx", FILE_MODE);
+      } catch (error) {
+        if (errorCode(error) !== "ENOENT" || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  /** Metadata of a file in a scope, expired or not; `null` when missing. */
+  async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
+    let text: string;
+    try {
+      text = await readFile(join(scopeDir(scope), id + META_SUFFIX), "utf8");
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "ENOENT" || code === "ENOTDIR") return null;
+      throw storageError("read metadata", error);
+    }
+    const file = parseMeta(text, id);
+    return file && file.scope === scope ? file : null;
+  }
+
+  /** Live metadata (not expired, right scope, well-formed id), or `null`. */
+  async function liveMeta(scope: unknown, id: unknown): Promise<StoredFile | null> {
+    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
+    const file = await readMeta(scope, id);
+    return file && !isExpired(file, now()) ? file : null;
+  }
+
+  async function writeMeta(file: StoredFile): Promise<void> {
+    const path = join(scopeDir(file.scope), file.id + META_SUFFIX);
+    const temp = `${path}.${randomSuffix()}${TMP_SUFFIX}`;
+    try {
+      await writeFile(temp, JSON.stringify({ v: META_VERSION, ...file }), { mode: FILE_MODE, flag: "wx" });
+      await rename(temp, path);
+    } catch (error) {
+      await unlinkQuiet(temp).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Streams a put into a verified temp file; returns its metadata and path. */
+  async function writeTemp(
+    source: PutSource,
+    putOptions: PutOptions,
+  ): Promise<{ file: StoredFile; temp: string }> {
+    const plan = planPut(putOptions, now());
+    const folder = scopeDir(plan.scope);
+    const temp = join(folder, `${plan.id}.${randomSuffix()}${PART_SUFFIX}`);
+    let fd: number;
+    try {
+      fd = await openTemp(folder, temp);
+    } catch (error) {
+      throw storageError("create a temp file", error);
+    }
+    let sink: Writable;
+    try {
+      sink = createWriteStream(temp, { fd, highWaterMark: WRITE_HIGH_WATER_MARK });
+    } catch (error) {
+      closeFd(fd, () => {});
+      await unlinkQuiet(temp).catch(() => {});
+      throw storageError("create a temp file", error);
+    }
+    try {
+      const measure = await streamPut(source, plan, sink);
+      return { file: storedFileOf(plan, measure), temp };
+    } catch (error) {
+      sink.destroy();
+      await unlinkQuiet(temp).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Moves verified bytes into place, then writes the metadata that makes them visible. */
+  async function commitTemp(file: StoredFile, temp: string): Promise<void> {
+    const data = join(scopeDir(file.scope), file.id);
+    try {
+      await rename(temp, data);
+    } catch (error) {
+      await unlinkQuiet(temp).catch(() => {});
+      throw storageError("move the file into place", error);
+    }
+    try {
+      await writeMeta(file);
+    } catch (error) {
+      await unlinkQuiet(data).catch(() => {});
+      throw storageError("write metadata", error);
+    }
+  }
+
+  async function removeFile(folder: string, id: string): Promise<boolean> {
+    // Metadata first: the file is invisible from here on, then the bytes go.
+    const removed = await unlinkQuiet(join(folder, id + META_SUFFIX));
+    await unlinkQuiet(join(folder, id));
+    return removed;
+  }
+
+  async function sweep(): Promise<number> {
+    const at = now();
+    let removed = 0;
+    let folders: string[];
+    try {
+      folders = await readdir(root);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") return 0;
+      throw storageError("list its folder", error);
+    }
+    for (const name of folders) {
+      if (!SCOPE_DIR.test(name)) continue;
+      const folder = join(root, name);
+      let entries: string[];
+      try {
+        entries = await readdir(folder);
+      } catch (error) {
+        if (errorCode(error) === "ENOENT" || errorCode(error) === "ENOTDIR") continue;
+        throw storageError("list a scope folder", error);
+      }
+      const metaIds = new Set<string>();
+      for (const entry of entries) {
+        if (entry.endsWith(META_SUFFIX) && isId(entry.slice(0, -META_SUFFIX.length))) {
+          metaIds.add(entry.slice(0, -META_SUFFIX.length));
+        }
+      }
+      for (const entry of entries) {
+        const path = join(folder, entry);
+        try {
+          const id = entry.endsWith(META_SUFFIX) ? entry.slice(0, -META_SUFFIX.length) : undefined;
+          if (id !== undefined && metaIds.has(id)) {
+            const file = parseMeta(await readFile(path, "utf8"), id);
+            if (file && isExpired(file, at) && (await removeFile(folder, id))) removed++;
+            continue;
+          }
+          const leftover =
+            entry.endsWith(PART_SUFFIX) || entry.endsWith(TMP_SUFFIX) || (isId(entry) && !metaIds.has(entry));
+          if (!leftover) continue;
+          const info = await stat(path);
+          if (at - info.mtimeMs >= staleMs && (await unlinkQuiet(path))) removed++;
+        } catch (error) {
+          if (errorCode(error) !== "ENOENT") throw storageError("sweep", error);
+        }
+      }
+      // An empty, old scope folder goes too; a put racing with this re-creates it (see openTemp).
+      try {
+        const info = await stat(folder);
+        if (at - info.mtimeMs >= staleMs) await rmdir(folder);
+      } catch {
+        // not empty, or already gone
+      }
+    }
+    return removed;
+  }
+
+  const timer = unrefInterval(sweepMs, sweep);
+
+  return {
+    driver: "fs",
+    dir: root,
+
+    async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
+      const { file, temp } = await writeTemp(source, putOptions);
+      await commitTemp(file, temp);
+      return file;
+    },
+
+    async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
+      const { file, temp } = await writeTemp(source, putOptions);
+      let state: "staged" | "committing" | "committed" | "aborted" = "staged";
+      let committing: Promise<StoredFile> | undefined;
+      return {
+        file,
+        commit(): Promise<StoredFile> {
+          if (state === "aborted") {
+            return Promise.reject(
+              new FileBridgeError("ABORTED", "the staged file was aborted and cannot be committed"),
+            );
+          }
+          if (!committing) {
+            state = "committing";
+            committing = commitTemp(file, temp).then(
+              () => {
+                state = "committed";
+                return file;
+              },
+              (error: unknown) => {
+                state = "aborted";
+                throw error;
+              },
+            );
+          }
+          return committing;
+        },
+        async abort(): Promise<void> {
+          if (state !== "staged") return;
+          state = "aborted";
+          await unlinkQuiet(temp).catch(() => {});
+        },
+      };
+    },
+
+    async head(scope: string, id: string): Promise<StoredFile | null> {
+      return liveMeta(scope, id);
+    },
+
+    async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
+      const file = await liveMeta(scope, id);
+      if (!file) return null;
+      const bounds = resolveRange(range, file.size);
+      const path = join(scopeDir(scope), file.id);
+      let fd: number;
+      try {
+        // Opened before returning, so a delete after this point cannot cut the read short.
+        fd = await openFdAsync(path, "r");
+      } catch (error) {
+        if (errorCode(error) === "ENOENT") return null; // deleted meanwhile
+        throw storageError("open the file", error);
+      }
+      return createReadStream(path, { fd, ...bounds, highWaterMark: READ_HIGH_WATER_MARK });
+    },
+
+    async list(scope: string, listOptions: ListOptions = {}): Promise<ListPage> {
+      const limit = listLimit(listOptions.limit);
+      const kind = listKind(listOptions.kind);
+      const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
+      if (typeof scope !== "string" || scope.length === 0) return { files: [] };
+      let names: string[];
+      try {
+        names = await readdir(scopeDir(scope));
+      } catch (error) {
+        const code = errorCode(error);
+        if (code === "ENOENT" || code === "ENOTDIR") return { files: [] };
+        throw storageError("list files", error);
+      }
+      const ids = names
+        .filter((name) => name.endsWith(META_SUFFIX) && isId(name.slice(0, -META_SUFFIX.length)))
+        .map((name) => name.slice(0, -META_SUFFIX.length))
+        .sort();
+      const at = now();
+      const files: StoredFile[] = [];
+      let i = after === undefined ? 0 : upperBound(ids, after);
+      while (i < ids.length) {
+        // Read metadata in small parallel batches, one more than needed to know if a page follows.
+        const batch = ids.slice(i, i + Math.min(limit + 1 - files.length, 32));
+        i += batch.length;
+        const metas = await Promise.all(batch.map((id) => readMeta(scope, id)));
+        for (const file of metas) {
+          if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;
+          if (files.length === limit) {
+            return { files, nextCursor: encodeCursor((files[files.length - 1] as StoredFile).id) };
+          }
+          files.push(file);
+        }
+      }
+      return { files };
+    },
+
+    async delete(scope: string, id: string): Promise<boolean> {
+      const file = await liveMeta(scope, id);
+      if (!file) return false;
+      try {
+        return await removeFile(scopeDir(scope), file.id);
+      } catch (error) {
+        throw storageError("delete the file", error);
+      }
+    },
+
+    sweep,
+
+    async localPath(scope: string, id: string): Promise<string | null> {
+      const file = await liveMeta(scope, id);
+      if (!file) return null;
+      const path = join(scopeDir(scope), file.id);
+      try {
+        await stat(path);
+      } catch (error) {
+        if (errorCode(error) === "ENOENT") return null;
+        throw storageError("find the file", error);
+      }
+      return path;
+    },
+
+    async close(): Promise<void> {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,325 @@
+import { Readable, Writable } from "node:stream";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { isId } from "../internal/ids.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  isExpired,
+  listKind,
+  listLimit,
+  measureBytes,
+  type PutPlan,
+  planPut,
+  resolveRange,
+  storedFileOf,
+  streamPut,
+  unrefInterval,
+  upperBound,
+} from "../internal/put-pipeline.js";
+import type {
+  ByteRange,
+  FileStore,
+  ListOptions,
+  ListPage,
+  PutOptions,
+  PutSource,
+  StagedFile,
+  StoredFile,
+} from "./types.js";
+
+/**
+ * Options of {@link memoryStore}.
+ *
+ * @example
+ * ```ts
+ * const store = memoryStore({ maxTotalBytes: 64 * 1024 * 1024, sweepInterval: "30s" });
+ * ```
+ */
+export interface MemoryStoreOptions {
+  /**
+   * Cap on the bytes held by the whole store (committed and staged files, and puts in flight). A put
+   * that would go over fails with `FILE_TOO_LARGE` (`data.limit` is this cap) and stores nothing.
+   * @default no cap
+   */
+  maxTotalBytes?: number;
+  /**
+   * How often expired files are removed in the background (an `unref`'d timer, so it never keeps
+   * the process alive). `0` turns it off; expired files are invisible to readers either way.
+   * @default "1m"
+   */
+  sweepInterval?: Duration;
+  /**
+   * Clock, in milliseconds since the epoch. Inject one to test expiry without sleeping.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+/** Size of the blocks small chunks are copied into. */
+const BLOCK_SIZE = 64 * 1024;
+
+interface Entry {
+  readonly file: StoredFile;
+  readonly chunks: readonly Buffer[];
+}
+
+interface ScopeIndex {
+  /** Ids in sorted order: list pages cost O(log n + limit). */
+  readonly ids: string[];
+  readonly entries: Map<string, Entry>;
+}
+
+/**
+ * Collects the bytes of a put as copies (callers may reuse their buffers), coalescing small chunks
+ * into 64 KiB blocks. Counts against the store's byte budget while it writes.
+ */
+class ChunkSink extends Writable {
+  readonly chunks: Buffer[] = [];
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(private readonly reserve: (bytes: number) => void) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    try {
+      this.reserve(chunk.byteLength);
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
+    if (chunk.byteLength >= BLOCK_SIZE) {
+      this.flushPending();
+      this.chunks.push(Buffer.from(chunk));
+    } else {
+      this.pending.push(Buffer.from(chunk));
+      this.pendingBytes += chunk.byteLength;
+      if (this.pendingBytes >= BLOCK_SIZE) this.flushPending();
+    }
+    callback();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.flushPending();
+    callback();
+  }
+
+  private flushPending(): void {
+    if (this.pending.length === 0) return;
+    this.chunks.push(this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending));
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+}
+
+function* sliceChunks(chunks: readonly Buffer[], start: number, end: number): Generator<Buffer> {
+  let offset = 0;
+  for (const chunk of chunks) {
+    const chunkEnd = offset + chunk.byteLength; // exclusive
+    if (chunkEnd > start && offset <= end) {
+      yield chunk.subarray(Math.max(0, start - offset), Math.min(chunk.byteLength, end - offset + 1));
+    }
+    if (chunkEnd > end) return;
+    offset = chunkEnd;
+  }
+}
+
+/**
+ * A {@link FileStore} that keeps files in memory, in chunks (never concatenated). For tests, demos
+ * and single-process servers with small files; contents are lost when the process exits.
+ *
+ * @example
+ * ```ts
+ * import { memoryStore } from "mcp-file-bridge";
+ *
+ * const store = memoryStore({ maxTotalBytes: 256 * 1024 * 1024 });
+ * const file = await store.put(new TextEncoder().encode("hello"), {
+ *   scope: "session-1",
+ *   name: "hello.txt",
+ *   ttl: "1h",
+ * });
+ * const stream = await store.read("session-1", file.id); // Readable | null
+ * ```
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "memoryStore options must be an object");
+  }
+  const { maxTotalBytes } = options;
+  if (
+    maxTotalBytes !== undefined &&
+    (typeof maxTotalBytes !== "number" || !Number.isSafeInteger(maxTotalBytes) || maxTotalBytes < 0)
+  ) {
+    throw new FileBridgeError("INVALID_OPTION", "maxTotalBytes must be a non-negative integer");
+  }
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+  }
+  const now = options.now ?? Date.now;
+  const sweepMs = durationToMs(options.sweepInterval ?? "1m", "sweepInterval");
+
+  const scopes = new Map<string, ScopeIndex>();
+  let usedBytes = 0;
+
+  function reserve(bytes: number): void {
+    if (maxTotalBytes !== undefined && usedBytes + bytes > maxTotalBytes) {
+      throw new FileBridgeError("FILE_TOO_LARGE", `the store is limited to ${maxTotalBytes} bytes in total`, {
+        data: { limit: maxTotalBytes },
+      });
+    }
+    usedBytes += bytes;
+  }
+
+  async function collect(source: PutSource, options: PutOptions): Promise<{ plan: PutPlan; entry: Entry }> {
+    const plan = planPut(options, now());
+    let reserved = 0;
+    const sink = new ChunkSink((bytes) => {
+      reserve(bytes);
+      reserved += bytes;
+    });
+    try {
+      if (source instanceof Uint8Array) {
+        // Bytes already in memory: same checks, one copy, no stream machinery.
+        const measure = measureBytes(source, plan);
+        reserve(measure.size);
+        reserved = measure.size;
+        return { plan, entry: { file: storedFileOf(plan, measure), chunks: [Buffer.from(source)] } };
+      }
+      const measure = await streamPut(source, plan, sink);
+      return { plan, entry: { file: storedFileOf(plan, measure), chunks: sink.chunks } };
+    } catch (error) {
+      usedBytes -= reserved;
+      throw error;
+    }
+  }
+
+  function insert(entry: Entry): void {
+    const { scope, id } = entry.file;
+    let index = scopes.get(scope);
+    if (!index) {
+      index = { ids: [], entries: new Map() };
+      scopes.set(scope, index);
+    }
+    const { ids } = index;
+    // Ids are time-sortable, so this is almost always an append.
+    const last = ids[ids.length - 1];
+    if (last === undefined || last < id) ids.push(id);
+    else ids.splice(upperBound(ids, id), 0, id);
+    index.entries.set(id, entry);
+  }
+
+  function remove(scope: string, id: string): boolean {
+    const index = scopes.get(scope);
+    const entry = index?.entries.get(id);
+    if (!index || !entry) return false;
+    index.entries.delete(id);
+    const at = upperBound(index.ids, id) - 1;
+    if (index.ids[at] === id) index.ids.splice(at, 1);
+    if (index.entries.size === 0) scopes.delete(scope);
+    usedBytes -= entry.file.size;
+    return true;
+  }
+
+  /** The live entry, or `null`. Expired entries read as missing; `sweep()` frees them. */
+  function live(scope: unknown, id: unknown): Entry | null {
+    if (typeof scope !== "string" || !isId(id)) return null;
+    const entry = scopes.get(scope)?.entries.get(id);
+    return entry && !isExpired(entry.file, now()) ? entry : null;
+  }
+
+  function sweep(): number {
+    const at = now();
+    let removed = 0;
+    for (const [scope, index] of [...scopes]) {
+      for (const [id, entry] of [...index.entries]) {
+        if (isExpired(entry.file, at) && remove(scope, id)) removed++;
+      }
+    }
+    return removed;
+  }
+
+  const timer = unrefInterval(sweepMs, sweep);
+
+  const store: FileStore = {
+    driver: "memory",
+
+    async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
+      const { entry } = await collect(source, putOptions);
+      insert(entry);
+      return entry.file;
+    },
+
+    async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
+      const { entry } = await collect(source, putOptions);
+      let state: "staged" | "committed" | "aborted" = "staged";
+      return {
+        file: entry.file,
+        async commit(): Promise<StoredFile> {
+          if (state === "aborted") {
+            throw new FileBridgeError("ABORTED", "the staged file was aborted and cannot be committed");
+          }
+          if (state === "staged") {
+            state = "committed";
+            insert(entry);
+          }
+          return entry.file;
+        },
+        async abort(): Promise<void> {
+          if (state !== "staged") return;
+          state = "aborted";
+          usedBytes -= entry.file.size;
+        },
+      };
+    },
+
+    async head(scope: string, id: string): Promise<StoredFile | null> {
+      return live(scope, id)?.file ?? null;
+    },
+
+    async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
+      const entry = live(scope, id);
+      if (!entry) return null;
+      const bounds = resolveRange(range, entry.file.size) ?? { start: 0, end: entry.file.size - 1 };
+      return Readable.from(sliceChunks(entry.chunks, bounds.start, bounds.end), { objectMode: false });
+    },
+
+    async list(scope: string, listOptions: ListOptions = {}): Promise<ListPage> {
+      const limit = listLimit(listOptions.limit);
+      const kind = listKind(listOptions.kind);
+      const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
+      const index = typeof scope === "string" ? scopes.get(scope) : undefined;
+      if (!index) return { files: [] };
+      const at = now();
+      const files: StoredFile[] = [];
+      const { ids, entries } = index;
+      let i = after === undefined ? 0 : upperBound(ids, after);
+      for (; i < ids.length; i++) {
+        const entry = entries.get(ids[i] as string);
+        if (!entry || isExpired(entry.file, at) || (kind && entry.file.kind !== kind)) continue;
+        if (files.length === limit) {
+          // One more match exists: there is a next page.
+          const lastFile = files[files.length - 1] as StoredFile;
+          return { files, nextCursor: encodeCursor(lastFile.id) };
+        }
+        files.push(entry.file);
+      }
+      return { files };
+    },
+
+    async delete(scope: string, id: string): Promise<boolean> {
+      if (!live(scope, id)) return false;
+      return remove(scope, id);
+    },
+
+    async sweep(): Promise<number> {
+      return sweep();
+    },
+
+    async close(): Promise<void> {
+      if (timer) clearInterval(timer);
+    },
+  };
+  return store;
+}

@@ -1,0 +1,215 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fsStore } from "../../src/storage/fs-store.js";
+import { codeOf, readAll, runFileStoreSuite } from "./driver-suite.js";
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mfb-fs-store-"));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+runFileStoreSuite("fsStore", (now) => fsStore(dir, { now }));
+
+/** Every file under `root`, as relative paths, sorted. */
+async function walk(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+const scopeFolder = (scope: string) => createHash("sha256").update(scope).digest("hex").slice(0, 32);
+const text = (value: string) => new TextEncoder().encode(value);
+
+describe("fsStore", () => {
+  it("validates its arguments with INVALID_OPTION", () => {
+    for (const bad of ["", 42, null, "a\0b"]) {
+      expect(() => fsStore(bad as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    }
+    for (const bad of [{ now: 1 }, { staleAfter: "later" }, { sweepInterval: -5 }, null]) {
+      expect(() => fsStore(dir, bad as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    }
+  });
+
+  it("lays files out by scope hash and random id: no scope or user name in any path", async () => {
+    const store = fsStore(dir);
+    const scope = "../../chat 42";
+    const file = await store.put(text("hello"), { scope, name: "../../etc/secret name.txt" });
+    const files = await walk(dir);
+    expect(files).toEqual([join(scopeFolder(scope), file.id), join(scopeFolder(scope), `${file.id}.json`)]);
+    for (const path of files) {
+      expect(path).not.toContain("secret");
+      expect(path).not.toContain("chat");
+    }
+    expect(await store.localPath(scope, file.id)).toBe(join(dir, scopeFolder(scope), file.id));
+    expect((await readFile(join(dir, scopeFolder(scope), file.id))).toString()).toBe("hello");
+    const mode = (await stat(join(dir, scopeFolder(scope), file.id))).mode & 0o777;
+    expect(mode).toBe(0o600);
+    await store.close?.();
+  });
+
+  it("survives a restart: a new instance over the same folder sees the same files", async () => {
+    const first = fsStore(dir);
+    const bytes = randomBytes(50_000);
+    const a = await first.put(bytes, {
+      scope: "s",
+      name: "a.bin",
+      kind: "upload",
+      ttl: "1h",
+      metadata: { x: "1" },
+    });
+    const b = await first.put(text("b"), { scope: "s", name: "docs/b.txt" });
+    await first.close?.();
+    const second = fsStore(dir);
+    expect(await second.head("s", a.id)).toEqual(a);
+    expect((await second.list("s")).files).toEqual([a, b].sort((x, y) => (x.id < y.id ? -1 : 1)));
+    expect((await readAll(await second.read("s", a.id))).equals(bytes)).toBe(true);
+    expect(await second.delete("s", b.id)).toBe(true);
+    await second.close?.();
+  });
+
+  it("aborting mid-stream removes the temp file: only committed files remain", async () => {
+    const store = fsStore(dir);
+    const kept = await store.put(text("kept"), { scope: "s", name: "kept.txt" });
+    const before = await walk(dir);
+    const controller = new AbortController();
+    let sawTemp = false;
+    const source = (async function* () {
+      for (let i = 0; i < 8; i++) yield Buffer.alloc(64 * 1024, i);
+      // By now the temp file exists on disk: prove it, then abort.
+      sawTemp = (await walk(dir)).some((path) => path.endsWith(".part"));
+      controller.abort();
+      await new Promise(() => {});
+    })();
+    expect(await codeOf(store.put(source, { scope: "s", name: "big.bin", signal: controller.signal }))).toBe(
+      "ABORTED",
+    );
+    expect(sawTemp).toBe(true);
+    expect(await walk(dir)).toEqual(before);
+    expect((await store.list("s")).files.map((f) => f.id)).toEqual([kept.id]);
+    await store.close?.();
+  });
+
+  it("no temp file is left by any failed put", async () => {
+    const store = fsStore(dir);
+    const kept = await store.put(text("kept"), { scope: "s", name: "kept.txt" });
+    const before = await walk(dir);
+    const failing = (async function* () {
+      yield Buffer.alloc(10_000);
+      throw new Error("source broke");
+    })();
+    const endless = (async function* () {
+      for (;;) yield Buffer.alloc(64 * 1024);
+    })();
+    expect(await codeOf(store.put(endless, { scope: "s", name: "a", maxBytes: 1_000_000 }))).toBe(
+      "FILE_TOO_LARGE",
+    );
+    expect(
+      await codeOf(store.put(text("abc"), { scope: "s", name: "a", expectedSha256: "0".repeat(64) })),
+    ).toBe("DIGEST_MISMATCH");
+    expect(await codeOf(store.put(failing, { scope: "s", name: "a" }))).toBe("STORAGE_ERROR");
+    expect(await codeOf(store.put(42 as never, { scope: "s", name: "a" }))).toBe("INVALID_INPUT");
+    const staged = await store.stage(text("staged"), { scope: "s", name: "a" });
+    expect((await walk(dir)).length).toBe(before.length + 1);
+    await staged.abort();
+    expect(await walk(dir)).toEqual(before);
+    expect(await store.head("s", kept.id)).toEqual(kept);
+    await store.close?.();
+  });
+
+  it("data without metadata is invisible, and corrupt metadata reads as missing", async () => {
+    const store = fsStore(dir);
+    const file = await store.put(text("x"), { scope: "s", name: "a.txt" });
+    const metaPath = join(dir, scopeFolder("s"), `${file.id}.json`);
+    const saved = await readFile(metaPath, "utf8");
+    await writeFile(metaPath, saved.slice(0, 20));
+    expect(await store.head("s", file.id)).toBeNull();
+    expect(await store.read("s", file.id)).toBeNull();
+    expect((await store.list("s")).files).toEqual([]);
+    // Metadata naming another scope (e.g. copied between folders) does not open the file.
+    await writeFile(metaPath, saved.replace('"scope":"s"', '"scope":"t"'));
+    expect(await store.head("s", file.id)).toBeNull();
+    await writeFile(metaPath, saved);
+    expect(await store.head("s", file.id)).toEqual(file);
+    await store.close?.();
+  });
+
+  it("sweep removes stale leftovers of interrupted puts, but not fresh ones", async () => {
+    let time = Date.now();
+    const store = fsStore(dir, { now: () => time, staleAfter: "1h", sweepInterval: 0 });
+    const kept = await store.put(text("kept"), { scope: "s", name: "kept.txt" });
+    const folder = join(dir, scopeFolder("s"));
+    const orphanId = "0".repeat(26);
+    // What a crash could leave: a partial data file, a metadata temp, data renamed without metadata.
+    await writeFile(join(folder, `${orphanId}.abc.part`), "partial");
+    await writeFile(join(folder, `${kept.id}.json.abc.tmp`), "{");
+    await writeFile(join(folder, orphanId), "orphan");
+    const staged = await store.stage(text("staged long ago"), { scope: "s", name: "a" });
+    expect(await store.sweep()).toBe(0); // all fresh
+    expect((await walk(dir)).length).toBe(6);
+    time += 2 * 3_600_000;
+    // The real mtimes are "now"; the store's clock is two hours ahead, so they are stale.
+    expect(await store.sweep()).toBe(4);
+    expect(await walk(dir)).toEqual([
+      join(scopeFolder("s"), kept.id),
+      join(scopeFolder("s"), `${kept.id}.json`),
+    ]);
+    expect(await codeOf(staged.commit())).toBe("STORAGE_ERROR");
+    expect(await store.head("s", staged.file.id)).toBeNull();
+    expect(await store.head("s", kept.id)).toEqual(kept);
+    await store.close?.();
+  });
+
+  it("sweep removes empty old scope folders, and a later put re-creates them", async () => {
+    let time = Date.now();
+    const store = fsStore(dir, { now: () => time, sweepInterval: 0 });
+    const file = await store.put(text("x"), { scope: "s", name: "a", ttl: 1 });
+    const busy = await store.put(text("x"), { scope: "busy", name: "a" });
+    const recent = new Date(time + 3 * 3_600_000);
+    time += 3 * 3_600_000;
+    expect(await store.sweep()).toBe(1);
+    expect(await readdir(dir)).toEqual([scopeFolder("busy")]);
+    // An empty folder that changed recently (by the store's clock) stays.
+    await store.delete("busy", busy.id);
+    await utimes(join(dir, scopeFolder("busy")), recent, recent);
+    await store.sweep();
+    expect(await readdir(dir)).toEqual([scopeFolder("busy")]);
+    expect(await store.head("s", file.id)).toBeNull();
+    const again = await store.put(text("y"), { scope: "s", name: "b" });
+    expect((await store.list("s")).files.map((f) => f.id)).toEqual([again.id]);
+    await store.close?.();
+  });
+
+  it("reading an empty folder, or none at all, is empty and not an error", async () => {
+    const store = fsStore(join(dir, "not-yet-created"));
+    expect((await store.list("s")).files).toEqual([]);
+    expect(await store.head("s", "0".repeat(26))).toBeNull();
+    expect(await store.sweep()).toBe(0);
+    await store.close?.();
+  });
+
+  it("concurrent puts and deletes across two instances over one folder stay consistent", async () => {
+    const a = fsStore(dir);
+    const b = fsStore(dir);
+    const files = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        (i % 2 ? a : b).put(text(`f${i}`), { scope: "s", name: `f${i}` }),
+      ),
+    );
+    const deletions = await Promise.all(files.map((file, i) => (i % 2 ? b : a).delete("s", file.id)));
+    expect(deletions.every(Boolean)).toBe(true);
+    expect((await a.list("s")).files).toEqual([]);
+    expect(await walk(dir)).toEqual([]);
+    await a.close?.();
+    await b.close?.();
+  });
+});
