@@ -1,4 +1,25 @@
 export type {
+  ArtifactRegistry,
+  ArtifactsOptions,
+  ArtifactUrlMinter,
+  CapturedArtifact,
+  CaptureInput,
+  EmbeddedResourceContents,
+  WithArtifactsOptions,
+} from "./artifacts/artifacts.js";
+export { Artifacts, defaultArtifactUri } from "./artifacts/artifacts.js";
+export type {
+  FileBridgeForms,
+  FileBridgeHttpsOptions,
+  FileBridgeOptions,
+  ResolveOptions,
+  SweepOptions,
+} from "./bridge/file-bridge.js";
+export { DEFAULT_MAX_BYTES, FileBridge } from "./bridge/file-bridge.js";
+export type { FileInputOptions } from "./bridge/file-input.js";
+export { fileInput, MCP_FILE_KEYWORD } from "./bridge/file-input.js";
+export { storedFileSource } from "./bridge/stored-file-source.js";
+export type {
   FileSource,
   FileSourceKind,
   FileSourceResolver,
@@ -6,6 +27,7 @@ export type {
   ResolverContext,
   ResolverResult,
 } from "./bridge/types.js";
+export type { WithFilesOptions } from "./bridge/with-files.js";
 export type {
   FileBridgeErrorCode,
   FileBridgeErrorOptions,
@@ -22,6 +44,17 @@ export {
   toJsonRpcError,
   toToolErrorResult,
 } from "./errors/file-bridge-error.js";
+export type {
+  DirectUploadTarget,
+  DownloadEvent,
+  FileRoutes,
+  FileRoutesOptions,
+  FileRoutesRegistry,
+  FileRoutesTokenVerifier,
+  UploadReplyFile,
+  VerifiedTokenClaims,
+} from "./http/create-file-routes.js";
+export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
 export type { ScopeFunction, ScopeSource } from "./scope/default-scope.js";
 export { DEFAULT_SCOPE, defaultScope } from "./scope/default-scope.js";
@@ -56,3 +89,10 @@ export type {
   StateStore,
   StoredFile,
 } from "./storage/types.js";
+export type {
+  RewrittenArgs,
+  UploadHandleResolverOptions,
+  UploadTicket,
+  UploadTicketMinter,
+} from "./uploads/upload-handle-resolver.js";
+export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

@@ -1,0 +1,407 @@
+import { stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import type { CallToolResult, ResourceLink, TextContent } from "@modelcontextprotocol/sdk/types.js";
+import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { decodeBase64Strict } from "../internal/base64.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { assertScope } from "../internal/scope.js";
+import { createCallDir, removeDir } from "../internal/temp-dir.js";
+import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
+
+/** The part of a `SignedUrlMinter` artifacts use. */
+export interface ArtifactUrlMinter {
+  downloadUrl(
+    file: Pick<StoredFile, "scope" | "id">,
+    options?: { ttl?: Duration },
+  ): Promise<{ url: string; expiresAt: number }>;
+}
+
+/** The part of a `ResourceRegistry` artifacts use. */
+export interface ArtifactRegistry {
+  /** Stores and registers a file (lists it, fires `list_changed`). */
+  add(source: PutSource, options: PutOptions): Promise<StoredFile>;
+  /** The resource URI of a stored file. */
+  uriFor(file: StoredFile): string;
+}
+
+/**
+ * Options of {@link Artifacts}.
+ *
+ * @example
+ * ```ts
+ * new Artifacts({ store, minter, registry, ttl: "7d", downloadTtl: "15m" });
+ * ```
+ */
+export interface ArtifactsOptions {
+  /** Where artifacts are stored. */
+  store: FileStore;
+  /**
+   * Mints the signed download URL put in each artifact's text block and `_meta.download_url`.
+   * @default undefined (no download URL)
+   */
+  minter?: ArtifactUrlMinter;
+  /**
+   * Registers artifacts as MCP resources (through `registry.add`, so `resources/list` shows them and
+   * `list_changed` fires) and names their URIs (`registry.uriFor`). Give a registry over the same store.
+   * @default undefined (stored directly; URI `artifact://sessions/{scope}/{id}/{filename}`)
+   */
+  registry?: ArtifactRegistry;
+  /**
+   * How long artifacts live.
+   * @default "24h"
+   */
+  ttl?: Duration;
+  /**
+   * Lifetime of the download URLs.
+   * @default the minter's ttl
+   */
+  downloadTtl?: Duration;
+  /**
+   * Size cap per artifact, in bytes; over it `capture` fails with `FILE_TOO_LARGE` and stores nothing.
+   * @default 1073741824 (1 GiB)
+   */
+  maxBytes?: number;
+  /**
+   * Derives the caller's scope in {@link Artifacts.withArtifacts}.
+   * @default defaultScope (session id, else auth client id, else "default")
+   */
+  scope?: ScopeFunction;
+  /**
+   * Folder under which {@link Artifacts.withArtifacts} makes per-call temp folders.
+   * @default join(os.tmpdir(), "mcp-file-bridge")
+   */
+  tmpDir?: string;
+}
+
+/** An embedded resource's contents, as in an MCP `resource` content block. */
+export interface EmbeddedResourceContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+}
+
+/** What {@link Artifacts.capture} stores: give exactly one of `path`, `bytes` or `resource`. */
+export interface CaptureInput {
+  /** Scope the artifact belongs to. */
+  scope: string;
+  /** A local file the tool wrote (streamed, never read whole). */
+  path?: string;
+  /** Bytes in memory. */
+  bytes?: Uint8Array;
+  /** An embedded resource (`{ type: "resource", resource }` or just its `resource`). */
+  resource?: EmbeddedResourceContents | { type: "resource"; resource: EmbeddedResourceContents };
+  /** Display name. @default the path's file name, the resource URI's last segment, else "artifact" */
+  name?: string;
+  /** Media type. @default from the resource, else from the name, else sniffed */
+  mimeType?: string;
+  /** Small string metadata kept with the file (e.g. `{ tool: "render" }`). */
+  metadata?: Record<string, string>;
+  /** Aborts the capture; nothing is stored. */
+  signal?: AbortSignal;
+}
+
+/**
+ * What {@link Artifacts.capture} returns.
+ *
+ * @example
+ * ```ts
+ * const { content, _meta }: CapturedArtifact = await artifacts.capture({ scope, bytes, name: "a.png" });
+ * return { content: [{ type: "text", text: "Done." }, ...content], _meta };
+ * ```
+ */
+export interface CapturedArtifact {
+  /** The stored file (kind `"artifact"`). */
+  file: StoredFile;
+  /** Its resource URI. */
+  uri: string;
+  /** A `resource_link` plus a text block with the URI and the download URL; append to a tool result. */
+  content: [ResourceLink, TextContent];
+  /** For a tool result's `_meta`. */
+  _meta: {
+    artifact_uri: string;
+    download_url?: string;
+    download_url_expires_at?: string;
+  };
+}
+
+/** Options of {@link Artifacts.withArtifacts}. */
+export interface WithArtifactsOptions {
+  /** The argument that receives the pre-allocated output path. */
+  outputPathArg: string;
+  /**
+   * File name of the output when the caller gave none in `outputPathArg` (a name the caller gives is
+   * sanitized and used inside the temp folder; it never chooses the folder).
+   * @default "output"
+   */
+  outputName?: string;
+  /** Media type of the output. @default from the name, else sniffed */
+  mimeType?: string;
+  /** Metadata kept with each artifact. @default undefined */
+  metadata?: Record<string, string>;
+}
+
+const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
+const ARG_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
+
+function invalidOption(name: string, message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_OPTION", `Artifacts: ${name} ${message}`, { data: { option: name } });
+}
+
+/**
+ * `artifact://sessions/{scope}/{id}/{filename}`, each part percent-encoded: the URI of an artifact
+ * when no registry names it.
+ *
+ * @example
+ * ```ts
+ * defaultArtifactUri({ scope: "s 1", id: "01jc…", name: "a b.png" }); // artifact://sessions/s%201/01jc…/a%20b.png
+ * ```
+ */
+export function defaultArtifactUri(file: Pick<StoredFile, "scope" | "id" | "name">): string {
+  return `artifact://sessions/${encodeURIComponent(file.scope)}/${encodeURIComponent(file.id)}/${encodeURIComponent(
+    file.name,
+  )}`;
+}
+
+function resourceName(uri: string): string | undefined {
+  const path = uri.replace(/[?#].*$/, "");
+  const last = path.slice(path.lastIndexOf("/") + 1);
+  try {
+    return last ? decodeURIComponent(last) : undefined;
+  } catch {
+    return last || undefined;
+  }
+}
+
+/**
+ * Tool outputs as stored files. `capture()` stores what a tool produced (a file it wrote, bytes,
+ * or an embedded resource) as a file of kind `"artifact"` with its own TTL, and returns the
+ * `artifact://…` URI, the link blocks to append to the tool result (a `resource_link` plus a text
+ * block with the URI and a signed download URL, since many clients drop `resource_link`) and
+ * `_meta` with `artifact_uri` and `download_url`. `withArtifacts()` does it around a handler.
+ *
+ * @example
+ * ```ts
+ * const artifacts = new Artifacts({ store, minter, registry, ttl: "24h" });
+ * server.registerTool("render", { inputSchema: { text: z.string() } }, async ({ text }, extra) => {
+ *   const captured = await artifacts.capture({ scope: defaultScope(extra), bytes: render(text), name: "out.png" });
+ *   return { content: [{ type: "text", text: "Rendered." }, ...captured.content], _meta: captured._meta };
+ * });
+ * ```
+ */
+export class Artifacts {
+  readonly #store: FileStore;
+  readonly #minter: ArtifactUrlMinter | undefined;
+  readonly #registry: ArtifactRegistry | undefined;
+  readonly #ttlSeconds: number;
+  readonly #downloadTtl: Duration | undefined;
+  readonly #maxBytes: number;
+  readonly #scope: ScopeFunction;
+  readonly #tmpDir: string;
+
+  constructor(options: ArtifactsOptions) {
+    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    const { store, minter, registry } = options;
+    if (!store || typeof store.put !== "function") throw invalidOption("store", "must be a FileStore");
+    if (minter !== undefined && typeof minter?.downloadUrl !== "function") {
+      throw invalidOption("minter", "must be a SignedUrlMinter");
+    }
+    if (
+      registry !== undefined &&
+      (typeof registry?.add !== "function" || typeof registry.uriFor !== "function")
+    ) {
+      throw invalidOption("registry", "must be a ResourceRegistry");
+    }
+    const ttlMs = durationToMs(options.ttl ?? "24h", "Artifacts: ttl");
+    if (ttlMs < 1000) throw invalidOption("ttl", "must be at least 1s");
+    if (options.downloadTtl !== undefined) durationToMs(options.downloadTtl, "Artifacts: downloadTtl");
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)
+      throw invalidOption("maxBytes", "must be a positive integer");
+    if (options.scope !== undefined && typeof options.scope !== "function") {
+      throw invalidOption("scope", "must be a function");
+    }
+    if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
+      throw invalidOption("tmpDir", "must be a non-empty path");
+    }
+    this.#store = store;
+    this.#minter = minter;
+    this.#registry = registry;
+    this.#ttlSeconds = ttlMs / 1000;
+    this.#downloadTtl = options.downloadTtl;
+    this.#maxBytes = maxBytes;
+    this.#scope = options.scope ?? defaultScope;
+    this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+  }
+
+  /**
+   * Stores a tool output as an artifact and returns its URI, link blocks and `_meta`. Errors:
+   * `INVALID_INPUT` (not exactly one source, bad resource, a path that is not a file),
+   * `INVALID_BASE64`, `FILE_TOO_LARGE`, `ABORTED`, `STORAGE_ERROR`; nothing is stored on failure.
+   *
+   * @example
+   * ```ts
+   * const { uri, content, _meta } = await artifacts.capture({ scope, path: "/tmp/out/report.pdf" });
+   * ```
+   */
+  async capture(input: CaptureInput): Promise<CapturedArtifact> {
+    if (typeof input !== "object" || input === null) {
+      throw new FileBridgeError("INVALID_INPUT", "capture() needs { scope, path | bytes | resource }");
+    }
+    assertScope(input.scope);
+    const given = [input.path, input.bytes, input.resource].filter((value) => value !== undefined).length;
+    if (given !== 1) {
+      throw new FileBridgeError("INVALID_INPUT", "capture() needs exactly one of path, bytes or resource");
+    }
+    let source: PutSource;
+    let name = input.name;
+    let mimeType = input.mimeType;
+    if (input.path !== undefined) {
+      if (typeof input.path !== "string" || input.path.length === 0 || input.path.includes("\0")) {
+        throw new FileBridgeError("INVALID_INPUT", "path must be a non-empty string");
+      }
+      const info = await stat(input.path).catch(() => null);
+      if (!info?.isFile()) throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
+      if (info.size > this.#maxBytes) {
+        throw new FileBridgeError("FILE_TOO_LARGE", `the artifact exceeds ${this.#maxBytes} bytes`, {
+          data: { limit: this.#maxBytes },
+        });
+      }
+      source = { path: input.path };
+      name ??= basename(input.path);
+    } else if (input.bytes !== undefined) {
+      if (!(input.bytes instanceof Uint8Array))
+        throw new FileBridgeError("INVALID_INPUT", "bytes must be a Uint8Array");
+      source = input.bytes;
+    } else {
+      const raw = input.resource as unknown as Record<string, unknown> | null;
+      const inner = raw !== null && typeof raw === "object" && raw.type === "resource" ? raw.resource : raw;
+      const resource = inner as EmbeddedResourceContents | null;
+      if (typeof resource !== "object" || resource === null || typeof resource.uri !== "string") {
+        throw new FileBridgeError("INVALID_INPUT", "resource must have a uri and text or blob");
+      }
+      const { text, blob } = resource as EmbeddedResourceContents;
+      if (typeof text === "string" && blob === undefined) {
+        source = Buffer.from(text, "utf8");
+      } else if (typeof blob === "string" && text === undefined) {
+        source = decodeBase64Strict(blob, this.#maxBytes);
+      } else {
+        throw new FileBridgeError("INVALID_INPUT", "resource must have exactly one of text or blob");
+      }
+      name ??= resourceName(resource.uri);
+      mimeType ??= (resource as EmbeddedResourceContents).mimeType;
+    }
+    const putOptions: PutOptions = {
+      scope: input.scope,
+      name: sanitizeFileName(name, "artifact"),
+      kind: "artifact",
+      ttl: this.#ttlSeconds,
+      maxBytes: this.#maxBytes,
+    };
+    if (mimeType !== undefined) putOptions.mimeType = mimeType;
+    if (input.metadata !== undefined) putOptions.metadata = input.metadata;
+    if (input.signal !== undefined) putOptions.signal = input.signal;
+
+    const file = this.#registry
+      ? await this.#registry.add(source, putOptions)
+      : await this.#store.put(source, putOptions);
+    const uri = this.#registry ? this.#registry.uriFor(file) : defaultArtifactUri(file);
+    const download = this.#minter
+      ? await this.#minter.downloadUrl(
+          file,
+          this.#downloadTtl === undefined ? {} : { ttl: this.#downloadTtl },
+        )
+      : undefined;
+
+    const link: ResourceLink = {
+      type: "resource_link",
+      uri,
+      name: file.name,
+      title: baseName(file.name),
+      mimeType: file.mimeType,
+      size: file.size,
+      annotations: { lastModified: new Date(file.createdAt).toISOString() },
+    };
+    const lines = [`Artifact "${file.name}" (${file.mimeType}, ${file.size} bytes)`, `Resource URI: ${uri}`];
+    if (file.expiresAt !== undefined) lines.push(`Kept until ${new Date(file.expiresAt).toISOString()}.`);
+    const meta: CapturedArtifact["_meta"] = { artifact_uri: uri };
+    if (download) {
+      const expires = new Date(download.expiresAt).toISOString();
+      lines.push(`Download URL (valid until ${expires}): ${download.url}`);
+      meta.download_url = download.url;
+      meta.download_url_expires_at = expires;
+    }
+    return { file, uri, content: [link, { type: "text", text: lines.join("\n") }], _meta: meta };
+  }
+
+  /**
+   * Wraps a tool handler that writes one output file: a fresh temp folder is made per call, the
+   * path of the output file inside it is put in `args[outputPathArg]` (a name the caller gave there
+   * is kept, sanitized), the handler runs, and what it wrote is captured as an artifact whose link
+   * blocks are appended to the result's `content` and whose `artifact_uri` / `download_url` go into
+   * `_meta`. The temp folder is removed whether the handler returned or threw. A handler that
+   * returns `isError` or writes nothing gets its result back unchanged.
+   *
+   * @example
+   * ```ts
+   * server.registerTool(
+   *   "render_chart",
+   *   { inputSchema: { data: z.string(), output: z.string().optional() } },
+   *   artifacts.withArtifacts(async ({ data, output }) => {
+   *     await renderChart(data, output); // writes the PNG to the pre-allocated path
+   *     return { content: [{ type: "text", text: "Chart rendered." }] };
+   *   }, { outputPathArg: "output", outputName: "chart.png" }),
+   * );
+   * ```
+   */
+  withArtifacts<Args extends object, Extra>(
+    handler: (args: Args, extra: Extra) => CallToolResult | Promise<CallToolResult>,
+    options: WithArtifactsOptions,
+  ): (args: Args, extra: Extra) => Promise<CallToolResult> {
+    if (typeof handler !== "function") throw invalidOption("handler", "must be a function");
+    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    const { outputPathArg } = options;
+    if (typeof outputPathArg !== "string" || !ARG_NAME.test(outputPathArg) || outputPathArg === "__proto__") {
+      throw invalidOption("outputPathArg", "must be an argument name");
+    }
+    const fallbackName = sanitizeFileName(options.outputName ?? "output", "output");
+    return async (args: Args, extra: Extra) => {
+      const scope = this.#scope((extra ?? {}) as ScopeSource);
+      const requested = (args as Record<string, unknown> | undefined)?.[outputPathArg];
+      const name = typeof requested === "string" ? sanitizeFileName(requested, fallbackName) : fallbackName;
+      const dir = await createCallDir(this.#tmpDir);
+      try {
+        const outputPath = join(dir, name);
+        const result = await handler({ ...args, [outputPathArg]: outputPath } as Args, extra);
+        if (result?.isError === true) return result;
+        const info = await stat(outputPath).catch(() => null);
+        if (!info?.isFile()) return result;
+        let captured: CapturedArtifact;
+        try {
+          const signal = (extra as { signal?: unknown } | undefined)?.signal;
+          captured = await this.capture({
+            scope,
+            path: outputPath,
+            name,
+            ...(options.mimeType !== undefined ? { mimeType: options.mimeType } : {}),
+            ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
+            ...(signal instanceof AbortSignal ? { signal } : {}),
+          });
+        } catch (error) {
+          if (isFileBridgeError(error)) return toToolErrorResult(error);
+          throw error;
+        }
+        return {
+          ...result,
+          content: [...(Array.isArray(result.content) ? result.content : []), ...captured.content],
+          _meta: { ...(result._meta ?? {}), ...captured._meta },
+        };
+      } finally {
+        await removeDir(dir);
+      }
+    };
+  }
+}

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+
+/** The JSON Schema keyword that marks a file argument (in the style of SEP-2356). */
+export const MCP_FILE_KEYWORD = "x-mcp-file";
+
+/** Options of {@link fileInput}. */
+export interface FileInputOptions {
+  /** What the file is for, shown to the model before the list of accepted forms. @default "A file." */
+  description?: string;
+  /**
+   * Media types the tool expects (e.g. `["application/pdf", "image/*"]`); advertised in the schema
+   * only, not enforced. @default none
+   */
+  accept?: string[];
+  /** Largest size the tool accepts, advertised in the schema as `maxSize` (bytes). @default none */
+  maxBytes?: number;
+  /** Mention `file://` URIs and local paths in the description (when the bridge has roots). @default false */
+  paths?: boolean;
+  /** Mention `https://` URLs in the description (when the bridge fetches them). @default false */
+  https?: boolean;
+}
+
+const fileObject = z.looseObject({
+  name: z.string().optional().describe("File name with extension, e.g. report.pdf"),
+  content: z.string().optional().describe("The file content, base64-encoded"),
+  mimeType: z.string().optional().describe("Media type, e.g. application/pdf"),
+  encoding: z.enum(["base64", "utf8"]).optional().describe('"utf8" when content is plain text'),
+  uri: z.string().optional().describe("Where the file is (instead of content)"),
+  size: z.number().int().nonnegative().optional().describe("Size in bytes, verified"),
+  digest: z.string().optional().describe('"sha256:<hex>", verified'),
+});
+
+/**
+ * A zod schema for one file argument of a tool: a string (data URL, handle, URI or path) or an
+ * object with base64 content or a `uri`. Its description tells the model which forms to use, and the
+ * JSON Schema the SDK publishes carries an `x-mcp-file` marker (SEP-2356 style) so clients that
+ * understand it can attach files directly. Pair it with `FileBridge.withFiles`.
+ *
+ * @example
+ * ```ts
+ * server.registerTool(
+ *   "summarize",
+ *   { inputSchema: { document: fileInput({ description: "The PDF to summarize", accept: ["application/pdf"] }) } },
+ *   bridge.withFiles(async ({ document }) => summarize(document as string), { fields: ["document"] }),
+ * );
+ * ```
+ */
+export function fileInput(options: FileInputOptions = {}) {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "fileInput options must be an object");
+  }
+  if (options.description !== undefined && typeof options.description !== "string") {
+    throw new FileBridgeError("INVALID_OPTION", "description must be a string");
+  }
+  if (
+    options.accept !== undefined &&
+    (!Array.isArray(options.accept) || options.accept.some((t) => typeof t !== "string"))
+  ) {
+    throw new FileBridgeError("INVALID_OPTION", "accept must be a list of media types");
+  }
+  if (options.maxBytes !== undefined && (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0)) {
+    throw new FileBridgeError("INVALID_OPTION", "maxBytes must be a positive integer");
+  }
+  const forms = [
+    'a data URL ("data:<type>;name=<file name>;base64,<data>")',
+    'an object {"name": "<file name>", "content": "<base64>", "mimeType": "<type>"}',
+    "an upload handle or resource URI returned by this server",
+  ];
+  if (options.https) forms.push("an https:// URL");
+  if (options.paths) forms.push("a file:// URI or a path inside the server's shared folders");
+  const lead = options.description?.trim() || "A file.";
+  const description = `${lead} Send it as ${forms.join("; or ")}.`;
+  const marker: Record<string, unknown> = {};
+  if (options.accept) marker.accept = [...options.accept];
+  if (options.maxBytes !== undefined) marker.maxSize = options.maxBytes;
+  return z.union([z.string().min(1), fileObject]).meta({ description, [MCP_FILE_KEYWORD]: marker });
+}

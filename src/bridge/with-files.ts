@@ -1,0 +1,118 @@
+import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { collectFieldSlots, type FieldStep, parseFieldPath } from "../internal/field-paths.js";
+import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import type { ResolvedFile } from "./types.js";
+
+/** Options of `FileBridge.withFiles`. */
+export interface WithFilesOptions {
+  /**
+   * The argument fields holding files: `"file"` (a top-level field), `"files[]"` (each item of a
+   * list), `"input.document"` (a nested field), or combinations such as `"jobs[].attachment"`.
+   * Missing or `null` fields are left alone, so optional file arguments stay optional.
+   */
+  fields: string[];
+  /**
+   * What the handler receives in place of each file: its local path, or the whole {@link ResolvedFile}
+   * (name, mimeType, size, sha256, path, bytes(), stream()).
+   * @default "path"
+   */
+  pass?: "path" | "file";
+  /** Derives the caller's scope from the request's `extra`. @default defaultScope */
+  scope?: ScopeFunction;
+  /** Size cap for each file of this tool, replacing the bridge's. @default the bridge's maxBytes */
+  maxBytes?: number;
+}
+
+/** The part of a FileBridge that `withFiles` uses. */
+export interface FileResolverLike {
+  resolveAll(
+    inputs: unknown[],
+    options: { scope: string; signal?: AbortSignal; maxBytes?: number },
+  ): Promise<ResolvedFile[]>;
+}
+
+interface PreparedOptions {
+  readonly fields: FieldStep[][];
+  readonly pass: "path" | "file";
+  readonly scope: ScopeFunction;
+  readonly maxBytes: number | undefined;
+}
+
+function prepare(options: WithFilesOptions): PreparedOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "withFiles options must be an object with fields");
+  }
+  if (!Array.isArray(options.fields) || options.fields.length === 0) {
+    throw new FileBridgeError("INVALID_OPTION", "fields must be a non-empty list of field paths");
+  }
+  const pass = options.pass ?? "path";
+  if (pass !== "path" && pass !== "file") {
+    throw new FileBridgeError("INVALID_OPTION", 'pass must be "path" or "file"');
+  }
+  if (options.scope !== undefined && typeof options.scope !== "function") {
+    throw new FileBridgeError("INVALID_OPTION", "scope must be a function");
+  }
+  if (options.maxBytes !== undefined && (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0)) {
+    throw new FileBridgeError("INVALID_OPTION", "maxBytes must be a positive integer");
+  }
+  return {
+    fields: options.fields.map((field) => parseFieldPath(field, "fields")),
+    pass,
+    scope: options.scope ?? defaultScope,
+    maxBytes: options.maxBytes,
+  };
+}
+
+function signalOf(extra: unknown): AbortSignal | undefined {
+  if (typeof extra !== "object" || extra === null) return undefined;
+  const signal = (extra as { signal?: unknown }).signal;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/**
+ * The implementation behind `FileBridge.withFiles`: resolves the configured fields of a copy of the
+ * arguments (all or nothing), calls the handler with paths or files in their place, and disposes
+ * every file once the handler has returned or thrown. A resolution failure is returned as an
+ * `isError` tool result and the handler is not called.
+ */
+export function wrapWithFiles<Args, Extra, Result>(
+  bridge: FileResolverLike,
+  handler: (args: Args, extra: Extra) => Result | Promise<Result>,
+  options: WithFilesOptions,
+): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
+  if (typeof handler !== "function")
+    throw new FileBridgeError("INVALID_OPTION", "handler must be a function");
+  const prepared = prepare(options);
+  return async (args: Args, extra: Extra): Promise<Result | ToolErrorResult> => {
+    let files: ResolvedFile[] = [];
+    let nextArgs: Args;
+    try {
+      nextArgs = structuredClone(args);
+      const slots = prepared.fields.flatMap((steps) => collectFieldSlots(nextArgs, steps));
+      if (slots.length > 0) {
+        const scope = prepared.scope((extra ?? {}) as ScopeSource);
+        const signal = signalOf(extra);
+        files = await bridge.resolveAll(
+          slots.map((slot) => slot.value),
+          {
+            scope,
+            ...(signal ? { signal } : {}),
+            ...(prepared.maxBytes !== undefined ? { maxBytes: prepared.maxBytes } : {}),
+          },
+        );
+        slots.forEach((slot, i) => {
+          const file = files[i] as ResolvedFile;
+          const value = prepared.pass === "path" ? file.path : file;
+          (slot.container as Record<string | number, unknown>)[slot.key] = value;
+        });
+      }
+    } catch (error) {
+      return toToolErrorResult(error);
+    }
+    try {
+      return await handler(nextArgs, extra);
+    } finally {
+      await Promise.allSettled(files.map((file) => file.dispose()));
+    }
+  };
+}

@@ -1,0 +1,87 @@
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+
+/**
+ * A private channel between `createFileRoutes()` and the `./node` adapter: the adapter may hand the
+ * routes the raw `IncomingMessage` (so uploads skip the web-stream round trip), and the routes may
+ * hand the adapter the store's Node read stream (so downloads pipe straight into the socket). Web
+ * callers never see any of this: the `Request`/`Response` objects stay complete and usable.
+ */
+
+/** A download body the Node adapter may pipe directly. */
+export interface NodeResponseBody {
+  /** The store's read stream. */
+  readonly stream: Readable;
+  /** Called once the bytes were handed to the socket in full (`res` finished). */
+  readonly onSent: () => void;
+  /** Called when the adapter takes the stream, so the web body never fires `onSent` itself. */
+  readonly claim: () => void;
+}
+
+const requestBodies = new WeakMap<Request, IncomingMessage>();
+const responseBodies = new WeakMap<Response, NodeResponseBody>();
+
+/** Registers the Node request a web `Request` was made from. */
+export function setNodeRequestBody(request: Request, incoming: IncomingMessage): void {
+  requestBodies.set(request, incoming);
+}
+
+/**
+ * The request body as a Node stream: the original `IncomingMessage` when the Node adapter made the
+ * request and its web body was not touched, else a conversion of `request.body`.
+ */
+export function requestBodyAsNode(request: Request): Readable | null {
+  const incoming = requestBodies.get(request);
+  if (incoming && !request.bodyUsed && !request.body?.locked) {
+    requestBodies.delete(request);
+    return incoming;
+  }
+  if (!request.body) return null;
+  return Readable.fromWeb(request.body as import("node:stream/web").ReadableStream<Uint8Array>);
+}
+
+/** Registers a download body the Node adapter may take over. */
+export function setNodeResponseBody(response: Response, body: NodeResponseBody): void {
+  responseBodies.set(response, body);
+}
+
+/** Takes over a response's Node body, if it has one and its web body was not read. */
+export function takeNodeResponseBody(response: Response): NodeResponseBody | null {
+  const body = responseBodies.get(response);
+  if (!body || response.bodyUsed || response.body?.locked) return null;
+  responseBodies.delete(response);
+  body.claim();
+  return body;
+}
+
+/**
+ * A web stream over a Node readable that reads only when pulled (high-water mark 0), so nothing is
+ * read until a consumer asks, and `onEnd` runs only once the consumer pulled the last chunk.
+ */
+export function lazyWebStream(
+  source: Readable,
+  hooks: { onEnd?: (bytes: number) => void } = {},
+): ReadableStream<Uint8Array> {
+  let iterator: AsyncIterator<Buffer> | undefined;
+  let bytes = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        iterator ??= source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+        const next = await iterator.next();
+        if (next.done) {
+          controller.close();
+          hooks.onEnd?.(bytes);
+          return;
+        }
+        const chunk = next.value;
+        bytes += chunk.byteLength;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      },
+      cancel(reason) {
+        source.destroy(reason instanceof Error ? reason : undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

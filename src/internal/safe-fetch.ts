@@ -1,0 +1,251 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { IncomingMessage } from "node:http";
+import { request } from "node:https";
+import type { LookupFunction } from "node:net";
+import { isIP } from "node:net";
+import { rootCertificates } from "node:tls";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { classifyAddress } from "./ip-address.js";
+
+/** A normalized host allow-list entry: an exact host, a `*.suffix` wildcard, or `*` (any host). */
+export type HostPattern =
+  | { kind: "exact"; host: string }
+  | { kind: "suffix"; suffix: string }
+  | { kind: "any" };
+
+/** Normalizes a host for comparison: lower case, no brackets, no trailing dot. */
+export function normalizeHost(host: string): string {
+  let value = host.trim().toLowerCase();
+  if (value.startsWith("[") && value.endsWith("]")) value = value.slice(1, -1);
+  if (value.endsWith(".")) value = value.slice(0, -1);
+  return value;
+}
+
+/**
+ * Parses an `allowHosts` entry: `example.com` (exactly that host), `*.example.com` (any subdomain,
+ * not the apex) or `*` (any host; private addresses are still refused). Throws `INVALID_OPTION`.
+ */
+export function parseHostPattern(entry: unknown, option: string): HostPattern {
+  if (typeof entry !== "string" || entry.trim() === "") {
+    throw new FileBridgeError("INVALID_OPTION", `${option} entries must be non-empty host names`);
+  }
+  if (entry.trim() === "*") return { kind: "any" };
+  const value = normalizeHost(entry);
+  if (value === "*" || value === "") {
+    throw new FileBridgeError("INVALID_OPTION", `${option}: "${entry}" is not a valid host`);
+  }
+  if (/[/:@?#\s]/.test(value.replace(/^\*\./, "")) && isIP(value) !== 6) {
+    throw new FileBridgeError("INVALID_OPTION", `${option}: "${entry}" must be a host name, not a URL`);
+  }
+  if (value.startsWith("*.")) {
+    const suffix = value.slice(1);
+    if (suffix.length < 2 || suffix.includes("*")) {
+      throw new FileBridgeError("INVALID_OPTION", `${option}: "${entry}" is not a valid wildcard`);
+    }
+    return { kind: "suffix", suffix };
+  }
+  if (value.includes("*")) {
+    throw new FileBridgeError("INVALID_OPTION", `${option}: "${entry}" may only start with "*."`);
+  }
+  return { kind: "exact", host: value };
+}
+
+/** True when `host` (normalized) is allowed by one of the patterns. */
+export function hostAllowed(host: string, patterns: readonly HostPattern[]): boolean {
+  const value = normalizeHost(host);
+  return patterns.some((pattern) => {
+    if (pattern.kind === "any") return true;
+    if (pattern.kind === "exact") return pattern.host === value;
+    return value.endsWith(pattern.suffix) && value.length > pattern.suffix.length;
+  });
+}
+
+/** Options of {@link safeFetch}. */
+export interface SafeFetchOptions {
+  readonly allowHosts: readonly HostPattern[];
+  readonly timeoutMs: number;
+  readonly maxRedirects: number;
+  readonly allowPrivateAddresses: boolean;
+  readonly ca?: string | Buffer | undefined;
+  /** Refuse early when Content-Length says more. */
+  readonly maxBytes: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A response whose status was 2xx; `body` must be consumed or `cancel()`ed. */
+export interface SafeResponse {
+  /** The final URL after redirects. */
+  readonly url: URL;
+  readonly contentType: string | undefined;
+  readonly contentLength: number | undefined;
+  /** The file name from `Content-Disposition`, if any. */
+  readonly fileName: string | undefined;
+  /** The body; errors are mapped to `TIMEOUT`, `ABORTED` or `FETCH_FAILED`. */
+  readonly body: AsyncIterable<Buffer>;
+  /** Stops the transfer and releases the timer. */
+  cancel(): void;
+}
+
+function refuse(message: string, host: string): FileBridgeError {
+  return new FileBridgeError("HOST_NOT_ALLOWED", message, { data: { host } });
+}
+
+/** Checks a URL before any connection: scheme, allow-list, and IP-literal hosts. */
+export function checkFetchUrl(
+  url: URL,
+  options: Pick<SafeFetchOptions, "allowHosts" | "allowPrivateAddresses">,
+): void {
+  const host = normalizeHost(url.hostname);
+  if (url.protocol !== "https:") throw refuse("only https:// URLs may be fetched", host);
+  if (!hostAllowed(host, options.allowHosts)) throw refuse(`host ${host} is not on the allow-list`, host);
+  if (isIP(host) !== 0 && !options.allowPrivateAddresses) {
+    const kind = classifyAddress(host);
+    if (kind !== null) throw refuse(`address ${host} is ${kind}`, host);
+  }
+}
+
+/**
+ * A DNS lookup that drops every non-public address and fails with `HOST_NOT_ALLOWED` when none is
+ * left. Used as the socket's `lookup`, so the check happens on the very addresses the socket
+ * connects to (no DNS-rebinding window between check and connect).
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return ((hostname: string, options: { all?: boolean } & Record<string, unknown>, callback: Function) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error);
+      const usable = allowPrivate ? addresses : addresses.filter((a) => classifyAddress(a.address) === null);
+      if (usable.length === 0) {
+        return callback(refuse(`host ${hostname} resolves only to private or reserved addresses`, hostname));
+      }
+      if (options.all) return callback(null, usable);
+      const first = usable[0] as LookupAddress;
+      return callback(null, first.address, first.family);
+    });
+  }) as unknown as LookupFunction;
+}
+
+function parseContentDisposition(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(value);
+  if (star?.[1]) {
+    try {
+      return decodeURIComponent(star[1].trim());
+    } catch {
+      // fall through to the plain parameter
+    }
+  }
+  const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/.exec(value);
+  return plain ? (plain[1] ?? plain[2])?.replace(/\\(.)/g, "$1") : undefined;
+}
+
+/**
+ * GETs an `https://` URL with the guards a server fetching user-supplied URLs needs: host allow-list,
+ * private / loopback / link-local / … addresses refused (IP literals before connecting, names at
+ * connect time), redirects re-checked hop by hop, an overall timeout (`TIMEOUT`), caller abort
+ * (`ABORTED`), non-2xx → `FETCH_FAILED`, and a Content-Length over the cap → `FILE_TOO_LARGE`.
+ */
+export async function safeFetch(input: string, options: SafeFetchOptions): Promise<SafeResponse> {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch (cause) {
+    throw new FileBridgeError("INVALID_INPUT", "the URL cannot be parsed", { cause });
+  }
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.timeoutMs);
+  const onAbort = () => controller.abort();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) controller.abort();
+  let finished = false;
+  const cleanup = () => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  };
+  const mapError = (error: unknown): FileBridgeError => {
+    if (timedOut) return new FileBridgeError("TIMEOUT", "fetching the URL took too long", { cause: error });
+    if (options.signal?.aborted)
+      return new FileBridgeError("ABORTED", "the fetch was aborted", { cause: error });
+    if (isFileBridgeError(error)) return error;
+    return new FileBridgeError("FETCH_FAILED", "the URL could not be fetched", { cause: error });
+  };
+  const ca = options.ca === undefined ? undefined : [...rootCertificates, options.ca.toString()];
+  const lookup = guardedLookup(options.allowPrivateAddresses);
+
+  const get = (target: URL) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(target, {
+        method: "GET",
+        agent: false,
+        lookup,
+        signal: controller.signal,
+        headers: { accept: "*/*", "user-agent": "mcp-file-bridge" },
+        ...(ca ? { ca } : {}),
+      });
+      req.once("response", resolve);
+      req.once("error", reject);
+      req.end();
+    });
+
+  try {
+    for (let hop = 0; ; hop++) {
+      if (controller.signal.aborted) throw new Error("aborted");
+      checkFetchUrl(url, options);
+      const response = await get(url);
+      const status = response.statusCode ?? 0;
+      if (status >= 300 && status < 400 && response.headers.location) {
+        response.resume();
+        response.destroy();
+        if (hop >= options.maxRedirects) {
+          throw new FileBridgeError("FETCH_FAILED", "too many redirects", { data: { status } });
+        }
+        url = new URL(response.headers.location, url);
+        continue;
+      }
+      if (status < 200 || status > 299) {
+        response.resume();
+        response.destroy();
+        throw new FileBridgeError("FETCH_FAILED", `the server answered HTTP ${status}`, { data: { status } });
+      }
+      const lengthHeader = response.headers["content-length"];
+      const contentLength = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
+      if (contentLength !== undefined && contentLength > options.maxBytes) {
+        response.destroy();
+        throw new FileBridgeError("FILE_TOO_LARGE", `the remote file is ${contentLength} bytes`, {
+          data: { limit: options.maxBytes, size: contentLength },
+        });
+      }
+      const finalUrl = url;
+      async function* body(): AsyncGenerator<Buffer> {
+        try {
+          for await (const chunk of response) yield chunk as Buffer;
+          if (timedOut || options.signal?.aborted) throw new Error("aborted");
+        } catch (error) {
+          throw mapError(error);
+        } finally {
+          response.destroy();
+          cleanup();
+        }
+      }
+      return {
+        url: finalUrl,
+        contentType: response.headers["content-type"],
+        contentLength,
+        fileName: parseContentDisposition(response.headers["content-disposition"]),
+        body: body(),
+        cancel: () => {
+          response.destroy();
+          cleanup();
+        },
+      };
+    }
+  } catch (error) {
+    cleanup();
+    throw mapError(error);
+  }
+}

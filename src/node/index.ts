@@ -1,0 +1,174 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { lazyWebStream, setNodeRequestBody, takeNodeResponseBody } from "../internal/node-fast-path.js";
+
+/** A web-standard handler such as the one `createFileRoutes()` returns. */
+export type WebHandler = (request: Request) => Promise<Response | undefined>;
+
+/** A Node request handler that also fits express middleware (`next` is optional). */
+export type NodeHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  next?: (error?: unknown) => void,
+) => void;
+
+/**
+ * Options of {@link toNodeHandler}.
+ *
+ * @example
+ * ```ts
+ * toNodeHandler(routes, { fallbackOrigin: "http://127.0.0.1:3000", onError: (error) => log.error(error) });
+ * ```
+ */
+export interface NodeHandlerOptions {
+  /**
+   * Origin used to build the `Request` URL when the request has no usable `Host` header.
+   * @default "http://localhost"
+   */
+  fallbackOrigin?: string;
+  /**
+   * Sees errors the handler threw (without `next`, they are answered with a bare 500) and errors
+   * while writing a response.
+   * @default undefined (ignored)
+   */
+  onError?: (error: unknown) => void;
+}
+
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]);
+
+/**
+ * Runs a web-standard handler (`createFileRoutes()`) on `node:http` or express. The request body
+ * streams (nothing is buffered), a client that goes away aborts `request.signal`, and the response
+ * body is piped to `res` with backpressure. Downloads from the file routes take a fast path that
+ * pipes the store's stream straight into the socket, and the routes' `onDownload` hook runs only
+ * once `res` finished. When the handler answers `undefined`, `next()` is called (express), or a 404
+ * is sent when there is no `next`.
+ *
+ * Mount it before any body parser (`express.json()` would consume upload bodies).
+ *
+ * @example
+ * ```ts
+ * import { createServer } from "node:http";
+ * import { toNodeHandler } from "mcp-file-bridge/node";
+ *
+ * const files = toNodeHandler(createFileRoutes({ store, minter, state }));
+ * createServer((req, res) => files(req, res)).listen(3000, "127.0.0.1");
+ * // express: app.use(files);
+ * ```
+ */
+export function toNodeHandler(handler: WebHandler, options: NodeHandlerOptions = {}): NodeHandler {
+  if (typeof handler !== "function") {
+    throw new FileBridgeError("INVALID_OPTION", "toNodeHandler: handler must be a function", {
+      data: { option: "handler" },
+    });
+  }
+  const fallbackOrigin = options.fallbackOrigin ?? "http://localhost";
+  try {
+    new URL(fallbackOrigin);
+  } catch (cause) {
+    throw new FileBridgeError("INVALID_OPTION", "toNodeHandler: fallbackOrigin must be an absolute URL", {
+      cause,
+      data: { option: "fallbackOrigin" },
+    });
+  }
+  return (req, res, next) => {
+    void serve(handler, req, res, next, fallbackOrigin, options.onError);
+  };
+}
+
+function toRequest(req: IncomingMessage, signal: AbortSignal, fallbackOrigin: string): Request {
+  const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+  const host = req.headers.host;
+  const encrypted = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
+  let url: URL;
+  try {
+    url = host ? new URL(path, `${encrypted ? "https" : "http"}://${host}`) : new URL(path, fallbackOrigin);
+  } catch {
+    url = new URL(path, fallbackOrigin);
+  }
+  const headers = new Headers();
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    if (name.startsWith(":")) continue; // HTTP/2 pseudo-headers
+    headers.append(name, req.rawHeaders[i + 1] as string);
+  }
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
+  if (hasBody) {
+    init.body = lazyWebStream(req);
+    init.duplex = "half";
+  }
+  const request = new Request(url, init);
+  if (hasBody) setNodeRequestBody(request, req);
+  return request;
+}
+
+async function serve(
+  handler: WebHandler,
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: ((error?: unknown) => void) | undefined,
+  fallbackOrigin: string,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<void> {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new FileBridgeError("ABORTED", "The client went away"));
+  });
+
+  let response: Response | undefined;
+  try {
+    response = await handler(toRequest(req, controller.signal, fallbackOrigin));
+  } catch (error) {
+    if (next) {
+      next(error);
+      return;
+    }
+    onError?.(error);
+    if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+    res.end("Internal Server Error");
+    return;
+  }
+  if (!response) {
+    if (next) {
+      next();
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+    res.end("Not Found");
+    return;
+  }
+  try {
+    await writeResponse(req, response, res);
+  } catch (error) {
+    onError?.(error);
+    if (!res.destroyed) res.destroy();
+  }
+}
+
+async function writeResponse(req: IncomingMessage, response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, key) => {
+    if (!HOP_BY_HOP.has(key) && key !== "set-cookie") headers[key] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
+  res.writeHead(response.status, headers);
+
+  if (req.method === "HEAD" || response.body === null) {
+    res.end();
+    await response.body?.cancel().catch(() => undefined);
+    return;
+  }
+  const fast = takeNodeResponseBody(response);
+  if (fast) {
+    await pipeline(fast.stream, res);
+    fast.onSent();
+    return;
+  }
+  await pipeline(Readable.fromWeb(response.body as NodeWebReadableStream<Uint8Array>), res);
+}

@@ -1,0 +1,427 @@
+import { createWriteStream } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { storedFileSource } from "../bridge/stored-file-source.js";
+import type { FileSourceResolver } from "../bridge/types.js";
+import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
+import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { newId } from "../internal/ids.js";
+import { assertScope } from "../internal/scope.js";
+import { createCallDir, removeDir } from "../internal/temp-dir.js";
+import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import {
+  formatUploadHandle,
+  parseUploadHandle,
+  TICKET_CLAIMS,
+  type TicketRecord,
+  ticketStateKey,
+  UPLOAD_HANDLE_PREFIX,
+} from "./upload-handle.js";
+
+/** The part of a `SignedUrlMinter` the resolver uses to mint upload tickets. */
+export interface UploadTicketMinter {
+  mint(options: {
+    scope: string;
+    fileId: string;
+    action: "upload";
+    ttl?: Duration;
+    singleUse?: boolean;
+    claims?: Record<string, string | number | boolean>;
+  }): Promise<{ url: string; token: string; expiresAt: number }>;
+}
+
+/**
+ * Options of {@link UploadHandleResolver}.
+ *
+ * @example
+ * ```ts
+ * new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 200 * 1024 * 1024, ttl: "15m" });
+ * ```
+ */
+export interface UploadHandleResolverOptions {
+  /** Where uploads are stored (the same store as the HTTP routes). */
+  store: FileStore;
+  /** Mints the upload URLs; its `state` must be set for single-use tickets. */
+  minter: UploadTicketMinter;
+  /**
+   * Where the routes record which files a ticket uploaded (give the routes the same store), so the
+   * ticket's handle, returned before the upload, resolves to the uploaded file.
+   */
+  state: StateStore;
+  /**
+   * A `FileBridge` to teach `upload://` handles to (`bridge.addResolver(resolver.fileSourceResolver())`).
+   * @default undefined (call `addResolver` yourself)
+   */
+  bridge?: { addResolver(resolver: FileSourceResolver): unknown };
+  /**
+   * Name of the tool {@link UploadHandleResolver.attach} registers.
+   * @default "get_upload_url"
+   */
+  toolName?: string;
+  /**
+   * How long an upload URL can be used (the upload must start before it expires).
+   * @default "10m"
+   */
+  ttl?: Duration;
+  /**
+   * How long uploaded files, and so their handles, live.
+   * @default "1h"
+   */
+  handleTtl?: Duration;
+  /**
+   * Size cap per uploaded file, in bytes (carried in the ticket, enforced by the routes).
+   * @default 104857600 (100 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Most files one upload may carry.
+   * @default 10
+   */
+  maxFiles?: number;
+  /**
+   * Whether an upload URL works only once.
+   * @default true
+   */
+  singleUse?: boolean;
+  /**
+   * Derives the caller's scope from the tool call's `extra`; the ticket is bound to it.
+   * @default defaultScope (session id, else auth client id, else "default")
+   */
+  scope?: ScopeFunction;
+  /**
+   * Folder under which {@link UploadHandleResolver.rewrite} makes per-call temp folders.
+   * @default join(os.tmpdir(), "mcp-file-bridge")
+   */
+  tmpDir?: string;
+}
+
+/**
+ * An upload ticket: where and how to upload, and the handle the upload will answer to.
+ *
+ * @example
+ * ```ts
+ * const ticket: UploadTicket = await uploads.createTicket(scope);
+ * await fetch(ticket.upload_url, { method: ticket.method, body: form });
+ * ```
+ */
+export interface UploadTicket {
+  [key: string]: unknown;
+  /** The signed URL to POST (multipart) or PUT (raw body) the file(s) to. */
+  upload_url: string;
+  /** HTTP method for a multipart form upload. */
+  method: "POST";
+  /** Form field name for the file part(s). */
+  field: string;
+  /** When the URL expires, ISO 8601. */
+  expires_at: string;
+  /** Size cap per file, in bytes. */
+  max_bytes: number;
+  /** Most files per upload. */
+  max_files: number;
+  /** Handle of the (first) file this ticket will upload; valid once the upload finished. */
+  handle: string;
+  /** A ready-to-run curl command line. */
+  curl: string;
+}
+
+/** What {@link UploadHandleResolver.rewrite} returns. */
+export interface RewrittenArgs<T> extends AsyncDisposable {
+  /** A copy of the arguments with every upload handle at the given paths replaced by a local path. */
+  args: T;
+  /** Removes the local copies. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+const DEFAULT_MAX_BYTES = 100 * 1024 * 1024;
+const FIELD = "file";
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function invalidOption(name: string, message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_OPTION", `UploadHandleResolver: ${name} ${message}`, {
+    data: { option: name },
+  });
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Out-of-band uploads for MCP tools. Registers a `get_upload_url` tool that hands the client a
+ * short-lived, single-use upload URL bound to the calling scope; the bytes go over plain HTTP to
+ * the routes of `createFileRoutes()`, never through the model. The upload answers with
+ * `upload://sessions/{scope}/{id}` handles, which any `withFiles` tool then accepts (through
+ * {@link UploadHandleResolver.fileSourceResolver}) and which resolve only in their own scope.
+ *
+ * @example
+ * ```ts
+ * const state = memoryState();
+ * const minter = new SignedUrlMinter({ secret, baseUrl: "https://mcp.example.com", state });
+ * const uploads = new UploadHandleResolver({ store, minter, state, bridge });
+ * uploads.attach(server); // registers get_upload_url
+ * // routes: createFileRoutes({ store, minter, state })
+ * ```
+ */
+export class UploadHandleResolver {
+  /** Name of the tool {@link attach} registers. */
+  readonly toolName: string;
+  /** Size cap per file, in bytes. */
+  readonly maxBytes: number;
+  /** Most files per upload. */
+  readonly maxFiles: number;
+
+  readonly #store: FileStore;
+  readonly #minter: UploadTicketMinter;
+  readonly #state: StateStore;
+  readonly #ttl: Duration;
+  readonly #handleTtlSeconds: number;
+  readonly #singleUse: boolean;
+  readonly #scope: ScopeFunction;
+  readonly #tmpDir: string;
+
+  constructor(options: UploadHandleResolverOptions) {
+    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    const { store, minter, state } = options;
+    if (!store || typeof store.head !== "function") throw invalidOption("store", "must be a FileStore");
+    if (!minter || typeof minter.mint !== "function")
+      throw invalidOption("minter", "must be a SignedUrlMinter");
+    if (!state || typeof state.get !== "function") throw invalidOption("state", "must be a StateStore");
+    this.toolName = options.toolName ?? "get_upload_url";
+    if (typeof this.toolName !== "string" || !TOOL_NAME.test(this.toolName)) {
+      throw invalidOption("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+    }
+    this.#ttl = options.ttl ?? "10m";
+    if (durationToMs(this.#ttl, "UploadHandleResolver: ttl") < 1000)
+      throw invalidOption("ttl", "must be at least 1s");
+    const handleTtlMs = durationToMs(options.handleTtl ?? "1h", "UploadHandleResolver: handleTtl");
+    if (handleTtlMs < 1000) throw invalidOption("handleTtl", "must be at least 1s");
+    this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
+      throw invalidOption("maxBytes", "must be a positive integer");
+    }
+    this.maxFiles = options.maxFiles ?? 10;
+    if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
+      throw invalidOption("maxFiles", "must be an integer from 1 to 1000");
+    }
+    if (options.singleUse !== undefined && typeof options.singleUse !== "boolean") {
+      throw invalidOption("singleUse", "must be a boolean");
+    }
+    this.#singleUse = options.singleUse ?? true;
+    if (options.scope !== undefined && typeof options.scope !== "function") {
+      throw invalidOption("scope", "must be a function");
+    }
+    this.#scope = options.scope ?? defaultScope;
+    if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
+      throw invalidOption("tmpDir", "must be a non-empty path");
+    }
+    this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+    if (options.bridge !== undefined) {
+      if (typeof options.bridge?.addResolver !== "function")
+        throw invalidOption("bridge", "must be a FileBridge");
+    }
+    this.#store = store;
+    this.#minter = minter;
+    this.#state = state;
+    options.bridge?.addResolver(this.fileSourceResolver());
+  }
+
+  /**
+   * Mints an upload ticket for a scope: a single-use (by default) upload URL carrying the size and
+   * count caps, and the handle the upload will answer to.
+   *
+   * @example
+   * ```ts
+   * const ticket = await uploads.createTicket("session-1");
+   * console.log(ticket.curl); // curl -F 'file=@/path/to/file' 'https://…/files/upload/eyJ…'
+   * ```
+   */
+  async createTicket(scope: string, options: { filename?: string } = {}): Promise<UploadTicket> {
+    assertScope(scope);
+    const ticketId = newId();
+    const minted = await this.#minter.mint({
+      scope,
+      fileId: ticketId,
+      action: "upload",
+      ttl: this.#ttl,
+      singleUse: this.#singleUse,
+      claims: {
+        [TICKET_CLAIMS.maxBytes]: this.maxBytes,
+        [TICKET_CLAIMS.maxFiles]: this.maxFiles,
+        [TICKET_CLAIMS.fileTtl]: this.#handleTtlSeconds,
+      },
+    });
+    const example = options.filename ? sanitizeFileName(options.filename) : "/path/to/file";
+    return {
+      upload_url: minted.url,
+      method: "POST",
+      field: FIELD,
+      expires_at: new Date(minted.expiresAt).toISOString(),
+      max_bytes: this.maxBytes,
+      max_files: this.maxFiles,
+      handle: formatUploadHandle(scope, ticketId),
+      curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
+    };
+  }
+
+  /**
+   * Registers the upload-URL tool on an `McpServer`. The ticket is bound to the calling scope.
+   *
+   * @example
+   * ```ts
+   * const server = new McpServer({ name: "converter", version: "1.0.0" });
+   * uploads.attach(server);
+   * ```
+   */
+  attach(server: McpServer): RegisteredTool {
+    if (typeof server?.registerTool !== "function") {
+      throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
+    }
+    return server.registerTool(
+      this.toolName,
+      {
+        title: "Get an upload URL",
+        description:
+          "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
+          "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
+          "argument of another tool.",
+        inputSchema: {
+          filename: z
+            .string()
+            .max(200)
+            .optional()
+            .describe("Name of the file to upload, used in the example command line."),
+        },
+        annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      async (args, extra) => {
+        try {
+          const scope = this.#scope(extra as ScopeSource);
+          const ticket = await this.createTicket(scope, args.filename ? { filename: args.filename } : {});
+          const text = [
+            `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
+              `with ?filename=…): ${ticket.upload_url}`,
+            `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each; works once.`,
+            `Example: ${ticket.curl}`,
+            `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
+          ].join("\n");
+          return { content: [{ type: "text" as const, text }], structuredContent: ticket };
+        } catch (error) {
+          return toToolErrorResult(error);
+        }
+      },
+    );
+  }
+
+  /**
+   * The handle of a stored file: `upload://sessions/{scope}/{id}`.
+   *
+   * @example
+   * ```ts
+   * const handle = uploads.handleFor(file); // "upload://sessions/session-1/01j…"
+   * ```
+   */
+  handleFor(file: Pick<StoredFile, "scope" | "id">): string {
+    return formatUploadHandle(file.scope, file.id);
+  }
+
+  /**
+   * The stored file a handle stands for, in the caller's scope: a file handle, or a ticket handle
+   * whose upload finished (its first file). `null` when missing, expired, malformed or in another
+   * scope.
+   *
+   * @example
+   * ```ts
+   * const file = await uploads.fileFor("upload://sessions/s1/01j…", { scope: "s1" });
+   * ```
+   */
+  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+    assertScope(options.scope);
+    const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
+    if (!parsed || parsed.scope !== options.scope) return null;
+    const file = await this.#store.head(parsed.scope, parsed.id);
+    if (file) return file;
+    const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
+    if (!record || record.scope !== parsed.scope || !Array.isArray(record.files)) return null;
+    const first = record.files[0];
+    return typeof first === "string" ? await this.#store.head(parsed.scope, first) : null;
+  }
+
+  /**
+   * A resolver for `FileBridge.addResolver`, so every `withFiles` tool accepts upload handles.
+   * Handles of other scopes resolve as "not found".
+   *
+   * @example
+   * ```ts
+   * bridge.addResolver(uploads.fileSourceResolver());
+   * ```
+   */
+  fileSourceResolver(): FileSourceResolver {
+    return {
+      name: "upload handle",
+      matches: (input: string) => input.startsWith(UPLOAD_HANDLE_PREFIX),
+      resolve: async (input, context) => {
+        const file = await this.fileFor(input, { scope: context.scope });
+        return file ? storedFileSource(this.#store, file) : null;
+      },
+    };
+  }
+
+  /**
+   * Replaces upload handles at the given argument paths (`"file"`, `"files[]"`, `"input.doc"`) with
+   * paths of local copies, for tools that must not know about handles. Values that are not upload
+   * handles are left as they are. Fails with `NOT_FOUND` (and keeps no copies) when a handle does
+   * not resolve in `scope`. Call `dispose()` (or `await using`) when the tool is done.
+   *
+   * @example
+   * ```ts
+   * await using rewritten = await uploads.rewrite(args, ["file", "attachments[]"], { scope });
+   * return upstreamTool(rewritten.args); // args.file is now "/tmp/mcp-file-bridge/call-…/report.pdf"
+   * ```
+   */
+  async rewrite<T>(args: T, paths: readonly string[], options: { scope: string }): Promise<RewrittenArgs<T>> {
+    if (!Array.isArray(paths))
+      throw new FileBridgeError("INVALID_INPUT", "paths must be a list of field paths");
+    assertScope(options?.scope);
+    const steps = paths.map((path) => parseFieldPath(path, "paths"));
+    const copy = structuredClone(args);
+    const slots = steps
+      .flatMap((path) => collectFieldSlots(copy, path))
+      .filter((slot) => typeof slot.value === "string" && slot.value.startsWith(UPLOAD_HANDLE_PREFIX));
+    let dir: string | undefined;
+    let disposed = false;
+    const dispose = async () => {
+      if (disposed || dir === undefined) return;
+      disposed = true;
+      await removeDir(dir);
+    };
+    try {
+      for (const [index, slot] of slots.entries()) {
+        const file = await this.fileFor(slot.value as string, options);
+        if (!file) {
+          throw new FileBridgeError("NOT_FOUND", `${slot.label}: no such upload`, {
+            data: { field: slot.label },
+          });
+        }
+        dir ??= await createCallDir(this.#tmpDir);
+        const folder = join(dir, String(index));
+        await mkdir(folder, { mode: 0o700 });
+        const target = join(folder, sanitizeFileName(baseName(file.name)));
+        const source = await storedFileSource(this.#store, file).open();
+        await pipeline(source, createWriteStream(target, { flags: "wx", mode: 0o600 }));
+        (slot.container as Record<string | number, unknown>)[slot.key] = target;
+      }
+    } catch (error) {
+      await dispose();
+      throw error;
+    }
+    return { args: copy, dispose, [Symbol.asyncDispose]: dispose };
+  }
+}

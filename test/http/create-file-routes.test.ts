@@ -1,0 +1,451 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createFileRoutes, type DownloadEvent, type FileRoutes } from "../../src/http/create-file-routes.js";
+import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import { fsStore } from "../../src/storage/fs-store.js";
+import { memoryState } from "../../src/storage/memory-state.js";
+import type { FileStore, StateStore, StoredFile } from "../../src/storage/types.js";
+import { ticketStateKey } from "../../src/uploads/upload-handle.js";
+
+const SECRET = "a-test-secret-that-is-long-enough-0123456789";
+const BASE = "http://127.0.0.1:9";
+const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+let dir: string;
+let store: FileStore;
+let state: StateStore;
+let clock: number;
+let minter: SignedUrlMinter;
+let downloads: DownloadEvent[];
+let stored: StoredFile[];
+let routes: FileRoutes;
+
+async function allFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(join(entry.parentPath, entry.name));
+  }
+  return out;
+}
+
+async function listAll(scope: string): Promise<StoredFile[]> {
+  return (await store.list(scope)).files;
+}
+
+async function uploadUrl(scope: string, claims: Record<string, number> = {}, singleUse = false) {
+  return minter.mint({ scope, fileId: "ticket-1", action: "upload", claims, singleUse });
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mfb-routes-"));
+  store = fsStore(join(dir, "store"), { sweepInterval: 0 });
+  state = memoryState();
+  clock = Date.UTC(2030, 0, 1);
+  minter = new SignedUrlMinter({ secret: SECRET, baseUrl: BASE, state, now: () => clock });
+  downloads = [];
+  stored = [];
+  routes = createFileRoutes({
+    store,
+    minter,
+    state,
+    maxBytes: 1024 * 1024,
+    onDownload: (event) => {
+      downloads.push(event);
+    },
+    onStored: (file) => {
+      stored.push(file);
+    },
+    resourceUri: (file) => `file://uploads/${file.scope}/${encodeURIComponent(file.name)}`,
+    authorize: (request) => request.headers.get("authorization") === "Bearer trusted-key",
+  });
+});
+
+afterEach(async () => {
+  await store.close?.();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("createFileRoutes options", () => {
+  it("refuses bad options with INVALID_OPTION", () => {
+    const bad: Array<Record<string, unknown>> = [
+      { store: undefined, minter },
+      { store, minter: undefined },
+      { store, minter, maxBytes: 0 },
+      { store, minter, maxFiles: 1.5 },
+      { store, minter, uploadTtl: "soon" },
+      { store, minter, basePath: "files" },
+      { store, minter, inlineTypes: ["png"] },
+      { store, minter, onDownload: "yes" },
+    ];
+    for (const options of bad) {
+      expect(() => createFileRoutes(options as never)).toThrowError(
+        expect.objectContaining({ code: "INVALID_OPTION" }),
+      );
+    }
+  });
+
+  it("answers undefined for requests that are not its own", async () => {
+    expect(await routes(new Request(`${BASE}/other/download/x`))).toBeUndefined();
+    expect(await routes(new Request(`${BASE}/files`))).toBeUndefined();
+    expect(await routes(new Request(`${BASE}/files/unknown/x`))).toBeUndefined();
+    expect(await routes(new Request(`${BASE}/files/download/a/b`))).toBeUndefined();
+    const noDirect = createFileRoutes({ store, minter });
+    const response = await noDirect(new Request(`${BASE}/files/scopes/s/files/a.txt`, { method: "POST" }));
+    expect(response).toBeUndefined();
+  });
+});
+
+describe("download route", () => {
+  const content = randomBytes(1000);
+  let file: StoredFile;
+
+  beforeEach(async () => {
+    file = await store.put(content, {
+      scope: "s1",
+      name: "naïve report.bin",
+      mimeType: "application/x-thing",
+    });
+  });
+
+  it("streams the file with safe headers and fires onDownload once the body was read", async () => {
+    const { url } = await minter.downloadUrl(file);
+    const response = (await routes(new Request(url))) as Response;
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/x-thing");
+    expect(response.headers.get("content-length")).toBe("1000");
+    expect(response.headers.get("etag")).toBe(`"${sha(content)}"`);
+    expect(response.headers.get("accept-ranges")).toBe("bytes");
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(response.headers.get("cache-control")).toBe("private, no-store");
+    expect(response.headers.get("content-disposition")).toBe(
+      `attachment; filename="naive report.bin"; filename*=UTF-8''na%C3%AFve%20report.bin`,
+    );
+    expect(downloads).toHaveLength(0);
+    const body = Buffer.from(await response.arrayBuffer());
+    expect(body.equals(content)).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(downloads).toHaveLength(1);
+    expect(downloads[0]).toMatchObject({ scope: "s1", bytes: 1000 });
+    expect(downloads[0]?.file.id).toBe(file.id);
+  });
+
+  it("does not fire onDownload for HEAD, 304 or a body that was cancelled", async () => {
+    const { url } = await minter.downloadUrl(file);
+    const head = (await routes(new Request(url, { method: "HEAD" }))) as Response;
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("1000");
+    expect(head.body).toBeNull();
+    const notModified = (await routes(
+      new Request(url, { headers: { "if-none-match": `"${sha(content)}"` } }),
+    )) as Response;
+    expect(notModified.status).toBe(304);
+    const cancelled = (await routes(new Request(url))) as Response;
+    await cancelled.body?.cancel();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(downloads).toHaveLength(0);
+  });
+
+  it("serves inline only for allowlisted essences, parsed not substring-matched", async () => {
+    const png = await store.put(randomBytes(10), { scope: "s1", name: "a.png", mimeType: "IMAGE/PNG; x=1" });
+    const html = await store.put(Buffer.from("<script>"), {
+      scope: "s1",
+      name: "a.html",
+      mimeType: "text/html; image/png",
+    });
+    const pngResponse = (await routes(new Request((await minter.downloadUrl(png)).url))) as Response;
+    expect(pngResponse.headers.get("content-disposition")?.startsWith("inline;")).toBe(true);
+    const htmlResponse = (await routes(new Request((await minter.downloadUrl(html)).url))) as Response;
+    expect(htmlResponse.headers.get("content-disposition")?.startsWith("attachment;")).toBe(true);
+    await pngResponse.body?.cancel();
+    await htmlResponse.body?.cancel();
+  });
+
+  it.each([
+    ["bytes=0-0", 206, 0, 0],
+    ["bytes=-5", 206, 995, 999],
+    ["bytes=990-", 206, 990, 999],
+    ["bytes=10-5000", 206, 10, 999],
+  ])("answers Range %s with %i", async (range, status, start, end) => {
+    const { url } = await minter.downloadUrl(file);
+    const response = (await routes(new Request(url, { headers: { range } }))) as Response;
+    expect(response.status).toBe(status);
+    expect(response.headers.get("content-range")).toBe(`bytes ${start}-${end}/1000`);
+    expect(response.headers.get("content-length")).toBe(String(end - start + 1));
+    const body = Buffer.from(await response.arrayBuffer());
+    expect(body.equals(content.subarray(start, end + 1))).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(downloads[0]).toMatchObject({ bytes: end - start + 1, range: { start, end } });
+  });
+
+  it("answers a range past the end with 416 and ignores malformed or multi ranges", async () => {
+    const { url } = await minter.downloadUrl(file);
+    const past = (await routes(new Request(url, { headers: { range: "bytes=1000-" } }))) as Response;
+    expect(past.status).toBe(416);
+    expect(past.headers.get("content-range")).toBe("bytes */1000");
+    expect(((await past.json()) as { error: { code: string } }).error.code).toBe("RANGE_NOT_SATISFIABLE");
+    for (const range of ["bytes=5-1", "items=0-1", "bytes=0-1,5-6"]) {
+      const response = (await routes(new Request(url, { headers: { range } }))) as Response;
+      expect(response.status).toBe(200);
+      await response.body?.cancel();
+    }
+    const staleIfRange = (await routes(
+      new Request(url, { headers: { range: "bytes=0-0", "if-range": '"other"' } }),
+    )) as Response;
+    expect(staleIfRange.status).toBe(200);
+    await staleIfRange.body?.cancel();
+  });
+
+  it("maps token failures to 401, 410 and 404", async () => {
+    const { url, token } = await minter.downloadUrl(file);
+    const status = async (target: string) => {
+      const response = (await routes(new Request(target))) as Response;
+      const body = (await response.json()) as { error: { code: string } };
+      return [response.status, body.error.code];
+    };
+    const [header, payload, signature] = token.split(".") as [string, string, string];
+    const flipped = signature.startsWith("A") ? `B${signature.slice(1)}` : `A${signature.slice(1)}`;
+    expect(await status(`${BASE}/files/download/${header}.${payload}.${flipped}`)).toEqual([
+      401,
+      "INVALID_TOKEN",
+    ]);
+    expect(await status(`${BASE}/files/download/not-a-token`)).toEqual([401, "INVALID_TOKEN"]);
+    const upload = await uploadUrl("s1");
+    expect(await status(`${BASE}/files/download/${upload.token}`)).toEqual([404, "NOT_FOUND"]);
+    const missing = await minter.mint({ scope: "s2", fileId: file.id, action: "download" });
+    expect(await status(missing.url)).toEqual([404, "NOT_FOUND"]);
+    clock += 10 * 60_000;
+    expect(await status(url)).toEqual([410, "TOKEN_EXPIRED"]);
+  });
+
+  it("answers other methods with 405 and an Allow header", async () => {
+    const { url } = await minter.downloadUrl(file);
+    const response = (await routes(new Request(url, { method: "DELETE" }))) as Response;
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, HEAD");
+    const upload = await uploadUrl("s1");
+    const get = (await routes(new Request(upload.url))) as Response;
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST, PUT");
+  });
+});
+
+describe("upload route", () => {
+  interface Reply {
+    files: Array<{
+      handle: string;
+      uri?: string;
+      id: string;
+      name: string;
+      size: number;
+      sha256: string;
+      mimeType: string;
+    }>;
+  }
+
+  it("stores a multipart batch, replies with handles, and records the ticket", async () => {
+    const a = randomBytes(5000);
+    const b = Buffer.from("hello, world");
+    const form = new FormData();
+    form.append("file", new Blob([a], { type: "application/octet-stream" }), "a.bin");
+    form.append("sha256", sha(a));
+    form.append("file", new Blob([b], { type: "text/plain" }), "b.txt");
+    const { url } = await uploadUrl("s1");
+    const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
+    expect(response.status).toBe(201);
+    const reply = (await response.json()) as Reply;
+    expect(reply.files.map((f) => [f.name, f.size, f.sha256])).toEqual([
+      ["a.bin", 5000, sha(a)],
+      ["b.txt", 12, sha(b)],
+    ]);
+    expect(reply.files[0]?.handle).toBe(`upload://sessions/s1/${reply.files[0]?.id}`);
+    expect(reply.files[1]?.uri).toBe("file://uploads/s1/b.txt");
+    expect(reply.files[1]?.mimeType.startsWith("text/plain")).toBe(true);
+    const files = await listAll("s1");
+    expect(files.map((f) => f.kind)).toEqual(["upload", "upload"]);
+    expect(files.every((f) => f.expiresAt !== undefined)).toBe(true);
+    expect(stored.map((f) => f.id)).toEqual(reply.files.map((f) => f.id));
+    expect(await state.get(ticketStateKey("ticket-1"))).toEqual({
+      scope: "s1",
+      files: reply.files.map((f) => f.id),
+    });
+  });
+
+  it("stores a raw body named by Content-Disposition or ?filename=", async () => {
+    const bytes = randomBytes(300);
+    const first = await uploadUrl("s1");
+    const byHeader = (await routes(
+      new Request(first.url, {
+        method: "PUT",
+        body: bytes,
+        headers: {
+          "content-disposition": `attachment; filename="x.bin"; filename*=UTF-8''%E6%97%A5%E6%9C%AC.pdf`,
+          "x-content-sha256": sha(bytes),
+        },
+      }),
+    )) as Response;
+    expect(byHeader.status).toBe(201);
+    expect(((await byHeader.json()) as Reply).files[0]).toMatchObject({
+      name: "日本.pdf",
+      mimeType: "application/pdf",
+    });
+    const second = await uploadUrl("s1");
+    const byQuery = (await routes(
+      new Request(`${second.url}?filename=../../etc/passwd`, { method: "POST", body: bytes }),
+    )) as Response;
+    expect(((await byQuery.json()) as Reply).files[0]?.name).toBe("passwd");
+    const names = (await listAll("s1")).map((f) => f.name).sort();
+    expect(names).toEqual(["passwd", "日本.pdf"]);
+  });
+
+  it("refuses a file over the ticket cap with 413 and stores nothing", async () => {
+    const { url } = await uploadUrl("s1", { max_bytes: 100 });
+    const raw = (await routes(new Request(url, { method: "POST", body: randomBytes(101) }))) as Response;
+    expect(raw.status).toBe(413);
+    expect(((await raw.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
+    // Without a Content-Length the cap is enforced while streaming.
+    const chunks = [randomBytes(60), randomBytes(60)];
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = chunks.shift();
+        if (next) controller.enqueue(next);
+        else controller.close();
+      },
+    });
+    const second = await uploadUrl("s1", { max_bytes: 100 });
+    const streamed = (await routes(
+      new Request(second.url, { method: "POST", body, duplex: "half" } as RequestInit),
+    )) as Response;
+    expect(streamed.status).toBe(413);
+    expect(await listAll("s1")).toEqual([]);
+    expect(await allFiles(join(dir, "store"))).toEqual([]);
+  });
+
+  it("is all-or-nothing: one bad file in a batch stores none of them", async () => {
+    const good = randomBytes(50);
+    const form = new FormData();
+    form.append("file", new Blob([good]), "good.bin");
+    form.append("file", new Blob([randomBytes(150)]), "big.bin");
+    const { url } = await uploadUrl("s1", { max_bytes: 100 });
+    const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
+    expect(response.status).toBe(413);
+    const mismatch = new FormData();
+    mismatch.append("file", new Blob([good]), "one.bin");
+    mismatch.append("file", new Blob([good]), "two.bin");
+    mismatch.append("sha256", sha(good));
+    mismatch.append("sha256", "0".repeat(64));
+    const second = await uploadUrl("s1");
+    const bad = (await routes(new Request(second.url, { method: "POST", body: mismatch }))) as Response;
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("DIGEST_MISMATCH");
+    expect(await listAll("s1")).toEqual([]);
+    expect(await allFiles(join(dir, "store"))).toEqual([]);
+    expect(stored).toEqual([]);
+  });
+
+  it("answers malformed multipart, a missing boundary and too many files with 400", async () => {
+    const cases: Array<{
+      headers: Record<string, string>;
+      body: string | FormData;
+      claims?: Record<string, number>;
+    }> = [
+      { headers: { "content-type": "multipart/form-data" }, body: "x" },
+      {
+        headers: { "content-type": "multipart/form-data; boundary=XX" },
+        body: '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc',
+      },
+      { headers: { "content-type": "multipart/form-data; boundary=XX" }, body: "--XX--\r\n" },
+    ];
+    const many = new FormData();
+    for (let i = 0; i < 3; i++) many.append("file", new Blob(["x"]), `${i}.txt`);
+    cases.push({ headers: {}, body: many, claims: { max_files: 2 } });
+    for (const { headers, body, claims } of cases) {
+      const { url } = await uploadUrl("s1", claims);
+      const response = (await routes(new Request(url, { method: "POST", headers, body }))) as Response;
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("INVALID_REQUEST");
+    }
+    expect(await listAll("s1")).toEqual([]);
+    expect(await allFiles(join(dir, "store"))).toEqual([]);
+  });
+
+  it("sanitizes traversal in multipart file names; bytes never leave the store folder", async () => {
+    const form = new FormData();
+    form.append("file", new Blob(["evil"]), "../../../../tmp/evil.sh");
+    form.append("file", new Blob(["evil2"]), "..\\..\\windows\\evil.bat");
+    const { url } = await uploadUrl("s1");
+    const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
+    expect(response.status).toBe(201);
+    const names = (await listAll("s1")).map((f) => f.name);
+    expect(names).toEqual(["evil.sh", "evil.bat"]);
+    const onDisk = await allFiles(dir);
+    expect(onDisk.every((path) => path.startsWith(join(dir, "store")))).toBe(true);
+    expect(onDisk.some((path) => path.includes("evil"))).toBe(false);
+  });
+
+  it("refuses a replayed single-use ticket with 410", async () => {
+    const { url } = await uploadUrl("s1", {}, true);
+    const first = (await routes(new Request(url, { method: "POST", body: "one" }))) as Response;
+    expect(first.status).toBe(201);
+    const again = (await routes(new Request(url, { method: "POST", body: "two" }))) as Response;
+    expect(again.status).toBe(410);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe("TOKEN_ALREADY_USED");
+    expect(await listAll("s1")).toHaveLength(1);
+  });
+
+  it("answers an aborted request body without storing anything", async () => {
+    const controller = new AbortController();
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(streamController) {
+        sent++;
+        if (sent === 3) {
+          controller.abort();
+          streamController.error(new Error("client went away"));
+          return;
+        }
+        streamController.enqueue(randomBytes(1000));
+      },
+    });
+    const { url } = await uploadUrl("s1");
+    const response = (await routes(
+      new Request(url, { method: "POST", body, duplex: "half", signal: controller.signal } as RequestInit),
+    )) as Response;
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("ABORTED");
+    expect(await listAll("s1")).toEqual([]);
+    expect(await allFiles(join(dir, "store"))).toEqual([]);
+  });
+});
+
+describe("direct upload route", () => {
+  it("stores for an authorized caller and runs onStored", async () => {
+    const response = (await routes(
+      new Request(`${BASE}/files/scopes/chat%2042/files/notes%2Fa%20b.txt`, {
+        method: "POST",
+        body: "direct",
+        headers: { authorization: "Bearer trusted-key", "content-type": "text/plain" },
+      }),
+    )) as Response;
+    expect(response.status).toBe(201);
+    const files = await listAll("chat 42");
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatchObject({ name: "notes/a b.txt", kind: "upload", size: 6 });
+    expect(stored.map((f) => f.id)).toEqual([files[0]?.id]);
+  });
+
+  it("refuses a caller authorize rejects with 403 and stores nothing", async () => {
+    const response = (await routes(
+      new Request(`${BASE}/files/scopes/s1/files/a.txt`, {
+        method: "POST",
+        body: "x",
+        headers: { authorization: "Bearer wrong" },
+      }),
+    )) as Response;
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("FORBIDDEN");
+    expect(await listAll("s1")).toEqual([]);
+  });
+});

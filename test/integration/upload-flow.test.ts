@@ -1,0 +1,208 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Artifacts } from "../../src/artifacts/artifacts.js";
+import { FileBridge } from "../../src/bridge/file-bridge.js";
+import { createFileRoutes } from "../../src/http/create-file-routes.js";
+import { toNodeHandler } from "../../src/node/index.js";
+import { ResourceRegistry } from "../../src/registry/resource-registry.js";
+import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import { fsStore } from "../../src/storage/fs-store.js";
+import { memoryState } from "../../src/storage/memory-state.js";
+import type { FileStore } from "../../src/storage/types.js";
+import { UploadHandleResolver, type UploadTicket } from "../../src/uploads/upload-handle-resolver.js";
+import { close, listen } from "../http/server-helpers.js";
+
+const SECRET = "integration-secret-integration-secret-0123";
+const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+let dir: string;
+let store: FileStore;
+let registry: ResourceRegistry;
+let http: Server;
+let origin: string;
+const clients: Client[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mfb-flow-"));
+  store = fsStore(join(dir, "store"), { sweepInterval: 0 });
+  const state = memoryState();
+  http = createServer();
+  origin = await listen(http);
+  const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
+  registry = new ResourceRegistry({ store, minter });
+  const bridge = new FileBridge({ tmpDir: join(dir, "bridge") });
+  const uploads = new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 5 * 1024 * 1024 });
+  const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dir, "artifacts") });
+  const files = toNodeHandler(
+    createFileRoutes({
+      store,
+      minter,
+      state,
+      registry,
+      authorize: (request) => request.headers.get("authorization") === "Bearer server-key",
+    }),
+  );
+
+  const buildServer = () => {
+    const server = new McpServer({ name: "flow", version: "1.0.0" });
+    uploads.attach(server);
+    registry.attach(server);
+    server.registerTool(
+      "concat",
+      {
+        description: "Concatenates files into one output file.",
+        inputSchema: { files: z.array(z.string()), output: z.string().optional() },
+      },
+      artifacts.withArtifacts(
+        bridge.withFiles(
+          async (args: { files: string[]; output?: string }) => {
+            const parts = await Promise.all(args.files.map((path) => readFile(path)));
+            await writeFile(args.output as string, Buffer.concat(parts));
+            return { content: [{ type: "text" as const, text: `Concatenated ${parts.length} files.` }] };
+          },
+          { fields: ["files[]"] },
+        ),
+        { outputPathArg: "output", outputName: "joined.bin" },
+      ),
+    );
+    return server;
+  };
+
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  http.on("request", (req, res) => {
+    files(req, res, async () => {
+      if (!req.url?.startsWith("/mcp")) {
+        res.writeHead(404).end();
+        return;
+      }
+      const id = req.headers["mcp-session-id"];
+      const existing = typeof id === "string" ? sessions.get(id) : undefined;
+      if (existing) {
+        await existing.handleRequest(req, res);
+        return;
+      }
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, transport);
+        },
+      });
+      await buildServer().connect(transport);
+      await transport.handleRequest(req, res);
+    });
+  });
+});
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+  await close(http);
+  await registry.close();
+  await store.close?.();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function connect(): Promise<{ client: Client; sessionId: string }> {
+  const client = new Client({ name: "flow-client", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${origin}/mcp`));
+  await client.connect(transport);
+  clients.push(client);
+  return { client, sessionId: transport.sessionId as string };
+}
+
+describe("upload → tool → artifact → download over Streamable HTTP", () => {
+  it("moves the bytes out of band end to end and byte-compares the result", async () => {
+    const { client, sessionId } = await connect();
+    const ticketResult = await client.callTool({ name: "get_upload_url", arguments: { filename: "a.bin" } });
+    const ticket = ticketResult.structuredContent as UploadTicket;
+    expect(ticket.upload_url.startsWith(`${origin}/files/upload/`)).toBe(true);
+    expect(ticket.handle.startsWith(`upload://sessions/${sessionId}/`)).toBe(true);
+
+    const parts = [randomBytes(1024 * 1024 + 3), randomBytes(4096), randomBytes(77)];
+    const form = new FormData();
+    parts.forEach((bytes, i) => {
+      form.append(ticket.field, new Blob([bytes]), `part-${i}.bin`);
+    });
+    const uploaded = await fetch(ticket.upload_url, { method: ticket.method, body: form });
+    expect(uploaded.status).toBe(201);
+    const reply = (await uploaded.json()) as {
+      files: Array<{ handle: string; uri: string; sha256: string }>;
+    };
+    expect(reply.files.map((f) => f.sha256)).toEqual(parts.map(sha));
+    expect(reply.files.every((f) => f.uri.startsWith("file://uploads/"))).toBe(true);
+
+    // The uploads are resources of this session right away.
+    const listed = await client.listResources();
+    expect(listed.resources.map((r) => r.uri).sort()).toEqual(reply.files.map((f) => f.uri).sort());
+
+    const result = await client.callTool({
+      name: "concat",
+      arguments: { files: reply.files.map((f) => f.handle) },
+    });
+    expect(result.isError).toBeFalsy();
+    const meta = result._meta as { artifact_uri: string; download_url: string };
+    expect(meta.artifact_uri.startsWith(`artifact://sessions/${sessionId}/`)).toBe(true);
+    const content = result.content as Array<{ type: string; uri?: string; text?: string }>;
+    expect(content.some((block) => block.type === "resource_link" && block.uri === meta.artifact_uri)).toBe(
+      true,
+    );
+    expect(content.some((block) => block.type === "text" && block.text?.includes(meta.download_url))).toBe(
+      true,
+    );
+
+    const download = await fetch(meta.download_url);
+    expect(download.status).toBe(200);
+    expect(download.headers.get("content-disposition")).toContain("joined.bin");
+    const joined = Buffer.from(await download.arrayBuffer());
+    expect(joined.equals(Buffer.concat(parts))).toBe(true);
+
+    // The ticket's own handle (known before the upload) resolves too.
+    const viaTicket = await client.callTool({ name: "concat", arguments: { files: [ticket.handle] } });
+    expect(viaTicket.isError).toBeFalsy();
+    const second = await fetch((viaTicket._meta as { download_url: string }).download_url);
+    expect(Buffer.from(await second.arrayBuffer()).equals(parts[0] as Buffer)).toBe(true);
+
+    expect(await readdir(join(dir, "artifacts"))).toEqual([]);
+  });
+
+  it("does not let another session use the handles", async () => {
+    const first = await connect();
+    const ticket = (await first.client.callTool({ name: "get_upload_url", arguments: {} }))
+      .structuredContent as UploadTicket;
+    const form = new FormData();
+    form.append("file", new Blob([randomBytes(100)]), "secret.bin");
+    const reply = (await (await fetch(ticket.upload_url, { method: "POST", body: form })).json()) as {
+      files: Array<{ handle: string }>;
+    };
+    const other = await connect();
+    const result = await other.client.callTool({
+      name: "concat",
+      arguments: { files: [reply.files[0]?.handle as string] },
+    });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toContain("NOT_FOUND");
+    expect((await other.client.listResources()).resources).toEqual([]);
+  });
+
+  it("direct route uploads are visible in resources/list at once", async () => {
+    const { client, sessionId } = await connect();
+    const response = await fetch(`${origin}/files/scopes/${encodeURIComponent(sessionId)}/files/notes.txt`, {
+      method: "POST",
+      body: "from the chat app",
+      headers: { authorization: "Bearer server-key", "content-type": "text/plain" },
+    });
+    expect(response.status).toBe(201);
+    const listed = await client.listResources();
+    expect(listed.resources.map((r) => r.name)).toEqual(["notes.txt"]);
+    const read = await client.readResource({ uri: listed.resources[0]?.uri as string });
+    expect((read.contents[0] as { text: string }).text).toBe("from the chat app");
+  });
+});
