@@ -56,6 +56,21 @@ export type {
 } from "./http/create-file-routes.js";
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
+export type {
+  AttachOptions,
+  AuthorizeFunction,
+  AuthorizeRequest,
+  DownloadUrlMinter,
+  FileLinkInfo,
+  FileLinkResult,
+  LinkOptions,
+  ParsedResourceUri,
+  ResourceRegistryOptions,
+  ResourceTemplateOptions,
+  SyncResult,
+  TemplateVariables,
+} from "./registry/resource-registry.js";
+export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resource-registry.js";
 export type { ScopeFunction, ScopeSource } from "./scope/default-scope.js";
 export { DEFAULT_SCOPE, defaultScope } from "./scope/default-scope.js";
 export type {

@@ -1,0 +1,132 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultScope } from "../../src/scope/default-scope.js";
+import { HELLO_TEXT, PIXEL_PNG } from "../fixtures/registry-server.js";
+import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../..");
+const inspector = join(root, "node_modules/.bin/mcp-inspector");
+let home: string;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), "registry-inspector-"));
+});
+
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Runs `mcp-inspector --cli` with the given arguments and parses its JSON output. */
+async function cli(args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, [inspector, "--cli", ...args], {
+    cwd: root,
+    env: { ...process.env, HOME: home, NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
+    timeout: 90_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+interface Listed {
+  uri: string;
+  name: string;
+  mimeType?: string;
+  size?: number;
+}
+
+describe("MCP Inspector CLI over stdio", () => {
+  const target = ["npx", "tsx", "test/fixtures/registry-server.ts"];
+
+  it("lists resources and templates, reads a text and a binary file", async () => {
+    const [list, templates, textRead, binaryRead] = await Promise.all([
+      cli([...target, "--method", "resources/list"]),
+      cli([...target, "--method", "resources/templates/list"]),
+      cli([
+        ...target,
+        "--method",
+        "resources/read",
+        "--uri",
+        "file://uploads/default/docs/hello%20world.txt",
+      ]),
+      cli([...target, "--method", "resources/read", "--uri", "file://uploads/default/pixel.png"]),
+    ]);
+    const resources = list.resources as Listed[];
+    expect(resources.map((r) => r.name)).toEqual(["docs/hello world.txt", "pixel.png", "out.csv"]);
+    expect(resources[1]).toMatchObject({ mimeType: "image/png", size: PIXEL_PNG.length });
+    expect(resources[2]?.uri).toMatch(/^artifact:\/\/sessions\/default\/[0-9a-z]{26}\/out\.csv$/);
+
+    const uriTemplates = (templates.resourceTemplates as Array<{ uriTemplate: string }>).map(
+      (t) => t.uriTemplate,
+    );
+    expect(uriTemplates).toEqual([
+      "file://uploads/{scope}/{+path}",
+      "artifact://sessions/{scope}/{id}/{filename}",
+    ]);
+
+    expect((textRead.contents as Array<{ text: string }>)[0]?.text).toBe(HELLO_TEXT);
+    const blob = (binaryRead.contents as Array<{ blob: string; mimeType: string }>)[0];
+    expect(blob?.mimeType).toBe("image/png");
+    expect(Buffer.from(blob?.blob ?? "", "base64").equals(PIXEL_PNG)).toBe(true);
+  });
+});
+
+describe("MCP Inspector CLI over Streamable HTTP", () => {
+  let server: RegistryHttpServer;
+
+  beforeAll(async () => {
+    // Each CLI run is a new session, so the scope comes from a header (the chat-id design).
+    server = await startRegistryHttpServer({
+      scope: (extra) => {
+        const header = extra.requestInfo?.headers?.["x-chat-id"];
+        return typeof header === "string" && header.length > 0 ? header : defaultScope(extra);
+      },
+    });
+    await server.registry.add(new TextEncoder().encode(HELLO_TEXT), { scope: "chat-1", name: "hello.txt" });
+    await server.registry.add(PIXEL_PNG, { scope: "chat-1", name: "pixel.png" });
+    await server.registry.add(new TextEncoder().encode("not yours"), { scope: "chat-2", name: "other.txt" });
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("lists resources and templates, reads a text and a binary file", async () => {
+    const target = [server.url, "--transport", "http", "--header", "X-Chat-Id: chat-1"];
+    const [list, templates, textRead, binaryRead] = await Promise.all([
+      cli([...target, "--method", "resources/list"]),
+      cli([...target, "--method", "resources/templates/list"]),
+      cli([...target, "--method", "resources/read", "--uri", "file://uploads/chat-1/hello.txt"]),
+      cli([...target, "--method", "resources/read", "--uri", "file://uploads/chat-1/pixel.png"]),
+    ]);
+    expect((list.resources as Listed[]).map((r) => r.uri)).toEqual([
+      "file://uploads/chat-1/hello.txt",
+      "file://uploads/chat-1/pixel.png",
+    ]);
+    expect((templates.resourceTemplates as unknown[]).length).toBe(2);
+    expect((textRead.contents as Array<{ text: string }>)[0]?.text).toBe(HELLO_TEXT);
+    const blob = (binaryRead.contents as Array<{ blob: string }>)[0];
+    expect(Buffer.from(blob?.blob ?? "", "base64").equals(PIXEL_PNG)).toBe(true);
+  });
+
+  it("cannot read another chat's file", async () => {
+    const target = [server.url, "--transport", "http", "--header", "X-Chat-Id: chat-1"];
+    const failure = await cli([
+      ...target,
+      "--method",
+      "resources/read",
+      "--uri",
+      "file://uploads/chat-2/other.txt",
+    ]).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    // The CLI reports the JSON-RPC error code inside its error line.
+    expect(failure?.stderr).toContain("-32602");
+  });
+});
