@@ -40,7 +40,15 @@ export interface FileRoutesTokenVerifier {
    * Verifies a token for an action. Fails with `INVALID_TOKEN`, `TOKEN_EXPIRED`,
    * `TOKEN_ALREADY_USED` or `NOT_FOUND`.
    */
-  verify(token: string, expected: { action: "download" | "upload" }): Promise<VerifiedTokenClaims>;
+  verify(
+    token: string,
+    expected: { action: "download" | "upload"; consume?: boolean },
+  ): Promise<VerifiedTokenClaims>;
+  /**
+   * Uses up a single-use token verified with `consume: false`; fails with `TOKEN_ALREADY_USED` if
+   * another request won. When absent, tokens are used up by `verify` itself.
+   */
+  consume?(claims: VerifiedTokenClaims): Promise<void>;
 }
 
 /** The part of a `ResourceRegistry` the routes use. */
@@ -416,7 +424,11 @@ async function handleDownload(
   request: Request,
   token: string,
 ): Promise<Response> {
-  const claims = await config.minter.verify(token, { action: "download" });
+  // A HEAD request sends no bytes, so it never uses up a single-use link.
+  const claims = await config.minter.verify(token, {
+    action: "download",
+    consume: request.method !== "HEAD",
+  });
   const file = await config.store.head(claims.scope, claims.fileId);
   if (!file) throw new FileBridgeError("NOT_FOUND", "File not found");
 
@@ -528,7 +540,10 @@ async function handleTicketUpload(
   request: Request,
   token: string,
 ): Promise<Response> {
-  const verified = await config.minter.verify(token, { action: "upload" });
+  // A single-use ticket is checked now but used up only when every file is staged and verified, so a
+  // failed upload (too large, digest mismatch, aborted) can be retried with the same URL.
+  const deferred = typeof config.minter.consume === "function";
+  const verified = await config.minter.verify(token, { action: "upload", consume: !deferred });
   const extra = verified.claims ?? {};
   const ttlSeconds = extra[TICKET_CLAIMS.fileTtl];
   const limits: UploadLimits = {
@@ -538,7 +553,10 @@ async function handleTicketUpload(
     ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
     kind: "upload",
   };
-  const files = await storeRequestFiles(config, request, limits, { allowMultipart: true });
+  const files = await storeRequestFiles(config, request, limits, {
+    allowMultipart: true,
+    beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
+  });
   if (config.state) {
     const record: TicketRecord = { scope: limits.scope, files: files.map((file) => file.id) };
     try {
@@ -628,7 +646,11 @@ async function storeRequestFiles(
   config: ResolvedRouteOptions,
   request: Request,
   limits: UploadLimits,
-  mode: { allowMultipart: boolean; name?: string },
+  mode: {
+    allowMultipart: boolean;
+    name?: string;
+    beforeCommit?: (() => Promise<void> | undefined) | undefined;
+  },
 ): Promise<StoredFile[]> {
   const contentType = request.headers.get("content-type");
   const media = parseMediaType(contentType);
@@ -670,6 +692,7 @@ async function storeRequestFiles(
       }
     }
     if (request.signal.aborted) throw new FileBridgeError("ABORTED", "The client aborted the upload");
+    await mode.beforeCommit?.();
     const committed: StoredFile[] = [];
     try {
       for (const part of staged) committed.push(await part.commit());

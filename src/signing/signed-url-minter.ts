@@ -125,6 +125,13 @@ export interface VerifyOptions {
   scope?: string;
   /** Required file or ticket id; another id fails with `NOT_FOUND`. @default any id (read it from the result) */
   fileId?: string;
+  /**
+   * Use up a single-use token now. With `false`, a token that was already used still fails with
+   * `TOKEN_ALREADY_USED`, but this call does not use it: call {@link SignedUrlMinter.consume} once the
+   * action succeeded (an upload route does, so a failed upload does not waste its ticket).
+   * @default true
+   */
+  consume?: boolean;
 }
 
 /** The verified content of a token. */
@@ -565,20 +572,9 @@ export class SignedUrlMinter {
 
     const singleUse = one === true;
     if (singleUse) {
-      const state = this.#state;
-      if (state === undefined) throw option("state", "is required to verify single-use tokens");
-      // Remember the jti for as long as the token could otherwise still be accepted.
-      const ttlSeconds = (exp * 1000 - now + this.#toleranceMs) / 1000;
-      let claimed: boolean;
-      try {
-        claimed = await state.setIfAbsent(`jti:${jti}`, 1, { ttl: ttlSeconds });
-      } catch (error) {
-        if (isFileBridgeError(error)) throw error;
-        throw new FileBridgeError("STORAGE_ERROR", "Could not record the single-use token.", {
-          cause: error,
-        });
-      }
-      if (!claimed) throw new FileBridgeError("TOKEN_ALREADY_USED", "The token was already used.");
+      if (this.#state === undefined) throw option("state", "is required to verify single-use tokens");
+      if (options.consume === false) await this.#assertUnused(jti);
+      else await this.#claim(jti, exp * 1000);
     }
 
     return {
@@ -592,5 +588,49 @@ export class SignedUrlMinter {
       singleUse,
       claims: extra,
     };
+  }
+
+  /**
+   * Uses up a single-use token that was verified with `consume: false`. Fails with
+   * `TOKEN_ALREADY_USED` when another request used it first (exactly one caller wins). Does nothing
+   * for a token that is not single-use.
+   *
+   * @example
+   * ```ts
+   * const ticket = await minter.verify(token, { action: "upload", consume: false });
+   * const staged = await store.stage(body, { scope: ticket.scope, name });
+   * await minter.consume(ticket); // throws if the ticket was used meanwhile
+   * await staged.commit();
+   * ```
+   */
+  async consume(token: VerifiedToken): Promise<void> {
+    if (!token.singleUse) return;
+    if (this.#state === undefined) throw option("state", "is required to consume single-use tokens");
+    await this.#claim(token.jti, token.exp);
+  }
+
+  async #claim(jti: string, expiresAtMs: number): Promise<void> {
+    const state = this.#state as StateStore;
+    // Remember the jti for as long as the token could otherwise still be accepted.
+    const ttlSeconds = Math.max(1, (expiresAtMs - this.#clock() + this.#toleranceMs) / 1000);
+    let claimed: boolean;
+    try {
+      claimed = await state.setIfAbsent(`jti:${jti}`, 1, { ttl: ttlSeconds });
+    } catch (error) {
+      if (isFileBridgeError(error)) throw error;
+      throw new FileBridgeError("STORAGE_ERROR", "Could not record the single-use token.", { cause: error });
+    }
+    if (!claimed) throw new FileBridgeError("TOKEN_ALREADY_USED", "The token was already used.");
+  }
+
+  async #assertUnused(jti: string): Promise<void> {
+    let used: unknown;
+    try {
+      used = await (this.#state as StateStore).get(`jti:${jti}`);
+    } catch (error) {
+      if (isFileBridgeError(error)) throw error;
+      throw new FileBridgeError("STORAGE_ERROR", "Could not read the single-use token.", { cause: error });
+    }
+    if (used !== null) throw new FileBridgeError("TOKEN_ALREADY_USED", "The token was already used.");
   }
 }

@@ -198,6 +198,15 @@ describe("download route", () => {
     await staleIfRange.body?.cancel();
   });
 
+  it("does not use up a single-use download link on HEAD", async () => {
+    const { url } = await minter.mint({ scope: "s1", fileId: file.id, action: "download", singleUse: true });
+    expect(((await routes(new Request(url, { method: "HEAD" }))) as Response).status).toBe(200);
+    const get = (await routes(new Request(url))) as Response;
+    expect(get.status).toBe(200);
+    expect(Buffer.from(await get.arrayBuffer()).equals(content)).toBe(true);
+    expect(((await routes(new Request(url))) as Response).status).toBe(410);
+  });
+
   it("maps token failures to 401, 410 and 404", async () => {
     const { url, token } = await minter.downloadUrl(file);
     const status = async (target: string) => {
@@ -393,6 +402,33 @@ describe("upload route", () => {
     expect(again.status).toBe(410);
     expect(((await again.json()) as { error: { code: string } }).error.code).toBe("TOKEN_ALREADY_USED");
     expect(await listAll("s1")).toHaveLength(1);
+  });
+
+  it("does not use up a single-use ticket when the upload fails, so it can be retried", async () => {
+    const { url } = await uploadUrl("s1", { max_bytes: 100 }, true);
+    const tooBig = (await routes(new Request(url, { method: "POST", body: randomBytes(101) }))) as Response;
+    expect(tooBig.status).toBe(413);
+    const badDigest = (await routes(
+      new Request(`${url}?sha256=${"0".repeat(64)}`, { method: "POST", body: "abc" }),
+    )) as Response;
+    expect(badDigest.status).toBe(422);
+    expect(await listAll("s1")).toEqual([]);
+    const retry = (await routes(new Request(url, { method: "POST", body: "fits" }))) as Response;
+    expect(retry.status).toBe(201);
+    const replay = (await routes(new Request(url, { method: "POST", body: "again" }))) as Response;
+    expect(replay.status).toBe(410);
+    expect(await listAll("s1")).toHaveLength(1);
+  });
+
+  it("lets only one of several concurrent uploads on one single-use ticket commit", async () => {
+    const { url } = await uploadUrl("s1", {}, true);
+    const responses = (await Promise.all(
+      Array.from({ length: 8 }, (_, i) => routes(new Request(url, { method: "POST", body: `body ${i}` }))),
+    )) as Response[];
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses).toEqual([201, 410, 410, 410, 410, 410, 410, 410]);
+    expect(await listAll("s1")).toHaveLength(1);
+    expect(await allFiles(join(dir, "store"))).toHaveLength(2); // one file: data + metadata
   });
 
   it("answers an aborted request body without storing anything", async () => {

@@ -496,6 +496,32 @@ describe("SignedUrlMinter single-use tokens", () => {
     expect(await codeOf(minter.verify(token, { action: "upload", scope: "A" }))).toBe("OK");
   });
 
+  it("with consume: false checks but does not use the token; consume() uses it once", async () => {
+    const state = makeState();
+    const minter = makeMinter({ state });
+    const { token, jti } = await minter.mint({ scope: "A", fileId: FILE, action: "upload", singleUse: true });
+    const peek = await minter.verify(token, { action: "upload", consume: false });
+    expect(await minter.verify(token, { action: "upload", consume: false })).toMatchObject({ jti });
+    expect(await state.get(`jti:${jti}`)).toBeNull();
+    const racers = await Promise.all(Array.from({ length: 20 }, () => codeOf(minter.consume(peek))));
+    expect(racers.filter((code) => code === "OK")).toHaveLength(1);
+    expect(racers.filter((code) => code === "TOKEN_ALREADY_USED")).toHaveLength(19);
+    expect(await codeOf(minter.verify(token, { action: "upload", consume: false }))).toBe(
+      "TOKEN_ALREADY_USED",
+    );
+    expect(await codeOf(minter.verify(token, { action: "upload" }))).toBe("TOKEN_ALREADY_USED");
+  });
+
+  it("consume() is a no-op for tokens that are not single-use", async () => {
+    const state = makeState();
+    const minter = makeMinter({ state });
+    const { token } = await minter.mint({ scope: "A", fileId: FILE, action: "download" });
+    const verified = await minter.verify(token, { action: "download" });
+    await minter.consume(verified);
+    await minter.consume(verified);
+    expect(await codeOf(minter.verify(token, { action: "download" }))).toBe("OK");
+  });
+
   it("lets exactly one of 50 concurrent verifies succeed", async () => {
     const minter = makeMinter({ state: makeState() });
     const { token } = await minter.mint({ scope: "A", fileId: FILE, action: "upload", singleUse: true });
