@@ -27,7 +27,7 @@ export type {
   ResolverContext,
   ResolverResult,
 } from "./bridge/types.js";
-export type { WithFilesOptions } from "./bridge/with-files.js";
+export type { PassedFile, WithFilesArgs, WithFilesOptions } from "./bridge/with-files.js";
 export type {
   FileBridgeErrorCode,
   FileBridgeErrorOptions,
@@ -56,6 +56,17 @@ export type {
 } from "./http/create-file-routes.js";
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
+export type { MediaType } from "./media/media-type.js";
+export {
+  chooseMediaType,
+  isTextualMediaType,
+  mediaTypeFromName,
+  normalizeMediaType,
+  OCTET_STREAM,
+  parseMediaType,
+  SNIFF_BYTES,
+  sniffMediaType,
+} from "./media/media-type.js";
 export type {
   AttachOptions,
   AuthorizeFunction,

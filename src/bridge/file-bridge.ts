@@ -19,7 +19,6 @@ import {
 import { isDataUrl, normalizeDataUrlBase64, parseDataUrl, percentDecodeBytes } from "../internal/data-url.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
-import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../internal/media-type.js";
 import {
   type ContainedFile,
   fileUriToPath,
@@ -32,8 +31,9 @@ import { type HostPattern, parseHostPattern, safeFetch } from "../internal/safe-
 import { assertScope } from "../internal/scope.js";
 import { createCallDir, removeDir, sweepCallDirs } from "../internal/temp-dir.js";
 import { TempFileWriter } from "../internal/temp-file-writer.js";
+import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileSourceKind, FileSourceResolver, ResolvedFile, ResolverResult } from "./types.js";
-import { type WithFilesOptions, wrapWithFiles } from "./with-files.js";
+import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
 /** Which input forms a {@link FileBridge} accepts. Each can be switched off (or on). */
 export interface FileBridgeForms {
@@ -462,17 +462,23 @@ export class FileBridge {
    *   "word_count",
    *   { inputSchema: { file: fileInput() } },
    *   bridge.withFiles(async ({ file }) => {
-   *     const text = await readFile(file as string, "utf8");
+   *     const text = await readFile(file, "utf8"); // `file` is a local path here
    *     return { content: [{ type: "text", text: String(text.split(/\s+/).length) }] };
    *   }, { fields: ["file"] }),
    * );
    * ```
    */
-  withFiles<Args, Extra, Result>(
-    handler: (args: Args, extra: Extra) => Result | Promise<Result>,
-    options: WithFilesOptions,
+  withFiles<
+    Args,
+    Extra,
+    Result,
+    const Fields extends readonly string[] = readonly string[],
+    Pass extends "path" | "file" = "path",
+  >(
+    handler: (args: WithFilesArgs<Args, Fields, Pass>, extra: Extra) => Result | Promise<Result>,
+    options: WithFilesOptions & { fields: Fields; pass?: Pass },
   ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
-    return wrapWithFiles(this, handler, options);
+    return wrapWithFiles(this, handler as (args: Args, extra: Extra) => Result | Promise<Result>, options);
   }
 
   /**

@@ -10,7 +10,7 @@ export interface WithFilesOptions {
    * list), `"input.document"` (a nested field), or combinations such as `"jobs[].attachment"`.
    * Missing or `null` fields are left alone, so optional file arguments stay optional.
    */
-  fields: string[];
+  fields: readonly string[];
   /**
    * What the handler receives in place of each file: its local path, or the whole {@link ResolvedFile}
    * (name, mimeType, size, sha256, path, bytes(), stream()).
@@ -22,6 +22,44 @@ export interface WithFilesOptions {
   /** Size cap for each file of this tool, replacing the bridge's. @default the bridge's maxBytes */
   maxBytes?: number;
 }
+
+/** What a file field becomes for the handler: a local path (`"path"`) or the {@link ResolvedFile}. */
+export type PassedFile<Pass extends "path" | "file"> = Pass extends "file" ? ResolvedFile : string;
+
+type Leaf<X, V> = X extends undefined | null ? X : V;
+type Descend<X, Rest extends string, V> = Rest extends ""
+  ? Leaf<X, V>
+  : X extends undefined | null
+    ? X
+    : AtPath<X, Rest, V>;
+type EachItem<X, Rest extends string, V> = X extends readonly (infer Item)[] ? Descend<Item, Rest, V>[] : X;
+type AtSegment<T, Segment extends string, Rest extends string, V> = T extends object
+  ? Segment extends `${infer Key}[]`
+    ? { [K in keyof T]: K extends Key ? EachItem<T[K], Rest, V> : T[K] }
+    : { [K in keyof T]: K extends Segment ? Descend<T[K], Rest, V> : T[K] }
+  : T;
+type AtPath<T, Path extends string, V> = Path extends `${infer Segment}.${infer Rest}`
+  ? AtSegment<T, Segment, Rest, V>
+  : AtSegment<T, Path, "", V>;
+
+/**
+ * The arguments a `withFiles` handler sees: `Args` with every field named in `Fields` replaced by
+ * {@link PassedFile} (optional fields stay optional; `files[]` becomes an array of them). With field
+ * lists that are not literal, `Args` is left as it is.
+ *
+ * @example
+ * ```ts
+ * type Seen = WithFilesArgs<{ file: string | object; note?: string }, ["file"], "path">;
+ * // { file: string; note?: string }
+ * ```
+ */
+export type WithFilesArgs<
+  Args,
+  Fields extends readonly string[],
+  Pass extends "path" | "file",
+> = Fields extends readonly [infer Field extends string, ...infer More extends readonly string[]]
+  ? WithFilesArgs<AtPath<Args, Field, PassedFile<Pass>>, More, Pass>
+  : Args;
 
 /** The part of a FileBridge that `withFiles` uses. */
 export interface FileResolverLike {

@@ -8,9 +8,9 @@ import {
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName, sanitizeRelativePath } from "../internal/file-name.js";
 import { parseRange } from "../internal/http-range.js";
-import { chooseMediaType, parseMediaType } from "../internal/media-type.js";
 import { lazyWebStream, requestBodyAsNode, setNodeResponseBody } from "../internal/node-fast-path.js";
 import { assertScope } from "../internal/scope.js";
+import { chooseMediaType, parseMediaType } from "../media/media-type.js";
 import type { FileStore, StagedFile, StateStore, StoredFile } from "../storage/types.js";
 import {
   TICKET_CLAIMS,

@@ -3,11 +3,11 @@ import { createReadStream } from "node:fs";
 import { Readable, Transform, type TransformCallback, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { chooseMediaType, SNIFF_BYTES } from "../media/media-type.js";
 import type { FileKind, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import { durationToMs } from "./duration.js";
 import { sanitizeRelativePath } from "./file-name.js";
 import { newId } from "./ids.js";
-import { chooseMediaType, SNIFF_BYTES } from "./media-type.js";
 import { assertScope } from "./scope.js";
 
 const KINDS: ReadonlySet<FileKind> = new Set(["upload", "artifact", "file"]);

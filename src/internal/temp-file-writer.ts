@@ -1,7 +1,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { type FileHandle, open } from "node:fs/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { SNIFF_BYTES } from "./media-type.js";
+import { SNIFF_BYTES } from "../media/media-type.js";
 
 /** What a finished {@link TempFileWriter} knows about the bytes it wrote. */
 export interface WrittenFile {

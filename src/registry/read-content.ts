@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { isTextualMediaType, parseMediaType } from "../internal/media-type.js";
+import { isTextualMediaType, parseMediaType } from "../media/media-type.js";
 
 /**
  * Reads a stream into memory, failing with `TOO_LARGE_TO_INLINE` as soon as it goes over `limit`

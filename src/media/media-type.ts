@@ -1,11 +1,25 @@
 import { lookup } from "mime-types";
 
-/** The type used when nothing better is known. */
+/**
+ * The type used when nothing better is known.
+ *
+ * @example
+ * ```ts
+ * if (file.mimeType === OCTET_STREAM) console.log("unknown type");
+ * ```
+ */
 export const OCTET_STREAM = "application/octet-stream";
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** A parsed media type: lower-case `type/subtype` (the essence) and its parameters. */
+/**
+ * A parsed media type: lower-case `type/subtype` (the essence) and its parameters.
+ *
+ * @example
+ * ```ts
+ * const media: MediaType | null = parseMediaType("text/csv; charset=utf-8");
+ * ```
+ */
 export interface MediaType {
   essence: string;
   type: string;
@@ -16,6 +30,12 @@ export interface MediaType {
 /**
  * Parses a media type such as `text/plain; charset=UTF-8` (RFC 9110). Returns `null` for anything
  * that is not a valid `type/subtype`, so callers never substring-match raw strings.
+ *
+ * @example
+ * ```ts
+ * parseMediaType("Text/Plain; charset=UTF-8"); // { essence: "text/plain", parameters: { charset: "UTF-8" }, … }
+ * parseMediaType("not a type"); // null
+ * ```
  */
 export function parseMediaType(value: unknown): MediaType | null {
   if (typeof value !== "string" || value.length > 255) return null;
@@ -40,7 +60,12 @@ export function parseMediaType(value: unknown): MediaType | null {
   return { essence: `${type}/${subtype}`, type, subtype, parameters };
 }
 
-/** The media type a file name suggests (`report.pdf` → `application/pdf`), or `null`. */
+/** The media type a file name suggests (`report.pdf` → `application/pdf`), or `null`. *
+ * @example
+ * ```ts
+ * mediaTypeFromName("report.pdf"); // "application/pdf"
+ * ```
+ */
 export function mediaTypeFromName(name: string): string | null {
   const found = lookup(name);
   return typeof found === "string" ? found : null;
@@ -56,12 +81,24 @@ const SIGNATURES: ReadonlyArray<{ type: string; bytes: number[]; offset?: number
   { type: "application/gzip", bytes: [0x1f, 0x8b] },
 ];
 
-/** How many leading bytes {@link sniffMediaType} looks at. */
+/**
+ * How many leading bytes {@link sniffMediaType} looks at.
+ *
+ * @example
+ * ```ts
+ * const head = buffer.subarray(0, SNIFF_BYTES);
+ * ```
+ */
 export const SNIFF_BYTES = 8;
 
 /**
  * Recognises a few common formats by their magic numbers: PDF, PNG, JPEG, GIF, ZIP (also DOCX, XLSX,
  * ODT, EPUB: all zip containers) and GZIP. Returns `null` when none matches.
+ *
+ * @example
+ * ```ts
+ * sniffMediaType(Buffer.from("%PDF-1.7")); // "application/pdf"
+ * ```
  */
 export function sniffMediaType(head: Uint8Array): string | null {
   for (const signature of SIGNATURES) {
@@ -76,6 +113,11 @@ export function sniffMediaType(head: Uint8Array): string | null {
  * Picks a file's media type: the declared type if it parses, else the type its name suggests, else a
  * sniffed type from its first bytes, else `application/octet-stream`. A declared generic
  * `application/octet-stream` does not hide a better type from the name or the bytes.
+ *
+ * @example
+ * ```ts
+ * chooseMediaType(undefined, "scan", Buffer.from([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10])); // "image/png"
+ * ```
  */
 export function chooseMediaType(declared: unknown, name: string, head?: Uint8Array): string {
   const parsed = parseMediaType(declared);
@@ -85,7 +127,12 @@ export function chooseMediaType(declared: unknown, name: string, head?: Uint8Arr
   return mediaTypeFromName(name) ?? (head ? sniffMediaType(head) : null) ?? OCTET_STREAM;
 }
 
-/** Lower-cases a media type's essence and keeps its parameters (`Text/Plain;charset=x` → `text/plain; charset=x`). */
+/** Lower-cases a media type's essence and keeps its parameters (`Text/Plain;charset=x` → `text/plain; charset=x`). *
+ * @example
+ * ```ts
+ * normalizeMediaType("Text/HTML;Charset=utf-8"); // "text/html; charset=utf-8"
+ * ```
+ */
 export function normalizeMediaType(value: string): string {
   const parsed = parseMediaType(value);
   if (!parsed) return OCTET_STREAM;
@@ -113,6 +160,12 @@ const TEXTUAL_APPLICATION = new Set([
 /**
  * True for media types whose content is text: `text/*`, `+json`/`+xml`/`+yaml` suffixes, and an
  * allowlist (json, xml, yaml, toml, javascript, shell, sql, ndjson, csv…).
+ *
+ * @example
+ * ```ts
+ * isTextualMediaType("application/ld+json"); // true
+ * isTextualMediaType("image/png"); // false
+ * ```
  */
 export function isTextualMediaType(value: string): boolean {
   const parsed = parseMediaType(value);
