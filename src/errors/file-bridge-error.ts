@@ -184,7 +184,9 @@ export function toToolErrorResult(error: unknown): ToolErrorResult {
   const hint = CODES[code].hint;
   return {
     isError: true,
-    content: [{ type: "text", text: `Error ${code}: ${message} ${hint}` }],
+    content: [
+      { type: "text", text: `Error ${code}: ${/[.!?]$/.test(message) ? message : `${message}.`} ${hint}` },
+    ],
   };
 }
 

@@ -49,7 +49,9 @@ describe("toToolErrorResult", () => {
   it("names the code and what to do", () => {
     const result = toToolErrorResult(new FileBridgeError("PATH_NOT_ALLOWED", "outside roots"));
     expect(result.isError).toBe(true);
-    expect(result.content[0]?.text).toMatch(/^Error PATH_NOT_ALLOWED: outside roots /);
+    expect(result.content[0]?.text).toBe(
+      "Error PATH_NOT_ALLOWED: outside roots. Use a path inside the server's allowed folders, or upload the file instead.",
+    );
   });
 
   it("hides the message of unknown errors", () => {

@@ -1,0 +1,114 @@
+/**
+ * The demo's server: every piece of mcp-file-bridge wired together on embedded defaults (files on local
+ * disk in one folder, state in memory). Two tools:
+ * - `inspect_file` takes one file in any accepted form and describes it;
+ * - `summarize_files` takes several files and writes a Markdown report, returned as an artifact.
+ * Plus `get_upload_url` (large files out of band) and the stored files as MCP resources.
+ */
+import { randomBytes } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import {
+  Artifacts,
+  createFileRoutes,
+  FileBridge,
+  fileInput,
+  fsStore,
+  isTextualMediaType,
+  memoryState,
+  type ResolvedFile,
+  ResourceRegistry,
+  SignedUrlMinter,
+  UploadHandleResolver,
+} from "../../src/index.js";
+import { toNodeHandler } from "../../src/node/index.js";
+
+export interface DemoAppOptions {
+  /** Folder for stored files, temp files and the workspace the path form may read. */
+  dataDir: string;
+  /** Base URL the HTTP server is reachable at (signed URLs point there). */
+  baseUrl: string;
+}
+
+export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
+  const store = fsStore(join(dataDir, "store"));
+  const state = memoryState();
+  const minter = new SignedUrlMinter({ secret: randomBytes(32), baseUrl, state });
+  const registry = new ResourceRegistry({ store, minter });
+  const bridge = new FileBridge({ roots: [join(dataDir, "workspace")], tmpDir: join(dataDir, "tmp") });
+  bridge.addResolver(registry.resolver());
+  const uploads = new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 64 * 1024 * 1024 });
+  const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dataDir, "tmp") });
+  const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
+
+  function createServer(): McpServer {
+    const server = new McpServer({ name: "mcp-file-bridge-demo", version: "1.0.0" });
+    uploads.attach(server);
+    registry.attach(server);
+
+    server.registerTool(
+      "inspect_file",
+      {
+        description: "Describes a file: name, media type, size, sha256 and, for text, its first line.",
+        inputSchema: { file: fileInput() },
+      },
+      bridge.withFiles(
+        async (args) => {
+          const file = args.file;
+          const facts = [`${file.name}: ${file.mimeType}, ${file.size} bytes, sha256 ${file.sha256}`];
+          if (isTextualMediaType(file.mimeType)) {
+            const firstLine = (await readFile(file.path, "utf8")).split("\n", 1)[0];
+            facts.push(`first line: ${JSON.stringify(firstLine)}`);
+          }
+          facts.push(`(came in as ${file.source.kind})`);
+          return { content: [{ type: "text", text: facts.join("\n") }] };
+        },
+        { fields: ["file"], pass: "file" },
+      ),
+    );
+
+    server.registerTool(
+      "summarize_files",
+      {
+        description:
+          "Writes a Markdown report about several files and returns it as a downloadable artifact.",
+        inputSchema: { files: z.array(fileInput()), output: z.string().optional() },
+      },
+      artifacts.withArtifacts(
+        bridge.withFiles(
+          async (args) => {
+            const files = args.files;
+            const rows = files.map(
+              (f) => `| ${f.name} | ${f.mimeType} | ${f.size} | \`${f.sha256.slice(0, 16)}…\` |`,
+            );
+            const report = [
+              "# File report",
+              "",
+              "| name | type | bytes | sha256 |",
+              "|---|---|---|---|",
+              ...rows,
+            ];
+            await writeFile(args.output as string, `${report.join("\n")}\n`);
+            return { content: [{ type: "text", text: `Summarized ${files.length} files.` }] };
+          },
+          { fields: ["files[]"], pass: "file" },
+        ),
+        { outputPathArg: "output", outputName: "report.md" },
+      ),
+    );
+    return server;
+  }
+
+  return {
+    createServer,
+    routes,
+    store,
+    async close() {
+      await registry.close();
+      await store.close?.();
+      await state.close?.();
+    },
+  };
+}
