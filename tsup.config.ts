@@ -7,7 +7,9 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: "node20",
-  splitting: false,
+  // Shared chunks, so `mcp-file-bridge` and `mcp-file-bridge/node` share one copy of every class and
+  // module-level map (instanceof and the Node fast path work across the two entry points).
+  splitting: true,
   treeshake: true,
   // p-limit 7 and its dependency are ESM-only; bundle them so `require()` works.
   noExternal: ["p-limit", "yocto-queue"],

@@ -13,7 +13,11 @@ function node(args: string[]): string {
 // `exports` map), once with `import` and once with `require`.
 describe("built package", () => {
   beforeAll(() => {
-    if (!existsSync(join(root, "dist", "index.js")) || !existsSync(join(root, "dist", "index.cjs"))) {
+    if (
+      !existsSync(join(root, "dist", "index.js")) ||
+      !existsSync(join(root, "dist", "index.cjs")) ||
+      !existsSync(join(root, "dist", "node.cjs"))
+    ) {
       execFileSync("npx", ["tsup"], { cwd: root, stdio: "ignore" });
     }
   }, 180_000);
@@ -34,5 +38,31 @@ describe("built package", () => {
     const cjs = JSON.parse(node(["-e", `const m = require("mcp-file-bridge"); ${probe}`]));
     expect(esm).toMatchObject({ code: "NOT_FOUND", status: 404, guard: true });
     expect(esm.names).toEqual(cjs.names);
+  });
+
+  // Both entry points must share one copy of every class (and of the Node fast path's state): an
+  // error thrown by `mcp-file-bridge/node` is an instance of the root entry's FileBridgeError.
+  const shared = `let error; try { node.toNodeHandler(42); } catch (e) { error = e; }
+    console.log(JSON.stringify({ code: error.code, same: error instanceof m.FileBridgeError }));`;
+
+  it("shares classes between the root and ./node entries under require()", () => {
+    const out = JSON.parse(
+      node([
+        "-e",
+        `const m = require("mcp-file-bridge"); const node = require("mcp-file-bridge/node"); ${shared}`,
+      ]),
+    );
+    expect(out).toEqual({ code: "INVALID_OPTION", same: true });
+  });
+
+  it("shares classes between the root and ./node entries under import", () => {
+    const out = JSON.parse(
+      node([
+        "--input-type=module",
+        "-e",
+        `const m = await import("mcp-file-bridge"); const node = await import("mcp-file-bridge/node"); ${shared}`,
+      ]),
+    );
+    expect(out).toEqual({ code: "INVALID_OPTION", same: true });
   });
 });
