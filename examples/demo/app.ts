@@ -18,7 +18,6 @@ import {
   fsStore,
   isTextualMediaType,
   memoryState,
-  type ResolvedFile,
   ResourceRegistry,
   SignedUrlMinter,
   UploadHandleResolver,

@@ -49,7 +49,9 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
     }
     if (req.method !== "POST" || sessionId !== undefined) {
       res.writeHead(sessionId === undefined ? 400 : 404, { "content-type": "application/json" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Unknown session" }, id: null }));
+      res.end(
+        JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Unknown session" }, id: null }),
+      );
       return;
     }
     const mcp = options.createServer();
@@ -87,7 +89,9 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
     if (options.routes) options.routes(req, res, mcp);
     else mcp();
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
+  );
   const { port } = server.address() as AddressInfo;
   const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
 

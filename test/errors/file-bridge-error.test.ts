@@ -82,7 +82,7 @@ describe("README error table", () => {
   it("documents exactly the codes the code has", () => {
     const readme = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## Error codes"));
-    const documented = [...section.matchAll(/^\| `([A-Z0-9_]+)` \| (\d{3}) \|/gm)].map((m) => [
+    const documented = [...section.matchAll(/^\|\s*`([A-Z0-9_]+)`\s*\|\s*(\d{3})\s*\|/gm)].map((m) => [
       m[1],
       Number(m[2]),
     ]);

@@ -1,0 +1,149 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type ChatUploadsServer, start } from "./server.js";
+
+const KEY = "test-key-0123456789";
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(2048)]);
+
+describe("chat-uploads example", () => {
+  let dir: string;
+  let app: ChatUploadsServer;
+  const clients: Client[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "chat-uploads-test-"));
+    app = await start({ apiKeys: [KEY], dataDir: join(dir, "data") });
+  });
+
+  afterEach(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    clients.length = 0;
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function connect(headers: Record<string, string>): Promise<Client> {
+    const client = new Client({ name: "chat-ui", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(app.mcpUrl, { requestInit: { headers } }));
+    clients.push(client);
+    return client;
+  }
+
+  function upload(chat: string, relPath: string, body: Uint8Array | string, type: string, key = KEY) {
+    const path = [chat, ...relPath.split("/")].map(encodeURIComponent).join("/");
+    return fetch(`${app.url}/api/uploads/${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": type },
+      body: typeof body === "string" ? body : new Uint8Array(body),
+    });
+  }
+
+  async function rpcCode(
+    promise: Promise<unknown>,
+  ): Promise<{ code: number; data: Record<string, unknown> }> {
+    try {
+      await promise;
+    } catch (error) {
+      if (error instanceof McpError) return { code: error.code, data: error.data as Record<string, unknown> };
+      throw error;
+    }
+    throw new Error("expected the request to fail");
+  }
+
+  it("an upload is listed at once for its chat, fires list_changed, and nested unicode paths round-trip", async () => {
+    const client = await connect({ "x-chat-id": "chat-1" });
+    expect((await client.listResources()).resources).toEqual([]);
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()),
+    );
+
+    const response = await upload(
+      "chat-1",
+      "docs/Q3 notes/résumé v2.md",
+      "# Hello\nworld\n",
+      "text/markdown",
+    );
+    expect(response.status).toBe(201);
+    const reply = (await response.json()) as { files: Array<{ uri: string; name: string }> };
+    const uri = "file://uploads/chat-1/docs/Q3%20notes/r%C3%A9sum%C3%A9%20v2.md";
+    expect(reply.files[0]).toMatchObject({ uri, name: "docs/Q3 notes/résumé v2.md" });
+
+    await changed;
+    const listed = (await client.listResources()).resources;
+    expect(listed.map((r) => r.uri)).toEqual([uri]);
+    expect(listed[0]).toMatchObject({ name: "docs/Q3 notes/résumé v2.md", mimeType: "text/markdown" });
+
+    const read = await client.readResource({ uri });
+    expect(read.contents[0]).toMatchObject({ uri, mimeType: "text/markdown", text: "# Hello\nworld\n" });
+  });
+
+  it("reads text types as text and others as blob, byte for byte", async () => {
+    const client = await connect({ "x-chat-id": "chat-1" });
+    expect((await upload("chat-1", "img/logo.png", PNG, "image/png")).status).toBe(201);
+    expect((await upload("chat-1", "data.json", '{"a":1}', "application/json")).status).toBe(201);
+
+    const png = await client.readResource({ uri: "file://uploads/chat-1/img/logo.png" });
+    const pngContent = png.contents[0] as { blob?: string; text?: string; mimeType?: string };
+    expect(pngContent.text).toBeUndefined();
+    expect(pngContent.mimeType).toBe("image/png");
+    expect(Buffer.from(pngContent.blob ?? "", "base64").equals(PNG)).toBe(true);
+
+    const json = await client.readResource({ uri: "file://uploads/chat-1/data.json" });
+    expect(json.contents[0]).toMatchObject({ text: '{"a":1}' });
+  });
+
+  it("keeps chats apart in resources/list", async () => {
+    const chat2 = await connect({ "x-chat-id": "chat-2" });
+    expect((await upload("chat-1", "a.txt", "one", "text/plain")).status).toBe(201);
+    expect((await upload("chat-2", "b.txt", "two", "text/plain")).status).toBe(201);
+    expect((await chat2.listResources()).resources.map((r) => r.uri)).toEqual([
+      "file://uploads/chat-2/b.txt",
+    ]);
+  });
+
+  it("URIs are self-contained: reads work without X-Chat-Id for a key holder, not for others", async () => {
+    expect((await upload("chat-7", "notes/a.txt", "seven", "text/plain")).status).toBe(201);
+    const uri = "file://uploads/chat-7/notes/a.txt";
+
+    const keyHolder = await connect({ authorization: `Bearer ${KEY}` });
+    const read = await keyHolder.readResource({ uri });
+    expect(read.contents[0]).toMatchObject({ text: "seven" });
+
+    const stranger = await connect({});
+    const denied = await rpcCode(stranger.readResource({ uri }));
+    expect(denied.code).toBe(-32602);
+    expect(denied.data).toMatchObject({ code: "NOT_FOUND", uri });
+
+    const wrongKey = await connect({ authorization: "Bearer nope" });
+    expect((await rpcCode(wrongKey.readResource({ uri }))).data.code).toBe("NOT_FOUND");
+  });
+
+  it("refuses uploads without the right key and stores nothing", async () => {
+    const client = await connect({ "x-chat-id": "chat-1" });
+    const noKey = await fetch(`${app.url}/api/uploads/chat-1/a.txt`, { method: "POST", body: "x" });
+    expect(noKey.status).toBe(403);
+    expect(((await noKey.json()) as { error: { code: string } }).error.code).toBe("FORBIDDEN");
+    const wrong = await upload("chat-1", "a.txt", "x", "text/plain", "wrong-key");
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("FORBIDDEN");
+    expect((await client.listResources()).resources).toEqual([]);
+  });
+
+  it("refuses an upload over the size cap and keeps what was stored before", async () => {
+    await app.close();
+    app = await start({ apiKeys: [KEY], dataDir: join(dir, "data2"), maxBytes: 1024 });
+    const client = await connect({ "x-chat-id": "chat-1" });
+    expect((await upload("chat-1", "a.txt", "first", "text/plain")).status).toBe(201);
+    const big = await upload("chat-1", "b.bin", randomBytes(4096), "application/octet-stream");
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
+      "file://uploads/chat-1/a.txt",
+    ]);
+  });
+});

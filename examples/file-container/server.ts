@@ -1,0 +1,400 @@
+/**
+ * file-container: containers of files, signed downloads and usage accounting.
+ *
+ * - Each API key belongs to one container. `/mcp` needs `Authorization: Bearer <key>`.
+ * - Files are `wire://container/{containerId}/file/{fileId}`. `resources/list` is deliberately empty;
+ *   `resources/read` checks the caller's container (another container's URI is "not found") and
+ *   answers `text/uri-list` with a signed download URL valid for 5 minutes.
+ * - `GET /files/download/{token}` streams the file; each whole-file download that completed charges
+ *   2 credits and records an activity event plus a usage row with the caller's key id in an
+ *   append-only JSON-lines ledger (see usage-ledger.ts for why that store).
+ * - Tools: `search` (matches with `resource_link`s to their files) and `navigate` (a file's chunks and
+ *   its link).
+ *
+ *   npx tsx examples/file-container/server.ts   # prints the URL, the demo keys and the ledger path
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { decodeJwt } from "jose";
+import { z } from "zod";
+import {
+  createFileRoutes,
+  type DownloadEvent,
+  FileBridge,
+  FileBridgeError,
+  type FileStore,
+  fsStore,
+  isTextualMediaType,
+  ResourceRegistry,
+  type ScopeSource,
+  SignedUrlMinter,
+  type StoredFile,
+  toToolErrorResult,
+} from "../../src/index.js";
+import { toNodeHandler } from "../../src/node/index.js";
+import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
+import { UsageLedger } from "./usage-ledger.js";
+
+/** An API key and the container it may use. */
+export interface ApiKeyGrant {
+  key: string;
+  container: string;
+}
+
+/** A file put into a container at start-up. */
+export interface SeedFile {
+  container: string;
+  name: string;
+  content: string | Uint8Array;
+  mimeType?: string;
+}
+
+/** Options of {@link start}. */
+export interface FileContainerOptions {
+  /** Keys and their containers. @default two random keys for containers "acme" and "globex" */
+  keys?: ApiKeyGrant[];
+  /** Files to put into the containers at start. @default a few demo documents */
+  files?: SeedFile[];
+  /** Folder of the file store. @default a new temp folder */
+  dataDir?: string;
+  /** The usage ledger (JSON lines). @default join(os.tmpdir(), "mcp-file-container", "usage.jsonl") */
+  ledgerPath?: string;
+  /** Credits charged per completed whole-file download. @default 2 */
+  creditsPerDownload?: number;
+  /** Characters per chunk returned by `navigate`. @default 1200 */
+  chunkChars?: number;
+  /** Clock in ms (signed URL expiry). @default Date.now */
+  now?: () => number;
+  /** @default 0 (a free port) */
+  port?: number;
+}
+
+/** A running file-container server. */
+export interface FileContainerServer {
+  url: string;
+  mcpUrl: URL;
+  keys: ApiKeyGrant[];
+  /** Fingerprint recorded in the ledger for a key. */
+  keyIdOf(key: string): string;
+  ledger: UsageLedger;
+  store: FileStore;
+  registry: ResourceRegistry;
+  /** The stored seed files. */
+  files: StoredFile[];
+  http: RunningHttpServer;
+  close(): Promise<void>;
+}
+
+const DEMO_FILES: Omit<SeedFile, "container">[] = [
+  {
+    name: "handbook.md",
+    content:
+      "# Employee handbook\n\n## Holidays\nEveryone gets 25 days of paid holiday.\n\n## Expenses\nSubmit expenses within 30 days with a receipt.\n",
+  },
+  {
+    name: "roadmap.txt",
+    content: "Q1: ship the upload API\nQ2: signed downloads\nQ3: usage-based billing\n",
+  },
+];
+
+/** `key_` + 16 hex digits of sha256(key): identifies a key in the ledger without storing it. */
+export function keyFingerprint(key: string): string {
+  return `key_${createHash("sha256").update(key).digest("hex").slice(0, 16)}`;
+}
+
+function bearer(value: string | string[] | null | undefined): string | undefined {
+  const header = Array.isArray(value) ? value[0] : value;
+  return /^Bearer (.+)$/.exec(header ?? "")?.[1];
+}
+
+/** Reads a stream line by line (files are streamed, never read whole). */
+async function* lines(stream: NodeJS.ReadableStream): AsyncGenerator<string> {
+  const reader = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of reader) yield line;
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * Starts the server on 127.0.0.1.
+ *
+ * @example
+ * ```ts
+ * const app = await start({ keys: [{ key: "k1", container: "acme" }] });
+ * ```
+ */
+export async function start(options: FileContainerOptions = {}): Promise<FileContainerServer> {
+  const keys = options.keys ?? [
+    { key: `fc_${randomBytes(16).toString("hex")}`, container: "acme" },
+    { key: `fc_${randomBytes(16).toString("hex")}`, container: "globex" },
+  ];
+  const grants = new Map(keys.map((grant) => [grant.key, grant]));
+  const credits = options.creditsPerDownload ?? 2;
+  const chunkChars = options.chunkChars ?? 1200;
+  const ledger = await UsageLedger.open(
+    options.ledgerPath ?? join(tmpdir(), "mcp-file-container", "usage.jsonl"),
+  );
+  const store = fsStore(options.dataDir ?? (await mkdtemp(join(tmpdir(), "mcp-file-container-"))));
+
+  /** The caller of the MCP request being handled (its key id goes into the signed URLs it is shown). */
+  const caller = new AsyncLocalStorage<{ keyId: string }>();
+  const containerOf = (extra: ScopeSource): string => {
+    const grant = grants.get(bearer(extra.requestInfo?.headers?.authorization) ?? "");
+    if (!grant) throw new FileBridgeError("FORBIDDEN", "unknown API key");
+    return grant.container;
+  };
+
+  let minter: SignedUrlMinter | undefined; // built once the port is known
+  const registry = new ResourceRegistry({
+    store,
+    templates: [
+      {
+        name: "container-file",
+        uriTemplate: "wire://container/{containerId}/file/{fileId}",
+        title: "Container file",
+        variables: { scope: "containerId", id: "fileId" },
+      },
+    ],
+    listMode: "none",
+    scope: containerOf,
+    maxInlineBytes: 0, // every read answers with a signed URL (text/uri-list), never the bytes
+    minter: {
+      downloadUrl: (file) => {
+        if (!minter) throw new FileBridgeError("STORAGE_ERROR", "not listening yet");
+        return minter.downloadUrl(file, {
+          ttl: "5m",
+          claims: { key: caller.getStore()?.keyId ?? "unknown" },
+        });
+      },
+    },
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const bridge = new FileBridge({
+    forms: { dataUrl: false, object: false },
+    resolvers: [registry.resolver()],
+  });
+
+  const seeded: StoredFile[] = [];
+  const seeds =
+    options.files ?? keys.flatMap(({ container }) => DEMO_FILES.map((f) => ({ ...f, container })));
+  for (const seed of seeds) {
+    const bytes = typeof seed.content === "string" ? Buffer.from(seed.content, "utf8") : seed.content;
+    seeded.push(
+      await registry.add(bytes, {
+        scope: seed.container,
+        name: seed.name,
+        kind: "file",
+        ...(seed.mimeType ? { mimeType: seed.mimeType } : {}),
+      }),
+    );
+  }
+
+  async function charge(event: DownloadEvent): Promise<void> {
+    const keyId = String(
+      (decodeJwt(event.token).ext as Record<string, unknown> | undefined)?.key ?? "unknown",
+    );
+    const at = new Date().toISOString();
+    const base = { keyId, container: event.scope, fileId: event.file.id, at };
+    const whole = event.range === undefined || event.bytes === event.file.size;
+    const activity = {
+      type: "activity" as const,
+      event: whole ? "download" : "download.partial",
+      name: event.file.name,
+      bytes: event.bytes,
+      ...base,
+    };
+    if (whole) await ledger.append(activity, { type: "usage", credits, ...base });
+    else await ledger.append(activity);
+  }
+
+  function createServer(): McpServer {
+    const server = new McpServer({ name: "file-container", version: "1.0.0" });
+    registry.attach(server);
+
+    server.registerTool(
+      "search",
+      {
+        description: "Searches the text files of your container. Each match links to its file.",
+        inputSchema: {
+          query: z.string().min(1).max(200),
+          limit: z.number().int().min(1).max(100).optional(),
+        },
+      },
+      async ({ query, limit = 20 }, extra) => {
+        try {
+          const container = containerOf(extra);
+          const needle = query.toLowerCase();
+          const matches: Array<{ uri: string; name: string; line: number; text: string }> = [];
+          const linked: ContentBlock[] = [];
+          let cursor: string | undefined;
+          do {
+            const page = await store.list(container, cursor === undefined ? {} : { cursor });
+            for (const file of page.files) {
+              if (matches.length >= limit || !isTextualMediaType(file.mimeType)) continue;
+              const stream = await store.read(container, file.id);
+              if (!stream) continue;
+              let number = 0;
+              let found = false;
+              for await (const line of lines(stream)) {
+                number++;
+                if (!line.toLowerCase().includes(needle)) continue;
+                found = true;
+                matches.push({
+                  uri: registry.uriFor(file),
+                  name: file.name,
+                  line: number,
+                  text: line.trim().slice(0, 300),
+                });
+                if (matches.length >= limit) break;
+              }
+              stream.destroy();
+              if (found) linked.push(...(await registry.link(file, { scope: container })).content);
+            }
+            cursor = page.nextCursor;
+          } while (cursor !== undefined && matches.length < limit);
+          const summary = matches.length
+            ? matches.map((m) => `${m.name}:${m.line}: ${m.text}`).join("\n")
+            : `No matches for "${query}".`;
+          return { content: [{ type: "text", text: summary }, ...linked], structuredContent: { matches } };
+        } catch (error) {
+          return toToolErrorResult(error);
+        }
+      },
+    );
+
+    server.registerTool(
+      "navigate",
+      {
+        description: "Returns a text file of your container in chunks, with its link.",
+        inputSchema: { uri: z.string().describe("wire://container/{containerId}/file/{fileId}") },
+      },
+      async ({ uri }, extra) => {
+        try {
+          const container = containerOf(extra);
+          // Resolved through the registry: another container's URI is NOT_FOUND, like a missing file.
+          const file = await bridge.resolve(uri, { scope: container });
+          const chunks: Array<{ index: number; startLine: number; endLine: number; text: string }> = [];
+          try {
+            if (!isTextualMediaType(file.mimeType)) {
+              throw new FileBridgeError("UNSUPPORTED_MEDIA_TYPE", `${file.name} is not a text file`);
+            }
+            let current: string[] = [];
+            let size = 0;
+            let number = 0;
+            const flush = () => {
+              if (current.length === 0) return;
+              const startLine = number - current.length + 1;
+              chunks.push({ index: chunks.length, startLine, endLine: number, text: current.join("\n") });
+              current = [];
+              size = 0;
+            };
+            for await (const line of lines(file.stream())) {
+              if (size > 0 && size + line.length + 1 > chunkChars) flush();
+              number++;
+              current.push(line);
+              size += line.length + 1;
+            }
+            flush();
+          } finally {
+            await file.dispose();
+          }
+          const id = registry.parseUri(uri)?.id;
+          const stored = id ? await store.head(container, id) : null;
+          if (!stored) throw new FileBridgeError("NOT_FOUND", "the file is gone", { data: { uri } });
+          const link = await registry.link(stored, { scope: container });
+          return {
+            content: [
+              ...chunks.map((c) => ({
+                type: "text" as const,
+                text: `[chunk ${c.index}, lines ${c.startLine}-${c.endLine}]\n${c.text}`,
+              })),
+              ...link.content,
+            ],
+            structuredContent: { name: stored.name, chunks, link: link.structuredContent },
+          };
+        } catch (error) {
+          return toToolErrorResult(error);
+        }
+      },
+    );
+    return server;
+  }
+
+  let files: ReturnType<typeof toNodeHandler> | undefined;
+  const http = await serveHttp({
+    port: options.port ?? 0,
+    createServer,
+    routes: (req, res, next) => {
+      const path = new URL(req.url ?? "/", "http://localhost").pathname;
+      if (path.startsWith("/files/") && files) return files(req, res);
+      const grant = grants.get(bearer(req.headers.authorization) ?? "");
+      if (path === "/api/usage" && req.method === "GET") {
+        if (!grant)
+          return void res
+            .writeHead(401, { "content-type": "application/json" })
+            .end('{"error":"unauthorized"}');
+        ledger.summary(keyFingerprint(grant.key)).then(
+          (summary) =>
+            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(summary)),
+          () => res.writeHead(500).end(),
+        );
+        return;
+      }
+      if (path === "/mcp") {
+        if (!grant) {
+          req.resume();
+          res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" });
+          res.end(
+            JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Unauthorized" }, id: null }),
+          );
+          return;
+        }
+        caller.run({ keyId: keyFingerprint(grant.key) }, next);
+        return;
+      }
+      next();
+    },
+  });
+  minter = new SignedUrlMinter({
+    secret: randomBytes(32),
+    baseUrl: http.url,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  files = toNodeHandler(createFileRoutes({ store, minter, onDownload: charge }));
+
+  return {
+    url: http.url,
+    mcpUrl: http.mcpUrl,
+    keys,
+    keyIdOf: keyFingerprint,
+    ledger,
+    store,
+    registry,
+    files: seeded,
+    http,
+    async close() {
+      await http.close();
+      await registry.close();
+      await store.close?.();
+      await ledger.close();
+    },
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const app = await start({ port: Number(process.env.PORT ?? 3000) });
+  console.log(`file-container listening on ${app.url}`);
+  console.log(`  MCP endpoint: ${app.mcpUrl}   (Authorization: Bearer <key>)`);
+  for (const grant of app.keys) console.log(`  key for container "${grant.container}": ${grant.key}`);
+  for (const file of app.files) console.log(`  ${app.registry.uriFor(file)}  ${file.name}`);
+  console.log(`  usage ledger: ${app.ledger.path}`);
+}

@@ -1,0 +1,398 @@
+/**
+ * pandoc-converter: documents converted by the real `pandoc` binary.
+ *
+ * Tools:
+ * - `convert-contents`: a path inside the allowed roots.
+ * - `convert-contents-base64`: `{ filename, content_base64 }`, or a data URL in `content_base64`.
+ * - `convert-document-resource`: a resource URI (`file://uploads/…`, `artifact://…`) or an upload
+ *   handle (`upload://…`) THIS server issued, resolved server-side (MCP has no server→client read).
+ * - `get_upload_url` (HTTP only): an upload URL for large files; the upload answers with a handle.
+ *
+ * Text outputs (markdown, gfm, html, plain, rst, latex) come back as text; binary outputs (docx, odt,
+ * epub) as artifacts: a `resource_link`, a text block with the URI and (over HTTP) a signed download
+ * URL. pandoc runs with `execFile` (no shell), a timeout, and inputs/outputs in private temp folders.
+ *
+ *   bash scripts/ensure-pandoc.sh                          # installs pandoc if missing (Debian, root)
+ *   npx tsx examples/pandoc-converter/server.ts            # stdio
+ *   npx tsx examples/pandoc-converter/server.ts --http     # Streamable HTTP + upload/download routes
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, open, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { extname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+import {
+  Artifacts,
+  createFileRoutes,
+  defaultScope,
+  FileBridge,
+  FileBridgeError,
+  type FileStore,
+  fsStore,
+  memoryState,
+  type ResolvedFile,
+  ResourceRegistry,
+  SignedUrlMinter,
+  sniffMediaType,
+  toToolErrorResult,
+  UploadHandleResolver,
+} from "../../src/index.js";
+import { toNodeHandler } from "../../src/node/index.js";
+import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
+
+const run = promisify(execFile);
+
+/** Output formats: pandoc writer, file extension, and whether the result is text. */
+const WRITERS = {
+  markdown: { ext: "md", text: true },
+  gfm: { ext: "md", text: true },
+  html: { ext: "html", text: true },
+  plain: { ext: "txt", text: true },
+  rst: { ext: "rst", text: true },
+  latex: { ext: "tex", text: true },
+  docx: { ext: "docx", text: false },
+  odt: { ext: "odt", text: false },
+  epub: { ext: "epub", text: false },
+} as const;
+type Writer = keyof typeof WRITERS;
+const WRITER_NAMES = Object.keys(WRITERS) as [Writer, ...Writer[]];
+
+/** Input formats pandoc is asked to read, by file extension. */
+const READERS: Record<string, string> = {
+  md: "markdown",
+  markdown: "markdown",
+  txt: "markdown",
+  html: "html",
+  htm: "html",
+  docx: "docx",
+  odt: "odt",
+  epub: "epub",
+  rst: "rst",
+  tex: "latex",
+  org: "org",
+  rtf: "rtf",
+  ipynb: "ipynb",
+  csv: "csv",
+};
+/** Readers whose input is a zip container: checked by sniffing before pandoc sees them. */
+const ZIP_READERS = new Set(["docx", "odt", "epub"]);
+
+/** Options of {@link start}. */
+export interface PandocConverterOptions {
+  /** Folders `convert-contents` may read. @default [process.cwd()] */
+  roots?: string[];
+  /** The pandoc binary. @default "pandoc" */
+  pandoc?: string;
+  /** Longest a conversion may run, in milliseconds. @default 60000 */
+  timeoutMs?: number;
+  /** Largest input, in bytes. @default 52428800 (50 MiB) */
+  maxBytes?: number;
+  /** Text outputs larger than this come back as an artifact instead, in bytes. @default 1048576 */
+  maxInlineText?: number;
+  /** Folder of the file store (uploads and artifacts). @default a new temp folder */
+  dataDir?: string;
+  /** Where per-call temp folders go. @default os.tmpdir() */
+  tmpDir?: string;
+  /** `"stdio"`, `"http"`, or `"none"` (the caller connects a transport to `createServer()`). @default "none" */
+  transport?: "stdio" | "http" | "none";
+  /** Port for `"http"`. @default 0 (a free port) */
+  port?: number;
+}
+
+/** A started pandoc-converter example. */
+export interface PandocConverter {
+  /** Makes one MCP server (over HTTP: one per session). */
+  createServer(): McpServer;
+  store: FileStore;
+  registry: ResourceRegistry;
+  /** Base URL and MCP endpoint, for `transport: "http"`. */
+  url?: string;
+  mcpUrl?: URL;
+  http?: RunningHttpServer;
+  close(): Promise<void>;
+}
+
+interface Pieces {
+  artifacts: Artifacts;
+  uploads?: UploadHandleResolver;
+}
+
+/** The first bytes of a file, for sniffing. */
+async function head(path: string): Promise<Uint8Array> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(8);
+    const { bytesRead } = await handle.read(buffer, 0, 8, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function stem(name: string): string {
+  const base = name.slice(0, name.length - extname(name).length);
+  return base || "document";
+}
+
+/**
+ * Builds the converter (and starts a transport when asked).
+ *
+ * @example
+ * ```ts
+ * const converter = await start({ transport: "http", roots: ["/srv/docs"] });
+ * console.log(converter.mcpUrl?.href);
+ * ```
+ */
+export async function start(options: PandocConverterOptions = {}): Promise<PandocConverter> {
+  const pandoc = options.pandoc ?? "pandoc";
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const maxInlineText = options.maxInlineText ?? 1024 * 1024;
+  const tmp = options.tmpDir ?? tmpdir();
+  const bridgeOptions = {
+    ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
+    ...(options.tmpDir ? { tmpDir: options.tmpDir } : {}),
+  };
+
+  // pandoc < 3 cannot write docx/odt/epub under --sandbox (it loses its own data files); text
+  // writers always get it, so inputs cannot pull other local files into the output.
+  const version = /pandoc(?:\.exe)? (\d+)/.exec(
+    (await run(pandoc, ["--version"], { timeout: 10_000 })).stdout,
+  );
+  const sandboxAll = Number(version?.[1] ?? 0) >= 3;
+
+  const store = fsStore(options.dataDir ?? (await mkdtemp(join(tmp, "pandoc-converter-data-"))));
+  const state = memoryState();
+  const registry = new ResourceRegistry({ store });
+  const pathBridge = new FileBridge({
+    ...bridgeOptions,
+    roots: options.roots ?? [process.cwd()],
+    forms: { dataUrl: false, object: false, resolver: false },
+  });
+  const inlineBridge = new FileBridge({
+    ...bridgeOptions,
+    forms: { dataUrl: true, object: true, resolver: false },
+  });
+  const resourceBridge = new FileBridge({
+    ...bridgeOptions,
+    forms: { dataUrl: false, object: false },
+    resolvers: [registry.resolver()],
+  });
+
+  async function convert(
+    file: ResolvedFile,
+    to: Writer,
+    from: string | undefined,
+    scope: string,
+    pieces: Pieces,
+  ) {
+    const ext = extname(file.name).slice(1).toLowerCase();
+    const reader = from ?? READERS[ext];
+    if (!reader) {
+      throw new FileBridgeError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        `cannot tell the format of ${file.name}; pass "from"`,
+        {
+          data: { name: file.name },
+        },
+      );
+    }
+    if (ZIP_READERS.has(reader) && sniffMediaType(await head(file.path)) !== "application/zip") {
+      throw new FileBridgeError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        `${file.name} is not a ${reader} file (not a zip container)`,
+        {
+          data: { name: file.name, expected: reader },
+        },
+      );
+    }
+    const writer = WRITERS[to];
+    const dir = await mkdtemp(join(tmp, "pandoc-call-"));
+    try {
+      const outName = `${stem(file.name)}.${writer.ext}`;
+      const outPath = join(dir, outName);
+      const args = ["--from", reader, "--to", to, "--output", outPath, "--resource-path", dir];
+      if (writer.text || sandboxAll) args.push("--sandbox");
+      if (to === "epub") args.push("--metadata", `title=${stem(file.name)}`);
+      args.push(file.path);
+      try {
+        await run(pandoc, args, {
+          cwd: dir,
+          timeout: timeoutMs,
+          killSignal: "SIGKILL",
+          maxBuffer: 1024 * 1024,
+        });
+      } catch (cause) {
+        const failure = cause as { killed?: boolean; signal?: string; stderr?: string };
+        if (failure.killed || failure.signal === "SIGKILL") {
+          throw new FileBridgeError("TIMEOUT", `pandoc took longer than ${timeoutMs} ms`, { cause });
+        }
+        const detail = (failure.stderr ?? "")
+          .split("\n")[0]
+          ?.replaceAll(dir, ".")
+          .replaceAll(file.path, file.name);
+        throw new FileBridgeError("INVALID_INPUT", `pandoc could not convert ${file.name}: ${detail}`, {
+          cause,
+        });
+      }
+      const size = (await stat(outPath)).size;
+      if (writer.text && size <= maxInlineText) {
+        const text = await readFile(outPath, "utf8");
+        return {
+          content: [{ type: "text" as const, text }],
+          structuredContent: { format: to, name: outName, size },
+        };
+      }
+      const captured = await pieces.artifacts.capture({ scope, path: outPath, name: outName });
+      return {
+        content: [{ type: "text" as const, text: `Converted ${file.name} to ${to}.` }, ...captured.content],
+        structuredContent: { format: to, name: outName, size, uri: captured.uri, ...captured._meta },
+        _meta: captured._meta,
+      };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  const toSchema = z.enum(WRITER_NAMES).describe("Output format");
+  const fromSchema = z
+    .string()
+    .regex(/^[a-z_+-]{2,40}$/)
+    .optional()
+    .describe("Input format (pandoc reader); guessed from the extension");
+
+  function createServerWith(pieces: Pieces): McpServer {
+    const server = new McpServer({ name: "pandoc-converter", version: "1.0.0" });
+    registry.attach(server);
+    pieces.uploads?.attach(server);
+
+    server.registerTool(
+      "convert-contents",
+      {
+        description: "Converts a document at a path inside the server's allowed folders.",
+        inputSchema: {
+          input_path: z.string().min(1).describe("Path of the document"),
+          to: toSchema,
+          from: fromSchema,
+        },
+      },
+      pathBridge.withFiles(
+        async ({ input_path, to, from }, extra) => {
+          try {
+            return await convert(input_path, to, from, defaultScope(extra), pieces);
+          } catch (error) {
+            return toToolErrorResult(error);
+          }
+        },
+        { fields: ["input_path"], pass: "file" },
+      ),
+    );
+
+    server.registerTool(
+      "convert-contents-base64",
+      {
+        description: "Converts a document sent inline: base64 content plus its file name, or a data URL.",
+        inputSchema: {
+          filename: z.string().min(1).optional().describe("File name with extension, e.g. report.docx"),
+          content_base64: z.string().min(1).describe("The document, base64-encoded, or a data: URL"),
+          to: toSchema,
+          from: fromSchema,
+        },
+      },
+      async ({ filename, content_base64, to, from }, extra) => {
+        try {
+          const scope = defaultScope(extra);
+          const isDataUrl = content_base64.startsWith("data:");
+          if (!isDataUrl && !filename) {
+            throw new FileBridgeError("INVALID_INPUT", "filename is required with base64 content");
+          }
+          const input = isDataUrl ? content_base64 : { filename, content_base64 };
+          const file = await inlineBridge.resolve(input, {
+            scope,
+            ...(isDataUrl && filename ? { name: filename } : {}),
+          });
+          try {
+            return await convert(file, to, from, scope, pieces);
+          } finally {
+            await file.dispose();
+          }
+        } catch (error) {
+          return toToolErrorResult(error);
+        }
+      },
+    );
+
+    server.registerTool(
+      "convert-document-resource",
+      {
+        description:
+          "Converts a document this server already has: a resource URI (file://uploads/…, artifact://…) or an upload handle (upload://…).",
+        inputSchema: {
+          uri: z.string().min(1).describe("Resource URI or upload handle"),
+          to: toSchema,
+          from: fromSchema,
+        },
+      },
+      resourceBridge.withFiles(
+        async ({ uri, to, from }, extra) => {
+          try {
+            return await convert(uri, to, from, defaultScope(extra), pieces);
+          } catch (error) {
+            return toToolErrorResult(error);
+          }
+        },
+        { fields: ["uri"], pass: "file" },
+      ),
+    );
+    return server;
+  }
+
+  const base = { store, registry };
+  if (options.transport !== "http") {
+    const pieces: Pieces = { artifacts: new Artifacts({ store, registry }) };
+    const createServer = () => createServerWith(pieces);
+    if (options.transport === "stdio") await createServer().connect(new StdioServerTransport());
+    return { ...base, createServer, close: () => registry.close() };
+  }
+
+  // Over HTTP the minter needs the URL, known once listening; sessions only start after that.
+  let pieces: Pieces | undefined;
+  let files: ReturnType<typeof toNodeHandler> | undefined;
+  const createServer = () => createServerWith(pieces as Pieces);
+  const http = await serveHttp({
+    port: options.port ?? 0,
+    createServer,
+    routes: (req, res, next) => (files && req.url?.startsWith("/files/") ? files(req, res) : next()),
+  });
+  const minter = new SignedUrlMinter({ secret: randomBytes(32), baseUrl: http.url, state });
+  pieces = {
+    artifacts: new Artifacts({ store, registry, minter }),
+    uploads: new UploadHandleResolver({ store, minter, state, bridge: resourceBridge }),
+  };
+  files = toNodeHandler(
+    createFileRoutes({ store, minter, state, onStored: (file) => registry.register(file).then(() => {}) }),
+  );
+  return {
+    ...base,
+    createServer,
+    url: http.url,
+    mcpUrl: http.mcpUrl,
+    http,
+    async close() {
+      await http.close();
+      await registry.close();
+    },
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const http = process.argv.includes("--http");
+  const converter = await start({ transport: http ? "http" : "stdio", port: Number(process.env.PORT ?? 0) });
+  if (converter.mcpUrl)
+    console.log(`pandoc-converter listening on ${converter.url}\n  MCP endpoint: ${converter.mcpUrl}`);
+  else process.stderr.write("pandoc-converter on stdio\n");
+}
