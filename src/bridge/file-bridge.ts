@@ -121,7 +121,7 @@ export interface SweepOptions {
 /** The default size cap: 50 MiB. */
 export const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
 const DEFAULT_TIMEOUT: Duration = "30s";
-const DATA_CHUNK_BYTES = 1024 * 1024;
+const DATA_CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_DISK_NAME_BYTES = 200;
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 

@@ -1,7 +1,13 @@
 import { createHash, type Hash } from "node:crypto";
 import { type FileHandle, open } from "node:fs/promises";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
+
+/** How many bytes may wait for the disk before {@link TempFileWriter.write} waits too. */
+export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+/** Bytes hashed between two turns of the event loop. */
+const HASH_SLICE_BYTES = 128 * 1024;
 
 /** What a finished {@link TempFileWriter} knows about the bytes it wrote. */
 export interface WrittenFile {
@@ -12,13 +18,18 @@ export interface WrittenFile {
 }
 
 /**
- * Writes a new private file chunk by chunk while hashing it and enforcing a size cap. One write is
- * kept in flight while this thread hashes it and the caller produces the next chunk, so decoding and
- * hashing on the main thread overlap with disk writes on the thread pool.
+ * Writes a new private file chunk by chunk while hashing it and enforcing a size cap. Chunks queue
+ * behind the file's opening and each other's writes (up to {@link MAX_QUEUED_BYTES}), so decoding and
+ * hashing on this thread overlap with making the folder, opening the file and writing on the thread
+ * pool.
  */
 export class TempFileWriter {
   readonly #handle: Promise<FileHandle>;
   #hash: Hash = createHash("sha256");
+  /** Bytes handed to write() whose disk write has not finished. */
+  #queued = 0;
+  /** The first failed write, reported to the caller by the next write() or finish(). */
+  #failure: unknown;
   #position = 0;
   readonly #maxBytes: number;
   readonly #signal: AbortSignal | undefined;
@@ -54,12 +65,15 @@ export class TempFileWriter {
   }
 
   /**
-   * Adds a chunk: checks the cap (`FILE_TOO_LARGE`) and the signal (`ABORTED`), waits for the
-   * previous write, starts writing this one and hashes it meanwhile. The chunk must not be changed
-   * afterwards.
+   * Adds a chunk: checks the cap (`FILE_TOO_LARGE`), the signal (`ABORTED`) and earlier write
+   * failures, queues the chunk behind the writes already under way (the first one also waits for the
+   * file to be opened) and hashes it meanwhile. It waits only when more than
+   * {@link MAX_QUEUED_BYTES} are queued, so a producer can decode ahead while the folder is made and
+   * the file opened on the thread pool. The chunk must not be changed afterwards.
    */
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#signal?.aborted) throw new FileBridgeError("ABORTED", "the transfer was aborted");
+    if (this.#failure !== undefined) throw this.#failure;
     if (chunk.length === 0) return;
     const size = this.#size + chunk.length;
     if (size > this.#maxBytes) {
@@ -68,24 +82,36 @@ export class TempFileWriter {
       });
     }
     this.#size = size;
-    await this.#pending;
-    // Start the write first: the thread pool writes while this thread hashes the same bytes.
-    this.#pending = this.#writeAll(chunk);
-    // Surface a failed write on the next call instead of as an unhandled rejection.
-    this.#pending.catch(() => {});
-    this.#hash.update(chunk);
+    this.#queued += chunk.length;
+    const previous = this.#pending;
+    this.#pending = (async () => {
+      await previous;
+      await this.#writeAll(await this.#handle, chunk);
+      this.#queued -= chunk.length;
+    })();
+    // A failed write is reported by the next write() or by finish(), never as an unhandled rejection.
+    this.#pending.catch((error: unknown) => {
+      this.#failure ??= error;
+    });
+    // Hash in slices and let the event loop turn between them, so the thread pool's callbacks (the
+    // folder made, the file opened, a write done) are serviced at once and the next write starts
+    // while this thread is still hashing.
+    for (let offset = 0; offset < chunk.length; offset += HASH_SLICE_BYTES) {
+      await nextTurn();
+      this.#hash.update(chunk.subarray(offset, offset + HASH_SLICE_BYTES));
+    }
     if (this.#head.length < SNIFF_BYTES) {
       this.#head = Buffer.concat([
         this.#head,
         Buffer.from(chunk.subarray(0, SNIFF_BYTES - this.#head.length)),
       ]);
     }
+    if (this.#queued > MAX_QUEUED_BYTES) await this.#pending;
   }
 
-  async #writeAll(chunk: Uint8Array): Promise<void> {
+  async #writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
     let offset = 0;
     while (offset < chunk.length) {
-      const handle = await this.#handle;
       const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, this.#position);
       offset += bytesWritten;
       this.#position += bytesWritten;
@@ -99,6 +125,7 @@ export class TempFileWriter {
     this.#position = 0;
     this.#size = 0;
     this.#hash = createHash("sha256");
+    this.#queued = 0;
     this.#head = Buffer.alloc(0);
   }
 
