@@ -29,7 +29,7 @@ import {
 import { LocalResolvedFile } from "../internal/resolved-file.js";
 import { type HostPattern, parseHostPattern, safeFetch } from "../internal/safe-fetch.js";
 import { assertScope } from "../internal/scope.js";
-import { createCallDir, removeDir, sweepCallDirs } from "../internal/temp-dir.js";
+import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../internal/temp-dir.js";
 import { TempFileWriter } from "../internal/temp-file-writer.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileSourceKind, FileSourceResolver, ResolvedFile, ResolverResult } from "./types.js";
@@ -82,7 +82,12 @@ export interface FileBridgeOptions {
    * @default none: local paths are refused
    */
   roots?: string[];
-  /** Where per-call temp folders are made. @default join(os.tmpdir(), "mcp-file-bridge") */
+  /**
+   * Where per-call temp folders are made (created with mode 0700 if missing). On POSIX it must be
+   * private: owned by this user (or root) and not writable by anyone without the sticky bit, else
+   * resolving fails with `STORAGE_ERROR`.
+   * @default join(os.tmpdir(), "mcp-file-bridge")
+   */
   tmpDir?: string;
   /** Largest accepted file, in bytes (decoded size). @default 52428800 (50 MiB) */
   maxBytes?: number;
@@ -168,6 +173,12 @@ function tooLarge(size: number, limit: number): FileBridgeError {
   });
 }
 
+/** A resolver's own FileBridgeError passes through; anything else becomes `STORAGE_ERROR` (cause kept). */
+function resolverFailure(what: string, error: unknown): FileBridgeError {
+  if (isFileBridgeError(error)) return error;
+  return new FileBridgeError("STORAGE_ERROR", `${what} failed`, { cause: error });
+}
+
 function aborted(): FileBridgeError {
   return new FileBridgeError("ABORTED", "the resolution was aborted");
 }
@@ -236,7 +247,8 @@ export class FileBridge {
   readonly #allowEmpty: boolean;
   readonly #concurrency: number;
   readonly #resolvers: FileSourceResolver[] = [];
-  readonly #active = new Set<string>();
+  /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
+  readonly #active = ACTIVE_CALL_DIRS;
   readonly #now: () => number;
   readonly #https:
     | {
@@ -483,8 +495,8 @@ export class FileBridge {
 
   /**
    * Removes per-call temp folders left behind by a crashed process (their process id is gone) and
-   * any older than `olderThan`. Folders this bridge is using right now are kept. Returns how many
-   * folders were removed.
+   * any older than `olderThan`. Folders in use anywhere in this process (by any bridge) are kept.
+   * Returns how many folders were removed.
    *
    * @example
    * ```ts
@@ -536,7 +548,12 @@ export class FileBridge {
   async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
     if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
     // (1) registered resolvers
-    const resolver = this.#resolvers.find((candidate) => candidate.matches(input));
+    let resolver: FileSourceResolver | undefined;
+    try {
+      resolver = this.#resolvers.find((candidate) => candidate.matches(input));
+    } catch (error) {
+      throw resolverFailure("a resolver's matches()", error);
+    }
     if (resolver) {
       if (!this.#forms.resolver) throw this.#disabled(resolver.name);
       return this.#fromResolver(resolver, input, ctx);
@@ -572,6 +589,16 @@ export class FileBridge {
       } catch (error) {
         // (5) a string that is no file may still be base64, when that form is on.
         if (base64Candidate && isFileBridgeError(error, "NOT_FOUND")) return this.#fromBase64(input, ctx);
+        // Base64 may start with "/" (JPEG is "/9j/…"): an absolute "path" outside every root is tried
+        // as base64 too, and if it is not valid base64 either, the path refusal stands.
+        if (base64Candidate && isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots) {
+          try {
+            return await this.#fromBase64(input, ctx);
+          } catch (base64Error) {
+            if (isFileBridgeError(base64Error, "INVALID_BASE64")) throw error;
+            throw base64Error;
+          }
+        }
         throw error;
       }
     }
@@ -598,7 +625,6 @@ export class FileBridge {
     };
     if (content !== undefined) {
       const encoding = input.encoding ?? "base64";
-      if (isDataUrl(content)) return this.#fromDataUrl(content, inner, "object");
       if (encoding === "utf8" || encoding === "utf-8" || encoding === "text") {
         const size = Buffer.byteLength(content, "utf8");
         if (size > ctx.maxBytes) throw tooLarge(size, ctx.maxBytes);
@@ -613,6 +639,8 @@ export class FileBridge {
       if (encoding !== "base64") {
         throw new FileBridgeError("INVALID_INPUT", 'file.encoding must be "base64" or "utf8"');
       }
+      // Plain text (`encoding: "utf8"`) is taken literally above, even when it starts with "data:".
+      if (isDataUrl(content)) return this.#fromDataUrl(content, inner, "object");
       return this.#fromBase64(content, inner, "object");
     }
     const uri = firstString(input, ["uri", "url", "download_url"], "file");
@@ -728,10 +756,16 @@ export class FileBridge {
   }
 
   async #fromResolver(resolver: FileSourceResolver, input: string, ctx: CallContext): Promise<ResolvedFile> {
-    const result: ResolverResult | null = await resolver.resolve(input, {
-      scope: ctx.scope,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    let result: ResolverResult | null;
+    try {
+      result = await resolver.resolve(input, {
+        scope: ctx.scope,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } catch (error) {
+      if (ctx.signal?.aborted) throw aborted();
+      throw resolverFailure(`the ${resolver.name} resolver`, error);
+    }
     if (ctx.signal?.aborted) throw aborted();
     if (!result) throw new FileBridgeError("NOT_FOUND", `no such ${resolver.name}`, { data: { uri: input } });
     if (result.size !== undefined && result.size > ctx.maxBytes) throw tooLarge(result.size, ctx.maxBytes);

@@ -107,7 +107,7 @@ export async function resolveContainedPath(input: string, roots: readonly Root[]
   const inside = roots.some(
     (root) => isPathInside(candidate, root.resolved) || isPathInside(candidate, root.real),
   );
-  if (!inside) throw notAllowed("path is outside the allowed folders");
+  if (!inside) throw notAllowed("path is outside the allowed folders", { outsideRoots: true });
   let real: string;
   try {
     real = await realpath(candidate);

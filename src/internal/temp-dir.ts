@@ -1,28 +1,72 @@
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 
 /** Prefix of per-call temp folders: `call-<pid>-<random>`. */
 export const CALL_DIR_PREFIX = "call-";
 const CALL_DIR = /^call-(\d+)-[A-Za-z0-9]+$/;
 
 /**
+ * Per-call folders in use anywhere in this process: {@link createCallDir} adds, {@link removeDir}
+ * removes. Every `FileBridge` sweeps with it, so one bridge never removes a folder that another
+ * bridge (or an upload rewrite, or an artifact capture) is still using.
+ */
+export const ACTIVE_CALL_DIRS: Set<string> = new Set();
+
+/** Temp dirs already checked by {@link assertPrivateTmpDir} (a private folder stays private). */
+const checkedTmpDirs = new Set<string>();
+
+/**
+ * Refuses (`STORAGE_ERROR`) a temp dir that someone else could tamper with: one owned by another
+ * user (root excepted), or one anyone may write to without the sticky bit. Otherwise a local user
+ * who made `/tmp/mcp-file-bridge` first could swap call folders and so the files tools read. POSIX
+ * only; checked once per folder and process.
+ */
+export async function assertPrivateTmpDir(tmpDir: string): Promise<void> {
+  if (checkedTmpDirs.has(tmpDir) || typeof process.getuid !== "function") return;
+  const info = await stat(tmpDir);
+  const ownedByOther = info.uid !== process.getuid() && info.uid !== 0;
+  const openToAll = (info.mode & 0o002) !== 0 && (info.mode & 0o1000) === 0;
+  if (!info.isDirectory() || ownedByOther || openToAll) {
+    throw new FileBridgeError(
+      "STORAGE_ERROR",
+      "the temp folder is not private (owned by another user, or writable by anyone); set tmpDir",
+      { data: { reason: "tmpDir not private" } },
+    );
+  }
+  checkedTmpDirs.add(tmpDir);
+}
+
+/**
  * Makes a fresh private folder for one resolution under `tmpDir` (created with mode 0700 if
- * missing), named with this process id so a later sweep can tell whether its owner is still alive.
+ * missing; refused if it is not private, see {@link assertPrivateTmpDir}), named with this process
+ * id so a later sweep can tell whether its owner is still alive.
  */
 export async function createCallDir(tmpDir: string): Promise<string> {
   const prefix = join(tmpDir, `${CALL_DIR_PREFIX}${process.pid}-`);
-  try {
-    return await mkdtemp(prefix);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    await mkdir(tmpDir, { recursive: true, mode: 0o700 });
-    return mkdtemp(prefix);
+  if (checkedTmpDirs.has(tmpDir)) {
+    try {
+      return inUse(await mkdtemp(prefix));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      // The temp dir was removed meanwhile: whoever makes it again, check it again.
+      checkedTmpDirs.delete(tmpDir);
+    }
   }
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+  await assertPrivateTmpDir(tmpDir);
+  return inUse(await mkdtemp(prefix));
+}
+
+function inUse(dir: string): string {
+  ACTIVE_CALL_DIRS.add(dir);
+  return dir;
 }
 
 /** Removes a folder and everything in it; a missing folder is fine. */
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  ACTIVE_CALL_DIRS.delete(dir);
 }
 
 /** True when a process with this id exists (EPERM means it exists but is not ours). */

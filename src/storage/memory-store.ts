@@ -114,12 +114,18 @@ class ChunkSink extends Writable {
   }
 }
 
+/**
+ * The stored bytes from `start` to `end` (inclusive), as copies: a reader that changes the chunks it
+ * gets (some transforms work in place) must not change what is stored.
+ */
 function* sliceChunks(chunks: readonly Buffer[], start: number, end: number): Generator<Buffer> {
   let offset = 0;
   for (const chunk of chunks) {
     const chunkEnd = offset + chunk.byteLength; // exclusive
     if (chunkEnd > start && offset <= end) {
-      yield chunk.subarray(Math.max(0, start - offset), Math.min(chunk.byteLength, end - offset + 1));
+      yield Buffer.from(
+        chunk.subarray(Math.max(0, start - offset), Math.min(chunk.byteLength, end - offset + 1)),
+      );
     }
     if (chunkEnd > end) return;
     offset = chunkEnd;

@@ -1,7 +1,19 @@
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge, type FileBridgeOptions, parseSha256Digest } from "../../src/bridge/file-bridge.js";
@@ -586,5 +598,184 @@ describe("parseSha256Digest", () => {
     expect(parseSha256Digest(`sha256:${hex.toUpperCase()}`)).toBe(hex);
     expect(parseSha256Digest(`sha256-${Buffer.from(hex, "hex").toString("base64")}`)).toBe(hex);
     expect(() => parseSha256Digest("sha512-abc")).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+  });
+});
+
+describe("audit: media types", () => {
+  const magic: Array<[string, number[], string, string]> = [
+    ["PDF", [0x25, 0x50, 0x44, 0x46, 0x2d, 0x31, 0x2e, 0x37], "application/pdf", "file.pdf"],
+    ["PNG", [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0], "image/png", "file.png"],
+    ["JPEG", [0xff, 0xd8, 0xff, 0xe0, 0, 0x10], "image/jpeg", "file.jpg"],
+    ["GIF", [0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 1, 0], "image/gif", "file.gif"],
+    ["ZIP / DOCX", [0x50, 0x4b, 0x03, 0x04, 0x14, 0], "application/zip", "file.zip"],
+    ["GZIP", [0x1f, 0x8b, 0x08, 0, 0, 0], "application/gzip", "file.gz"],
+    ["unknown bytes", [0x00, 0x01, 0x02, 0x03], "application/octet-stream", "file"],
+  ];
+
+  it.each(magic)("sniffs %s when neither a type nor a name is given", async (_label, bytes, type, name) => {
+    const file = await bridge().resolve(`data:;base64,${Buffer.from(bytes).toString("base64")}`, { scope });
+    expect([file.mimeType, file.name]).toEqual([type, name]);
+    expect((await file.bytes()).equals(Buffer.from(bytes))).toBe(true);
+    await file.dispose();
+  });
+
+  it("prefers a valid declared type, then the name, then the bytes", async () => {
+    const pdf = Buffer.from("%PDF-1.7 body").toString("base64");
+    const b = bridge();
+    const cases: Array<[unknown, string]> = [
+      [`data:image/png;name=a.txt;base64,${pdf}`, "image/png"], // declared wins over name and bytes
+      [`data:;name=a.txt;base64,${pdf}`, "text/plain"], // name wins over bytes
+      [{ name: "a.csv", content: pdf, mimeType: "not a type" }, "text/csv"], // invalid declared: name
+      [{ name: "noext", content: pdf, mimeType: "application/octet-stream" }, "application/pdf"],
+    ];
+    for (const [input, type] of cases) {
+      const file = await b.resolve(input, { scope });
+      expect(file.mimeType).toBe(type);
+      await file.dispose();
+    }
+  });
+
+  it("sniffs local files without a known extension", async () => {
+    await writeFile(join(root, "scan"), Buffer.from([0xff, 0xd8, 0xff, 0xdb, 1, 2]));
+    const file = await bridge().resolve("scan", { scope });
+    expect(file.mimeType).toBe("image/jpeg");
+    await file.dispose();
+  });
+});
+
+describe("audit: object content", () => {
+  it("takes utf8 content literally even when it starts with data:", async () => {
+    const text = "data: first event, second field";
+    const file = await bridge().resolve({ name: "events.log", content: text, encoding: "utf8" }, { scope });
+    expect((await file.bytes()).toString("utf8")).toBe(text);
+    expect(file.size).toBe(Buffer.byteLength(text));
+    await file.dispose();
+    expect(await tempEntries()).toEqual([]);
+  });
+});
+
+describe("audit: bare base64 next to paths", () => {
+  it("decodes base64 that looks like an absolute path outside the roots (JPEG is /9j/…)", async () => {
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1]);
+    const b = bridge({ forms: { base64: true } });
+    const file = await b.resolve(jpeg.toString("base64"), { scope });
+    expect(jpeg.toString("base64").startsWith("/9j/")).toBe(true);
+    expect([file.source.kind, file.mimeType]).toEqual(["base64", "image/jpeg"]);
+    expect((await file.bytes()).equals(jpeg)).toBe(true);
+    await file.dispose();
+  });
+
+  it("keeps PATH_NOT_ALLOWED for an outside path that is not valid base64", async () => {
+    const b = bridge({ forms: { base64: true } });
+    expect(await codeOf(b.resolve("/etc/passwd", { scope }))).toBe("PATH_NOT_ALLOWED");
+    expect(await codeOf(b.resolve(join(base, "secret.txt"), { scope }))).toBe("PATH_NOT_ALLOWED");
+    // Without the base64 form the absolute path is refused as before.
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]).toString("base64");
+    expect(await codeOf(bridge().resolve(jpeg, { scope }))).toBe("PATH_NOT_ALLOWED");
+    expect(await tempEntries()).toEqual([]);
+  });
+});
+
+describe("audit: resolver failures", () => {
+  it("turns a resolver's own exception into STORAGE_ERROR (cause kept) and passes FileBridgeErrors", async () => {
+    const boom = new Error("database down at /internal/path");
+    const failing: FileSourceResolver = {
+      name: "ticket",
+      matches: (input) => input.startsWith("ticket:"),
+      resolve: async (input) => {
+        if (input === "ticket:forbidden") {
+          const { FileBridgeError } = await import("../../src/errors/file-bridge-error.js");
+          throw new FileBridgeError("FORBIDDEN", "not yours");
+        }
+        throw boom;
+      },
+    };
+    const b = bridge({ resolvers: [failing] });
+    try {
+      await b.resolve("ticket:1", { scope });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe("STORAGE_ERROR");
+      expect((error as Error).cause).toBe(boom);
+    }
+    expect(await codeOf(b.resolve("ticket:forbidden", { scope }))).toBe("FORBIDDEN");
+    const badMatcher = bridge({
+      resolvers: [
+        {
+          name: "bad",
+          matches: () => {
+            throw new Error("regex blew up");
+          },
+          resolve: async () => null,
+        },
+      ],
+    });
+    expect(await codeOf(badMatcher.resolve("data:,x", { scope }))).toBe("STORAGE_ERROR");
+    expect(await tempEntries()).toEqual([]);
+  });
+});
+
+describe("audit: resolveAll concurrency and disposal", () => {
+  it("never runs more than `concurrency` resolutions at once", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow: FileSourceResolver = {
+      name: "slow",
+      matches: (input) => input.startsWith("slow:"),
+      resolve: async (input) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+        return {
+          name: "s.txt",
+          open: async () => {
+            inFlight--;
+            return Readable.from([Buffer.from(input)]);
+          },
+        };
+      },
+    };
+    const files = await bridge({ resolvers: [slow], concurrency: 3 }).resolveAll(
+      Array.from({ length: 10 }, (_, i) => `slow:${i}`),
+      { scope },
+    );
+    expect(most).toBe(3);
+    expect(await Promise.all(files.map(async (f) => (await f.bytes()).toString()))).toEqual(
+      Array.from({ length: 10 }, (_, i) => `slow:${i}`),
+    );
+    await Promise.all(files.map((f) => f.dispose()));
+    expect(await tempEntries()).toEqual([]);
+  });
+
+  it("Symbol.asyncDispose removes the temp folder like dispose()", async () => {
+    const file = await bridge().resolve("data:text/plain;name=a.txt,hello", { scope });
+    expect(await tempEntries()).toHaveLength(1);
+    await file[Symbol.asyncDispose]();
+    expect(await tempEntries()).toEqual([]);
+    {
+      await using scoped = await bridge().resolve("data:,bye", { scope });
+      expect((await readFile(scoped.path)).toString()).toBe("bye");
+    }
+    expect(await tempEntries()).toEqual([]);
+  });
+});
+
+describe("audit: temp folders", () => {
+  it("one bridge's sweep keeps a folder another bridge is still using", async () => {
+    const user = bridge();
+    const sweeper = bridge();
+    const file = await user.resolve("data:,in use", { scope });
+    const old = new Date(Date.now() - 5 * 3_600_000);
+    await utimes(dirname(file.path), old, old);
+    expect(await sweeper.sweep({ olderThan: "1h" })).toBe(0);
+    expect((await readFile(file.path)).toString()).toBe("in use");
+    await file.dispose();
+  });
+
+  it("refuses a temp dir anyone can write to (no sticky bit) with STORAGE_ERROR", async () => {
+    await mkdir(tmp, { recursive: true });
+    await chmod(tmp, 0o777);
+    expect(await codeOf(bridge().resolve("data:,x", { scope }))).toBe("STORAGE_ERROR");
+    expect(await tempEntries()).toEqual([]);
   });
 });

@@ -1,8 +1,14 @@
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createCallDir, isProcessAlive, sweepCallDirs } from "../../src/internal/temp-dir.js";
+import {
+  ACTIVE_CALL_DIRS,
+  createCallDir,
+  isProcessAlive,
+  removeDir,
+  sweepCallDirs,
+} from "../../src/internal/temp-dir.js";
 
 let base: string;
 beforeEach(async () => {
@@ -54,5 +60,40 @@ describe("temp dirs", () => {
     expect(
       await sweepCallDirs(join(base, "missing"), { olderThanMs: 1, now: Date.now(), active: new Set() }),
     ).toBe(0);
+  });
+
+  it("makes a missing temp dir private (0700) and tracks call folders while they exist", async () => {
+    const tmp = join(base, "fresh");
+    const dir = await createCallDir(tmp);
+    expect((await stat(tmp)).mode & 0o777).toBe(0o700);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect(ACTIVE_CALL_DIRS.has(dir)).toBe(true);
+    await removeDir(dir);
+    expect(ACTIVE_CALL_DIRS.has(dir)).toBe(false);
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it.skipIf(typeof process.getuid !== "function")(
+    "refuses a temp dir writable by anyone without the sticky bit; accepts it with the bit",
+    async () => {
+      const open = join(base, "open");
+      await mkdir(open);
+      await chmod(open, 0o777);
+      await expect(createCallDir(open)).rejects.toMatchObject({ code: "STORAGE_ERROR" });
+      expect(await readdir(open)).toEqual([]);
+      const sticky = join(base, "sticky");
+      await mkdir(sticky);
+      await chmod(sticky, 0o1777);
+      const dir = await createCallDir(sticky);
+      await removeDir(dir);
+    },
+  );
+
+  it.skipIf(process.getuid?.() !== 0)("refuses a temp dir owned by another user (run as root)", async () => {
+    const foreign = join(base, "foreign");
+    await mkdir(foreign, { mode: 0o755 });
+    await chown(foreign, 12345, 12345);
+    await expect(createCallDir(foreign)).rejects.toMatchObject({ code: "STORAGE_ERROR" });
+    expect(await readdir(foreign)).toEqual([]);
   });
 });

@@ -156,6 +156,19 @@ export function runFileStoreSuite(label: string, makeStore: MakeFileStore): void
         expect((await readAll(await store.read(scope, file.id))).equals(Buffer.alloc(1000, 1))).toBe(true);
       });
 
+      it("hands out copies on read: changing a read chunk does not change stored data", async () => {
+        const bytes = randomBytes(200_000);
+        const file = await store.put(bytes, { scope, name: "mutable.bin" });
+        for await (const chunk of (await store.read(scope, file.id)) as Readable) (chunk as Buffer).fill(0);
+        for await (const chunk of (await store.read(scope, file.id, {
+          start: 10,
+          end: 99_999,
+        })) as Readable) {
+          (chunk as Buffer).fill(0);
+        }
+        expect((await readAll(await store.read(scope, file.id))).equals(bytes)).toBe(true);
+      });
+
       it("stores empty files", async () => {
         const file = await store.put(new Uint8Array(0), { scope, name: "empty.txt" });
         expect(file.size).toBe(0);
