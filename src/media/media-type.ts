@@ -38,8 +38,9 @@ export interface MediaType {
  * ```
  */
 export function parseMediaType(value: unknown): MediaType | null {
-  if (typeof value !== "string" || value.length > 255) return null;
-  const [head = "", ...rest] = value.split(";");
+  if (typeof value !== "string" || value.length > 1024) return null;
+  const semicolon = value.indexOf(";");
+  const head = semicolon < 0 ? value : value.slice(0, semicolon);
   const slash = head.indexOf("/");
   if (slash < 0) return null;
   const type = head.slice(0, slash).trim().toLowerCase();
@@ -48,16 +49,48 @@ export function parseMediaType(value: unknown): MediaType | null {
     .trim()
     .toLowerCase();
   if (!TOKEN.test(type) || !TOKEN.test(subtype)) return null;
-  const parameters: Record<string, string> = {};
-  for (const part of rest) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    const key = part.slice(0, eq).trim().toLowerCase();
-    let val = part.slice(eq + 1).trim();
-    if (val.startsWith('"') && val.endsWith('"') && val.length >= 2) val = val.slice(1, -1);
-    if (TOKEN.test(key) && !(key in parameters)) parameters[key] = val;
-  }
+  const parameters = semicolon < 0 ? {} : parseParameters(value, semicolon);
   return { essence: `${type}/${subtype}`, type, subtype, parameters };
+}
+
+/**
+ * Parses `; name=value` pairs from `position` on (RFC 9110 §5.6.6): values are tokens or quoted
+ * strings with backslash escapes, so a quoted `;` stays inside its value. A malformed pair is skipped
+ * up to the next `;`, and the first of repeated names wins.
+ */
+function parseParameters(input: string, position: number): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  let i = position;
+  while (i < input.length) {
+    i++; // past ";"
+    while (input[i] === " " || input[i] === "\t") i++;
+    const eq = input.indexOf("=", i);
+    const next = input.indexOf(";", i);
+    if (eq < 0 || (next >= 0 && next < eq)) {
+      i = next < 0 ? input.length : next;
+      continue;
+    }
+    const name = input.slice(i, eq).trim().toLowerCase();
+    i = eq + 1;
+    let val = "";
+    if (input[i] === '"') {
+      i++;
+      while (i < input.length && input[i] !== '"') {
+        if (input[i] === "\\" && i + 1 < input.length) i++;
+        val += input[i];
+        i++;
+      }
+      i++; // past the closing quote
+      const rest = input.indexOf(";", i);
+      i = rest < 0 ? input.length : rest;
+    } else {
+      const end = input.indexOf(";", i);
+      val = input.slice(i, end < 0 ? input.length : end).trim();
+      i = end < 0 ? input.length : end;
+    }
+    if (TOKEN.test(name) && !(name in parameters)) parameters[name] = val;
+  }
+  return parameters;
 }
 
 /** The media type a file name suggests (`report.pdf` → `application/pdf`), or `null`. *
@@ -136,7 +169,9 @@ export function chooseMediaType(declared: unknown, name: string, head?: Uint8Arr
 export function normalizeMediaType(value: string): string {
   const parsed = parseMediaType(value);
   if (!parsed) return OCTET_STREAM;
-  const params = Object.entries(parsed.parameters).map(([key, val]) => `; ${key}=${val}`);
+  const params = Object.entries(parsed.parameters).map(
+    ([key, val]) => `; ${key}=${TOKEN.test(val) ? val : `"${val.replace(/["\\]/g, "\\$&")}"`}`,
+  );
   return parsed.essence + params.join("");
 }
 
