@@ -71,6 +71,7 @@ export type {
   AttachOptions,
   AuthorizeFunction,
   AuthorizeRequest,
+  DownloadClaimsFunction,
   DownloadUrlMinter,
   FileLinkInfo,
   FileLinkResult,

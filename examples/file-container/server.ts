@@ -7,13 +7,13 @@
  *   answers `text/uri-list` with a signed download URL valid for 5 minutes.
  * - `GET /files/download/{token}` streams the file; each whole-file download that completed charges
  *   2 credits and records an activity event plus a usage row with the caller's key id in an
- *   append-only JSON-lines ledger (see usage-ledger.ts for why that store).
+ *   append-only JSON-lines ledger (see usage-ledger.ts for why that store). The key id is signed into
+ *   the URL by the registry's `downloadClaims` and read back, verified, from `DownloadEvent.claims`.
  * - Tools: `search` (matches with `resource_link`s to their files) and `navigate` (a file's chunks and
  *   its link).
  *
  *   npx tsx examples/file-container/server.ts   # prints the URL, the demo keys and the ledger path
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,7 +22,6 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
-import { decodeJwt } from "jose";
 import { z } from "zod";
 import {
   createFileRoutes,
@@ -145,15 +144,24 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
   );
   const store = fsStore(options.dataDir ?? (await mkdtemp(join(tmpdir(), "mcp-file-container-"))));
 
-  /** The caller of the MCP request being handled (its key id goes into the signed URLs it is shown). */
-  const caller = new AsyncLocalStorage<{ keyId: string }>();
-  const containerOf = (extra: ScopeSource): string => {
-    const grant = grants.get(bearer(extra.requestInfo?.headers?.authorization) ?? "");
+  const grantOf = (extra: ScopeSource | undefined): ApiKeyGrant => {
+    const grant = grants.get(bearer(extra?.requestInfo?.headers?.authorization) ?? "");
     if (!grant) throw new FileBridgeError("FORBIDDEN", "unknown API key");
-    return grant.container;
+    return grant;
   };
+  const containerOf = (extra: ScopeSource): string => grantOf(extra).container;
 
-  let minter: SignedUrlMinter | undefined; // built once the port is known
+  let http: RunningHttpServer | undefined;
+  const minter = new SignedUrlMinter({
+    secret: randomBytes(32),
+    // The port is known only once the server listens; the function is asked at each mint.
+    baseUrl: () => {
+      if (!http) throw new FileBridgeError("STORAGE_ERROR", "not listening yet");
+      return http.url;
+    },
+    ttl: "5m",
+    ...(options.now ? { now: options.now } : {}),
+  });
   const registry = new ResourceRegistry({
     store,
     templates: [
@@ -167,15 +175,9 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
     listMode: "none",
     scope: containerOf,
     maxInlineBytes: 0, // every read answers with a signed URL (text/uri-list), never the bytes
-    minter: {
-      downloadUrl: (file) => {
-        if (!minter) throw new FileBridgeError("STORAGE_ERROR", "not listening yet");
-        return minter.downloadUrl(file, {
-          ttl: "5m",
-          claims: { key: caller.getStore()?.keyId ?? "unknown" },
-        });
-      },
-    },
+    minter,
+    // The id of the key that is shown a link is signed into it; onDownload charges that key.
+    downloadClaims: (_file, extra) => ({ key: keyFingerprint(grantOf(extra).key) }),
     ...(options.now ? { now: options.now } : {}),
   });
   const bridge = new FileBridge({
@@ -199,9 +201,7 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
   }
 
   async function charge(event: DownloadEvent): Promise<void> {
-    const keyId = String(
-      (decodeJwt(event.token).ext as Record<string, unknown> | undefined)?.key ?? "unknown",
-    );
+    const keyId = String(event.claims.key ?? "unknown");
     const at = new Date().toISOString();
     const base = { keyId, container: event.scope, fileId: event.file.id, at };
     const whole = event.range === undefined || event.bytes === event.file.size;
@@ -257,7 +257,7 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
                 if (matches.length >= limit) break;
               }
               stream.destroy();
-              if (found) linked.push(...(await registry.link(file, { scope: container })).content);
+              if (found) linked.push(...(await registry.link(file, { scope: container, extra })).content);
             }
             cursor = page.nextCursor;
           } while (cursor !== undefined && matches.length < limit);
@@ -310,7 +310,7 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
           const id = registry.parseUri(uri)?.id;
           const stored = id ? await store.head(container, id) : null;
           if (!stored) throw new FileBridgeError("NOT_FOUND", "the file is gone", { data: { uri } });
-          const link = await registry.link(stored, { scope: container });
+          const link = await registry.link(stored, { scope: container, extra });
           return {
             content: [
               ...chunks.map((c) => ({
@@ -329,13 +329,13 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
     return server;
   }
 
-  let files: ReturnType<typeof toNodeHandler> | undefined;
-  const http = await serveHttp({
+  const files = toNodeHandler(createFileRoutes({ store, minter, onDownload: charge }));
+  const running = await serveHttp({
     port: options.port ?? 0,
     createServer,
     routes: (req, res, next) => {
       const path = new URL(req.url ?? "/", "http://localhost").pathname;
-      if (path.startsWith("/files/") && files) return files(req, res);
+      if (path.startsWith("/files/")) return files(req, res);
       const grant = grants.get(bearer(req.headers.authorization) ?? "");
       if (path === "/api/usage" && req.method === "GET") {
         if (!grant)
@@ -349,40 +349,31 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
         );
         return;
       }
-      if (path === "/mcp") {
-        if (!grant) {
-          req.resume();
-          res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" });
-          res.end(
-            JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Unauthorized" }, id: null }),
-          );
-          return;
-        }
-        caller.run({ keyId: keyFingerprint(grant.key) }, next);
+      if (path === "/mcp" && !grant) {
+        req.resume();
+        res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" });
+        res.end(
+          JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Unauthorized" }, id: null }),
+        );
         return;
       }
       next();
     },
   });
-  minter = new SignedUrlMinter({
-    secret: randomBytes(32),
-    baseUrl: http.url,
-    ...(options.now ? { now: options.now } : {}),
-  });
-  files = toNodeHandler(createFileRoutes({ store, minter, onDownload: charge }));
+  http = running;
 
   return {
-    url: http.url,
-    mcpUrl: http.mcpUrl,
+    url: running.url,
+    mcpUrl: running.mcpUrl,
     keys,
     keyIdOf: keyFingerprint,
     ledger,
     store,
     registry,
     files: seeded,
-    http,
+    http: running,
     async close() {
-      await http.close();
+      await running.close();
       await registry.close();
       await store.close?.();
       await ledger.close();

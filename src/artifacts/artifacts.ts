@@ -15,7 +15,7 @@ import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/ty
 export interface ArtifactUrlMinter {
   downloadUrl(
     file: Pick<StoredFile, "scope" | "id">,
-    options?: { ttl?: Duration },
+    options?: { ttl?: Duration; claims?: Record<string, string | number | boolean> },
   ): Promise<{ url: string; expiresAt: number }>;
 }
 
@@ -25,6 +25,8 @@ export interface ArtifactRegistry {
   add(source: PutSource, options: PutOptions): Promise<StoredFile>;
   /** The resource URI of a stored file. */
   uriFor(file: StoredFile): string;
+  /** Deletes and unregisters a file (used when a capture fails after storing). */
+  remove?(scope: string, id: string): Promise<unknown>;
 }
 
 /**
@@ -65,6 +67,20 @@ export interface ArtifactsOptions {
    */
   maxBytes?: number;
   /**
+   * Extra claims signed into each artifact's download URL, e.g. the id of the API key to charge:
+   * `(file, extra) => ({ key: keyIdOf(extra) })`. `extra` is the tool call's `extra` (passed by
+   * {@link Artifacts.withArtifacts}, or given to `capture({ extra })`), else `undefined`. The download
+   * route's `onDownload` receives them, verified, as `claims`. Signed, not encrypted.
+   * @default none (no extra claims)
+   */
+  downloadClaims?: (
+    file: StoredFile,
+    extra: ScopeSource | undefined,
+  ) =>
+    | Record<string, string | number | boolean>
+    | undefined
+    | Promise<Record<string, string | number | boolean> | undefined>;
+  /**
    * Derives the caller's scope in {@link Artifacts.withArtifacts}.
    * @default defaultScope (session id, else auth client id, else "default")
    */
@@ -102,6 +118,8 @@ export interface CaptureInput {
   metadata?: Record<string, string>;
   /** Aborts the capture; nothing is stored. */
   signal?: AbortSignal;
+  /** The tool call's `extra`, handed to {@link ArtifactsOptions.downloadClaims}. @default undefined */
+  extra?: ScopeSource;
 }
 
 /**
@@ -198,6 +216,7 @@ export class Artifacts {
   readonly #registry: ArtifactRegistry | undefined;
   readonly #ttlSeconds: number;
   readonly #downloadTtl: Duration | undefined;
+  readonly #downloadClaims: ArtifactsOptions["downloadClaims"];
   readonly #maxBytes: number;
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
@@ -224,6 +243,9 @@ export class Artifacts {
     if (options.scope !== undefined && typeof options.scope !== "function") {
       throw invalidOption("scope", "must be a function");
     }
+    if (options.downloadClaims !== undefined && typeof options.downloadClaims !== "function") {
+      throw invalidOption("downloadClaims", "must be a function");
+    }
     if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
       throw invalidOption("tmpDir", "must be a non-empty path");
     }
@@ -232,6 +254,7 @@ export class Artifacts {
     this.#registry = registry;
     this.#ttlSeconds = ttlMs / 1000;
     this.#downloadTtl = options.downloadTtl;
+    this.#downloadClaims = options.downloadClaims;
     this.#maxBytes = maxBytes;
     this.#scope = options.scope ?? defaultScope;
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
@@ -309,12 +332,23 @@ export class Artifacts {
       ? await this.#registry.add(source, putOptions)
       : await this.#store.put(source, putOptions);
     const uri = this.#registry ? this.#registry.uriFor(file) : defaultArtifactUri(file);
-    const download = this.#minter
-      ? await this.#minter.downloadUrl(
-          file,
-          this.#downloadTtl === undefined ? {} : { ttl: this.#downloadTtl },
-        )
-      : undefined;
+    let download: { url: string; expiresAt: number } | undefined;
+    if (this.#minter) {
+      try {
+        const claims = await this.#downloadClaims?.(file, input.extra);
+        download = await this.#minter.downloadUrl(file, {
+          ...(this.#downloadTtl === undefined ? {} : { ttl: this.#downloadTtl }),
+          ...(claims === undefined ? {} : { claims }),
+        });
+      } catch (error) {
+        // A capture that fails leaves nothing stored.
+        await (this.#registry?.remove
+          ? this.#registry.remove(file.scope, file.id)
+          : this.#store.delete(file.scope, file.id)
+        ).catch(() => undefined);
+        throw error;
+      }
+    }
 
     const link: ResourceLink = {
       type: "resource_link",
@@ -389,6 +423,7 @@ export class Artifacts {
             ...(options.mimeType !== undefined ? { mimeType: options.mimeType } : {}),
             ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
             ...(signal instanceof AbortSignal ? { signal } : {}),
+            ...(extra !== undefined && extra !== null ? { extra: extra as ScopeSource } : {}),
           });
         } catch (error) {
           if (isFileBridgeError(error)) return toToolErrorResult(error);

@@ -64,7 +64,8 @@ export interface FileRoutesRegistry {
  *
  * @example
  * ```ts
- * const onDownload = ({ scope, file, bytes }: DownloadEvent) => log.info({ scope, id: file.id, bytes });
+ * const onDownload = ({ scope, file, bytes, claims }: DownloadEvent) =>
+ *   usage.charge({ key: String(claims.key), scope, id: file.id, bytes }); // claims: signed at mint time
  * ```
  */
 export interface DownloadEvent {
@@ -76,6 +77,12 @@ export interface DownloadEvent {
   bytes: number;
   /** The token the download used. */
   token: string;
+  /**
+   * The verified extra claims signed into the token at mint time (`{}` when none): e.g. the API key
+   * id to charge, put there with `minter.downloadUrl(file, { claims })` or the registry's
+   * `downloadClaims` option. Authentic: they come from a token whose signature was checked.
+   */
+  claims: Record<string, string | number | boolean>;
   /** The range that was sent, when the request asked for one. */
   range?: { start: number; end: number };
 }
@@ -192,7 +199,9 @@ export interface FileRoutesOptions {
    */
   registry?: FileRoutesRegistry;
   /**
-   * Sees unexpected errors (answered as 500 `STORAGE_ERROR` without details) and hook failures.
+   * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
+   * without details, and storage failures during an upload, with the original error as `cause`)
+   * and hook failures.
    * @default undefined (ignored)
    */
   onError?: (error: unknown) => void;
@@ -247,6 +256,8 @@ const MAX_FORM_FIELDS = 64;
  * Routes (with the default base path `/files`):
  * - `GET|HEAD /files/download/{token}`: streams a stored file (ranges, ETag, safe disposition).
  * - `POST|PUT /files/upload/{token}`: multipart (one or many files) or a raw body; all-or-nothing.
+ *   Optional digests: `sha256` form fields, one per file part in file order (empty skips a file),
+ *   or `X-Content-SHA256` / `?sha256=` for a raw body.
  * - `POST|PUT /files/scopes/{scope}/files/{name}`: direct upload for trusted callers (`authorize`).
  *
  * @example
@@ -287,7 +298,8 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       }
       return undefined;
     } catch (error) {
-      if (!isFileBridgeError(error)) config.onError?.(error);
+      // Server-side failures (500s, including storage errors wrapped as STORAGE_ERROR) reach onError.
+      if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
       return errorResponse(error);
     }
   };
@@ -424,10 +436,12 @@ async function handleDownload(
   request: Request,
   token: string,
 ): Promise<Response> {
-  // A HEAD request sends no bytes, so it never uses up a single-use link.
+  // A single-use link is used up only when bytes are about to be sent: never by HEAD, a 304, a 416
+  // or a missing file. Without `consume` on the verifier, only a HEAD is kept from using it up.
+  const deferred = typeof config.minter.consume === "function";
   const claims = await config.minter.verify(token, {
     action: "download",
-    consume: request.method !== "HEAD",
+    consume: !deferred && request.method !== "HEAD",
   });
   const file = await config.store.head(claims.scope, claims.fileId);
   if (!file) throw new FileBridgeError("NOT_FOUND", "File not found");
@@ -483,13 +497,21 @@ async function handleDownload(
     range.kind === "partial" ? { start, end } : undefined,
   );
   if (!stream) throw new FileBridgeError("NOT_FOUND", "File not found");
+  if (deferred) {
+    try {
+      await config.minter.consume?.(claims);
+    } catch (error) {
+      stream.destroy();
+      throw error;
+    }
+  }
 
   let done = false;
   const finish = (bytes: number) => {
     if (done) return;
     done = true;
     if (!config.onDownload) return;
-    const event: DownloadEvent = { scope: file.scope, file, bytes, token };
+    const event: DownloadEvent = { scope: file.scope, file, bytes, token, claims: { ...claims.claims } };
     if (range.kind === "partial") event.range = { start, end };
     Promise.resolve()
       .then(() => config.onDownload?.(event))
@@ -815,7 +837,10 @@ function stageMultipart(
   return new Promise<StagedPart[]>((resolve, reject) => {
     const pending: Array<Promise<StagedFile>> = [];
     const active = new Set<BusboyFileStream>();
-    const digests: string[] = [];
+    // The n-th `sha256` field is the digest of the n-th file part (busboy emits parts in body order);
+    // an empty value means "no digest for this file". Any other count than one per file is refused,
+    // so a digest can never silently end up checked against the wrong file, or against none.
+    const digests: Array<string | undefined> = [];
     let failure: unknown;
     let parsed = false;
 
@@ -833,9 +858,15 @@ function stageMultipart(
         reject(new FileBridgeError("INVALID_REQUEST", "The form has no file part"));
         return;
       }
-      if (digests.length > staged.length) {
+      if (digests.length > 0 && digests.length !== staged.length) {
         await Promise.allSettled(staged.map((part) => part.abort()));
-        reject(new FileBridgeError("INVALID_REQUEST", "More sha256 fields than files"));
+        reject(
+          new FileBridgeError(
+            "INVALID_REQUEST",
+            `Got ${digests.length} sha256 fields for ${staged.length} files: send one per file, in file order (empty to skip one), or none`,
+            { data: { files: staged.length, digests: digests.length } },
+          ),
+        );
         return;
       }
       resolve(staged.map((part, index) => ({ staged: part, sha256: digests[index] })));
@@ -876,7 +907,7 @@ function stageMultipart(
     parser.on("field", (field, value) => {
       if (field !== "sha256") return;
       try {
-        digests.push(declaredSha256(value, "sha256") as string);
+        digests.push(value.trim() === "" ? undefined : declaredSha256(value, "sha256"));
       } catch (error) {
         fail(error);
       }

@@ -19,6 +19,7 @@ import { Mutex } from "async-mutex";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver, ResolverResult } from "../bridge/types.js";
 import { FileBridgeError, isFileBridgeError, toJsonRpcError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName } from "../internal/file-name.js";
 import { isId } from "../internal/ids.js";
 import { assertScope, MAX_SCOPE_LENGTH } from "../internal/scope.js";
@@ -101,9 +102,33 @@ export interface ResourceTemplateOptions {
  * ```
  */
 export interface DownloadUrlMinter {
-  /** A short-lived URL that downloads `file`, and when it expires (ms since the epoch). */
-  downloadUrl(file: StoredFile): Promise<{ url: string; expiresAt: number }>;
+  /**
+   * A short-lived URL that downloads `file`, and when it expires (ms since the epoch). `claims` are
+   * extra data to sign into the URL (from {@link ResourceRegistryOptions.downloadClaims}).
+   */
+  downloadUrl(
+    file: StoredFile,
+    options?: { claims?: Record<string, string | number | boolean> },
+  ): Promise<{ url: string; expiresAt: number }>;
 }
+
+/**
+ * Extra claims to sign into a download URL the registry mints. `extra` is the MCP request's `extra`
+ * (for `resources/read`), or `LinkOptions.extra` for {@link ResourceRegistry.link} (`undefined` when
+ * not given). The download route hands the verified claims to its `onDownload` hook as `claims`.
+ *
+ * @example
+ * ```ts
+ * const downloadClaims: DownloadClaimsFunction = (file, extra) => ({ key: keyIdOf(extra) });
+ * ```
+ */
+export type DownloadClaimsFunction = (
+  file: StoredFile,
+  extra: ScopeSource | undefined,
+) =>
+  | Record<string, string | number | boolean>
+  | undefined
+  | Promise<Record<string, string | number | boolean> | undefined>;
 
 /**
  * What {@link AuthorizeFunction} is told about the caller.
@@ -184,12 +209,28 @@ export interface ResourceRegistryOptions {
   /** Mints download URLs for links and for files too large to inline. @default none */
   minter?: DownloadUrlMinter;
   /**
+   * Extra claims signed into every download URL the registry mints (reads over `maxInlineBytes`,
+   * `link()`), e.g. the id of the API key to charge: `(file, extra) => ({ key: keyIdOf(extra) })`.
+   * The download route's `onDownload` receives them, verified, as `claims`. Signed, not encrypted.
+   * @default none (no extra claims)
+   */
+  downloadClaims?: DownloadClaimsFunction;
+  /**
    * How long changes are collected before `notifications/resources/list_changed` and
    * `notifications/resources/updated` go out (milliseconds), so a burst sends one notification.
    * @default 10
    */
   notifyDelayMs?: number;
-  /** Clock, ms since the epoch, used to hide expired files from lists. @default Date.now */
+  /**
+   * How long the in-memory index of a scope (ids and names of its files, never bytes) is kept
+   * after its last use once no attached session belongs to the scope. It is then dropped and
+   * reloaded from the store on next use, so memory follows the active scopes, not every scope ever
+   * seen. Seconds or a string like `"10m"`; `false` keeps every index for the registry's lifetime.
+   * Idle scopes are dropped during registry activity (no timer runs).
+   * @default "10m"
+   */
+  indexIdleTimeout?: Duration | false;
+  /** Clock, ms since the epoch, used to hide expired files from lists and to age idle indexes. @default Date.now */
   now?: () => number;
 }
 
@@ -204,7 +245,10 @@ export interface ResourceRegistryOptions {
 export interface AttachOptions {
   /**
    * The scope of the session this server serves, when it is known up front. Otherwise it is
-   * learned from the requests the registry handles and from the transport's session id.
+   * learned from the transport's session id (through the `scope` function) and from each
+   * `resources/*` request the session sends. Set it when the scope function reads a header
+   * (`X-Chat-Id`): until the session's first `resources/*` request, the registry cannot know the
+   * session's scope and sends it no `list_changed`. Attaching again adds another scope.
    * @default learned
    */
   scope?: string;
@@ -282,6 +326,11 @@ export interface FileLinkResult {
 export interface LinkOptions {
   /** The caller's scope; another scope's file is `NOT_FOUND` unless `authorize` allows it. */
   scope?: string;
+  /**
+   * The tool call's `extra`, handed to {@link ResourceRegistryOptions.downloadClaims}.
+   * @default undefined
+   */
+  extra?: ScopeSource;
 }
 
 /**
@@ -320,8 +369,8 @@ interface Attachment {
   readonly mcp?: McpServer;
   /** Scopes learned from requests, or given to `attach`. */
   readonly scopes: Set<string>;
-  /** `${scope}\n${uri}` keys. */
-  readonly subscriptions: Set<string>;
+  /** `${scope}\n${canonical uri}` → the URI as the client sent it (notifications echo it). */
+  readonly subscriptions: Map<string, string>;
   connected: boolean;
 }
 
@@ -490,11 +539,16 @@ export class ResourceRegistry {
   private readonly maxInlineBytes: number;
   private readonly textTypes: ReadonlySet<string>;
   private readonly minter: DownloadUrlMinter | undefined;
+  private readonly downloadClaims: DownloadClaimsFunction | undefined;
   private readonly notifyDelayMs: number;
   private readonly now: () => number;
+  private readonly indexIdleMs: number | undefined;
 
   private readonly indexes = new Map<string, ScopeIndex>();
   private readonly mutexes = new Map<string, Mutex>();
+  /** Last use of each scope's index and mutex, least recently used first. */
+  private readonly lastUsed = new Map<string, number>();
+  private lastSweep = Number.NEGATIVE_INFINITY;
   private readonly attachments = new Map<Server, Attachment>();
   private readonly pending = new Map<string, PendingChange>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -577,6 +631,12 @@ export class ResourceRegistry {
       throw invalidOption("minter must have a downloadUrl(file) method");
     }
     this.minter = options.minter;
+    if (options.downloadClaims !== undefined && typeof options.downloadClaims !== "function") {
+      throw new FileBridgeError("INVALID_OPTION", "downloadClaims must be a function", {
+        data: { option: "downloadClaims" },
+      });
+    }
+    this.downloadClaims = options.downloadClaims;
 
     const notifyDelayMs = options.notifyDelayMs ?? 10;
     if (!Number.isFinite(notifyDelayMs) || notifyDelayMs < 0) {
@@ -588,6 +648,9 @@ export class ResourceRegistry {
       throw invalidOption("now must be a function");
     }
     this.now = options.now ?? Date.now;
+
+    const idle = options.indexIdleTimeout ?? "10m";
+    if (idle !== false) this.indexIdleMs = durationToMs(idle, "indexIdleTimeout");
   }
 
   // ---------------------------------------------------------------- URIs
@@ -665,6 +728,7 @@ export class ResourceRegistry {
   // ---------------------------------------------------------------- scopes and index
 
   private mutexFor(scope: string): Mutex {
+    this.touch(scope);
     let mutex = this.mutexes.get(scope);
     if (!mutex) {
       mutex = new Mutex();
@@ -692,8 +756,52 @@ export class ResourceRegistry {
         index = await this.loadIndex(scope);
         this.indexes.set(scope, index);
       }
-      return fn(index);
+      try {
+        return await fn(index);
+      } finally {
+        this.touch(scope);
+      }
     });
+  }
+
+  /** Marks a scope as used now (moving it to the back of the LRU order) and sweeps idle ones. */
+  private touch(scope: string): void {
+    if (this.indexIdleMs === undefined) return;
+    const now = this.now();
+    this.lastUsed.delete(scope);
+    this.lastUsed.set(scope, now);
+    if (now - this.lastSweep >= this.indexIdleMs / 2) this.sweep(now);
+  }
+
+  /**
+   * Drops the index and mutex of every scope idle for `indexIdleTimeout` that no attached session
+   * belongs to and nobody holds or waits for (a waiter keeps the mutex locked). Synchronous, so
+   * nothing interleaves; the next use reloads the scope from the store.
+   */
+  private sweep(now: number): void {
+    this.lastSweep = now;
+    const idleMs = this.indexIdleMs as number;
+    let pinned: Set<string> | undefined;
+    for (const [scope, used] of this.lastUsed) {
+      // Least recently used first: the first scope still in use ends the sweep.
+      if (now - used < idleMs) break;
+      if (this.mutexes.get(scope)?.isLocked()) continue;
+      pinned ??= this.attachedScopes();
+      if (pinned.has(scope)) continue;
+      this.indexes.delete(scope);
+      this.mutexes.delete(scope);
+      this.lastUsed.delete(scope);
+    }
+  }
+
+  /** The scopes of every connected session. */
+  private attachedScopes(): Set<string> {
+    const scopes = new Set<string>();
+    for (const attachment of this.attachments.values()) {
+      if (!attachment.server.transport) continue;
+      for (const scope of this.scopesOf(attachment)) scopes.add(scope);
+    }
+    return scopes;
   }
 
   private isLive = (file: StoredFile): boolean => file.expiresAt === undefined || file.expiresAt > this.now();
@@ -897,15 +1005,20 @@ export class ResourceRegistry {
       }
       attachment.connected = true;
       const scopes = this.scopesOf(attachment);
+      let listChanged = false;
       for (const [scope, change] of pending) {
-        if (change.listChanged && this.listMode === "list" && scopes.has(scope)) {
-          attachment.server.sendResourceListChanged().catch(() => {});
-        }
+        if (change.listChanged && scopes.has(scope)) listChanged = true;
+        if (attachment.subscriptions.size === 0) continue;
         for (const uri of change.updated) {
-          if (attachment.subscriptions.has(`${scope}\n${uri}`)) {
-            attachment.server.sendResourceUpdated({ uri }).catch(() => {});
+          const subscribed = attachment.subscriptions.get(`${scope}\n${uri}`);
+          if (subscribed !== undefined) {
+            attachment.server.sendResourceUpdated({ uri: subscribed }).catch(() => {});
           }
         }
+      }
+      // One list_changed per session per flush, however many of its scopes changed.
+      if (listChanged && this.listMode === "list") {
+        attachment.server.sendResourceListChanged().catch(() => {});
       }
     }
   }
@@ -938,7 +1051,7 @@ export class ResourceRegistry {
     if (!fresh) throw new FileBridgeError("NOT_FOUND", "file not found", uriHint);
     const uri = this.uriFor(fresh);
     const lastModified = new Date(fresh.createdAt).toISOString();
-    const download = this.minter ? await this.minter.downloadUrl(fresh) : undefined;
+    const download = await this.mintDownload(fresh, options.extra);
     const link: ResourceLink = {
       type: "resource_link",
       uri,
@@ -1023,12 +1136,25 @@ export class ResourceRegistry {
       : { resources };
   }
 
+  /** A download URL for `file` with the `downloadClaims` of the caller, or `undefined` without a minter. */
+  private async mintDownload(
+    file: StoredFile,
+    extra: ScopeSource | undefined,
+  ): Promise<{ url: string; expiresAt: number } | undefined> {
+    if (!this.minter) return undefined;
+    const claims = await this.downloadClaims?.(file, extra);
+    return claims === undefined
+      ? await this.minter.downloadUrl(file)
+      : await this.minter.downloadUrl(file, { claims });
+  }
+
   private async read(uri: string, extra: RequestExtra): Promise<ReadResourceResult> {
     const callerScope = await this.callerScope(extra);
     const file = await this.resolveUri(uri, callerScope, extra);
     if (file.size > this.maxInlineBytes) {
-      if (this.minter) {
-        const { url } = await this.minter.downloadUrl(file);
+      const download = await this.mintDownload(file, extra);
+      if (download) {
+        const { url } = download;
         return { contents: [{ uri, mimeType: "text/uri-list", text: `${url}\r\n` }] };
       }
       throw new FileBridgeError(
@@ -1116,8 +1242,13 @@ export class ResourceRegistry {
    */
   attach(server: McpServer | Server, options: AttachOptions = {}): void {
     const { server: low, mcp } = lowLevel(server);
-    if (this.attachments.has(low)) return;
     if (options.scope !== undefined) assertScope(options.scope);
+    const existing = this.attachments.get(low);
+    if (existing) {
+      // Attaching again only adds the scope (the handlers are mounted once).
+      if (options.scope !== undefined) existing.scopes.add(options.scope);
+      return;
+    }
     if (low.transport) throw invalidOption("attach() must run before server.connect()");
     const methods = [
       "resources/list",
@@ -1151,7 +1282,7 @@ export class ResourceRegistry {
       server: low,
       ...(mcp ? { mcp } : {}),
       scopes: new Set(options.scope === undefined ? [] : [options.scope]),
-      subscriptions: new Set(),
+      subscriptions: new Map(),
       connected: false,
     };
     this.attachments.set(low, attachment);
@@ -1202,7 +1333,8 @@ export class ResourceRegistry {
       try {
         const callerScope = await scoped(extra);
         const file = await this.resolveUri(uri, callerScope, extra);
-        attachment.subscriptions.add(`${file.scope}\n${uri}`);
+        // Keyed by the canonical URI, so a client's own spelling (a raw space, `?`) still matches.
+        attachment.subscriptions.set(`${file.scope}\n${this.uriFor(file)}`, uri);
         return {};
       } catch (error) {
         throw toMcpError(error, uri);
@@ -1213,8 +1345,11 @@ export class ResourceRegistry {
       try {
         const callerScope = await scoped(extra);
         const parsed = this.parse(uri);
-        const scope = parsed?.scope ?? callerScope;
-        attachment.subscriptions.delete(`${scope}\n${uri}`);
+        if (parsed) {
+          const scope = parsed.scope ?? callerScope;
+          const values = { scope, id: parsed.id ?? "", name: parsed.path ?? "" };
+          attachment.subscriptions.delete(`${scope}\n${this.uriWith(parsed.template, values)}`);
+        }
         return {};
       } catch (error) {
         throw toMcpError(error, uri);

@@ -35,9 +35,14 @@ export interface SignedUrlMinterOptions {
   /**
    * Absolute `http:` or `https:` URL the routes are reachable at, e.g. `"https://files.example.com"`
    * or `"http://127.0.0.1:3000/mcp-files"`. No query, fragment or credentials. A trailing `/` is dropped.
+   *
+   * May also be a function returning that URL, called (and its result validated) each time a URL is
+   * minted or {@link SignedUrlMinter.baseUrl} is read — for a server on port 0, whose URL is known
+   * only after `listen()`: `baseUrl: () => server.url`. A bad result fails that call with
+   * `INVALID_OPTION` (`data.option: "baseUrl"`).
    * @default none — required
    */
-  baseUrl: string;
+  baseUrl: string | (() => string);
   /**
    * Path prefix of the file routes, starting with `/` (a trailing `/` is dropped; `"/"` means no prefix).
    * @default "/files"
@@ -324,13 +329,12 @@ interface BridgeClaims extends JWTPayload {
  * ```
  */
 export class SignedUrlMinter {
-  /** Absolute URL the routes live under, without a trailing `/`. */
-  readonly baseUrl: string;
   /** Path prefix of the routes, without a trailing `/` (`""` when mounted at the root). */
   readonly basePath: string;
   /** Issuer written into and required from every token. */
   readonly issuer: string;
 
+  readonly #baseUrl: string | (() => string);
   readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
   readonly #signingKid: string;
   readonly #ttlMs: number;
@@ -363,7 +367,9 @@ export class SignedUrlMinter {
       throw option("secret", "or keys is required");
     }
 
-    this.baseUrl = normalizeBaseUrl(options.baseUrl);
+    // A function is validated when it is called: with port 0 the URL is not known yet.
+    this.#baseUrl =
+      typeof options.baseUrl === "function" ? options.baseUrl : normalizeBaseUrl(options.baseUrl);
     this.basePath = normalizeBasePath(options.basePath);
     this.#ttlMs = ttlMs(options.ttl ?? "5m", "ttl");
     this.#toleranceMs = durationToMs(options.clockTolerance ?? "5s", "clockTolerance");
@@ -400,6 +406,31 @@ export class SignedUrlMinter {
     this.#signingKid = (list[0] as { kid: string }).kid;
   }
 
+  /**
+   * Absolute URL the routes live under, without a trailing `/`. With a function `baseUrl` option,
+   * the function's current answer, validated (`INVALID_OPTION` when it is not a usable URL).
+   *
+   * @example
+   * ```ts
+   * new SignedUrlMinter({ secret, baseUrl: "https://files.example.com/" }).baseUrl; // "https://files.example.com"
+   * ```
+   */
+  get baseUrl(): string {
+    const value = this.#baseUrl;
+    if (typeof value === "string") return value;
+    let result: unknown;
+    try {
+      result = value();
+    } catch (cause) {
+      if (isFileBridgeError(cause)) throw cause;
+      throw new FileBridgeError("INVALID_OPTION", "baseUrl function threw", {
+        cause,
+        data: { option: "baseUrl" },
+      });
+    }
+    return normalizeBaseUrl(result);
+  }
+
   #clock(): number {
     const now = this.#now();
     if (typeof now !== "number" || !Number.isFinite(now)) {
@@ -412,7 +443,7 @@ export class SignedUrlMinter {
    * Mints a signed URL bound to `(scope, fileId, action)`.
    *
    * Errors: `INVALID_INPUT` (bad scope, file id, action or claims), `INVALID_OPTION` (bad `ttl` or
-   * `notBefore`, or `singleUse` without the minter's `state`).
+   * `notBefore`, `singleUse` without the minter's `state`, or a function `baseUrl` that gave no usable URL).
    *
    * @example
    * ```ts
@@ -442,6 +473,7 @@ export class SignedUrlMinter {
       throw option("state", "is required to mint single-use tokens");
     }
 
+    const baseUrl = this.baseUrl; // before signing: a bad function baseUrl fails without minting
     const now = this.#clock();
     const iat = Math.floor(now / 1000);
     const exp = Math.floor((now + lifetime) / 1000);
@@ -460,7 +492,7 @@ export class SignedUrlMinter {
     const key = await (this.#keys.get(this.#signingKid) as Promise<CryptoKey>);
     const token = await jwt.sign(key);
     return {
-      url: `${this.baseUrl}${this.basePath}/${options.action}/${token}`,
+      url: `${baseUrl}${this.basePath}/${options.action}/${token}`,
       token,
       expiresAt: exp * 1000,
       jti,

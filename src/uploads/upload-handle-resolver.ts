@@ -125,6 +125,8 @@ export interface UploadTicket {
   max_bytes: number;
   /** Most files per upload. */
   max_files: number;
+  /** Whether the URL works only once (a failed upload does not use it up). */
+  single_use: boolean;
   /** Handle of the (first) file this ticket will upload; valid once the upload finished. */
   handle: string;
   /** A ready-to-run curl command line. */
@@ -266,6 +268,7 @@ export class UploadHandleResolver {
       expires_at: new Date(minted.expiresAt).toISOString(),
       max_bytes: this.maxBytes,
       max_files: this.maxFiles,
+      single_use: this.#singleUse,
       handle: formatUploadHandle(scope, ticketId),
       curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
     };
@@ -308,7 +311,8 @@ export class UploadHandleResolver {
           const text = [
             `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
               `with ?filename=…): ${ticket.upload_url}`,
-            `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each; works once.`,
+            `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each` +
+              (ticket.single_use ? "; works for one successful upload." : "."),
             `Example: ${ticket.curl}`,
             `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
           ].join("\n");

@@ -121,6 +121,67 @@ describe("Artifacts.capture", () => {
     expect((await store.list("s1")).files).toEqual([]);
   });
 
+  it("signs downloadClaims into the download URL; withArtifacts hands them the call's extra", async () => {
+    const seen: unknown[] = [];
+    const charged = new Artifacts({
+      store,
+      minter,
+      tmpDir: join(dir, "tmp"),
+      scope: () => "s1",
+      downloadClaims: (file, extra) => {
+        seen.push(extra);
+        return {
+          key: String((extra as { authInfo?: { clientId?: string } })?.authInfo?.clientId),
+          size: file.size,
+        };
+      },
+    });
+    const downloads: Array<Record<string, unknown>> = [];
+    const routes = createFileRoutes({
+      store,
+      minter,
+      onDownload: (event) => void downloads.push(event.claims),
+    });
+    const extra = { authInfo: { clientId: "key-7", token: "t", scopes: [] } };
+    const direct = await charged.capture({ scope: "s1", bytes: Buffer.from("abc"), name: "a.txt", extra });
+    const handler = charged.withArtifacts(
+      async (args: { out?: string }) => {
+        await writeFile(args.out as string, "wrapped");
+        return { content: [] };
+      },
+      { outputPathArg: "out" },
+    );
+    const wrapped = await handler({}, extra);
+    expect(seen).toEqual([extra, extra]);
+    for (const url of [direct._meta.download_url, wrapped._meta?.download_url]) {
+      const response = (await routes(new Request(url as string))) as Response;
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(downloads).toEqual([
+      { key: "key-7", size: 3 },
+      { key: "key-7", size: 7 },
+    ]);
+    expect(() => new Artifacts({ store, downloadClaims: {} as never })).toThrowError(
+      expect.objectContaining({ code: "INVALID_OPTION" }),
+    );
+  });
+
+  it("stores nothing when the download URL cannot be minted", async () => {
+    const failing = new Artifacts({
+      store,
+      minter,
+      downloadClaims: () => ({ "bad key!": 1 }),
+    });
+    await expect(
+      failing.capture({ scope: "s1", bytes: Buffer.from("x"), name: "x.txt" }),
+    ).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    expect((await store.list("s1")).files).toEqual([]);
+  });
+
   it("registers through a ResourceRegistry when one is given", async () => {
     const registry = new ResourceRegistry({ store });
     const registered = new Artifacts({ store, registry });

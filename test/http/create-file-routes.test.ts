@@ -198,6 +198,41 @@ describe("download route", () => {
     await staleIfRange.body?.cancel();
   });
 
+  it("hands onDownload the verified extra claims of the token", async () => {
+    const { url } = await minter.downloadUrl(file, { claims: { key: "key_abc", tier: 2, paid: true } });
+    const response = (await routes(new Request(url))) as Response;
+    await response.arrayBuffer();
+    const plain = (await routes(new Request((await minter.downloadUrl(file)).url))) as Response;
+    await plain.arrayBuffer();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(downloads.map((event) => event.claims)).toEqual([{ key: "key_abc", tier: 2, paid: true }, {}]);
+  });
+
+  it("uses up a single-use download link only when it sends bytes (not on 304 or 416)", async () => {
+    const { url } = await minter.mint({ scope: "s1", fileId: file.id, action: "download", singleUse: true });
+    const notModified = (await routes(
+      new Request(url, { headers: { "if-none-match": `"${sha(content)}"` } }),
+    )) as Response;
+    expect(notModified.status).toBe(304);
+    const past = (await routes(new Request(url, { headers: { range: "bytes=5000-" } }))) as Response;
+    expect(past.status).toBe(416);
+    const get = (await routes(new Request(url, { headers: { range: "bytes=0-9" } }))) as Response;
+    expect(get.status).toBe(206);
+    expect(Buffer.from(await get.arrayBuffer()).equals(content.subarray(0, 10))).toBe(true);
+    const replay = (await routes(new Request(url))) as Response;
+    expect(replay.status).toBe(410);
+    expect(((await replay.json()) as { error: { code: string } }).error.code).toBe("TOKEN_ALREADY_USED");
+  });
+
+  it("lets only one of several concurrent GETs of a single-use download link through", async () => {
+    const { url } = await minter.mint({ scope: "s1", fileId: file.id, action: "download", singleUse: true });
+    const responses = (await Promise.all(
+      Array.from({ length: 6 }, () => routes(new Request(url))),
+    )) as Response[];
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 410, 410, 410, 410, 410]);
+    await Promise.all(responses.map((r) => r.arrayBuffer()));
+  });
+
   it("does not use up a single-use download link on HEAD", async () => {
     const { url } = await minter.mint({ scope: "s1", fileId: file.id, action: "download", singleUse: true });
     expect(((await routes(new Request(url, { method: "HEAD" }))) as Response).status).toBe(200);
@@ -225,6 +260,15 @@ describe("download route", () => {
     expect(await status(`${BASE}/files/download/${upload.token}`)).toEqual([404, "NOT_FOUND"]);
     const missing = await minter.mint({ scope: "s2", fileId: file.id, action: "download" });
     expect(await status(missing.url)).toEqual([404, "NOT_FOUND"]);
+    // Even an authentic token naming a path is only ever looked up as a store id.
+    for (const [scope, fileId] of [
+      ["s1", "../../../../etc/passwd"],
+      ["../..", file.id],
+      ["s1", `../s1/${file.id}`],
+    ] as const) {
+      const traversal = await minter.mint({ scope, fileId, action: "download" });
+      expect(await status(traversal.url)).toEqual([404, "NOT_FOUND"]);
+    }
     clock += 10 * 60_000;
     expect(await status(url)).toEqual([410, "TOKEN_EXPIRED"]);
   });
@@ -261,6 +305,7 @@ describe("upload route", () => {
     form.append("file", new Blob([a], { type: "application/octet-stream" }), "a.bin");
     form.append("sha256", sha(a));
     form.append("file", new Blob([b], { type: "text/plain" }), "b.txt");
+    form.append("sha256", sha(b));
     const { url } = await uploadUrl("s1");
     const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
     expect(response.status).toBe(201);
@@ -352,6 +397,91 @@ describe("upload route", () => {
     expect(await listAll("s1")).toEqual([]);
     expect(await allFiles(join(dir, "store"))).toEqual([]);
     expect(stored).toEqual([]);
+  });
+
+  it("matches sha256 fields to files by order, wherever they sit, and an empty one skips a file", async () => {
+    const a = randomBytes(100);
+    const b = randomBytes(200);
+    const c = randomBytes(300);
+    const form = new FormData();
+    form.append("sha256", sha(a)); // before its file
+    form.append("file", new Blob([a]), "a.bin");
+    form.append("file", new Blob([b]), "b.bin");
+    form.append("sha256", ""); // b: no digest
+    form.append("file", new Blob([c]), "c.bin");
+    form.append("sha256", sha(c).toUpperCase());
+    const { url } = await uploadUrl("s1");
+    const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
+    expect(response.status).toBe(201);
+    expect(((await response.json()) as Reply).files.map((f) => f.sha256)).toEqual([sha(a), sha(b), sha(c)]);
+
+    // Swapped digests are caught (the order is what binds a digest to a file).
+    const swapped = new FormData();
+    swapped.append("file", new Blob([a]), "a.bin");
+    swapped.append("file", new Blob([b]), "b.bin");
+    swapped.append("sha256", sha(b));
+    swapped.append("sha256", sha(a));
+    const second = await uploadUrl("s2");
+    const bad = (await routes(new Request(second.url, { method: "POST", body: swapped }))) as Response;
+    expect(bad.status).toBe(422);
+    expect(await listAll("s2")).toEqual([]);
+  });
+
+  it("refuses a number of sha256 fields other than one per file with 400 and stores nothing", async () => {
+    const a = randomBytes(100);
+    const b = randomBytes(100);
+    const fewer = new FormData();
+    fewer.append("file", new Blob([a]), "a.bin");
+    fewer.append("file", new Blob([b]), "b.bin");
+    fewer.append("sha256", sha(b)); // meant for b: must not be checked against a, nor dropped
+    const more = new FormData();
+    more.append("file", new Blob([a]), "a.bin");
+    more.append("sha256", sha(a));
+    more.append("sha256", sha(a));
+    const malformed = new FormData();
+    malformed.append("file", new Blob([a]), "a.bin");
+    malformed.append("sha256", "not-hex");
+    for (const form of [fewer, more, malformed]) {
+      const { url } = await uploadUrl("s1");
+      const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("INVALID_REQUEST");
+    }
+    expect(await listAll("s1")).toEqual([]);
+    expect(await allFiles(join(dir, "store"))).toEqual([]);
+  });
+
+  it("rolls back files already committed when a later commit of the batch fails", async () => {
+    let commits = 0;
+    const flaky: FileStore = {
+      ...store,
+      async stage(source, options) {
+        const staged = await store.stage(source, options);
+        return {
+          ...staged,
+          file: staged.file,
+          abort: () => staged.abort(),
+          async commit() {
+            if (++commits === 2) {
+              await staged.abort();
+              throw new Error("disk full");
+            }
+            return staged.commit();
+          },
+        };
+      },
+    };
+    const errors: unknown[] = [];
+    const flakyRoutes = createFileRoutes({ store: flaky, minter, onError: (error) => errors.push(error) });
+    const form = new FormData();
+    for (const name of ["a.bin", "b.bin", "c.bin"]) form.append("file", new Blob([randomBytes(64)]), name);
+    const { url } = await uploadUrl("s1");
+    const response = (await flakyRoutes(new Request(url, { method: "POST", body: form }))) as Response;
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("STORAGE_ERROR");
+    expect(errors).toHaveLength(1);
+    expect(await listAll("s1")).toEqual([]);
+    expect(await allFiles(join(dir, "store"))).toEqual([]);
   });
 
   it("answers malformed multipart, a missing boundary and too many files with 400", async () => {

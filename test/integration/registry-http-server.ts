@@ -27,9 +27,14 @@ export interface RegistryHttpServer {
 }
 
 export async function startRegistryHttpServer(
-  options: { scope?: ScopeFunction } = {},
+  options: {
+    scope?: ScopeFunction;
+    /** The scope to `attach(server, { scope })` each session with, from its initialize request. */
+    attachScope?: (req: IncomingMessage) => string | undefined;
+  } = {},
 ): Promise<RegistryHttpServer> {
-  const registry = new ResourceRegistry({ store: memoryStore(), ...options });
+  const { attachScope, ...registryOptions } = options;
+  const registry = new ResourceRegistry({ store: memoryStore(), ...registryOptions });
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers: McpServer[] = [];
   const ready = new Map<string, { promise: Promise<void>; resolve: () => void }>();
@@ -46,9 +51,10 @@ export async function startRegistryHttpServer(
     return entry;
   };
 
-  const newSession = async (): Promise<StreamableHTTPServerTransport> => {
+  const newSession = async (req: IncomingMessage): Promise<StreamableHTTPServerTransport> => {
     const server = new McpServer({ name: "registry-http", version: "1.0.0" });
-    registry.attach(server);
+    const scope = attachScope?.(req);
+    registry.attach(server, scope === undefined ? {} : { scope });
     server.registerTool(
       "put_file",
       { description: "Stores a text file", inputSchema: { name: z.string(), text: z.string() } },
@@ -84,7 +90,7 @@ export async function startRegistryHttpServer(
         res.writeHead(404, { "content-type": "application/json" }).end('{"error":"unknown session"}');
         return;
       }
-      transport = await newSession();
+      transport = await newSession(req);
     }
     if (req.method === "GET" && sessionId) {
       const entry = readyFor(sessionId);

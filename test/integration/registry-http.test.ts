@@ -1,11 +1,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defaultScope, type ScopeFunction } from "../../src/scope/default-scope.js";
 import { recordNotifications, rpcError } from "../registry/support.js";
 import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
 
 let server: RegistryHttpServer;
 const clients: Client[] = [];
+const extraServers: RegistryHttpServer[] = [];
 
 beforeEach(async () => {
   server = await startRegistryHttpServer();
@@ -14,11 +16,15 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
   await server.close();
+  await Promise.all(extraServers.splice(0).map((s) => s.close()));
 });
 
-async function session(): Promise<{ client: Client; sessionId: string }> {
+async function session(
+  headers: Record<string, string> = {},
+  on: RegistryHttpServer = server,
+): Promise<{ client: Client; sessionId: string }> {
   const client = new Client({ name: "http-client", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(server.url));
+  const transport = new StreamableHTTPClientTransport(new URL(on.url), { requestInit: { headers } });
   await client.connect(transport);
   clients.push(client);
   const sessionId = transport.sessionId as string;
@@ -71,5 +77,45 @@ describe("ResourceRegistry over Streamable HTTP, two sessions", () => {
     await b.client.ping();
     expect(logB.listChanged).toBe(1);
     expect(logA.listChanged).toBe(1);
+  });
+});
+
+/** The chat-uploads design: the scope is an `X-Chat-Id` header, not the MCP session. */
+const chatScope: ScopeFunction = (extra) => {
+  const header = extra.requestInfo?.headers?.["x-chat-id"];
+  return typeof header === "string" && header.length > 0 ? header : defaultScope(extra);
+};
+
+describe("a header-based scope function", () => {
+  it("notifies a session attached with its scope before it sends any resources request", async () => {
+    const chats = await startRegistryHttpServer({
+      scope: chatScope,
+      attachScope: (req) => {
+        const header = req.headers["x-chat-id"];
+        return typeof header === "string" ? header : undefined;
+      },
+    });
+    extraServers.push(chats);
+    const a = await session({ "X-Chat-Id": "chat-1" }, chats);
+    const log = recordNotifications(a.client);
+    await chats.sseReady(a.sessionId);
+    // Added out of band (an upload route, another process): no request of A's is involved.
+    const file = await chats.registry.add(new TextEncoder().encode("hi"), { scope: "chat-1", name: "a.txt" });
+    await log.until((l) => l.listChanged >= 1);
+    expect((await a.client.listResources()).resources.map((r) => r.uri)).toEqual([
+      chats.registry.uriFor(file),
+    ]);
+  });
+
+  it("learns a session's scope from its first resources request", async () => {
+    const chats = await startRegistryHttpServer({ scope: chatScope });
+    extraServers.push(chats);
+    const a = await session({ "X-Chat-Id": "chat-2" }, chats);
+    const log = recordNotifications(a.client);
+    await chats.sseReady(a.sessionId);
+    expect((await a.client.listResources()).resources).toEqual([]);
+    await chats.registry.add(new TextEncoder().encode("hi"), { scope: "chat-2", name: "b.txt" });
+    await log.until((l) => l.listChanged >= 1);
+    expect((await a.client.listResources()).resources.map((r) => r.name)).toEqual(["b.txt"]);
   });
 });

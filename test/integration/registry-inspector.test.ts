@@ -23,26 +23,36 @@ afterAll(async () => {
 
 /** Runs `mcp-inspector --cli` with the given arguments and parses its JSON output. */
 async function cli(args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await run(process.execPath, [inspector, "--cli", ...args], {
-    cwd: root,
-    env: { ...process.env, HOME: home, NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
-    timeout: 90_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const { stdout } = await run(
+    process.execPath,
+    [inspector, "--cli", "--connect-timeout", "60000", ...args],
+    {
+      cwd: root,
+      env: { ...process.env, HOME: home, NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
+      timeout: 90_000,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
 interface Listed {
   uri: string;
   name: string;
+  title?: string;
   mimeType?: string;
   size?: number;
+  annotations?: { lastModified?: string };
 }
 
-describe("MCP Inspector CLI over stdio", () => {
-  const target = ["npx", "tsx", "test/fixtures/registry-server.ts"];
+/** The CLI's runs start a node process each: give them room on a loaded machine. */
+const SLOW = { timeout: 150_000 };
 
-  it("lists resources and templates, reads a text and a binary file", async () => {
+describe("MCP Inspector CLI over stdio", () => {
+  // `node --import tsx` rather than `npx tsx`: one process less per run, so no connect timeouts.
+  const target = [process.execPath, "--import", "tsx", "test/fixtures/registry-server.ts"];
+
+  it("lists resources and templates, reads a text and a binary file", SLOW, async () => {
     const [list, templates, textRead, binaryRead] = await Promise.all([
       cli([...target, "--method", "resources/list"]),
       cli([...target, "--method", "resources/templates/list"]),
@@ -59,6 +69,12 @@ describe("MCP Inspector CLI over stdio", () => {
     expect(resources.map((r) => r.name)).toEqual(["docs/hello world.txt", "pixel.png", "out.csv"]);
     expect(resources[1]).toMatchObject({ mimeType: "image/png", size: PIXEL_PNG.length });
     expect(resources[2]?.uri).toMatch(/^artifact:\/\/sessions\/default\/[0-9a-z]{26}\/out\.csv$/);
+    // Each entry carries its own title (not the template's "Uploaded files") and lastModified.
+    expect(resources.map((r) => r.title)).toEqual(["hello world.txt", "pixel.png", "out.csv"]);
+    for (const resource of resources) {
+      expect(resource.annotations?.lastModified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    expect(resources[0]).toMatchObject({ mimeType: "text/plain", size: Buffer.byteLength(HELLO_TEXT) });
 
     const uriTemplates = (templates.resourceTemplates as Array<{ uriTemplate: string }>).map(
       (t) => t.uriTemplate,
@@ -95,7 +111,7 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
     await server.close();
   });
 
-  it("lists resources and templates, reads a text and a binary file", async () => {
+  it("lists resources and templates, reads a text and a binary file", SLOW, async () => {
     const target = [server.url, "--transport", "http", "--header", "X-Chat-Id: chat-1"];
     const [list, templates, textRead, binaryRead] = await Promise.all([
       cli([...target, "--method", "resources/list"]),
@@ -103,17 +119,23 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
       cli([...target, "--method", "resources/read", "--uri", "file://uploads/chat-1/hello.txt"]),
       cli([...target, "--method", "resources/read", "--uri", "file://uploads/chat-1/pixel.png"]),
     ]);
-    expect((list.resources as Listed[]).map((r) => r.uri)).toEqual([
+    const listed = list.resources as Listed[];
+    expect(listed.map((r) => r.uri)).toEqual([
       "file://uploads/chat-1/hello.txt",
       "file://uploads/chat-1/pixel.png",
     ]);
+    expect(listed.map((r) => [r.title, r.mimeType, r.size])).toEqual([
+      ["hello.txt", "text/plain", Buffer.byteLength(HELLO_TEXT)],
+      ["pixel.png", "image/png", PIXEL_PNG.length],
+    ]);
+    expect(listed.every((r) => typeof r.annotations?.lastModified === "string")).toBe(true);
     expect((templates.resourceTemplates as unknown[]).length).toBe(2);
     expect((textRead.contents as Array<{ text: string }>)[0]?.text).toBe(HELLO_TEXT);
     const blob = (binaryRead.contents as Array<{ blob: string }>)[0];
     expect(Buffer.from(blob?.blob ?? "", "base64").equals(PIXEL_PNG)).toBe(true);
   });
 
-  it("cannot read another chat's file", async () => {
+  it("cannot read another chat's file", SLOW, async () => {
     const target = [server.url, "--transport", "http", "--header", "X-Chat-Id: chat-1"];
     const failure = await cli([
       ...target,

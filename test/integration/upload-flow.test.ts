@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Artifacts } from "../../src/artifacts/artifacts.js";
@@ -36,8 +37,8 @@ beforeEach(async () => {
   store = fsStore(join(dir, "store"), { sweepInterval: 0 });
   const state = memoryState();
   http = createServer();
-  origin = await listen(http);
-  const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
+  // Built before the server listens on port 0: the URL is asked for at each mint.
+  const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: () => origin, state });
   registry = new ResourceRegistry({ store, minter });
   const bridge = new FileBridge({ tmpDir: join(dir, "bridge") });
   const uploads = new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 5 * 1024 * 1024 });
@@ -100,6 +101,7 @@ beforeEach(async () => {
       await transport.handleRequest(req, res);
     });
   });
+  origin = await listen(http);
 });
 
 afterEach(async () => {
@@ -192,8 +194,15 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     expect((await other.client.listResources()).resources).toEqual([]);
   });
 
-  it("direct route uploads are visible in resources/list at once", async () => {
+  it("direct route uploads are visible in resources/list at once, and list_changed fires", async () => {
     const { client, sessionId } = await connect();
+    let changed = 0;
+    const notified = new Promise<void>((resolve) => {
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+        changed++;
+        resolve();
+      });
+    });
     const response = await fetch(`${origin}/files/scopes/${encodeURIComponent(sessionId)}/files/notes.txt`, {
       method: "POST",
       body: "from the chat app",
@@ -204,5 +213,7 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     expect(listed.resources.map((r) => r.name)).toEqual(["notes.txt"]);
     const read = await client.readResource({ uri: listed.resources[0]?.uri as string });
     expect((read.contents[0] as { text: string }).text).toBe("from the chat app");
+    await notified;
+    expect(changed).toBeGreaterThanOrEqual(1);
   });
 });

@@ -193,6 +193,21 @@ describe("toNodeHandler", () => {
     expect(await filesUnder(join(dir, "store"))).toEqual([]);
   });
 
+  it("sends the 413 for a declared Content-Length over the cap without reading the body", async () => {
+    const { url } = await minter.mint({ scope: "s1", fileId: "t1", action: "upload" });
+    const response = await fetch(`${url}?filename=big.bin`, {
+      method: "PUT",
+      body: randomBytes(3 * 1024 * 1024),
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
+    // The connection stays usable for the next request.
+    const { url: next } = await minter.mint({ scope: "s1", fileId: "t2", action: "upload" });
+    const ok = await fetch(`${next}?filename=small.bin`, { method: "PUT", body: "small" });
+    expect(ok.status).toBe(201);
+    expect((await store.list("s1")).files.map((f) => f.name)).toEqual(["small.bin"]);
+  });
+
   it("uploads several files with fetch + FormData", async () => {
     const a = randomBytes(200_000);
     const b = randomBytes(10);

@@ -12,6 +12,7 @@ import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { ResourceRegistry, type ResourceRegistryOptions } from "../../src/registry/resource-registry.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
+import type { FileStore } from "../../src/storage/types.js";
 import { bytes, connect, errorCode, type Harness, recordNotifications, rpcError } from "./support.js";
 
 const harnesses: Harness[] = [];
@@ -367,6 +368,39 @@ describe("resources/read", () => {
     expect(url.startsWith("http://127.0.0.1:9/files/download/")).toBe(true);
     const claims = await minter.verify(url.slice(url.lastIndexOf("/") + 1), { action: "download" });
     expect(claims).toMatchObject({ scope: "default", fileId: file.id });
+  });
+
+  it("signs downloadClaims into the URLs it mints for reads and links", async () => {
+    const minter = new SignedUrlMinter({ secret: "s".repeat(32), baseUrl: "http://127.0.0.1:9" });
+    const seen: Array<[string, unknown]> = [];
+    const { client, registry } = await open({
+      maxInlineBytes: 4,
+      minter,
+      downloadClaims: (file, extra): Record<string, string | number> | undefined => {
+        seen.push([file.id, extra]);
+        const tag = (extra as { tag?: string } | undefined)?.tag;
+        return tag === undefined ? (extra ? { via: "read" } : undefined) : { via: tag, n: 7 };
+      },
+    });
+    const file = await registry.add(bytes("too big"), { scope: "default", name: "big.txt" });
+    const tokenOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
+
+    const read = text(await client.readResource({ uri: registry.uriFor(file) })).trim();
+    expect((await minter.verify(tokenOf(read), { action: "download" })).claims).toEqual({ via: "read" });
+    expect(seen[0]?.[0]).toBe(file.id);
+    expect((seen[0]?.[1] as { signal?: unknown } | undefined)?.signal).toBeInstanceOf(AbortSignal); // the request's extra
+
+    const linked = await registry.link(file, { extra: { tag: "tool" } as never });
+    const url = linked.structuredContent.downloadUrl as string;
+    expect((await minter.verify(tokenOf(url), { action: "download" })).claims).toEqual({ via: "tool", n: 7 });
+    const plain = await registry.link(file);
+    const token = tokenOf(plain.structuredContent.downloadUrl as string);
+    expect((await minter.verify(token, { action: "download" })).claims).toEqual({});
+    expect(seen.at(-1)).toEqual([file.id, undefined]);
+  });
+
+  it("refuses a downloadClaims that is not a function", () => {
+    expect(optionCode({ store: memoryStore(), downloadClaims: { key: "x" } })).toBe("INVALID_OPTION");
   });
 });
 
@@ -767,5 +801,300 @@ describe("resolver()", () => {
     const chunks: Buffer[] = [];
     for await (const chunk of await result!.open()) chunks.push(chunk as Buffer);
     expect(Buffer.concat(chunks).toString()).toBe("resolved");
+  });
+});
+
+/** A store that records every call (method and scope) it gets. */
+function spyStore(inner: FileStore = memoryStore({ sweepInterval: 0 })): {
+  store: FileStore;
+  calls: Array<[string, unknown]>;
+} {
+  const calls: Array<[string, unknown]> = [];
+  const store = new Proxy(inner, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.push([String(key), args[0]]);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, calls };
+}
+
+describe("URIs with dot segments", () => {
+  it("never reach the store: no lookup, no index load", async () => {
+    const { store, calls } = spyStore();
+    const { client } = await open({ store });
+    for (const uri of [
+      "file://uploads/default/../etc/passwd",
+      "file://uploads/default/a/%2e%2e/b",
+      "file://uploads/default/a/%2E%2E%2Fb",
+      "file://uploads/default/./a",
+      "file://uploads/default/a//b",
+      "artifact://sessions/default/01jabcdefghjkmnpqrstvwxyz0/..",
+    ]) {
+      const error = await rpcError(client.readResource({ uri }));
+      expect(error.data).toMatchObject({ uri, code: "NOT_FOUND" });
+    }
+    expect(calls).toEqual([]);
+  });
+});
+
+describe("indexIdleTimeout", () => {
+  it.each<[string, unknown]>([
+    ["negative", -1],
+    ["not a duration", "soon"],
+    ["true", true],
+  ])("refuses %s with INVALID_OPTION", (_label, value) => {
+    expect(optionCode({ store: memoryStore(), indexIdleTimeout: value })).toBe("INVALID_OPTION");
+  });
+
+  it("drops an idle scope's index and reloads it from the store on next use", async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const { store, calls } = spyStore(memoryStore({ now: clock, sweepInterval: 0 }));
+    const registry = new ResourceRegistry({ store, now: clock, indexIdleTimeout: "1m" });
+    const resolver = registry.resolver();
+    const loads = (scope: string) => calls.filter(([m, s]) => m === "list" && s === scope).length;
+
+    await registry.add(bytes("one"), { scope: "a", name: "one.txt" });
+    expect(loads("a")).toBe(1);
+    // Written behind the registry's back: invisible while the index is cached.
+    await store.put(bytes("late"), { scope: "a", name: "late.txt" });
+    expect(await resolver.resolve("file://uploads/a/late.txt", { scope: "a" })).toBeNull();
+    now += 59_000;
+    const b = await registry.add(bytes("b"), { scope: "b", name: "b.txt" }); // a sweep: "a" is not idle yet
+    expect(await resolver.resolve("file://uploads/a/late.txt", { scope: "a" })).toBeNull();
+    expect(loads("a")).toBe(1);
+
+    now += 61_000;
+    await registry.add(bytes("c"), { scope: "c", name: "c.txt" }); // a sweep drops "a" and "b"
+    const late = await resolver.resolve("file://uploads/a/late.txt", { scope: "a" });
+    expect(late).toMatchObject({ name: "late.txt", size: 4 });
+    expect(loads("a")).toBe(2);
+    expect(loads("b")).toBe(1);
+    expect(await registry.remove("b", b.id)).toBe(true);
+    expect(loads("b")).toBe(2);
+  });
+
+  it("keeps the index of a scope a connected session belongs to", async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const { store, calls } = spyStore(memoryStore({ now: clock, sweepInterval: 0 }));
+    const { client, registry } = await open({ store, now: clock, indexIdleTimeout: 60 });
+    await registry.add(bytes("x"), { scope: "default", name: "x.txt" });
+    expect((await client.listResources()).resources).toHaveLength(1);
+    await store.put(bytes("hidden"), { scope: "default", name: "hidden.txt" });
+    now += 3_600_000;
+    await registry.add(bytes("o"), { scope: "other", name: "o.txt" }); // sweeps
+    now += 3_600_000;
+    await registry.add(bytes("o"), { scope: "other2", name: "o.txt" }); // sweeps again
+    expect((await client.listResources()).resources.map((r) => r.name)).toEqual(["x.txt"]);
+    expect(calls.filter(([m, s]) => m === "list" && s === "default")).toHaveLength(1);
+    // Once the session is gone, the scope ages out like any other.
+    await client.close();
+    now += 3_600_000;
+    await registry.add(bytes("o"), { scope: "other3", name: "o.txt" });
+    const found = await registry
+      .resolver()
+      .resolve("file://uploads/default/hidden.txt", { scope: "default" });
+    expect(found).toMatchObject({ name: "hidden.txt" });
+  });
+
+  it("keeps every index with indexIdleTimeout: false", async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const { store, calls } = spyStore(memoryStore({ now: clock, sweepInterval: 0 }));
+    const registry = new ResourceRegistry({ store, now: clock, indexIdleTimeout: false });
+    await registry.add(bytes("1"), { scope: "a", name: "1.txt" });
+    now += 365 * 86_400_000;
+    await registry.add(bytes("2"), { scope: "b", name: "2.txt" });
+    await registry.resolver().resolve("file://uploads/a/1.txt", { scope: "a" });
+    expect(calls.filter(([m, s]) => m === "list" && s === "a")).toHaveLength(1);
+  });
+
+  it("never drops a scope while an operation holds it", async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const inner = memoryStore({ now: clock, sweepInterval: 0 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let stall = false;
+    let tStored!: () => void;
+    const tIsStored = new Promise<void>((resolve) => {
+      tStored = resolve;
+    });
+    const store: FileStore = {
+      ...inner,
+      put: async (source, options) => {
+        const file = await inner.put(source, options);
+        if (options.name === "t.txt") queueMicrotask(tStored);
+        return file;
+      },
+      stage: (source, options) => inner.stage(source, options),
+      head: (scope, id) => inner.head(scope, id),
+      read: (scope, id, range) => inner.read(scope, id, range),
+      delete: (scope, id) => inner.delete(scope, id),
+      sweep: () => inner.sweep(),
+      list: async (scope, options) => {
+        const page = await inner.list(scope, options);
+        if (stall && scope === "slow") {
+          stall = false;
+          await gate; // answers with a snapshot taken before the stall
+        }
+        return page;
+      },
+    };
+    const registry = new ResourceRegistry({ store, now: clock, indexIdleTimeout: "5s" });
+    await registry.add(bytes("s"), { scope: "slow", name: "s.txt" });
+    stall = true;
+    // sync() holds the "slow" mutex while its list() (a snapshot without t.txt) is stalled.
+    const syncing = registry.sync("slow");
+    now += 10_000;
+    await registry.add(bytes("f"), { scope: "fast", name: "f.txt" }); // sweeps; "slow" looks idle
+    const adding = registry.add(bytes("t"), { scope: "slow", name: "t.txt" }); // must wait for sync
+    await tIsStored;
+    // The in-memory store does no I/O: one macrotask lets add() either finish (mutex dropped) or
+    // park on the held mutex.
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await syncing;
+    await adding;
+    // Had the sweep dropped the held mutex, add() would have run beside sync(), and sync's stale
+    // snapshot would have overwritten the index without t.txt.
+    const names: string[] = [];
+    for (const name of ["s.txt", "t.txt"]) {
+      const found = await registry.resolver().resolve(`file://uploads/slow/${name}`, { scope: "slow" });
+      if (found) names.push(found.name);
+    }
+    expect(names).toEqual(["s.txt", "t.txt"]);
+  });
+});
+
+describe("notifications, more", () => {
+  it("coalesces a burst into exactly one list_changed per session", async () => {
+    const { client, registry } = await open({ notifyDelayMs: 60_000 });
+    const log = recordNotifications(client);
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        registry.add(bytes(`${i}`), { scope: "default", name: `${i}.txt` }),
+      ),
+    );
+    await registry.close(); // flushes what is pending now
+    await log.until((l) => l.listChanged >= 1);
+    await client.ping();
+    expect(log.listChanged).toBe(1);
+  });
+
+  it("sends one list_changed when several of a session's scopes change together", async () => {
+    const { client, registry, server } = await open({ notifyDelayMs: 60_000 });
+    registry.attach(server, { scope: "second" }); // attaching again adds a scope
+    const log = recordNotifications(client);
+    await registry.add(bytes("1"), { scope: "default", name: "1.txt" });
+    await registry.add(bytes("2"), { scope: "second", name: "2.txt" });
+    await registry.add(bytes("3"), { scope: "unrelated", name: "3.txt" });
+    await registry.close();
+    await log.until((l) => l.listChanged >= 1);
+    await client.ping();
+    expect(log.listChanged).toBe(1);
+  });
+
+  it('sends no list_changed with listMode "none", but still resources/updated', async () => {
+    const { client, registry } = await open({ listMode: "none" });
+    const log = recordNotifications(client);
+    const first = await registry.add(bytes("v1"), { scope: "default", name: "n.txt" });
+    const uri = registry.uriFor(first);
+    await client.subscribeResource({ uri });
+    await registry.add(bytes("v2"), { scope: "default", name: "n.txt" });
+    await log.until((l) => l.updated.length >= 1);
+    await client.ping();
+    expect(log.listChanged).toBe(0);
+    expect(log.updated).toEqual([uri]);
+  });
+
+  it("matches a subscription made with the client's own spelling of the URI", async () => {
+    const { client, registry } = await open();
+    const log = recordNotifications(client);
+    await registry.add(bytes("v1"), { scope: "default", name: "my notes.txt" });
+    const spelled = "file://uploads/default/my notes.txt"; // raw space, as a client may expand it
+    await client.subscribeResource({ uri: spelled });
+    await registry.add(bytes("v2"), { scope: "default", name: "my notes.txt" });
+    await log.until((l) => l.updated.length >= 1);
+    expect(log.updated).toEqual([spelled]);
+    await client.unsubscribeResource({ uri: "file://uploads/default/my%20notes.txt" });
+    const before = log.listChanged;
+    await registry.add(bytes("v3"), { scope: "default", name: "my notes.txt" });
+    await log.until((l) => l.listChanged > before);
+    await client.ping();
+    expect(log.updated).toEqual([spelled]);
+  });
+});
+
+describe("authorize, more", () => {
+  it("treats an authorize hook that throws as a refusal", async () => {
+    const { client, registry } = await open({
+      authorize: () => {
+        throw new Error("auth backend down");
+      },
+    });
+    const theirs = await registry.add(bytes("x"), { scope: "chat-9", name: "a.txt" });
+    const error = await rpcError(client.readResource({ uri: registry.uriFor(theirs) }));
+    expect(error.code).toBe(-32602);
+    expect(error.data.code).toBe("NOT_FOUND");
+    expect(await registry.resolver().resolve(registry.uriFor(theirs), { scope: "default" })).toBeNull();
+  });
+});
+
+describe("concurrency on a slow store", () => {
+  it("loses no file when adds, removes and lists race on a scope's first use", async () => {
+    const inner = memoryStore({ sweepInterval: 0 });
+    const turns = (n: number) =>
+      Array.from({ length: n }).reduce<Promise<unknown>>(
+        (p) => p.then(() => new Promise((resolve) => setImmediate(resolve))),
+        Promise.resolve(),
+      );
+    // put() finishes after a varying number of event-loop turns and list() answers with a
+    // snapshot taken before it yields, so loads and adds interleave: a lost or half-registered
+    // file shows up in the lists.
+    let puts = 0;
+    let lists = 0;
+    const store: FileStore = {
+      ...inner,
+      put: async (source, options) => {
+        const file = await inner.put(source, options);
+        await turns(puts++ % 5);
+        return file;
+      },
+      stage: (source, options) => inner.stage(source, options),
+      head: (scope, id) => inner.head(scope, id),
+      read: (scope, id, range) => inner.read(scope, id, range),
+      delete: (scope, id) => inner.delete(scope, id),
+      sweep: () => inner.sweep(),
+      list: async (scope, options) => {
+        const page = await inner.list(scope, options);
+        await turns(8 - 4 * (lists++ % 3));
+        return page;
+      },
+    };
+    const { client, registry } = await open({ store, pageSize: 5 });
+    const kept = new Set<string>();
+    const work: Promise<unknown>[] = [];
+    const snapshots: string[][] = [];
+    for (let i = 0; i < 40; i++) {
+      work.push(
+        registry.add(bytes(`${i}`), { scope: "default", name: `${i}.txt` }).then(async (file) => {
+          if (i % 4 === 0) await registry.remove("default", file.id);
+          else kept.add(registry.uriFor(file));
+        }),
+      );
+      if (i % 5 === 0) work.push(listAll(client).then((all) => snapshots.push(all.map((r) => r.uri))));
+    }
+    await Promise.all(work);
+    for (const uris of snapshots) expect(new Set(uris).size).toBe(uris.length);
+    expect(new Set((await listAll(client)).map((r) => r.uri))).toEqual(kept);
   });
 });

@@ -97,6 +97,50 @@ describe("SignedUrlMinter options", () => {
     expect(await codeOf(() => makeMinter({ baseUrl: 42 as unknown as string }))).toBe("INVALID_OPTION");
   });
 
+  it("accepts a baseUrl function, called and validated at mint time (a server on port 0)", async () => {
+    let origin: unknown = "not yet listening";
+    let calls = 0;
+    const minter = makeMinter({
+      baseUrl: () => {
+        calls++;
+        return origin as string;
+      },
+    });
+    expect(calls).toBe(0); // not called while constructing
+    const early = await codeOf(minter.mint({ scope: "s", fileId: FILE, action: "download" }));
+    expect(early).toBe("INVALID_OPTION");
+    origin = "http://127.0.0.1:41234/";
+    const { url, token } = await minter.mint({ scope: "s", fileId: FILE, action: "download" });
+    expect(url).toBe(`http://127.0.0.1:41234/files/download/${token}`);
+    expect(minter.baseUrl).toBe("http://127.0.0.1:41234");
+    origin = "https://files.example.com/api";
+    expect(
+      (await minter.downloadUrl({ scope: "s", id: FILE })).url.startsWith(
+        "https://files.example.com/api/files/download/",
+      ),
+    ).toBe(true);
+    for (const bad of ["ftp://x/", "http://h/?q", 42, undefined]) {
+      origin = bad;
+      try {
+        await minter.mint({ scope: "s", fileId: FILE, action: "download" });
+        expect.unreachable();
+      } catch (error) {
+        expect(isFileBridgeError(error, "INVALID_OPTION")).toBe(true);
+        expect((error as { data?: { option?: string } }).data?.option).toBe("baseUrl");
+      }
+    }
+    const throwing = makeMinter({
+      baseUrl: () => {
+        throw new Error("boom");
+      },
+    });
+    expect(await codeOf(throwing.mint({ scope: "s", fileId: FILE, action: "upload" }))).toBe(
+      "INVALID_OPTION",
+    );
+    // Verifying never needs the URL.
+    expect((await throwing.verify(token, { action: "download" })).fileId).toBe(FILE);
+  });
+
   it("normalizes baseUrl and basePath", () => {
     const minter = makeMinter({ baseUrl: "https://Files.Example.com/api/", basePath: "/dl/" });
     expect(minter.baseUrl).toBe("https://files.example.com/api");
@@ -320,11 +364,14 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
     }
   });
 
-  it("refuses RS256 tokens and the HS256-with-public-key confusion attack", async () => {
+  it("refuses RS256 and ES256 tokens and the HS256-with-public-key confusion attack", async () => {
     const minter = makeMinter();
     const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
     const rs = await forge("RS256", privateKey);
     expect(await codeOf(minter.verify(rs, { action: "download" }))).toBe("INVALID_TOKEN");
+    const ec = await generateKeyPair("ES256");
+    const es = await forge("ES256", ec.privateKey);
+    expect(await codeOf(minter.verify(es, { action: "download" }))).toBe("INVALID_TOKEN");
 
     const pem = await exportSPKI(publicKey);
     const confused = await forge("HS256", new TextEncoder().encode(pem));

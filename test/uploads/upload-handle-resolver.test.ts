@@ -74,7 +74,13 @@ describe("UploadHandleResolver", () => {
 
   it("mints a single-use ticket bound to the scope and carrying the caps", async () => {
     const ticket = await uploads.createTicket("s1", { filename: "report's.pdf" });
-    expect(ticket).toMatchObject({ method: "POST", field: "file", max_bytes: 1000, max_files: 3 });
+    expect(ticket).toMatchObject({
+      method: "POST",
+      field: "file",
+      max_bytes: 1000,
+      max_files: 3,
+      single_use: true,
+    });
     expect(ticket.handle.startsWith("upload://sessions/s1/")).toBe(true);
     expect(ticket.curl).toBe(`curl -sS -F 'file=@report'\\''s.pdf' '${ticket.upload_url}'`);
     const token = ticket.upload_url.slice(`${BASE}/files/upload/`.length);
@@ -87,6 +93,15 @@ describe("UploadHandleResolver", () => {
     expect(Date.parse(ticket.expires_at)).toBe(clock + 10 * 60_000);
     const replay = await uploadWith(ticket, [["a.txt", Buffer.from("a")]]);
     expect(replay.status).toBe(410);
+  });
+
+  it("mints reusable tickets with singleUse: false", async () => {
+    const reusable = new UploadHandleResolver({ store, minter, state, singleUse: false });
+    const ticket = await reusable.createTicket("s1");
+    expect(ticket.single_use).toBe(false);
+    expect((await uploadWith(ticket, [["a.txt", Buffer.from("a")]])).status).toBe(201);
+    expect((await uploadWith(ticket, [["b.txt", Buffer.from("b")]])).status).toBe(201);
+    expect((await store.list("s1")).files).toHaveLength(2);
   });
 
   it("registers get_upload_url on an McpServer, bound to the caller's scope", async () => {
