@@ -71,7 +71,6 @@ export type {
   AttachOptions,
   AuthorizeFunction,
   AuthorizeRequest,
-  DownloadClaimsFunction,
   DownloadUrlMinter,
   FileLinkInfo,
   FileLinkResult,
@@ -86,6 +85,7 @@ export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resourc
 export type { ScopeFunction, ScopeSource } from "./scope/default-scope.js";
 export { DEFAULT_SCOPE, defaultScope } from "./scope/default-scope.js";
 export type {
+  DownloadClaimsFunction,
   DownloadUrlOptions,
   MintedUrl,
   MintOptions,

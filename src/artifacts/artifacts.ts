@@ -9,6 +9,7 @@ import { baseName, sanitizeFileName } from "../internal/file-name.js";
 import { assertScope } from "../internal/scope.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 
 /** The part of a `SignedUrlMinter` artifacts use. */
@@ -73,13 +74,7 @@ export interface ArtifactsOptions {
    * route's `onDownload` receives them, verified, as `claims`. Signed, not encrypted.
    * @default none (no extra claims)
    */
-  downloadClaims?: (
-    file: StoredFile,
-    extra: ScopeSource | undefined,
-  ) =>
-    | Record<string, string | number | boolean>
-    | undefined
-    | Promise<Record<string, string | number | boolean> | undefined>;
+  downloadClaims?: DownloadClaimsFunction;
   /**
    * Derives the caller's scope in {@link Artifacts.withArtifacts}.
    * @default defaultScope (session id, else auth client id, else "default")

@@ -25,6 +25,7 @@ import { isId } from "../internal/ids.js";
 import { assertScope, MAX_SCOPE_LENGTH } from "../internal/scope.js";
 import { parseMediaType } from "../media/media-type.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileKind, FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import { decodeListCursor, encodeListCursor } from "./cursor.js";
 import { decodeText, isTextType, readBounded } from "./read-content.js";
@@ -111,24 +112,6 @@ export interface DownloadUrlMinter {
     options?: { claims?: Record<string, string | number | boolean> },
   ): Promise<{ url: string; expiresAt: number }>;
 }
-
-/**
- * Extra claims to sign into a download URL the registry mints. `extra` is the MCP request's `extra`
- * (for `resources/read`), or `LinkOptions.extra` for {@link ResourceRegistry.link} (`undefined` when
- * not given). The download route hands the verified claims to its `onDownload` hook as `claims`.
- *
- * @example
- * ```ts
- * const downloadClaims: DownloadClaimsFunction = (file, extra) => ({ key: keyIdOf(extra) });
- * ```
- */
-export type DownloadClaimsFunction = (
-  file: StoredFile,
-  extra: ScopeSource | undefined,
-) =>
-  | Record<string, string | number | boolean>
-  | undefined
-  | Promise<Record<string, string | number | boolean> | undefined>;
 
 /**
  * What {@link AuthorizeFunction} is told about the caller.
@@ -1403,3 +1386,5 @@ export class ResourceRegistry {
     }
   }
 }
+
+export type { DownloadClaimsFunction };

@@ -3,6 +3,7 @@ import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose"
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { assertScope } from "../internal/scope.js";
+import type { ScopeSource } from "../scope/default-scope.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
 
 /** What a signed URL lets its holder do: fetch a stored file, or upload against a ticket. */
@@ -666,3 +667,21 @@ export class SignedUrlMinter {
     if (used !== null) throw new FileBridgeError("TOKEN_ALREADY_USED", "The token was already used.");
   }
 }
+
+/**
+ * Extra claims to sign into a download URL that a `ResourceRegistry` or `Artifacts` mints, e.g. the
+ * id of the API key to charge. `extra` is the MCP request's `extra` (a `resources/read`, a tool call),
+ * or what was passed to `link(file, { extra })` / `capture({ extra })` (`undefined` when not given). The download route hands the verified claims to its `onDownload` hook as `claims`.
+ *
+ * @example
+ * ```ts
+ * const downloadClaims: DownloadClaimsFunction = (file, extra) => ({ key: keyIdOf(extra) });
+ * ```
+ */
+export type DownloadClaimsFunction = (
+  file: StoredFile,
+  extra: ScopeSource | undefined,
+) =>
+  | Record<string, string | number | boolean>
+  | undefined
+  | Promise<Record<string, string | number | boolean> | undefined>;

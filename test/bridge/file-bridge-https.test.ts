@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge, type FileBridgeHttpsOptions } from "../../src/bridge/file-bridge.js";
+import { codeOf } from "../support/helpers.js";
 
 const scope = "s";
 
@@ -15,15 +16,6 @@ function hasOpenssl(): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
   }
 }
 

@@ -18,24 +18,12 @@ import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge, type FileBridgeOptions, parseSha256Digest } from "../../src/bridge/file-bridge.js";
 import type { FileSourceResolver } from "../../src/bridge/types.js";
+import { codeOf, sha256 } from "../support/helpers.js";
 
 const scope = "session-1";
 let base: string;
 let root: string;
 let tmp: string;
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
-
-function sha256(bytes: Buffer | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 function bridge(options: FileBridgeOptions = {}): FileBridge {
   return new FileBridge({ tmpDir: tmp, roots: [root], ...options });

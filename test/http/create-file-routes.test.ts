@@ -1,18 +1,23 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileRoutes, type DownloadEvent, type FileRoutes } from "../../src/http/create-file-routes.js";
+import {
+  createFileRoutes,
+  type DownloadEvent,
+  type FileRoutes,
+  type UploadReplyFile,
+} from "../../src/http/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, StateStore, StoredFile } from "../../src/storage/types.js";
 import { ticketStateKey } from "../../src/uploads/upload-handle.js";
+import { sha256 } from "../support/helpers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const BASE = "http://127.0.0.1:9";
-const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 let dir: string;
 let store: FileStore;
@@ -116,7 +121,7 @@ describe("download route", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/x-thing");
     expect(response.headers.get("content-length")).toBe("1000");
-    expect(response.headers.get("etag")).toBe(`"${sha(content)}"`);
+    expect(response.headers.get("etag")).toBe(`"${sha256(content)}"`);
     expect(response.headers.get("accept-ranges")).toBe("bytes");
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
     expect(response.headers.get("cache-control")).toBe("private, no-store");
@@ -139,7 +144,7 @@ describe("download route", () => {
     expect(head.headers.get("content-length")).toBe("1000");
     expect(head.body).toBeNull();
     const notModified = (await routes(
-      new Request(url, { headers: { "if-none-match": `"${sha(content)}"` } }),
+      new Request(url, { headers: { "if-none-match": `"${sha256(content)}"` } }),
     )) as Response;
     expect(notModified.status).toBe(304);
     const cancelled = (await routes(new Request(url))) as Response;
@@ -211,7 +216,7 @@ describe("download route", () => {
   it("uses up a single-use download link only when it sends bytes (not on 304 or 416)", async () => {
     const { url } = await minter.mint({ scope: "s1", fileId: file.id, action: "download", singleUse: true });
     const notModified = (await routes(
-      new Request(url, { headers: { "if-none-match": `"${sha(content)}"` } }),
+      new Request(url, { headers: { "if-none-match": `"${sha256(content)}"` } }),
     )) as Response;
     expect(notModified.status).toBe(304);
     const past = (await routes(new Request(url, { headers: { range: "bytes=5000-" } }))) as Response;
@@ -287,15 +292,7 @@ describe("download route", () => {
 
 describe("upload route", () => {
   interface Reply {
-    files: Array<{
-      handle: string;
-      uri?: string;
-      id: string;
-      name: string;
-      size: number;
-      sha256: string;
-      mimeType: string;
-    }>;
+    files: UploadReplyFile[];
   }
 
   it("stores a multipart batch, replies with handles, and records the ticket", async () => {
@@ -303,16 +300,16 @@ describe("upload route", () => {
     const b = Buffer.from("hello, world");
     const form = new FormData();
     form.append("file", new Blob([a], { type: "application/octet-stream" }), "a.bin");
-    form.append("sha256", sha(a));
+    form.append("sha256", sha256(a));
     form.append("file", new Blob([b], { type: "text/plain" }), "b.txt");
-    form.append("sha256", sha(b));
+    form.append("sha256", sha256(b));
     const { url } = await uploadUrl("s1");
     const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
     expect(response.status).toBe(201);
     const reply = (await response.json()) as Reply;
     expect(reply.files.map((f) => [f.name, f.size, f.sha256])).toEqual([
-      ["a.bin", 5000, sha(a)],
-      ["b.txt", 12, sha(b)],
+      ["a.bin", 5000, sha256(a)],
+      ["b.txt", 12, sha256(b)],
     ]);
     expect(reply.files[0]?.handle).toBe(`upload://sessions/s1/${reply.files[0]?.id}`);
     expect(reply.files[1]?.uri).toBe("file://uploads/s1/b.txt");
@@ -336,7 +333,7 @@ describe("upload route", () => {
         body: bytes,
         headers: {
           "content-disposition": `attachment; filename="x.bin"; filename*=UTF-8''%E6%97%A5%E6%9C%AC.pdf`,
-          "x-content-sha256": sha(bytes),
+          "x-content-sha256": sha256(bytes),
         },
       }),
     )) as Response;
@@ -388,7 +385,7 @@ describe("upload route", () => {
     const mismatch = new FormData();
     mismatch.append("file", new Blob([good]), "one.bin");
     mismatch.append("file", new Blob([good]), "two.bin");
-    mismatch.append("sha256", sha(good));
+    mismatch.append("sha256", sha256(good));
     mismatch.append("sha256", "0".repeat(64));
     const second = await uploadUrl("s1");
     const bad = (await routes(new Request(second.url, { method: "POST", body: mismatch }))) as Response;
@@ -404,23 +401,27 @@ describe("upload route", () => {
     const b = randomBytes(200);
     const c = randomBytes(300);
     const form = new FormData();
-    form.append("sha256", sha(a)); // before its file
+    form.append("sha256", sha256(a)); // before its file
     form.append("file", new Blob([a]), "a.bin");
     form.append("file", new Blob([b]), "b.bin");
     form.append("sha256", ""); // b: no digest
     form.append("file", new Blob([c]), "c.bin");
-    form.append("sha256", sha(c).toUpperCase());
+    form.append("sha256", sha256(c).toUpperCase());
     const { url } = await uploadUrl("s1");
     const response = (await routes(new Request(url, { method: "POST", body: form }))) as Response;
     expect(response.status).toBe(201);
-    expect(((await response.json()) as Reply).files.map((f) => f.sha256)).toEqual([sha(a), sha(b), sha(c)]);
+    expect(((await response.json()) as Reply).files.map((f) => f.sha256)).toEqual([
+      sha256(a),
+      sha256(b),
+      sha256(c),
+    ]);
 
     // Swapped digests are caught (the order is what binds a digest to a file).
     const swapped = new FormData();
     swapped.append("file", new Blob([a]), "a.bin");
     swapped.append("file", new Blob([b]), "b.bin");
-    swapped.append("sha256", sha(b));
-    swapped.append("sha256", sha(a));
+    swapped.append("sha256", sha256(b));
+    swapped.append("sha256", sha256(a));
     const second = await uploadUrl("s2");
     const bad = (await routes(new Request(second.url, { method: "POST", body: swapped }))) as Response;
     expect(bad.status).toBe(422);
@@ -433,11 +434,11 @@ describe("upload route", () => {
     const fewer = new FormData();
     fewer.append("file", new Blob([a]), "a.bin");
     fewer.append("file", new Blob([b]), "b.bin");
-    fewer.append("sha256", sha(b)); // meant for b: must not be checked against a, nor dropped
+    fewer.append("sha256", sha256(b)); // meant for b: must not be checked against a, nor dropped
     const more = new FormData();
     more.append("file", new Blob([a]), "a.bin");
-    more.append("sha256", sha(a));
-    more.append("sha256", sha(a));
+    more.append("sha256", sha256(a));
+    more.append("sha256", sha256(a));
     const malformed = new FormData();
     malformed.append("file", new Blob([a]), "a.bin");
     malformed.append("sha256", "not-hex");

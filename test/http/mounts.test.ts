@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -13,10 +13,10 @@ import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore } from "../../src/storage/types.js";
+import { sha256 } from "../support/helpers.js";
 import { close, filesUnder, listen } from "./server-helpers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
-const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 let dir: string;
 let store: FileStore;
@@ -139,7 +139,7 @@ describe("concurrency", () => {
       expect(listed.map((f) => f.name).sort()).toEqual(expected.map((r) => r.name).sort());
       for (const file of listed) {
         const job = expected.find((r) => r.id === file.id);
-        expect(file.sha256).toBe(sha(job?.content as Uint8Array));
+        expect(file.sha256).toBe(sha256(job?.content as Uint8Array));
       }
     }
     // Another scope's id is simply not there, and a token for another scope opens nothing.

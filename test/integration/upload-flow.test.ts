@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -21,9 +21,9 @@ import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore } from "../../src/storage/types.js";
 import { UploadHandleResolver, type UploadTicket } from "../../src/uploads/upload-handle-resolver.js";
 import { close, listen } from "../http/server-helpers.js";
+import { sha256 } from "../support/helpers.js";
 
 const SECRET = "integration-secret-integration-secret-0123";
-const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 let dir: string;
 let store: FileStore;
@@ -138,7 +138,7 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     const reply = (await uploaded.json()) as {
       files: Array<{ handle: string; uri: string; sha256: string }>;
     };
-    expect(reply.files.map((f) => f.sha256)).toEqual(parts.map(sha));
+    expect(reply.files.map((f) => f.sha256)).toEqual(parts.map(sha256));
     expect(reply.files.every((f) => f.uri.startsWith("file://uploads/"))).toBe(true);
 
     // The uploads are resources of this session right away.

@@ -1,15 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { base64DecodedLength, decodeBase64Chunks, decodeBase64Strict } from "../../src/internal/base64.js";
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
+import { codeOfSync } from "../support/helpers.js";
 
 describe("decodeBase64Strict", () => {
   it("decodes padded, unpadded and URL-safe base64", () => {
@@ -36,13 +28,13 @@ describe("decodeBase64Strict", () => {
     ["non-canonical trailing bits", "aGVsbG9="],
     ["a data URL is not bare base64", "data:,x"],
   ])("refuses %s with INVALID_BASE64", (_label, input) => {
-    expect(codeOf(() => decodeBase64Strict(input))).toBe("INVALID_BASE64");
+    expect(codeOfSync(() => decodeBase64Strict(input))).toBe("INVALID_BASE64");
   });
 
   it("checks the size cap from the length before decoding", () => {
     const text = Buffer.alloc(1000).toString("base64");
     expect(base64DecodedLength(text)).toBe(1000);
-    expect(codeOf(() => decodeBase64Strict(text, 999))).toBe("FILE_TOO_LARGE");
+    expect(codeOfSync(() => decodeBase64Strict(text, 999))).toBe("FILE_TOO_LARGE");
     expect(decodeBase64Strict(text, 1000).length).toBe(1000);
   });
 
@@ -87,6 +79,6 @@ describe("decodeBase64Strict", () => {
     expect(chunks.length).toBeGreaterThan(5);
     expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
     const broken = `${text.slice(0, 5000)}*${text.slice(5001)}`;
-    expect(codeOf(() => [...decodeBase64Chunks(broken, 999)])).toBe("INVALID_BASE64");
+    expect(codeOfSync(() => [...decodeBase64Chunks(broken, 999)])).toBe("INVALID_BASE64");
   });
 });

@@ -1,15 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseDataUrl, percentDecodeBytes } from "../../src/internal/data-url.js";
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
+import { codeOfSync } from "../support/helpers.js";
 
 describe("parseDataUrl", () => {
   it("parses type, name and base64 without decoding", () => {
@@ -46,16 +38,16 @@ describe("parseDataUrl", () => {
     ["malformed parameter", "data:text/plain;oops;base64,aGk="],
     ["bad escape in header", "data:text/plain;name=%zz,hi"],
   ])("refuses %s with INVALID_DATA_URL", (_label, input) => {
-    expect(codeOf(() => parseDataUrl(input))).toBe("INVALID_DATA_URL");
+    expect(codeOfSync(() => parseDataUrl(input))).toBe("INVALID_DATA_URL");
   });
 
   it("refuses a bad escape in the data", () => {
-    expect(codeOf(() => percentDecodeBytes("abc%4"))).toBe("INVALID_DATA_URL");
-    expect(codeOf(() => percentDecodeBytes("%G0"))).toBe("INVALID_DATA_URL");
+    expect(codeOfSync(() => percentDecodeBytes("abc%4"))).toBe("INVALID_DATA_URL");
+    expect(codeOfSync(() => percentDecodeBytes("%G0"))).toBe("INVALID_DATA_URL");
   });
 
   it("refuses an impossible base64 length before decoding", () => {
-    expect(codeOf(() => parseDataUrl("data:;base64,aGVsb"))).toBe("INVALID_BASE64");
+    expect(codeOfSync(() => parseDataUrl("data:;base64,aGVsb"))).toBe("INVALID_BASE64");
   });
 
   it("round-trips any bytes, type and name (property)", () => {
@@ -90,7 +82,7 @@ describe("parseDataUrl", () => {
   it("never throws anything but a FileBridgeError on arbitrary input (property)", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 80 }), (tail) => {
-        const code = codeOf(() => parseDataUrl(`data:${tail}`));
+        const code = codeOfSync(() => parseDataUrl(`data:${tail}`));
         expect([undefined, "INVALID_DATA_URL", "INVALID_BASE64"]).toContain(code);
       }),
     );

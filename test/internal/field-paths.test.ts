@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { collectFieldSlots, parseFieldPath } from "../../src/internal/field-paths.js";
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
+import { codeOfSync } from "../support/helpers.js";
 
 describe("field paths", () => {
   it("parses plain, list and nested paths", () => {
@@ -20,7 +12,7 @@ describe("field paths", () => {
   });
 
   it.each(["", "a..b", "[]", "a[0]", "__proto__.x"])("refuses %j with INVALID_OPTION", (path) => {
-    expect(codeOf(() => parseFieldPath(path, "fields"))).toBe("INVALID_OPTION");
+    expect(codeOfSync(() => parseFieldPath(path, "fields"))).toBe("INVALID_OPTION");
   });
 
   it("collects every value, skipping missing and null ones", () => {
@@ -42,10 +34,10 @@ describe("field paths", () => {
   });
 
   it("refuses a list step on a non-list with INVALID_INPUT", () => {
-    expect(codeOf(() => collectFieldSlots({ files: "x" }, parseFieldPath("files[]", "f")))).toBe(
+    expect(codeOfSync(() => collectFieldSlots({ files: "x" }, parseFieldPath("files[]", "f")))).toBe(
       "INVALID_INPUT",
     );
-    expect(codeOf(() => collectFieldSlots({ input: "x" }, parseFieldPath("input.document", "f")))).toBe(
+    expect(codeOfSync(() => collectFieldSlots({ input: "x" }, parseFieldPath("input.document", "f")))).toBe(
       "INVALID_INPUT",
     );
   });

@@ -10,15 +10,7 @@ import {
   type Root,
   resolveContainedPath,
 } from "../../src/internal/path-containment.js";
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
+import { codeOf } from "../support/helpers.js";
 
 let base: string;
 let root: string;

@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
 import { Readable, Writable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
+import type { FileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { newId } from "../../src/internal/ids.js";
 import {
   decodeCursor,
@@ -13,8 +12,7 @@ import {
   streamPut,
   upperBound,
 } from "../../src/internal/put-pipeline.js";
-
-const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+import { codeOfSync, sha256 } from "../support/helpers.js";
 
 /** Splits bytes at the given cut points. */
 function split(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
@@ -34,15 +32,6 @@ function nullSink(): Writable {
       callback();
     },
   });
-}
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof FileBridgeError ? error.code : "NOT_A_FILE_BRIDGE_ERROR";
-  }
-  return undefined;
 }
 
 describe("put pipeline", () => {
@@ -84,7 +73,7 @@ describe("put pipeline", () => {
     );
     fc.assert(
       fc.property(fc.string({ maxLength: 100 }), (input) => {
-        const code = codeOf(() => decodeCursor(input));
+        const code = codeOfSync(() => decodeCursor(input));
         if (code === undefined) return encodeCursor(decodeCursor(input)) === input;
         return code === "INVALID_CURSOR";
       }),
@@ -100,7 +89,7 @@ describe("put pipeline", () => {
         fc.option(fc.integer({ min: -5, max: 1200 }), { nil: undefined }),
         (size, start, end) => {
           const range = end === undefined ? { start } : { start, end };
-          const code = codeOf(() => resolveRange(range, size));
+          const code = codeOfSync(() => resolveRange(range, size));
           const valid = start >= 0 && start < size && (end === undefined || end >= start);
           if (!valid) return code === "RANGE_NOT_SATISFIABLE";
           const resolved = resolveRange(range, size)!;

@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_QUEUED_BYTES, TempFileWriter } from "../../src/internal/temp-file-writer.js";
+import { codeOf, sha256 } from "../support/helpers.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -12,17 +13,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
 
 describe("TempFileWriter", () => {
   it("writes queued chunks in order, past the queue limit, with the right size and sha256", async () => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -11,9 +11,9 @@ import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, PutOptions, PutSource, StagedFile } from "../../src/storage/types.js";
 import { close, filesUnder, listen } from "../http/server-helpers.js";
+import { sha256 } from "../support/helpers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
-const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 let dir: string;
 let store: FileStore;
@@ -89,7 +89,7 @@ describe("toNodeHandler", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-length")).toBe(String(content.length));
     const body = Buffer.from(await response.arrayBuffer());
-    expect(sha(body)).toBe(sha(content));
+    expect(sha256(body)).toBe(sha256(content));
     const event = await onDownloadCalled;
     expect(event.bytes).toBe(content.length);
     expect(downloads).toHaveLength(1);
@@ -218,6 +218,6 @@ describe("toNodeHandler", () => {
     const response = await fetch(url, { method: "POST", body: form });
     expect(response.status).toBe(201);
     const reply = (await response.json()) as { files: Array<{ sha256: string }> };
-    expect(reply.files.map((f) => f.sha256)).toEqual([sha(a), sha(b)]);
+    expect(reply.files.map((f) => f.sha256)).toEqual([sha256(a), sha256(b)]);
   });
 });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type FileBridgeErrorCode, isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { type SignedClaimValue, SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import { codeOf } from "../support/helpers.js";
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
 const minter = new SignedUrlMinter({
@@ -10,16 +10,6 @@ const minter = new SignedUrlMinter({
   now: () => T0,
 });
 const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-async function codeOf(promise: Promise<unknown>): Promise<FileBridgeErrorCode | "OK"> {
-  try {
-    await promise;
-    return "OK";
-  } catch (error) {
-    if (isFileBridgeError(error)) return error.code;
-    throw error;
-  }
-}
 
 // Scopes and ids as users give them: any string without control characters.
 const text = (maxLength: number) =>

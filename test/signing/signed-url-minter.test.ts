@@ -1,7 +1,6 @@
 import { Buffer } from "node:buffer";
 import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FileBridgeErrorCode } from "../../src/errors/file-bridge-error.js";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import {
   SIGNED_URL_TOKEN_TYPE,
@@ -10,6 +9,7 @@ import {
 } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { StateStore } from "../../src/storage/types.js";
+import { codeOf } from "../support/helpers.js";
 
 const SECRET = "s3cret-s3cret-s3cret-s3cret-s3cret!"; // 35 bytes
 const OTHER_SECRET = "another-secret-another-secret-another";
@@ -17,16 +17,6 @@ const BASE = "http://127.0.0.1:3000";
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0); // a whole second
 const FILE = "01jabcdefghjkmnpqrstvwxyz0";
 const OTHER_FILE = "01jabcdefghjkmnpqrstvwxyz1";
-
-async function codeOf(promise: Promise<unknown> | (() => unknown)): Promise<FileBridgeErrorCode | "OK"> {
-  try {
-    await (typeof promise === "function" ? promise() : promise);
-    return "OK";
-  } catch (error) {
-    if (isFileBridgeError(error)) return error.code;
-    throw error;
-  }
-}
 
 function b64(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString("base64url");
