@@ -27,8 +27,8 @@ import { toNodeHandler } from "../../src/node/index.js";
 export interface DemoAppOptions {
   /** Folder for stored files, temp files and the workspace the path form may read. */
   dataDir: string;
-  /** Base URL the HTTP server is reachable at (signed URLs point there). */
-  baseUrl: string;
+  /** Base URL the HTTP server is reachable at (signed URLs point there), or a function giving it. */
+  baseUrl: string | (() => string);
 }
 
 export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {

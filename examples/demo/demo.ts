@@ -49,12 +49,11 @@ export async function runDemo(log: (line: string) => void = console.log): Promis
     return result;
   };
 
-  let app: ReturnType<typeof createDemoApp> | undefined;
-  const http = await serveHttp({
-    createServer: () => (app as ReturnType<typeof createDemoApp>).createServer(),
-    routes: (req, res, next) => (app as ReturnType<typeof createDemoApp>).routes(req, res, next),
-  });
-  app = createDemoApp({ dataDir, baseUrl: http.url });
+  // Signed URLs need the server's address, known once it listens on a free port.
+  let baseUrl = "";
+  const app = createDemoApp({ dataDir, baseUrl: () => baseUrl });
+  const http = await serveHttp({ createServer: app.createServer, routes: app.routes });
+  baseUrl = http.url;
   const client = new Client({ name: "demo-client", version: "1.0.0" });
   try {
     log(`mcp-file-bridge demo — server at ${http.mcpUrl} (files under ${dataDir})\n`);

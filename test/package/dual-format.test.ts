@@ -2,8 +2,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt, repoRoot } from "../support/helpers.js";
 
-const root = join(import.meta.dirname, "..", "..");
+const root = repoRoot;
 
 function node(args: string[]): string {
   return execFileSync(process.execPath, args, { cwd: root, encoding: "utf8" }).trim();
@@ -12,15 +13,7 @@ function node(args: string[]): string {
 // Loads the BUILT package by its own name (Node resolves a package's self-reference through its
 // `exports` map), once with `import` and once with `require`.
 describe("built package", () => {
-  beforeAll(() => {
-    if (
-      !existsSync(join(root, "dist", "index.js")) ||
-      !existsSync(join(root, "dist", "index.cjs")) ||
-      !existsSync(join(root, "dist", "node.cjs"))
-    ) {
-      execFileSync("npx", ["tsup"], { cwd: root, stdio: "ignore" });
-    }
-  }, 180_000);
+  beforeAll(ensureBuilt, 180_000);
 
   const probe = `const e = new m.FileBridgeError("NOT_FOUND", "x");
     console.log(JSON.stringify({ code: e.code, status: e.status, guard: m.isFileBridgeError(e), names: Object.keys(m).sort() }));`;

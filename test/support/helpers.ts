@@ -1,4 +1,21 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+/** The repository root. */
+export const repoRoot = join(import.meta.dirname, "..", "..");
+
+/**
+ * Builds the package (dist/) when it has not been built, so tests of the built package also run right
+ * after `npm install` on a fresh clone. CI builds before testing, so there it does nothing.
+ */
+export function ensureBuilt(): void {
+  const built = ["index.js", "index.cjs", "node.js", "node.cjs"].every((name) =>
+    existsSync(join(repoRoot, "dist", name)),
+  );
+  if (!built) execFileSync("npx", ["tsup"], { cwd: repoRoot, stdio: "ignore" });
+}
 
 /** What a failure's `code` property says, or `"NO_CODE"` for errors without one. */
 function codeFrom(error: unknown): string {
