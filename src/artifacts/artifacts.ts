@@ -12,7 +12,15 @@ import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/def
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 
-/** The part of a `SignedUrlMinter` artifacts use. */
+/**
+ * The part of a `SignedUrlMinter` artifacts use.
+ *
+ * @example
+ * ```ts
+ * const minter: ArtifactUrlMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
+ * const artifacts = new Artifacts({ store, minter });
+ * ```
+ */
 export interface ArtifactUrlMinter {
   downloadUrl(
     file: Pick<StoredFile, "scope" | "id">,
@@ -20,7 +28,15 @@ export interface ArtifactUrlMinter {
   ): Promise<{ url: string; expiresAt: number }>;
 }
 
-/** The part of a `ResourceRegistry` artifacts use. */
+/**
+ * The part of a `ResourceRegistry` artifacts use.
+ *
+ * @example
+ * ```ts
+ * const registry: ArtifactRegistry = new ResourceRegistry({ store });
+ * const artifacts = new Artifacts({ store, registry }); // artifacts are listed in resources/list
+ * ```
+ */
 export interface ArtifactRegistry {
   /** Stores and registers a file (lists it, fires `list_changed`). */
   add(source: PutSource, options: PutOptions): Promise<StoredFile>;
@@ -87,7 +103,15 @@ export interface ArtifactsOptions {
   tmpDir?: string;
 }
 
-/** An embedded resource's contents, as in an MCP `resource` content block. */
+/**
+ * An embedded resource's contents, as in an MCP `resource` content block.
+ *
+ * @example
+ * ```ts
+ * const resource: EmbeddedResourceContents = { uri: "mem://report.csv", mimeType: "text/csv", text: "a,b\n1,2\n" };
+ * const captured = await artifacts.capture({ scope, resource });
+ * ```
+ */
 export interface EmbeddedResourceContents {
   uri: string;
   mimeType?: string;
@@ -95,7 +119,15 @@ export interface EmbeddedResourceContents {
   blob?: string;
 }
 
-/** What {@link Artifacts.capture} stores: give exactly one of `path`, `bytes` or `resource`. */
+/**
+ * What {@link Artifacts.capture} stores: give exactly one of `path`, `bytes` or `resource`.
+ *
+ * @example
+ * ```ts
+ * const input: CaptureInput = { scope, path: "/tmp/out/chart.png", metadata: { tool: "render_chart" } };
+ * const { uri } = await artifacts.capture(input);
+ * ```
+ */
 export interface CaptureInput {
   /** Scope the artifact belongs to. */
   scope: string;
@@ -141,7 +173,15 @@ export interface CapturedArtifact {
   };
 }
 
-/** Options of {@link Artifacts.withArtifacts}. */
+/**
+ * Options of {@link Artifacts.withArtifacts}.
+ *
+ * @example
+ * ```ts
+ * const options: WithArtifactsOptions = { outputPathArg: "output", outputName: "report.pdf" };
+ * server.registerTool("report", { inputSchema }, artifacts.withArtifacts(handler, options));
+ * ```
+ */
 export interface WithArtifactsOptions {
   /** The argument that receives the pre-allocated output path. */
   outputPathArg: string;

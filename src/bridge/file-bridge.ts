@@ -35,7 +35,15 @@ import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-ty
 import type { FileSourceKind, FileSourceResolver, ResolvedFile, ResolverResult } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
-/** Which input forms a {@link FileBridge} accepts. Each can be switched off (or on). */
+/**
+ * Which input forms a {@link FileBridge} accepts. Each can be switched off (or on).
+ *
+ * @example
+ * ```ts
+ * const forms: FileBridgeForms = { path: true, object: false, base64: true };
+ * const bridge = new FileBridge({ roots: ["/srv/shared"], forms });
+ * ```
+ */
 export interface FileBridgeForms {
   /**
    * Local paths and `file://` URIs inside `roots`.
@@ -54,7 +62,15 @@ export interface FileBridgeForms {
   base64?: boolean;
 }
 
-/** Options for fetching `https://` inputs. */
+/**
+ * Options for fetching `https://` inputs.
+ *
+ * @example
+ * ```ts
+ * const https: FileBridgeHttpsOptions = { allowHosts: ["files.example.com", "*.cdn.example.com"], timeout: "10s" };
+ * const bridge = new FileBridge({ https }); // https:// inputs are now accepted from those hosts
+ * ```
+ */
 export interface FileBridgeHttpsOptions {
   /**
    * Hosts that may be fetched: exact names (`files.example.com`), subdomain wildcards
@@ -74,7 +90,15 @@ export interface FileBridgeHttpsOptions {
   ca?: string | Buffer;
 }
 
-/** Options of {@link FileBridge}. */
+/**
+ * Options of {@link FileBridge}.
+ *
+ * @example
+ * ```ts
+ * const options: FileBridgeOptions = { roots: ["/srv/docs"], maxBytes: 10 * 1024 * 1024 };
+ * const bridge = new FileBridge(options);
+ * ```
+ */
 export interface FileBridgeOptions {
   /**
    * Folders local paths must be inside (checked on real paths, so symlinks cannot leave them). A
@@ -105,7 +129,15 @@ export interface FileBridgeOptions {
   now?: () => number;
 }
 
-/** Options of {@link FileBridge.resolve} and {@link FileBridge.resolveAll}. */
+/**
+ * Options of {@link FileBridge.resolve} and {@link FileBridge.resolveAll}.
+ *
+ * @example
+ * ```ts
+ * const options: ResolveOptions = { scope: "session-1", signal: extra.signal, maxBytes: 5 * 1024 * 1024 };
+ * await using file = await bridge.resolve(args.file, options);
+ * ```
+ */
 export interface ResolveOptions {
   /** Scope of the caller (session, chat, user); resolvers only find that scope's files. */
   scope: string;
@@ -117,13 +149,28 @@ export interface ResolveOptions {
   name?: string;
 }
 
-/** Options of {@link FileBridge.sweep}. */
+/**
+ * Options of {@link FileBridge.sweep}.
+ *
+ * @example
+ * ```ts
+ * const removed = await bridge.sweep({ olderThan: "30m" }); // how many temp folders were removed
+ * ```
+ */
 export interface SweepOptions {
   /** Folders older than this are removed even when their process still runs. @default "1h" */
   olderThan?: Duration;
 }
 
-/** The default size cap: 50 MiB. */
+/**
+ * The default size cap: 50 MiB.
+ *
+ * @example
+ * ```ts
+ * new FileBridge().maxBytes === DEFAULT_MAX_BYTES; // true: 52428800 (50 MiB)
+ * const large = new FileBridge({ maxBytes: 4 * DEFAULT_MAX_BYTES }); // 200 MiB
+ * ```
+ */
 export const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
 const DEFAULT_TIMEOUT: Duration = "30s";
 const DATA_CHUNK_BYTES = 4 * 1024 * 1024;

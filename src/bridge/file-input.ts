@@ -1,10 +1,26 @@
 import { z } from "zod";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 
-/** The JSON Schema keyword that marks a file argument (in the style of SEP-2356). */
+/**
+ * The JSON Schema keyword that marks a file argument (in the style of SEP-2356).
+ *
+ * @example
+ * ```ts
+ * const schema = z.toJSONSchema(fileInput({ accept: ["application/pdf"] }));
+ * schema[MCP_FILE_KEYWORD]; // { accept: ["application/pdf"] }
+ * ```
+ */
 export const MCP_FILE_KEYWORD = "x-mcp-file";
 
-/** Options of {@link fileInput}. */
+/**
+ * Options of {@link fileInput}.
+ *
+ * @example
+ * ```ts
+ * const options: FileInputOptions = { description: "The sheet", accept: ["text/csv"], maxBytes: 5_000_000 };
+ * server.registerTool("import_sheet", { inputSchema: { sheet: fileInput(options) } }, handler);
+ * ```
+ */
 export interface FileInputOptions {
   /** What the file is for, shown to the model before the list of accepted forms. @default "A file." */
   description?: string;

@@ -1,9 +1,25 @@
 import type { Readable } from "node:stream";
 
-/** Which input form a file came from. */
+/**
+ * Which input form a file came from.
+ *
+ * @example
+ * ```ts
+ * const file = await bridge.resolve(args.file, { scope });
+ * const kind: FileSourceKind = file.source.kind; // e.g. "data-url"
+ * ```
+ */
 export type FileSourceKind = "path" | "data-url" | "object" | "resolver" | "https" | "base64";
 
-/** Where a {@link ResolvedFile} came from, for logs and tool output (never the content). */
+/**
+ * Where a {@link ResolvedFile} came from, for logs and tool output (never the content).
+ *
+ * @example
+ * ```ts
+ * const { kind, detail }: FileSource = file.source;
+ * console.log(`${file.name} came from ${kind}: ${detail}`); // report.pdf came from resolver: upload handle
+ * ```
+ */
 export interface FileSource {
   /** The input form that matched. */
   readonly kind: FileSourceKind;
@@ -17,6 +33,13 @@ export interface FileSource {
 /**
  * A file argument turned into a real local file. `path` exists until `dispose()`; `dispose()` is
  * idempotent and also runs on `await using`.
+ *
+ * @example
+ * ```ts
+ * await using file: ResolvedFile = await bridge.resolve(args.file, { scope });
+ * console.log(file.name, file.mimeType, file.size, file.path);
+ * const text = (await file.bytes()).toString("utf8");
+ * ```
  */
 export interface ResolvedFile extends AsyncDisposable {
   /** Sanitized file name (no folders), e.g. `report.pdf`. */
@@ -39,7 +62,18 @@ export interface ResolvedFile extends AsyncDisposable {
   dispose(): Promise<void>;
 }
 
-/** What a {@link FileSourceResolver} hands back for a string it recognises. */
+/**
+ * What a {@link FileSourceResolver} hands back for a string it recognises.
+ *
+ * @example
+ * ```ts
+ * const result: ResolverResult = {
+ *   name: "report.pdf",
+ *   mimeType: "application/pdf",
+ *   open: async () => createReadStream("/srv/reports/report.pdf"),
+ * };
+ * ```
+ */
 export interface ResolverResult {
   /** File name. */
   name: string;
@@ -55,7 +89,18 @@ export interface ResolverResult {
   open(): Promise<Readable>;
 }
 
-/** Context passed to a {@link FileSourceResolver}. */
+/**
+ * Context passed to a {@link FileSourceResolver}.
+ *
+ * @example
+ * ```ts
+ * bridge.addResolver({
+ *   name: "ticket id",
+ *   matches: (input) => input.startsWith("ticket:"),
+ *   resolve: async (input, context: ResolverContext) => lookUp(context.scope, input.slice(7), context.signal),
+ * });
+ * ```
+ */
 export interface ResolverContext {
   /** Scope of the caller; a resolver must treat other scopes' files as missing. */
   readonly scope: string;

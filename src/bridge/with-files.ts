@@ -3,7 +3,15 @@ import { collectFieldSlots, type FieldStep, parseFieldPath } from "../internal/f
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
 import type { ResolvedFile } from "./types.js";
 
-/** Options of `FileBridge.withFiles`. */
+/**
+ * Options of `FileBridge.withFiles`.
+ *
+ * @example
+ * ```ts
+ * const options: WithFilesOptions = { fields: ["files[]", "input.document"], pass: "file", maxBytes: 5_000_000 };
+ * server.registerTool("merge", { inputSchema }, bridge.withFiles(handler, options));
+ * ```
+ */
 export interface WithFilesOptions {
   /**
    * The argument fields holding files: `"file"` (a top-level field), `"files[]"` (each item of a
@@ -23,7 +31,15 @@ export interface WithFilesOptions {
   maxBytes?: number;
 }
 
-/** What a file field becomes for the handler: a local path (`"path"`) or the {@link ResolvedFile}. */
+/**
+ * What a file field becomes for the handler: a local path (`"path"`) or the {@link ResolvedFile}.
+ *
+ * @example
+ * ```ts
+ * type AsPath = PassedFile<"path">; // string
+ * type AsFile = PassedFile<"file">; // ResolvedFile
+ * ```
+ */
 export type PassedFile<Pass extends "path" | "file"> = Pass extends "file" ? ResolvedFile : string;
 
 type Leaf<X, V> = X extends undefined | null ? X : V;

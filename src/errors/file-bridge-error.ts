@@ -1,6 +1,12 @@
 /**
  * Every error this package raises on purpose is a {@link FileBridgeError}. Its `code` is API: it is
  * stable across releases, documented in the README, and what callers (and tests) should branch on.
+ *
+ * @example
+ * ```ts
+ * const code: FileBridgeErrorCode = "FILE_TOO_LARGE";
+ * if (isFileBridgeError(error, code)) console.log(error.status, error.data?.limit); // 413 52428800
+ * ```
  */
 export type FileBridgeErrorCode =
   | "INVALID_INPUT"
@@ -84,10 +90,25 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   STORAGE_ERROR: { status: 500, hint: "The server could not store or read the file; try again later." },
 };
 
-/** Every error code, in documentation order. */
+/**
+ * Every error code, in documentation order.
+ *
+ * @example
+ * ```ts
+ * for (const code of FILE_BRIDGE_ERROR_CODES) console.log(code, statusForCode(code)); // INVALID_INPUT 400 …
+ * ```
+ */
 export const FILE_BRIDGE_ERROR_CODES = Object.freeze(Object.keys(CODES) as FileBridgeErrorCode[]);
 
-/** Options accepted by {@link FileBridgeError}. */
+/**
+ * Options accepted by {@link FileBridgeError}.
+ *
+ * @example
+ * ```ts
+ * const options: FileBridgeErrorOptions = { data: { id }, cause: error };
+ * throw new FileBridgeError("NOT_FOUND", "no such report", options);
+ * ```
+ */
 export interface FileBridgeErrorOptions {
   /** The underlying error, if any. */
   cause?: unknown;
@@ -152,12 +173,27 @@ export function isFileBridgeError(error: unknown, code?: FileBridgeErrorCode): e
   );
 }
 
-/** The HTTP status for a code. */
+/**
+ * The HTTP status for a code.
+ *
+ * @example
+ * ```ts
+ * statusForCode("FILE_TOO_LARGE"); // 413
+ * ```
+ */
 export function statusForCode(code: FileBridgeErrorCode): number {
   return CODES[code].status;
 }
 
-/** The shape of an MCP `CallToolResult` that reports a failure. */
+/**
+ * The shape of an MCP `CallToolResult` that reports a failure.
+ *
+ * @example
+ * ```ts
+ * const result: ToolErrorResult = toToolErrorResult(new FileBridgeError("EMPTY_FILE", "the file is empty"));
+ * // result.content[0].text: "Error EMPTY_FILE: the file is empty. The file has no content; send a non-empty file."
+ * ```
+ */
 export interface ToolErrorResult {
   [key: string]: unknown;
   isError: true;
@@ -190,16 +226,38 @@ export function toToolErrorResult(error: unknown): ToolErrorResult {
   };
 }
 
-/** A JSON-RPC error object, as an MCP request handler may throw or return it. */
+/**
+ * A JSON-RPC error object, as an MCP request handler may throw or return it.
+ *
+ * @example
+ * ```ts
+ * const { code, message, data }: JsonRpcErrorShape = toJsonRpcError(error, { uri });
+ * throw new McpError(code, message, data);
+ * ```
+ */
 export interface JsonRpcErrorShape {
   code: number;
   message: string;
   data?: Record<string, unknown>;
 }
 
-/** JSON-RPC "invalid params", what MCP uses for unknown resources. */
+/**
+ * JSON-RPC "invalid params", what MCP uses for unknown resources.
+ *
+ * @example
+ * ```ts
+ * toJsonRpcError(new FileBridgeError("NOT_FOUND", "no such file")).code === JSONRPC_INVALID_PARAMS; // true
+ * ```
+ */
 export const JSONRPC_INVALID_PARAMS = -32602;
-/** JSON-RPC "internal error". */
+/**
+ * JSON-RPC "internal error".
+ *
+ * @example
+ * ```ts
+ * toJsonRpcError(new Error("disk full")).code === JSONRPC_INTERNAL_ERROR; // true (message: "Internal error")
+ * ```
+ */
 export const JSONRPC_INTERNAL_ERROR = -32603;
 
 /**

@@ -19,7 +19,14 @@ import {
   uploadHandleOf,
 } from "../uploads/upload-handle.js";
 
-/** The claims a verified token carries, as far as the routes need them. */
+/**
+ * The claims a verified token carries, as far as the routes need them.
+ *
+ * @example
+ * ```ts
+ * const { scope, fileId, claims }: VerifiedTokenClaims = await minter.verify(token, { action: "download" });
+ * ```
+ */
 export interface VerifiedTokenClaims {
   /** Scope the token is bound to. */
   scope: string;
@@ -32,6 +39,12 @@ export interface VerifiedTokenClaims {
 /**
  * The part of a `SignedUrlMinter` the routes use. Any `SignedUrlMinter` fits; the interface is
  * structural so the routes can also sit behind another token scheme.
+ *
+ * @example
+ * ```ts
+ * const verifier: FileRoutesTokenVerifier = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
+ * const routes = createFileRoutes({ store, minter: verifier });
+ * ```
  */
 export interface FileRoutesTokenVerifier {
   /** Path prefix of the signed URLs, e.g. `/files`. */
@@ -51,7 +64,15 @@ export interface FileRoutesTokenVerifier {
   consume?(claims: VerifiedTokenClaims): Promise<void>;
 }
 
-/** The part of a `ResourceRegistry` the routes use. */
+/**
+ * The part of a `ResourceRegistry` the routes use.
+ *
+ * @example
+ * ```ts
+ * const registry: FileRoutesRegistry = new ResourceRegistry({ store });
+ * const routes = createFileRoutes({ store, minter, registry }); // uploads show up in resources/list
+ * ```
+ */
 export interface FileRoutesRegistry {
   /** The resource URI of a stored file. */
   uriFor(file: StoredFile): string;
@@ -87,7 +108,18 @@ export interface DownloadEvent {
   range?: { start: number; end: number };
 }
 
-/** What {@link FileRoutesOptions.authorize} receives besides the request. */
+/**
+ * What {@link FileRoutesOptions.authorize} receives besides the request.
+ *
+ * @example
+ * ```ts
+ * createFileRoutes({
+ *   store,
+ *   minter,
+ *   authorize: (request, target: DirectUploadTarget) => isTrusted(request) && !target.name.endsWith(".exe"),
+ * });
+ * ```
+ */
 export interface DirectUploadTarget {
   /** Scope from the URL (percent-decoded). */
   scope: string;
@@ -95,7 +127,16 @@ export interface DirectUploadTarget {
   name: string;
 }
 
-/** One stored file in an upload reply. */
+/**
+ * One stored file in an upload reply.
+ *
+ * @example
+ * ```ts
+ * const response = await fetch(ticket.upload_url, { method: "POST", body: form });
+ * const { files } = (await response.json()) as { files: UploadReplyFile[] };
+ * console.log(files[0]?.handle); // upload://sessions/s1/01jc…
+ * ```
+ */
 export interface UploadReplyFile {
   /** `upload://sessions/{scope}/{id}`: pass it to a tool. */
   handle: string;

@@ -2,6 +2,12 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 
 /**
  * A duration: a number of seconds, or a string such as `"90s"`, `"5m"`, `"2h"`, `"7d"`.
+ *
+ * @example
+ * ```ts
+ * const ttl: Duration = "15m"; // or 900 (seconds)
+ * const { url } = await minter.downloadUrl(file, { ttl });
+ * ```
  */
 export type Duration = number | `${number}${"ms" | "s" | "m" | "h" | "d"}`;
 

@@ -5,10 +5,26 @@ import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { lazyWebStream, setNodeRequestBody, takeNodeResponseBody } from "../internal/node-fast-path.js";
 
-/** A web-standard handler such as the one `createFileRoutes()` returns. */
+/**
+ * A web-standard handler such as the one `createFileRoutes()` returns.
+ *
+ * @example
+ * ```ts
+ * const handler: WebHandler = createFileRoutes({ store, minter });
+ * const files = toNodeHandler(handler);
+ * ```
+ */
 export type WebHandler = (request: Request) => Promise<Response | undefined>;
 
-/** A Node request handler that also fits express middleware (`next` is optional). */
+/**
+ * A Node request handler that also fits express middleware (`next` is optional).
+ *
+ * @example
+ * ```ts
+ * const files: NodeHandler = toNodeHandler(createFileRoutes({ store, minter }));
+ * app.use(files); // express: requests outside the file routes go on to next()
+ * ```
+ */
 export type NodeHandler = (
   req: IncomingMessage,
   res: ServerResponse,

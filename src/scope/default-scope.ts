@@ -1,6 +1,12 @@
 /**
  * The parts of an MCP request context (the SDK's `RequestHandlerExtra`) a scope can come from.
  * Structural, so any SDK version's `extra` fits.
+ *
+ * @example
+ * ```ts
+ * const source: ScopeSource = { authInfo: { clientId: "client-42" } };
+ * defaultScope(source); // "client-42" (no session id)
+ * ```
  */
 export interface ScopeSource {
   /** MCP session id (Streamable HTTP). */
@@ -11,10 +17,25 @@ export interface ScopeSource {
   requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined;
 }
 
-/** Derives the scope of a request. Return a non-empty string. */
+/**
+ * Derives the scope of a request. Return a non-empty string.
+ *
+ * @example
+ * ```ts
+ * const scope: ScopeFunction = (extra) => String(extra.authInfo?.extra?.tenantId ?? defaultScope(extra));
+ * const artifacts = new Artifacts({ store, scope });
+ * ```
+ */
 export type ScopeFunction = (extra: ScopeSource) => string;
 
-/** Scope used when a request has neither a session id nor an authenticated client. */
+/**
+ * Scope used when a request has neither a session id nor an authenticated client.
+ *
+ * @example
+ * ```ts
+ * defaultScope({}) === DEFAULT_SCOPE; // true: a stdio server has no session id and no auth
+ * ```
+ */
 export const DEFAULT_SCOPE = "default";
 
 /**

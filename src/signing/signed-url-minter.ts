@@ -6,13 +6,40 @@ import { assertScope } from "../internal/scope.js";
 import type { ScopeSource } from "../scope/default-scope.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
 
-/** What a signed URL lets its holder do: fetch a stored file, or upload against a ticket. */
+/**
+ * What a signed URL lets its holder do: fetch a stored file, or upload against a ticket.
+ *
+ * @example
+ * ```ts
+ * const action: SignedAction = "upload";
+ * const ticket = await minter.verify(token, { action });
+ * ```
+ */
 export type SignedAction = "download" | "upload";
 
-/** Value types allowed in the extra claims of a token (`ext`). */
+/**
+ * Value types allowed in the extra claims of a token (`ext`).
+ *
+ * @example
+ * ```ts
+ * const claims: Record<string, SignedClaimValue> = { key: "key_123", maxBytes: 10485760, trial: true };
+ * const { url } = await minter.downloadUrl(file, { claims });
+ * ```
+ */
 export type SignedClaimValue = string | number | boolean;
 
-/** One signing key of a {@link SignedUrlMinter}, for key rotation. */
+/**
+ * One signing key of a {@link SignedUrlMinter}, for key rotation.
+ *
+ * @example
+ * ```ts
+ * const keys: SigningKey[] = [
+ *   { kid: "2025-06", secret: newSecret }, // signs new tokens
+ *   { kid: "2025-01", secret: oldSecret }, // still verifies older ones
+ * ];
+ * const minter = new SignedUrlMinter({ keys, baseUrl: "https://files.example.com" });
+ * ```
+ */
 export interface SigningKey {
   /** Key id, written into the token's `kid` header: 1–64 characters of `A-Z a-z 0-9 . _ -`. */
   kid: string;
@@ -20,7 +47,19 @@ export interface SigningKey {
   secret: string | Uint8Array;
 }
 
-/** Options of {@link SignedUrlMinter}. Give exactly one of `secret` or `keys`. */
+/**
+ * Options of {@link SignedUrlMinter}. Give exactly one of `secret` or `keys`.
+ *
+ * @example
+ * ```ts
+ * const options: SignedUrlMinterOptions = {
+ *   secret: process.env.FILE_URL_SECRET!, // at least 32 bytes
+ *   baseUrl: "https://files.example.com",
+ *   ttl: "10m",
+ *   state: memoryState(),
+ * };
+ * ```
+ */
 export interface SignedUrlMinterOptions {
   /**
    * The one HMAC secret (key id `"default"`), at least 32 bytes. Use `keys` instead to rotate keys.
@@ -78,7 +117,15 @@ export interface SignedUrlMinterOptions {
   now?: () => number;
 }
 
-/** Options of {@link SignedUrlMinter.mint}. */
+/**
+ * Options of {@link SignedUrlMinter.mint}.
+ *
+ * @example
+ * ```ts
+ * const options: MintOptions = { scope, fileId: file.id, action: "download", ttl: "1h", singleUse: true };
+ * const { url } = await minter.mint(options);
+ * ```
+ */
 export interface MintOptions {
   /** Scope the file or ticket belongs to. */
   scope: string;
@@ -108,10 +155,26 @@ export interface MintOptions {
   claims?: Readonly<Record<string, SignedClaimValue>>;
 }
 
-/** Options of {@link SignedUrlMinter.downloadUrl}. */
+/**
+ * Options of {@link SignedUrlMinter.downloadUrl}.
+ *
+ * @example
+ * ```ts
+ * const options: DownloadUrlOptions = { ttl: "15m", claims: { key: "key_123" } };
+ * const { url } = await minter.downloadUrl(file, options);
+ * ```
+ */
 export type DownloadUrlOptions = Omit<MintOptions, "scope" | "fileId" | "action">;
 
-/** What {@link SignedUrlMinter.mint} returns. */
+/**
+ * What {@link SignedUrlMinter.mint} returns.
+ *
+ * @example
+ * ```ts
+ * const { url, expiresAt }: MintedUrl = await minter.downloadUrl(file);
+ * const text = `Download: ${url} (until ${new Date(expiresAt).toISOString()})`;
+ * ```
+ */
 export interface MintedUrl {
   /** `{baseUrl}{basePath}/{action}/{token}`. */
   url: string;
@@ -123,7 +186,15 @@ export interface MintedUrl {
   jti: string;
 }
 
-/** Options of {@link SignedUrlMinter.verify}: the binding the token must match. */
+/**
+ * Options of {@link SignedUrlMinter.verify}: the binding the token must match.
+ *
+ * @example
+ * ```ts
+ * const options: VerifyOptions = { action: "download", scope: sessionId, fileId: file.id };
+ * await minter.verify(token, options); // NOT_FOUND if the token is for another scope or file
+ * ```
+ */
 export interface VerifyOptions {
   /** The action the caller is about to perform; a token for another action fails with `NOT_FOUND`. */
   action: SignedAction;
@@ -140,7 +211,15 @@ export interface VerifyOptions {
   consume?: boolean;
 }
 
-/** The verified content of a token. */
+/**
+ * The verified content of a token.
+ *
+ * @example
+ * ```ts
+ * const verified: VerifiedToken = await minter.verify(token, { action: "download" });
+ * const file = await store.head(verified.scope, verified.fileId);
+ * ```
+ */
 export interface VerifiedToken {
   /** Scope the token is bound to. */
   scope: string;
@@ -162,7 +241,15 @@ export interface VerifiedToken {
   claims: Record<string, SignedClaimValue>;
 }
 
-/** The JOSE `typ` header of every token this package mints; other JWTs are refused. */
+/**
+ * The JOSE `typ` header of every token this package mints; other JWTs are refused.
+ *
+ * @example
+ * ```ts
+ * import { decodeProtectedHeader } from "jose";
+ * decodeProtectedHeader(token).typ === SIGNED_URL_TOKEN_TYPE; // true for tokens a SignedUrlMinter minted
+ * ```
+ */
 export const SIGNED_URL_TOKEN_TYPE = "mcp-file-bridge+jwt";
 
 const ALGORITHM = "HS256";

@@ -1,12 +1,26 @@
 import type { Readable } from "node:stream";
 import type { Duration } from "../internal/duration.js";
 
-/** What a stored file is for. Registries and routes may filter on it. */
+/**
+ * What a stored file is for. Registries and routes may filter on it.
+ *
+ * @example
+ * ```ts
+ * const kind: FileKind = "artifact";
+ * const { files } = await store.list(scope, { kind });
+ * ```
+ */
 export type FileKind = "upload" | "artifact" | "file";
 
 /**
  * Metadata of one stored file. The `id` is random and is the only thing that ever touches a disk
  * path or an object key; `name` is the user-given name and lives only here.
+ *
+ * @example
+ * ```ts
+ * const file: StoredFile = await store.put(bytes, { scope: "s1", name: "report.pdf" });
+ * console.log(file.id, file.mimeType, file.size); // 01jc… application/pdf 48213
+ * ```
  */
 export interface StoredFile {
   /** Random id (26 lower-case base32 characters, time-sortable). */
@@ -34,6 +48,12 @@ export interface StoredFile {
 /**
  * Where the bytes of a `put` come from: a Node stream, a web stream, any async iterable of chunks,
  * bytes in memory, or `{ path }` of a local file (streamed, never read whole).
+ *
+ * @example
+ * ```ts
+ * const source: PutSource = { path: "/tmp/out/report.pdf" }; // or a stream, or bytes
+ * const file = await store.put(source, { scope, name: "report.pdf" });
+ * ```
  */
 export type PutSource =
   | Readable
@@ -42,7 +62,15 @@ export type PutSource =
   | Uint8Array
   | { readonly path: string };
 
-/** Options of {@link FileStore.put}. */
+/**
+ * Options of {@link FileStore.put}.
+ *
+ * @example
+ * ```ts
+ * const options: PutOptions = { scope, name: "chart.png", kind: "artifact", ttl: "24h", maxBytes: 10 * 1024 * 1024 };
+ * const file = await store.put(stream, options);
+ * ```
+ */
 export interface PutOptions {
   /** Scope the file belongs to. */
   scope: string;
@@ -66,7 +94,16 @@ export interface PutOptions {
   metadata?: Record<string, string>;
 }
 
-/** A put whose bytes are written but not yet visible; see {@link FileStore.stage}. */
+/**
+ * A put whose bytes are written but not yet visible; see {@link FileStore.stage}.
+ *
+ * @example
+ * ```ts
+ * const staged: StagedFile = await store.stage(body, { scope, name: "data.csv" });
+ * if (staged.file.size > 0) await staged.commit();
+ * else await staged.abort();
+ * ```
+ */
 export interface StagedFile {
   /** The metadata the file will have once committed. */
   readonly file: StoredFile;
@@ -76,7 +113,15 @@ export interface StagedFile {
   abort(): Promise<void>;
 }
 
-/** An inclusive byte range, as in HTTP `Range: bytes=start-end`. */
+/**
+ * An inclusive byte range, as in HTTP `Range: bytes=start-end`.
+ *
+ * @example
+ * ```ts
+ * const range: ByteRange = { start: 0, end: 1023 }; // the first KiB
+ * const stream = await store.read(scope, id, range);
+ * ```
+ */
 export interface ByteRange {
   /** First byte, from 0. */
   start: number;
@@ -84,7 +129,15 @@ export interface ByteRange {
   end?: number;
 }
 
-/** Options of {@link FileStore.list}. */
+/**
+ * Options of {@link FileStore.list}.
+ *
+ * @example
+ * ```ts
+ * const options: ListOptions = { kind: "upload", limit: 20 };
+ * const { files, nextCursor } = await store.list(scope, options);
+ * ```
+ */
 export interface ListOptions {
   /** Opaque cursor from a previous page. An invalid cursor fails with `INVALID_CURSOR`. */
   cursor?: string;
@@ -94,7 +147,19 @@ export interface ListOptions {
   kind?: FileKind;
 }
 
-/** One page of {@link FileStore.list}. */
+/**
+ * One page of {@link FileStore.list}.
+ *
+ * @example
+ * ```ts
+ * let cursor: string | undefined;
+ * do {
+ *   const page: ListPage = await store.list(scope, cursor ? { cursor } : {});
+ *   for (const file of page.files) console.log(file.name);
+ *   cursor = page.nextCursor;
+ * } while (cursor);
+ * ```
+ */
 export interface ListPage {
   /** The files of this page, oldest first (ordered by id). */
   files: StoredFile[];
@@ -107,6 +172,13 @@ export interface ListPage {
  * A lookup in another scope behaves exactly like a missing file.
  *
  * Every driver passes the shared driver test suite (`test/storage/driver-suite.ts`).
+ *
+ * @example
+ * ```ts
+ * const store: FileStore = fsStore("./data"); // or memoryStore()
+ * const file = await store.put({ path: "./report.pdf" }, { scope: "s1", name: "report.pdf" });
+ * const stream = await store.read("s1", file.id); // null when missing
+ * ```
  */
 export interface FileStore {
   /** Driver name, for logs and errors (e.g. `"memory"`, `"fs"`). */
@@ -142,7 +214,14 @@ export interface FileStore {
   close?(): Promise<void>;
 }
 
-/** Options of {@link StateStore.set}. */
+/**
+ * Options of {@link StateStore.set}.
+ *
+ * @example
+ * ```ts
+ * await state.set("ticket:abc", { files: [] }, { ttl: "10m" });
+ * ```
+ */
 export interface StateSetOptions {
   /** Time to live. @default no expiry */
   ttl?: Duration;
@@ -151,6 +230,13 @@ export interface StateSetOptions {
 /**
  * A small key/value store with TTL and set-if-absent, for single-use nonces and upload tickets.
  * Values are JSON-serializable. Drivers: `memoryState()` (later `redisState()`).
+ *
+ * @example
+ * ```ts
+ * const state: StateStore = memoryState();
+ * await state.setIfAbsent("jti:abc", 1, { ttl: "5m" }); // true the first time, then false
+ * await state.get<number>("jti:abc"); // 1
+ * ```
  */
 export interface StateStore {
   /** Driver name. */

@@ -25,7 +25,15 @@ import {
   UPLOAD_HANDLE_PREFIX,
 } from "./upload-handle.js";
 
-/** The part of a `SignedUrlMinter` the resolver uses to mint upload tickets. */
+/**
+ * The part of a `SignedUrlMinter` the resolver uses to mint upload tickets.
+ *
+ * @example
+ * ```ts
+ * const minter: UploadTicketMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
+ * const uploads = new UploadHandleResolver({ store, minter, state });
+ * ```
+ */
 export interface UploadTicketMinter {
   mint(options: {
     scope: string;
@@ -133,7 +141,19 @@ export interface UploadTicket {
   curl: string;
 }
 
-/** What {@link UploadHandleResolver.rewrite} returns. */
+/**
+ * What {@link UploadHandleResolver.rewrite} returns.
+ *
+ * @example
+ * ```ts
+ * const rewritten: RewrittenArgs<typeof args> = await uploads.rewrite(args, ["file"], { scope });
+ * try {
+ *   await convert(rewritten.args.file); // a local path now
+ * } finally {
+ *   await rewritten.dispose();
+ * }
+ * ```
+ */
 export interface RewrittenArgs<T> extends AsyncDisposable {
   /** A copy of the arguments with every upload handle at the given paths replaced by a local path. */
   args: T;
