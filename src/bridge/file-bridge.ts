@@ -123,6 +123,12 @@ export interface FileBridgeOptions {
   allowEmpty?: boolean;
   /** How many inputs {@link FileBridge.resolveAll} resolves at once. @default 4 */
   concurrency?: number;
+  /**
+   * Most files one {@link FileBridge.resolveAll} (and so one `withFiles` call) accepts; more fail with
+   * `TOO_MANY_FILES` before anything is read. With `maxBytes` it bounds the disk one call can fill.
+   * @default 32
+   */
+  maxFiles?: number;
   /** Resolvers to add right away (see {@link FileBridge.addResolver}). @default [] */
   resolvers?: FileSourceResolver[];
   /** Clock used by {@link FileBridge.sweep}, in milliseconds. @default Date.now */
@@ -293,6 +299,7 @@ export class FileBridge {
   readonly #forms: Required<FileBridgeForms>;
   readonly #allowEmpty: boolean;
   readonly #concurrency: number;
+  readonly #maxFiles: number;
   readonly #resolvers: FileSourceResolver[] = [];
   /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
   readonly #active = ACTIVE_CALL_DIRS;
@@ -330,6 +337,7 @@ export class FileBridge {
       throw new FileBridgeError("INVALID_OPTION", "allowEmpty must be a boolean");
     this.#concurrency =
       options.concurrency === undefined ? 4 : positiveInteger(options.concurrency, "concurrency");
+    this.#maxFiles = options.maxFiles === undefined ? 32 : positiveInteger(options.maxFiles, "maxFiles");
     if (options.now !== undefined && typeof options.now !== "function") {
       throw new FileBridgeError("INVALID_OPTION", "now must be a function");
     }
@@ -467,8 +475,8 @@ export class FileBridge {
   }
 
   /**
-   * Resolves several file arguments (any mix of forms), at most `concurrency` at a time. All or
-   * nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
+   * Resolves several file arguments (any mix of forms), at most `concurrency` at a time and at most
+   * `maxFiles` in all (`TOO_MANY_FILES`). All or nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
    * the first error is thrown.
    *
    * @example
@@ -480,6 +488,11 @@ export class FileBridge {
   async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
     if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
     this.#context(options);
+    if (inputs.length > this.#maxFiles) {
+      throw new FileBridgeError("TOO_MANY_FILES", `at most ${this.#maxFiles} files can be sent at once`, {
+        data: { limit: this.#maxFiles, count: inputs.length },
+      });
+    }
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });

@@ -18,6 +18,7 @@ export type FileBridgeErrorCode =
   | "PATH_NOT_ALLOWED"
   | "NOT_FOUND"
   | "FILE_TOO_LARGE"
+  | "TOO_MANY_FILES"
   | "DIGEST_MISMATCH"
   | "HOST_NOT_ALLOWED"
   | "FETCH_FAILED"
@@ -62,6 +63,7 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   },
   NOT_FOUND: { status: 404, hint: "Check the URI or handle; it may have expired. Upload the file again." },
   FILE_TOO_LARGE: { status: 413, hint: "Send a smaller file, or use the upload URL flow for large files." },
+  TOO_MANY_FILES: { status: 413, hint: "Send fewer files in one call, or combine them into one archive." },
   DIGEST_MISMATCH: {
     status: 422,
     hint: "The content does not match its declared size or digest; resend it.",

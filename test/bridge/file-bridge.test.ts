@@ -540,6 +540,29 @@ describe("resolvers", () => {
 });
 
 describe("resolveAll", () => {
+  it("refuses more than maxFiles inputs with TOO_MANY_FILES before reading any", async () => {
+    const b = bridge({ maxFiles: 3 });
+    const four = ["data:,1", "data:,2", "data:,3", "data:,4"];
+    expect(await codeOf(b.resolveAll(four, { scope }))).toBe("TOO_MANY_FILES");
+    expect(await tempEntries()).toEqual([]);
+    const three = await b.resolveAll(four.slice(0, 3), { scope });
+    expect(three).toHaveLength(3);
+    await Promise.all(three.map((f) => f.dispose()));
+    expect(
+      await codeOf(
+        bridge().resolveAll(
+          Array.from({ length: 33 }, () => "data:,x"),
+          { scope },
+        ),
+      ),
+    ).toBe("TOO_MANY_FILES");
+    for (const maxFiles of [0, -1, 1.5, "3"]) {
+      expect(() => bridge({ maxFiles: maxFiles as number })).toThrowError(
+        expect.objectContaining({ code: "INVALID_OPTION" }),
+      );
+    }
+  });
+
   it("resolves a mixed list in order", async () => {
     const files = await bridge({ concurrency: 2 }).resolveAll(
       ["docs/report.pdf", "data:text/plain;name=a.txt,A", { name: "b.txt", content: "Qg==" }, "data:,C"],

@@ -185,3 +185,22 @@ describe("withFiles at run time", () => {
     expect(await tempEntries()).toEqual([]);
   });
 });
+
+describe("withFiles and maxFiles", () => {
+  it("answers a list over maxFiles with an isError TOO_MANY_FILES result and does not call the handler", async () => {
+    let called = false;
+    const limited = new FileBridge({ tmpDir: tmp, maxFiles: 2 });
+    const handler = limited.withFiles(
+      async () => {
+        called = true;
+        return { content: [] };
+      },
+      { fields: ["files[]", "extra"] },
+    );
+    // The limit counts every file of the call, across fields.
+    const result = await handler({ files: ["data:,a", "data:,b"], extra: "data:,c" }, {});
+    expect(called).toBe(false);
+    expect(codeIn(result)).toBe("TOO_MANY_FILES");
+    expect(await tempEntries()).toEqual([]);
+  });
+});
