@@ -82,8 +82,8 @@ export type {
   TemplateVariables,
 } from "./registry/resource-registry.js";
 export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resource-registry.js";
-export type { ScopeFunction, ScopeSource } from "./scope/default-scope.js";
-export { DEFAULT_SCOPE, defaultScope } from "./scope/default-scope.js";
+export type { ScopeFunction, ScopeSource } from "./scope/scope.js";
+export { DEFAULT_SCOPE, defaultScope } from "./scope/scope.js";
 export type {
   DownloadClaimsFunction,
   DownloadUrlOptions,

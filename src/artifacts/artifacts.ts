@@ -6,9 +6,8 @@ import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors
 import { decodeBase64Strict } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
-import { assertScope } from "../internal/scope.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
-import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 

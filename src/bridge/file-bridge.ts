@@ -16,22 +16,22 @@ import {
   planBase64,
   stripBase64Whitespace,
 } from "../internal/base64.js";
-import { isDataUrl, normalizeDataUrlBase64, parseDataUrl, percentDecodeBytes } from "../internal/data-url.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../internal/temp-dir.js";
+import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
+import { assertScope } from "../scope/scope.js";
+import { LocalResolvedFile } from "./resolved-file.js";
+import { isDataUrl, normalizeDataUrlBase64, parseDataUrl, percentDecodeBytes } from "./sources/data-url.js";
 import {
   type ContainedFile,
   fileUriToPath,
   prepareRoots,
   type Root,
   resolveContainedPath,
-} from "../internal/path-containment.js";
-import { LocalResolvedFile } from "../internal/resolved-file.js";
-import { type HostPattern, parseHostPattern, safeFetch } from "../internal/safe-fetch.js";
-import { assertScope } from "../internal/scope.js";
-import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../internal/temp-dir.js";
-import { TempFileWriter } from "../internal/temp-file-writer.js";
-import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
+} from "./sources/path-containment.js";
+import { type HostPattern, parseHostPattern, safeFetch } from "./sources/safe-fetch.js";
+import { TempFileWriter } from "./temp-file-writer.js";
 import type { FileSourceKind, FileSourceResolver, ResolvedFile, ResolverResult } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 

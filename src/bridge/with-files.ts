@@ -1,6 +1,6 @@
 import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, type FieldStep, parseFieldPath } from "../internal/field-paths.js";
-import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { ResolvedFile } from "./types.js";
 
 /**

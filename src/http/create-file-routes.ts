@@ -1,16 +1,10 @@
 import { PassThrough, type Readable } from "node:stream";
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import {
-  formatContentDisposition,
-  parseContentDispositionFileName,
-} from "../internal/content-disposition.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName, sanitizeRelativePath } from "../internal/file-name.js";
-import { parseRange } from "../internal/http-range.js";
-import { lazyWebStream, requestBodyAsNode, setNodeResponseBody } from "../internal/node-fast-path.js";
-import { assertScope } from "../internal/scope.js";
 import { chooseMediaType, parseMediaType } from "../media/media-type.js";
+import { assertScope } from "../scope/scope.js";
 import type { FileStore, StagedFile, StateStore, StoredFile } from "../storage/types.js";
 import {
   TICKET_CLAIMS,
@@ -18,6 +12,9 @@ import {
   ticketStateKey,
   uploadHandleOf,
 } from "../uploads/upload-handle.js";
+import { formatContentDisposition, parseContentDispositionFileName } from "./content-disposition.js";
+import { lazyWebStream, requestBodyAsNode, setNodeResponseBody } from "./node-fast-path.js";
+import { parseRange } from "./range.js";
 
 /**
  * The claims a verified token carries, as far as the routes need them.

@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { lazyWebStream, setNodeRequestBody, takeNodeResponseBody } from "../internal/node-fast-path.js";
+import { lazyWebStream, setNodeRequestBody, takeNodeResponseBody } from "../http/node-fast-path.js";
 
 /**
  * A web-standard handler such as the one `createFileRoutes()` returns.

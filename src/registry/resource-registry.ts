@@ -22,9 +22,14 @@ import { FileBridgeError, isFileBridgeError, toJsonRpcError } from "../errors/fi
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName } from "../internal/file-name.js";
 import { isId } from "../internal/ids.js";
-import { assertScope, MAX_SCOPE_LENGTH } from "../internal/scope.js";
 import { parseMediaType } from "../media/media-type.js";
-import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import {
+  assertScope,
+  defaultScope,
+  MAX_SCOPE_LENGTH,
+  type ScopeFunction,
+  type ScopeSource,
+} from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileKind, FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import { decodeListCursor, encodeListCursor } from "./cursor.js";

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { assertScope } from "../internal/scope.js";
-import type { ScopeSource } from "../scope/default-scope.js";
+import type { ScopeSource } from "../scope/scope.js";
+import { assertScope } from "../scope/scope.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
 
 /**

@@ -1,6 +1,6 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { unrefInterval } from "../internal/put-pipeline.js";
+import { unrefInterval } from "./kit/put-pipeline.js";
 import type { StateSetOptions, StateStore } from "./types.js";
 
 /**

@@ -16,7 +16,7 @@ import {
   streamPut,
   unrefInterval,
   upperBound,
-} from "../internal/put-pipeline.js";
+} from "./kit/put-pipeline.js";
 import type {
   ByteRange,
   FileStore,

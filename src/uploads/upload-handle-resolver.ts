@@ -12,9 +12,8 @@ import { type Duration, durationToMs } from "../internal/duration.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
-import { assertScope } from "../internal/scope.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
-import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/default-scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
   formatUploadHandle,

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { toToolErrorResult } from "../../src/errors/file-bridge-error.js";
-import { defaultScope } from "../../src/scope/default-scope.js";
+import { defaultScope } from "../../src/scope/scope.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { connect, errorCode, type Harness } from "../registry/support.js";
 

@@ -10,7 +10,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 import { ResourceRegistry } from "../../src/registry/resource-registry.js";
-import type { ScopeFunction } from "../../src/scope/default-scope.js";
+import type { ScopeFunction } from "../../src/scope/scope.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 
 /**

@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { defaultScope, type ScopeFunction } from "../../src/scope/default-scope.js";
+import { defaultScope, type ScopeFunction } from "../../src/scope/scope.js";
 import { recordNotifications, rpcError } from "../registry/support.js";
 import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultScope } from "../../src/scope/default-scope.js";
+import { defaultScope } from "../../src/scope/scope.js";
 import { HELLO_TEXT, PIXEL_PNG } from "../fixtures/registry-server.js";
 import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
 

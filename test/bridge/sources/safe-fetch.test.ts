@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkFetchUrl, hostAllowed, parseHostPattern } from "../../src/internal/safe-fetch.js";
-import { codeOfSync } from "../support/helpers.js";
+import { checkFetchUrl, hostAllowed, parseHostPattern } from "../../../src/bridge/sources/safe-fetch.js";
+import { codeOfSync } from "../../support/helpers.js";
 
 describe("host allow-list", () => {
   const patterns = ["files.example.com", "*.cdn.example.org", "[::1]"].map((p) =>

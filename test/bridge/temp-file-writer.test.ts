@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_QUEUED_BYTES, TempFileWriter } from "../../src/internal/temp-file-writer.js";
+import { MAX_QUEUED_BYTES, TempFileWriter } from "../../src/bridge/temp-file-writer.js";
 import { codeOf, sha256 } from "../support/helpers.js";
 
 let dir: string;

@@ -1,8 +1,8 @@
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import type { FileSource, ResolvedFile } from "../bridge/types.js";
-import { removeDir } from "./temp-dir.js";
+import { removeDir } from "../internal/temp-dir.js";
+import type { FileSource, ResolvedFile } from "./types.js";
 
 /** What a {@link LocalResolvedFile} is made of. */
 export interface LocalResolvedFileInit {

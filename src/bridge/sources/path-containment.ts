@@ -1,6 +1,6 @@
 import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
 
 function notAllowed(message: string, data?: Record<string, unknown>): FileBridgeError {
   return new FileBridgeError("PATH_NOT_ALLOWED", message, data ? { data } : {});

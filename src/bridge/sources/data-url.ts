@@ -1,6 +1,6 @@
-import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { parseMediaType } from "../media/media-type.js";
-import { planBase64, stripBase64Whitespace } from "./base64.js";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { planBase64, stripBase64Whitespace } from "../../internal/base64.js";
+import { parseMediaType } from "../../media/media-type.js";
 
 /** A parsed `data:` URL whose payload has not been decoded yet (so its size can be checked first). */
 export interface DataUrl {

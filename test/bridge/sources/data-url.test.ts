@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseDataUrl, percentDecodeBytes } from "../../src/internal/data-url.js";
-import { codeOfSync } from "../support/helpers.js";
+import { parseDataUrl, percentDecodeBytes } from "../../../src/bridge/sources/data-url.js";
+import { codeOfSync } from "../../support/helpers.js";
 
 describe("parseDataUrl", () => {
   it("parses type, name and base64 without decoding", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyAddress, isPublicAddress, parseIPv6 } from "../../src/internal/ip-address.js";
+import { classifyAddress, isPublicAddress, parseIPv6 } from "../../../src/bridge/sources/ip-address.js";
 
 describe("classifyAddress", () => {
   it.each([

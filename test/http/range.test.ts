@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseRange } from "../../src/internal/http-range.js";
+import { parseRange } from "../../src/http/range.js";
 
 describe("parseRange", () => {
   it.each([

@@ -1,3 +1,5 @@
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+
 /**
  * The parts of an MCP request context (the SDK's `RequestHandlerExtra`) a scope can come from.
  * Structural, so any SDK version's `extra` fits.
@@ -52,4 +54,21 @@ export function defaultScope(extra: ScopeSource): string {
   const clientId = extra.authInfo?.clientId;
   if (clientId) return clientId;
   return DEFAULT_SCOPE;
+}
+
+/** Longest scope string accepted. */
+export const MAX_SCOPE_LENGTH = 256;
+
+/**
+ * Checks that a scope is usable: a non-empty string of at most 256 characters without control
+ * characters. Scopes are never used as paths as they are (stores hash them), but they appear in URIs.
+ */
+export function assertScope(scope: unknown): asserts scope is string {
+  if (typeof scope !== "string" || scope.length === 0 || scope.length > MAX_SCOPE_LENGTH) {
+    throw new FileBridgeError("INVALID_INPUT", "scope must be a non-empty string of at most 256 characters");
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(scope)) {
+    throw new FileBridgeError("INVALID_INPUT", "scope must not contain control characters");
+  }
 }

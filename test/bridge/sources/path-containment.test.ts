@@ -9,8 +9,8 @@ import {
   prepareRoots,
   type Root,
   resolveContainedPath,
-} from "../../src/internal/path-containment.js";
-import { codeOf } from "../support/helpers.js";
+} from "../../../src/bridge/sources/path-containment.js";
+import { codeOf } from "../../support/helpers.js";
 
 let base: string;
 let root: string;

@@ -4,7 +4,7 @@ import { request } from "node:https";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
 import { rootCertificates } from "node:tls";
-import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { classifyAddress } from "./ip-address.js";
 
 /** A normalized host allow-list entry: an exact host, a `*.suffix` wildcard, or `*` (any host). */

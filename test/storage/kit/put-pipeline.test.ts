@@ -1,8 +1,8 @@
 import { Readable, Writable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { FileBridgeError } from "../../src/errors/file-bridge-error.js";
-import { newId } from "../../src/internal/ids.js";
+import type { FileBridgeError } from "../../../src/errors/file-bridge-error.js";
+import { newId } from "../../../src/internal/ids.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -11,8 +11,8 @@ import {
   resolveRange,
   streamPut,
   upperBound,
-} from "../../src/internal/put-pipeline.js";
-import { codeOfSync, sha256 } from "../support/helpers.js";
+} from "../../../src/storage/kit/put-pipeline.js";
+import { codeOfSync, sha256 } from "../../support/helpers.js";
 
 /** Splits bytes at the given cut points. */
 function split(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
