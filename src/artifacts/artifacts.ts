@@ -6,6 +6,7 @@ import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors
 import { decodeBase64Strict } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
@@ -196,7 +197,6 @@ export interface WithArtifactsOptions {
   metadata?: Record<string, string>;
 }
 
-const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
 const ARG_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
 
 function invalidOption(name: string, message: string): FileBridgeError {
@@ -271,7 +271,7 @@ export class Artifacts {
     const ttlMs = durationToMs(options.ttl ?? "24h", "Artifacts: ttl");
     if (ttlMs < 1000) throw invalidOption("ttl", "must be at least 1s");
     if (options.downloadTtl !== undefined) durationToMs(options.downloadTtl, "Artifacts: downloadTtl");
-    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const maxBytes = options.maxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)
       throw invalidOption("maxBytes", "must be a positive integer");
     if (options.scope !== undefined && typeof options.scope !== "function") {

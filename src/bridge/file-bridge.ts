@@ -18,6 +18,7 @@ import {
 } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../internal/temp-dir.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
@@ -177,7 +178,8 @@ export interface SweepOptions {
  * const large = new FileBridge({ maxBytes: 4 * DEFAULT_MAX_BYTES }); // 200 MiB
  * ```
  */
-export const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
+export { DEFAULT_MAX_BYTES };
+
 const DEFAULT_TIMEOUT: Duration = "30s";
 const DATA_CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_DISK_NAME_BYTES = 200;
@@ -337,7 +339,10 @@ export class FileBridge {
       throw new FileBridgeError("INVALID_OPTION", "allowEmpty must be a boolean");
     this.#concurrency =
       options.concurrency === undefined ? 4 : positiveInteger(options.concurrency, "concurrency");
-    this.#maxFiles = options.maxFiles === undefined ? 32 : positiveInteger(options.maxFiles, "maxFiles");
+    this.#maxFiles =
+      options.maxFiles === undefined
+        ? DEFAULT_MAX_FILES_PER_CALL
+        : positiveInteger(options.maxFiles, "maxFiles");
     if (options.now !== undefined && typeof options.now !== "function") {
       throw new FileBridgeError("INVALID_OPTION", "now must be a function");
     }

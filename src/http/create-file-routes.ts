@@ -3,6 +3,7 @@ import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/bus
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName, sanitizeRelativePath } from "../internal/file-name.js";
+import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
 import { chooseMediaType, parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
 import type { FileStore, StagedFile, StateStore, StoredFile } from "../storage/types.js";
@@ -279,8 +280,6 @@ export const DEFAULT_INLINE_TYPES: readonly string[] = Object.freeze([
   "video/webm",
 ]);
 
-const DEFAULT_MAX_BYTES = 100 * 1024 * 1024;
-const DEFAULT_MAX_FILES = 10;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const TOKEN_SEGMENT = /^[A-Za-z0-9_\-.~]+$/;
 const MAX_FORM_FIELDS = 64;
@@ -377,10 +376,10 @@ function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions {
   if (basePath !== "" && (!/^\/[A-Za-z0-9_\-.~/]*$/.test(basePath) || basePath.includes("//"))) {
     throw invalidOption("basePath", 'must be a path like /files (or "/" for the root)');
   }
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
   if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)
     throw invalidOption("maxBytes", "must be a positive integer");
-  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+  const maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
   if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0)
     throw invalidOption("maxFiles", "must be a positive integer");
   const uploadTtlMs = durationToMs(options.uploadTtl ?? "1h", "createFileRoutes: uploadTtl");

@@ -22,6 +22,7 @@ import { FileBridgeError, isFileBridgeError, toJsonRpcError } from "../errors/fi
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName } from "../internal/file-name.js";
 import { isId } from "../internal/ids.js";
+import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
 import {
   assertScope,
@@ -594,7 +595,7 @@ export class ResourceRegistry {
     }
     this.pageSize = pageSize;
 
-    const maxInlineBytes = options.maxInlineBytes ?? 4 * 1024 * 1024;
+    const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
     if (!Number.isSafeInteger(maxInlineBytes) || maxInlineBytes < 0) {
       throw invalidOption("maxInlineBytes must be a non-negative integer");
     }

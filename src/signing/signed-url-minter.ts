@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
+import { DEFAULT_URL_TTL } from "../internal/limits.js";
 import type { ScopeSource } from "../scope/scope.js";
 import { assertScope } from "../scope/scope.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
@@ -459,7 +460,7 @@ export class SignedUrlMinter {
     this.#baseUrl =
       typeof options.baseUrl === "function" ? options.baseUrl : normalizeBaseUrl(options.baseUrl);
     this.basePath = normalizeBasePath(options.basePath);
-    this.#ttlMs = ttlMs(options.ttl ?? "5m", "ttl");
+    this.#ttlMs = ttlMs(options.ttl ?? DEFAULT_URL_TTL, "ttl");
     this.#toleranceMs = durationToMs(options.clockTolerance ?? "5s", "clockTolerance");
 
     if (options.issuer !== undefined && (typeof options.issuer !== "string" || options.issuer.length === 0)) {

@@ -12,6 +12,12 @@ import { type Duration, durationToMs } from "../internal/duration.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
+import {
+  DEFAULT_UPLOAD_HANDLE_TTL,
+  DEFAULT_UPLOAD_MAX_BYTES,
+  DEFAULT_UPLOAD_MAX_FILES,
+  DEFAULT_UPLOAD_TICKET_TTL,
+} from "../internal/limits.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
@@ -160,7 +166,6 @@ export interface RewrittenArgs<T> extends AsyncDisposable {
   dispose(): Promise<void>;
 }
 
-const DEFAULT_MAX_BYTES = 100 * 1024 * 1024;
 const FIELD = "file";
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -218,17 +223,20 @@ export class UploadHandleResolver {
     if (typeof this.toolName !== "string" || !TOOL_NAME.test(this.toolName)) {
       throw invalidOption("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
     }
-    this.#ttl = options.ttl ?? "10m";
+    this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
     if (durationToMs(this.#ttl, "UploadHandleResolver: ttl") < 1000)
       throw invalidOption("ttl", "must be at least 1s");
-    const handleTtlMs = durationToMs(options.handleTtl ?? "1h", "UploadHandleResolver: handleTtl");
+    const handleTtlMs = durationToMs(
+      options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
+      "UploadHandleResolver: handleTtl",
+    );
     if (handleTtlMs < 1000) throw invalidOption("handleTtl", "must be at least 1s");
     this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
-    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
     if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
       throw invalidOption("maxBytes", "must be a positive integer");
     }
-    this.maxFiles = options.maxFiles ?? 10;
+    this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
     if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
       throw invalidOption("maxFiles", "must be an integer from 1 to 1000");
     }

@@ -1,0 +1,25 @@
+/**
+ * Every default limit of the package, defined once. Pieces import their defaults from here; the
+ * limits table in `docs/limits.md` documents them (a test keeps the two in sync).
+ */
+
+const MiB = 1024 * 1024;
+
+/** `FileBridge`: largest file one argument may resolve to (50 MiB). */
+export const DEFAULT_MAX_BYTES = 50 * MiB;
+/** `FileBridge`: most files one call may resolve (`resolveAll`, `withFiles`). */
+export const DEFAULT_MAX_FILES_PER_CALL = 32;
+/** `createFileRoutes` and `UploadHandleResolver`: largest file one upload may carry (100 MiB). */
+export const DEFAULT_UPLOAD_MAX_BYTES = 100 * MiB;
+/** `createFileRoutes` and `UploadHandleResolver`: most files one upload may carry. */
+export const DEFAULT_UPLOAD_MAX_FILES = 10;
+/** `Artifacts`: largest file a tool may produce (1 GiB). */
+export const DEFAULT_ARTIFACT_MAX_BYTES = 1024 * MiB;
+/** `ResourceRegistry`: largest file `resources/read` returns inline as text or blob (4 MiB). */
+export const DEFAULT_MAX_INLINE_BYTES = 4 * MiB;
+/** `SignedUrlMinter`: lifetime of a signed URL. */
+export const DEFAULT_URL_TTL = "5m";
+/** `UploadHandleResolver`: lifetime of an upload ticket. */
+export const DEFAULT_UPLOAD_TICKET_TTL = "10m";
+/** `UploadHandleResolver`: lifetime of an `upload://` handle after its upload. */
+export const DEFAULT_UPLOAD_HANDLE_TTL = "1h";
