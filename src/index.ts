@@ -15,7 +15,7 @@ export type {
   ResolveOptions,
   SweepOptions,
 } from "./bridge/file-bridge.js";
-export { DEFAULT_MAX_BYTES, FileBridge } from "./bridge/file-bridge.js";
+export { FileBridge } from "./bridge/file-bridge.js";
 export type { FileInputOptions } from "./bridge/file-input.js";
 export { fileInput, MCP_FILE_KEYWORD } from "./bridge/file-input.js";
 export { storedFileSource } from "./bridge/stored-file-source.js";
@@ -56,6 +56,7 @@ export type {
 } from "./http/create-file-routes.js";
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
+export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
 export type { MediaType } from "./media/media-type.js";
 export {
   chooseMediaType,

@@ -169,17 +169,6 @@ export interface SweepOptions {
   olderThan?: Duration;
 }
 
-/**
- * The default size cap: 50 MiB.
- *
- * @example
- * ```ts
- * new FileBridge().maxBytes === DEFAULT_MAX_BYTES; // true: 52428800 (50 MiB)
- * const large = new FileBridge({ maxBytes: 4 * DEFAULT_MAX_BYTES }); // 200 MiB
- * ```
- */
-export { DEFAULT_MAX_BYTES };
-
 const DEFAULT_TIMEOUT: Duration = "30s";
 const DATA_CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_DISK_NAME_BYTES = 200;

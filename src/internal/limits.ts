@@ -5,7 +5,15 @@
 
 const MiB = 1024 * 1024;
 
-/** `FileBridge`: largest file one argument may resolve to (50 MiB). */
+/**
+ * `FileBridge`: largest file one argument may resolve to (50 MiB), unless `maxBytes` says otherwise.
+ *
+ * @example
+ * ```ts
+ * new FileBridge().maxBytes === DEFAULT_MAX_BYTES; // true: 52428800 (50 MiB)
+ * const large = new FileBridge({ maxBytes: 4 * DEFAULT_MAX_BYTES }); // 200 MiB
+ * ```
+ */
 export const DEFAULT_MAX_BYTES = 50 * MiB;
 /** `FileBridge`: most files one call may resolve (`resolveAll`, `withFiles`). */
 export const DEFAULT_MAX_FILES_PER_CALL = 32;
