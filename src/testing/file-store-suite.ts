@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FileBridgeError, type FileBridgeErrorCode } from "../../src/errors/file-bridge-error.js";
-import { isId } from "../../src/internal/ids.js";
-import type { FileStore, StateStore, StoredFile } from "../../src/storage/types.js";
+import { FileBridgeError, type FileBridgeErrorCode } from "../errors/file-bridge-error.js";
+import { isId } from "../internal/ids.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 
 /** A clock the suite can move: drivers get `clock.now` as their `now` option. */
 export interface TestClock {
