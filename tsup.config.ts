@@ -1,16 +1,23 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", node: "src/node/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    node: "src/node/index.ts",
+    storage: "src/storage/kit/index.ts",
+    testing: "src/testing/index.ts",
+  },
   format: ["esm", "cjs"],
   dts: true,
   sourcemap: true,
   clean: true,
   target: "node20",
-  // Shared chunks, so `mcp-file-bridge` and `mcp-file-bridge/node` share one copy of every class and
-  // module-level map (instanceof and the Node fast path work across the two entry points).
+  // Shared chunks, so every entry point shares one copy of every class and module-level map
+  // (instanceof and the Node fast path work across `mcp-file-bridge`, `/node`, `/storage`, ...).
   splitting: true,
   treeshake: true,
   // p-limit 7 and its dependency are ESM-only; bundle them so `require()` works.
   noExternal: ["p-limit", "yocto-queue"],
+  // Optional peers of `mcp-file-bridge/testing`: never bundled.
+  external: ["vitest", "fast-check"],
 });

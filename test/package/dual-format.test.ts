@@ -58,4 +58,56 @@ describe("built package", () => {
     );
     expect(out).toEqual({ code: "INVALID_OPTION", same: true });
   });
+
+  // The extender subpaths: the storage kit and the driver conformance suites.
+  const kitProbe = `const plan = kit.planPut({ scope: "s", name: "a.txt", maxBytes: 3 }, 0);
+    const chunks = []; const sink = new (require("node:stream").Writable)({ write(c, _e, cb) { chunks.push(c); cb(); } });
+    kit.streamPut(Buffer.from("abcd"), plan, sink).then(
+      () => console.log(JSON.stringify({ code: null })),
+      (e) => console.log(JSON.stringify({ code: e.code, same: e instanceof m.FileBridgeError })));`;
+
+  it("exports the storage kit at mcp-file-bridge/storage, sharing classes with the root (require)", () => {
+    const out = JSON.parse(
+      node([
+        "-e",
+        `const m = require("mcp-file-bridge"); const kit = require("mcp-file-bridge/storage"); ${kitProbe}`,
+      ]),
+    );
+    expect(out).toEqual({ code: "FILE_TOO_LARGE", same: true });
+  });
+
+  it("exports the storage kit at mcp-file-bridge/storage (import)", () => {
+    const out = JSON.parse(
+      node([
+        "--input-type=module",
+        "-e",
+        `import { createRequire } from "node:module"; const require = createRequire(import.meta.url);
+         const m = await import("mcp-file-bridge"); const kit = await import("mcp-file-bridge/storage"); ${kitProbe}`,
+      ]),
+    );
+    expect(out).toEqual({ code: "FILE_TOO_LARGE", same: true });
+  });
+
+  it("exports the driver suites at mcp-file-bridge/testing under import and require", () => {
+    const names = `console.log(JSON.stringify(Object.keys(t).sort()))`;
+    const cjs = JSON.parse(node(["-e", `const t = require("mcp-file-bridge/testing"); ${names}`]));
+    const esm = JSON.parse(
+      node(["--input-type=module", "-e", `const t = await import("mcp-file-bridge/testing"); ${names}`]),
+    );
+    expect(cjs).toEqual(esm);
+    expect(cjs).toEqual(
+      expect.arrayContaining(["runFileStoreSuite", "runStateStoreSuite", "codeOf", "readAll"]),
+    );
+  });
+
+  it("loads the root entry without loading optional peers (vitest, fast-check)", () => {
+    const out = JSON.parse(
+      node([
+        "-e",
+        `require("mcp-file-bridge"); require("mcp-file-bridge/node"); require("mcp-file-bridge/storage");
+         console.log(JSON.stringify(Object.keys(require.cache).filter((k) => /node_modules[\\/](vitest|fast-check)[\\/]/.test(k))))`,
+      ]),
+    );
+    expect(out).toEqual([]);
+  });
 });

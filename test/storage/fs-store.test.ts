@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fsStore } from "../../src/storage/fs-store.js";
-import { codeOf, readAll, runFileStoreSuite } from "../../src/testing/file-store-suite.js";
+import { codeOf, readAll, runFileStoreSuite } from "../../src/testing/index.js";
 
 let dir: string;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { memoryState } from "../../src/storage/memory-state.js";
-import { runStateStoreSuite } from "../../src/testing/file-store-suite.js";
+import { runStateStoreSuite } from "../../src/testing/index.js";
 
 runStateStoreSuite("memoryState", (now) => memoryState({ now }));
 

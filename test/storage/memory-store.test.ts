@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { memoryStore } from "../../src/storage/memory-store.js";
-import { codeOf, readAll, runFileStoreSuite } from "../../src/testing/file-store-suite.js";
+import { codeOf, readAll, runFileStoreSuite } from "../../src/testing/index.js";
 
 runFileStoreSuite("memoryStore", (now) => memoryStore({ now }));
 

@@ -12,15 +12,37 @@ import type { FileKind, PutOptions, PutSource, StoredFile } from "../types.js";
 
 const KINDS: ReadonlySet<FileKind> = new Set(["upload", "artifact", "file"]);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-/** Most metadata entries kept with one file. */
+/**
+ * Most metadata entries kept with one file.
+ *
+ * @example
+ * ```ts
+ * planPut({ scope, name, metadata: tooMany }, now); // INVALID_OPTION past MAX_METADATA_ENTRIES
+ * ```
+ */
 export const MAX_METADATA_ENTRIES = 64;
-/** Longest metadata key or value, in UTF-16 code units. */
+/**
+ * Longest metadata key or value, in UTF-16 code units.
+ *
+ * @example
+ * ```ts
+ * planPut({ scope, name, metadata: { note: "x".repeat(MAX_METADATA_LENGTH + 1) } }, now); // INVALID_OPTION
+ * ```
+ */
 export const MAX_METADATA_LENGTH = 1024;
 
 /** Bytes a {@link PutMeter} may hold for a slow sink (bounded memory per put). */
 const METER_BUFFER_BYTES = 1024 * 1024;
 
-/** Everything about a put that is known before the first byte arrives. */
+/**
+ * Everything about a put that is known before the first byte arrives.
+ *
+ * @example
+ * ```ts
+ * const plan: PutPlan = planPut({ scope: "s1", name: "report.pdf", maxBytes: 1 << 20 }, Date.now());
+ * plan.id; // the random id the driver stores the bytes under
+ * ```
+ */
 export interface PutPlan {
   readonly id: string;
   readonly scope: string;
@@ -36,7 +58,15 @@ export interface PutPlan {
   readonly metadata: Readonly<Record<string, string>> | undefined;
 }
 
-/** What streaming measured. */
+/**
+ * What streaming measured.
+ *
+ * @example
+ * ```ts
+ * const measure: PutMeasure = await streamPut(source, plan, sink);
+ * console.log(measure.size, measure.sha256);
+ * ```
+ */
 export interface PutMeasure {
   readonly size: number;
   readonly sha256: string;
@@ -52,6 +82,11 @@ function isSafeNonNegativeInteger(value: unknown): value is number {
  * Validates put options and fixes the id, name, kind and times. Throws `INVALID_INPUT` for a bad
  * scope or bad declared size/digest, `INVALID_OPTION` (naming the option) for a bad cap, kind, TTL or
  * metadata, and `ABORTED` if the signal already fired.
+ *
+ * @example
+ * ```ts
+ * const plan = planPut(options, now()); // validate first: nothing is written for bad options
+ * ```
  */
 export function planPut(options: PutOptions, now: number): PutPlan {
   if (typeof options !== "object" || options === null) {
@@ -137,7 +172,15 @@ function checkMetadata(input: unknown): Readonly<Record<string, string>> | undef
   return Object.freeze({ ...copy });
 }
 
-/** Builds the frozen metadata record of a finished put. */
+/**
+ * Builds the frozen metadata record of a finished put.
+ *
+ * @example
+ * ```ts
+ * const measure = await streamPut(source, plan, sink);
+ * const file = storedFileOf(plan, measure); // then commit the staged bytes and return `file`
+ * ```
+ */
 export function storedFileOf(plan: PutPlan, measure: PutMeasure): StoredFile {
   const file: {
     -readonly [K in keyof StoredFile]: StoredFile[K];
@@ -177,6 +220,11 @@ function isWebReadable(value: unknown): value is ReadableStream<Uint8Array> {
  * Turns any {@link PutSource} into a Node `Readable` of bytes without reading it whole: streams pass
  * through, web streams are adapted, async iterables are pulled lazily, `{ path }` is a read stream.
  * An unusable source fails with `INVALID_INPUT`.
+ *
+ * @example
+ * ```ts
+ * for await (const chunk of toReadable(source)) sink.write(chunk);
+ * ```
  */
 export function toReadable(source: PutSource): Readable {
   if (source instanceof Uint8Array) {
@@ -244,6 +292,11 @@ type MeterLimits = Pick<PutPlan, "maxBytes" | "expectedSize" | "expectedSha256">
 /**
  * Measures bytes already in memory with the same checks as {@link PutMeter}, without a stream: the
  * fast path for `Uint8Array` sources in drivers that keep bytes in memory.
+ *
+ * @example
+ * ```ts
+ * const measure = source instanceof Uint8Array ? measureBytes(source, plan) : await streamPut(source, plan, sink);
+ * ```
  */
 export function measureBytes(bytes: Uint8Array, plan: MeterLimits): PutMeasure {
   const grown = growthError(plan, bytes.byteLength);
@@ -258,6 +311,11 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits): PutMeasure {
  * A pass-through that counts bytes, hashes sha256, keeps the first bytes for sniffing and enforces
  * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes
  * over, so an endless source is cut off at the cap. At the end it checks the declared size and digest.
+ *
+ * @example
+ * ```ts
+ * await pipeline(toReadable(source), new PutMeter(plan), createWriteStream(stagingPath));
+ * ```
  */
 export class PutMeter extends Transform {
   size = 0;
@@ -309,6 +367,15 @@ export class PutMeter extends Transform {
  * Maps any failure of a put pipeline to a {@link FileBridgeError}: an aborted signal is `ABORTED`,
  * a `FileBridgeError` from the source or the meter stays as it is, anything else is `STORAGE_ERROR`
  * with the original as `cause`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await upload.done();
+ * } catch (error) {
+ *   throw toPutError(error, plan.signal); // ABORTED, the meter's own error, or STORAGE_ERROR
+ * }
+ * ```
  */
 export function toPutError(error: unknown, signal: AbortSignal | undefined): FileBridgeError {
   if (signal?.aborted) {
@@ -322,6 +389,20 @@ export function toPutError(error: unknown, signal: AbortSignal | undefined): Fil
  * Streams `source` through a {@link PutMeter} into `sink`, honouring the plan's signal. Resolves
  * with what was measured once the sink has finished; rejects with a {@link FileBridgeError} (see
  * {@link toPutError}). The caller owns cleanup of whatever the sink wrote.
+ *
+ * @example
+ * ```ts
+ * const plan = planPut(options, now());
+ * const sink = createWriteStream(stagingPath, { flags: "wx" });
+ * try {
+ *   const file = storedFileOf(plan, await streamPut(source, plan, sink));
+ *   await rename(stagingPath, finalPath); // commit only after every check passed
+ *   return file;
+ * } catch (error) {
+ *   await rm(stagingPath, { force: true }); // nothing partial is left
+ *   throw error;
+ * }
+ * ```
  */
 export async function streamPut(source: PutSource, plan: PutPlan, sink: Writable): Promise<PutMeasure> {
   const meter = new PutMeter(plan);
@@ -340,17 +421,45 @@ export async function streamPut(source: PutSource, plan: PutPlan, sink: Writable
   return { size: meter.size, sha256: meter.sha256, head: meter.head };
 }
 
-/** True when a file with this expiry is gone at `now`. */
+/**
+ * True when a file with this expiry is gone at `now`.
+ *
+ * @example
+ * ```ts
+ * return file && !isExpired(file, now()) ? file : null;
+ * ```
+ */
 export function isExpired(file: Pick<StoredFile, "expiresAt">, now: number): boolean {
   return file.expiresAt !== undefined && file.expiresAt <= now;
 }
 
-/** Most files one list page returns. */
+/**
+ * Most files one list page returns.
+ *
+ * @example
+ * ```ts
+ * listLimit(5000) === MAX_LIST_LIMIT; // true: larger pages are clamped
+ * ```
+ */
 export const MAX_LIST_LIMIT = 1000;
-/** Page size when none is given. */
+/**
+ * Page size when none is given.
+ *
+ * @example
+ * ```ts
+ * listLimit(undefined) === DEFAULT_LIST_LIMIT; // true
+ * ```
+ */
 export const DEFAULT_LIST_LIMIT = 100;
 
-/** Validates a list limit: a positive integer; larger than {@link MAX_LIST_LIMIT} is clamped. */
+/**
+ * Validates a list limit: a positive integer; larger than {@link MAX_LIST_LIMIT} is clamped.
+ *
+ * @example
+ * ```ts
+ * const limit = listLimit(options.limit); // INVALID_INPUT for 0, -1 or 2.5
+ * ```
+ */
 export function listLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_LIST_LIMIT;
   if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
@@ -359,7 +468,14 @@ export function listLimit(limit: unknown): number {
   return Math.min(limit, MAX_LIST_LIMIT);
 }
 
-/** Validates a list kind filter. */
+/**
+ * Validates a list kind filter.
+ *
+ * @example
+ * ```ts
+ * const kind = listKind(options.kind); // "upload" | "artifact" | "file" | undefined
+ * ```
+ */
 export function listKind(kind: unknown): FileKind | undefined {
   if (kind === undefined) return undefined;
   if (!KINDS.has(kind as FileKind)) {
@@ -368,12 +484,26 @@ export function listKind(kind: unknown): FileKind | undefined {
   return kind as FileKind;
 }
 
-/** The opaque cursor for "after this id". */
+/**
+ * The opaque cursor for "after this id".
+ *
+ * @example
+ * ```ts
+ * return { files, nextCursor: encodeCursor(files[files.length - 1].id) };
+ * ```
+ */
 export function encodeCursor(lastId: string): string {
   return Buffer.from(`v1:${lastId}`, "utf8").toString("base64url");
 }
 
-/** The id a cursor made by {@link encodeCursor} points after; `INVALID_CURSOR` otherwise. */
+/**
+ * The id a cursor made by {@link encodeCursor} points after; `INVALID_CURSOR` otherwise.
+ *
+ * @example
+ * ```ts
+ * const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+ * ```
+ */
 export function decodeCursor(cursor: unknown): string {
   if (
     typeof cursor !== "string" ||
@@ -391,7 +521,14 @@ export function decodeCursor(cursor: unknown): string {
   return id;
 }
 
-/** Index of the first element of sorted `ids` that is greater than `id` (binary search). */
+/**
+ * Index of the first element of sorted `ids` that is greater than `id` (binary search).
+ *
+ * @example
+ * ```ts
+ * const start = after === undefined ? 0 : upperBound(sortedIds, after);
+ * ```
+ */
 export function upperBound(ids: readonly string[], id: string): number {
   let low = 0;
   let high = ids.length;
@@ -403,7 +540,14 @@ export function upperBound(ids: readonly string[], id: string): number {
   return low;
 }
 
-/** Validates a byte range against a size; returns inclusive `[start, end]`. */
+/**
+ * Validates a byte range against a size; returns inclusive `[start, end]`.
+ *
+ * @example
+ * ```ts
+ * const { start, end } = resolveRange(range, file.size) ?? { start: 0, end: file.size - 1 };
+ * ```
+ */
 export function resolveRange(
   range: { start: number; end?: number } | undefined,
   size: number,
@@ -423,7 +567,14 @@ export function resolveRange(
   return { start, end: Math.min(end ?? size - 1, size - 1) };
 }
 
-/** An `unref`'d interval that does not keep the process alive; `null` when `ms` is 0/undefined. */
+/**
+ * An `unref`'d interval that does not keep the process alive; `null` when `ms` is 0/undefined.
+ *
+ * @example
+ * ```ts
+ * const timer = unrefInterval(sweepMs, sweep); // never keeps the process alive
+ * ```
+ */
 export function unrefInterval(ms: number | undefined, task: () => unknown): NodeJS.Timeout | null {
   if (!ms) return null;
   const timer = setInterval(() => {

@@ -1,0 +1,40 @@
+/**
+ * `mcp-file-bridge/storage`: the storage kit for driver authors. A driver built on it gets the same
+ * put pipeline as `memoryStore` and `fsStore` (validation, size cap and sha256 while streaming,
+ * declared size and digest checks, staging then commit) and the same list and range rules. Run the
+ * conformance suites from `mcp-file-bridge/testing` against it.
+ */
+export type {
+  ByteRange,
+  FileKind,
+  FileStore,
+  ListOptions,
+  ListPage,
+  PutOptions,
+  PutSource,
+  StagedFile,
+  StateSetOptions,
+  StateStore,
+  StoredFile,
+} from "../types.js";
+export type { PutMeasure, PutPlan } from "./put-pipeline.js";
+export {
+  DEFAULT_LIST_LIMIT,
+  decodeCursor,
+  encodeCursor,
+  isExpired,
+  listKind,
+  listLimit,
+  MAX_LIST_LIMIT,
+  MAX_METADATA_ENTRIES,
+  MAX_METADATA_LENGTH,
+  measureBytes,
+  PutMeter,
+  planPut,
+  resolveRange,
+  storedFileOf,
+  streamPut,
+  toPutError,
+  toReadable,
+  upperBound,
+} from "./put-pipeline.js";

@@ -1,0 +1,8 @@
+/**
+ * `mcp-file-bridge/testing`: the conformance suites every storage driver runs, for driver authors.
+ * They are written for Vitest (`describe`/`it`/`expect` from `vitest`), which must be installed.
+ */
+export { runFileStoreSuite } from "./file-store-suite.js";
+export { runStateStoreSuite } from "./state-store-suite.js";
+export type { MakeFileStore, MakeStateStore, TestClock } from "./support.js";
+export { codeOf, makeClock, readAll, SUITE_START } from "./support.js";
