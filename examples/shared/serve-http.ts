@@ -22,6 +22,45 @@ export interface ServeOptions {
   port?: number;
   /** Path of the MCP endpoint. @default "/mcp" */
   mcpPath?: string;
+  /**
+   * Host names (without port) the server answers to: requests whose `Host` header, or `Origin` when
+   * one is sent, names another host get 403. This is the DNS-rebinding guard the MCP SDK
+   * recommends for local servers: a web page whose domain resolves to 127.0.0.1 cannot talk to us.
+   * @default ["localhost", "127.0.0.1", "[::1]"] for a loopback bind; required for any other bind
+   */
+  allowedHosts?: readonly string[];
+}
+
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+function isLoopbackBind(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
+}
+
+/** The hostname of a `Host` header value or an `Origin` URL, or `null` when it does not parse. */
+function hostnameOf(value: string, isOrigin: boolean): string | null {
+  try {
+    return new URL(isOrigin ? value : `http://${value}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/** Why a request fails the DNS-rebinding guard, or `null` when its Host and Origin are allowed. */
+export function rebindingRefusal(
+  headers: IncomingMessage["headers"],
+  allowed: readonly string[],
+): string | null {
+  const host = headers.host;
+  if (!host) return "Missing Host header";
+  const hostname = hostnameOf(host, false);
+  if (hostname === null || !allowed.includes(hostname)) return `Invalid Host: ${host}`;
+  const origin = headers.origin;
+  if (origin !== undefined && origin !== "null") {
+    const originHost = hostnameOf(origin, true);
+    if (originHost === null || !allowed.includes(originHost)) return `Invalid Origin: ${origin}`;
+  }
+  return null;
 }
 
 export interface RunningHttpServer {
@@ -37,6 +76,11 @@ export interface RunningHttpServer {
 
 export async function serveHttp(options: ServeOptions): Promise<RunningHttpServer> {
   const mcpPath = options.mcpPath ?? "/mcp";
+  const bindHost = options.host ?? "127.0.0.1";
+  if (!options.allowedHosts && !isLoopbackBind(bindHost)) {
+    throw new Error(`serveHttp: binding to ${bindHost} needs allowedHosts (the host names clients use)`);
+  }
+  const allowedHosts = options.allowedHosts ?? LOOPBACK_HOSTS;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const sessions = new Map<string, McpServer>();
 
@@ -74,6 +118,12 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
   }
 
   const server = createServer((req, res) => {
+    const refusal = rebindingRefusal(req.headers, allowedHosts);
+    if (refusal) {
+      res.writeHead(403, { "content-type": "application/json", connection: "close" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: refusal }, id: null }));
+      return;
+    }
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const mcp = () => {
       if (path !== mcpPath) {
@@ -89,11 +139,9 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
     if (options.routes) options.routes(req, res, mcp);
     else mcp();
   });
-  await new Promise<void>((resolve) =>
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
-  );
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, bindHost, resolve));
   const { port } = server.address() as AddressInfo;
-  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  const url = `http://${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`;
 
   return {
     url,
