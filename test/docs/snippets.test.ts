@@ -43,7 +43,9 @@ afterAll(async () => {
 
 describe("code in the docs", () => {
   it("README quick start counts words of a data URL, an object and a path", async () => {
-    const client = await startServer("quick-start", await codeBlock("README.md", "## Quick start"));
+    const source = await codeBlock("README.md", "## Quick start");
+    expect(source.split("\n").filter((line) => line.trim()).length).toBeLessThanOrEqual(20);
+    const client = await startServer("quick-start", source);
     clients.push(client);
     const dataUrl = `data:text/plain;base64,${Buffer.from("one two three").toString("base64")}`;
     expect(text(await client.callTool({ name: "count_words", arguments: { file: dataUrl } }))).toBe(
