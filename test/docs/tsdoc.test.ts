@@ -1,11 +1,17 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "../support/helpers.js";
 
-/** Public exports (both entry points) whose declarations have no TSDoc `@example`. */
+/** Public exports (every entry point) whose declarations have no TSDoc `@example`. */
 function exportsWithoutExample(): string[] {
-  const entries = ["src/index.ts", "src/node/index.ts"].map((path) => join(repoRoot, path));
+  // Every entry point tsup builds (the root and each subpath of package.json "exports").
+  const tsup = readFileSync(join(repoRoot, "tsup.config.ts"), "utf8");
+  const entries = [...tsup.matchAll(/^\s+[\w-]+: "(src\/[^"]+\.ts)",$/gm)].map((m) =>
+    join(repoRoot, m[1] as string),
+  );
+  expect(entries.map((e) => e.slice(repoRoot.length + 1))).toContain("src/testing/index.ts");
   const program = ts.createProgram(entries, {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
