@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 
 /**
@@ -6,54 +7,124 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
  *
  * @example
  * ```ts
- * const source: ScopeSource = { authInfo: { clientId: "client-42" } };
- * defaultScope(source); // "client-42" (no session id)
+ * const source: ScopeSource = { authInfo: { token, clientId: "app-1", scopes: [], extra: { sub: "user-42" } } };
+ * defaultScope(source); // "user-42": the authenticated user, never the client application
  * ```
  */
 export interface ScopeSource {
-  /** MCP session id (Streamable HTTP). */
+  /** MCP session id (stateful Streamable HTTP). */
   sessionId?: string | undefined;
-  /** Verified auth info, if the transport authenticated the caller. */
+  /**
+   * Verified auth info, if the transport authenticated the caller. The user is read from
+   * `extra.sub` (a string), which is where a token verifier should put the token's subject.
+   */
   authInfo?: { clientId?: string | undefined; extra?: Record<string, unknown> | undefined } | undefined;
-  /** The raw HTTP request info, if any (headers). */
+  /** The raw HTTP request info. Its presence means the request came over HTTP. */
   requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined;
+  /**
+   * How the request arrived, when the host knows: `"http"` (Streamable HTTP or SSE) or `"local"`
+   * (stdio, in-process). Without it, a request with `requestInfo` counts as HTTP.
+   */
+  transport?: "http" | "local" | undefined;
 }
 
 /**
- * Derives the scope of a request. Return a non-empty string.
+ * Derives the scope of a request: the access boundary. It must come from verified identity (the
+ * authenticated user, a session the caller proved it holds, a header checked against the caller's
+ * credentials), never from a bare client-supplied value. Return a non-empty string, or throw
+ * `FORBIDDEN` to refuse the call.
  *
  * @example
  * ```ts
- * const scope: ScopeFunction = (extra) => String(extra.authInfo?.extra?.tenantId ?? defaultScope(extra));
+ * // A tenant id your token verifier put in authInfo.extra, checked there, not taken from a header.
+ * const scope: ScopeFunction = (extra) => {
+ *   const tenant = extra.authInfo?.extra?.tenantId;
+ *   if (typeof tenant !== "string") throw new FileBridgeError("FORBIDDEN", "no tenant in the token");
+ *   return tenant;
+ * };
  * const artifacts = new Artifacts({ store, scope });
  * ```
  */
 export type ScopeFunction = (extra: ScopeSource) => string;
 
 /**
- * Scope used when a request has neither a session id nor an authenticated client.
+ * The one scope of a single-connection transport (stdio, in-process): there is exactly one client.
+ * Never used over HTTP.
  *
  * @example
  * ```ts
- * defaultScope({}) === DEFAULT_SCOPE; // true: a stdio server has no session id and no auth
+ * defaultScope({}) === DEFAULT_SCOPE; // true: a stdio server has one client, no session, no auth
  * ```
  */
 export const DEFAULT_SCOPE = "default";
 
+/** The authenticated user of a request (`authInfo.extra.sub`), if the verifier recorded one. */
+export function subjectOf(extra: ScopeSource): string | undefined {
+  const sub = extra.authInfo?.extra?.sub;
+  return typeof sub === "string" && sub.length > 0 ? sub : undefined;
+}
+
+/** True when the request came over HTTP (many clients can reach the server). */
+export function isHttpRequest(extra: ScopeSource): boolean {
+  if (extra.transport !== undefined) return extra.transport === "http";
+  return extra.requestInfo !== undefined;
+}
+
 /**
- * The default scope function: the MCP session id, else the authenticated client id, else
- * `"default"` (a single-user stdio server).
+ * The default scope function. It fails closed:
+ * 1. the authenticated user (`authInfo.extra.sub`), when the transport verified a token;
+ * 2. else the MCP session id (stateful Streamable HTTP: the caller proved it holds the session);
+ * 3. else, over HTTP, the call is refused with `FORBIDDEN` — a stateless server without auth
+ *    cannot tell two clients apart, and a shared constant would let one read the other's files;
+ * 4. else (stdio, in-process: one client) `"default"`.
+ * The OAuth client id is never a scope: it names the application, shared by all its users.
  *
  * @example
  * ```ts
- * const scope = defaultScope(extra); // "3f2a…" for a Streamable HTTP session
+ * defaultScope({ sessionId: "3f2a…", requestInfo: { headers: {} } }); // "3f2a…"
+ * defaultScope({ requestInfo: { headers: {} } }); // throws FORBIDDEN: configure a scope
+ * defaultScope({}); // "default" (stdio)
  * ```
  */
 export function defaultScope(extra: ScopeSource): string {
+  const subject = subjectOf(extra);
+  if (subject !== undefined) return subject;
   if (extra.sessionId) return extra.sessionId;
-  const clientId = extra.authInfo?.clientId;
-  if (clientId) return clientId;
+  if (isHttpRequest(extra) || extra.authInfo !== undefined) {
+    throw new FileBridgeError(
+      "FORBIDDEN",
+      "this request has no scope: it came over HTTP with neither an MCP session nor an authenticated user. " +
+        "Use a stateful Streamable HTTP server (sessionIdGenerator), authenticate callers and put the user id " +
+        "in authInfo.extra.sub, or pass a `scope` function that derives the scope from verified identity.",
+      { data: { reason: "no_scope" } },
+    );
+  }
   return DEFAULT_SCOPE;
+}
+
+const SCOPE_REF_DOMAIN = "mcp-file-bridge/scope-ref/v1\0";
+
+/**
+ * The opaque reference that stands for a scope in anything shareable: resource URIs, upload
+ * handles, artifact URIs, tool text, upload replies. A scope is often a bearer value (an MCP
+ * session id is one when the transport has no auth), so it never appears there itself. The
+ * reference is a SHA-256 of the scope (domain-separated, 128 bits, base64url): the same on every
+ * replica and after a restart, and it reveals nothing about a random scope such as a session id.
+ * It is only ever compared with the reference of the caller's own scope; it grants nothing.
+ *
+ * @example
+ * ```ts
+ * const ref = scopeRef(sessionId); // "q3X0…", 22 characters
+ * `upload://sessions/${ref}/${file.id}`;
+ * ```
+ */
+export function scopeRef(scope: string): string {
+  return createHash("sha256")
+    .update(SCOPE_REF_DOMAIN)
+    .update(scope)
+    .digest()
+    .subarray(0, 16)
+    .toString("base64url");
 }
 
 /** Longest scope string accepted. */

@@ -117,19 +117,40 @@ describe("withFiles at run time", () => {
     expect(calls).toBe(2);
   });
 
-  it("derives the scope from extra: session id by default, or the author's function", async () => {
-    const handler = async () => ({ content: [] });
-    await bridge().withFiles(handler, { fields: ["file"] })({ file: "mem:x" }, { sessionId: "sess-9" });
-    await bridge().withFiles(handler, { fields: ["file"] })(
-      { file: "mem:x" },
-      { authInfo: { clientId: "client-3" } },
-    );
-    await bridge().withFiles(handler, { fields: ["file"] })({ file: "mem:x" }, {});
+  it("derives the scope from extra: the authenticated user, else the session id, or the author's function", async () => {
+    let calls = 0;
+    const handler = async () => {
+      calls++;
+      return { content: [] };
+    };
+    const wrap = () => bridge().withFiles(handler, { fields: ["file"] });
+    await wrap()({ file: "mem:x" }, { sessionId: "sess-9" });
+    await wrap()({ file: "mem:x" }, { sessionId: "sess-9", authInfo: { clientId: "app", extra: { sub: "user-3" } } });
+    await wrap()({ file: "mem:x" }, {});
     await bridge().withFiles(handler, {
       fields: ["file"],
       scope: (extra) => `chat:${(extra as { sessionId?: string }).sessionId}`,
     })({ file: "mem:x" }, { sessionId: "7" });
-    expect(scopesSeen).toEqual(["sess-9", "client-3", "default", "chat:7"]);
+    expect(scopesSeen).toEqual(["sess-9", "user-3", "default", "chat:7"]);
+    expect(calls).toBe(4);
+  });
+
+  it("fails closed: an HTTP or authenticated request with no user and no session is refused (FORBIDDEN)", async () => {
+    let calls = 0;
+    const handler = async () => {
+      calls++;
+      return { content: [] };
+    };
+    const wrap = () => bridge().withFiles(handler, { fields: ["file"] });
+    // The OAuth client id names the application shared by all its users: never a scope.
+    const appOnly = await wrap()({ file: "mem:x" }, { authInfo: { clientId: "client-3" } });
+    const stateless = await wrap()({ file: "mem:x" }, { requestInfo: { headers: {} } });
+    for (const result of [appOnly, stateless]) {
+      expect(result).toMatchObject({ isError: true });
+      expect(JSON.stringify(result)).toMatch(/Error FORBIDDEN: .*authInfo\.extra\.sub/);
+    }
+    expect(calls).toBe(0);
+    expect(scopesSeen).toEqual([]);
   });
 
   it("passes ResolvedFiles with pass: 'file', removed after the handler", async () => {

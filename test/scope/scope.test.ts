@@ -1,0 +1,56 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SCOPE, defaultScope, isHttpRequest, scopeRef, subjectOf } from "../../src/scope/scope.js";
+import { codeOfSync } from "../support/helpers.js";
+
+const http = { requestInfo: { headers: {} } };
+
+describe("defaultScope (fails closed)", () => {
+  it("uses the authenticated user before the session, never the client application id", () => {
+    expect(
+      defaultScope({ ...http, sessionId: "s1", authInfo: { clientId: "app", extra: { sub: "alice" } } }),
+    ).toBe("alice");
+    expect(defaultScope({ ...http, sessionId: "s1", authInfo: { clientId: "app" } })).toBe("s1");
+    expect(defaultScope({ ...http, sessionId: "s1" })).toBe("s1");
+  });
+
+  it("refuses an HTTP request with neither a user nor a session (FORBIDDEN), and names the fix", () => {
+    expect(codeOfSync(() => defaultScope(http))).toBe("FORBIDDEN");
+    expect(codeOfSync(() => defaultScope({ transport: "http" }))).toBe("FORBIDDEN");
+    expect(codeOfSync(() => defaultScope({ authInfo: { clientId: "app" } }))).toBe("FORBIDDEN");
+    expect(
+      codeOfSync(() => defaultScope({ ...http, authInfo: { clientId: "app", extra: { sub: "" } } })),
+    ).toBe("FORBIDDEN");
+    expect(() => defaultScope(http)).toThrow(/sessionIdGenerator|authInfo\.extra\.sub|`scope` function/);
+  });
+
+  it('gives single-connection transports (stdio, in-process) the one "default" scope', () => {
+    expect(defaultScope({})).toBe(DEFAULT_SCOPE);
+    expect(defaultScope({ transport: "local" })).toBe(DEFAULT_SCOPE);
+  });
+
+  it("reads the transport from the host when it says, else from requestInfo", () => {
+    expect(isHttpRequest({ transport: "local", requestInfo: { headers: {} } })).toBe(false);
+    expect(isHttpRequest({ requestInfo: {} })).toBe(true);
+    expect(isHttpRequest({})).toBe(false);
+    expect(subjectOf({ authInfo: { extra: { sub: 42 } } })).toBeUndefined();
+  });
+});
+
+describe("scopeRef", () => {
+  it("is 22 base64url characters, stable, and never contains the scope", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 256 }), (scope) => {
+        const ref = scopeRef(scope);
+        expect(ref).toMatch(/^[A-Za-z0-9_-]{22}$/);
+        expect(scopeRef(scope)).toBe(ref);
+        if (scope.length >= 4) expect(ref.includes(scope)).toBe(false);
+      }),
+    );
+  });
+
+  it("differs between scopes", () => {
+    const refs = new Set(Array.from({ length: 2000 }, (_, i) => scopeRef(`session-${i}`)));
+    expect(refs.size).toBe(2000);
+  });
+});
