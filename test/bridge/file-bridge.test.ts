@@ -16,7 +16,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FileBridge, type FileBridgeOptions, parseSha256Digest } from "../../src/bridge/file-bridge.js";
+import { FileBridge } from "../../src/bridge/file-bridge.js";
+import type { FileBridgeOptions } from "../../src/bridge/options.js";
+import { parseSha256Digest } from "../../src/bridge/sources/object.js";
 import type { FileSourceResolver } from "../../src/bridge/types.js";
 import { codeOf, sha256 } from "../support/helpers.js";
 
