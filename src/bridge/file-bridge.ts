@@ -1,3 +1,9 @@
+/**
+ * The `FileBridge` class: dispatches a file argument to the input form that takes it (strings in a
+ * fixed order, then objects), resolves lists all-or-nothing, wraps tool handlers (with-files.ts) and
+ * sweeps stale temp folders. Options live in options.ts, each input form in sources/, and the copying
+ * into temp files in materialize.ts.
+ */
 import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
@@ -54,6 +60,11 @@ export class FileBridge {
   readonly #resolvers: FileSourceResolver[] = [];
   /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
   readonly #active = ACTIVE_CALL_DIRS;
+  /** The bridge as object forms see it: they resolve their `uri` as a string. */
+  readonly #objectHost: ObjectFormHost = {
+    resolveString: (input, ctx) => this.#resolveString(input, ctx),
+    enabledForms: () => this.enabledForms,
+  };
 
   constructor(options: FileBridgeOptions = {}) {
     this.#settings = normalizeOptions(options);
@@ -323,12 +334,6 @@ export class FileBridge {
       { data: { forms: this.enabledForms } },
     );
   }
-
-  /** The bridge as object forms see it: they resolve their `uri` as a string. */
-  readonly #objectHost: ObjectFormHost = {
-    resolveString: (input, ctx) => this.#resolveString(input, ctx),
-    enabledForms: () => this.enabledForms,
-  };
 
   async #fromHttps(input: string, ctx: CallContext): Promise<ResolvedFile> {
     const https = this.#settings.https;
