@@ -8,16 +8,16 @@ export type {
   WithArtifactsOptions,
 } from "./artifacts/artifacts.js";
 export { Artifacts, defaultArtifactUri } from "./artifacts/artifacts.js";
+export { FileBridge } from "./bridge/file-bridge.js";
+export type { FileInputOptions } from "./bridge/file-input.js";
+export { fileInput, MCP_FILE_KEYWORD } from "./bridge/file-input.js";
 export type {
   FileBridgeForms,
   FileBridgeHttpsOptions,
   FileBridgeOptions,
   ResolveOptions,
   SweepOptions,
-} from "./bridge/file-bridge.js";
-export { FileBridge } from "./bridge/file-bridge.js";
-export type { FileInputOptions } from "./bridge/file-input.js";
-export { fileInput, MCP_FILE_KEYWORD } from "./bridge/file-input.js";
+} from "./bridge/options.js";
 export { storedFileSource } from "./bridge/stored-file-source.js";
 export type {
   FileSource,

@@ -1,16 +1,14 @@
-import { createWriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { materializeStoredFile } from "../bridge/materialize.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
-import type { FileSourceResolver } from "../bridge/types.js";
+import type { FileSourceResolver, ResolvedFile } from "../bridge/types.js";
 import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
-import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
 import {
   DEFAULT_UPLOAD_HANDLE_TTL,
@@ -18,7 +16,6 @@ import {
   DEFAULT_UPLOAD_MAX_FILES,
   DEFAULT_UPLOAD_TICKET_TTL,
 } from "../internal/limits.js";
-import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
@@ -426,28 +423,34 @@ export class UploadHandleResolver {
     const slots = steps
       .flatMap((path) => collectFieldSlots(copy, path))
       .filter((slot) => typeof slot.value === "string" && slot.value.startsWith(UPLOAD_HANDLE_PREFIX));
-    let dir: string | undefined;
-    let disposed = false;
+    // Each handle becomes a file in its own private per-call folder, made by the bridge's materializer
+    // (size and sha256 checked against the stored metadata while copying).
+    const files: ResolvedFile[] = [];
     const dispose = async () => {
-      if (disposed || dir === undefined) return;
-      disposed = true;
-      await removeDir(dir);
+      await Promise.all(files.map((file) => file.dispose()));
     };
     try {
-      for (const [index, slot] of slots.entries()) {
+      for (const slot of slots) {
         const file = await this.fileFor(slot.value as string, options);
         if (!file) {
           throw new FileBridgeError("NOT_FOUND", `${slot.label}: no such upload`, {
             data: { field: slot.label },
           });
         }
-        dir ??= await createCallDir(this.#tmpDir);
-        const folder = join(dir, String(index));
-        await mkdir(folder, { mode: 0o700 });
-        const target = join(folder, sanitizeFileName(baseName(file.name)));
-        const source = await storedFileSource(this.#store, file).open();
-        await pipeline(source, createWriteStream(target, { flags: "wx", mode: 0o600 }));
-        (slot.container as Record<string | number, unknown>)[slot.key] = target;
+        const local = await materializeStoredFile(
+          {
+            tmpDir: this.#tmpDir,
+            maxBytes: Number.POSITIVE_INFINITY,
+            signal: undefined,
+            allowEmpty: true,
+            fallbackName: undefined,
+          },
+          this.#store,
+          file,
+          { kind: "resolver", detail: "upload handle" },
+        );
+        files.push(local);
+        (slot.container as Record<string | number, unknown>)[slot.key] = local.path;
       }
     } catch (error) {
       await dispose();

@@ -5,8 +5,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { FileBridge, type FileBridgeHttpsOptions } from "../../src/bridge/file-bridge.js";
-import { codeOf } from "../support/helpers.js";
+import { FileBridge } from "../../../src/bridge/file-bridge.js";
+import type { FileBridgeHttpsOptions } from "../../../src/bridge/options.js";
+import { codeOf } from "../../support/helpers.js";
 
 const scope = "s";
 

@@ -1,0 +1,182 @@
+/**
+ * The bridge's one way to make a local file: bytes from a producer, a stream or a stored file are
+ * written into a fresh private per-call temp folder (hashed, capped, checked against a declared size
+ * and digest as they go), named, and handed back as a {@link ResolvedFile} whose `dispose()` removes
+ * the folder. Every input form that copies bytes goes through here, and so does
+ * `UploadHandleResolver.rewrite()`.
+ */
+import { rename } from "node:fs/promises";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { extension as extensionFor } from "mime-types";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { sanitizeFileName } from "../internal/file-name.js";
+import { ACTIVE_CALL_DIRS, createCallDir, removeDir } from "../internal/temp-dir.js";
+import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
+import type { FileStore, StoredFile } from "../storage/types.js";
+import { aborted } from "./failures.js";
+import { LocalResolvedFile } from "./resolved-file.js";
+import { storedFileSource } from "./stored-file-source.js";
+import { TempFileWriter } from "./temp-file-writer.js";
+import type { FileSource, FileSourceKind, ResolvedFile } from "./types.js";
+
+const MAX_DISK_NAME_BYTES = 200;
+
+/** Where and under which limits a file is materialized, and the names / type the caller gives it. */
+export interface MaterializeContext {
+  /** Folder the per-call folder is made in. */
+  readonly tmpDir: string;
+  /** Size cap in bytes (`FILE_TOO_LARGE`). */
+  readonly maxBytes: number;
+  /** Aborts the write (`ABORTED`); the folder is removed. */
+  readonly signal: AbortSignal | undefined;
+  /** Whether a zero-byte file is accepted instead of failing with `EMPTY_FILE`. */
+  readonly allowEmpty: boolean;
+  /** Name to use when neither the caller nor the input gives one. */
+  readonly fallbackName: string | undefined;
+  /** Name / media type given by an enclosing object form; they win over what the input carries. */
+  readonly nameOverride?: string | undefined;
+  readonly mimeOverride?: string | undefined;
+}
+
+/** What {@link materialize} needs to know besides the bytes. */
+export interface MaterializeSpec {
+  readonly kind: FileSourceKind;
+  readonly detail: string;
+  /** A name the input carries (data URL `name=`, URL segment…). */
+  readonly name: string | undefined;
+  /** A media type the input declares. */
+  readonly mimeType: string | undefined;
+  /** Expected size / sha256 to verify after writing (`DIGEST_MISMATCH`). */
+  readonly expectedSize?: number | undefined;
+  readonly expectedSha256?: string | undefined;
+}
+
+/** Writes the file's bytes into the writer. */
+export type Producer = (writer: TempFileWriter) => Promise<void>;
+
+/** A name safe to use inside a private temp folder: the sanitized name, shortened to fit on disk. */
+function diskName(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_DISK_NAME_BYTES) return name;
+  const dot = name.lastIndexOf(".");
+  const ext = dot > 0 ? name.slice(dot) : "";
+  return /^\.[A-Za-z0-9]{1,16}$/.test(ext) ? `file${ext}` : "file";
+}
+
+/**
+ * Writes the bytes a producer yields into a fresh per-call folder, hashing and capping as it goes,
+ * then names the file. On any failure the folder is removed and the error is a FileBridgeError.
+ */
+export async function materialize(
+  ctx: MaterializeContext,
+  spec: MaterializeSpec,
+  produce: Producer,
+): Promise<ResolvedFile> {
+  if (ctx.signal?.aborted) throw aborted();
+  // The folder is made on the thread pool while the producer decodes its first chunk.
+  const dirReady = createCallDir(ctx.tmpDir).then((made) => {
+    ACTIVE_CALL_DIRS.add(made);
+    return made;
+  });
+  dirReady.catch(() => {});
+  // With a usable name the file is written under it directly; otherwise under a placeholder that
+  // is renamed once the sniffed type has given it an extension.
+  const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
+  const fileName = givenName ? diskName(givenName) : ".partial";
+  const writer = TempFileWriter.deferred(
+    dirReady.then((made) => join(made, fileName)),
+    ctx.maxBytes,
+    ctx.signal,
+  );
+  try {
+    await produce(writer);
+    const written = await writer.finish();
+    const dir = await dirReady;
+    const partial = join(dir, fileName);
+    if (ctx.signal?.aborted) throw aborted();
+    if (written.size === 0 && !ctx.allowEmpty) throw new FileBridgeError("EMPTY_FILE", "the file is empty");
+    if (
+      (spec.expectedSize !== undefined && spec.expectedSize !== written.size) ||
+      (spec.expectedSha256 !== undefined && spec.expectedSha256.toLowerCase() !== written.sha256)
+    ) {
+      throw new FileBridgeError("DIGEST_MISMATCH", "the content does not match its declared size or digest", {
+        data: { size: written.size },
+      });
+    }
+    const mimeType = chooseMediaType(ctx.mimeOverride ?? spec.mimeType, givenName || "file", written.head);
+    let name = givenName;
+    if (!name) {
+      const ext = extensionFor(mimeType);
+      name = ext && parseMediaType(mimeType)?.essence !== OCTET_STREAM ? `file.${ext}` : "file";
+    }
+    const path = givenName ? partial : join(dir, diskName(name));
+    if (path !== partial) await rename(partial, path);
+    return new LocalResolvedFile({
+      name,
+      mimeType,
+      size: written.size,
+      sha256: written.sha256,
+      path,
+      source: { kind: spec.kind, detail: spec.detail },
+      tempDir: dir,
+      onDispose: () => ACTIVE_CALL_DIRS.delete(dir),
+    });
+  } catch (error) {
+    await writer.close().catch(() => {});
+    const dir = await dirReady.catch(() => undefined);
+    if (dir) {
+      await removeDir(dir).catch(() => {});
+      ACTIVE_CALL_DIRS.delete(dir);
+    }
+    if (ctx.signal?.aborted && !isFileBridgeError(error, "TIMEOUT")) {
+      throw isFileBridgeError(error, "ABORTED") ? error : aborted();
+    }
+    if (isFileBridgeError(error)) throw error;
+    throw new FileBridgeError("STORAGE_ERROR", "could not write the temp file", { cause: error });
+  }
+}
+
+/**
+ * {@link materialize} for bytes that come as a stream: `open()` is called once the folder is on its
+ * way, and the stream is destroyed when the copy ends, whether it succeeded or not.
+ */
+export function materializeStream(
+  ctx: MaterializeContext,
+  spec: MaterializeSpec,
+  open: () => Readable | Promise<Readable>,
+): Promise<ResolvedFile> {
+  return materialize(ctx, spec, async (writer) => {
+    const stream = await open();
+    try {
+      for await (const chunk of stream) await writer.write(chunk as Buffer);
+    } finally {
+      stream.destroy();
+    }
+  });
+}
+
+/**
+ * {@link materialize} for a file in a {@link FileStore}: its name and media type come from the
+ * metadata, and its size and sha256 are verified while copying (`DIGEST_MISMATCH`). A file deleted
+ * in the meantime fails with `NOT_FOUND`.
+ */
+export function materializeStoredFile(
+  ctx: MaterializeContext,
+  store: FileStore,
+  file: StoredFile,
+  source: FileSource,
+): Promise<ResolvedFile> {
+  const stored = storedFileSource(store, file);
+  return materializeStream(
+    ctx,
+    {
+      kind: source.kind,
+      detail: source.detail,
+      name: stored.name,
+      mimeType: stored.mimeType,
+      expectedSize: stored.size,
+      expectedSha256: stored.sha256,
+    },
+    () => stored.open(),
+  );
+}

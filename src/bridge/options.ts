@@ -1,0 +1,283 @@
+/**
+ * The options of `FileBridge` (with their defaults) and their validation: `normalizeOptions()` turns
+ * what the author passed into the settings the bridge runs with, or fails with `INVALID_OPTION`
+ * naming the bad option.
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
+import { type HostPattern, parseHostPattern } from "./sources/safe-fetch.js";
+import type { FileSourceResolver } from "./types.js";
+
+/**
+ * Which input forms a {@link FileBridge} accepts. Each can be switched off (or on).
+ *
+ * @example
+ * ```ts
+ * const forms: FileBridgeForms = { path: true, object: false, base64: true };
+ * const bridge = new FileBridge({ roots: ["/srv/shared"], forms });
+ * ```
+ */
+export interface FileBridgeForms {
+  /**
+   * Local paths and `file://` URIs inside `roots`.
+   * @default true when `roots` is given, else false (and true without roots is an `INVALID_OPTION`)
+   */
+  path?: boolean;
+  /** `data:` URLs (RFC 2397), including a `name=` parameter. @default true */
+  dataUrl?: boolean;
+  /** Object forms (`{name, content}`, `{uri, name, size, digest}`, `{download_url, file_name}`). @default true */
+  object?: boolean;
+  /** Strings recognised by registered resolvers (`upload://…`, resource URIs). @default true */
+  resolver?: boolean;
+  /** `https://` URLs. @default true when `https.allowHosts` is given, else false */
+  https?: boolean;
+  /** Bare base64 strings (ambiguous with names, so off unless asked for; strictly validated). @default false */
+  base64?: boolean;
+}
+
+/**
+ * Options for fetching `https://` inputs.
+ *
+ * @example
+ * ```ts
+ * const https: FileBridgeHttpsOptions = { allowHosts: ["files.example.com", "*.cdn.example.com"], timeout: "10s" };
+ * const bridge = new FileBridge({ https }); // https:// inputs are now accepted from those hosts
+ * ```
+ */
+export interface FileBridgeHttpsOptions {
+  /**
+   * Hosts that may be fetched: exact names (`files.example.com`), subdomain wildcards
+   * (`*.example.com`, not the apex) or `*` for any host. Private addresses stay refused regardless.
+   */
+  allowHosts: string[];
+  /** Overall time for connecting, redirects and the body; over it the call fails with `TIMEOUT`. @default "30s" */
+  timeout?: Duration;
+  /** Redirects followed, each hop re-checked against the allow-list and address rules. @default 3 */
+  maxRedirects?: number;
+  /**
+   * Allow loopback, private, link-local and other non-public addresses. Only for tests.
+   * @default false
+   */
+  allowPrivateAddresses?: boolean;
+  /** An extra trusted CA certificate (PEM), added to Node's bundled roots; for tests. @default none */
+  ca?: string | Buffer;
+}
+
+/**
+ * Options of {@link FileBridge}.
+ *
+ * @example
+ * ```ts
+ * const options: FileBridgeOptions = { roots: ["/srv/docs"], maxBytes: 10 * 1024 * 1024 };
+ * const bridge = new FileBridge(options);
+ * ```
+ */
+export interface FileBridgeOptions {
+  /**
+   * Folders local paths must be inside (checked on real paths, so symlinks cannot leave them). A
+   * relative path is taken relative to the first root. Each must exist.
+   * @default none: local paths are refused
+   */
+  roots?: string[];
+  /**
+   * Where per-call temp folders are made (created with mode 0700 if missing). On POSIX it must be
+   * private: owned by this user (or root) and not writable by anyone without the sticky bit, else
+   * resolving fails with `STORAGE_ERROR`.
+   * @default join(os.tmpdir(), "mcp-file-bridge")
+   */
+  tmpDir?: string;
+  /** Largest accepted file, in bytes (decoded size). @default 52428800 (50 MiB) */
+  maxBytes?: number;
+  /** Which input forms are accepted; see {@link FileBridgeForms}. @default see each form */
+  forms?: FileBridgeForms;
+  /** Enables `https://` inputs (with `forms.https`). @default none: https URLs are refused */
+  https?: FileBridgeHttpsOptions;
+  /** Accept zero-byte files instead of failing with `EMPTY_FILE`. @default false */
+  allowEmpty?: boolean;
+  /** How many inputs {@link FileBridge.resolveAll} resolves at once. @default 4 */
+  concurrency?: number;
+  /**
+   * Most files one {@link FileBridge.resolveAll} (and so one `withFiles` call) accepts; more fail with
+   * `TOO_MANY_FILES` before anything is read. With `maxBytes` it bounds the disk one call can fill.
+   * @default 32
+   */
+  maxFiles?: number;
+  /** Resolvers to add right away (see {@link FileBridge.addResolver}). @default [] */
+  resolvers?: FileSourceResolver[];
+  /** Clock used by {@link FileBridge.sweep}, in milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * Options of {@link FileBridge.resolve} and {@link FileBridge.resolveAll}.
+ *
+ * @example
+ * ```ts
+ * const options: ResolveOptions = { scope: "session-1", signal: extra.signal, maxBytes: 5 * 1024 * 1024 };
+ * await using file = await bridge.resolve(args.file, options);
+ * ```
+ */
+export interface ResolveOptions {
+  /** Scope of the caller (session, chat, user); resolvers only find that scope's files. */
+  scope: string;
+  /** Aborts the resolution (`ABORTED`); any temp file is removed. */
+  signal?: AbortSignal;
+  /** Size cap for this call, replacing the bridge's `maxBytes`. @default the bridge's maxBytes */
+  maxBytes?: number;
+  /** Name to use when the input carries none (bare base64, a data URL without `name=`). @default "file" + extension */
+  name?: string;
+}
+
+/**
+ * Options of {@link FileBridge.sweep}.
+ *
+ * @example
+ * ```ts
+ * const removed = await bridge.sweep({ olderThan: "30m" }); // how many temp folders were removed
+ * ```
+ */
+export interface SweepOptions {
+  /** Folders older than this are removed even when their process still runs. @default "1h" */
+  olderThan?: Duration;
+}
+
+/** `https.timeout` when not given. */
+const DEFAULT_TIMEOUT: Duration = "30s";
+/** `https.maxRedirects` when not given. */
+const DEFAULT_MAX_REDIRECTS = 3;
+/** `concurrency` when not given. */
+const DEFAULT_CONCURRENCY = 4;
+/** `SweepOptions.olderThan` when not given. */
+export const DEFAULT_SWEEP_OLDER_THAN: Duration = "1h";
+
+/** The https settings the bridge fetches with (validated {@link FileBridgeHttpsOptions}). */
+export interface HttpsSettings {
+  readonly allowHosts: HostPattern[];
+  readonly timeoutMs: number;
+  readonly maxRedirects: number;
+  readonly allowPrivateAddresses: boolean;
+  readonly ca: string | Buffer | undefined;
+}
+
+/** What a `FileBridge` runs with: its validated options, defaults filled in. */
+export interface BridgeSettings {
+  readonly tmpDir: string;
+  readonly maxBytes: number;
+  readonly roots: readonly string[];
+  readonly forms: Required<FileBridgeForms>;
+  readonly allowEmpty: boolean;
+  readonly concurrency: number;
+  readonly maxFiles: number;
+  readonly now: () => number;
+  readonly https: HttpsSettings | undefined;
+  readonly resolvers: readonly FileSourceResolver[];
+}
+
+function positiveInteger(value: unknown, option: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+    throw new FileBridgeError("INVALID_OPTION", `${option} must be a positive integer`);
+  }
+  return value;
+}
+
+/** Validates {@link FileBridgeOptions} and fills in the defaults; a bad option fails with `INVALID_OPTION`. */
+export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "options must be an object");
+  }
+  const roots = options.roots ?? [];
+  if (!Array.isArray(roots) || roots.some((root) => typeof root !== "string" || root.trim() === "")) {
+    throw new FileBridgeError("INVALID_OPTION", "roots must be a list of folder paths");
+  }
+  if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.trim() === "")) {
+    throw new FileBridgeError("INVALID_OPTION", "tmpDir must be a folder path");
+  }
+  const tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+  const maxBytes =
+    options.maxBytes === undefined ? DEFAULT_MAX_BYTES : positiveInteger(options.maxBytes, "maxBytes");
+  const allowEmpty = options.allowEmpty ?? false;
+  if (typeof allowEmpty !== "boolean")
+    throw new FileBridgeError("INVALID_OPTION", "allowEmpty must be a boolean");
+  const concurrency =
+    options.concurrency === undefined
+      ? DEFAULT_CONCURRENCY
+      : positiveInteger(options.concurrency, "concurrency");
+  const maxFiles =
+    options.maxFiles === undefined
+      ? DEFAULT_MAX_FILES_PER_CALL
+      : positiveInteger(options.maxFiles, "maxFiles");
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new FileBridgeError("INVALID_OPTION", "now must be a function");
+  }
+  const now = options.now ?? Date.now;
+  const https = options.https === undefined ? undefined : normalizeHttps(options.https);
+
+  const forms = options.forms ?? {};
+  if (typeof forms !== "object" || forms === null) {
+    throw new FileBridgeError("INVALID_OPTION", "forms must be an object");
+  }
+  for (const [key, value] of Object.entries(forms)) {
+    if (!["path", "dataUrl", "object", "resolver", "https", "base64"].includes(key)) {
+      throw new FileBridgeError("INVALID_OPTION", `forms.${key} is not a known form`);
+    }
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new FileBridgeError("INVALID_OPTION", `forms.${key} must be a boolean`);
+    }
+  }
+  const enabled: Required<FileBridgeForms> = {
+    path: forms.path ?? roots.length > 0,
+    dataUrl: forms.dataUrl ?? true,
+    object: forms.object ?? true,
+    resolver: forms.resolver ?? true,
+    https: forms.https ?? https !== undefined,
+    base64: forms.base64 ?? false,
+  };
+  if (enabled.path && roots.length === 0) {
+    throw new FileBridgeError("INVALID_OPTION", "forms.path needs at least one entry in roots");
+  }
+  if (enabled.https && https === undefined) {
+    throw new FileBridgeError("INVALID_OPTION", "forms.https needs https.allowHosts");
+  }
+  return {
+    tmpDir,
+    maxBytes,
+    roots: [...roots],
+    forms: enabled,
+    allowEmpty,
+    concurrency,
+    maxFiles,
+    now,
+    https,
+    resolvers: options.resolvers ?? [],
+  };
+}
+
+function normalizeHttps(https: FileBridgeHttpsOptions): HttpsSettings {
+  if (
+    typeof https !== "object" ||
+    https === null ||
+    !Array.isArray(https.allowHosts) ||
+    https.allowHosts.length === 0
+  ) {
+    throw new FileBridgeError("INVALID_OPTION", "https.allowHosts must be a non-empty list of hosts");
+  }
+  const maxRedirects = https.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0) {
+    throw new FileBridgeError("INVALID_OPTION", "https.maxRedirects must be a non-negative integer");
+  }
+  const timeoutMs = durationToMs(https.timeout ?? DEFAULT_TIMEOUT, "https.timeout");
+  if (timeoutMs <= 0) throw new FileBridgeError("INVALID_OPTION", "https.timeout must be more than zero");
+  if (https.ca !== undefined && typeof https.ca !== "string" && !Buffer.isBuffer(https.ca)) {
+    throw new FileBridgeError("INVALID_OPTION", "https.ca must be a PEM string or Buffer");
+  }
+  return {
+    allowHosts: https.allowHosts.map((entry) => parseHostPattern(entry, "https.allowHosts")),
+    timeoutMs,
+    maxRedirects,
+    allowPrivateAddresses: https.allowPrivateAddresses === true,
+    ca: https.ca,
+  };
+}
