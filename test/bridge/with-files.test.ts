@@ -125,7 +125,10 @@ describe("withFiles at run time", () => {
     };
     const wrap = () => bridge().withFiles(handler, { fields: ["file"] });
     await wrap()({ file: "mem:x" }, { sessionId: "sess-9" });
-    await wrap()({ file: "mem:x" }, { sessionId: "sess-9", authInfo: { clientId: "app", extra: { sub: "user-3" } } });
+    await wrap()(
+      { file: "mem:x" },
+      { sessionId: "sess-9", authInfo: { clientId: "app", extra: { sub: "user-3" } } },
+    );
     await wrap()({ file: "mem:x" }, {});
     await bridge().withFiles(handler, {
       fields: ["file"],

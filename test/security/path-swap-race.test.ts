@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,6 +125,32 @@ describe.skipIf(process.platform === "win32")("attack: symlink swapped between c
       expect(seen.INSIDE).toBeGreaterThan(0); // it did read through the race, not refuse everything
     }, 30_000);
   }
+
+  it("FileBridge.resolve() of a path under the same attack hands the handler only inside bytes", async () => {
+    const { FileBridge } = await import("../../src/bridge/file-bridge.js");
+    const tmp = join(base, "tmp");
+    await mkdir(tmp, { recursive: true });
+    const bridge = new FileBridge({ roots: [root], tmpDir: tmp });
+    const child = swapper("dir", 8);
+    const seen: Record<string, number> = {};
+    const until = Date.now() + 5000;
+    for (let i = 0; i < 5000 && Date.now() < until; i++) {
+      try {
+        const file = await bridge.resolve(join(root, "dir", "secret.txt"), { scope: "s" });
+        const bytes = await readFile(file.path, "utf8");
+        seen[bytes] = (seen[bytes] ?? 0) + 1;
+        // The copy is what was hashed: a swap after the call cannot change what the handler reads.
+        expect(file.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+        await file.dispose();
+      } catch (error) {
+        if (!(error instanceof FileBridgeError)) throw error;
+        seen[error.code] = (seen[error.code] ?? 0) + 1;
+      }
+    }
+    child.kill("SIGKILL");
+    expect(seen.SECRET ?? 0).toBe(0);
+    expect(seen.INSIDE).toBeGreaterThan(0);
+  }, 30_000);
 
   it("refuses a symlink at the last component that points outside, and a FIFO", async () => {
     const { symlink } = await import("node:fs/promises");

@@ -1,6 +1,7 @@
 import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { type OpenedFile, openContainedFile } from "../../internal/safe-open.js";
 
 function notAllowed(message: string, data?: Record<string, unknown>): FileBridgeError {
   return new FileBridgeError("PATH_NOT_ALLOWED", message, data ? { data } : {});
@@ -92,13 +93,10 @@ export interface ContainedFile {
 }
 
 /**
- * The one containment check for local paths. Accepts an absolute path, a path relative to the first
- * root, or an already-decoded `file://` path. Refuses (PATH_NOT_ALLOWED) NUL bytes, `..` segments and
- * anything outside every root — first lexically (so nothing outside is even looked at), then again on
- * the real path (so a symlink inside a root that points outside is refused). Missing → NOT_FOUND; a
- * folder or other non-regular file → INVALID_INPUT.
+ * The lexical half of the containment check: refuses (PATH_NOT_ALLOWED) NUL bytes, `..` segments and
+ * anything outside every root before anything is looked at on disk. Returns the absolute candidate.
  */
-export async function resolveContainedPath(input: string, roots: readonly Root[]): Promise<ContainedFile> {
+function lexicalCandidate(input: string, roots: readonly Root[]): string {
   if (hasNulByte(input)) throw notAllowed("path contains a NUL byte");
   if (hasDotDotSegment(input)) throw notAllowed("path must not contain '..' segments");
   const first = roots[0];
@@ -108,27 +106,26 @@ export async function resolveContainedPath(input: string, roots: readonly Root[]
     (root) => isPathInside(candidate, root.resolved) || isPathInside(candidate, root.real),
   );
   if (!inside) throw notAllowed("path is outside the allowed folders", { outsideRoots: true });
-  let real: string;
-  try {
-    real = await realpath(candidate);
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new FileBridgeError("NOT_FOUND", "no file at that path", { cause });
-    }
-    if (code === "ELOOP") throw notAllowed("path has a symlink loop", undefined);
-    throw notAllowed("path cannot be read", undefined);
-  }
-  if (!roots.some((root) => isPathInside(real, root.real))) {
-    throw notAllowed("path leads outside the allowed folders (symlink)");
-  }
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(real);
-  } catch (cause) {
-    throw new FileBridgeError("NOT_FOUND", "no file at that path", { cause });
-  }
-  if (info.isDirectory()) throw new FileBridgeError("INVALID_INPUT", "path is a folder, not a file");
-  if (!info.isFile()) throw new FileBridgeError("INVALID_INPUT", "path is not a regular file");
-  return { path: real, size: info.size };
+  return candidate;
+}
+
+/**
+ * The one containment check for local paths, and the one way to open them. Accepts an absolute
+ * path, a path relative to the first root, or an already-decoded `file://` path. Refuses
+ * (PATH_NOT_ALLOWED) NUL bytes, `..` segments and anything outside every root — first lexically (so
+ * nothing outside is even looked at), then on the real path (a symlink inside a root that points
+ * outside), then on the opened descriptor (a symlink swapped in after the check: see
+ * `openContainedFile`). Missing → NOT_FOUND; a folder or other non-regular file → INVALID_INPUT.
+ * The caller reads from the returned handle and closes it.
+ */
+export async function openContainedPath(input: string, roots: readonly Root[]): Promise<OpenedFile> {
+  const candidate = lexicalCandidate(input, roots);
+  return openContainedFile(candidate, (real) => roots.some((root) => isPathInside(real, root.real)));
+}
+
+/** {@link openContainedPath} for a check alone: the real path and size, the descriptor closed again. */
+export async function resolveContainedPath(input: string, roots: readonly Root[]): Promise<ContainedFile> {
+  const opened = await openContainedPath(input, roots);
+  await opened.handle.close();
+  return { path: opened.path, size: opened.size };
 }

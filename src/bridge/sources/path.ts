@@ -1,64 +1,40 @@
 /**
- * Input form: a local path or `file://` URI inside the configured roots. The file is checked with
- * path-containment.ts, hashed where it is, and handed over as it is (never copied, never deleted).
+ * Input form: a local path or `file://` URI inside the configured roots. The file is opened once,
+ * checked through its descriptor, and copied from it into the call's private folder.
  */
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { baseName, sanitizeFileName } from "../../internal/file-name.js";
-import { chooseMediaType } from "../../media/media-type.js";
+import { baseName } from "../../internal/file-name.js";
 import type { CallContext } from "../call-context.js";
-import { aborted, tooLarge } from "../failures.js";
-import { LocalResolvedFile } from "../resolved-file.js";
+import { tooLarge } from "../failures.js";
+import { materializeStream } from "../materialize.js";
 import type { ResolvedFile } from "../types.js";
-import { type ContainedFile, type Root, resolveContainedPath } from "./path-containment.js";
+import { openContainedPath, type Root } from "./path-containment.js";
 
-/** Resolves a local path (or a `file://` URI already turned into one) inside `roots`. */
+/**
+ * Resolves a local path (or a `file://` URI already turned into one) inside `roots`: the file is
+ * opened once (see `openContainedPath`) and copied from that descriptor into the call's private
+ * folder, so the bytes hashed are the bytes the handler gets, and a later swap of the original
+ * changes nothing. The handler never receives the original path.
+ */
 export async function fromPath(
   path: string,
   detail: string,
   ctx: CallContext,
   roots: readonly Root[],
 ): Promise<ResolvedFile> {
-  const found: ContainedFile = await resolveContainedPath(path, roots);
-  if (found.size > ctx.maxBytes) throw tooLarge(found.size, ctx.maxBytes);
-  if (found.size === 0 && !ctx.allowEmpty) {
-    throw new FileBridgeError("EMPTY_FILE", "the file is empty");
+  const opened = await openContainedPath(path, roots);
+  try {
+    if (opened.size > ctx.maxBytes) throw tooLarge(opened.size, ctx.maxBytes);
+    if (opened.size === 0 && !ctx.allowEmpty) throw new FileBridgeError("EMPTY_FILE", "the file is empty");
+  } catch (error) {
+    await opened.handle.close();
+    throw error;
   }
-  // Hash without copying: local inputs are handed over as they are and never deleted.
-  const writerLike = new HashOnly(ctx.maxBytes, ctx.signal);
-  for await (const chunk of createReadStream(found.path)) writerLike.update(chunk as Buffer);
-  if (writerLike.size === 0 && !ctx.allowEmpty) throw new FileBridgeError("EMPTY_FILE", "the file is empty");
-  const name = sanitizeFileName(ctx.nameOverride ?? baseName(found.path.replaceAll("\\", "/")));
-  return new LocalResolvedFile({
-    name,
-    mimeType: chooseMediaType(ctx.mimeOverride, name, writerLike.head),
-    size: writerLike.size,
-    sha256: writerLike.digest(),
-    path: found.path,
-    source: { kind: "path", detail },
-  });
-}
-
-/** Hashes a local file while reading it, with the same cap and abort checks as a temp-file write. */
-class HashOnly {
-  readonly #hash = createHash("sha256");
-  size = 0;
-  head: Buffer = Buffer.alloc(0);
-  constructor(
-    private readonly maxBytes: number,
-    private readonly signal: AbortSignal | undefined,
-  ) {}
-  update(chunk: Buffer): void {
-    if (this.signal?.aborted) throw aborted();
-    this.size += chunk.length;
-    if (this.size > this.maxBytes) throw tooLarge(this.size, this.maxBytes);
-    this.#hash.update(chunk);
-    if (this.head.length < 8) this.head = Buffer.concat([this.head, chunk.subarray(0, 8 - this.head.length)]);
-  }
-  digest(): string {
-    return this.#hash.digest("hex");
-  }
+  return materializeStream(
+    ctx,
+    { kind: "path", detail, name: baseName(opened.path.replaceAll("\\", "/")), mimeType: undefined },
+    () => opened.handle.createReadStream({ start: 0, autoClose: true }),
+  ).finally(() => opened.handle.close().catch(() => {}));
 }
 
 /** Whether a string that matched no other form is meant as a path (for `FORM_DISABLED` vs `UNSUPPORTED_INPUT`). */

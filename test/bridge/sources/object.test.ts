@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSha256Digest } from "../../../src/bridge/sources/object.js";
@@ -59,7 +60,7 @@ describe("object forms", () => {
       { scope },
     );
     expect(ok.name).toBe("Quarterly.pdf");
-    expect(ok.path).toBe(join(root, "docs", "report.pdf"));
+    expect(await readFile(ok.path, "utf8")).toBe(body); // a private copy of docs/report.pdf
     await ok.dispose();
     const sri = `sha256-${createHash("sha256").update(body).digest("base64")}`;
     const viaSri = await b.resolve(

@@ -8,7 +8,7 @@ import { base, bridge, root, scope, tempEntries, tmp, useBridgeSandbox } from ".
 useBridgeSandbox();
 
 describe("local paths", () => {
-  it("hands over files inside a root without copying, and never deletes them", async () => {
+  it("hands over a private copy of a file inside a root (read through one descriptor), never touching the original", async () => {
     const b = bridge();
     for (const input of [
       "docs/report.pdf",
@@ -16,7 +16,9 @@ describe("local paths", () => {
       `file://${join(root, "docs", "report.pdf")}`,
     ]) {
       const file = await b.resolve(input, { scope });
-      expect(file.path).toBe(join(root, "docs", "report.pdf"));
+      expect(file.path).not.toBe(join(root, "docs", "report.pdf"));
+      expect(file.path.endsWith("report.pdf")).toBe(true);
+      expect(await readFile(file.path, "utf8")).toBe("%PDF-1.7 fake pdf body");
       expect(file.name).toBe("report.pdf");
       expect(file.mimeType).toBe("application/pdf");
       expect(file.source.kind).toBe("path");
