@@ -71,7 +71,23 @@ export class FileBridge {
     this.tmpDir = this.#settings.tmpDir;
     this.maxBytes = this.#settings.maxBytes;
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
+    this.startupSweep = this.#settings.sweepOnStart
+      ? sweepOnce(this.tmpDir, this.#settings.now())
+      : Promise.resolve(0);
   }
+
+  /**
+   * The start-up sweep of this bridge's temp folder (see `sweepOnStart`): how many stale folders it
+   * removed. It runs once per folder and process; later bridges on the same folder get `0`. Never
+   * rejects.
+   *
+   * @example
+   * ```ts
+   * const bridge = new FileBridge();
+   * console.log(`removed ${await bridge.startupSweep} folders left by a crash`);
+   * ```
+   */
+  readonly startupSweep: Promise<number>;
 
   /**
    * Teaches the bridge a new string form (upload handles, resource URIs). Resolvers are tried before
@@ -340,4 +356,22 @@ export class FileBridge {
     if (!https) throw this.#disabled("https:// URL");
     return fromHttps(input, ctx, https);
   }
+}
+
+/** Temp folders already swept at start-up in this process. */
+const SWEPT_AT_START = new Set<string>();
+/** How long a start-up sweep may look through a folder. */
+const STARTUP_SWEEP_MS = 5000;
+
+/** Sweeps `tmpDir` once per process, in the background, bounded in time; resolves to the count. */
+function sweepOnce(tmpDir: string, now: number): Promise<number> {
+  if (SWEPT_AT_START.has(tmpDir)) return Promise.resolve(0);
+  SWEPT_AT_START.add(tmpDir);
+  const olderThanMs = durationToMs(DEFAULT_SWEEP_OLDER_THAN, "olderThan");
+  return sweepCallDirs(tmpDir, {
+    olderThanMs,
+    now,
+    active: ACTIVE_CALL_DIRS,
+    deadline: Date.now() + STARTUP_SWEEP_MS,
+  }).catch(() => 0);
 }

@@ -109,6 +109,13 @@ export interface FileBridgeOptions {
   resolvers?: FileSourceResolver[];
   /** Clock used by {@link FileBridge.sweep}, in milliseconds. @default Date.now */
   now?: () => number;
+  /**
+   * Sweep the temp folder once when the first bridge on it starts: folders left by a crashed
+   * process (its pid is gone) are removed in the background, for at most a few seconds (folders of
+   * live processes are left to {@link FileBridge.sweep}). `false` turns it off. Await {@link FileBridge.startupSweep} to wait.
+   * @default true
+   */
+  sweepOnStart?: boolean;
 }
 
 /**
@@ -174,6 +181,7 @@ export interface BridgeSettings {
   readonly now: () => number;
   readonly https: HttpsSettings | undefined;
   readonly resolvers: readonly FileSourceResolver[];
+  readonly sweepOnStart: boolean;
 }
 
 function positiveInteger(value: unknown, option: string): number {
@@ -198,6 +206,9 @@ export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
   const tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
   const maxBytes =
     options.maxBytes === undefined ? DEFAULT_MAX_BYTES : positiveInteger(options.maxBytes, "maxBytes");
+  const sweepOnStart = options.sweepOnStart ?? true;
+  if (typeof sweepOnStart !== "boolean")
+    throw new FileBridgeError("INVALID_OPTION", "sweepOnStart must be a boolean");
   const allowEmpty = options.allowEmpty ?? false;
   if (typeof allowEmpty !== "boolean")
     throw new FileBridgeError("INVALID_OPTION", "allowEmpty must be a boolean");
@@ -243,6 +254,7 @@ export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
   }
   return {
     tmpDir,
+    sweepOnStart,
     maxBytes,
     roots: [...roots],
     forms: enabled,

@@ -90,6 +90,8 @@ export interface SweepCallDirsOptions {
   active: ReadonlySet<string>;
   /** Liveness test, injectable for tests. */
   isAlive?: (pid: number) => boolean;
+  /** Stop looking once `Date.now()` passes this (a start-up sweep must not hold anything up). */
+  deadline?: number;
 }
 
 /**
@@ -108,6 +110,7 @@ export async function sweepCallDirs(tmpDir: string, options: SweepCallDirsOption
   const isAlive = options.isAlive ?? isProcessAlive;
   let removed = 0;
   for (const name of names) {
+    if (options.deadline !== undefined && Date.now() > options.deadline) break;
     const match = CALL_DIR.exec(name);
     if (!match) continue;
     const dir = join(tmpDir, name);

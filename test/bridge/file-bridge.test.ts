@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -258,5 +259,34 @@ describe("audit: temp folders", () => {
     await chmod(tmp, 0o777);
     expect(await codeOf(bridge().resolve("data:,x", { scope }))).toBe("STORAGE_ERROR");
     expect(await tempEntries()).toEqual([]);
+  });
+});
+
+describe("start-up sweep", () => {
+  it("removes folders left by a crashed process once, in the background; sweepOnStart: false keeps them", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "startup-sweep-"));
+    try {
+      const off = join(folder, "off");
+      const on = join(folder, "on");
+      for (const dir of [off, on]) {
+        await mkdir(dir, { mode: 0o700 });
+        await chmod(dir, 0o700);
+        // pid 2^22 + 1 is above Linux's pid_max: that process cannot be alive.
+        await mkdir(join(dir, "call-4194305-AbCdEf"));
+        await mkdir(join(dir, `call-${process.pid}-Live01`));
+      }
+      const kept = new FileBridge({ tmpDir: off, sweepOnStart: false });
+      expect(await kept.startupSweep).toBe(0);
+      expect((await readdir(off)).sort()).toEqual(
+        ["call-4194305-AbCdEf", `call-${process.pid}-Live01`].sort(),
+      );
+      const swept = new FileBridge({ tmpDir: on });
+      expect(await swept.startupSweep).toBe(1);
+      expect(await readdir(on)).toEqual([`call-${process.pid}-Live01`]);
+      expect(await new FileBridge({ tmpDir: on }).startupSweep).toBe(0); // once per folder and process
+      expect(() => new FileBridge({ sweepOnStart: "yes" as never })).toThrow(/sweepOnStart/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
