@@ -11,6 +11,7 @@ import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
 import {
+  DEFAULT_MAX_FILES_PER_CALL,
   DEFAULT_UPLOAD_HANDLE_TTL,
   DEFAULT_UPLOAD_MAX_BYTES,
   DEFAULT_UPLOAD_MAX_FILES,
@@ -406,7 +407,9 @@ export class UploadHandleResolver {
    * Replaces upload handles at the given argument paths (`"file"`, `"files[]"`, `"input.doc"`) with
    * paths of local copies, for tools that must not know about handles. Values that are not upload
    * handles are left as they are. Fails with `NOT_FOUND` (and keeps no copies) when a handle does
-   * not resolve in `scope`. Call `dispose()` (or `await using`) when the tool is done.
+   * not resolve in `scope`. Each distinct handle is copied once however often it appears; more than
+   * `maxFiles` distinct handles (default 32, see docs/limits.md) fail with `TOO_MANY_FILES` before
+   * anything is copied. Call `dispose()` (or `await using`) when the tool is done.
    *
    * @example
    * ```ts
@@ -414,42 +417,64 @@ export class UploadHandleResolver {
    * return upstreamTool(rewritten.args); // args.file is now "/tmp/mcp-file-bridge/call-…/report.pdf"
    * ```
    */
-  async rewrite<T>(args: T, paths: readonly string[], options: { scope: string }): Promise<RewrittenArgs<T>> {
+  async rewrite<T>(
+    args: T,
+    paths: readonly string[],
+    options: { scope: string; maxFiles?: number },
+  ): Promise<RewrittenArgs<T>> {
     if (!Array.isArray(paths))
       throw new FileBridgeError("INVALID_INPUT", "paths must be a list of field paths");
     assertScope(options?.scope);
+    const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL;
+    if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) {
+      throw new FileBridgeError("INVALID_INPUT", "maxFiles must be a positive integer");
+    }
     const steps = paths.map((path) => parseFieldPath(path, "paths"));
     const copy = structuredClone(args);
     const slots = steps
       .flatMap((path) => collectFieldSlots(copy, path))
       .filter((slot) => typeof slot.value === "string" && slot.value.startsWith(UPLOAD_HANDLE_PREFIX));
+    // Each distinct handle is copied once per call, however often the arguments repeat it, and at
+    // most `maxFiles` distinct handles are copied (bounded disk per call).
+    const distinct = new Set(slots.map((slot) => slot.value as string));
+    if (distinct.size > maxFiles) {
+      throw new FileBridgeError("TOO_MANY_FILES", `at most ${maxFiles} files can be sent at once`, {
+        data: { limit: maxFiles, count: distinct.size },
+      });
+    }
     // Each handle becomes a file in its own private per-call folder, made by the bridge's materializer
     // (size and sha256 checked against the stored metadata while copying).
     const files: ResolvedFile[] = [];
+    const byHandle = new Map<string, ResolvedFile>();
     const dispose = async () => {
       await Promise.all(files.map((file) => file.dispose()));
     };
     try {
       for (const slot of slots) {
-        const file = await this.fileFor(slot.value as string, options);
-        if (!file) {
-          throw new FileBridgeError("NOT_FOUND", `${slot.label}: no such upload`, {
-            data: { field: slot.label },
-          });
+        const handle = slot.value as string;
+        let local = byHandle.get(handle);
+        if (!local) {
+          const file = await this.fileFor(handle, options);
+          if (!file) {
+            throw new FileBridgeError("NOT_FOUND", `${slot.label}: no such upload`, {
+              data: { field: slot.label },
+            });
+          }
+          local = await materializeStoredFile(
+            {
+              tmpDir: this.#tmpDir,
+              maxBytes: Number.POSITIVE_INFINITY,
+              signal: undefined,
+              allowEmpty: true,
+              fallbackName: undefined,
+            },
+            this.#store,
+            file,
+            { kind: "resolver", detail: "upload handle" },
+          );
+          files.push(local);
+          byHandle.set(handle, local);
         }
-        const local = await materializeStoredFile(
-          {
-            tmpDir: this.#tmpDir,
-            maxBytes: Number.POSITIVE_INFINITY,
-            signal: undefined,
-            allowEmpty: true,
-            fallbackName: undefined,
-          },
-          this.#store,
-          file,
-          { kind: "resolver", detail: "upload handle" },
-        );
-        files.push(local);
         (slot.container as Record<string | number, unknown>)[slot.key] = local.path;
       }
     } catch (error) {
