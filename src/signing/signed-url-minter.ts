@@ -6,6 +6,7 @@ import { DEFAULT_URL_TTL } from "../internal/limits.js";
 import type { ScopeSource } from "../scope/scope.js";
 import { assertScope } from "../scope/scope.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
+import { openScope, type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
 
 /**
  * What a signed URL lets its holder do: fetch a stored file, or upload against a ticket.
@@ -386,7 +387,8 @@ function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | nul
 
 /** The private claims this package writes, next to `iss`, `iat`, `exp`, `nbf` and `jti`. */
 interface BridgeClaims extends JWTPayload {
-  scp: string;
+  /** The scope, sealed (see scope-seal.ts): never readable from the URL. */
+  scs: string;
   fid: string;
   act: SignedAction;
   one?: true;
@@ -426,6 +428,7 @@ export class SignedUrlMinter {
   readonly #baseUrl: string | (() => string);
   readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
   readonly #signingKid: string;
+  readonly #sealKeys: ReadonlyMap<string, SealKey>;
   readonly #ttlMs: number;
   readonly #toleranceMs: number;
   readonly #state: StateStore | undefined;
@@ -493,6 +496,7 @@ export class SignedUrlMinter {
     }
     this.#keys = imported;
     this.#signingKid = (list[0] as { kid: string }).kid;
+    this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
   }
 
   /**
@@ -567,7 +571,12 @@ export class SignedUrlMinter {
     const iat = Math.floor(now / 1000);
     const exp = Math.floor((now + lifetime) / 1000);
     const jti = randomBytes(16).toString("base64url");
-    const payload: BridgeClaims = { scp: options.scope, fid: options.fileId, act: options.action };
+    const sealKey = this.#sealKeys.get(this.#signingKid) as SealKey;
+    const payload: BridgeClaims = {
+      scs: sealScope(sealKey, options.scope, jti),
+      fid: options.fileId,
+      act: options.action,
+    };
     if (singleUse) payload.one = true;
     if (extra !== undefined) payload.ext = extra;
 
@@ -665,10 +674,14 @@ export class SignedUrlMinter {
       throw invalidToken("The token is invalid.", error);
     }
 
-    const { scp, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
+    const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
     const extra = readExtraClaims(payload.ext);
+    const scp =
+      typeof scs === "string" && typeof jti === "string"
+        ? openScope(this.#sealKeys.get(kid) as SealKey, scs, jti)
+        : null;
     if (
-      typeof scp !== "string" ||
+      scp === null ||
       typeof fid !== "string" ||
       (act !== "download" && act !== "upload") ||
       (one !== undefined && one !== true) ||

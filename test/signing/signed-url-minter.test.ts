@@ -2,6 +2,7 @@ import { Buffer } from "node:buffer";
 import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
+import { sealKeyFor, sealScope } from "../../src/signing/scope-seal.js";
 import {
   SIGNED_URL_TOKEN_TYPE,
   SignedUrlMinter,
@@ -12,6 +13,8 @@ import type { StateStore } from "../../src/storage/types.js";
 import { codeOf } from "../support/helpers.js";
 
 const SECRET = "s3cret-s3cret-s3cret-s3cret-s3cret!"; // 35 bytes
+/** Scope "A" sealed for a hand-made token whose jti is "forged", as the minter would seal it. */
+const SEALED_A = sealScope(sealKeyFor(new TextEncoder().encode(SECRET)), "A", "forged");
 const OTHER_SECRET = "another-secret-another-secret-another";
 const BASE = "http://127.0.0.1:3000";
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0); // a whole second
@@ -187,7 +190,11 @@ describe("SignedUrlMinter mint and verify", () => {
     const header = decodeProtectedHeader(minted.token);
     expect(header).toEqual({ alg: "HS256", typ: SIGNED_URL_TOKEN_TYPE, kid: "default" });
     const payload = decodeJwt(minted.token);
-    expect(payload).toMatchObject({ scp: "chat-1", fid: FILE, act: "download", iss: "mcp-file-bridge" });
+    expect(payload).toMatchObject({ fid: FILE, act: "download", iss: "mcp-file-bridge" });
+    // The scope is sealed: nothing readable in the URL names it.
+    expect(typeof payload.scs).toBe("string");
+    expect(payload.scp).toBeUndefined();
+    expect(JSON.stringify(payload)).not.toContain("chat-1");
     expect(payload.one).toBeUndefined();
     expect(payload.jti).toBe(minted.jti);
 
@@ -270,7 +277,12 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
     const { token } = await minter.mint({ scope: "A", fileId: FILE, action: "download" });
     const [header, payload, signature] = parts(token);
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-    for (const change of [{ fid: OTHER_FILE }, { scp: "B" }, { act: "upload" }, { exp: claims.exp + 3600 }]) {
+    for (const change of [
+      { fid: OTHER_FILE },
+      { scs: sealScope(sealKeyFor(new TextEncoder().encode(SECRET)), "B", claims.jti) },
+      { act: "upload" },
+      { exp: claims.exp + 3600 },
+    ]) {
       const forged = `${header}.${b64({ ...claims, ...change })}.${signature}`;
       expect(await codeOf(minter.verify(forged, { action: "download" }))).toBe("INVALID_TOKEN");
     }
@@ -312,7 +324,7 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
 
   it("refuses alg: none", async () => {
     const minter = makeMinter();
-    const unsecured = new UnsecuredJWT({ scp: "A", fid: FILE, act: "download" })
+    const unsecured = new UnsecuredJWT({ scs: SEALED_A, fid: FILE, act: "download" })
       .setIssuer("mcp-file-bridge")
       .setJti("x")
       .setIssuedAt(T0 / 1000)
@@ -331,7 +343,7 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
   });
 
   async function forge(alg: string, key: CryptoKey | Uint8Array, overrides: Record<string, unknown> = {}) {
-    return new SignJWT({ scp: "A", fid: FILE, act: "download", ...overrides })
+    return new SignJWT({ scs: SEALED_A, fid: FILE, act: "download", ...overrides })
       .setProtectedHeader({ alg, typ: SIGNED_URL_TOKEN_TYPE, kid: "default" })
       .setIssuer("mcp-file-bridge")
       .setJti("forged")
@@ -371,7 +383,7 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
   it("refuses another token type and another issuer signed with the same secret", async () => {
     const minter = makeMinter();
     const key = new TextEncoder().encode(SECRET);
-    const plainJwt = await new SignJWT({ scp: "A", fid: FILE, act: "download" })
+    const plainJwt = await new SignJWT({ scs: SEALED_A, fid: FILE, act: "download" })
       .setProtectedHeader({ alg: "HS256", typ: "JWT", kid: "default" })
       .setIssuer("mcp-file-bridge")
       .setJti("j")
@@ -390,7 +402,15 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
     const minter = makeMinter();
     const key = new TextEncoder().encode(SECRET);
     for (const bad of [
-      { scp: 5 },
+      { scs: 5 },
+      { scs: "bm90LXNlYWxlZA" },
+      {
+        scs: sealScope(
+          sealKeyFor(new TextEncoder().encode("another-secret-that-is-long-enough-0123456789")),
+          "A",
+          "forged",
+        ),
+      },
       { fid: null },
       { act: "delete" },
       { one: "yes" },
@@ -400,7 +420,7 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
       const token = await forge("HS256", key, bad);
       expect(await codeOf(minter.verify(token, { action: "download" }))).toBe("INVALID_TOKEN");
     }
-    const noJti = await new SignJWT({ scp: "A", fid: FILE, act: "download" })
+    const noJti = await new SignJWT({ scs: SEALED_A, fid: FILE, act: "download" })
       .setProtectedHeader({ alg: "HS256", typ: SIGNED_URL_TOKEN_TYPE, kid: "default" })
       .setIssuer("mcp-file-bridge")
       .setIssuedAt(T0 / 1000)
@@ -611,7 +631,7 @@ describe("SignedUrlMinter keys and rotation", () => {
     expect(decodeProtectedHeader(token).kid).toBe("k2");
     expect(await codeOf(minter.verify(token, { action: "download" }))).toBe("INVALID_TOKEN");
 
-    const noKid = await new SignJWT({ scp: "A", fid: FILE, act: "download" })
+    const noKid = await new SignJWT({ scs: SEALED_A, fid: FILE, act: "download" })
       .setProtectedHeader({ alg: "HS256", typ: SIGNED_URL_TOKEN_TYPE })
       .setIssuer("mcp-file-bridge")
       .setJti("j")
