@@ -1,0 +1,143 @@
+/**
+ * The MCP wire shapes the pieces produce, written down structurally so that no piece (and no public
+ * declaration of a piece) needs an SDK's types. They match the 2025-11-25 schema that SDK v1 and
+ * SDK v2 both validate against; an SDK's own types are assignable to them and back.
+ */
+
+/**
+ * Optional annotations of a content block or resource.
+ *
+ * @example
+ * ```ts
+ * const annotations: McpAnnotations = { lastModified: new Date().toISOString() };
+ * ```
+ */
+export interface McpAnnotations {
+  [key: string]: unknown;
+  audience?: ("user" | "assistant")[];
+  priority?: number;
+  /** ISO 8601. */
+  lastModified?: string;
+}
+
+/**
+ * A `text` content block.
+ *
+ * @example
+ * ```ts
+ * const block: TextContent = { type: "text", text: "Done." };
+ * ```
+ */
+export interface TextContent {
+  [key: string]: unknown;
+  type: "text";
+  text: string;
+  annotations?: McpAnnotations;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * A `resource_link` content block: a URI the client can read with `resources/read`.
+ *
+ * @example
+ * ```ts
+ * const link: ResourceLink = { type: "resource_link", uri: "file://uploads/s1/a.txt", name: "a.txt" };
+ * ```
+ */
+export interface ResourceLink {
+  [key: string]: unknown;
+  type: "resource_link";
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  annotations?: McpAnnotations;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * The result of a `tools/call`, as a tool handler returns it. Content blocks the pieces do not make
+ * (images, embedded resources) are carried as plain objects.
+ *
+ * @example
+ * ```ts
+ * const result: CallToolResult = { content: [{ type: "text", text: "Done." }] };
+ * ```
+ */
+export interface CallToolResult {
+  [key: string]: unknown;
+  content: Array<TextContent | ResourceLink | { [key: string]: unknown; type: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+/** One entry of `resources/list`. */
+export interface McpResource {
+  [key: string]: unknown;
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  annotations?: McpAnnotations;
+}
+
+/** One entry of `resources/templates/list`. */
+export interface McpResourceTemplate {
+  [key: string]: unknown;
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** The result of `resources/list`. */
+export interface ListResourcesResult {
+  [key: string]: unknown;
+  resources: McpResource[];
+  nextCursor?: string;
+}
+
+/** The result of `resources/templates/list`. */
+export interface ListResourceTemplatesResult {
+  [key: string]: unknown;
+  resourceTemplates: McpResourceTemplate[];
+  nextCursor?: string;
+}
+
+/** One entry of a `resources/read` result: text or base64 `blob`. */
+export type McpResourceContents =
+  | { [key: string]: unknown; uri: string; mimeType?: string; text: string }
+  | { [key: string]: unknown; uri: string; mimeType?: string; blob: string };
+
+/** The result of `resources/read`. */
+export interface ReadResourceResult {
+  [key: string]: unknown;
+  contents: McpResourceContents[];
+}
+
+/** What `completion/complete` refers to: a prompt or a resource template. */
+export type CompletionReference =
+  | { type: "ref/prompt"; name: string }
+  | { type: "ref/resource"; uri: string };
+
+/** The params of `completion/complete`. */
+export interface CompleteParams {
+  ref: CompletionReference;
+  argument: { name: string; value: string };
+  context?: { arguments?: Record<string, string> };
+}
+
+/** The result of `completion/complete`. */
+export interface CompleteResult {
+  [key: string]: unknown;
+  completion: { values: string[]; total?: number; hasMore?: boolean };
+}
+
+/** An empty result (`resources/subscribe`, `resources/unsubscribe`). */
+export type EmptyResult = Record<string, never>;
