@@ -1,13 +1,13 @@
 import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import type { CallToolResult, ResourceLink, TextContent } from "@modelcontextprotocol/sdk/types.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { decodeBase64Strict } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
+import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";

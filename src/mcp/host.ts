@@ -18,7 +18,15 @@ import type {
  * the pieces instead of a server.
  */
 
-/** Marks an object as an {@link McpHost}, so `toHost` passes it through. */
+/**
+ * Marks an object as an {@link McpHost}, so `toHost` passes it through (a custom host, such as a
+ * proxy's, sets it to `true`).
+ *
+ * @example
+ * ```ts
+ * const host = { [MCP_HOST]: true, kind: "proxy", ... } satisfies McpHost;
+ * ```
+ */
 export const MCP_HOST = Symbol.for("mcp-file-bridge.host");
 
 /**

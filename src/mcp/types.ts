@@ -58,8 +58,50 @@ export interface ResourceLink {
 }
 
 /**
- * The result of a `tools/call`, as a tool handler returns it. Content blocks the pieces do not make
- * (images, embedded resources) are carried as plain objects.
+ * An `image` or `audio` content block (base64 `data`).
+ *
+ * @example
+ * ```ts
+ * const image: MediaContent = { type: "image", data: pngBase64, mimeType: "image/png" };
+ * ```
+ */
+export interface MediaContent {
+  [key: string]: unknown;
+  type: "image" | "audio";
+  data: string;
+  mimeType: string;
+  annotations?: McpAnnotations;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * A `resource` content block: a resource's contents embedded in the result.
+ *
+ * @example
+ * ```ts
+ * const embedded: EmbeddedResource = { type: "resource", resource: { uri: "mem://a.txt", text: "hi" } };
+ * ```
+ */
+export interface EmbeddedResource {
+  [key: string]: unknown;
+  type: "resource";
+  resource: McpResourceContents;
+  annotations?: McpAnnotations;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * Any content block of a tool result.
+ *
+ * @example
+ * ```ts
+ * const blocks: ContentBlock[] = [{ type: "text", text: "Done." }];
+ * ```
+ */
+export type ContentBlock = TextContent | MediaContent | ResourceLink | EmbeddedResource;
+
+/**
+ * The result of a `tools/call`, as a tool handler returns it.
  *
  * @example
  * ```ts
@@ -68,7 +110,7 @@ export interface ResourceLink {
  */
 export interface CallToolResult {
   [key: string]: unknown;
-  content: Array<TextContent | ResourceLink | { [key: string]: unknown; type: string }>;
+  content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   _meta?: Record<string, unknown>;
@@ -110,10 +152,10 @@ export interface ListResourceTemplatesResult {
   nextCursor?: string;
 }
 
-/** One entry of a `resources/read` result: text or base64 `blob`. */
+/** One entry of a `resources/read` result (or an embedded resource): text or base64 `blob`. */
 export type McpResourceContents =
-  | { [key: string]: unknown; uri: string; mimeType?: string; text: string }
-  | { [key: string]: unknown; uri: string; mimeType?: string; blob: string };
+  | { [key: string]: unknown; uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+  | { [key: string]: unknown; uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
 
 /** The result of `resources/read`. */
 export interface ReadResourceResult {

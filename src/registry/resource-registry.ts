@@ -1,28 +1,22 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import {
-  CompleteRequestSchema,
-  type CompleteResult,
-  ListResourcesRequestSchema,
-  type ListResourcesResult,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceLink,
-  SubscribeRequestSchema,
-  type TextContent,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
 import { Mutex } from "async-mutex";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver, ResolverResult } from "../bridge/types.js";
-import { FileBridgeError, isFileBridgeError, toJsonRpcError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName } from "../internal/file-name.js";
 import { isId } from "../internal/ids.js";
 import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
+import { toMcpRequestError } from "../mcp/errors.js";
+import type { HostInput, McpHost } from "../mcp/host.js";
+import { toHost } from "../mcp/to-host.js";
+import type {
+  CompleteResult,
+  ListResourcesResult,
+  McpResource,
+  ReadResourceResult,
+  ResourceLink,
+  TextContent,
+} from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
 import {
   assertScope,
@@ -354,8 +348,7 @@ interface ParsedUri {
 }
 
 interface Attachment {
-  readonly server: Server;
-  readonly mcp?: McpServer;
+  readonly host: McpHost;
   /** Scopes learned from requests, or given to `attach`. */
   readonly scopes: Set<string>;
   /** `${scope}\n${canonical uri}` → the URI as the client sent it (notifications echo it). */
@@ -396,16 +389,18 @@ export const DEFAULT_RESOURCE_TEMPLATES: readonly ResourceTemplateOptions[] = Ob
 ]);
 
 const KINDS: readonly FileKind[] = ["upload", "artifact", "file"];
+const RESOURCE_METHODS = [
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+] as const;
+const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 const MAX_COMPLETION_VALUES = 100;
 
 function invalidOption(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", message);
-}
-
-function toMcpError(error: unknown, uri?: string): McpError {
-  if (error instanceof McpError) return error;
-  const shape = toJsonRpcError(error, uri === undefined ? {} : { uri });
-  return new McpError(shape.code, shape.message, shape.data);
 }
 
 function notFound(uri: string): FileBridgeError {
@@ -475,23 +470,6 @@ function compileTemplate(options: ResourceTemplateOptions, index: number): Templ
   };
 }
 
-function lowLevel(server: McpServer | Server): { server: Server; mcp?: McpServer } {
-  const candidate = server as unknown as { setRequestHandler?: unknown; server?: unknown };
-  if (typeof candidate.setRequestHandler === "function") return { server: server as Server };
-  const inner = candidate.server as { setRequestHandler?: unknown } | undefined;
-  if (inner && typeof inner.setRequestHandler === "function") {
-    return { server: inner as unknown as Server, mcp: server as McpServer };
-  }
-  throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer or a low-level Server");
-}
-
-/** McpServer internals used to share `completion/complete` with its prompts; checked at runtime. */
-interface McpServerCompletionInternals {
-  _completionHandlerInitialized?: boolean;
-  handlePromptCompletion?: (request: unknown, ref: unknown) => Promise<CompleteResult>;
-  handleResourceCompletion?: (request: unknown, ref: unknown) => Promise<CompleteResult>;
-}
-
 /**
  * Exposes stored files as MCP resources: URI templates, scoped and paginated `resources/list`,
  * `resources/read` (text, base64 blob, or a signed URL for large files), `resource_link`s with a
@@ -500,7 +478,6 @@ interface McpServerCompletionInternals {
  *
  * @example
  * ```ts
- * import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
  * import { memoryStore, ResourceRegistry } from "mcp-file-bridge";
  *
  * const registry = new ResourceRegistry({ store: memoryStore() });
@@ -538,7 +515,7 @@ export class ResourceRegistry {
   /** Last use of each scope's index and mutex, least recently used first. */
   private readonly lastUsed = new Map<string, number>();
   private lastSweep = Number.NEGATIVE_INFINITY;
-  private readonly attachments = new Map<Server, Attachment>();
+  private readonly attachments = new Map<object, Attachment>();
   private readonly pending = new Map<string, PendingChange>();
   private timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -787,7 +764,7 @@ export class ResourceRegistry {
   private attachedScopes(): Set<string> {
     const scopes = new Set<string>();
     for (const attachment of this.attachments.values()) {
-      if (!attachment.server.transport) continue;
+      if (!attachment.host.isConnected()) continue;
       for (const scope of this.scopesOf(attachment)) scopes.add(scope);
     }
     return scopes;
@@ -971,10 +948,9 @@ export class ResourceRegistry {
 
   private scopesOf(attachment: Attachment): Set<string> {
     const scopes = new Set(attachment.scopes);
-    const transport = attachment.server.transport;
-    if (transport) {
+    if (attachment.host.isConnected()) {
       try {
-        const derived = this.scopeOf({ sessionId: transport.sessionId });
+        const derived = this.scopeOf({ sessionId: attachment.host.connectionSessionId() });
         if (typeof derived === "string" && derived.length > 0) scopes.add(derived);
       } catch {
         // A scope function that needs request headers cannot derive a scope from the transport.
@@ -988,8 +964,8 @@ export class ResourceRegistry {
     const pending = [...this.pending];
     this.pending.clear();
     for (const attachment of [...this.attachments.values()]) {
-      if (!attachment.server.transport) {
-        if (attachment.connected) this.attachments.delete(attachment.server);
+      if (!attachment.host.isConnected()) {
+        if (attachment.connected) this.attachments.delete(attachment.host.server);
         continue;
       }
       attachment.connected = true;
@@ -1001,13 +977,13 @@ export class ResourceRegistry {
         for (const uri of change.updated) {
           const subscribed = attachment.subscriptions.get(`${scope}\n${uri}`);
           if (subscribed !== undefined) {
-            attachment.server.sendResourceUpdated({ uri: subscribed }).catch(() => {});
+            attachment.host.notifyResourceUpdated(subscribed).catch(() => {});
           }
         }
       }
       // One list_changed per session per flush, however many of its scopes changed.
       if (listChanged && this.listMode === "list") {
-        attachment.server.sendResourceListChanged().catch(() => {});
+        attachment.host.notifyResourceListChanged().catch(() => {});
       }
     }
   }
@@ -1111,7 +1087,7 @@ export class ResourceRegistry {
       for (const id of result.dead) index.delete(id);
       return result;
     });
-    const resources: Resource[] = page.files.map((file) => ({
+    const resources: McpResource[] = page.files.map((file) => ({
       uri: this.uriFor(file),
       name: file.name,
       title: baseName(file.name),
@@ -1216,9 +1192,10 @@ export class ResourceRegistry {
    * Mounts the `resources/*` handlers (list with cursors, templates, read, subscribe, unsubscribe)
    * and `completion/complete` on a server, and declares the capabilities. Call it before
    * `server.connect()`, once per server (with Streamable HTTP: once per session's server). Works
-   * with an `McpServer` (through its low-level `server`) and with a low-level `Server`. Prompt
-   * completions of an `McpServer` keep working; its own `registerResource` cannot be combined with
-   * a registry on the same server.
+   * with an `McpServer` (through its low-level `server`), with a low-level `Server`, and with a host
+   * port (`toHost`). Prompt completions of an `McpServer` (and a `completion/complete` handler of
+   * your own) keep working; its own `registerResource` cannot be combined with a registry on the
+   * same server.
    *
    * @throws FileBridgeError `INVALID_OPTION` when the server is already connected or already
    * handles `resources/*`.
@@ -1229,57 +1206,31 @@ export class ResourceRegistry {
    * await server.connect(transport);
    * ```
    */
-  attach(server: McpServer | Server, options: AttachOptions = {}): void {
-    const { server: low, mcp } = lowLevel(server);
+  attach(server: HostInput, options: AttachOptions = {}): void {
+    const host = toHost(server);
     if (options.scope !== undefined) assertScope(options.scope);
-    const existing = this.attachments.get(low);
+    const existing = this.attachments.get(host.server);
     if (existing) {
       // Attaching again only adds the scope (the handlers are mounted once).
       if (options.scope !== undefined) existing.scopes.add(options.scope);
       return;
     }
-    if (low.transport) throw invalidOption("attach() must run before server.connect()");
-    const methods = [
-      "resources/list",
-      "resources/templates/list",
-      "resources/read",
-      "resources/subscribe",
-      "resources/unsubscribe",
-    ];
-    for (const method of methods) {
-      try {
-        low.assertCanSetRequestHandler(method);
-      } catch (cause) {
-        throw new FileBridgeError("INVALID_OPTION", `the server already handles ${method}`, { cause });
-      }
+    if (host.isConnected()) throw invalidOption("attach() must run before server.connect()");
+    for (const method of RESOURCE_METHODS) {
+      if (!host.canHandle(method)) throw invalidOption(`the server already handles ${method}`);
     }
-    const internals = mcp as unknown as McpServerCompletionInternals | undefined;
-    let completionOwnedByMcp = false;
-    try {
-      low.assertCanSetRequestHandler("completion/complete");
-    } catch (cause) {
-      if (!internals?.handlePromptCompletion) {
-        throw new FileBridgeError("INVALID_OPTION", "the server already handles completion/complete", {
-          cause,
-        });
-      }
-      completionOwnedByMcp = true;
-    }
-    low.registerCapabilities({ resources: { subscribe: true, listChanged: true }, completions: {} });
+    host.declareCapabilities({ resources: { subscribe: true, listChanged: true }, completions: {} });
 
     const attachment: Attachment = {
-      server: low,
-      ...(mcp ? { mcp } : {}),
+      host,
       scopes: new Set(options.scope === undefined ? [] : [options.scope]),
       subscriptions: new Map(),
       connected: false,
     };
-    this.attachments.set(low, attachment);
-    const previousOnClose = low.onclose;
-    low.onclose = () => {
-      previousOnClose?.();
-      this.attachments.delete(low);
-    };
+    this.attachments.set(host.server, attachment);
+    host.onClose(() => {
+      if (this.attachments.get(host.server) === attachment) this.attachments.delete(host.server);
+    });
 
     const scoped = async (extra: RequestExtra): Promise<string> => {
       const scope = await this.callerScope(extra);
@@ -1288,15 +1239,15 @@ export class ResourceRegistry {
       return scope;
     };
 
-    low.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
+    host.handle("resources/list", async (params, { extra }) => {
       try {
         const scope = await scoped(extra);
-        return await this.listPage(scope, request.params?.cursor);
+        return await this.listPage(scope, params.cursor);
       } catch (error) {
-        throw toMcpError(error);
+        throw toMcpRequestError(error);
       }
     });
-    low.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => {
+    host.handle("resources/templates/list", async (_params, { extra }) => {
       await scoped(extra).catch(() => undefined);
       return {
         resourceTemplates: this.templates.map(({ options: t, parsed }) => ({
@@ -1308,17 +1259,15 @@ export class ResourceRegistry {
         })),
       };
     });
-    low.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
+    host.handle("resources/read", async ({ uri }, { extra }) => {
       try {
         await scoped(extra);
         return await this.read(uri, extra);
       } catch (error) {
-        throw toMcpError(error, uri);
+        throw toMcpRequestError(error, { uri });
       }
     });
-    low.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
+    host.handle("resources/subscribe", async ({ uri }, { extra }) => {
       try {
         const callerScope = await scoped(extra);
         const file = await this.resolveUri(uri, callerScope, extra);
@@ -1326,11 +1275,10 @@ export class ResourceRegistry {
         attachment.subscriptions.set(`${file.scope}\n${this.uriFor(file)}`, uri);
         return {};
       } catch (error) {
-        throw toMcpError(error, uri);
+        throw toMcpRequestError(error, { uri });
       }
     });
-    low.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
+    host.handle("resources/unsubscribe", async ({ uri }, { extra }) => {
       try {
         const callerScope = await scoped(extra);
         const parsed = this.parse(uri);
@@ -1341,26 +1289,21 @@ export class ResourceRegistry {
         }
         return {};
       } catch (error) {
-        throw toMcpError(error, uri);
+        throw toMcpRequestError(error, { uri });
       }
     });
-    if (completionOwnedByMcp) low.removeRequestHandler("completion/complete");
-    if (internals) internals._completionHandlerInitialized = true;
-    low.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
-      const { ref, argument, context } = request.params;
-      try {
-        if (ref.type === "ref/resource") {
-          const result = await this.complete(ref.uri, argument, context?.arguments, extra);
-          if (result) return result;
-          if (internals?.handleResourceCompletion)
-            return await internals.handleResourceCompletion(request, ref);
-        } else if (ref.type === "ref/prompt" && internals?.handlePromptCompletion) {
-          return await internals.handlePromptCompletion(request, ref);
+    // Completion of our templates' variables; prompts and other references stay with the server.
+    host.addCompletion({
+      handles: (ref) =>
+        ref.type === "ref/resource" && this.templates.some((t) => t.parsed.source === ref.uri),
+      complete: async ({ ref, argument, context }, { extra }) => {
+        const uri = ref.type === "ref/resource" ? ref.uri : "";
+        try {
+          return (await this.complete(uri, argument, context?.arguments, extra)) ?? EMPTY_COMPLETION;
+        } catch (error) {
+          throw toMcpRequestError(error);
         }
-        return { completion: { values: [], hasMore: false } };
-      } catch (error) {
-        throw toMcpError(error);
-      }
+      },
     });
   }
 
@@ -1373,8 +1316,8 @@ export class ResourceRegistry {
    * registry.detach(server);
    * ```
    */
-  detach(server: McpServer | Server): void {
-    this.attachments.delete(lowLevel(server).server);
+  detach(server: HostInput): void {
+    this.attachments.delete(toHost(server, "detach()").server);
   }
 
   /**

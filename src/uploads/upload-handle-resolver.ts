@@ -3,7 +3,6 @@ import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver } from "../bridge/types.js";
@@ -19,6 +18,8 @@ import {
   DEFAULT_UPLOAD_TICKET_TTL,
 } from "../internal/limits.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
+import type { HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
+import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
@@ -302,7 +303,8 @@ export class UploadHandleResolver {
   }
 
   /**
-   * Registers the upload-URL tool on an `McpServer`. The ticket is bound to the calling scope.
+   * Registers the upload-URL tool on an `McpServer` (or a host port, see `toHost`) and returns the
+   * registered tool (`enable()`, `disable()`, `remove()`). The ticket is bound to the calling scope.
    *
    * @example
    * ```ts
@@ -310,31 +312,29 @@ export class UploadHandleResolver {
    * uploads.attach(server);
    * ```
    */
-  attach(server: McpServer): RegisteredTool {
-    if (typeof server?.registerTool !== "function") {
-      throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
-    }
-    return server.registerTool(
-      this.toolName,
-      {
-        title: "Get an upload URL",
-        description:
-          "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
-          "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
-          "argument of another tool.",
-        inputSchema: {
-          filename: z
-            .string()
-            .max(200)
-            .optional()
-            .describe("Name of the file to upload, used in the example command line."),
-        },
-        annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+  attach(server: McpServerLike | McpHost): HostToolHandle {
+    const host = toHost(server);
+    if (!host.supportsTools) throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
+    return host.registerTool({
+      name: this.toolName,
+      title: "Get an upload URL",
+      description:
+        "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
+        "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
+        "argument of another tool.",
+      inputSchema: {
+        filename: z
+          .string()
+          .max(200)
+          .optional()
+          .describe("Name of the file to upload, used in the example command line."),
       },
-      async (args, extra) => {
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+      handler: async (args, { extra }) => {
         try {
           const scope = this.#scope(extra as ScopeSource);
-          const ticket = await this.createTicket(scope, args.filename ? { filename: args.filename } : {});
+          const filename = typeof args.filename === "string" ? args.filename : undefined;
+          const ticket = await this.createTicket(scope, filename ? { filename } : {});
           const text = [
             `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
               `with ?filename=…): ${ticket.upload_url}`,
@@ -348,7 +348,7 @@ export class UploadHandleResolver {
           return toToolErrorResult(error);
         }
       },
-    );
+    });
   }
 
   /**
