@@ -6,6 +6,7 @@ import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName } from "../internal/file-name.js";
 import { isId } from "../internal/ids.js";
 import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
+import { fileLinkContent } from "../links/file-link.js";
 import { toMcpRequestError } from "../mcp/errors.js";
 import type { HostInput, McpHost } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
@@ -1017,23 +1018,11 @@ export class ResourceRegistry {
     const uri = this.uriFor(fresh);
     const lastModified = new Date(fresh.createdAt).toISOString();
     const download = await this.mintDownload(fresh, options.extra);
-    const link: ResourceLink = {
-      type: "resource_link",
-      uri,
-      name: fresh.name,
-      title: baseName(fresh.name),
-      mimeType: fresh.mimeType,
-      size: fresh.size,
-      annotations: { lastModified },
-    };
-    const lines = [
-      `File "${fresh.name}" (${fresh.mimeType}, ${fresh.size} bytes)`,
-      `Resource URI: ${uri}`,
-      "Pass this URI as a file argument to other tools, or read it with resources/read.",
-    ];
-    if (download) {
-      lines.push(`Download URL (valid until ${new Date(download.expiresAt).toISOString()}): ${download.url}`);
-    }
+    const content = fileLinkContent(fresh, uri, {
+      noun: "File",
+      notes: ["Pass this URI as a file argument to other tools, or read it with resources/read."],
+      download,
+    });
     const structured: FileLinkInfo = {
       uri,
       name: fresh.name,
@@ -1045,7 +1034,7 @@ export class ResourceRegistry {
         ? { downloadUrl: download.url, downloadUrlExpiresAt: new Date(download.expiresAt).toISOString() }
         : {}),
     };
-    return { content: [link, { type: "text", text: lines.join("\n") }], structuredContent: structured };
+    return { content, structuredContent: structured };
   }
 
   /**
