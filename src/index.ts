@@ -57,6 +57,25 @@ export type {
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
 export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
+export { McpRequestError } from "./mcp/errors.js";
+export type {
+  HostAuthInfo,
+  HostCapabilities,
+  HostCompletionProvider,
+  HostExtra,
+  HostInput,
+  HostMethod,
+  HostMethods,
+  HostRequestContext,
+  HostRequestHandler,
+  HostTool,
+  HostToolHandle,
+  LowLevelServerLike,
+  McpHost,
+  McpServerLike,
+} from "./mcp/host.js";
+export { isMcpHost, MCP_HOST } from "./mcp/host.js";
+export { toHost } from "./mcp/to-host.js";
 export type { MediaType } from "./media/media-type.js";
 export {
   chooseMediaType,

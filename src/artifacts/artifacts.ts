@@ -1,13 +1,14 @@
 import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import type { CallToolResult, ResourceLink, TextContent } from "@modelcontextprotocol/sdk/types.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { decodeBase64Strict } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
+import { fileLinkContent } from "../links/file-link.js";
+import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
@@ -384,25 +385,15 @@ export class Artifacts {
       }
     }
 
-    const link: ResourceLink = {
-      type: "resource_link",
-      uri,
-      name: file.name,
-      title: baseName(file.name),
-      mimeType: file.mimeType,
-      size: file.size,
-      annotations: { lastModified: new Date(file.createdAt).toISOString() },
-    };
-    const lines = [`Artifact "${file.name}" (${file.mimeType}, ${file.size} bytes)`, `Resource URI: ${uri}`];
-    if (file.expiresAt !== undefined) lines.push(`Kept until ${new Date(file.expiresAt).toISOString()}.`);
+    const notes =
+      file.expiresAt === undefined ? [] : [`Kept until ${new Date(file.expiresAt).toISOString()}.`];
+    const content = fileLinkContent(file, uri, { noun: "Artifact", notes, download });
     const meta: CapturedArtifact["_meta"] = { artifact_uri: uri };
     if (download) {
-      const expires = new Date(download.expiresAt).toISOString();
-      lines.push(`Download URL (valid until ${expires}): ${download.url}`);
       meta.download_url = download.url;
-      meta.download_url_expires_at = expires;
+      meta.download_url_expires_at = new Date(download.expiresAt).toISOString();
     }
-    return { file, uri, content: [link, { type: "text", text: lines.join("\n") }], _meta: meta };
+    return { file, uri, content, _meta: meta };
   }
 
   /**

@@ -1,495 +1,57 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import {
-  CompleteRequestSchema,
-  type CompleteResult,
-  ListResourcesRequestSchema,
-  type ListResourcesResult,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceLink,
-  SubscribeRequestSchema,
-  type TextContent,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
-import { Mutex } from "async-mutex";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver, ResolverResult } from "../bridge/types.js";
-import { FileBridgeError, isFileBridgeError, toJsonRpcError } from "../errors/file-bridge-error.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
-import { baseName } from "../internal/file-name.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
+import { fileLinkContent } from "../links/file-link.js";
+import type { HostInput } from "../mcp/host.js";
+import { toHost } from "../mcp/to-host.js";
+import type { ReadResourceResult } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
-import {
-  assertScope,
-  defaultScope,
-  MAX_SCOPE_LENGTH,
-  type ScopeFunction,
-  type ScopeSource,
-} from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
-import type { FileKind, FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
-import { decodeListCursor, encodeListCursor } from "./cursor.js";
-import { decodeText, isTextType, readBounded } from "./read-content.js";
-import { ScopeIndex } from "./scope-index.js";
-import { expandTemplate, matchTemplate, type ParsedTemplate, parseTemplate } from "./uri-template.js";
+import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
+import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
+import { type Attachment, ResourceNotifier } from "./notifier.js";
+import type {
+  AttachOptions,
+  AuthorizeFunction,
+  DownloadUrlMinter,
+  FileLinkInfo,
+  FileLinkResult,
+  LinkOptions,
+  ParsedResourceUri,
+  ResourceRegistryOptions,
+  SyncResult,
+} from "./options.js";
+import { readFileResource, resourceNotFound } from "./read-content.js";
+import { ScopeIndexes } from "./scope-indexes.js";
+import { type ParsedUri, TemplateSet } from "./templates.js";
 
-/**
- * Which template variable plays which part; see {@link ResourceTemplateOptions.variables}.
- *
- * @example
- * ```ts
- * const variables: TemplateVariables = { scope: "containerId", id: "fileId" };
- * ```
- */
-export interface TemplateVariables {
-  /**
-   * The variable holding the file's scope. Without one, the scope is the caller's scope (URIs are
-   * then not self-contained).
-   * @default "scope" when the template has it
-   */
-  scope?: string;
-  /** The variable holding the file id. @default "id" when the template has it */
-  id?: string;
-  /**
-   * The variable holding the file's name (its relative path, which may contain `/`). Without an id
-   * variable, files are found by this name in the scope (the file added last under that name wins).
-   * @default the first of "path", "filename", "name" the template has
-   */
-  path?: string;
-}
+// The public class. Its jobs live beside it: options.ts (option and result types), templates.ts
+// (URI templates), scope-indexes.ts + scope-index.ts + cursor.ts (per-scope index and list
+// cursors), notifier.ts (attachments and coalesced notifications), handlers.ts (the MCP side),
+// read-content.ts (resources/read).
 
-/**
- * One URI template the registry serves.
- *
- * @example
- * ```ts
- * const wire: ResourceTemplateOptions = {
- *   name: "container-files",
- *   uriTemplate: "wire://container/{containerId}/file/{fileId}",
- *   variables: { scope: "containerId", id: "fileId" },
- * };
- * ```
- */
-export interface ResourceTemplateOptions {
-  /** Unique name, shown in `resources/templates/list`. */
-  name: string;
-  /**
-   * RFC 6570 template using `{var}` and `{+var}` expressions (`{+var}` keeps `/` between
-   * segments). Every variable must play a part (see `variables`); an id or a path variable is
-   * required.
-   */
-  uriTemplate: string;
-  /** Human-readable title. @default none */
-  title?: string;
-  /** Description for clients and models. @default none */
-  description?: string;
-  /** Media type shown in `resources/templates/list`, when all its files share one. @default none */
-  mimeType?: string;
-  /**
-   * The kind of files this template addresses. A file uses the first template of its kind, else
-   * the first template without a kind, else the first template.
-   * @default any kind
-   */
-  kind?: FileKind;
-  /** Which variable is the scope, the id and the path. @default by name, see {@link TemplateVariables} */
-  variables?: TemplateVariables;
-}
-
-/**
- * A download-URL minter, such as `SignedUrlMinter`.
- *
- * @example
- * ```ts
- * const minter: DownloadUrlMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
- * ```
- */
-export interface DownloadUrlMinter {
-  /**
-   * A short-lived URL that downloads `file`, and when it expires (ms since the epoch). `claims` are
-   * extra data to sign into the URL (from {@link ResourceRegistryOptions.downloadClaims}).
-   */
-  downloadUrl(
-    file: StoredFile,
-    options?: { claims?: Record<string, string | number | boolean> },
-  ): Promise<{ url: string; expiresAt: number }>;
-}
-
-/**
- * What {@link AuthorizeFunction} is told about the caller.
- *
- * @example
- * ```ts
- * const authorize = (scope: string, { callerScope }: AuthorizeRequest) => chats.isMember(callerScope, scope);
- * ```
- */
-export interface AuthorizeRequest {
-  /** The caller's own scope, from the scope function (or the bridge's resolve call). */
-  callerScope: string;
-  /** The MCP request context, when the call came through MCP. */
-  extra?: ScopeSource;
-}
-
-/**
- * Decides whether a caller may see a scope other than its own (a scope named in a URI).
- *
- * @example
- * ```ts
- * const authorize: AuthorizeFunction = (chatId, { extra }) => extra?.authInfo?.extra?.chats.includes(chatId) === true;
- * ```
- */
-export type AuthorizeFunction = (scope: string, request: AuthorizeRequest) => boolean | Promise<boolean>;
-
-/**
- * Options of {@link ResourceRegistry}.
- *
- * @example
- * ```ts
- * const options: ResourceRegistryOptions = { store: fsStore("./data"), pageSize: 50, minter };
- * ```
- */
-export interface ResourceRegistryOptions {
-  /** Where the files live. */
-  store: FileStore;
-  /**
-   * The URI templates served.
-   * @default uploads `file://uploads/{scope}/{+path}` (kind `"upload"`, also used for kind
-   * `"file"`) and artifacts `artifact://sessions/{scope}/{id}/{filename}` (kind `"artifact"`)
-   */
-  templates?: ResourceTemplateOptions[];
-  /**
-   * Derives the caller's scope from a request.
-   * @default the MCP session id, else `authInfo.clientId`, else `"default"`
-   */
-  scope?: ScopeFunction;
-  /**
-   * Called when a URI names a scope other than the caller's; `true` lets the caller read, link,
-   * subscribe to and resolve that scope's files. Without it (or on `false`), such URIs behave
-   * exactly as "not found".
-   * @default other scopes are never visible
-   */
-  authorize?: AuthorizeFunction;
-  /**
-   * `"list"` answers `resources/list` with the caller's files; `"none"` keeps the list empty for
-   * servers that only resolve URIs on demand (reads, links and completion still work).
-   * @default "list"
-   */
-  listMode?: "list" | "none";
-  /** Entries per `resources/list` page (1–1000). @default 100 */
-  pageSize?: number;
-  /**
-   * Largest file `resources/read` returns inline (text or base64). Larger files read as a
-   * `text/uri-list` with a download URL when a `minter` is set, else fail with
-   * `TOO_LARGE_TO_INLINE` (`-32602`, `data.limit`). 4 MiB keeps the base64 form under the 10 MB
-   * stdio buffers of common clients.
-   * @default 4194304 (4 MiB)
-   */
-  maxInlineBytes?: number;
-  /**
-   * Extra media types read as text (`type/subtype` or `type/*`), on top of `text/*`, json, xml,
-   * yaml, csv, javascript, shell, sql, toml and `+json`/`+xml`/`+yaml` types.
-   * @default []
-   */
-  textTypes?: string[];
-  /** Mints download URLs for links and for files too large to inline. @default none */
-  minter?: DownloadUrlMinter;
-  /**
-   * Extra claims signed into every download URL the registry mints (reads over `maxInlineBytes`,
-   * `link()`), e.g. the id of the API key to charge: `(file, extra) => ({ key: keyIdOf(extra) })`.
-   * The download route's `onDownload` receives them, verified, as `claims`. Signed, not encrypted.
-   * @default none (no extra claims)
-   */
-  downloadClaims?: DownloadClaimsFunction;
-  /**
-   * How long changes are collected before `notifications/resources/list_changed` and
-   * `notifications/resources/updated` go out (milliseconds), so a burst sends one notification.
-   * @default 10
-   */
-  notifyDelayMs?: number;
-  /**
-   * How long the in-memory index of a scope (ids and names of its files, never bytes) is kept
-   * after its last use once no attached session belongs to the scope. It is then dropped and
-   * reloaded from the store on next use, so memory follows the active scopes, not every scope ever
-   * seen. Seconds or a string like `"10m"`; `false` keeps every index for the registry's lifetime.
-   * Idle scopes are dropped during registry activity (no timer runs).
-   * @default "10m"
-   */
-  indexIdleTimeout?: Duration | false;
-  /** Clock, ms since the epoch, used to hide expired files from lists and to age idle indexes. @default Date.now */
-  now?: () => number;
-}
-
-/**
- * Options of {@link ResourceRegistry.attach}.
- *
- * @example
- * ```ts
- * registry.attach(server, { scope: chatId });
- * ```
- */
-export interface AttachOptions {
-  /**
-   * The scope of the session this server serves, when it is known up front. Otherwise it is
-   * learned from the transport's session id (through the `scope` function) and from each
-   * `resources/*` request the session sends. Set it when the scope function reads a header
-   * (`X-Chat-Id`): until the session's first `resources/*` request, the registry cannot know the
-   * session's scope and sends it no `list_changed`. Attaching again adds another scope.
-   * @default learned
-   */
-  scope?: string;
-}
-
-/**
- * What {@link ResourceRegistry.parseUri} returns.
- *
- * @example
- * ```ts
- * const parsed: ParsedResourceUri | null = registry.parseUri(uri);
- * if (parsed?.scope !== undefined) console.log(parsed.scope, parsed.path ?? parsed.id);
- * ```
- */
-export interface ParsedResourceUri {
-  /** Name of the template that matched. */
-  template: string;
-  /** The scope named in the URI, if the template has a scope variable. */
-  scope?: string;
-  /** The file id, if the template has an id variable. */
-  id?: string;
-  /** The file's name (relative path), if the template has a path variable. */
-  path?: string;
-}
-
-/**
- * The structured form of a link, for a tool's `structuredContent`.
- *
- * @example
- * ```ts
- * const { structuredContent } = await registry.link(file);
- * console.log(structuredContent.uri, structuredContent.downloadUrl);
- * ```
- */
-export interface FileLinkInfo {
-  [key: string]: unknown;
-  uri: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  sha256: string;
-  /** Creation time, ISO 8601. */
-  lastModified: string;
-  /** Signed download URL, when a minter is configured. */
-  downloadUrl?: string;
-  /** When `downloadUrl` expires, ISO 8601. */
-  downloadUrlExpiresAt?: string;
-}
-
-/**
- * What {@link ResourceRegistry.link} returns: spread it into a tool's result.
- *
- * @example
- * ```ts
- * const link: FileLinkResult = await registry.link(file);
- * return { ...link, content: [...link.content, { type: "text", text: "Done." }] };
- * ```
- */
-export interface FileLinkResult {
-  [key: string]: unknown;
-  /** A `resource_link` plus a text block with the URI (and download URL), for clients that drop links. */
-  content: [ResourceLink, TextContent];
-  /** The same, as data. */
-  structuredContent: FileLinkInfo;
-}
-
-/**
- * Options of {@link ResourceRegistry.link}.
- *
- * @example
- * ```ts
- * await registry.link(file, { scope: callerScope });
- * ```
- */
-export interface LinkOptions {
-  /** The caller's scope; another scope's file is `NOT_FOUND` unless `authorize` allows it. */
-  scope?: string;
-  /**
-   * The tool call's `extra`, handed to {@link ResourceRegistryOptions.downloadClaims}.
-   * @default undefined
-   */
-  extra?: ScopeSource;
-}
-
-/**
- * What {@link ResourceRegistry.sync} found.
- *
- * @example
- * ```ts
- * const { added, removed }: SyncResult = await registry.sync(scope);
- * ```
- */
-export interface SyncResult {
-  /** Files that were in the store but not in the registry. */
-  added: number;
-  /** Files the registry knew that are gone from the store. */
-  removed: number;
-}
-
-interface Template {
-  readonly index: number;
-  readonly options: ResourceTemplateOptions;
-  readonly parsed: ParsedTemplate;
-  readonly scopeVar?: string;
-  readonly idVar?: string;
-  readonly pathVar?: string;
-}
-
-interface ParsedUri {
-  template: Template;
-  scope?: string;
-  id?: string;
-  path?: string;
-}
-
-interface Attachment {
-  readonly server: Server;
-  readonly mcp?: McpServer;
-  /** Scopes learned from requests, or given to `attach`. */
-  readonly scopes: Set<string>;
-  /** `${scope}\n${canonical uri}` → the URI as the client sent it (notifications echo it). */
-  readonly subscriptions: Map<string, string>;
-  connected: boolean;
-}
-
-interface PendingChange {
-  listChanged: boolean;
-  updated: Set<string>;
-}
-
-type RequestExtra = ScopeSource & { signal?: AbortSignal };
-
-/**
- * Default templates, see {@link ResourceRegistryOptions.templates}.
- *
- * @example
- * ```ts
- * new ResourceRegistry({ store, templates: [...DEFAULT_RESOURCE_TEMPLATES, myTemplate] });
- * ```
- */
-export const DEFAULT_RESOURCE_TEMPLATES: readonly ResourceTemplateOptions[] = Object.freeze([
-  {
-    name: "uploads",
-    uriTemplate: "file://uploads/{scope}/{+path}",
-    title: "Uploaded files",
-    description: "Files uploaded in this session. Pass the URI to a tool as a file argument.",
-    kind: "upload",
-  },
-  {
-    name: "artifacts",
-    uriTemplate: "artifact://sessions/{scope}/{id}/{filename}",
-    title: "Tool outputs",
-    description: "Files produced by tools in this session.",
-    kind: "artifact",
-  },
-]);
-
-const KINDS: readonly FileKind[] = ["upload", "artifact", "file"];
-const MAX_COMPLETION_VALUES = 100;
+export type {
+  AttachOptions,
+  AuthorizeFunction,
+  AuthorizeRequest,
+  DownloadUrlMinter,
+  FileLinkInfo,
+  FileLinkResult,
+  LinkOptions,
+  ParsedResourceUri,
+  ResourceRegistryOptions,
+  ResourceTemplateOptions,
+  SyncResult,
+  TemplateVariables,
+} from "./options.js";
+export { DEFAULT_RESOURCE_TEMPLATES } from "./templates.js";
 
 function invalidOption(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", message);
-}
-
-function toMcpError(error: unknown, uri?: string): McpError {
-  if (error instanceof McpError) return error;
-  const shape = toJsonRpcError(error, uri === undefined ? {} : { uri });
-  return new McpError(shape.code, shape.message, shape.data);
-}
-
-function notFound(uri: string): FileBridgeError {
-  return new FileBridgeError("NOT_FOUND", `resource ${uri} not found`, { data: { uri } });
-}
-
-function validPath(path: string): boolean {
-  if (path.length === 0 || path.includes("\u0000")) return false;
-  return path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
-}
-
-function validScope(scope: string): boolean {
-  try {
-    assertScope(scope);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function compileTemplate(options: ResourceTemplateOptions, index: number): Template {
-  const label = `templates[${index}]`;
-  if (typeof options !== "object" || options === null) throw invalidOption(`${label} must be an object`);
-  if (typeof options.name !== "string" || options.name.length === 0) {
-    throw invalidOption(`${label}.name must be a non-empty string`);
-  }
-  const parsed = parseTemplate(options.uriTemplate, `${label}.uriTemplate`);
-  if (options.kind !== undefined && !KINDS.includes(options.kind)) {
-    throw invalidOption(`${label}.kind must be one of ${KINDS.join(", ")}`);
-  }
-  if (options.mimeType !== undefined && parseMediaType(options.mimeType) === null) {
-    throw invalidOption(`${label}.mimeType must be a media type`);
-  }
-  const mapping = options.variables ?? {};
-  const has = (name: string | undefined): name is string =>
-    name !== undefined && parsed.variables.includes(name);
-  const pick = (role: keyof TemplateVariables, defaults: string[]): string | undefined => {
-    const given = mapping[role];
-    if (given !== undefined) {
-      if (!has(given)) throw invalidOption(`${label}.variables.${role}: the template has no {${given}}`);
-      return given;
-    }
-    return defaults.find((name) => has(name) && !Object.values(mapping).includes(name));
-  };
-  const scopeVar = pick("scope", ["scope"]);
-  const idVar = pick("id", ["id"]);
-  const pathVar = pick("path", ["path", "filename", "name"]);
-  const roles = [scopeVar, idVar, pathVar].filter((name) => name !== undefined);
-  if (new Set(roles).size !== roles.length) {
-    throw invalidOption(`${label}.variables: one variable cannot play two parts`);
-  }
-  for (const variable of parsed.variables) {
-    if (!roles.includes(variable)) {
-      throw invalidOption(`${label}: the variable {${variable}} plays no part; map it in variables`);
-    }
-  }
-  if (idVar === undefined && pathVar === undefined) {
-    throw invalidOption(`${label} needs an id or a path variable to find files`);
-  }
-  return {
-    index,
-    options,
-    parsed,
-    ...(scopeVar === undefined ? {} : { scopeVar }),
-    ...(idVar === undefined ? {} : { idVar }),
-    ...(pathVar === undefined ? {} : { pathVar }),
-  };
-}
-
-function lowLevel(server: McpServer | Server): { server: Server; mcp?: McpServer } {
-  const candidate = server as unknown as { setRequestHandler?: unknown; server?: unknown };
-  if (typeof candidate.setRequestHandler === "function") return { server: server as Server };
-  const inner = candidate.server as { setRequestHandler?: unknown } | undefined;
-  if (inner && typeof inner.setRequestHandler === "function") {
-    return { server: inner as unknown as Server, mcp: server as McpServer };
-  }
-  throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer or a low-level Server");
-}
-
-/** McpServer internals used to share `completion/complete` with its prompts; checked at runtime. */
-interface McpServerCompletionInternals {
-  _completionHandlerInitialized?: boolean;
-  handlePromptCompletion?: (request: unknown, ref: unknown) => Promise<CompleteResult>;
-  handleResourceCompletion?: (request: unknown, ref: unknown) => Promise<CompleteResult>;
 }
 
 /**
@@ -500,7 +62,6 @@ interface McpServerCompletionInternals {
  *
  * @example
  * ```ts
- * import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
  * import { memoryStore, ResourceRegistry } from "mcp-file-bridge";
  *
  * const registry = new ResourceRegistry({ store: memoryStore() });
@@ -519,8 +80,7 @@ interface McpServerCompletionInternals {
  */
 export class ResourceRegistry {
   private readonly store: FileStore;
-  private readonly templates: readonly Template[];
-  private readonly templateByKind: Readonly<Record<FileKind, Template>>;
+  private readonly templates: TemplateSet;
   private readonly scopeOf: ScopeFunction;
   private readonly authorizeFn: AuthorizeFunction | undefined;
   private readonly listMode: "list" | "none";
@@ -531,16 +91,9 @@ export class ResourceRegistry {
   private readonly downloadClaims: DownloadClaimsFunction | undefined;
   private readonly notifyDelayMs: number;
   private readonly now: () => number;
-  private readonly indexIdleMs: number | undefined;
-
-  private readonly indexes = new Map<string, ScopeIndex>();
-  private readonly mutexes = new Map<string, Mutex>();
-  /** Last use of each scope's index and mutex, least recently used first. */
-  private readonly lastUsed = new Map<string, number>();
-  private lastSweep = Number.NEGATIVE_INFINITY;
-  private readonly attachments = new Map<Server, Attachment>();
-  private readonly pending = new Map<string, PendingChange>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly indexes: ScopeIndexes;
+  private readonly notifier: ResourceNotifier;
+  private readonly view: RegistryView;
 
   /**
    * @throws FileBridgeError `INVALID_OPTION` naming the bad option.
@@ -561,20 +114,7 @@ export class ResourceRegistry {
     }
     this.store = store;
 
-    const templateOptions = options.templates ?? DEFAULT_RESOURCE_TEMPLATES;
-    if (!Array.isArray(templateOptions) || templateOptions.length === 0) {
-      throw invalidOption("templates must be a non-empty array");
-    }
-    this.templates = templateOptions.map(compileTemplate);
-    const names = new Set(this.templates.map((t) => t.options.name));
-    const sources = new Set(this.templates.map((t) => t.parsed.source));
-    if (names.size !== this.templates.length) throw invalidOption("templates: names must be unique");
-    if (sources.size !== this.templates.length) throw invalidOption("templates: uriTemplates must be unique");
-    const forKind = (kind: FileKind): Template =>
-      this.templates.find((t) => t.options.kind === kind) ??
-      this.templates.find((t) => t.options.kind === undefined) ??
-      (this.templates[0] as Template);
-    this.templateByKind = { upload: forKind("upload"), artifact: forKind("artifact"), file: forKind("file") };
+    this.templates = new TemplateSet(options.templates);
 
     if (options.scope !== undefined && typeof options.scope !== "function") {
       throw invalidOption("scope must be a function");
@@ -639,7 +179,28 @@ export class ResourceRegistry {
     this.now = options.now ?? Date.now;
 
     const idle = options.indexIdleTimeout ?? "10m";
-    if (idle !== false) this.indexIdleMs = durationToMs(idle, "indexIdleTimeout");
+    const indexIdleMs = idle === false ? undefined : durationToMs(idle, "indexIdleTimeout");
+    this.notifier = new ResourceNotifier(this.notifyDelayMs, this.listMode, this.scopeOf);
+    this.indexes = new ScopeIndexes(
+      store,
+      (file) => this.templates.templateFor(file).index,
+      this.now,
+      indexIdleMs,
+      () => this.notifier.attachedScopes(),
+    );
+    this.view = {
+      templates: this.templates,
+      listMode: this.listMode,
+      pageSize: this.pageSize,
+      isLive: this.isLive,
+      withIndex: (scope, fn) => this.indexes.with(scope, fn),
+      uriFor: (file) => this.templates.uriFor(file),
+      templateFor: (file) => this.templates.templateFor(file),
+      callerScope: (extra) => this.callerScope(extra),
+      mayAccess: (scope, callerScope, extra) => this.mayAccess(scope, callerScope, extra),
+      resolveUri: (uri, callerScope, extra) => this.resolveUri(uri, callerScope, extra),
+      read: (uri, extra) => this.read(uri, extra),
+    };
   }
 
   // ---------------------------------------------------------------- URIs
@@ -653,19 +214,7 @@ export class ResourceRegistry {
    * ```
    */
   uriFor(file: StoredFile): string {
-    return this.uriWith(this.templateFor(file), file);
-  }
-
-  private uriWith(template: Template, file: Pick<StoredFile, "scope" | "id" | "name">): string {
-    const values: Record<string, string> = {};
-    if (template.scopeVar) values[template.scopeVar] = file.scope;
-    if (template.idVar) values[template.idVar] = file.id;
-    if (template.pathVar) values[template.pathVar] = file.name;
-    return expandTemplate(template.parsed, values);
-  }
-
-  private templateFor(file: Pick<StoredFile, "kind">): Template {
-    return this.templateByKind[file.kind] ?? (this.templates[0] as Template);
+    return this.templates.uriFor(file);
   }
 
   /**
@@ -678,120 +227,11 @@ export class ResourceRegistry {
    * ```
    */
   parseUri(uri: string): ParsedResourceUri | null {
-    const parsed = this.parse(uri);
-    if (!parsed) return null;
-    return {
-      template: parsed.template.options.name,
-      ...(parsed.scope === undefined ? {} : { scope: parsed.scope }),
-      ...(parsed.id === undefined ? {} : { id: parsed.id }),
-      ...(parsed.path === undefined ? {} : { path: parsed.path }),
-    };
+    const parsed = this.templates.parse(uri);
+    return parsed ? this.templates.describe(parsed) : null;
   }
 
-  private parse(uri: unknown): ParsedUri | null {
-    if (typeof uri !== "string" || uri.length === 0 || uri.length > 8192) return null;
-    for (const template of this.templates) {
-      const values = matchTemplate(template.parsed, uri);
-      if (!values) continue;
-      const result: ParsedUri = { template };
-      if (template.scopeVar) {
-        const scope = values[template.scopeVar] as string;
-        if (scope.length > MAX_SCOPE_LENGTH || !validScope(scope)) return null;
-        result.scope = scope;
-      }
-      if (template.idVar) {
-        const id = values[template.idVar];
-        if (!isId(id)) return null;
-        result.id = id;
-      }
-      if (template.pathVar) {
-        const path = values[template.pathVar] as string;
-        if (!validPath(path)) return null;
-        result.path = path;
-      }
-      return result;
-    }
-    return null;
-  }
-
-  // ---------------------------------------------------------------- scopes and index
-
-  private mutexFor(scope: string): Mutex {
-    this.touch(scope);
-    let mutex = this.mutexes.get(scope);
-    if (!mutex) {
-      mutex = new Mutex();
-      this.mutexes.set(scope, mutex);
-    }
-    return mutex;
-  }
-
-  private async loadIndex(scope: string): Promise<ScopeIndex> {
-    const index = new ScopeIndex((file) => this.templateFor(file).index);
-    let cursor: string | undefined;
-    do {
-      const page = await this.store.list(scope, { limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
-      for (const file of page.files) index.upsert(file);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return index;
-  }
-
-  /** Runs `fn` with the scope's index, loading it from the store first; guarded by the scope's mutex. */
-  private withIndex<T>(scope: string, fn: (index: ScopeIndex) => T | Promise<T>): Promise<T> {
-    return this.mutexFor(scope).runExclusive(async () => {
-      let index = this.indexes.get(scope);
-      if (!index) {
-        index = await this.loadIndex(scope);
-        this.indexes.set(scope, index);
-      }
-      try {
-        return await fn(index);
-      } finally {
-        this.touch(scope);
-      }
-    });
-  }
-
-  /** Marks a scope as used now (moving it to the back of the LRU order) and sweeps idle ones. */
-  private touch(scope: string): void {
-    if (this.indexIdleMs === undefined) return;
-    const now = this.now();
-    this.lastUsed.delete(scope);
-    this.lastUsed.set(scope, now);
-    if (now - this.lastSweep >= this.indexIdleMs / 2) this.sweep(now);
-  }
-
-  /**
-   * Drops the index and mutex of every scope idle for `indexIdleTimeout` that no attached session
-   * belongs to and nobody holds or waits for (a waiter keeps the mutex locked). Synchronous, so
-   * nothing interleaves; the next use reloads the scope from the store.
-   */
-  private sweep(now: number): void {
-    this.lastSweep = now;
-    const idleMs = this.indexIdleMs as number;
-    let pinned: Set<string> | undefined;
-    for (const [scope, used] of this.lastUsed) {
-      // Least recently used first: the first scope still in use ends the sweep.
-      if (now - used < idleMs) break;
-      if (this.mutexes.get(scope)?.isLocked()) continue;
-      pinned ??= this.attachedScopes();
-      if (pinned.has(scope)) continue;
-      this.indexes.delete(scope);
-      this.mutexes.delete(scope);
-      this.lastUsed.delete(scope);
-    }
-  }
-
-  /** The scopes of every connected session. */
-  private attachedScopes(): Set<string> {
-    const scopes = new Set<string>();
-    for (const attachment of this.attachments.values()) {
-      if (!attachment.server.transport) continue;
-      for (const scope of this.scopesOf(attachment)) scopes.add(scope);
-    }
-    return scopes;
-  }
+  // ---------------------------------------------------------------- access
 
   private isLive = (file: StoredFile): boolean => file.expiresAt === undefined || file.expiresAt > this.now();
 
@@ -818,30 +258,30 @@ export class ResourceRegistry {
     const { template } = parsed;
     if (parsed.id !== undefined) {
       const file = await this.store.head(scope, parsed.id);
-      if (!file || file.scope !== scope || this.templateFor(file) !== template) return null;
+      if (!file || file.scope !== scope || this.templates.templateFor(file) !== template) return null;
       if (parsed.path !== undefined && file.name !== parsed.path) return null;
       return file;
     }
     const path = parsed.path as string;
     for (;;) {
-      const candidate = await this.withIndex(scope, (index) => index.latestByName(template.index, path));
+      const candidate = await this.indexes.with(scope, (index) => index.latestByName(template.index, path));
       if (!candidate) return null;
       const fresh = await this.store.head(scope, candidate.id);
       if (fresh && this.isLive(fresh)) return fresh;
       // Gone from the store (expired, or removed by another process): forget it and try the next.
-      await this.withIndex(scope, (index) => {
-        if (index.delete(candidate.id)) this.changed(scope, true, [this.uriFor(candidate)]);
+      await this.indexes.with(scope, (index) => {
+        if (index.delete(candidate.id)) this.notifier.changed(scope, true, [this.uriFor(candidate)]);
       });
     }
   }
 
   private async resolveUri(uri: string, callerScope: string, extra?: ScopeSource): Promise<StoredFile> {
-    const parsed = this.parse(uri);
-    if (!parsed) throw notFound(uri);
+    const parsed = this.templates.parse(uri);
+    if (!parsed) throw resourceNotFound(uri);
     const scope = parsed.scope ?? callerScope;
-    if (!(await this.mayAccess(scope, callerScope, extra))) throw notFound(uri);
+    if (!(await this.mayAccess(scope, callerScope, extra))) throw resourceNotFound(uri);
     const file = await this.find(parsed, scope);
-    if (!file) throw notFound(uri);
+    if (!file) throw resourceNotFound(uri);
     return file;
   }
 
@@ -887,11 +327,11 @@ export class ResourceRegistry {
   }
 
   private async index(file: StoredFile): Promise<void> {
-    await this.withIndex(file.scope, (index) => {
+    await this.indexes.with(file.scope, (index) => {
       // Always a list change: even when a first use just loaded the scope (file included) from the
       // store, no session has been told about the file yet.
       index.upsert(file);
-      this.changed(file.scope, true, [this.uriFor(file)]);
+      this.notifier.changed(file.scope, true, [this.uriFor(file)]);
     });
   }
 
@@ -906,11 +346,11 @@ export class ResourceRegistry {
   async remove(scope: string, id: string): Promise<boolean> {
     assertScope(scope);
     if (!isId(id)) return false;
-    return this.withIndex(scope, async (index) => {
+    return this.indexes.with(scope, async (index) => {
       const known = index.get(id) ?? (await this.store.head(scope, id)) ?? undefined;
       const deleted = await this.store.delete(scope, id);
       const dropped = index.delete(id);
-      if (known && (deleted || dropped)) this.changed(scope, true, [this.uriFor(known)]);
+      if (known && (deleted || dropped)) this.notifier.changed(scope, true, [this.uriFor(known)]);
       return deleted || dropped !== undefined;
     });
   }
@@ -926,9 +366,9 @@ export class ResourceRegistry {
    */
   async sync(scope: string): Promise<SyncResult> {
     assertScope(scope);
-    return this.mutexFor(scope).runExclusive(async () => {
-      const fresh = await this.loadIndex(scope);
-      const old = this.indexes.get(scope);
+    return this.indexes.mutexFor(scope).runExclusive(async () => {
+      const fresh = await this.indexes.load(scope);
+      const old = this.indexes.peek(scope);
       let added = 0;
       let removed = 0;
       const uris: string[] = [];
@@ -949,67 +389,11 @@ export class ResourceRegistry {
           }
         }
       }
-      this.indexes.set(scope, fresh);
-      if (added > 0 || removed > 0 || uris.length > 0) this.changed(scope, added + removed > 0, uris);
+      this.indexes.replace(scope, fresh);
+      if (added > 0 || removed > 0 || uris.length > 0)
+        this.notifier.changed(scope, added + removed > 0, uris);
       return { added, removed };
     });
-  }
-
-  private changed(scope: string, listChanged: boolean, uris: string[]): void {
-    if (this.attachments.size === 0) return;
-    let entry = this.pending.get(scope);
-    if (!entry) {
-      entry = { listChanged: false, updated: new Set() };
-      this.pending.set(scope, entry);
-    }
-    entry.listChanged ||= listChanged;
-    for (const uri of uris) entry.updated.add(uri);
-    if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flush(), this.notifyDelayMs);
-    }
-  }
-
-  private scopesOf(attachment: Attachment): Set<string> {
-    const scopes = new Set(attachment.scopes);
-    const transport = attachment.server.transport;
-    if (transport) {
-      try {
-        const derived = this.scopeOf({ sessionId: transport.sessionId });
-        if (typeof derived === "string" && derived.length > 0) scopes.add(derived);
-      } catch {
-        // A scope function that needs request headers cannot derive a scope from the transport.
-      }
-    }
-    return scopes;
-  }
-
-  private flush(): void {
-    this.timer = undefined;
-    const pending = [...this.pending];
-    this.pending.clear();
-    for (const attachment of [...this.attachments.values()]) {
-      if (!attachment.server.transport) {
-        if (attachment.connected) this.attachments.delete(attachment.server);
-        continue;
-      }
-      attachment.connected = true;
-      const scopes = this.scopesOf(attachment);
-      let listChanged = false;
-      for (const [scope, change] of pending) {
-        if (change.listChanged && scopes.has(scope)) listChanged = true;
-        if (attachment.subscriptions.size === 0) continue;
-        for (const uri of change.updated) {
-          const subscribed = attachment.subscriptions.get(`${scope}\n${uri}`);
-          if (subscribed !== undefined) {
-            attachment.server.sendResourceUpdated({ uri: subscribed }).catch(() => {});
-          }
-        }
-      }
-      // One list_changed per session per flush, however many of its scopes changed.
-      if (listChanged && this.listMode === "list") {
-        attachment.server.sendResourceListChanged().catch(() => {});
-      }
-    }
   }
 
   // ---------------------------------------------------------------- links and resolver
@@ -1041,23 +425,11 @@ export class ResourceRegistry {
     const uri = this.uriFor(fresh);
     const lastModified = new Date(fresh.createdAt).toISOString();
     const download = await this.mintDownload(fresh, options.extra);
-    const link: ResourceLink = {
-      type: "resource_link",
-      uri,
-      name: fresh.name,
-      title: baseName(fresh.name),
-      mimeType: fresh.mimeType,
-      size: fresh.size,
-      annotations: { lastModified },
-    };
-    const lines = [
-      `File "${fresh.name}" (${fresh.mimeType}, ${fresh.size} bytes)`,
-      `Resource URI: ${uri}`,
-      "Pass this URI as a file argument to other tools, or read it with resources/read.",
-    ];
-    if (download) {
-      lines.push(`Download URL (valid until ${new Date(download.expiresAt).toISOString()}): ${download.url}`);
-    }
+    const content = fileLinkContent(fresh, uri, {
+      noun: "File",
+      notes: ["Pass this URI as a file argument to other tools, or read it with resources/read."],
+      download,
+    });
     const structured: FileLinkInfo = {
       uri,
       name: fresh.name,
@@ -1069,7 +441,7 @@ export class ResourceRegistry {
         ? { downloadUrl: download.url, downloadUrlExpiresAt: new Date(download.expiresAt).toISOString() }
         : {}),
     };
-    return { content: [link, { type: "text", text: lines.join("\n") }], structuredContent: structured };
+    return { content, structuredContent: structured };
   }
 
   /**
@@ -1085,9 +457,9 @@ export class ResourceRegistry {
   resolver(): FileSourceResolver {
     return {
       name: "resource URI",
-      matches: (input: string) => this.parse(input) !== null,
+      matches: (input: string) => this.templates.parse(input) !== null,
       resolve: async (input: string, context: { scope: string }): Promise<ResolverResult | null> => {
-        const parsed = this.parse(input);
+        const parsed = this.templates.parse(input);
         if (!parsed) return null;
         const scope = parsed.scope ?? context.scope;
         if (!(await this.mayAccess(scope, context.scope))) return null;
@@ -1098,32 +470,7 @@ export class ResourceRegistry {
     };
   }
 
-  // ---------------------------------------------------------------- MCP handlers
-
-  private async listPage(scope: string, cursor: string | undefined): Promise<ListResourcesResult> {
-    if (this.listMode === "none") {
-      if (cursor !== undefined) throw new FileBridgeError("INVALID_CURSOR", "invalid cursor");
-      return { resources: [] };
-    }
-    const after = cursor === undefined ? undefined : decodeListCursor(scope, cursor);
-    const page = await this.withIndex(scope, (index) => {
-      const result = index.page(after, this.pageSize, this.isLive);
-      for (const id of result.dead) index.delete(id);
-      return result;
-    });
-    const resources: Resource[] = page.files.map((file) => ({
-      uri: this.uriFor(file),
-      name: file.name,
-      title: baseName(file.name),
-      mimeType: file.mimeType,
-      size: file.size,
-      annotations: { lastModified: new Date(file.createdAt).toISOString() },
-    }));
-    const last = page.files[page.files.length - 1]?.id ?? after;
-    return page.more && last !== undefined
-      ? { resources, nextCursor: encodeListCursor(scope, last) }
-      : { resources };
-  }
+  // ---------------------------------------------------------------- MCP
 
   /** A download URL for `file` with the `downloadClaims` of the caller, or `undefined` without a minter. */
   private async mintDownload(
@@ -1140,85 +487,21 @@ export class ResourceRegistry {
   private async read(uri: string, extra: RequestExtra): Promise<ReadResourceResult> {
     const callerScope = await this.callerScope(extra);
     const file = await this.resolveUri(uri, callerScope, extra);
-    if (file.size > this.maxInlineBytes) {
-      const download = await this.mintDownload(file, extra);
-      if (download) {
-        const { url } = download;
-        return { contents: [{ uri, mimeType: "text/uri-list", text: `${url}\r\n` }] };
-      }
-      throw new FileBridgeError(
-        "TOO_LARGE_TO_INLINE",
-        `${file.name} is ${file.size} bytes, over the ${this.maxInlineBytes}-byte limit for inline reads`,
-        { data: { limit: this.maxInlineBytes, size: file.size } },
-      );
-    }
-    const stream = await this.store.read(file.scope, file.id);
-    if (!stream) throw notFound(uri);
-    let bytes: Buffer;
-    try {
-      bytes = await readBounded(stream, this.maxInlineBytes);
-    } catch (error) {
-      if (isFileBridgeError(error, "TOO_LARGE_TO_INLINE")) {
-        throw new FileBridgeError("TOO_LARGE_TO_INLINE", error.message, {
-          data: { limit: this.maxInlineBytes },
-        });
-      }
-      throw error;
-    }
-    if (isTextType(file.mimeType, this.textTypes)) {
-      const text = decodeText(bytes, file.mimeType);
-      if (text !== null) return { contents: [{ uri, mimeType: file.mimeType, text }] };
-    }
-    return { contents: [{ uri, mimeType: file.mimeType, blob: bytes.toString("base64") }] };
-  }
-
-  private async complete(
-    templateUri: string,
-    argument: { name: string; value: string },
-    context: Record<string, string> | undefined,
-    extra: RequestExtra,
-  ): Promise<CompleteResult | null> {
-    const template = this.templates.find((t) => t.parsed.source === templateUri);
-    if (!template) return null;
-    const callerScope = await this.callerScope(extra);
-    const prefix = argument.value.toLowerCase();
-    let candidates: string[] = [];
-    if (argument.name === template.scopeVar) {
-      candidates = [callerScope];
-    } else if (argument.name === template.idVar || argument.name === template.pathVar) {
-      const named = template.scopeVar ? context?.[template.scopeVar] : undefined;
-      const scope =
-        named !== undefined && validScope(named) && (await this.mayAccess(named, callerScope, extra))
-          ? named
-          : callerScope;
-      const byId = argument.name === template.idVar;
-      candidates = await this.withIndex(scope, (index) => {
-        const seen = new Set<string>();
-        for (const file of index.all()) {
-          if (this.templateFor(file) !== template || !this.isLive(file)) continue;
-          seen.add(byId ? file.id : file.name);
-        }
-        return [...seen];
-      });
-      candidates.sort();
-    }
-    const values = candidates.filter((value) => value.toLowerCase().startsWith(prefix));
-    return {
-      completion: {
-        values: values.slice(0, MAX_COMPLETION_VALUES),
-        total: values.length,
-        hasMore: values.length > MAX_COMPLETION_VALUES,
-      },
-    };
+    return readFileResource(this.store, file, uri, {
+      maxInlineBytes: this.maxInlineBytes,
+      textTypes: this.textTypes,
+      mintDownload: () => this.mintDownload(file, extra),
+    });
   }
 
   /**
    * Mounts the `resources/*` handlers (list with cursors, templates, read, subscribe, unsubscribe)
    * and `completion/complete` on a server, and declares the capabilities. Call it before
    * `server.connect()`, once per server (with Streamable HTTP: once per session's server). Works
-   * with an `McpServer` (through its low-level `server`) and with a low-level `Server`. Prompt
-   * completions of an `McpServer` keep working; its own `registerResource` cannot be combined with
-   * a registry on the same server.
+   * with an `McpServer` (through its low-level `server`), with a low-level `Server`, and with a host
+   * port (`toHost`). Prompt completions of an `McpServer` (and a `completion/complete` handler of
+   * your own) keep working; its own `registerResource` cannot be combined with a registry on the
+   * same server.
    *
    * @throws FileBridgeError `INVALID_OPTION` when the server is already connected or already
    * handles `resources/*`.
@@ -1229,139 +512,34 @@ export class ResourceRegistry {
    * await server.connect(transport);
    * ```
    */
-  attach(server: McpServer | Server, options: AttachOptions = {}): void {
-    const { server: low, mcp } = lowLevel(server);
+  attach(server: HostInput, options: AttachOptions = {}): void {
+    const host = toHost(server);
     if (options.scope !== undefined) assertScope(options.scope);
-    const existing = this.attachments.get(low);
+    const existing = this.notifier.attachments.get(host.server);
     if (existing) {
       // Attaching again only adds the scope (the handlers are mounted once).
       if (options.scope !== undefined) existing.scopes.add(options.scope);
       return;
     }
-    if (low.transport) throw invalidOption("attach() must run before server.connect()");
-    const methods = [
-      "resources/list",
-      "resources/templates/list",
-      "resources/read",
-      "resources/subscribe",
-      "resources/unsubscribe",
-    ];
-    for (const method of methods) {
-      try {
-        low.assertCanSetRequestHandler(method);
-      } catch (cause) {
-        throw new FileBridgeError("INVALID_OPTION", `the server already handles ${method}`, { cause });
-      }
+    if (host.isConnected()) throw invalidOption("attach() must run before server.connect()");
+    for (const method of RESOURCE_METHODS) {
+      if (!host.canHandle(method)) throw invalidOption(`the server already handles ${method}`);
     }
-    const internals = mcp as unknown as McpServerCompletionInternals | undefined;
-    let completionOwnedByMcp = false;
-    try {
-      low.assertCanSetRequestHandler("completion/complete");
-    } catch (cause) {
-      if (!internals?.handlePromptCompletion) {
-        throw new FileBridgeError("INVALID_OPTION", "the server already handles completion/complete", {
-          cause,
-        });
-      }
-      completionOwnedByMcp = true;
-    }
-    low.registerCapabilities({ resources: { subscribe: true, listChanged: true }, completions: {} });
+    host.declareCapabilities({ resources: { subscribe: true, listChanged: true }, completions: {} });
 
     const attachment: Attachment = {
-      server: low,
-      ...(mcp ? { mcp } : {}),
+      host,
       scopes: new Set(options.scope === undefined ? [] : [options.scope]),
       subscriptions: new Map(),
       connected: false,
     };
-    this.attachments.set(low, attachment);
-    const previousOnClose = low.onclose;
-    low.onclose = () => {
-      previousOnClose?.();
-      this.attachments.delete(low);
-    };
+    this.notifier.attachments.set(host.server, attachment);
+    host.onClose(() => {
+      if (this.notifier.attachments.get(host.server) === attachment)
+        this.notifier.attachments.delete(host.server);
+    });
 
-    const scoped = async (extra: RequestExtra): Promise<string> => {
-      const scope = await this.callerScope(extra);
-      attachment.scopes.add(scope);
-      attachment.connected = true;
-      return scope;
-    };
-
-    low.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
-      try {
-        const scope = await scoped(extra);
-        return await this.listPage(scope, request.params?.cursor);
-      } catch (error) {
-        throw toMcpError(error);
-      }
-    });
-    low.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => {
-      await scoped(extra).catch(() => undefined);
-      return {
-        resourceTemplates: this.templates.map(({ options: t, parsed }) => ({
-          name: t.name,
-          uriTemplate: parsed.source,
-          ...(t.title === undefined ? {} : { title: t.title }),
-          ...(t.description === undefined ? {} : { description: t.description }),
-          ...(t.mimeType === undefined ? {} : { mimeType: t.mimeType }),
-        })),
-      };
-    });
-    low.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
-      try {
-        await scoped(extra);
-        return await this.read(uri, extra);
-      } catch (error) {
-        throw toMcpError(error, uri);
-      }
-    });
-    low.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
-      try {
-        const callerScope = await scoped(extra);
-        const file = await this.resolveUri(uri, callerScope, extra);
-        // Keyed by the canonical URI, so a client's own spelling (a raw space, `?`) still matches.
-        attachment.subscriptions.set(`${file.scope}\n${this.uriFor(file)}`, uri);
-        return {};
-      } catch (error) {
-        throw toMcpError(error, uri);
-      }
-    });
-    low.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
-      try {
-        const callerScope = await scoped(extra);
-        const parsed = this.parse(uri);
-        if (parsed) {
-          const scope = parsed.scope ?? callerScope;
-          const values = { scope, id: parsed.id ?? "", name: parsed.path ?? "" };
-          attachment.subscriptions.delete(`${scope}\n${this.uriWith(parsed.template, values)}`);
-        }
-        return {};
-      } catch (error) {
-        throw toMcpError(error, uri);
-      }
-    });
-    if (completionOwnedByMcp) low.removeRequestHandler("completion/complete");
-    if (internals) internals._completionHandlerInitialized = true;
-    low.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
-      const { ref, argument, context } = request.params;
-      try {
-        if (ref.type === "ref/resource") {
-          const result = await this.complete(ref.uri, argument, context?.arguments, extra);
-          if (result) return result;
-          if (internals?.handleResourceCompletion)
-            return await internals.handleResourceCompletion(request, ref);
-        } else if (ref.type === "ref/prompt" && internals?.handlePromptCompletion) {
-          return await internals.handlePromptCompletion(request, ref);
-        }
-        return { completion: { values: [], hasMore: false } };
-      } catch (error) {
-        throw toMcpError(error);
-      }
-    });
+    mountResourceHandlers(host, attachment, this.view);
   }
 
   /**
@@ -1373,8 +551,8 @@ export class ResourceRegistry {
    * registry.detach(server);
    * ```
    */
-  detach(server: McpServer | Server): void {
-    this.attachments.delete(lowLevel(server).server);
+  detach(server: HostInput): void {
+    this.notifier.attachments.delete(toHost(server, "detach()").server);
   }
 
   /**
@@ -1386,10 +564,7 @@ export class ResourceRegistry {
    * ```
    */
   async close(): Promise<void> {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.flush();
-    }
+    this.notifier.close();
   }
 }
 

@@ -1,6 +1,5 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { materializeStoredFile } from "../bridge/materialize.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
@@ -17,6 +16,8 @@ import {
   DEFAULT_UPLOAD_MAX_FILES,
   DEFAULT_UPLOAD_TICKET_TTL,
 } from "../internal/limits.js";
+import type { HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
+import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
@@ -300,7 +301,8 @@ export class UploadHandleResolver {
   }
 
   /**
-   * Registers the upload-URL tool on an `McpServer`. The ticket is bound to the calling scope.
+   * Registers the upload-URL tool on an `McpServer` (or a host port, see `toHost`) and returns the
+   * registered tool (`enable()`, `disable()`, `remove()`). The ticket is bound to the calling scope.
    *
    * @example
    * ```ts
@@ -308,31 +310,29 @@ export class UploadHandleResolver {
    * uploads.attach(server);
    * ```
    */
-  attach(server: McpServer): RegisteredTool {
-    if (typeof server?.registerTool !== "function") {
-      throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
-    }
-    return server.registerTool(
-      this.toolName,
-      {
-        title: "Get an upload URL",
-        description:
-          "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
-          "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
-          "argument of another tool.",
-        inputSchema: {
-          filename: z
-            .string()
-            .max(200)
-            .optional()
-            .describe("Name of the file to upload, used in the example command line."),
-        },
-        annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+  attach(server: McpServerLike | McpHost): HostToolHandle {
+    const host = toHost(server);
+    if (!host.supportsTools) throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
+    return host.registerTool({
+      name: this.toolName,
+      title: "Get an upload URL",
+      description:
+        "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
+        "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
+        "argument of another tool.",
+      inputSchema: {
+        filename: z
+          .string()
+          .max(200)
+          .optional()
+          .describe("Name of the file to upload, used in the example command line."),
       },
-      async (args, extra) => {
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+      handler: async (args, { extra }) => {
         try {
           const scope = this.#scope(extra as ScopeSource);
-          const ticket = await this.createTicket(scope, args.filename ? { filename: args.filename } : {});
+          const filename = typeof args.filename === "string" ? args.filename : undefined;
+          const ticket = await this.createTicket(scope, filename ? { filename } : {});
           const text = [
             `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
               `with ?filename=…): ${ticket.upload_url}`,
@@ -346,7 +346,7 @@ export class UploadHandleResolver {
           return toToolErrorResult(error);
         }
       },
-    );
+    });
   }
 
   /**

@@ -1,0 +1,66 @@
+import { baseName } from "../internal/file-name.js";
+import type { ResourceLink, TextContent } from "../mcp/types.js";
+
+/**
+ * The one builder of the blocks a tool returns for a stored file: a `resource_link` plus a text
+ * block carrying the URI and, when one was minted, the signed download URL — many clients drop
+ * `resource_link`, so the text is the fallback the model and the person can still use. Used by
+ * `ResourceRegistry.link()` and by `Artifacts`. Each piece mints its own download URL (their
+ * minters take different options) and hands it in.
+ *
+ * Its own module rather than part of the registry so `Artifacts` keeps working without a registry,
+ * and not in `internal/` because it produces MCP content (it imports the port's wire types).
+ */
+
+/** The parts of a stored file a link shows. */
+export interface LinkedFile {
+  name: string;
+  mimeType: string;
+  size: number;
+  /** Ms since the epoch. */
+  createdAt: number;
+}
+
+/** A minted download URL and when it expires (ms since the epoch). */
+export interface MintedDownload {
+  url: string;
+  expiresAt: number;
+}
+
+/** What the text block says besides the file and its URI. */
+export interface FileLinkText {
+  /** First word of the text block: `File`, `Artifact`. */
+  noun: string;
+  /** Lines between the URI and the download URL. */
+  notes?: readonly string[];
+  /** The download URL, last. */
+  download?: MintedDownload | undefined;
+}
+
+/** `[resource_link, text]` for `file` at `uri`. */
+export function fileLinkContent(
+  file: LinkedFile,
+  uri: string,
+  text: FileLinkText,
+): [ResourceLink, TextContent] {
+  const link: ResourceLink = {
+    type: "resource_link",
+    uri,
+    name: file.name,
+    title: baseName(file.name),
+    mimeType: file.mimeType,
+    size: file.size,
+    annotations: { lastModified: new Date(file.createdAt).toISOString() },
+  };
+  const lines = [
+    `${text.noun} "${file.name}" (${file.mimeType}, ${file.size} bytes)`,
+    `Resource URI: ${uri}`,
+    ...(text.notes ?? []),
+  ];
+  if (text.download) {
+    lines.push(
+      `Download URL (valid until ${new Date(text.download.expiresAt).toISOString()}): ${text.download.url}`,
+    );
+  }
+  return [link, { type: "text", text: lines.join("\n") }];
+}

@@ -1,0 +1,321 @@
+import type { z } from "zod";
+import type {
+  CallToolResult,
+  CompleteParams,
+  CompleteResult,
+  CompletionReference,
+  EmptyResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ReadResourceResult,
+} from "./types.js";
+
+/**
+ * The host port: the few things the pieces need from an MCP server, whatever SDK generation runs it.
+ * Pieces (`ResourceRegistry`, `UploadHandleResolver`, …) talk only to this; `src/mcp/v1/` adapts an
+ * SDK v1 `McpServer` or low-level `Server` to it, and an SDK v2 adapter or the proxy plugs in the
+ * same way (see docs/architecture.md). Get one with {@link toHost}; a host can also be passed to
+ * the pieces instead of a server.
+ */
+
+/**
+ * Marks an object as an {@link McpHost}, so `toHost` passes it through (a custom host, such as a
+ * proxy's, sets it to `true`).
+ *
+ * @example
+ * ```ts
+ * const host = { [MCP_HOST]: true, kind: "proxy", ... } satisfies McpHost;
+ * ```
+ */
+export const MCP_HOST = Symbol.for("mcp-file-bridge.host");
+
+/**
+ * The caller's verified auth info, as the transport's authentication put it on the request.
+ *
+ * @example
+ * ```ts
+ * const auth: HostAuthInfo = { token: "…", clientId: "app-1", scopes: ["files"], subject: "user-7" };
+ * ```
+ */
+export interface HostAuthInfo {
+  /** The access token. */
+  token?: string;
+  /** The OAuth client (the application, not the user). */
+  clientId?: string;
+  /** Granted scopes. */
+  scopes?: string[];
+  /** When the token expires, seconds since the epoch. */
+  expiresAt?: number;
+  /**
+   * The authenticated user, when the verifier says who it is: SDK v1 has no field for it, so the
+   * v1 adapter takes a string `extra.sub` (the JWT claim name) or `extra.subject`.
+   */
+  subject?: string;
+  /** Whatever else the verifier attached. */
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * What a request handler or tool handler is told about the request, the same for every SDK
+ * generation.
+ *
+ * @example
+ * ```ts
+ * host.handle("resources/list", async (params, ctx) => {
+ *   if (ctx.transport === "http" && !ctx.sessionId && !ctx.authInfo?.subject) throw forbidden();
+ *   return { resources: [] };
+ * });
+ * ```
+ */
+export interface HostRequestContext {
+  /** The session id of a stateful connection (SDK v1 Streamable HTTP); absent on stdio, in-process and stateless servers. */
+  sessionId?: string;
+  /** Verified auth info, when the transport authenticated the caller. */
+  authInfo?: HostAuthInfo;
+  /** The HTTP request headers, when the request came over HTTP. */
+  headers?: Record<string, string | string[] | undefined>;
+  /**
+   * `"http"` when the request came over an HTTP transport (several callers may share the server),
+   * `"local"` for stdio and in-process transports (one caller per connection).
+   */
+  transport: "http" | "local";
+  /** Aborted when the client cancels the request or the connection closes. */
+  signal: AbortSignal;
+  /** The JSON-RPC id of the request. */
+  requestId?: string | number;
+  /**
+   * The SDK's own request context, unchanged (v1: the handler's `extra`). The pieces hand it to the
+   * user's callbacks (`scope`, `authorize`, `downloadClaims`), which were written against it.
+   */
+  extra: HostExtra;
+}
+
+/**
+ * The SDK request context as user callbacks see it: at least the fields a scope can come from
+ * (`sessionId`, `authInfo`, `requestInfo.headers`), plus whatever else the SDK puts there.
+ *
+ * @example
+ * ```ts
+ * const scopeOf = (extra: HostExtra) => extra.sessionId ?? "default";
+ * ```
+ */
+export interface HostExtra {
+  [key: string]: unknown;
+  sessionId?: string | undefined;
+  authInfo?: { clientId?: string | undefined; extra?: Record<string, unknown> | undefined } | undefined;
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined;
+}
+
+/**
+ * The request methods a piece can mount, with their params and results.
+ *
+ * @example
+ * ```ts
+ * type ReadParams = HostMethods["resources/read"]["params"]; // { uri: string }
+ * ```
+ */
+export interface HostMethods {
+  "resources/list": { params: { cursor?: string }; result: ListResourcesResult };
+  "resources/templates/list": { params: { cursor?: string }; result: ListResourceTemplatesResult };
+  "resources/read": { params: { uri: string }; result: ReadResourceResult };
+  "resources/subscribe": { params: { uri: string }; result: EmptyResult };
+  "resources/unsubscribe": { params: { uri: string }; result: EmptyResult };
+}
+
+/**
+ * A method name of {@link HostMethods}.
+ *
+ * @example
+ * ```ts
+ * const method: HostMethod = "resources/read";
+ * ```
+ */
+export type HostMethod = keyof HostMethods;
+
+/**
+ * A request handler: the request's params (validated by the adapter) and its context. What it
+ * throws goes back as a JSON-RPC error: errors with an integer `code` as they are, a
+ * `FileBridgeError` as `-32602` (with its code in `data`), anything else as `-32603`.
+ *
+ * @example
+ * ```ts
+ * const read: HostRequestHandler<"resources/read"> = async ({ uri }) => ({ contents: [{ uri, text: "hi" }] });
+ * ```
+ */
+export type HostRequestHandler<M extends HostMethod> = (
+  params: HostMethods[M]["params"],
+  ctx: HostRequestContext,
+) => Promise<HostMethods[M]["result"]>;
+
+/**
+ * Answers `completion/complete` for some references (the registry: its resource templates), next
+ * to whatever else the server completes (an `McpServer`'s prompts).
+ *
+ * @example
+ * ```ts
+ * host.addCompletion({
+ *   handles: (ref) => ref.type === "ref/resource" && ref.uri === "file://uploads/{scope}/{+path}",
+ *   complete: async ({ argument }) => ({ completion: { values: [argument.value], hasMore: false } }),
+ * });
+ * ```
+ */
+export interface HostCompletionProvider {
+  /** Whether this provider answers for `ref`; decided from the reference alone, before dispatch. */
+  handles(ref: CompletionReference): boolean;
+  complete(params: CompleteParams, ctx: HostRequestContext): Promise<CompleteResult>;
+}
+
+/**
+ * A tool to register: name, description, schemas and handler.
+ *
+ * @example
+ * ```ts
+ * host.registerTool({
+ *   name: "echo",
+ *   description: "Echoes its text",
+ *   inputSchema: { text: z.string() },
+ *   handler: async (args) => ({ content: [{ type: "text", text: String(args.text) }] }),
+ * });
+ * ```
+ */
+export interface HostTool {
+  name: string;
+  title?: string;
+  description?: string;
+  /** A zod (v4) object schema or its raw shape. @default no arguments */
+  inputSchema?: z.ZodRawShape | z.ZodObject;
+  /** A zod (v4) object schema or raw shape for `structuredContent`. @default none */
+  outputSchema?: z.ZodRawShape | z.ZodObject;
+  annotations?: {
+    title?: string;
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+  _meta?: Record<string, unknown>;
+  /** Runs the tool with the validated arguments. */
+  handler(args: Record<string, unknown>, ctx: HostRequestContext): Promise<CallToolResult>;
+}
+
+/**
+ * A registered tool, to switch it off or remove it (SDK v1 and v2 `RegisteredTool`s have these).
+ *
+ * @example
+ * ```ts
+ * const tool: HostToolHandle = uploads.attach(server);
+ * tool.disable(); // hidden from tools/list until enable()
+ * ```
+ */
+export interface HostToolHandle {
+  enabled: boolean;
+  enable(): void;
+  disable(): void;
+  remove(): void;
+}
+
+/**
+ * Capabilities a piece declares (merged with the server's own).
+ *
+ * @example
+ * ```ts
+ * host.declareCapabilities({ resources: { subscribe: true, listChanged: true }, completions: {} });
+ * ```
+ */
+export interface HostCapabilities {
+  resources?: { subscribe?: boolean; listChanged?: boolean };
+  completions?: Record<string, never>;
+}
+
+/**
+ * The host port. One instance per server (`toHost` returns the same object for an `McpServer` and
+ * its low-level `server`). Mount everything before the server connects.
+ *
+ * @example
+ * ```ts
+ * const host = toHost(server); // an SDK v1 McpServer
+ * host.declareCapabilities({ resources: { listChanged: true } });
+ * host.handle("resources/list", async () => ({ resources: [] }));
+ * host.onClose(() => console.log("connection closed"));
+ * ```
+ */
+export interface McpHost {
+  readonly [MCP_HOST]: true;
+  /** Which adapter this is (`"sdk-v1"`; later `"sdk-v2"`, `"proxy"`). */
+  readonly kind: string;
+  /** The server object this host stands for; the identity pieces key their per-server state by. */
+  readonly server: object;
+  /** Whether `registerTool` works (a low-level `Server` has no tool registry). */
+  readonly supportsTools: boolean;
+  /** Whether nothing handles `method` yet. */
+  canHandle(method: HostMethod | "completion/complete"): boolean;
+  /** Mounts a request handler. Throws when `method` is already handled. */
+  handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void;
+  /** Adds a completion provider, composed with the server's own completions (prompts). */
+  addCompletion(provider: HostCompletionProvider): void;
+  /** Declares capabilities; only before the server connects. */
+  declareCapabilities(capabilities: HostCapabilities): void;
+  /** Registers a tool. Throws `INVALID_INPUT` when `supportsTools` is false. */
+  registerTool(tool: HostTool): HostToolHandle;
+  /** Whether the server is connected to a transport now. */
+  isConnected(): boolean;
+  /** The session id of the current connection (stateful Streamable HTTP), if any. */
+  connectionSessionId(): string | undefined;
+  /** Calls `listener` whenever the server's connection closes; returns a function that stops it. */
+  onClose(listener: () => void): () => void;
+  /** Sends `notifications/resources/list_changed` on the current connection. */
+  notifyResourceListChanged(): Promise<void>;
+  /** Sends `notifications/resources/updated` for `uri` on the current connection. */
+  notifyResourceUpdated(uri: string): Promise<void>;
+}
+
+/**
+ * An SDK `McpServer`, structurally: what `toHost` needs to recognize one without importing the SDK.
+ *
+ * @example
+ * ```ts
+ * const like: McpServerLike = new McpServer({ name: "files", version: "1.0.0" });
+ * ```
+ */
+export interface McpServerLike {
+  readonly server: object;
+  registerTool: (...args: never[]) => unknown;
+}
+
+/**
+ * An SDK low-level `Server`, structurally.
+ *
+ * @example
+ * ```ts
+ * const like: LowLevelServerLike = new Server({ name: "files", version: "1.0.0" }, { capabilities: {} });
+ * ```
+ */
+export interface LowLevelServerLike {
+  setRequestHandler: (...args: never[]) => unknown;
+}
+
+/**
+ * What the pieces' `attach()` accepts: an SDK `McpServer`, a low-level `Server`, or a host port.
+ *
+ * @example
+ * ```ts
+ * const target: HostInput = server; // McpServer, Server, or toHost(server)
+ * registry.attach(target);
+ * ```
+ */
+export type HostInput = McpHost | McpServerLike | LowLevelServerLike;
+
+/**
+ * Whether `value` is a host port object.
+ *
+ * @example
+ * ```ts
+ * isMcpHost(toHost(server)); // true
+ * isMcpHost(server); // false
+ * ```
+ */
+export function isMcpHost(value: unknown): value is McpHost {
+  return (
+    typeof value === "object" && value !== null && (value as { [MCP_HOST]?: unknown })[MCP_HOST] === true
+  );
+}

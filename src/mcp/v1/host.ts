@@ -1,0 +1,267 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { toMcpRequestError } from "../errors.js";
+import {
+  type HostCapabilities,
+  type HostCompletionProvider,
+  type HostMethod,
+  type HostRequestHandler,
+  type HostTool,
+  type HostToolHandle,
+  MCP_HOST,
+  type McpHost,
+} from "../host.js";
+import type { CompleteParams, CompleteResult, CompletionReference } from "../types.js";
+import { contextFromV1, type V1Extra } from "./context.js";
+import {
+  CompletionReferenceSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  PRIVATE_COMPLETE_METHOD,
+  PrivateCompleteRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "./schemas.js";
+
+/**
+ * The SDK v1 adapter of the host port: wraps an `McpServer` (and its low-level `Server`) or a bare
+ * low-level `Server`, through public SDK API only. Type imports only: the package loads without
+ * the SDK installed.
+ *
+ * Completions. An `McpServer` answers `completion/complete` itself (prompts, its own resource
+ * templates) once a completable argument is registered — before or after the registry attaches —
+ * and its handler cannot be reached or extended through public API. So the adapter leaves
+ * `completion/complete` to it and routes the requests its own providers handle elsewhere: when the
+ * server connects, the transport's `onmessage` is wrapped (Transport is public API) and a
+ * `completion/complete` request whose reference a provider claims is renamed to a private method,
+ * mounted with `setRequestHandler` like any other, so the SDK still parses, cancels and answers
+ * it. When nothing else handles `completion/complete`, `fallbackRequestHandler` (public) answers
+ * the rest with an empty completion, and an `McpServer` that registers a completable argument
+ * later takes over from it.
+ */
+
+const REQUEST_SCHEMAS = {
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "resources/subscribe": SubscribeRequestSchema,
+  "resources/unsubscribe": UnsubscribeRequestSchema,
+} as const;
+
+const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
+const JSONRPC_METHOD_NOT_FOUND = -32601;
+const JSONRPC_INVALID_PARAMS = -32602;
+
+function hasFunctions(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return names.every((name) => typeof record[name] === "function");
+}
+
+/** Whether `value` looks like an SDK v1 low-level `Server`. */
+export function isV1LowLevelServer(value: unknown): value is Server {
+  return hasFunctions(value, [
+    "setRequestHandler",
+    "assertCanSetRequestHandler",
+    "registerCapabilities",
+    "sendResourceListChanged",
+    "sendResourceUpdated",
+    "connect",
+  ]);
+}
+
+/** Whether `value` looks like an SDK v1 `McpServer`. */
+export function isV1McpServer(value: unknown): value is McpServer {
+  return hasFunctions(value, ["registerTool", "connect"]) && isV1LowLevelServer((value as McpServer).server);
+}
+
+function completionReference(message: JSONRPCMessage): CompletionReference | undefined {
+  if (!("method" in message) || !("id" in message) || message.method !== "completion/complete")
+    return undefined;
+  const parsed = CompletionReferenceSchema.safeParse((message.params as { ref?: unknown } | undefined)?.ref);
+  return parsed.success ? (parsed.data as CompletionReference) : undefined;
+}
+
+class V1Host implements McpHost {
+  readonly [MCP_HOST] = true as const;
+  readonly kind = "sdk-v1";
+  readonly #low: Server;
+  #mcp: McpServer | undefined;
+  readonly #providers: HostCompletionProvider[] = [];
+  readonly #closeListeners = new Set<() => void>();
+  #closeHooked = false;
+  #completionMounted = false;
+
+  constructor(low: Server) {
+    this.#low = low;
+  }
+
+  get server(): object {
+    return this.#low;
+  }
+
+  get supportsTools(): boolean {
+    return this.#mcp !== undefined;
+  }
+
+  adopt(mcp: McpServer): void {
+    this.#mcp ??= mcp;
+  }
+
+  canHandle(method: HostMethod | "completion/complete"): boolean {
+    try {
+      this.#low.assertCanSetRequestHandler(method);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+    this.#low.assertCanSetRequestHandler(method);
+    const schema = REQUEST_SCHEMAS[method];
+    this.#low.setRequestHandler(schema, (async (request: { params?: unknown }, extra: V1Extra) => {
+      try {
+        return await handler((request.params ?? {}) as never, contextFromV1(extra));
+      } catch (error) {
+        throw toMcpRequestError(error);
+      }
+    }) as never);
+  }
+
+  declareCapabilities(capabilities: HostCapabilities): void {
+    this.#low.registerCapabilities(capabilities);
+  }
+
+  registerTool(tool: HostTool): HostToolHandle {
+    const mcp = this.#mcp;
+    if (!mcp) throw new FileBridgeError("INVALID_INPUT", "registering a tool needs an McpServer");
+    const config = {
+      ...(tool.title === undefined ? {} : { title: tool.title }),
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      ...(tool.inputSchema === undefined ? {} : { inputSchema: tool.inputSchema }),
+      ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+      ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
+    };
+    // Without an input schema, SDK v1 calls the callback with `extra` alone.
+    const callback =
+      tool.inputSchema === undefined
+        ? (extra: V1Extra) => tool.handler({}, contextFromV1(extra))
+        : (args: Record<string, unknown>, extra: V1Extra) => tool.handler(args, contextFromV1(extra));
+    return mcp.registerTool(tool.name, config as never, callback as never);
+  }
+
+  isConnected(): boolean {
+    return this.#low.transport !== undefined;
+  }
+
+  connectionSessionId(): string | undefined {
+    return this.#low.transport?.sessionId;
+  }
+
+  onClose(listener: () => void): () => void {
+    if (!this.#closeHooked) {
+      this.#closeHooked = true;
+      const previous = this.#low.onclose;
+      this.#low.onclose = () => {
+        previous?.();
+        for (const each of [...this.#closeListeners]) each();
+      };
+    }
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+
+  notifyResourceListChanged(): Promise<void> {
+    return this.#low.sendResourceListChanged();
+  }
+
+  notifyResourceUpdated(uri: string): Promise<void> {
+    return this.#low.sendResourceUpdated({ uri });
+  }
+
+  addCompletion(provider: HostCompletionProvider): void {
+    this.#providers.push(provider);
+    if (this.#completionMounted) return;
+    this.#completionMounted = true;
+    const low = this.#low;
+    low.registerCapabilities({ completions: {} });
+    low.setRequestHandler(PrivateCompleteRequestSchema, (async (
+      request: { params: CompleteParams },
+      extra: V1Extra,
+    ) => {
+      const provider = this.#providers.find((each) => each.handles(request.params.ref));
+      if (!provider) return EMPTY_COMPLETION;
+      try {
+        return await provider.complete(request.params, contextFromV1(extra));
+      } catch (error) {
+        throw toMcpRequestError(error);
+      }
+    }) as never);
+    if (this.canHandle("completion/complete")) this.#answerUnclaimedCompletions();
+    const connect = low.connect;
+    low.connect = async (transport: Transport) => {
+      await connect.call(low, transport);
+      this.#routeCompletions(transport);
+    };
+    if (low.transport) this.#routeCompletions(low.transport);
+  }
+
+  /** Until the server mounts its own `completion/complete`, answer the references no provider claims. */
+  #answerUnclaimedCompletions(): void {
+    const low = this.#low;
+    const previous = low.fallbackRequestHandler;
+    low.fallbackRequestHandler = async (request, extra) => {
+      if (request.method === "completion/complete") {
+        const ref = (request.params as { ref?: { type?: unknown; uri?: unknown } } | undefined)?.ref;
+        if (this.#mcp && ref?.type === "ref/resource") {
+          // What an McpServer answers for a template it does not know.
+          throw Object.assign(
+            new Error(`MCP error ${JSONRPC_INVALID_PARAMS}: Resource template ${String(ref.uri)} not found`),
+            {
+              code: JSONRPC_INVALID_PARAMS,
+            },
+          );
+        }
+        return EMPTY_COMPLETION;
+      }
+      if (previous) return previous(request, extra);
+      throw Object.assign(new Error("Method not found"), { code: JSONRPC_METHOD_NOT_FOUND });
+    };
+  }
+
+  /** Renames the `completion/complete` requests our providers claim to the private method, on arrival. */
+  #routeCompletions(transport: Transport): void {
+    const inner = transport.onmessage;
+    if (!inner) return;
+    transport.onmessage = ((message: JSONRPCMessage, extra?: unknown) => {
+      const ref = completionReference(message);
+      const claimed = ref !== undefined && this.#providers.some((each) => each.handles(ref));
+      const routed = claimed ? { ...message, method: PRIVATE_COMPLETE_METHOD } : message;
+      inner.call(transport, routed as JSONRPCMessage, extra as never);
+    }) as Transport["onmessage"];
+  }
+}
+
+const hosts = new WeakMap<object, V1Host>();
+
+/**
+ * The SDK v1 host of a server: one per low-level `Server`, shared by an `McpServer` and its
+ * `server` so every piece attached to either sees the same host.
+ */
+export function v1Host(server: McpServer | Server): McpHost {
+  const mcp = isV1McpServer(server) ? server : undefined;
+  const low = mcp ? mcp.server : (server as Server);
+  let host = hosts.get(low);
+  if (!host) {
+    host = new V1Host(low);
+    hosts.set(low, host);
+  }
+  if (mcp) host.adopt(mcp);
+  return host;
+}

@@ -1,0 +1,62 @@
+import { z } from "zod";
+
+/**
+ * The request schemas the v1 adapter mounts handlers with. SDK v1's `setRequestHandler` takes a zod
+ * object schema whose `method` is a literal and accepts zod v4 schemas from any zod instance, so
+ * these are built with the package's own zod instead of imported from the SDK at run time: the
+ * package loads without `@modelcontextprotocol/sdk` installed. Objects are loose, as the SDK's own
+ * schemas are, so `_meta` and future fields pass through.
+ */
+
+const meta = { _meta: z.optional(z.record(z.string(), z.unknown())) };
+const paginated = z.optional(z.looseObject({ cursor: z.optional(z.string()), ...meta }));
+const byUri = z.looseObject({ uri: z.string(), ...meta });
+
+export const ListResourcesRequestSchema = z.looseObject({
+  method: z.literal("resources/list"),
+  params: paginated,
+});
+
+export const ListResourceTemplatesRequestSchema = z.looseObject({
+  method: z.literal("resources/templates/list"),
+  params: paginated,
+});
+
+export const ReadResourceRequestSchema = z.looseObject({
+  method: z.literal("resources/read"),
+  params: byUri,
+});
+
+export const SubscribeRequestSchema = z.looseObject({
+  method: z.literal("resources/subscribe"),
+  params: byUri,
+});
+
+export const UnsubscribeRequestSchema = z.looseObject({
+  method: z.literal("resources/unsubscribe"),
+  params: byUri,
+});
+
+/**
+ * The method our resource-template completions are dispatched under (see `v1/host.ts`): a request
+ * for `completion/complete` that one of our providers handles is renamed to it on arrival, so the
+ * server's own `completion/complete` handler (an `McpServer`'s prompts) stays untouched.
+ */
+export const PRIVATE_COMPLETE_METHOD = "mcp-file-bridge/complete";
+
+export const CompletionReferenceSchema = z.union([
+  z.looseObject({ type: z.literal("ref/prompt"), name: z.string() }),
+  z.looseObject({ type: z.literal("ref/resource"), uri: z.string() }),
+]);
+
+const completeParams = z.looseObject({
+  ref: CompletionReferenceSchema,
+  argument: z.looseObject({ name: z.string(), value: z.string() }),
+  context: z.optional(z.looseObject({ arguments: z.optional(z.record(z.string(), z.string())) })),
+  ...meta,
+});
+
+export const PrivateCompleteRequestSchema = z.looseObject({
+  method: z.literal(PRIVATE_COMPLETE_METHOD),
+  params: completeParams,
+});

@@ -1,0 +1,213 @@
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { isId } from "../internal/ids.js";
+import type { McpResourceTemplate } from "../mcp/types.js";
+import { parseMediaType } from "../media/media-type.js";
+import { assertScope, MAX_SCOPE_LENGTH } from "../scope/scope.js";
+import type { FileKind, StoredFile } from "../storage/types.js";
+import type { ParsedResourceUri, ResourceTemplateOptions, TemplateVariables } from "./options.js";
+import { expandTemplate, matchTemplate, type ParsedTemplate, parseTemplate } from "./uri-template.js";
+
+// The registry's URI templates: compiled and checked once, then used to build and parse URIs.
+
+export interface Template {
+  readonly index: number;
+  readonly options: ResourceTemplateOptions;
+  readonly parsed: ParsedTemplate;
+  readonly scopeVar?: string;
+  readonly idVar?: string;
+  readonly pathVar?: string;
+}
+
+export interface ParsedUri {
+  template: Template;
+  scope?: string;
+  id?: string;
+  path?: string;
+}
+
+/**
+ * Default templates, see {@link ResourceRegistryOptions.templates}.
+ *
+ * @example
+ * ```ts
+ * new ResourceRegistry({ store, templates: [...DEFAULT_RESOURCE_TEMPLATES, myTemplate] });
+ * ```
+ */
+export const DEFAULT_RESOURCE_TEMPLATES: readonly ResourceTemplateOptions[] = Object.freeze([
+  {
+    name: "uploads",
+    uriTemplate: "file://uploads/{scope}/{+path}",
+    title: "Uploaded files",
+    description: "Files uploaded in this session. Pass the URI to a tool as a file argument.",
+    kind: "upload",
+  },
+  {
+    name: "artifacts",
+    uriTemplate: "artifact://sessions/{scope}/{id}/{filename}",
+    title: "Tool outputs",
+    description: "Files produced by tools in this session.",
+    kind: "artifact",
+  },
+]);
+
+const KINDS: readonly FileKind[] = ["upload", "artifact", "file"];
+
+function invalidOption(message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_OPTION", message);
+}
+
+function validPath(path: string): boolean {
+  if (path.length === 0 || path.includes("\u0000")) return false;
+  return path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
+}
+
+export function validScope(scope: string): boolean {
+  try {
+    assertScope(scope);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function compileTemplate(options: ResourceTemplateOptions, index: number): Template {
+  const label = `templates[${index}]`;
+  if (typeof options !== "object" || options === null) throw invalidOption(`${label} must be an object`);
+  if (typeof options.name !== "string" || options.name.length === 0) {
+    throw invalidOption(`${label}.name must be a non-empty string`);
+  }
+  const parsed = parseTemplate(options.uriTemplate, `${label}.uriTemplate`);
+  if (options.kind !== undefined && !KINDS.includes(options.kind)) {
+    throw invalidOption(`${label}.kind must be one of ${KINDS.join(", ")}`);
+  }
+  if (options.mimeType !== undefined && parseMediaType(options.mimeType) === null) {
+    throw invalidOption(`${label}.mimeType must be a media type`);
+  }
+  const mapping = options.variables ?? {};
+  const has = (name: string | undefined): name is string =>
+    name !== undefined && parsed.variables.includes(name);
+  const pick = (role: keyof TemplateVariables, defaults: string[]): string | undefined => {
+    const given = mapping[role];
+    if (given !== undefined) {
+      if (!has(given)) throw invalidOption(`${label}.variables.${role}: the template has no {${given}}`);
+      return given;
+    }
+    return defaults.find((name) => has(name) && !Object.values(mapping).includes(name));
+  };
+  const scopeVar = pick("scope", ["scope"]);
+  const idVar = pick("id", ["id"]);
+  const pathVar = pick("path", ["path", "filename", "name"]);
+  const roles = [scopeVar, idVar, pathVar].filter((name) => name !== undefined);
+  if (new Set(roles).size !== roles.length) {
+    throw invalidOption(`${label}.variables: one variable cannot play two parts`);
+  }
+  for (const variable of parsed.variables) {
+    if (!roles.includes(variable)) {
+      throw invalidOption(`${label}: the variable {${variable}} plays no part; map it in variables`);
+    }
+  }
+  if (idVar === undefined && pathVar === undefined) {
+    throw invalidOption(`${label} needs an id or a path variable to find files`);
+  }
+  return {
+    index,
+    options,
+    parsed,
+    ...(scopeVar === undefined ? {} : { scopeVar }),
+    ...(idVar === undefined ? {} : { idVar }),
+    ...(pathVar === undefined ? {} : { pathVar }),
+  };
+}
+
+/** The compiled templates of a registry, and the URI work done with them. */
+export class TemplateSet {
+  readonly all: readonly Template[];
+  private readonly byKind: Readonly<Record<FileKind, Template>>;
+
+  /** @throws FileBridgeError `INVALID_OPTION` naming the bad template. */
+  constructor(templates: readonly ResourceTemplateOptions[] | undefined) {
+    const templateOptions = templates ?? DEFAULT_RESOURCE_TEMPLATES;
+    if (!Array.isArray(templateOptions) || templateOptions.length === 0) {
+      throw invalidOption("templates must be a non-empty array");
+    }
+    this.all = templateOptions.map(compileTemplate);
+    const names = new Set(this.all.map((t) => t.options.name));
+    const sources = new Set(this.all.map((t) => t.parsed.source));
+    if (names.size !== this.all.length) throw invalidOption("templates: names must be unique");
+    if (sources.size !== this.all.length) throw invalidOption("templates: uriTemplates must be unique");
+    const forKind = (kind: FileKind): Template =>
+      this.all.find((t) => t.options.kind === kind) ??
+      this.all.find((t) => t.options.kind === undefined) ??
+      (this.all[0] as Template);
+    this.byKind = { upload: forKind("upload"), artifact: forKind("artifact"), file: forKind("file") };
+  }
+
+  /** The resource URI of a stored file, from the first template of its kind. */
+  uriFor(file: Pick<StoredFile, "scope" | "id" | "name" | "kind">): string {
+    return this.uriWith(this.templateFor(file), file);
+  }
+
+  uriWith(template: Template, file: Pick<StoredFile, "scope" | "id" | "name">): string {
+    const values: Record<string, string> = {};
+    if (template.scopeVar) values[template.scopeVar] = file.scope;
+    if (template.idVar) values[template.idVar] = file.id;
+    if (template.pathVar) values[template.pathVar] = file.name;
+    return expandTemplate(template.parsed, values);
+  }
+
+  templateFor(file: Pick<StoredFile, "kind">): Template {
+    return this.byKind[file.kind] ?? (this.all[0] as Template);
+  }
+
+  /** The template whose source is `uriTemplate` (a completion reference), if any. */
+  bySource(uriTemplate: string): Template | undefined {
+    return this.all.find((t) => t.parsed.source === uriTemplate);
+  }
+
+  /** What `resources/templates/list` shows. */
+  descriptors(): McpResourceTemplate[] {
+    return this.all.map(({ options: t, parsed }) => ({
+      name: t.name,
+      uriTemplate: parsed.source,
+      ...(t.title === undefined ? {} : { title: t.title }),
+      ...(t.description === undefined ? {} : { description: t.description }),
+      ...(t.mimeType === undefined ? {} : { mimeType: t.mimeType }),
+    }));
+  }
+
+  /** The public form of a parsed URI. */
+  describe(parsed: ParsedUri): ParsedResourceUri {
+    return {
+      template: parsed.template.options.name,
+      ...(parsed.scope === undefined ? {} : { scope: parsed.scope }),
+      ...(parsed.id === undefined ? {} : { id: parsed.id }),
+      ...(parsed.path === undefined ? {} : { path: parsed.path }),
+    };
+  }
+
+  parse(uri: unknown): ParsedUri | null {
+    if (typeof uri !== "string" || uri.length === 0 || uri.length > 8192) return null;
+    for (const template of this.all) {
+      const values = matchTemplate(template.parsed, uri);
+      if (!values) continue;
+      const result: ParsedUri = { template };
+      if (template.scopeVar) {
+        const scope = values[template.scopeVar] as string;
+        if (scope.length > MAX_SCOPE_LENGTH || !validScope(scope)) return null;
+        result.scope = scope;
+      }
+      if (template.idVar) {
+        const id = values[template.idVar];
+        if (!isId(id)) return null;
+        result.id = id;
+      }
+      if (template.pathVar) {
+        const path = values[template.pathVar] as string;
+        if (!validPath(path)) return null;
+        result.path = path;
+      }
+      return result;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,164 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, posix, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+/**
+ * The import graph of `src/` and the rules it must keep (docs/architecture.md, "Who may import
+ * whom"). Plain TypeScript: every import, `export … from` and `import()` specifier of every file is
+ * read with the compiler's parser, so comments and strings never count.
+ */
+
+export interface ImportEdge {
+  /** The specifier as written. */
+  specifier: string;
+  /** The imported file, relative to the source root (`registry/options.ts`), for relative specifiers. */
+  target?: string;
+  /** `import type` / `export type` (erased at run time). */
+  typeOnly: boolean;
+}
+
+/** File (relative to the source root, `/`-separated) → its imports. */
+export type ImportGraph = Map<string, ImportEdge[]>;
+
+export interface Violation {
+  rule: "sdk-outside-mcp" | "sdk-value-import" | "internal-imports-piece" | "mcp-imports-piece" | "cycle";
+  file: string;
+  detail: string;
+}
+
+const SDK = /^@modelcontextprotocol\//;
+
+/** Top-level folder of a file (`registry`), or `""` for files directly in the root (`index.ts`). */
+function folderOf(file: string): string {
+  const slash = file.indexOf("/");
+  return slash < 0 ? "" : file.slice(0, slash);
+}
+
+function isTypeOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(node)) {
+    if (node.isTypeOnly) return true;
+    const clause = node.exportClause;
+    return clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0
+      ? clause.elements.every((element) => element.isTypeOnly)
+      : false;
+  }
+  const clause = node.importClause;
+  if (!clause) return false; // a side-effect import always runs
+  if (clause.isTypeOnly) return true;
+  const bindings = clause.namedBindings;
+  return (
+    clause.name === undefined &&
+    bindings !== undefined &&
+    ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 &&
+    bindings.elements.every((element) => element.isTypeOnly)
+  );
+}
+
+/** The imports of one file's text. */
+export function importsOf(file: string, text: string): ImportEdge[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const edges: ImportEdge[] = [];
+  const add = (specifier: string, typeOnly: boolean) => {
+    const edge: ImportEdge = { specifier, typeOnly };
+    if (specifier.startsWith(".")) {
+      const resolved = posix.normalize(posix.join(posix.dirname(file), specifier)).replace(/\.js$/, ".ts");
+      edge.target = resolved;
+    }
+    edges.push(edge);
+  };
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+      if (ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, isTypeOnly(node));
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
+      add(node.arguments[0].text, false);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
+      const literal = node.argument.literal;
+      if (ts.isStringLiteral(literal)) add(literal.text, true);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return edges;
+}
+
+/** The import graph of every `.ts` file under `root`. */
+export function readImportGraph(root: string): ImportGraph {
+  const graph: ImportGraph = new Map();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".ts")) {
+        const file = relative(root, path).split(sep).join("/");
+        graph.set(file, importsOf(file, readFileSync(path, "utf8")));
+      }
+    }
+  };
+  walk(root);
+  return graph;
+}
+
+/** Folders `internal/` may import besides itself: shared leaves that import no piece either. */
+export const INTERNAL_MAY_IMPORT: readonly string[] = ["internal", "errors", "media"];
+/** Folders `mcp/` may import besides itself: the port sits below every piece. */
+export const MCP_MAY_IMPORT: readonly string[] = ["mcp", "internal", "errors"];
+
+/** Every import cycle among the graph's files (each reported once, from its first file). */
+function cycles(graph: ImportGraph): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, "open");
+    stack.push(file);
+    for (const edge of graph.get(file) ?? []) {
+      const target = edge.target;
+      if (target === undefined || !graph.has(target)) continue;
+      const seen = state.get(target);
+      if (seen === "open") found.push([...stack.slice(stack.indexOf(target)), target]);
+      else if (seen === undefined) visit(target);
+    }
+    stack.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+/** What breaks the rules. */
+export function checkImportGraph(graph: ImportGraph): Violation[] {
+  const violations: Violation[] = [];
+  for (const [file, edges] of graph) {
+    const folder = folderOf(file);
+    for (const edge of edges) {
+      if (SDK.test(edge.specifier)) {
+        if (folder !== "mcp") {
+          violations.push({ rule: "sdk-outside-mcp", file, detail: edge.specifier });
+        } else if (!edge.typeOnly) {
+          violations.push({ rule: "sdk-value-import", file, detail: edge.specifier });
+        }
+      }
+      if (edge.target === undefined) continue;
+      const targetFolder = folderOf(edge.target);
+      if (folder === "internal" && !INTERNAL_MAY_IMPORT.includes(targetFolder)) {
+        violations.push({ rule: "internal-imports-piece", file, detail: edge.target });
+      }
+      if (folder === "mcp" && !MCP_MAY_IMPORT.includes(targetFolder)) {
+        violations.push({ rule: "mcp-imports-piece", file, detail: edge.target });
+      }
+    }
+  }
+  for (const cycle of cycles(graph)) {
+    violations.push({ rule: "cycle", file: cycle[0] as string, detail: cycle.join(" -> ") });
+  }
+  return violations;
+}
+
+export const SRC_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src");

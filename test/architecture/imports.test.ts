@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import {
+  checkImportGraph,
+  type ImportEdge,
+  type ImportGraph,
+  importsOf,
+  readImportGraph,
+  SRC_ROOT,
+} from "./import-graph.js";
+
+function graphOf(files: Record<string, string>): ImportGraph {
+  return new Map(Object.entries(files).map(([file, text]) => [file, importsOf(file, text)]));
+}
+
+function rules(files: Record<string, string>): string[] {
+  return checkImportGraph(graphOf(files)).map((v) => `${v.rule} ${v.file}`);
+}
+
+describe("src/ import rules", () => {
+  it("hold for the source tree", () => {
+    const graph = readImportGraph(SRC_ROOT);
+    expect(graph.size).toBeGreaterThan(30);
+    expect(graph.has("mcp/v1/host.ts")).toBe(true);
+    expect(checkImportGraph(graph)).toEqual([]);
+  });
+
+  it("see the SDK only inside src/mcp, and only as types there", () => {
+    const graph = readImportGraph(SRC_ROOT);
+    const sdk = [...graph].flatMap(([file, edges]) =>
+      edges
+        .filter((e) => e.specifier.startsWith("@modelcontextprotocol/"))
+        .map((e) => ({ file, type: e.typeOnly })),
+    );
+    expect(sdk.length).toBeGreaterThan(0);
+    expect(sdk.filter(({ file, type }) => !file.startsWith("mcp/") || !type)).toEqual([]);
+  });
+});
+
+describe("the checker", () => {
+  it("reads imports, re-exports, dynamic imports and type positions, not comments or strings", () => {
+    const edges = importsOf(
+      "registry/x.ts",
+      [
+        'import type { A } from "./a.js";',
+        'import { type B, c } from "../b/b.js";',
+        'export { d } from "./d.js";',
+        'export type { E } from "./e.js";',
+        'import "./side.js";',
+        'const lazy = () => import("./lazy.js");',
+        'type T = import("./t.js").T;',
+        '// import { no } from "./comment.js";',
+        "const s = \"import { no } from './string.js'\";",
+      ].join("\n"),
+    );
+    const seen = edges.map((e: ImportEdge) => `${e.target}${e.typeOnly ? " (type)" : ""}`);
+    expect(seen).toEqual([
+      "registry/a.ts (type)",
+      "b/b.ts",
+      "registry/d.ts",
+      "registry/e.ts (type)",
+      "registry/side.ts",
+      "registry/lazy.ts",
+      "registry/t.ts (type)",
+    ]);
+  });
+
+  it("fails an SDK import outside src/mcp, type-only or not", () => {
+    expect(
+      rules({
+        "registry/r.ts": 'import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";',
+        "artifacts/a.ts": 'import { McpError } from "@modelcontextprotocol/sdk/types.js";',
+        "mcp/ok.ts": 'import type { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+      }),
+    ).toEqual(["sdk-outside-mcp registry/r.ts", "sdk-outside-mcp artifacts/a.ts"]);
+  });
+
+  it("fails a value import of the SDK inside src/mcp (the package must load without it)", () => {
+    expect(
+      rules({
+        "mcp/v1/host.ts": 'import { McpError } from "@modelcontextprotocol/sdk/types.js";',
+        "mcp/v2/host.ts": 'import { type A, B } from "@modelcontextprotocol/server";',
+        "mcp/v2/types.ts": 'import { type A, type B } from "@modelcontextprotocol/server";',
+      }),
+    ).toEqual(["sdk-value-import mcp/v1/host.ts", "sdk-value-import mcp/v2/host.ts"]);
+  });
+
+  it("fails internal/ importing a piece, and src/mcp importing a piece", () => {
+    expect(
+      rules({
+        "internal/a.ts": 'import { x } from "../registry/r.js";\nimport { e } from "../errors/e.js";',
+        "internal/b.ts": 'import type { Y } from "../bridge/types.js";\nimport { m } from "../media/m.js";',
+        "mcp/host.ts": 'import { R } from "../registry/r.js";\nimport { i } from "../internal/i.js";',
+        "registry/r.ts": 'import { a } from "../internal/a.js";',
+        "bridge/types.ts": "export type Y = 1;",
+        "errors/e.ts": "",
+        "media/m.ts": "",
+        "internal/i.ts": "",
+      }),
+    ).toEqual([
+      "internal-imports-piece internal/a.ts",
+      "internal-imports-piece internal/b.ts",
+      "mcp-imports-piece mcp/host.ts",
+      "cycle internal/a.ts",
+    ]);
+  });
+
+  it("fails a cycle, type-only edges included, and reports each once", () => {
+    const found = checkImportGraph(
+      graphOf({
+        "a/a.ts": 'import { b } from "../b/b.js";',
+        "b/b.ts": 'import type { C } from "../c/c.js";',
+        "c/c.ts": 'import { a } from "../a/a.js";',
+        "d/d.ts": 'import { a } from "../a/a.js";',
+        "e/self.ts": 'import { x } from "./self.js";',
+      }),
+    );
+    expect(found).toEqual([
+      { rule: "cycle", file: "a/a.ts", detail: "a/a.ts -> b/b.ts -> c/c.ts -> a/a.ts" },
+      { rule: "cycle", file: "e/self.ts", detail: "e/self.ts -> e/self.ts" },
+    ]);
+  });
+
+  it("passes an acyclic graph that keeps the rules", () => {
+    expect(
+      rules({
+        "index.ts": 'export { R } from "./registry/r.js";',
+        "registry/r.ts": 'import { h } from "../mcp/host.js";\nimport { i } from "../internal/i.js";',
+        "mcp/host.ts":
+          'import type { S } from "@modelcontextprotocol/sdk/server/index.js";\nimport { e } from "../errors/e.js";',
+        "internal/i.ts": 'import { e } from "../errors/e.js";',
+        "errors/e.ts": "",
+      }),
+    ).toEqual([]);
+  });
+});
