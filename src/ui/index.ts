@@ -1,0 +1,19 @@
+/**
+ * `mcp-file-bridge/ui`: the pieces for people in the loop — the upload page, the MCP App upload
+ * widget and URL-mode file requests. None of them imports the MCP SDK.
+ */
+export type {
+  UploadPage,
+  UploadPageForTokenOptions,
+  UploadPageOptions,
+  UploadPageProblem,
+  UploadPageVerifier,
+} from "./upload-page.js";
+export {
+  renderUploadPage,
+  renderUploadPageProblem,
+  UPLOAD_PAGE_CLAIMS,
+  uploadPageForToken,
+  uploadPageResponse,
+  wantsUploadPage,
+} from "./upload-page.js";
