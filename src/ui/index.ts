@@ -17,3 +17,14 @@ export {
   uploadPageResponse,
   wantsUploadPage,
 } from "./upload-page.js";
+export type {
+  UploadWidgetOptions,
+  UploadWidgetResource,
+  UploadWidgetUiMeta,
+} from "./upload-widget.js";
+export {
+  DEFAULT_UPLOAD_WIDGET_URI,
+  MCP_APP_MIME_TYPE,
+  uploadWidgetResource,
+  uploadWidgetToolMeta,
+} from "./upload-widget.js";

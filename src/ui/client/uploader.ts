@@ -41,6 +41,8 @@ export interface UploaderOptions {
   onDone?: (files: UploadedFile[]) => Promise<string | undefined> | string | undefined;
   /** When a `multiple` pick comes back empty (Claude's mobile apps), pick one file at a time. */
   singlePickFallback?: boolean;
+  /** What the limits line says while there is no target. */
+  pendingText?: string;
 }
 
 /** A mounted uploader. */
@@ -131,7 +133,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
 
   const renderLimits = () => {
     if (!target) {
-      limits.textContent = "Waiting for the upload link…";
+      limits.textContent = options.pendingText ?? "Waiting for the upload link…";
       return;
     }
     const count = target.maxFiles === 1 ? "One file" : `Up to ${target.maxFiles} files`;

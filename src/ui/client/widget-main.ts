@@ -62,6 +62,7 @@ const uploader = mountUploader(document, {
   target: null,
   refreshTarget,
   singlePickFallback: true,
+  pendingText: "Choose files; the upload link is made when you upload.",
   onDone: async (files) => {
     const text = describeUploads(files);
     const capabilities = app.getHostCapabilities();

@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFileRoutes } from "../../../src/http/create-file-routes.js";
@@ -23,8 +23,8 @@ export interface FileServerOptions {
   maxFiles?: number;
   /** CORS in front of the routes (the routes have none yet). */
   cors?: CorsPolicy;
-  /** Extra handling before the file routes (e.g. an MCP endpoint); `undefined` = not handled. */
-  extra?: (request: Request) => Promise<Response | undefined> | Response | undefined;
+  /** Node-level handling before the file routes (an MCP endpoint, static pages); `true` = handled. */
+  node?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 }
 
 /** A real file server on 127.0.0.1 (fs store, signed tickets, the upload page in front). */
@@ -40,6 +40,8 @@ export interface FileServer {
   files(scope: string): Promise<StoredFile[]>;
   /** Upload requests (POST/PUT to `/files/upload/…`) the server has seen. */
   uploadRequests: number;
+  /** The `Origin` header of each upload request (`""` when absent). */
+  uploadOrigins: string[];
   close(): Promise<void>;
 }
 
@@ -127,6 +129,7 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
     minter,
     uploads,
     uploadRequests: 0,
+    uploadOrigins: [],
     advance: (ms) => {
       clock += ms;
     },
@@ -140,10 +143,19 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
     const { pathname } = new URL(request.url);
     if (pathname.startsWith("/files/upload/") && (request.method === "POST" || request.method === "PUT")) {
       result.uploadRequests += 1;
+      result.uploadOrigins.push(request.headers.get("origin") ?? "");
     }
-    return (await options.extra?.(request)) ?? (await front(request));
+    return front(request);
   });
-  server.on("request", handler);
+  server.on("request", (req, res) => {
+    void (async () => {
+      if (options.node && (await options.node(req, res))) return;
+      handler(req, res);
+    })().catch((error: unknown) => {
+      res.statusCode = 500;
+      res.end(String(error));
+    });
+  });
   origin = await listen(server);
   result.origin = origin;
   return result;
