@@ -2,6 +2,17 @@
  * `mcp-file-bridge/ui`: the pieces for people in the loop — the upload page, the MCP App upload
  * widget and URL-mode file requests. None of them imports the MCP SDK.
  */
+
+export type {
+  FileRequest,
+  FileRequestMinter,
+  FileRequestsOptions,
+  FileRequestToolResult,
+  RequestFilesOptions,
+  UrlElicitationParams,
+  WaitOptions,
+} from "./request-files.js";
+export { FileRequests } from "./request-files.js";
 export type {
   UploadPage,
   UploadPageForTokenOptions,
