@@ -68,11 +68,14 @@ export function pageInFront(
 }
 
 /**
- * The CORS behaviour the router must implement (issue 15), as a test wrapper: preflight answers
- * `204` with the allowed methods and headers and a max age; replies carry
- * `Access-Control-Allow-Origin` (the request's origin when allowed, never `*` with credentials) and
- * expose `ETag`, `Content-Range`, `Content-Disposition`, `Location`. A disallowed origin gets no
- * CORS headers, so the browser blocks it.
+ * The CORS behaviour the router must implement (issue 15), as a test wrapper until it exists:
+ * - an `Origin` that is not allowed gets `403` at once, before the token is looked at, so a
+ *   cross-origin form post can never burn a single-use ticket it could not read the reply of;
+ * - preflight (`OPTIONS` with `Access-Control-Request-Method`) answers `204` with the allowed
+ *   methods and headers and `Access-Control-Max-Age`;
+ * - replies carry `Access-Control-Allow-Origin` (`*` for the any-origin policy — no credentials are
+ *   ever involved, the token in the URL is the capability — else the request's origin with
+ *   `Vary: Origin`) and expose `ETag`, `Content-Range`, `Content-Disposition`, `Location`.
  */
 export function withCors(
   handler: (request: Request) => Promise<Response | undefined>,
@@ -82,14 +85,21 @@ export function withCors(
   const allowed = (origin: string) => policy === "any" || policy.includes(origin);
   return async (request) => {
     const origin = request.headers.get("origin");
-    const isFileRoute = new URL(request.url).pathname.startsWith("/files/");
-    if (!isFileRoute || origin === null) return handler(request);
+    const url = new URL(request.url);
+    const isFileRoute = url.pathname.startsWith("/files/");
+    if (!isFileRoute || origin === null || origin === url.origin) return handler(request);
+    if (!allowed(origin)) {
+      return Response.json(
+        { error: { code: "FORBIDDEN", message: "This origin may not use these links" } },
+        { status: 403 },
+      );
+    }
+    const allowOrigin = policy === "any" ? "*" : origin;
     if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) {
-      if (!allowed(origin)) return new Response(null, { status: 403 });
       return new Response(null, {
         status: 204,
         headers: {
-          "Access-Control-Allow-Origin": policy === "any" ? "*" : origin,
+          "Access-Control-Allow-Origin": allowOrigin,
           "Access-Control-Allow-Methods": "GET, HEAD, POST, PUT",
           "Access-Control-Allow-Headers":
             "Content-Type, Content-Disposition, X-Content-SHA256, Range, If-Range, If-None-Match",
@@ -99,11 +109,11 @@ export function withCors(
       });
     }
     const response = await handler(request);
-    if (!response || !allowed(origin)) return response;
+    if (!response) return response;
     const headers = new Headers(response.headers);
-    headers.set("Access-Control-Allow-Origin", policy === "any" ? "*" : origin);
+    headers.set("Access-Control-Allow-Origin", allowOrigin);
     headers.set("Access-Control-Expose-Headers", "ETag, Content-Range, Content-Disposition, Location");
-    headers.append("Vary", "Origin");
+    if (policy !== "any") headers.append("Vary", "Origin");
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   };
 }
