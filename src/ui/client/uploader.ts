@@ -268,8 +268,18 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
       const xhr = new XMLHttpRequest();
       xhr.open("POST", url);
       xhr.setRequestHeader("Accept", "application/json");
+      // Progress events come often; draw at most once per frame so the page keeps up with the wire.
+      let latest: { loaded: number; total: number } | undefined;
+      let scheduled = false;
       xhr.upload.addEventListener("progress", (event) => {
-        if (event.lengthComputable) setProgress(event.loaded, event.total);
+        if (!event.lengthComputable) return;
+        latest = { loaded: event.loaded, total: event.total };
+        if (scheduled) return;
+        scheduled = true;
+        requestAnimationFrame(() => {
+          scheduled = false;
+          if (latest && xhr.readyState !== XMLHttpRequest.DONE) setProgress(latest.loaded, latest.total);
+        });
       });
       xhr.addEventListener("load", () => {
         let body: unknown = null;
