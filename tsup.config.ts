@@ -6,6 +6,7 @@ export default defineConfig({
     node: "src/node/index.ts",
     storage: "src/storage/kit/index.ts",
     testing: "src/testing/index.ts",
+    ui: "src/ui/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

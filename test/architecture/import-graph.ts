@@ -22,7 +22,13 @@ export interface ImportEdge {
 export type ImportGraph = Map<string, ImportEdge[]>;
 
 export interface Violation {
-  rule: "sdk-outside-mcp" | "sdk-value-import" | "internal-imports-piece" | "mcp-imports-piece" | "cycle";
+  rule:
+    | "sdk-outside-mcp"
+    | "sdk-value-import"
+    | "internal-imports-piece"
+    | "mcp-imports-piece"
+    | "browser-only-imported"
+    | "cycle";
   file: string;
   detail: string;
 }
@@ -89,11 +95,19 @@ export function importsOf(file: string, text: string): ImportEdge[] {
 }
 
 /** The import graph of every `.ts` file under `root`. */
+/**
+ * Browser-only sources: bundled into strings at build time (`npm run build:ui`), never imported by
+ * the package (the rule "browser-only-imported" checks that), so the Node rules do not apply.
+ */
+export const BROWSER_ONLY: readonly string[] = ["ui/client"];
+
 export function readImportGraph(root: string): ImportGraph {
   const graph: ImportGraph = new Map();
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
+      const rel = relative(root, path).split(sep).join("/");
+      if (entry.isDirectory() && BROWSER_ONLY.includes(rel)) continue;
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith(".ts")) {
         const file = relative(root, path).split(sep).join("/");
@@ -146,6 +160,9 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
         }
       }
       if (edge.target === undefined) continue;
+      if (BROWSER_ONLY.some((dir) => edge.target?.startsWith(`${dir}/`))) {
+        violations.push({ rule: "browser-only-imported", file, detail: edge.target });
+      }
       const targetFolder = folderOf(edge.target);
       if (folder === "internal" && !INTERNAL_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "internal-imports-piece", file, detail: edge.target });

@@ -133,3 +133,11 @@ describe("the checker", () => {
     ).toEqual([]);
   });
 });
+
+describe("browser-only sources", () => {
+  it("are never imported by the package", () => {
+    expect(rules({ "ui/page.ts": 'import { x } from "./client/widget-main.js";' })).toEqual([
+      "browser-only-imported ui/page.ts",
+    ]);
+  });
+});

@@ -1,0 +1,437 @@
+import { createHash } from "node:crypto";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
+import { parseMediaType } from "../media/media-type.js";
+import { TICKET_CLAIMS } from "../uploads/upload-handle.js";
+import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/ui-assets.js";
+import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
+
+/**
+ * Names of the extra claims an upload ticket may carry for the upload page: the request text shown
+ * under the heading, and the file types the picker offers. Any minter that signs claims can set them;
+ * {@link FileRequests} does.
+ *
+ * @example
+ * ```ts
+ * await minter.mint({
+ *   scope, fileId: ticketId, action: "upload", singleUse: true,
+ *   claims: { [UPLOAD_PAGE_CLAIMS.message]: "The invoice as a PDF", [UPLOAD_PAGE_CLAIMS.accept]: ".pdf" },
+ * });
+ * ```
+ */
+export const UPLOAD_PAGE_CLAIMS = Object.freeze({
+  /** Request text shown on the page (at most 1024 characters). */
+  message: "page_message",
+  /** Comma-separated `accept` list of the file picker, e.g. `".pdf,image/*"`. */
+  accept: "page_accept",
+} as const);
+
+/**
+ * Options of {@link renderUploadPage}.
+ *
+ * @example
+ * ```ts
+ * const options: UploadPageOptions = {
+ *   uploadUrl: ticket.upload_url,
+ *   maxBytes: ticket.max_bytes,
+ *   maxFiles: ticket.max_files,
+ *   expiresAt: ticket.expires_at,
+ *   message: "Upload the contract you want me to review.",
+ * };
+ * ```
+ */
+export interface UploadPageOptions {
+  /**
+   * Where the page sends the files (multipart `POST`): the signed upload URL, absolute or relative to
+   * the page (the route serves the page at the upload URL itself and uses `./{token}`).
+   */
+  uploadUrl: string;
+  /** Size cap per file, in bytes, shown before the upload and checked before any byte is sent. */
+  maxBytes: number;
+  /** Most files per upload. */
+  maxFiles: number;
+  /**
+   * When the link expires (milliseconds since the epoch, a `Date` or an ISO 8601 string).
+   * @default not shown
+   */
+  expiresAt?: number | Date | string;
+  /**
+   * Main heading.
+   * @default "Upload files"
+   */
+  title?: string;
+  /**
+   * What is being asked for, shown under the heading (plain text).
+   * @default none
+   */
+  message?: string;
+  /**
+   * File types the picker offers (`accept` attribute: media types like `image/*` or extensions like
+   * `.pdf`). A hint for the picker only: the server decides what it accepts.
+   * @default any file
+   */
+  accept?: readonly string[];
+  /**
+   * Language of the page (`<html lang>`).
+   * @default "en"
+   */
+  lang?: string;
+}
+
+/**
+ * A rendered page: the HTML and the headers to send with it, including its
+ * `Content-Security-Policy` (inline script and style allowed by their sha256 hashes, nothing else).
+ *
+ * @example
+ * ```ts
+ * const page: UploadPage = renderUploadPage({ uploadUrl, maxBytes, maxFiles });
+ * res.writeHead(200, page.headers).end(page.html);
+ * ```
+ */
+export interface UploadPage {
+  /** The whole document. */
+  html: string;
+  /** The `Content-Security-Policy` header value the page needs (also in `headers`). */
+  contentSecurityPolicy: string;
+  /** Every response header to send: type, CSP, no caching, no referrer, no framing, nosniff. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Why a link cannot be used, as the page tells the person: `"expired"` (410), `"used"` (410) or
+ * `"invalid"` (401).
+ *
+ * @example
+ * ```ts
+ * const problem: UploadPageProblem = "expired";
+ * return uploadPageResponse({ problem }); // 410, "This upload link has expired…"
+ * ```
+ */
+export type UploadPageProblem = "expired" | "used" | "invalid";
+
+const PROBLEMS: Record<UploadPageProblem, { status: number; title: string; text: string }> = {
+  expired: {
+    status: 410,
+    title: "This upload link has expired",
+    text: "Ask for a new link in the chat, then open that one.",
+  },
+  used: {
+    status: 410,
+    title: "This upload link was already used",
+    text: "The files sent with it are stored. To send more, ask for a new link in the chat.",
+  },
+  invalid: {
+    status: 401,
+    title: "This upload link is not valid",
+    text: "Check that the whole link was copied, or ask for a new one in the chat.",
+  },
+};
+
+const DONE_TEXT = "Your files are uploaded. You can close this page and go back to the chat.";
+
+function sha256Source(text: string): string {
+  return `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+}
+
+let hashes: { script: string; style: string } | undefined;
+function assetHashes(): { script: string; style: string } {
+  hashes ??= { script: sha256Source(PAGE_SCRIPT), style: sha256Source(UPLOAD_CSS) };
+  return hashes;
+}
+
+function contentSecurityPolicy(connect: readonly string[], withScript: boolean): string {
+  const { script, style } = assetHashes();
+  return [
+    "default-src 'none'",
+    withScript ? `script-src ${script}` : "script-src 'none'",
+    `style-src ${style}`,
+    `connect-src ${connect.length > 0 ? connect.join(" ") : "'none'"}`,
+    "img-src data:",
+    "form-action 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+function pageHeaders(csp: string): Record<string, string> {
+  return {
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Security-Policy": csp,
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+  };
+}
+
+function htmlDocument(lang: string, title: string, body: string, script: string | undefined): string {
+  return `<!doctype html>
+<html lang="${escapeHtml(lang)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>${UPLOAD_CSS}</style>
+</head>
+<body>
+${body}
+${script ?? ""}
+</body>
+</html>
+`;
+}
+
+function expiryIso(value: UploadPageOptions["expiresAt"]): string | undefined {
+  if (value === undefined) return undefined;
+  const date = value instanceof Date ? value : new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+function invalidOption(name: string, message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_OPTION", `renderUploadPage: ${name} ${message}`, {
+    data: { option: name },
+  });
+}
+
+/**
+ * Renders the upload page for a signed upload URL: a small, self-contained, accessible HTML
+ * document (no external assets; inline CSS and script allowed by hash in a strict CSP). The person
+ * picks or drops files, sees the limits before uploading (files over the size cap are refused
+ * before any byte is sent), follows a progress bar per file, gets a plain error (too large, link
+ * expired or used, network) or a done state that sends them back to the chat.
+ *
+ * @example
+ * ```ts
+ * const page = renderUploadPage({ uploadUrl: ticket.upload_url, maxBytes: ticket.max_bytes, maxFiles: ticket.max_files });
+ * return new Response(page.html, { headers: page.headers });
+ * ```
+ */
+export function renderUploadPage(options: UploadPageOptions): UploadPage {
+  if (typeof options?.uploadUrl !== "string" || options.uploadUrl.length === 0) {
+    throw invalidOption("uploadUrl", "must be a non-empty URL");
+  }
+  if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
+    throw invalidOption("maxBytes", "must be a positive integer");
+  }
+  if (!Number.isSafeInteger(options.maxFiles) || options.maxFiles <= 0) {
+    throw invalidOption("maxFiles", "must be a positive integer");
+  }
+  let connect = "'self'";
+  try {
+    const absolute = new URL(options.uploadUrl);
+    if (absolute.protocol !== "https:" && absolute.protocol !== "http:") {
+      throw invalidOption("uploadUrl", "must be an http(s) URL");
+    }
+    connect = absolute.origin;
+  } catch (error) {
+    if (isFileBridgeError(error)) throw error;
+    // Relative to the page: same origin.
+  }
+  const title = options.title ?? "Upload files";
+  const config = {
+    uploadUrl: options.uploadUrl,
+    maxBytes: options.maxBytes,
+    maxFiles: options.maxFiles,
+    expiresAt: expiryIso(options.expiresAt),
+  };
+  const body = `${uploaderMarkup({ title, message: options.message, accept: options.accept, doneText: DONE_TEXT })}
+<noscript><p class="error">This page needs JavaScript to upload files.</p></noscript>
+<script type="application/json" id="upload-config">${jsonForScript(config)}</script>`;
+  const csp = contentSecurityPolicy([connect], true);
+  return {
+    html: htmlDocument(options.lang ?? "en", title, body, `<script>${PAGE_SCRIPT}</script>`),
+    contentSecurityPolicy: csp,
+    headers: pageHeaders(csp),
+  };
+}
+
+/**
+ * Renders the page a person sees when the link cannot be used: expired, already used, or not valid.
+ * No script; the same look as the upload page.
+ *
+ * @example
+ * ```ts
+ * const page = renderUploadPageProblem("expired");
+ * return new Response(page.html, { status: 410, headers: page.headers });
+ * ```
+ */
+export function renderUploadPageProblem(
+  problem: UploadPageProblem,
+  options: { lang?: string } = {},
+): UploadPage {
+  const info = PROBLEMS[problem];
+  if (!info) throw invalidOption("problem", 'must be "expired", "used" or "invalid"');
+  const body = `<main>
+<h1>${escapeHtml(info.title)}</h1>
+<p id="problem" role="alert">${escapeHtml(info.text)}</p>
+</main>`;
+  const csp = contentSecurityPolicy([], false);
+  return {
+    html: htmlDocument(options.lang ?? "en", info.title, body, undefined),
+    contentSecurityPolicy: csp,
+    headers: pageHeaders(csp),
+  };
+}
+
+/**
+ * A web-standard `Response` with the upload page (200), or with the page for an unusable link
+ * (`{ problem }`: 410 for expired or used, 401 for invalid). For `HEAD`, the same headers without
+ * a body.
+ *
+ * @example
+ * ```ts
+ * app.get("/upload-page", () => uploadPageResponse({ uploadUrl, maxBytes: 10_000_000, maxFiles: 3 }));
+ * ```
+ */
+export function uploadPageResponse(
+  input: UploadPageOptions | { problem: UploadPageProblem; lang?: string },
+  init: { method?: string } = {},
+): Response {
+  const problem = "problem" in input ? input.problem : undefined;
+  const page =
+    problem !== undefined
+      ? renderUploadPageProblem(problem, input.lang !== undefined ? { lang: input.lang } : {})
+      : renderUploadPage(input as UploadPageOptions);
+  const status = problem !== undefined ? PROBLEMS[problem].status : 200;
+  return new Response(init.method === "HEAD" ? null : page.html, { status, headers: page.headers });
+}
+
+/**
+ * Whether a request asks for the upload page: a `GET` or `HEAD` whose `Accept` header lists
+ * `text/html` (what a browser sends when a person opens a link). Programs that `POST` or `PUT` the
+ * bytes, or `GET` without `text/html`, are not page requests.
+ *
+ * @example
+ * ```ts
+ * if (route === "upload" && wantsUploadPage(request)) return uploadPageForToken(request, { verifier: minter, token });
+ * ```
+ */
+export function wantsUploadPage(request: Request): boolean {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  const accept = request.headers.get("accept");
+  if (!accept) return false;
+  return accept.split(",").some((part) => {
+    const type = parseMediaType(part.trim());
+    if (type?.essence !== "text/html") return false;
+    const q = /;\s*q=([0-9.]+)/i.exec(part);
+    return !q || Number(q[1]) > 0;
+  });
+}
+
+/**
+ * The part of a token verifier {@link uploadPageForToken} uses (a `SignedUrlMinter` fits).
+ *
+ * @example
+ * ```ts
+ * const verifier: UploadPageVerifier = minter; // new SignedUrlMinter({ secret, baseUrl, state })
+ * ```
+ */
+export interface UploadPageVerifier {
+  verify(
+    token: string,
+    expected: { action: "upload"; consume?: boolean },
+  ): Promise<{ claims?: Record<string, string | number | boolean>; exp?: number }>;
+  /** Present when `verify` can check a single-use token without using it up (`consume: false`). */
+  consume?: unknown;
+}
+
+/**
+ * Options of {@link uploadPageForToken}.
+ *
+ * @example
+ * ```ts
+ * const options: UploadPageForTokenOptions = { verifier: minter, token, maxBytes: 100 * 1024 * 1024, maxFiles: 10 };
+ * ```
+ */
+export interface UploadPageForTokenOptions {
+  /** Verifies the upload token; must support `consume: false` (a `SignedUrlMinter` does). */
+  verifier: UploadPageVerifier;
+  /** The token from the URL. */
+  token: string;
+  /**
+   * Size cap for tickets that carry none (the routes' `maxBytes`).
+   * @default 104857600 (100 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Most files for tickets that carry no limit (the routes' `maxFiles`).
+   * @default 10
+   */
+  maxFiles?: number;
+  /**
+   * Where the page posts the files.
+   * @default `./{token}` — the page is served at the upload URL itself
+   */
+  uploadUrl?: string;
+  /**
+   * Heading of the page.
+   * @default "Upload files"
+   */
+  title?: string;
+}
+
+function positive(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : fallback;
+}
+
+/**
+ * What a file route answers to a browser opening an upload link (`GET {basePath}/upload/{token}`
+ * with `Accept: text/html`): checks the token without using it up (a single-use ticket stays
+ * usable for the upload itself), then answers the upload page with the ticket's limits, expiry and
+ * request text — or the expired (410), used (410) or invalid (401) page.
+ *
+ * @example
+ * ```ts
+ * // inside a router, before the upload route's 405 for GET:
+ * if (route === "upload" && wantsUploadPage(request)) {
+ *   return uploadPageForToken(request, { verifier: minter, token, maxBytes, maxFiles });
+ * }
+ * ```
+ */
+export async function uploadPageForToken(
+  request: Request,
+  options: UploadPageForTokenOptions,
+): Promise<Response> {
+  const { verifier, token } = options;
+  if (typeof verifier?.consume !== "function") {
+    // A verifier that cannot check without using the ticket up must not see page views.
+    throw new FileBridgeError(
+      "INVALID_OPTION",
+      "uploadPageForToken: verifier must support verify(token, { consume: false }) and consume()",
+      { data: { option: "verifier" } },
+    );
+  }
+  const method = request.method;
+  let verified: Awaited<ReturnType<UploadPageVerifier["verify"]>>;
+  try {
+    verified = await verifier.verify(token, { action: "upload", consume: false });
+  } catch (error) {
+    if (isFileBridgeError(error, "TOKEN_EXPIRED"))
+      return uploadPageResponse({ problem: "expired" }, { method });
+    if (isFileBridgeError(error, "TOKEN_ALREADY_USED"))
+      return uploadPageResponse({ problem: "used" }, { method });
+    if (isFileBridgeError(error, "INVALID_TOKEN") || isFileBridgeError(error, "NOT_FOUND")) {
+      return uploadPageResponse({ problem: "invalid" }, { method });
+    }
+    throw error;
+  }
+  const claims = verified.claims ?? {};
+  const message = claims[UPLOAD_PAGE_CLAIMS.message];
+  const accept = claims[UPLOAD_PAGE_CLAIMS.accept];
+  const page: UploadPageOptions = {
+    uploadUrl: options.uploadUrl ?? `./${token}`,
+    maxBytes: positive(claims[TICKET_CLAIMS.maxBytes], options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES),
+    maxFiles: positive(claims[TICKET_CLAIMS.maxFiles], options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES),
+  };
+  if (typeof verified.exp === "number") page.expiresAt = verified.exp;
+  if (typeof message === "string" && message.length > 0) page.message = message;
+  if (typeof accept === "string" && accept.length > 0) {
+    page.accept = accept
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean);
+  }
+  if (options.title !== undefined) page.title = options.title;
+  return uploadPageResponse(page, { method });
+}
