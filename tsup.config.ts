@@ -1,7 +1,12 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", node: "src/node/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    node: "src/node/index.ts",
+    s3: "src/s3/index.ts",
+    redis: "src/redis/index.ts",
+  },
   format: ["esm", "cjs"],
   dts: true,
   sourcemap: true,

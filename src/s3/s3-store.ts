@@ -251,6 +251,14 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
   }
 
+  /** Aborts a multipart upload (again): a no-op when lib-storage already did, or there was none. */
+  async function abortUpload(key: string, uploadId: string | undefined): Promise<void> {
+    if (!uploadId) return;
+    await client
+      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))
+      .catch(() => {});
+  }
+
   /** Metadata of a file, expired or not; `null` when missing. */
   async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
     if (catalog) {
@@ -291,15 +299,18 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     try {
       file = storedFileOf(plan, await streamPut(source, plan, body));
     } catch (error) {
-      body.destroy();
-      await transfer.abort().catch(() => {});
+      // Failing the body (rather than `transfer.abort()`, whose promise settles before the cleanup
+      // ran) makes lib-storage abort the multipart upload before `done` settles.
+      body.destroy(error instanceof Error ? error : new Error("put failed"));
       await done.catch(() => {});
+      await abortUpload(key, (transfer as unknown as { uploadId?: string }).uploadId);
       await deleteKey(key).catch(() => {});
       throw error;
     }
     try {
       await done;
     } catch (error) {
+      await abortUpload(key, (transfer as unknown as { uploadId?: string }).uploadId);
       await deleteKey(key).catch(() => {});
       throw plan.signal?.aborted ? toPutError(error, plan.signal) : s3Error("upload the file", error);
     }
