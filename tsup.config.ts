@@ -7,6 +7,8 @@ export default defineConfig({
     storage: "src/storage/kit/index.ts",
     testing: "src/testing/index.ts",
     ui: "src/ui/index.ts",
+    s3: "src/s3/index.ts",
+    redis: "src/redis/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

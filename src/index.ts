@@ -125,6 +125,9 @@ export type { MemoryStoreOptions } from "./storage/memory-store.js";
 export { memoryStore } from "./storage/memory-store.js";
 export type {
   ByteRange,
+  CatalogPageOptions,
+  ChangeFeed,
+  FileCatalog,
   FileKind,
   FileStore,
   ListOptions,
@@ -134,6 +137,7 @@ export type {
   StagedFile,
   StateSetOptions,
   StateStore,
+  StoreChange,
   StoredFile,
 } from "./storage/types.js";
 export type {

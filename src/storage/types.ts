@@ -171,7 +171,7 @@ export interface ListPage {
  * Bytes and metadata of stored files, per scope. Drivers are plain objects; `null` means missing.
  * A lookup in another scope behaves exactly like a missing file.
  *
- * Every driver passes the shared driver test suite (`test/storage/driver-suite.ts`).
+ * Every driver passes the shared driver test suite (`mcp-file-bridge/testing`, src/testing/).
  *
  * @example
  * ```ts
@@ -249,6 +249,93 @@ export interface StateStore {
   setIfAbsent(key: string, value: unknown, options?: StateSetOptions): Promise<boolean>;
   /** Deletes a key; `true` if it existed. */
   delete(key: string): Promise<boolean>;
+  /** Releases resources. */
+  close?(): Promise<void>;
+}
+
+/**
+ * One change to a store, as carried by a {@link ChangeFeed} between replicas: a file became visible
+ * (`added`) or went away (`removed`).
+ *
+ * @example
+ * ```ts
+ * const change: StoreChange = { type: "added", scope: file.scope, file };
+ * await feed.publish(change);
+ * ```
+ */
+export type StoreChange =
+  | { readonly type: "added"; readonly scope: string; readonly file: StoredFile }
+  | { readonly type: "removed"; readonly scope: string; readonly id: string };
+
+/**
+ * Carries {@link StoreChange}s between the replicas of one deployment, so a file stored on replica A
+ * reaches the resource lists (and `list_changed` / `updated` notifications) of sessions on replica B.
+ * A feed never hands an instance its own changes back: each replica already knows what it did.
+ * Delivery is best effort (at most once); a replica that missed changes reloads from the store.
+ * Drivers: `redisChangeFeed()` from `mcp-file-bridge/redis`.
+ *
+ * @example
+ * ```ts
+ * const feed: ChangeFeed = redisChangeFeed({ url: "redis://127.0.0.1:6379" });
+ * const unsubscribe = feed.subscribe((change) => console.log(change.type, change.scope));
+ * await feed.publish({ type: "removed", scope, id });
+ * unsubscribe();
+ * ```
+ */
+export interface ChangeFeed {
+  /** Driver name. */
+  readonly driver: string;
+  /** Sends a change to every other instance subscribed to this feed. */
+  publish(change: StoreChange): Promise<void>;
+  /** Calls `listener` for each change another instance publishes; returns the unsubscribe function. */
+  subscribe(listener: (change: StoreChange) => void): () => void;
+  /** Resolves once the feed is listening (changes published after this are delivered). */
+  ready?(): Promise<void>;
+  /** Releases resources (connections). */
+  close?(): Promise<void>;
+}
+
+/**
+ * Options of {@link FileCatalog.page}.
+ *
+ * @example
+ * ```ts
+ * const options: CatalogPageOptions = { after: lastId, limit: 100, kind: "upload" };
+ * ```
+ */
+export interface CatalogPageOptions {
+  /** Only ids greater than this one. */
+  after?: string;
+  /** Most entries returned. */
+  limit: number;
+  /** Only entries of this kind. */
+  kind?: FileKind;
+}
+
+/**
+ * A shared index of stored files' metadata, per scope, ordered by id: lets a store whose backend
+ * lists slowly (S3) answer `head` and `list` fast and the same on every replica. Entries are raw:
+ * expired ones are returned as they are and filtered by the store, which owns the clock.
+ * Drivers: `redisCatalog()` from `mcp-file-bridge/redis`.
+ *
+ * @example
+ * ```ts
+ * const store = s3Store({ bucket: "files", catalog: redisCatalog({ url: process.env.REDIS_URL }) });
+ * ```
+ */
+export interface FileCatalog {
+  /** Driver name. */
+  readonly driver: string;
+  /** Adds (or replaces) a file's entry. */
+  add(file: StoredFile): Promise<void>;
+  /** A file's entry, or `null`. */
+  get(scope: string, id: string): Promise<StoredFile | null>;
+  /** Removes an entry atomically: exactly one of concurrent callers gets the entry, the rest `null`. */
+  remove(scope: string, id: string): Promise<StoredFile | null>;
+  /** Entries of a scope in id order after `after`; `more` tells whether ids remain past the page. */
+  page(scope: string, options: CatalogPageOptions): Promise<{ files: StoredFile[]; more: boolean }>;
+  /** Up to `limit` entries (any scope) whose `expiresAt` is at or before `at`. */
+  expired(at: number, limit: number): Promise<Array<{ scope: string; id: string }>>;
   /** Releases resources. */
   close?(): Promise<void>;
 }

@@ -1,0 +1,628 @@
+import type { Readable } from "node:stream";
+import { PassThrough } from "node:stream";
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { isId } from "../internal/ids.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  isExpired,
+  listKind,
+  listLimit,
+  planPut,
+  resolveRange,
+  storedFileOf,
+  streamPut,
+  toPutError,
+  unrefInterval,
+} from "../storage/kit/put-pipeline.js";
+import type {
+  ByteRange,
+  FileCatalog,
+  FileStore,
+  ListOptions,
+  ListPage,
+  PutOptions,
+  PutSource,
+  StagedFile,
+  StoredFile,
+} from "../storage/types.js";
+import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
+import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
+import { presignDownload } from "./s3-presign.js";
+
+/**
+ * Options of {@link s3Store}.
+ *
+ * @example
+ * ```ts
+ * const options: S3StoreOptions = {
+ *   bucket: "files",
+ *   endpoint: "http://127.0.0.1:7480", // self-hosted S3 (Ceph radosgw, MinIO, …)
+ *   forcePathStyle: true,
+ *   credentials: { accessKeyId: "…", secretAccessKey: "…" },
+ * };
+ * ```
+ */
+export interface S3StoreOptions {
+  /** The bucket (it must exist). */
+  bucket: string;
+  /** An `S3Client` to use; the store never destroys it. Overrides the connection options below. */
+  client?: S3Client;
+  /** S3 endpoint for self-hosted or non-AWS services. @default the AWS endpoint of `region` */
+  endpoint?: string;
+  /** @default process.env.AWS_REGION, else "us-east-1" */
+  region?: string;
+  /** @default the AWS SDK's default credential chain */
+  credentials?: S3ClientConfig["credentials"];
+  /** Path-style addressing (`endpoint/bucket/key`), needed by most self-hosted S3. @default false */
+  forcePathStyle?: boolean;
+  /** Prefix of every object key the store writes. @default "mcp-file-bridge/" */
+  prefix?: string;
+  /**
+   * A shared index of file metadata (e.g. `redisCatalog()`): `head` and `list` read it instead of
+   * S3, so listing is fast at any size and every replica sees the same files at once; deletes are
+   * exactly-once across replicas. Without it the store lists the bucket and reads metadata objects.
+   * @default none
+   */
+  catalog?: FileCatalog;
+  /** Multipart part size in bytes (at least 5 MiB). @default 8 MiB */
+  partSize?: number;
+  /** Parts uploaded in parallel per put. @default 4 */
+  queueSize?: number;
+  /**
+   * Age after which `sweep()` removes leftovers of interrupted puts: unfinished multipart uploads
+   * and data objects whose metadata never arrived (a replica killed mid-upload).
+   * @default "1h"
+   */
+  staleAfter?: Duration;
+  /** How often `sweep()` runs in the background (an `unref`'d timer). `0` turns it off. @default "10m" */
+  sweepInterval?: Duration;
+  /**
+   * Also let the S3 server expire objects: merges rules into the bucket's lifecycle configuration
+   * (abort unfinished multipart uploads after a day; expire objects tagged with their TTL in days)
+   * and tags files that have a TTL. The sweep still runs: lifecycle rules work in whole days.
+   * Turn on only where the store may change the bucket's lifecycle configuration.
+   * @default false
+   */
+  lifecycle?: boolean;
+  /**
+   * Presigned S3 download URLs, so bytes skip your server (see {@link S3FileStore.presignedUrl}).
+   * `false` keeps downloads on your own signed URLs. @default false
+   */
+  presign?: false | { expiresIn?: Duration };
+  /** Clock, in milliseconds since the epoch. @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * The {@link FileStore} {@link s3Store} returns: also hands out presigned S3 download URLs when
+ * configured, and names its bucket and key prefix.
+ *
+ * @example
+ * ```ts
+ * const store: S3FileStore = s3Store({ bucket: "files", presign: { expiresIn: "5m" } });
+ * const url = await store.presignedUrl(scope, id); // null when missing or presign is off
+ * ```
+ */
+export interface S3FileStore extends FileStore {
+  readonly bucket: string;
+  readonly prefix: string;
+  /**
+   * A presigned S3 GET URL for the file (as an `attachment` with its name), or `null` when the file
+   * is missing, expired, in another scope, or `presign` is off.
+   */
+  presignedUrl(
+    scope: string,
+    id: string,
+    options?: { expiresIn?: Duration; inline?: boolean },
+  ): Promise<string | null>;
+}
+
+const MiB = 1024 * 1024;
+
+function awsErrorName(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null ? (error as { name?: string }).name : undefined;
+}
+
+function isMissing(error: unknown): boolean {
+  const name = awsErrorName(error);
+  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+  return name === "NoSuchKey" || name === "NotFound" || status === 404;
+}
+
+function s3Error(action: string, error: unknown): FileBridgeError {
+  if (isFileBridgeError(error)) return error;
+  return new FileBridgeError("STORAGE_ERROR", `s3: could not ${action} (is the S3 endpoint reachable?)`, {
+    cause: error,
+  });
+}
+
+function validate(options: S3StoreOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "s3Store options must be an object");
+  }
+  if (typeof options.bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(options.bucket)) {
+    throw new FileBridgeError("INVALID_OPTION", "bucket must be a valid S3 bucket name");
+  }
+  if (options.client !== undefined && !(options.client instanceof S3Client)) {
+    throw new FileBridgeError("INVALID_OPTION", "client must be an S3Client from @aws-sdk/client-s3");
+  }
+  const prefix = options.prefix;
+  if (prefix !== undefined && (typeof prefix !== "string" || prefix.length > 512 || prefix.startsWith("/"))) {
+    throw new FileBridgeError(
+      "INVALID_OPTION",
+      "prefix must be a string of at most 512 characters, not starting with /",
+    );
+  }
+  const { partSize, queueSize } = options;
+  if (partSize !== undefined && (!Number.isSafeInteger(partSize) || partSize < 5 * MiB)) {
+    throw new FileBridgeError("INVALID_OPTION", "partSize must be an integer of at least 5 MiB");
+  }
+  if (queueSize !== undefined && (!Number.isSafeInteger(queueSize) || queueSize < 1 || queueSize > 64)) {
+    throw new FileBridgeError("INVALID_OPTION", "queueSize must be an integer from 1 to 64");
+  }
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+  }
+  const catalog = options.catalog;
+  if (
+    catalog !== undefined &&
+    (typeof catalog !== "object" || catalog === null || typeof catalog.page !== "function")
+  ) {
+    throw new FileBridgeError("INVALID_OPTION", "catalog must be a FileCatalog");
+  }
+}
+
+/**
+ * A {@link FileStore} on S3 or any S3-compatible object storage (Ceph radosgw, MinIO, R2, …), on the
+ * official AWS SDK v3. Puts stream through the storage kit's pipeline (size cap and sha256 while
+ * streaming) into a multipart upload (`@aws-sdk/lib-storage`); on any failure the upload is aborted
+ * and nothing is left behind. Each file is `<prefix><scope hash>/<id>` (bytes) beside
+ * `<id>.json` (metadata, written last: it makes the file visible), so neither scopes nor user file
+ * names reach a key. Range reads, TTLs (sweep, optionally bucket lifecycle rules), and optional
+ * presigned downloads. Several replicas can share one bucket; give them a shared `catalog` for fast
+ * listing and exactly-once deletes.
+ *
+ * @example
+ * ```ts
+ * import { s3Store } from "mcp-file-bridge/s3";
+ * import { redisCatalog } from "mcp-file-bridge/redis";
+ *
+ * const store = s3Store({
+ *   bucket: "mcp-files",
+ *   endpoint: process.env.S3_ENDPOINT, // omit for AWS
+ *   forcePathStyle: true,
+ *   catalog: redisCatalog({ url: process.env.REDIS_URL }),
+ * });
+ * const file = await store.put(request.body, { scope, name: "report.pdf", maxBytes: 100 * 1024 * 1024 });
+ * ```
+ */
+export function s3Store(options: S3StoreOptions): S3FileStore {
+  validate(options);
+  const bucket = options.bucket;
+  const keys = new S3Keys(options.prefix ?? "mcp-file-bridge/");
+  const now = options.now ?? Date.now;
+  const catalog = options.catalog;
+  const partSize = options.partSize ?? 8 * MiB;
+  const queueSize = options.queueSize ?? 4;
+  const staleMs = durationToMs(options.staleAfter ?? "1h", "staleAfter");
+  const sweepMs = durationToMs(options.sweepInterval ?? "10m", "sweepInterval");
+  const presignSeconds =
+    options.presign === undefined || options.presign === false
+      ? undefined
+      : durationToMs(options.presign.expiresIn ?? "5m", "presign.expiresIn") / 1000;
+  const ownsClient = options.client === undefined;
+  const client =
+    options.client ??
+    new S3Client({
+      region: options.region ?? process.env.AWS_REGION ?? "us-east-1",
+      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+      ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+      forcePathStyle: options.forcePathStyle ?? false,
+      // Only checksum when the operation requires it: S3-compatible servers differ in what they accept.
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+    });
+  const lifecycle: LifecycleState | undefined = options.lifecycle ? { applied: undefined } : undefined;
+
+  async function getText(key: string): Promise<string | null> {
+    try {
+      const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return (await response.Body?.transformToString("utf8")) ?? "";
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw s3Error("read metadata", error);
+    }
+  }
+
+  async function deleteKey(key: string): Promise<void> {
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+  }
+
+  /** Aborts a multipart upload (again): a no-op when lib-storage already did, or there was none. */
+  async function abortUpload(key: string, uploadId: string | undefined): Promise<void> {
+    if (!uploadId) return;
+    await client
+      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))
+      .catch(() => {});
+  }
+
+  /** Metadata of a file, expired or not; `null` when missing. */
+  async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
+    if (catalog) {
+      const file = await catalog.get(scope, id);
+      return file && file.scope === scope ? file : null;
+    }
+    const text = await getText(keys.meta(scope, id));
+    const file = text === null ? null : parseMeta(text, id);
+    return file && file.scope === scope ? file : null;
+  }
+
+  async function liveMeta(scope: unknown, id: unknown): Promise<StoredFile | null> {
+    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
+    const file = await readMeta(scope, id);
+    return file && !isExpired(file, now()) ? file : null;
+  }
+
+  /** Streams a put into the data object; on any failure nothing is left (multipart aborted). */
+  async function upload(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
+    const plan = planPut(putOptions, now());
+    if (lifecycle) await applyLifecycle(client, bucket, keys.prefix, lifecycle);
+    const key = keys.data(plan.scope, plan.id);
+    const body = new PassThrough({ highWaterMark: MiB });
+    const tag =
+      lifecycle && plan.expiresAt !== undefined ? expiryTag(plan.expiresAt - plan.createdAt) : undefined;
+    const transfer = new Upload({
+      client,
+      params: { Bucket: bucket, Key: key, Body: body, ContentType: "application/octet-stream" },
+      partSize,
+      queueSize,
+      leavePartsOnError: false,
+      ...(tag ? { tags: [tag] } : {}),
+    });
+    const done = transfer.done();
+    // An S3 failure stops the source side too (it would otherwise wait on a full buffer forever).
+    done.catch((error: unknown) => body.destroy(s3Error("upload the file", error)));
+    let file: StoredFile;
+    try {
+      file = storedFileOf(plan, await streamPut(source, plan, body));
+    } catch (error) {
+      // Failing the body (rather than `transfer.abort()`, whose promise settles before the cleanup
+      // ran) makes lib-storage abort the multipart upload before `done` settles.
+      body.destroy(error instanceof Error ? error : new Error("put failed"));
+      await done.catch(() => {});
+      await abortUpload(key, (transfer as unknown as { uploadId?: string }).uploadId);
+      await deleteKey(key).catch(() => {});
+      throw error;
+    }
+    try {
+      await done;
+    } catch (error) {
+      await abortUpload(key, (transfer as unknown as { uploadId?: string }).uploadId);
+      await deleteKey(key).catch(() => {});
+      throw plan.signal?.aborted ? toPutError(error, plan.signal) : s3Error("upload the file", error);
+    }
+    return file;
+  }
+
+  /** Writes the metadata (and the catalog entry) that make an uploaded file visible. */
+  async function commit(file: StoredFile): Promise<void> {
+    try {
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: keys.meta(file.scope, file.id),
+          Body: serializeMeta(file),
+          ContentType: "application/json",
+        }),
+      );
+      if (catalog) await catalog.add(file);
+    } catch (error) {
+      await Promise.allSettled([
+        deleteKey(keys.meta(file.scope, file.id)),
+        deleteKey(keys.data(file.scope, file.id)),
+      ]);
+      if (catalog) await catalog.remove(file.scope, file.id).catch(() => {});
+      throw s3Error("commit the file", error);
+    }
+  }
+
+  async function removeObjects(scope: string, id: string): Promise<void> {
+    // Metadata first: the file is invisible from here on, then the bytes go.
+    await deleteKey(keys.meta(scope, id));
+    await deleteKey(keys.data(scope, id));
+  }
+
+  /** In-process deletes in flight, so concurrent deletes of one file report `true` once. */
+  const deleting = new Map<string, Promise<boolean>>();
+
+  async function deleteFile(scope: string, id: string): Promise<boolean> {
+    if (catalog) {
+      const file = await liveMeta(scope, id);
+      if (!file) return false;
+      const removed = await catalog.remove(scope, id);
+      if (!removed) return false;
+      await removeObjects(scope, id);
+      return true;
+    }
+    const file = await liveMeta(scope, id);
+    if (!file) return false;
+    await removeObjects(scope, id);
+    return true;
+  }
+
+  async function listPage(scope: string, listOptions: ListOptions): Promise<ListPage> {
+    const limit = listLimit(listOptions.limit);
+    const kind = listKind(listOptions.kind);
+    let after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
+    if (typeof scope !== "string" || scope.length === 0) return { files: [] };
+    const at = now();
+    const files: StoredFile[] = [];
+    if (catalog) {
+      for (;;) {
+        const page = await catalog.page(scope, {
+          limit: limit + 1 - files.length,
+          ...(after ? { after } : {}),
+          ...(kind ? { kind } : {}),
+        });
+        for (const file of page.files) {
+          after = file.id;
+          if (file.scope !== scope || isExpired(file, at)) continue;
+          if (files.length === limit)
+            return { files, nextCursor: encodeCursor((files.at(-1) as StoredFile).id) };
+          files.push(file);
+        }
+        if (!page.more) return { files };
+      }
+    }
+    const folder = keys.scopeFolder(scope);
+    let token: string | undefined;
+    for (;;) {
+      const response = await client.send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: folder,
+          MaxKeys: 1000,
+          ...(token
+            ? { ContinuationToken: token }
+            : after
+              ? { StartAfter: folder + after + META_SUFFIX }
+              : {}),
+        }),
+      );
+      const ids = (response.Contents ?? [])
+        .map((object) => (object.Key ?? "").slice(folder.length))
+        .filter((name) => name.endsWith(META_SUFFIX) && isId(name.slice(0, -META_SUFFIX.length)))
+        .map((name) => name.slice(0, -META_SUFFIX.length));
+      for (let i = 0; i < ids.length; ) {
+        const batch = ids.slice(i, i + Math.min(limit + 1 - files.length, 32));
+        i += batch.length;
+        const metas = await Promise.all(batch.map((id) => readMeta(scope, id)));
+        for (const file of metas) {
+          if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;
+          if (files.length === limit)
+            return { files, nextCursor: encodeCursor((files.at(-1) as StoredFile).id) };
+          files.push(file);
+        }
+      }
+      if (!response.IsTruncated || !response.NextContinuationToken) return { files };
+      token = response.NextContinuationToken;
+    }
+  }
+
+  async function sweep(): Promise<number> {
+    const at = now();
+    let removed = 0;
+    try {
+      if (catalog) {
+        for (;;) {
+          const due = await catalog.expired(at, 500);
+          if (due.length === 0) break;
+          for (const { scope, id } of due) {
+            const file = await catalog.remove(scope, id);
+            await removeObjects(scope, id);
+            if (file) removed++;
+          }
+        }
+      }
+      let token: string | undefined;
+      do {
+        const response = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: keys.prefix,
+            MaxKeys: 1000,
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+        const objects = response.Contents ?? [];
+        const names = new Set(objects.map((object) => object.Key ?? ""));
+        for (const object of objects) {
+          const key = object.Key ?? "";
+          const slash = key.lastIndexOf("/");
+          const name = key.slice(slash + 1);
+          if (name.endsWith(META_SUFFIX)) {
+            if (catalog) continue;
+            const id = name.slice(0, -META_SUFFIX.length);
+            const file = parseMeta((await getText(key)) ?? "", id);
+            if (file && isExpired(file, at) && key === keys.meta(file.scope, file.id)) {
+              await removeObjects(file.scope, file.id);
+              removed++;
+            }
+          } else if (isId(name) && !names.has(key + META_SUFFIX)) {
+            // Bytes without metadata: an interrupted put (or a staged file never committed).
+            // Its metadata may sit on the next listing page: check before removing.
+            const old = at - (object.LastModified?.getTime() ?? at) >= staleMs;
+            if (old && (await getText(key + META_SUFFIX)) === null) {
+              await deleteKey(key);
+              removed++;
+            }
+          }
+        }
+        token = response.IsTruncated ? response.NextContinuationToken : undefined;
+      } while (token);
+      let keyMarker: string | undefined;
+      let uploadMarker: string | undefined;
+      for (;;) {
+        const response = await client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: bucket,
+            Prefix: keys.prefix,
+            ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadMarker } : {}),
+          }),
+        );
+        for (const pending of response.Uploads ?? []) {
+          if (at - (pending.Initiated?.getTime() ?? at) < staleMs) continue;
+          await client.send(
+            new AbortMultipartUploadCommand({ Bucket: bucket, Key: pending.Key, UploadId: pending.UploadId }),
+          );
+          removed++;
+        }
+        if (!response.IsTruncated) break;
+        keyMarker = response.NextKeyMarker;
+        uploadMarker = response.NextUploadIdMarker;
+      }
+    } catch (error) {
+      throw s3Error("sweep", error);
+    }
+    return removed;
+  }
+
+  const timer = unrefInterval(sweepMs, sweep);
+
+  return {
+    driver: "s3",
+    bucket,
+    prefix: keys.prefix,
+
+    async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
+      const file = await upload(source, putOptions);
+      await commit(file);
+      return file;
+    },
+
+    async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
+      const file = await upload(source, putOptions);
+      let state: "staged" | "committing" | "committed" | "aborted" = "staged";
+      let committing: Promise<StoredFile> | undefined;
+      return {
+        file,
+        commit(): Promise<StoredFile> {
+          if (state === "aborted") {
+            return Promise.reject(
+              new FileBridgeError("ABORTED", "the staged file was aborted and cannot be committed"),
+            );
+          }
+          if (!committing) {
+            state = "committing";
+            committing = commit(file).then(
+              () => {
+                state = "committed";
+                return file;
+              },
+              (error: unknown) => {
+                state = "aborted";
+                throw error;
+              },
+            );
+          }
+          return committing;
+        },
+        async abort(): Promise<void> {
+          if (state !== "staged") return;
+          state = "aborted";
+          await deleteKey(keys.data(file.scope, file.id)).catch(() => {});
+        },
+      };
+    },
+
+    async head(scope: string, id: string): Promise<StoredFile | null> {
+      try {
+        return await liveMeta(scope, id);
+      } catch (error) {
+        throw s3Error("read metadata", error);
+      }
+    },
+
+    async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
+      const file = await this.head(scope, id);
+      if (!file) return null;
+      const bounds = resolveRange(range, file.size);
+      try {
+        const response = await client.send(
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: keys.data(scope, file.id),
+            ...(bounds ? { Range: `bytes=${bounds.start}-${bounds.end}` } : {}),
+          }),
+        );
+        return response.Body as Readable;
+      } catch (error) {
+        if (isMissing(error)) return null; // deleted meanwhile
+        throw s3Error("read the file", error);
+      }
+    },
+
+    async list(scope: string, listOptions: ListOptions = {}): Promise<ListPage> {
+      try {
+        return await listPage(scope, listOptions);
+      } catch (error) {
+        throw s3Error("list files", error);
+      }
+    },
+
+    delete(scope: string, id: string): Promise<boolean> {
+      const key = `${scope}\u0000${id}`;
+      const running = deleting.get(key);
+      if (running) return running.then(() => false);
+      const attempt = deleteFile(scope, id)
+        .catch((error: unknown) => {
+          throw s3Error("delete the file", error);
+        })
+        .finally(() => deleting.delete(key));
+      deleting.set(key, attempt);
+      return attempt;
+    },
+
+    sweep,
+
+    async presignedUrl(scope, id, presignOptions = {}): Promise<string | null> {
+      if (presignSeconds === undefined) return null;
+      const file = await this.head(scope, id);
+      if (!file) return null;
+      const seconds =
+        presignOptions.expiresIn === undefined
+          ? presignSeconds
+          : durationToMs(presignOptions.expiresIn, "expiresIn") / 1000;
+      try {
+        return await presignDownload(
+          client,
+          bucket,
+          keys.data(scope, file.id),
+          file,
+          seconds,
+          presignOptions.inline === true,
+        );
+      } catch (error) {
+        throw s3Error("presign a download", error);
+      }
+    },
+
+    async close(): Promise<void> {
+      if (timer) clearInterval(timer);
+      if (ownsClient) client.destroy();
+    },
+  };
+}
