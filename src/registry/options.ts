@@ -2,7 +2,7 @@ import type { Duration } from "../internal/duration.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
-import type { FileKind, FileStore, StoredFile } from "../storage/types.js";
+import type { ChangeFeed, FileKind, FileStore, StoredFile } from "../storage/types.js";
 
 // The public options and result shapes of ResourceRegistry.
 
@@ -147,6 +147,14 @@ export interface ResourceRegistryOptions {
    * @default "list"
    */
   listMode?: "list" | "none";
+  /**
+   * Carries changes between the replicas of one deployment (`redisChangeFeed()` from
+   * `mcp-file-bridge/redis`): every file this registry adds, registers or removes is published, and
+   * what other replicas publish updates this registry's lists and notifies its sessions
+   * (`list_changed`, `updated` to subscribers), coalesced as local changes are.
+   * @default none: one process
+   */
+  feed?: ChangeFeed;
   /** Entries per `resources/list` page (1–1000). @default 100 */
   pageSize?: number;
   /**

@@ -11,7 +11,14 @@ import type { ReadResourceResult } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
-import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
+import type {
+  ChangeFeed,
+  FileStore,
+  PutOptions,
+  PutSource,
+  StoreChange,
+  StoredFile,
+} from "../storage/types.js";
 import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
 import { type Attachment, ResourceNotifier } from "./notifier.js";
 import type {
@@ -84,6 +91,8 @@ export class ResourceRegistry {
   private readonly scopeOf: ScopeFunction;
   private readonly authorizeFn: AuthorizeFunction | undefined;
   private readonly listMode: "list" | "none";
+  private readonly feed: ChangeFeed | undefined;
+  private readonly unsubscribeFeed: (() => void) | undefined;
   private readonly pageSize: number;
   private readonly maxInlineBytes: number;
   private readonly textTypes: ReadonlySet<string>;
@@ -124,6 +133,20 @@ export class ResourceRegistry {
       throw invalidOption("authorize must be a function");
     }
     this.authorizeFn = options.authorize;
+
+    if (
+      options.feed !== undefined &&
+      (typeof options.feed !== "object" ||
+        options.feed === null ||
+        typeof options.feed.publish !== "function" ||
+        typeof options.feed.subscribe !== "function")
+    ) {
+      throw invalidOption("feed must be a ChangeFeed");
+    }
+    this.feed = options.feed;
+    this.unsubscribeFeed = this.feed?.subscribe((change) => {
+      this.applyRemote(change).catch(() => {}); // best effort: the next list reloads from the store
+    });
 
     const listMode = options.listMode ?? "list";
     if (listMode !== "list" && listMode !== "none") throw invalidOption('listMode must be "list" or "none"');
@@ -333,6 +356,29 @@ export class ResourceRegistry {
       index.upsert(file);
       this.notifier.changed(file.scope, true, [this.uriFor(file)]);
     });
+    this.publish({ type: "added", scope: file.scope, file });
+  }
+
+  private publish(change: StoreChange): void {
+    this.feed?.publish(change).catch(() => {}); // best effort: other replicas reload on their next list
+  }
+
+  /** A change another replica made: update the scope's index if this replica holds it, and notify. */
+  private async applyRemote(change: StoreChange): Promise<void> {
+    const { scope } = change;
+    assertScope(scope);
+    if (change.type === "added") {
+      const file = change.file;
+      if (file.scope !== scope || !isId(file.id)) return;
+      if (this.indexes.peek(scope)) await this.indexes.with(scope, (index) => index.upsert(file));
+      this.notifier.changed(scope, true, [this.uriFor(file)]);
+      return;
+    }
+    if (!isId(change.id)) return;
+    const known = this.indexes.peek(scope)
+      ? await this.indexes.with(scope, (index) => index.delete(change.id))
+      : undefined;
+    this.notifier.changed(scope, true, known ? [this.uriFor(known)] : []);
   }
 
   /**
@@ -351,6 +397,7 @@ export class ResourceRegistry {
       const deleted = await this.store.delete(scope, id);
       const dropped = index.delete(id);
       if (known && (deleted || dropped)) this.notifier.changed(scope, true, [this.uriFor(known)]);
+      if (deleted || dropped !== undefined) this.publish({ type: "removed", scope, id });
       return deleted || dropped !== undefined;
     });
   }
@@ -564,6 +611,7 @@ export class ResourceRegistry {
    * ```
    */
   async close(): Promise<void> {
+    this.unsubscribeFeed?.();
     this.notifier.close();
   }
 }
