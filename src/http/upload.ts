@@ -197,14 +197,15 @@ async function storeRequestFiles(
 }
 
 /**
- * Stops using a request body after a failure. A Node `IncomingMessage` is drained (destroying it
- * would also destroy the socket, and the client would never see the error response); a converted
- * web body is cancelled.
+ * Stops using a request body after a failure. A Node `IncomingMessage` is paused, not drained: the
+ * Node adapter answers with `Connection: close` and ends the socket, so the rest of an announced body
+ * is never read (destroying it here would destroy the socket before the client saw the error). A
+ * converted web body is cancelled.
  */
 function discard(body: Readable): void {
   body.unpipe();
   if ("socket" in body) {
-    if (!body.destroyed) body.resume();
+    if (!body.destroyed) body.pause();
     return;
   }
   if (!body.destroyed) body.destroy();

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
@@ -62,6 +63,10 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "up
  * pipes the store's stream straight into the socket, and the routes' `onDownload` hook runs only
  * once `res` finished. When the handler answers `undefined`, `next()` is called (express), or a 404
  * is sent when there is no `next`.
+ *
+ * An answer sent before the request body was read in full (an early 401, 404 or 413, a timeout)
+ * carries `Connection: close`, and the socket is ended instead of draining the rest of the announced
+ * body; a handler's own `Connection: close` is kept as well.
  *
  * Mount it before any body parser (`express.json()` would consume upload bodies).
  *
@@ -145,7 +150,9 @@ async function serve(
       return;
     }
     onError?.(error);
-    if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+    if (!res.headersSent) {
+      res.writeHead(500, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
+    }
     res.end("Internal Server Error");
     return;
   }
@@ -154,7 +161,7 @@ async function serve(
       next();
       return;
     }
-    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+    res.writeHead(404, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
     res.end("Not Found");
     return;
   }
@@ -166,6 +173,55 @@ async function serve(
   }
 }
 
+/** True when a `Connection` header value carries the `close` option. */
+function wantsClose(value: string | null): boolean {
+  return value?.split(",").some((option) => option.trim().toLowerCase() === "close") === true;
+}
+
+/** True when the request announced a body (a length above 0, or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length.trim() !== "0");
+}
+
+/**
+ * Adds `Connection: close` when the answer goes out before the request body was read in full (an
+ * early 401, 404 or 413, a timeout). Node then ends the socket once the answer is sent instead of
+ * reading (and throwing away) the rest of the announced body to keep the connection alive: a client
+ * that announces gigabytes cannot make the server read them.
+ */
+function closeIfUnread<T extends Record<string, string | string[]>>(req: IncomingMessage, headers: T): T {
+  if (hasBody(req) && !req.complete) {
+    lingerThenClose(req);
+    return { ...headers, connection: "close" };
+  }
+  return headers;
+}
+
+/** How long a refused connection stays half-open after the answer, at most. */
+const LINGER_MS = 1000;
+
+/**
+ * Closes a refused connection the careful way. When Node has sent the answer it ends the socket
+ * (`destroySoon`); closing a socket with unread bytes makes the kernel send a reset, and a client that
+ * is still writing its body may then lose the answer before reading it. So the socket is ended (the
+ * client sees the answer, then end-of-stream) and destroyed a moment later (`LINGER_MS`, or sooner
+ * when the client closes), and nothing more is read meanwhile: the request stays paused, so at most
+ * a few kilobytes already in flight are taken in.
+ */
+function lingerThenClose(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  if (!socket || Object.hasOwn(socket, "destroySoon")) return;
+  // Node's http server calls `socket.destroySoon()` once an answer with `Connection: close` is sent.
+  socket.destroySoon = () => {
+    req.pause();
+    if (socket.writable) socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
+  };
+}
+
 async function writeResponse(req: IncomingMessage, response: Response, res: ServerResponse): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {
@@ -173,7 +229,8 @@ async function writeResponse(req: IncomingMessage, response: Response, res: Serv
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
-  res.writeHead(response.status, headers);
+  if (wantsClose(response.headers.get("connection"))) headers.connection = "close";
+  res.writeHead(response.status, closeIfUnread(req, headers));
 
   if (req.method === "HEAD" || response.body === null) {
     res.end();
