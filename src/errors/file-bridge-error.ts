@@ -23,6 +23,7 @@ export type FileBridgeErrorCode =
   | "HOST_NOT_ALLOWED"
   | "FETCH_FAILED"
   | "TIMEOUT"
+  | "REQUEST_TIMEOUT"
   | "ABORTED"
   | "INVALID_TOKEN"
   | "TOKEN_EXPIRED"
@@ -74,6 +75,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   },
   FETCH_FAILED: { status: 502, hint: "The remote file could not be fetched; upload it instead." },
   TIMEOUT: { status: 504, hint: "The operation took too long; try again or upload the file instead." },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    hint: "The upload stalled or took too long; send it again on a steadier connection.",
+  },
   ABORTED: { status: 400, hint: "The transfer was aborted before it completed; try again." },
   INVALID_TOKEN: { status: 401, hint: "The link is invalid; ask for a new one." },
   TOKEN_EXPIRED: { status: 410, hint: "The link has expired; ask for a new one." },

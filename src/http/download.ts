@@ -5,6 +5,7 @@ import { lazyWebStream, setNodeResponseBody } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
 import { parseRange } from "./range.js";
 import { JSON_HEADERS, report } from "./responses.js";
+import { watchedDownload } from "./timeouts.js";
 import type { DownloadEvent } from "./types.js";
 
 /**
@@ -97,15 +98,18 @@ export async function handleDownload(
       .then(() => config.onDownload?.(event))
       .catch((error: unknown) => report(config, error));
   };
+  // Every byte goes through a watchdog: a client that stops reading (or takes too long) ends the
+  // transfer, and the store's stream is destroyed with it.
+  const watched = watchedDownload(stream, config.idleTimeoutMs, config.downloadTimeoutMs);
   let claimed = false;
-  const body = lazyWebStream(stream, {
+  const body = lazyWebStream(watched, {
     onEnd: (bytes) => {
       if (!claimed && bytes === length) finish(bytes);
     },
   });
   const response = new Response(body, { status, headers });
   setNodeResponseBody(response, {
-    stream,
+    stream: watched,
     claim: () => {
       claimed = true;
     },

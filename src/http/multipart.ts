@@ -133,6 +133,9 @@ export function stageMultipart(
       parsed = true;
       void settle();
     });
+    // A timeout (or the client leaving) fails the parse even while no file part is streaming.
+    if (controller.signal.aborted) fail(controller.signal.reason);
+    else controller.signal.addEventListener("abort", () => fail(controller.signal.reason), { once: true });
     body.on("error", (cause) =>
       fail(new FileBridgeError("ABORTED", "The request body ended early", { cause })),
     );

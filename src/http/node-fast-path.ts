@@ -66,6 +66,16 @@ export function lazyWebStream(
   let bytes = 0;
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        // A source that fails while nobody pulls (a download timed out) fails the web stream too.
+        source.once("error", (error) => {
+          try {
+            controller.error(error);
+          } catch {
+            // already closed or errored
+          }
+        });
+      },
       async pull(controller) {
         iterator ??= source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
         const next = await iterator.next();

@@ -1,6 +1,12 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { durationToMs } from "../internal/duration.js";
-import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import {
+  DEFAULT_DOWNLOAD_TIMEOUT,
+  DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_UPLOAD_MAX_BYTES,
+  DEFAULT_UPLOAD_MAX_FILES,
+  DEFAULT_UPLOAD_TIMEOUT,
+} from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import type { FileRoutesOptions, FileRoutesTokenVerifier } from "./types.js";
@@ -37,6 +43,12 @@ export interface ResolvedRouteOptions {
   maxBytes: number;
   maxFiles: number;
   uploadTtlMs: number;
+  /** Milliseconds; 0 = off. */
+  idleTimeoutMs: number;
+  /** Milliseconds; 0 = off. */
+  uploadTimeoutMs: number;
+  /** Milliseconds; 0 = off. */
+  downloadTimeoutMs: number;
   inlineTypes: ReadonlySet<string>;
   authorize: FileRoutesOptions["authorize"];
   onDownload: FileRoutesOptions["onDownload"];
@@ -45,10 +57,24 @@ export interface ResolvedRouteOptions {
   onError: FileRoutesOptions["onError"];
 }
 
-function invalidOption(name: string, message: string): FileBridgeError {
+function invalidOption(name: string, message: string, cause?: unknown): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", `createFileRoutes: ${name} ${message}`, {
     data: { option: name },
+    cause,
   });
+}
+
+/** A timeout option in milliseconds (`0` = off); the error names the option. */
+function timeoutMs(value: Duration | undefined, fallback: Duration, name: string): number {
+  let ms: number;
+  try {
+    ms = durationToMs(value ?? fallback, `createFileRoutes: ${name}`);
+  } catch (cause) {
+    throw invalidOption(name, 'must be seconds or a duration like "30s" (0 turns it off)', cause);
+  }
+  // Node timers take at most a signed 32-bit number of milliseconds.
+  if (ms > 2_147_483_647) throw invalidOption(name, "must be at most 24 days");
+  return ms;
 }
 
 export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions {
@@ -71,6 +97,9 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     throw invalidOption("maxFiles", "must be a positive integer");
   const uploadTtlMs = durationToMs(options.uploadTtl ?? "1h", "createFileRoutes: uploadTtl");
   if (uploadTtlMs <= 0) throw invalidOption("uploadTtl", "must be positive");
+  const idleTimeoutMs = timeoutMs(options.idleTimeout, DEFAULT_IDLE_TIMEOUT, "idleTimeout");
+  const uploadTimeoutMs = timeoutMs(options.uploadTimeout, DEFAULT_UPLOAD_TIMEOUT, "uploadTimeout");
+  const downloadTimeoutMs = timeoutMs(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT, "downloadTimeout");
   const inlineTypes = new Set<string>();
   for (const type of options.inlineTypes ?? DEFAULT_INLINE_TYPES) {
     const parsed = parseMediaType(type);
@@ -100,6 +129,9 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     maxBytes,
     maxFiles,
     uploadTtlMs,
+    idleTimeoutMs,
+    uploadTimeoutMs,
+    downloadTimeoutMs,
     inlineTypes,
     authorize: options.authorize,
     onDownload: options.onDownload,

@@ -225,6 +225,27 @@ export interface FileRoutesOptions {
    */
   registry?: FileRoutesRegistry;
   /**
+   * Longest time an upload or a download may go without progress: no body byte arrived (an upload;
+   * answered `408 REQUEST_TIMEOUT`, nothing stored, the ticket stays usable), or the client read
+   * nothing (a download; the transfer is ended). Time the server itself spends writing to the store
+   * does not count. `0` turns it off.
+   * @default "30s"
+   */
+  idleTimeout?: Duration;
+  /**
+   * Longest time one upload request may take, from its start until its files are committed; then
+   * `408 REQUEST_TIMEOUT`, nothing stored, the ticket stays usable. `0` turns it off. (On Node, the
+   * server's own `requestTimeout`, 5 minutes by default, also applies.)
+   * @default "15m"
+   */
+  uploadTimeout?: Duration;
+  /**
+   * Longest time one download may take to send its bytes; then the transfer is ended (and
+   * `onDownload` does not run). `0` turns it off.
+   * @default "1h"
+   */
+  downloadTimeout?: Duration;
+  /**
    * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
    * without details, and storage failures during an upload, with the original error as `cause`)
    * and hook failures.

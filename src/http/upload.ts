@@ -18,6 +18,7 @@ import { stageMultipart } from "./multipart.js";
 import { requestBodyAsNode } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
 import { jsonResponse, report } from "./responses.js";
+import { startWatchdog, uploadTimeoutError } from "./timeouts.js";
 import type { UploadReplyFile } from "./types.js";
 import { stageRaw, type UploadLimits } from "./upload-staging.js";
 
@@ -160,11 +161,27 @@ async function storeRequestFiles(
   const body = requestBodyAsNode(request);
   if (!body) throw new FileBridgeError("INVALID_REQUEST", "The request has no body");
 
+  // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
+  // `uploadTimeout` in all: the staging is aborted and the upload fails with REQUEST_TIMEOUT.
+  const watchdog = startWatchdog({
+    idleMs: config.idleTimeoutMs,
+    totalMs: config.uploadTimeoutMs,
+    onTimeout: (kind) =>
+      controller.abort(
+        uploadTimeoutError(kind, kind === "idle" ? config.idleTimeoutMs : config.uploadTimeoutMs),
+      ),
+  });
   const staged: StagedFile[] = [];
   try {
-    const parts = multipart
-      ? await stageMultipart(config, body, contentType as string, limits, controller)
-      : [await stageRaw(config, request, body, limits, controller, mode.name)];
+    const staging = multipart
+      ? stageMultipart(config, body, contentType as string, limits, controller)
+      : stageRaw(config, request, body, limits, controller, mode.name).then((part) => [part]);
+    // Attached once the body is piped, in the same tick, so no chunk flows past the stager.
+    body.on("data", watchdog.touch);
+    body.on("pause", watchdog.pause);
+    body.on("resume", watchdog.resume);
+    const parts = await staging;
+    watchdog.stop();
     staged.push(...parts.map((part) => part.staged));
     for (const part of parts) {
       if (part.sha256 !== undefined && part.sha256 !== part.staged.file.sha256) {
@@ -190,8 +207,12 @@ async function storeRequestFiles(
   } catch (error) {
     await Promise.allSettled(staged.map((part) => part.abort()));
     discard(body);
-    throw toUploadError(error, request.signal.aborted);
+    throw toUploadError(error, request.signal.aborted, controller.signal);
   } finally {
+    watchdog.stop();
+    body.off("data", watchdog.touch);
+    body.off("pause", watchdog.pause);
+    body.off("resume", watchdog.resume);
     request.signal.removeEventListener("abort", onAbort);
   }
 }
@@ -211,7 +232,9 @@ function discard(body: Readable): void {
   if (!body.destroyed) body.destroy();
 }
 
-function toUploadError(error: unknown, aborted: boolean): unknown {
+function toUploadError(error: unknown, aborted: boolean, signal: AbortSignal): unknown {
+  // A timeout aborts the staging; the store then reports ABORTED: answer with the timeout itself.
+  if (isFileBridgeError(signal.reason, "REQUEST_TIMEOUT")) return signal.reason;
   if (isFileBridgeError(error)) return error;
   if (aborted) return new FileBridgeError("ABORTED", "The client aborted the upload", { cause: error });
   return new FileBridgeError("STORAGE_ERROR", "The upload could not be stored", { cause: error });
