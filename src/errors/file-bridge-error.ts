@@ -28,6 +28,7 @@ export type FileBridgeErrorCode =
   | "INVALID_TOKEN"
   | "TOKEN_EXPIRED"
   | "TOKEN_ALREADY_USED"
+  | "UPLOAD_IN_PROGRESS"
   | "FORBIDDEN"
   | "INVALID_CURSOR"
   | "INVALID_REQUEST"
@@ -83,6 +84,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   INVALID_TOKEN: { status: 401, hint: "The link is invalid; ask for a new one." },
   TOKEN_EXPIRED: { status: 410, hint: "The link has expired; ask for a new one." },
   TOKEN_ALREADY_USED: { status: 410, hint: "The link was already used; ask for a new one." },
+  UPLOAD_IN_PROGRESS: {
+    status: 409,
+    hint: "Another upload with this link is under way; wait for it, and retry only if it failed.",
+  },
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },

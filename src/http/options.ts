@@ -50,6 +50,8 @@ export interface ResolvedRouteOptions {
   /** Milliseconds; 0 = off. */
   downloadTimeoutMs: number;
   inlineTypes: ReadonlySet<string>;
+  /** Claims of single-use tickets whose upload runs now, when there is no `state` to hold them. */
+  uploadsInFlight: Set<string>;
   authorize: FileRoutesOptions["authorize"];
   onDownload: FileRoutesOptions["onDownload"];
   onStored: FileRoutesOptions["onStored"];
@@ -118,7 +120,12 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
   ) {
     throw invalidOption("registry", "must be a ResourceRegistry");
   }
-  if (options.state !== undefined && typeof options.state?.set !== "function") {
+  if (
+    options.state !== undefined &&
+    (typeof options.state?.set !== "function" ||
+      typeof options.state.setIfAbsent !== "function" ||
+      typeof options.state.delete !== "function")
+  ) {
     throw invalidOption("state", "must be a StateStore");
   }
   return {
@@ -133,6 +140,7 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     uploadTimeoutMs,
     downloadTimeoutMs,
     inlineTypes,
+    uploadsInFlight: new Set(),
     authorize: options.authorize,
     onDownload: options.onDownload,
     onStored: async (file) => {

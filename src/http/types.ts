@@ -19,6 +19,14 @@ export interface VerifiedTokenClaims {
   fileId: string;
   /** Extra claims set at mint time (upload tickets carry `max_bytes`, `max_files`, `file_ttl`). */
   claims?: Record<string, string | number | boolean>;
+  /** The token's unique id; an upload in progress claims it (else `fileId`). */
+  jti?: string;
+  /**
+   * Whether the token works once. An upload with a single-use ticket claims it while it runs, so a
+   * second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` at once.
+   * @default true (treated as single-use when absent)
+   */
+  singleUse?: boolean;
 }
 
 /**
@@ -168,7 +176,9 @@ export interface FileRoutesOptions {
   /**
    * Where ticket uploads are recorded, so the ticket's own handle (returned by `get_upload_url`
    * before the upload) resolves to the uploaded file. Give the same store as the
-   * `UploadHandleResolver`.
+   * `UploadHandleResolver`. It also holds the claim of a single-use ticket while its upload runs,
+   * so a second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` on every replica that
+   * shares the store (without `state` the claim holds within this process only).
    * @default no record (only the per-file handles of the reply resolve)
    */
   state?: StateStore;

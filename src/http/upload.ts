@@ -18,6 +18,7 @@ import { stageMultipart } from "./multipart.js";
 import { requestBodyAsNode } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
 import { jsonResponse, report } from "./responses.js";
+import { claimTicket } from "./ticket-claim.js";
 import { startWatchdog, uploadTimeoutError } from "./timeouts.js";
 import type { UploadReplyFile } from "./types.js";
 import { stageRaw, type UploadLimits } from "./upload-staging.js";
@@ -48,10 +49,18 @@ export async function handleTicketUpload(
     ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
     kind: "upload",
   };
-  const files = await storeRequestFiles(config, request, limits, {
-    allowMultipart: true,
-    beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
-  });
+  // A single-use ticket used up only at commit must still not stage two uploads at once: claim it
+  // now, before any byte is read (a verifier without `consume` used the ticket up in `verify`).
+  const release = deferred && verified.singleUse !== false ? await claimTicket(config, verified) : undefined;
+  let files: StoredFile[];
+  try {
+    files = await storeRequestFiles(config, request, limits, {
+      allowMultipart: true,
+      beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
+    });
+  } finally {
+    await release?.();
+  }
   if (config.state) {
     const record: TicketRecord = { scope: limits.scope, files: files.map((file) => file.id) };
     try {

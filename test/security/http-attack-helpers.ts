@@ -33,8 +33,8 @@ export async function startRoutes(
   const sockets: Socket[] = [];
   server.on("connection", (socket) => sockets.push(socket));
   const origin = await listen(server);
-  const store = memoryStore({ sweepInterval: 0 });
-  const state = memoryState();
+  const store = extra.store ?? memoryStore({ sweepInterval: 0 });
+  const state = extra.state ?? memoryState();
   const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
   const errors: unknown[] = [];
   const routes = createFileRoutes({

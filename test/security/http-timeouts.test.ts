@@ -69,7 +69,8 @@ describe("upload timeouts", () => {
   });
 
   it("a trickle (one byte every 20 ms, never idle) is cut at uploadTimeout", async () => {
-    running = await startRoutes({ idleTimeout: "200ms", uploadTimeout: "600ms" });
+    // The idle clock (2 s) cannot be what ends it before 1.8 s: only the total (300 ms) can.
+    running = await startRoutes({ idleTimeout: "2s", uploadTimeout: "300ms" });
     const path = await ticketPath(running);
     const result = await slowClient(
       running.origin,
@@ -82,8 +83,8 @@ describe("upload timeouts", () => {
     );
     expect(result.status).toBe(408);
     expect(errorCodeIn(result.response)).toBe("REQUEST_TIMEOUT");
-    expect(result.endedAfterMs as number).toBeGreaterThanOrEqual(500);
-    expect(result.endedAfterMs as number).toBeLessThan(2000);
+    expect(result.endedAfterMs as number).toBeGreaterThanOrEqual(250);
+    expect(result.endedAfterMs as number).toBeLessThan(1800);
     expect(result.sent).toBeLessThan(200);
     expect((await running.store.list("s1")).files).toEqual([]);
   });
@@ -111,7 +112,7 @@ describe("upload timeouts", () => {
   });
 
   it("a steady upload slower than nothing-for-idleTimeout but quick overall succeeds", async () => {
-    running = await startRoutes({ idleTimeout: "300ms" });
+    running = await startRoutes({ idleTimeout: "1s" });
     const path = await ticketPath(running);
     const content = randomBytes(64 * 1024);
     const result = await slowClient(
@@ -179,7 +180,6 @@ describe("download timeouts", () => {
     const file = await running.store.put(randomBytes(16 * MiB), { scope: "s1", name: "big.bin" });
     const { url } = await running.minter.downloadUrl(file);
     const started = Date.now();
-    let complete = true;
     const req = httpRequest(url, (res) => {
       // Reads a little, often: never idle, but far too slow for 16 MiB in 400 ms.
       res.on("data", () => {
@@ -187,9 +187,6 @@ describe("download timeouts", () => {
         setTimeout(() => res.resume(), 20);
       });
       res.on("error", () => {});
-      res.on("close", () => {
-        complete = res.complete;
-      });
     });
     req.on("error", () => {});
     req.end();
@@ -199,8 +196,6 @@ describe("download timeouts", () => {
     expect(serverBytesWritten(running)).toBeLessThan(16 * MiB);
     expect(timeoutCodes(running)).toContain("REQUEST_TIMEOUT");
     req.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(complete).toBe(false);
     expect(downloads).toEqual([]);
   });
 
