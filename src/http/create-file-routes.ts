@@ -4,6 +4,7 @@
  */
 import { isFileBridgeError } from "../errors/file-bridge-error.js";
 import { handleDownload } from "./download.js";
+import { setForbiddenMethodAnswer } from "./node-fast-path.js";
 import { resolveOptions } from "./options.js";
 import { errorResponse, invalidToken, methodNotAllowed, report } from "./responses.js";
 import type { FileRoutes, FileRoutesOptions } from "./types.js";
@@ -47,36 +48,56 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   const config = resolveOptions(options);
   const base = config.basePath;
 
-  return async (request: Request): Promise<Response | undefined> => {
+  /** Which route a path is, and the methods it accepts; `undefined` when it is not a file route. */
+  const match = (pathname: string): RouteMatch | undefined => {
+    if (!pathname.startsWith(`${base}/`)) return undefined;
+    const [route, ...rest] = pathname.slice(base.length + 1).split("/");
+    if (route === "download" && rest.length === 1) return { route, allow: "GET, HEAD", rest };
+    if (route === "upload" && rest.length === 1) return { route, allow: "POST, PUT", rest };
+    if (route === "scopes" && rest.length >= 3 && rest[1] === "files" && config.authorize) {
+      return { route: "direct", allow: "POST, PUT", rest };
+    }
+    return undefined;
+  };
+
+  const routes: FileRoutes = async (request: Request): Promise<Response | undefined> => {
     let pathname: string;
     try {
       pathname = new URL(request.url).pathname;
     } catch {
       return undefined;
     }
-    if (!pathname.startsWith(`${base}/`)) return undefined;
-    const segments = pathname.slice(base.length + 1).split("/");
-    const [route, ...rest] = segments;
+    const matched = match(pathname);
+    if (!matched) return undefined;
+    const { route, allow, rest } = matched;
+    // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
+    if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow);
     try {
-      if ((route === "download" || route === "upload") && rest.length === 1) {
-        const token = rest[0] as string;
-        if (!TOKEN_SEGMENT.test(token)) return errorResponse(invalidToken());
-        if (route === "download") {
-          if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed("GET, HEAD");
-          return await handleDownload(config, request, token);
-        }
-        if (request.method !== "POST" && request.method !== "PUT") return methodNotAllowed("POST, PUT");
-        return await handleTicketUpload(config, request, token);
-      }
-      if (route === "scopes" && rest.length >= 3 && rest[1] === "files" && config.authorize) {
-        if (request.method !== "POST" && request.method !== "PUT") return methodNotAllowed("POST, PUT");
+      if (route === "direct") {
         return await handleDirectUpload(config, request, rest[0] as string, rest.slice(2).join("/"));
       }
-      return undefined;
+      const token = rest[0] as string;
+      if (!TOKEN_SEGMENT.test(token)) return errorResponse(invalidToken());
+      if (route === "download") return await handleDownload(config, request, token);
+      return await handleTicketUpload(config, request, token);
     } catch (error) {
       // Server-side failures (500s, including storage errors wrapped as STORAGE_ERROR) reach onError.
       if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
       return errorResponse(error);
     }
   };
+  // The Node adapter asks this for methods a web `Request` cannot carry (TRACE): 405 with `Allow`.
+  setForbiddenMethodAnswer(routes, (pathname) => {
+    const matched = match(pathname);
+    return matched ? methodNotAllowed(matched.allow) : undefined;
+  });
+  return routes;
+}
+
+interface RouteMatch {
+  route: "download" | "upload" | "direct";
+  /** The methods the route accepts, as an `Allow` header value. */
+  allow: string;
+  /** The path segments after the route name. */
+  rest: string[];
 }

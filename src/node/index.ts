@@ -4,7 +4,12 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { lazyWebStream, setNodeRequestBody, takeNodeResponseBody } from "../http/node-fast-path.js";
+import {
+  forbiddenMethodAnswer,
+  lazyWebStream,
+  setNodeRequestBody,
+  takeNodeResponseBody,
+} from "../http/node-fast-path.js";
 
 /**
  * A web-standard handler such as the one `createFileRoutes()` returns.
@@ -100,16 +105,22 @@ export function toNodeHandler(handler: WebHandler, options: NodeHandlerOptions =
   };
 }
 
-function toRequest(req: IncomingMessage, signal: AbortSignal, fallbackOrigin: string): Request {
+/** Methods the Fetch standard forbids in a `Request` (Node delivers only TRACE to handlers). */
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
+function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
   const host = req.headers.host;
   const encrypted = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
-  let url: URL;
   try {
-    url = host ? new URL(path, `${encrypted ? "https" : "http"}://${host}`) : new URL(path, fallbackOrigin);
+    return host ? new URL(path, `${encrypted ? "https" : "http"}://${host}`) : new URL(path, fallbackOrigin);
   } catch {
-    url = new URL(path, fallbackOrigin);
+    return new URL(path, fallbackOrigin);
   }
+}
+
+function toRequest(req: IncomingMessage, signal: AbortSignal, fallbackOrigin: string): Request {
+  const url = requestUrl(req, fallbackOrigin);
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
@@ -141,9 +152,44 @@ async function serve(
     if (!res.writableFinished) controller.abort(new FileBridgeError("ABORTED", "The client went away"));
   });
 
+  const method = (req.method ?? "GET").toUpperCase();
+  if (FORBIDDEN_METHODS.has(method)) {
+    // No web `Request` can carry this method. The file routes answer 405 with `Allow` for their own
+    // paths; anything else goes on to `next()`, or is a 501 (the method is not supported here).
+    let answer: Response | undefined | null;
+    try {
+      answer = forbiddenMethodAnswer(handler, requestUrl(req, fallbackOrigin).pathname);
+    } catch {
+      answer = undefined;
+    }
+    if (answer === undefined || answer === null) {
+      if (next) {
+        next();
+        return;
+      }
+      res.writeHead(
+        answer === null ? 501 : 404,
+        closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }),
+      );
+      res.end(answer === null ? "Not Implemented" : "Not Found");
+      return;
+    }
+    await writeAnswer(req, answer, res, onError);
+    return;
+  }
+
+  let request: Request;
+  try {
+    request = toRequest(req, controller.signal, fallbackOrigin);
+  } catch {
+    // The request cannot be represented as a web `Request`: the client's fault, not the server's.
+    res.writeHead(400, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
+    res.end("Bad Request");
+    return;
+  }
   let response: Response | undefined;
   try {
-    response = await handler(toRequest(req, controller.signal, fallbackOrigin));
+    response = await handler(request);
   } catch (error) {
     if (next) {
       next(error);
@@ -165,6 +211,15 @@ async function serve(
     res.end("Not Found");
     return;
   }
+  await writeAnswer(req, response, res, onError);
+}
+
+async function writeAnswer(
+  req: IncomingMessage,
+  response: Response,
+  res: ServerResponse,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<void> {
   try {
     await writeResponse(req, response, res);
   } catch (error) {
