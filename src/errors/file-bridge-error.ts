@@ -29,6 +29,7 @@ export type FileBridgeErrorCode =
   | "TOKEN_EXPIRED"
   | "TOKEN_ALREADY_USED"
   | "UPLOAD_IN_PROGRESS"
+  | "RATE_LIMITED"
   | "FORBIDDEN"
   | "INVALID_CURSOR"
   | "INVALID_REQUEST"
@@ -88,6 +89,7 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
     status: 409,
     hint: "Another upload with this link is under way; wait for it, and retry only if it failed.",
   },
+  RATE_LIMITED: { status: 429, hint: "Too many requests; wait a moment, then try again." },
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },

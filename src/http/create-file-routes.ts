@@ -18,6 +18,7 @@ export type {
   FileRoutesOptions,
   FileRoutesRegistry,
   FileRoutesTokenVerifier,
+  UploadRateLimitInfo,
   UploadReplyFile,
   VerifiedTokenClaims,
 } from "./types.js";

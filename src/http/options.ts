@@ -53,6 +53,7 @@ export interface ResolvedRouteOptions {
   /** Claims of single-use tickets whose upload runs now, when there is no `state` to hold them. */
   uploadsInFlight: Set<string>;
   authorize: FileRoutesOptions["authorize"];
+  rateLimit: FileRoutesOptions["rateLimit"];
   onDownload: FileRoutesOptions["onDownload"];
   onStored: FileRoutesOptions["onStored"];
   resourceUri: FileRoutesOptions["resourceUri"];
@@ -108,7 +109,14 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     if (!parsed) throw invalidOption("inlineTypes", `has an invalid media type: ${String(type)}`);
     inlineTypes.add(parsed.essence);
   }
-  for (const hook of ["authorize", "onDownload", "onStored", "resourceUri", "onError"] as const) {
+  for (const hook of [
+    "authorize",
+    "rateLimit",
+    "onDownload",
+    "onStored",
+    "resourceUri",
+    "onError",
+  ] as const) {
     if (options[hook] !== undefined && typeof options[hook] !== "function") {
       throw invalidOption(hook, "must be a function");
     }
@@ -142,6 +150,7 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     inlineTypes,
     uploadsInFlight: new Set(),
     authorize: options.authorize,
+    rateLimit: options.rateLimit,
     onDownload: options.onDownload,
     onStored: async (file) => {
       if (registry) await registry.register(file);

@@ -121,6 +121,35 @@ export interface DirectUploadTarget {
 }
 
 /**
+ * What {@link FileRoutesOptions.rateLimit} receives: one upload about to start. The scope is verified
+ * (it comes from a checked ticket, or from a direct upload that `authorize` let in), so a client
+ * cannot spend another scope's budget.
+ *
+ * @example
+ * ```ts
+ * const perScope = new Map<string, number>();
+ * const rateLimit = ({ scope }: UploadRateLimitInfo) => {
+ *   const count = (perScope.get(scope) ?? 0) + 1;
+ *   perScope.set(scope, count);
+ *   return count <= 20; // false: 429 RATE_LIMITED
+ * };
+ * createFileRoutes({ store, minter, rateLimit });
+ * ```
+ */
+export interface UploadRateLimitInfo {
+  /** What is about to happen. */
+  action: "upload";
+  /** `"ticket"`: `POST|PUT {basePath}/upload/{token}`; `"direct"`: the direct route. */
+  route: "ticket" | "direct";
+  /** Scope the upload would store into. */
+  scope: string;
+  /** The ticket id, for ticket uploads. */
+  ticketId?: string;
+  /** The request (its headers, e.g. a client address your proxy sets); its body is not read yet. */
+  request: Request;
+}
+
+/**
  * One stored file in an upload reply.
  *
  * @example
@@ -210,6 +239,14 @@ export interface FileRoutesOptions {
    * @default undefined (direct route off)
    */
   authorize?: (request: Request, target: DirectUploadTarget) => boolean | Promise<boolean>;
+  /**
+   * Rate limit for uploads, asked once per upload after its ticket (or `authorize`) was checked and
+   * before any byte of the body is read. Return `true` to let it proceed; `false` answers
+   * `429 RATE_LIMITED` (the body is not read; the ticket stays usable); a thrown `FileBridgeError`
+   * answers with its own status. Per-scope byte and file quotas belong to the store.
+   * @default undefined (no limit)
+   */
+  rateLimit?: (info: UploadRateLimitInfo) => boolean | Promise<boolean>;
   /**
    * Runs after a download sent all its bytes (never for HEAD, 304, errors or aborted transfers).
    * Errors it throws go to `onError` and do not affect the response.

@@ -20,7 +20,7 @@ import type { ResolvedRouteOptions } from "./options.js";
 import { jsonResponse, report } from "./responses.js";
 import { claimTicket } from "./ticket-claim.js";
 import { startWatchdog, uploadTimeoutError } from "./timeouts.js";
-import type { UploadReplyFile } from "./types.js";
+import type { UploadRateLimitInfo, UploadReplyFile } from "./types.js";
 import { stageRaw, type UploadLimits } from "./upload-staging.js";
 
 function positiveClaim(value: unknown, fallback: number): number {
@@ -49,6 +49,13 @@ export async function handleTicketUpload(
     ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
     kind: "upload",
   };
+  await checkRateLimit(config, {
+    action: "upload",
+    route: "ticket",
+    scope: limits.scope,
+    ticketId: verified.fileId,
+    request,
+  });
   // A single-use ticket used up only at commit must still not stage two uploads at once: claim it
   // now, before any byte is read (a verifier without `consume` used the ticket up in `verify`).
   const release = deferred && verified.singleUse !== false ? await claimTicket(config, verified) : undefined;
@@ -72,6 +79,16 @@ export async function handleTicketUpload(
   return uploadReply(config, files);
 }
 
+/** Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read. */
+async function checkRateLimit(config: ResolvedRouteOptions, info: UploadRateLimitInfo): Promise<void> {
+  if (!config.rateLimit) return;
+  if ((await config.rateLimit(info)) !== true) {
+    throw new FileBridgeError("RATE_LIMITED", "Too many uploads; try again later", {
+      data: { scope: info.scope, route: info.route },
+    });
+  }
+}
+
 /** `POST|PUT {basePath}/scopes/{scope}/files/{name}`: a direct upload for callers `authorize` lets in. */
 export async function handleDirectUpload(
   config: ResolvedRouteOptions,
@@ -92,6 +109,7 @@ export async function handleDirectUpload(
   assertScope(scope);
   const allowed = await config.authorize?.(request, { scope, name });
   if (allowed !== true) throw new FileBridgeError("FORBIDDEN", "Not allowed to upload to this scope");
+  await checkRateLimit(config, { action: "upload", route: "direct", scope, request });
   const limits: UploadLimits = {
     scope,
     maxBytes: config.maxBytes,
