@@ -51,6 +51,7 @@ export type {
   FileRoutesOptions,
   FileRoutesRegistry,
   FileRoutesTokenVerifier,
+  UploadRateLimitInfo,
   UploadReplyFile,
   VerifiedTokenClaims,
 } from "./http/create-file-routes.js";

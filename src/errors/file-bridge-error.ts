@@ -23,10 +23,13 @@ export type FileBridgeErrorCode =
   | "HOST_NOT_ALLOWED"
   | "FETCH_FAILED"
   | "TIMEOUT"
+  | "REQUEST_TIMEOUT"
   | "ABORTED"
   | "INVALID_TOKEN"
   | "TOKEN_EXPIRED"
   | "TOKEN_ALREADY_USED"
+  | "UPLOAD_IN_PROGRESS"
+  | "RATE_LIMITED"
   | "FORBIDDEN"
   | "INVALID_CURSOR"
   | "INVALID_REQUEST"
@@ -74,10 +77,19 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   },
   FETCH_FAILED: { status: 502, hint: "The remote file could not be fetched; upload it instead." },
   TIMEOUT: { status: 504, hint: "The operation took too long; try again or upload the file instead." },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    hint: "The upload stalled or took too long; send it again on a steadier connection.",
+  },
   ABORTED: { status: 400, hint: "The transfer was aborted before it completed; try again." },
   INVALID_TOKEN: { status: 401, hint: "The link is invalid; ask for a new one." },
   TOKEN_EXPIRED: { status: 410, hint: "The link has expired; ask for a new one." },
   TOKEN_ALREADY_USED: { status: 410, hint: "The link was already used; ask for a new one." },
+  UPLOAD_IN_PROGRESS: {
+    status: 409,
+    hint: "Another upload with this link is under way; wait for it, and retry only if it failed.",
+  },
+  RATE_LIMITED: { status: 429, hint: "Too many requests; wait a moment, then try again." },
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },

@@ -19,7 +19,28 @@ export interface NodeResponseBody {
 }
 
 const requestBodies = new WeakMap<Request, IncomingMessage>();
+const forbiddenMethodAnswers = new WeakMap<object, (pathname: string) => Response | undefined>();
 const responseBodies = new WeakMap<Response, NodeResponseBody>();
+
+/**
+ * Registers, for a handler made by `createFileRoutes()`, its answer to a method no web `Request` can
+ * carry (`TRACE`): a 405 with `Allow` for its own paths, `undefined` for other paths.
+ */
+export function setForbiddenMethodAnswer(
+  handler: object,
+  answer: (pathname: string) => Response | undefined,
+): void {
+  forbiddenMethodAnswers.set(handler, answer);
+}
+
+/**
+ * A registered handler's answer to a method no web `Request` can carry; `null` when the handler did
+ * not register one (it is not from `createFileRoutes()`).
+ */
+export function forbiddenMethodAnswer(handler: object, pathname: string): Response | undefined | null {
+  const answer = forbiddenMethodAnswers.get(handler);
+  return answer ? answer(pathname) : null;
+}
 
 /** Registers the Node request a web `Request` was made from. */
 export function setNodeRequestBody(request: Request, incoming: IncomingMessage): void {
@@ -66,6 +87,16 @@ export function lazyWebStream(
   let bytes = 0;
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        // A source that fails while nobody pulls (a download timed out) fails the web stream too.
+        source.once("error", (error) => {
+          try {
+            controller.error(error);
+          } catch {
+            // already closed or errored
+          }
+        });
+      },
       async pull(controller) {
         iterator ??= source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
         const next = await iterator.next();

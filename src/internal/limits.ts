@@ -31,3 +31,9 @@ export const DEFAULT_URL_TTL = "5m";
 export const DEFAULT_UPLOAD_TICKET_TTL = "10m";
 /** `UploadHandleResolver`: lifetime of an `upload://` handle after its upload. */
 export const DEFAULT_UPLOAD_HANDLE_TTL = "1h";
+/** `createFileRoutes`: longest time an upload or a download may go without moving a byte. */
+export const DEFAULT_IDLE_TIMEOUT = "30s";
+/** `createFileRoutes`: longest time one upload request may take, from its start to its commit. */
+export const DEFAULT_UPLOAD_TIMEOUT = "15m";
+/** `createFileRoutes`: longest time one download may take to send its bytes. */
+export const DEFAULT_DOWNLOAD_TIMEOUT = "1h";

@@ -1,9 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { lazyWebStream, setNodeRequestBody, takeNodeResponseBody } from "../http/node-fast-path.js";
+import {
+  forbiddenMethodAnswer,
+  lazyWebStream,
+  setNodeRequestBody,
+  takeNodeResponseBody,
+} from "../http/node-fast-path.js";
 
 /**
  * A web-standard handler such as the one `createFileRoutes()` returns.
@@ -63,6 +69,10 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "up
  * once `res` finished. When the handler answers `undefined`, `next()` is called (express), or a 404
  * is sent when there is no `next`.
  *
+ * An answer sent before the request body was read in full (an early 401, 404 or 413, a timeout)
+ * carries `Connection: close`, and the socket is ended instead of draining the rest of the announced
+ * body; a handler's own `Connection: close` is kept as well.
+ *
  * Mount it before any body parser (`express.json()` would consume upload bodies).
  *
  * @example
@@ -95,16 +105,22 @@ export function toNodeHandler(handler: WebHandler, options: NodeHandlerOptions =
   };
 }
 
-function toRequest(req: IncomingMessage, signal: AbortSignal, fallbackOrigin: string): Request {
+/** Methods the Fetch standard forbids in a `Request` (Node delivers only TRACE to handlers). */
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
+function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
   const host = req.headers.host;
   const encrypted = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
-  let url: URL;
   try {
-    url = host ? new URL(path, `${encrypted ? "https" : "http"}://${host}`) : new URL(path, fallbackOrigin);
+    return host ? new URL(path, `${encrypted ? "https" : "http"}://${host}`) : new URL(path, fallbackOrigin);
   } catch {
-    url = new URL(path, fallbackOrigin);
+    return new URL(path, fallbackOrigin);
   }
+}
+
+function toRequest(req: IncomingMessage, signal: AbortSignal, fallbackOrigin: string): Request {
+  const url = requestUrl(req, fallbackOrigin);
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
@@ -136,16 +152,53 @@ async function serve(
     if (!res.writableFinished) controller.abort(new FileBridgeError("ABORTED", "The client went away"));
   });
 
+  const method = (req.method ?? "GET").toUpperCase();
+  if (FORBIDDEN_METHODS.has(method)) {
+    // No web `Request` can carry this method. The file routes answer 405 with `Allow` for their own
+    // paths; anything else goes on to `next()`, or is a 501 (the method is not supported here).
+    let answer: Response | undefined | null;
+    try {
+      answer = forbiddenMethodAnswer(handler, requestUrl(req, fallbackOrigin).pathname);
+    } catch {
+      answer = undefined;
+    }
+    if (answer === undefined || answer === null) {
+      if (next) {
+        next();
+        return;
+      }
+      res.writeHead(
+        answer === null ? 501 : 404,
+        closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }),
+      );
+      res.end(answer === null ? "Not Implemented" : "Not Found");
+      return;
+    }
+    await writeAnswer(req, answer, res, onError);
+    return;
+  }
+
+  let request: Request;
+  try {
+    request = toRequest(req, controller.signal, fallbackOrigin);
+  } catch {
+    // The request cannot be represented as a web `Request`: the client's fault, not the server's.
+    res.writeHead(400, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
+    res.end("Bad Request");
+    return;
+  }
   let response: Response | undefined;
   try {
-    response = await handler(toRequest(req, controller.signal, fallbackOrigin));
+    response = await handler(request);
   } catch (error) {
     if (next) {
       next(error);
       return;
     }
     onError?.(error);
-    if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+    if (!res.headersSent) {
+      res.writeHead(500, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
+    }
     res.end("Internal Server Error");
     return;
   }
@@ -154,16 +207,74 @@ async function serve(
       next();
       return;
     }
-    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+    res.writeHead(404, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
     res.end("Not Found");
     return;
   }
+  await writeAnswer(req, response, res, onError);
+}
+
+async function writeAnswer(
+  req: IncomingMessage,
+  response: Response,
+  res: ServerResponse,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<void> {
   try {
     await writeResponse(req, response, res);
   } catch (error) {
     onError?.(error);
     if (!res.destroyed) res.destroy();
   }
+}
+
+/** True when a `Connection` header value carries the `close` option. */
+function wantsClose(value: string | null): boolean {
+  return value?.split(",").some((option) => option.trim().toLowerCase() === "close") === true;
+}
+
+/** True when the request announced a body (a length above 0, or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length.trim() !== "0");
+}
+
+/**
+ * Adds `Connection: close` when the answer goes out before the request body was read in full (an
+ * early 401, 404 or 413, a timeout). Node then ends the socket once the answer is sent instead of
+ * reading (and throwing away) the rest of the announced body to keep the connection alive: a client
+ * that announces gigabytes cannot make the server read them.
+ */
+function closeIfUnread<T extends Record<string, string | string[]>>(req: IncomingMessage, headers: T): T {
+  if (hasBody(req) && !req.complete) {
+    lingerThenClose(req);
+    return { ...headers, connection: "close" };
+  }
+  return headers;
+}
+
+/** How long a refused connection stays half-open after the answer, at most. */
+const LINGER_MS = 1000;
+
+/**
+ * Closes a refused connection the careful way. When Node has sent the answer it ends the socket
+ * (`destroySoon`); closing a socket with unread bytes makes the kernel send a reset, and a client that
+ * is still writing its body may then lose the answer before reading it. So the socket is ended (the
+ * client sees the answer, then end-of-stream) and destroyed a moment later (`LINGER_MS`, or sooner
+ * when the client closes), and nothing more is read meanwhile: the request stays paused, so at most
+ * a few kilobytes already in flight are taken in.
+ */
+function lingerThenClose(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  if (!socket || Object.hasOwn(socket, "destroySoon")) return;
+  // Node's http server calls `socket.destroySoon()` once an answer with `Connection: close` is sent.
+  socket.destroySoon = () => {
+    req.pause();
+    if (socket.writable) socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
+  };
 }
 
 async function writeResponse(req: IncomingMessage, response: Response, res: ServerResponse): Promise<void> {
@@ -173,7 +284,8 @@ async function writeResponse(req: IncomingMessage, response: Response, res: Serv
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
-  res.writeHead(response.status, headers);
+  if (wantsClose(response.headers.get("connection"))) headers.connection = "close";
+  res.writeHead(response.status, closeIfUnread(req, headers));
 
   if (req.method === "HEAD" || response.body === null) {
     res.end();

@@ -1,0 +1,313 @@
+/**
+ * The public types of the file routes: options, hooks and what they receive, the reply shape.
+ */
+import type { Duration } from "../internal/duration.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+
+/**
+ * The claims a verified token carries, as far as the routes need them.
+ *
+ * @example
+ * ```ts
+ * const { scope, fileId, claims }: VerifiedTokenClaims = await minter.verify(token, { action: "download" });
+ * ```
+ */
+export interface VerifiedTokenClaims {
+  /** Scope the token is bound to. */
+  scope: string;
+  /** File id (downloads) or upload ticket id (uploads). */
+  fileId: string;
+  /** Extra claims set at mint time (upload tickets carry `max_bytes`, `max_files`, `file_ttl`). */
+  claims?: Record<string, string | number | boolean>;
+  /** The token's unique id; an upload in progress claims it (else `fileId`). */
+  jti?: string;
+  /**
+   * Whether the token works once. An upload with a single-use ticket claims it while it runs, so a
+   * second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` at once.
+   * @default true (treated as single-use when absent)
+   */
+  singleUse?: boolean;
+}
+
+/**
+ * The part of a `SignedUrlMinter` the routes use. Any `SignedUrlMinter` fits; the interface is
+ * structural so the routes can also sit behind another token scheme.
+ *
+ * @example
+ * ```ts
+ * const verifier: FileRoutesTokenVerifier = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
+ * const routes = createFileRoutes({ store, minter: verifier });
+ * ```
+ */
+export interface FileRoutesTokenVerifier {
+  /** Path prefix of the signed URLs, e.g. `/files`. */
+  readonly basePath: string;
+  /**
+   * Verifies a token for an action. Fails with `INVALID_TOKEN`, `TOKEN_EXPIRED`,
+   * `TOKEN_ALREADY_USED` or `NOT_FOUND`.
+   */
+  verify(
+    token: string,
+    expected: { action: "download" | "upload"; consume?: boolean },
+  ): Promise<VerifiedTokenClaims>;
+  /**
+   * Uses up a single-use token verified with `consume: false`; fails with `TOKEN_ALREADY_USED` if
+   * another request won. When absent, tokens are used up by `verify` itself.
+   */
+  consume?(claims: VerifiedTokenClaims): Promise<void>;
+}
+
+/**
+ * The part of a `ResourceRegistry` the routes use.
+ *
+ * @example
+ * ```ts
+ * const registry: FileRoutesRegistry = new ResourceRegistry({ store });
+ * const routes = createFileRoutes({ store, minter, registry }); // uploads show up in resources/list
+ * ```
+ */
+export interface FileRoutesRegistry {
+  /** The resource URI of a stored file. */
+  uriFor(file: StoredFile): string;
+  /** Registers a file already in the store (lists it, notifies). */
+  register(file: Pick<StoredFile, "scope" | "id">): Promise<unknown>;
+}
+
+/**
+ * What {@link FileRoutesOptions.onDownload} receives.
+ *
+ * @example
+ * ```ts
+ * const onDownload = ({ scope, file, bytes, claims }: DownloadEvent) =>
+ *   usage.charge({ key: String(claims.key), scope, id: file.id, bytes }); // claims: signed at mint time
+ * ```
+ */
+export interface DownloadEvent {
+  /** Scope of the file. */
+  scope: string;
+  /** The file that was sent. */
+  file: StoredFile;
+  /** How many bytes were sent (the range length for a 206). */
+  bytes: number;
+  /** The token the download used. */
+  token: string;
+  /**
+   * The verified extra claims signed into the token at mint time (`{}` when none): e.g. the API key
+   * id to charge, put there with `minter.downloadUrl(file, { claims })` or the registry's
+   * `downloadClaims` option. Authentic: they come from a token whose signature was checked.
+   */
+  claims: Record<string, string | number | boolean>;
+  /** The range that was sent, when the request asked for one. */
+  range?: { start: number; end: number };
+}
+
+/**
+ * What {@link FileRoutesOptions.authorize} receives besides the request.
+ *
+ * @example
+ * ```ts
+ * createFileRoutes({
+ *   store,
+ *   minter,
+ *   authorize: (request, target: DirectUploadTarget) => isTrusted(request) && !target.name.endsWith(".exe"),
+ * });
+ * ```
+ */
+export interface DirectUploadTarget {
+  /** Scope from the URL (percent-decoded). */
+  scope: string;
+  /** File name from the URL (percent-decoded, sanitized). */
+  name: string;
+}
+
+/**
+ * What {@link FileRoutesOptions.rateLimit} receives: one upload about to start. The scope is verified
+ * (it comes from a checked ticket, or from a direct upload that `authorize` let in), so a client
+ * cannot spend another scope's budget.
+ *
+ * @example
+ * ```ts
+ * const perScope = new Map<string, number>();
+ * const rateLimit = ({ scope }: UploadRateLimitInfo) => {
+ *   const count = (perScope.get(scope) ?? 0) + 1;
+ *   perScope.set(scope, count);
+ *   return count <= 20; // false: 429 RATE_LIMITED
+ * };
+ * createFileRoutes({ store, minter, rateLimit });
+ * ```
+ */
+export interface UploadRateLimitInfo {
+  /** What is about to happen. */
+  action: "upload";
+  /** `"ticket"`: `POST|PUT {basePath}/upload/{token}`; `"direct"`: the direct route. */
+  route: "ticket" | "direct";
+  /** Scope the upload would store into. */
+  scope: string;
+  /** The ticket id, for ticket uploads. */
+  ticketId?: string;
+  /** The request (its headers, e.g. a client address your proxy sets); its body is not read yet. */
+  request: Request;
+}
+
+/**
+ * One stored file in an upload reply.
+ *
+ * @example
+ * ```ts
+ * const response = await fetch(ticket.upload_url, { method: "POST", body: form });
+ * const { files } = (await response.json()) as { files: UploadReplyFile[] };
+ * console.log(files[0]?.handle); // upload://sessions/s1/01jc…
+ * ```
+ */
+export interface UploadReplyFile {
+  /** `upload://sessions/{scope}/{id}`: pass it to a tool. */
+  handle: string;
+  /** Resource URI, when {@link FileRoutesOptions.resourceUri} gives one. */
+  uri?: string;
+  /** File id. */
+  id: string;
+  /** Sanitized name. */
+  name: string;
+  /** Size in bytes. */
+  size: number;
+  /** Lower-case hex sha256. */
+  sha256: string;
+  /** Media type. */
+  mimeType: string;
+  /** Expiry as an ISO 8601 time, when the file expires. */
+  expiresAt?: string;
+}
+
+/**
+ * Options of {@link createFileRoutes}.
+ *
+ * @example
+ * ```ts
+ * const options: FileRoutesOptions = {
+ *   store,
+ *   minter,
+ *   state,
+ *   maxBytes: 500 * 1024 * 1024,
+ *   onDownload: ({ scope, bytes }) => usage.record(scope, bytes),
+ * };
+ * ```
+ */
+export interface FileRoutesOptions {
+  /** Where uploads go and downloads come from. */
+  store: FileStore;
+  /** Verifies the signed URL tokens; usually a `SignedUrlMinter`. */
+  minter: FileRoutesTokenVerifier;
+  /**
+   * Path prefix the routes answer under: starts with `/`; `"/"` (or `""`) mounts them at the root.
+   * @default minter.basePath
+   */
+  basePath?: string;
+  /**
+   * Where ticket uploads are recorded, so the ticket's own handle (returned by `get_upload_url`
+   * before the upload) resolves to the uploaded file. Give the same store as the
+   * `UploadHandleResolver`. It also holds the claim of a single-use ticket while its upload runs,
+   * so a second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` on every replica that
+   * shares the store (without `state` the claim holds within this process only).
+   * @default no record (only the per-file handles of the reply resolve)
+   */
+  state?: StateStore;
+  /**
+   * Size cap per file, in bytes, for tickets that carry none and for the direct route.
+   * @default 104857600 (100 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Most files one multipart upload may carry, for tickets that carry no limit.
+   * @default 10
+   */
+  maxFiles?: number;
+  /**
+   * Time to live of uploaded files, for tickets that carry none and for the direct route.
+   * @default "1h"
+   */
+  uploadTtl?: Duration;
+  /**
+   * Media types (essences, e.g. `image/png`) served `inline`; everything else is an `attachment`.
+   * Types are parsed, never substring-matched.
+   * @default ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "text/plain", "application/pdf", "audio/mpeg", "audio/ogg", "audio/wav", "video/mp4", "video/webm"]
+   */
+  inlineTypes?: readonly string[];
+  /**
+   * Guards the direct route `POST|PUT {basePath}/scopes/{scope}/files/{name}`. Return `true` to let
+   * the request store the file; `false` answers 403 `FORBIDDEN`; a thrown `FileBridgeError` answers
+   * with its own status. Without it the direct route does not exist.
+   * @default undefined (direct route off)
+   */
+  authorize?: (request: Request, target: DirectUploadTarget) => boolean | Promise<boolean>;
+  /**
+   * Rate limit for uploads, asked once per upload after its ticket (or `authorize`) was checked and
+   * before any byte of the body is read. Return `true` to let it proceed; `false` answers
+   * `429 RATE_LIMITED` (the body is not read; the ticket stays usable); a thrown `FileBridgeError`
+   * answers with its own status. Per-scope byte and file quotas belong to the store.
+   * @default undefined (no limit)
+   */
+  rateLimit?: (info: UploadRateLimitInfo) => boolean | Promise<boolean>;
+  /**
+   * Runs after a download sent all its bytes (never for HEAD, 304, errors or aborted transfers).
+   * Errors it throws go to `onError` and do not affect the response.
+   * @default undefined
+   */
+  onDownload?: (event: DownloadEvent) => void | Promise<void>;
+  /**
+   * Runs for each file once an upload committed it, e.g. to register it as a resource and fire
+   * `notifications/resources/list_changed`. Errors go to `onError`; the file stays stored.
+   * @default undefined
+   */
+  onStored?: (file: StoredFile) => void | Promise<void>;
+  /**
+   * The resource URI of an uploaded file, put in the reply as `uri`.
+   * @default `registry.uriFor` when a registry is given, else no `uri` in the reply
+   */
+  resourceUri?: (file: StoredFile) => string | undefined;
+  /**
+   * A `ResourceRegistry` over the same store: every uploaded file is registered (listed in
+   * `resources/list` at once, `list_changed` fires) before `onStored` runs, and the reply carries
+   * its resource URI.
+   * @default undefined
+   */
+  registry?: FileRoutesRegistry;
+  /**
+   * Longest time an upload or a download may go without progress: no body byte arrived (an upload;
+   * answered `408 REQUEST_TIMEOUT`, nothing stored, the ticket stays usable), or the client read
+   * nothing (a download; the transfer is ended). Time the server itself spends writing to the store
+   * does not count. `0` turns it off.
+   * @default "30s"
+   */
+  idleTimeout?: Duration;
+  /**
+   * Longest time one upload request may take, from its start until its files are committed; then
+   * `408 REQUEST_TIMEOUT`, nothing stored, the ticket stays usable. `0` turns it off. (On Node, the
+   * server's own `requestTimeout`, 5 minutes by default, also applies.)
+   * @default "15m"
+   */
+  uploadTimeout?: Duration;
+  /**
+   * Longest time one download may take to send its bytes; then the transfer is ended (and
+   * `onDownload` does not run). `0` turns it off.
+   * @default "1h"
+   */
+  downloadTimeout?: Duration;
+  /**
+   * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
+   * without details, and storage failures during an upload, with the original error as `cause`)
+   * and hook failures.
+   * @default undefined (ignored)
+   */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * A web-standard handler: a `Response`, or `undefined` when the request is not for these routes.
+ *
+ * @example
+ * ```ts
+ * const routes: FileRoutes = createFileRoutes({ store, minter });
+ * const response = (await routes(request)) ?? new Response("Not Found", { status: 404 });
+ * ```
+ */
+export type FileRoutes = (request: Request) => Promise<Response | undefined>;
