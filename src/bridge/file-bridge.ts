@@ -23,7 +23,7 @@ import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../in
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
 import { LocalResolvedFile } from "./resolved-file.js";
-import { isDataUrl, normalizeDataUrlBase64, parseDataUrl, percentDecodeBytes } from "./sources/data-url.js";
+import { isDataUrl, normalizeDataUrlBase64, parseDataUrl, percentDecodeTo } from "./sources/data-url.js";
 import {
   type ContainedFile,
   fileUriToPath,
@@ -748,11 +748,10 @@ export class FileBridge {
       );
       return this.#materialize(ctx, spec, (writer) => writeBase64(writer, plan, normalizeDataUrlBase64));
     }
-    if (parsed.maxDecodedLength / 3 > ctx.maxBytes)
-      throw tooLarge(Math.ceil(parsed.maxDecodedLength / 3), ctx.maxBytes);
-    const bytes = percentDecodeBytes(parsed.payload);
-    if (bytes.length > ctx.maxBytes) throw tooLarge(bytes.length, ctx.maxBytes);
-    return this.#materialize(ctx, spec, (writer) => writer.write(bytes));
+    // [decode] Refused early when even the lower bound is over the cap; else decoded window by window
+    // into the writer (which enforces the cap exactly), letting the event loop turn between windows.
+    if (parsed.minDecodedLength > ctx.maxBytes) throw tooLarge(parsed.minDecodedLength, ctx.maxBytes);
+    return this.#materialize(ctx, spec, (writer) => percentDecodeTo(parsed.payload, writer));
   }
 
   async #fromBase64(input: string, ctx: CallContext, kind: FileSourceKind = "base64"): Promise<ResolvedFile> {
