@@ -11,6 +11,11 @@ VALUES["/".charCodeAt(0)] = 63;
 VALUES["_".charCodeAt(0)] = 63;
 
 const WHITESPACE_GLOBAL = /[\t\n\f\r ]+/g;
+/**
+ * A character Node's decoder would cut to its low byte (`"aGk\u0141"` decodes like `"aGkA"`). On a
+ * one-byte string (what `JSON.parse` makes of ASCII) V8 answers without scanning.
+ */
+const WIDE = /[\u0100-\uffff]/;
 
 /** The shape of a base64 string once padding is accounted for. */
 export interface Base64Layout {
@@ -70,6 +75,21 @@ function assertCanonicalTail(text: string, dataLength: number): void {
 }
 
 /**
+ * Refuses what Node's decoder would misread instead of skip: characters above U+00FF (read as their
+ * low byte; those from U+0080 to U+00FF are skipped, so the length check catches them) and a text
+ * that uses both alphabets (`+` or `/` together with `-` or `_`).
+ */
+function assertAlphabet(text: string): void {
+  if (WIDE.test(text)) throw invalid("base64 contains a non-ASCII character");
+  // `+` or `/` turn up within the first few characters of standard base64, so the two full scans
+  // are for "-" and "_" (or, for URL-safe text, the other way round).
+  const standard = text.includes("+") || text.includes("/");
+  if (standard && (text.includes("-") || text.includes("_"))) {
+    throw invalid("base64 mixes the standard (+/) and URL-safe (-_) alphabets");
+  }
+}
+
+/**
  * Decodes a base64 chunk that has no whitespace and whose layout was checked; throws
  * `INVALID_BASE64` when any character is outside the alphabet. Node's decoder skips invalid
  * characters, so a decoded length short of the computed one means the input was not clean base64.
@@ -81,9 +101,9 @@ export function decodeBase64Chunk(text: string, expectedBytes: number): Buffer {
 }
 
 /**
- * Strict base64 decoding, fast: the standard and URL-safe alphabets (RFC 4648 §4 and §5), optional
- * padding (which must then be right), canonical trailing bits, ASCII whitespace ignored, and nothing
- * else. Throws `INVALID_BASE64` for any other input. `maxBytes` is checked from
+ * Strict base64 decoding, fast: the standard or the URL-safe alphabet (RFC 4648 §4 and §5, not
+ * both in one text), optional padding (which must then be right), canonical trailing bits, ASCII
+ * whitespace ignored, and nothing else (no character above U+007F either). Throws `INVALID_BASE64` for any other input. `maxBytes` is checked from
  * the length before anything is decoded (`FILE_TOO_LARGE`).
  *
  * @example
@@ -100,6 +120,7 @@ export function decodeBase64Strict(input: string, maxBytes = Number.POSITIVE_INF
     });
   }
   assertCanonicalTail(text, layout.dataLength);
+  assertAlphabet(text);
   return decodeBase64Chunk(text, layout.byteLength);
 }
 
@@ -126,6 +147,7 @@ export function hasBase64Whitespace(text: string): boolean {
 export function* decodeBase64Chunks(text: string, chunkBytes = 4 * 1024 * 1024): Generator<Buffer> {
   const layout = base64Layout(text);
   assertCanonicalTail(text, layout.dataLength);
+  assertAlphabet(text);
   const chunkChars = Math.max(4, Math.floor(chunkBytes / 3) * 4);
   for (let start = 0; start < layout.dataLength; start += chunkChars) {
     const end = Math.min(start + chunkChars, layout.dataLength);
