@@ -8,14 +8,7 @@ import { extension as extensionFor } from "mime-types";
 import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import {
-  BASE64_CHARSET,
-  type Base64Plan,
-  base64Layout,
-  decodeBase64Chunks,
-  planBase64,
-  stripBase64Whitespace,
-} from "../internal/base64.js";
+import { assertBase64Fits, BASE64_CHARSET, decodeBase64To, planBase64 } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
@@ -23,7 +16,7 @@ import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../in
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
 import { LocalResolvedFile } from "./resolved-file.js";
-import { isDataUrl, normalizeDataUrlBase64, parseDataUrl, percentDecodeTo } from "./sources/data-url.js";
+import { assertDataUrlFits, decodeDataUrlTo, isDataUrl, parseDataUrl } from "./sources/data-url.js";
 import {
   type ContainedFile,
   fileUriToPath,
@@ -170,7 +163,6 @@ export interface SweepOptions {
 }
 
 const DEFAULT_TIMEOUT: Duration = "30s";
-const DATA_CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_DISK_NAME_BYTES = 200;
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 
@@ -740,29 +732,22 @@ export class FileBridge {
       name: parsed.name,
       mimeType: parsed.mimeTypeDeclared ? parsed.mimeType : undefined,
     };
-    if (parsed.base64) {
-      const plan = checkedPlan(
-        { text: parsed.payload, byteLength: parsed.maxDecodedLength, normalized: false },
-        normalizeDataUrlBase64,
-        ctx.maxBytes,
-      );
-      return this.#materialize(ctx, spec, (writer) => writeBase64(writer, plan, normalizeDataUrlBase64));
-    }
-    // [decode] Refused early when even the lower bound is over the cap; else decoded window by window
-    // into the writer (which enforces the cap exactly), letting the event loop turn between windows.
-    if (parsed.minDecodedLength > ctx.maxBytes) throw tooLarge(parsed.minDecodedLength, ctx.maxBytes);
-    return this.#materialize(ctx, spec, (writer) => percentDecodeTo(parsed.payload, writer));
+    // [decode] Size cap before anything is decoded; then decoded chunk by chunk into the writer
+    // (which enforces the cap exactly), without copying the payload, letting the event loop turn.
+    assertDataUrlFits(parsed, ctx.maxBytes);
+    return this.#materialize(ctx, spec, (writer) => decodeDataUrlTo(parsed, writer));
   }
 
   async #fromBase64(input: string, ctx: CallContext, kind: FileSourceKind = "base64"): Promise<ResolvedFile> {
-    const plan = checkedPlan(planBase64(input), stripBase64Whitespace, ctx.maxBytes);
+    // [decode] Size cap from the length (whitespace counted only if needed), nothing copied.
+    const plan = assertBase64Fits(planBase64(input), ctx.maxBytes);
     const spec: MaterializeSpec = {
       kind,
       detail: kind === "object" ? "inline base64" : "base64",
       name: undefined,
       mimeType: undefined,
     };
-    return this.#materialize(ctx, spec, (writer) => writeBase64(writer, plan, stripBase64Whitespace));
+    return this.#materialize(ctx, spec, (writer) => decodeBase64To(plan, writer)); // [decode]
   }
 
   async #fromHttps(input: string, ctx: CallContext): Promise<ResolvedFile> {
@@ -933,45 +918,6 @@ class HashOnly {
   }
   digest(): string {
     return this.#hash.digest("hex");
-  }
-}
-
-/**
- * Enforces the size cap from a base64 length before decoding. A plan made from an unnormalized text
- * may overestimate (whitespace counts as data), so it is normalized once before refusing.
- */
-function checkedPlan(plan: Base64Plan, normalize: (text: string) => string, maxBytes: number): Base64Plan {
-  if (plan.byteLength <= maxBytes) return plan;
-  if (!plan.normalized) {
-    const text = normalize(plan.text);
-    if (text !== plan.text)
-      return checkedPlan(
-        { text, byteLength: base64Layout(text).byteLength, normalized: true },
-        normalize,
-        maxBytes,
-      );
-  }
-  throw tooLarge(plan.byteLength, maxBytes);
-}
-
-/**
- * Decodes base64 into the writer chunk by chunk. The text is first taken as given (no scan for
- * whitespace, which costs as much as decoding); if it turns out not to be clean, it is normalized
- * and decoded again from the start.
- */
-async function writeBase64(
-  writer: TempFileWriter,
-  plan: Base64Plan,
-  normalize: (text: string) => string,
-): Promise<void> {
-  try {
-    for (const chunk of decodeBase64Chunks(plan.text, DATA_CHUNK_BYTES)) await writer.write(chunk);
-  } catch (error) {
-    if (plan.normalized || !isFileBridgeError(error, "INVALID_BASE64")) throw error;
-    const text = normalize(plan.text);
-    if (text === plan.text) throw error;
-    await writer.reset();
-    for (const chunk of decodeBase64Chunks(text, DATA_CHUNK_BYTES)) await writer.write(chunk);
   }
 }
 

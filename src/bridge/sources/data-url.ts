@@ -1,6 +1,13 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { planBase64, stripBase64Whitespace } from "../../internal/base64.js";
+import {
+  assertBase64Fits,
+  type Base64Plan,
+  type ByteSink,
+  decodeBase64To,
+  planBase64,
+  stripBase64Whitespace,
+} from "../../internal/base64.js";
 import { parseMediaType } from "../../media/media-type.js";
 
 /** A parsed `data:` URL whose payload has not been decoded yet (so its size can be checked first). */
@@ -13,20 +20,20 @@ export interface DataUrl {
   readonly name: string | undefined;
   /** True for `;base64`. */
   readonly base64: boolean;
-  /**
-   * The payload: the base64 text (as given when its length is plausible, else already normalized —
-   * see {@link normalizeDataUrlBase64}), or the raw percent-encoded text.
-   */
+  /** The payload as given (never copied): base64 text, or percent-encoded text. */
   readonly payload: string;
+  /** For base64 payloads, the checked layout to decode it with ({@link decodeDataUrlTo}). */
+  readonly plan: Base64Plan | undefined;
   /**
-   * Exact decoded size for base64 payloads; for percent-encoded ones an upper bound found without
-   * scanning the payload (three bytes per character).
+   * An upper bound of the decoded size found without scanning the payload: for base64 the exact size
+   * of a clean payload (whitespace inside counted as data), for percent-encoded text three bytes per
+   * character.
    */
   readonly maxDecodedLength: number;
   /**
-   * A lower bound of the decoded size found without scanning the payload: exact for base64 payloads,
-   * a third of the characters for percent-encoded ones (an escape is three characters for one byte).
-   * A payload whose lower bound is over the cap can be refused before anything is decoded.
+   * A lower bound of the decoded size found without scanning the payload: for percent-encoded text a
+   * third of the characters (an escape is three characters for one byte). For base64 the same as
+   * `maxDecodedLength`, which {@link assertDataUrlFits} makes exact when it matters.
    */
   readonly minDecodedLength: number;
 }
@@ -95,13 +102,15 @@ export function parseDataUrl(input: string): DataUrl {
   }
   const rawPayload = input.slice(comma + 1);
   if (base64) {
-    const plan = planBase64(rawPayload, normalizeDataUrlBase64);
+    // Browsers tolerate whitespace and a percent-escaped padding (%3D); neither is copied away.
+    const plan = planBase64(rawPayload, { percentPadding: true });
     return {
       mimeType,
       mimeTypeDeclared,
       name,
       base64,
-      payload: plan.text,
+      payload: rawPayload,
+      plan,
       maxDecodedLength: plan.byteLength,
       minDecodedLength: plan.byteLength,
     };
@@ -112,6 +121,7 @@ export function parseDataUrl(input: string): DataUrl {
     name,
     base64,
     payload: rawPayload,
+    plan: undefined,
     // No scan here: counting UTF-8 bytes of a huge payload would hold the event loop by itself.
     maxDecodedLength: rawPayload.length * 3,
     minDecodedLength: Math.ceil(rawPayload.length / 3),
@@ -134,11 +144,6 @@ const SHORT_LITERAL = 32;
  * milliseconds.
  */
 export const PERCENT_WINDOW_CHARS = 256 * 1024;
-
-/** Something decoded bytes can be handed to, chunk by chunk (a `TempFileWriter`, for one). */
-export interface ByteSink {
-  write(chunk: Uint8Array): Promise<void>;
-}
 
 function badEscape(): FileBridgeError {
   return bad("data URL has an invalid percent-escape in its data");
@@ -235,8 +240,36 @@ export async function percentDecodeTo(
 }
 
 /**
+ * Refuses (`FILE_TOO_LARGE`, with `data.size` and `data.limit`) a data URL that decodes to more than
+ * `maxBytes`, before anything is decoded: for base64 from its exact size (whitespace counted only when
+ * the upper bound is over the cap), for percent-encoded text from its lower bound (the sink catches
+ * the rest while decoding).
+ */
+export function assertDataUrlFits(parsed: DataUrl, maxBytes: number): void {
+  if (parsed.plan) {
+    assertBase64Fits(parsed.plan, maxBytes);
+  } else if (parsed.minDecodedLength > maxBytes) {
+    throw new FileBridgeError(
+      "FILE_TOO_LARGE",
+      `the file is at least ${parsed.minDecodedLength} bytes; the limit is ${maxBytes}`,
+      { data: { size: parsed.minDecodedLength, limit: maxBytes } },
+    );
+  }
+}
+
+/**
+ * Decodes a parsed data URL's payload into `sink` chunk by chunk, letting the event loop turn between
+ * chunks: base64 strictly and without copying the payload (line-wrapped payloads too), percent-encoded
+ * text window by window. The sink enforces the size cap as bytes arrive.
+ */
+export function decodeDataUrlTo(parsed: DataUrl, sink: ByteSink): Promise<void> {
+  return parsed.plan ? decodeBase64To(parsed.plan, sink) : percentDecodeTo(parsed.payload, sink);
+}
+
+/**
  * Cleans a base64 data-URL payload the way browsers tolerate it: ASCII whitespace removed and
- * percent-escaped padding (`%3D`) restored.
+ * percent-escaped padding (`%3D`) restored. Makes a copy of the payload; the decoder does not need it
+ * ({@link decodeDataUrlTo} handles both in place).
  */
 export function normalizeDataUrlBase64(payload: string): string {
   const stripped = stripBase64Whitespace(payload);
