@@ -25,7 +25,7 @@ import {
   resolveContainedPath,
 } from "./sources/path-containment.js";
 import { type HostPattern, parseHostPattern, safeFetch } from "./sources/safe-fetch.js";
-import { TempFileWriter } from "./temp-file-writer.js";
+import { sha256OfFileSync, TempFileWriter } from "./temp-file-writer.js";
 import type { FileSourceKind, FileSourceResolver, ResolvedFile, ResolverResult } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
@@ -164,6 +164,8 @@ export interface SweepOptions {
 
 const DEFAULT_TIMEOUT: Duration = "30s";
 const MAX_DISK_NAME_BYTES = 200;
+/** [decode] Sources decoded in memory from the argument: their sha256 is computed on first read. */
+const DECODED_KINDS: ReadonlySet<FileSourceKind> = new Set(["data-url", "base64", "object"]);
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 
 /** Per-call state threaded through the resolution of one input. */
@@ -841,10 +843,13 @@ export class FileBridge {
     // is renamed once the sniffed type has given it an extension.
     const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
     const fileName = givenName ? diskName(givenName) : ".partial";
+    // [decode] Inputs decoded from the argument itself are hashed when `sha256` is first read (hashing
+    // while writing cost more than decoding and writing); streamed ones and digest checks hash now.
+    const hashNow = spec.expectedSha256 !== undefined || !DECODED_KINDS.has(spec.kind);
     const writer = TempFileWriter.deferred(
       dirReady.then((made) => join(made, fileName)),
       ctx.maxBytes,
-      ctx.signal,
+      { signal: ctx.signal, hash: hashNow },
     );
     try {
       await produce(writer);
@@ -878,7 +883,7 @@ export class FileBridge {
         name,
         mimeType,
         size: written.size,
-        sha256: written.sha256,
+        sha256: written.sha256 ?? (() => sha256OfFileSync(path)), // [decode] lazy when not hashed yet
         path,
         source: { kind: spec.kind, detail: spec.detail },
         tempDir: dir,
