@@ -6,7 +6,7 @@
  * Node's decoder is fast but lenient: it skips characters outside the alphabet, reads a character
  * above U+00FF as its low byte (`"aGk\u0141"` decodes like `"aGkA"`) and takes both alphabets at once.
  * So each window is decoded natively and its decoded length compared with what its characters must
- * give (a skipped character always makes it short), and the two other cases are refused up front.
+ * give (a skipped character always makes it short); the two other cases are checked per window too.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -21,7 +21,6 @@ VALUES["-".charCodeAt(0)] = 62;
 VALUES["/".charCodeAt(0)] = 63;
 VALUES["_".charCodeAt(0)] = 63;
 
-const WHITESPACE_GLOBAL = /[\t\n\f\r ]+/g;
 const WHITESPACE_CHARS = ["\n", "\r", " ", "\t", "\f"] as const;
 /**
  * A character Node's decoder would cut to its low byte (`"aGk\u0141"` decodes like `"aGkA"`). On a
@@ -99,22 +98,6 @@ function layoutOf(dataLength: number, padding: number): Base64Layout {
   if (rest === 1) throw invalid("base64 length is impossible (one character too many or few)");
   if (padding > 0 && rest + padding !== 4) throw invalid("base64 padding does not match the length");
   return { dataLength, byteLength: Math.floor((dataLength * 3) / 4) };
-}
-
-/**
- * Checks the lengths and padding of a base64 string without whitespace and returns how many bytes it
- * decodes to — without decoding, so size caps can be enforced first. Throws `INVALID_BASE64` for
- * impossible lengths or misplaced padding. Characters are checked when decoding.
- */
-export function base64Layout(text: string): Base64Layout {
-  let dataLength = text.length;
-  let padding = 0;
-  while (padding < 3 && dataLength > 0 && text.charCodeAt(dataLength - 1) === EQUALS) {
-    dataLength--;
-    padding++;
-  }
-  if (padding > 2) throw invalid("base64 has too much padding");
-  return layoutOf(dataLength, padding);
 }
 
 /** Counts ASCII whitespace in `window` with native searches. */
@@ -328,8 +311,8 @@ export async function decodeBase64To(
 
 /**
  * Iterates over the decoded bytes of a base64 string in chunks of about `chunkBytes`, so a large
- * payload never needs a second full-size buffer. Same strictness as {@link decodeBase64Strict}; the
- * layout (and so the size) is checked before the first chunk is produced.
+ * payload never needs a second full-size buffer. Same strictness as {@link decodeBase64Strict}. An
+ * impossible length is refused before the first chunk (for text with whitespace inside, by the last).
  */
 export function decodeBase64Chunks(text: string, chunkBytes: number = BASE64_CHUNK_BYTES): Generator<Buffer> {
   return decodeBase64Plan(planBase64(text), chunkBytes);
@@ -361,21 +344,5 @@ export function base64DecodedLength(text: string): number {
   return exactBase64Plan(planBase64(text)).byteLength;
 }
 
-/** Removes ASCII whitespace (line breaks in MIME-style base64) when there is any. Makes a copy. */
-export function stripBase64Whitespace(text: string): string {
-  return hasBase64Whitespace(text) ? text.replace(WHITESPACE_GLOBAL, "") : text;
-}
-
 /** Characters a string must be made of to be considered base64 at all (before strict checks). */
 export const BASE64_CHARSET = /^[A-Za-z0-9+/_\-\t\n\f\r ]+={0,2}[\t\n\f\r ]*$/;
-
-/** True when the string holds ASCII whitespace; `includes` per character is far faster than a regex scan. */
-export function hasBase64Whitespace(text: string): boolean {
-  return (
-    text.includes("\n") ||
-    text.includes("\r") ||
-    text.includes(" ") ||
-    text.includes("\t") ||
-    text.includes("\f")
-  );
-}

@@ -6,7 +6,6 @@ import {
   type ByteSink,
   decodeBase64To,
   planBase64,
-  stripBase64Whitespace,
 } from "../../internal/base64.js";
 import { parseMediaType } from "../../media/media-type.js";
 
@@ -264,14 +263,4 @@ export function assertDataUrlFits(parsed: DataUrl, maxBytes: number): void {
  */
 export function decodeDataUrlTo(parsed: DataUrl, sink: ByteSink): Promise<void> {
   return parsed.plan ? decodeBase64To(parsed.plan, sink) : percentDecodeTo(parsed.payload, sink);
-}
-
-/**
- * Cleans a base64 data-URL payload the way browsers tolerate it: ASCII whitespace removed and
- * percent-escaped padding (`%3D`) restored. Makes a copy of the payload; the decoder does not need it
- * ({@link decodeDataUrlTo} handles both in place).
- */
-export function normalizeDataUrlBase64(payload: string): string {
-  const stripped = stripBase64Whitespace(payload);
-  return stripped.includes("%") ? stripped.replace(/%3d/gi, "=") : stripped;
 }
