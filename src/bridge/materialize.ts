@@ -17,10 +17,12 @@ import type { FileStore, StoredFile } from "../storage/types.js";
 import { aborted } from "./failures.js";
 import { LocalResolvedFile } from "./resolved-file.js";
 import { storedFileSource } from "./stored-file-source.js";
-import { TempFileWriter } from "./temp-file-writer.js";
+import { sha256OfFileSync, TempFileWriter } from "./temp-file-writer.js";
 import type { FileSource, FileSourceKind, ResolvedFile } from "./types.js";
 
 const MAX_DISK_NAME_BYTES = 200;
+/** Sources decoded in memory from the argument: their sha256 is computed on first read. */
+const DECODED_KINDS: ReadonlySet<FileSourceKind> = new Set(["data-url", "base64", "object"]);
 
 /** Where and under which limits a file is materialized, and the names / type the caller gives it. */
 export interface MaterializeContext {
@@ -83,10 +85,13 @@ export async function materialize(
   // is renamed once the sniffed type has given it an extension.
   const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
   const fileName = givenName ? diskName(givenName) : ".partial";
+  // Inputs decoded from the argument itself are hashed when `sha256` is first read (hashing while
+  // writing cost more than decoding and writing); streamed inputs and digest checks hash now.
+  const hashNow = spec.expectedSha256 !== undefined || !DECODED_KINDS.has(spec.kind);
   const writer = TempFileWriter.deferred(
     dirReady.then((made) => join(made, fileName)),
     ctx.maxBytes,
-    ctx.signal,
+    { signal: ctx.signal, hash: hashNow },
   );
   try {
     await produce(writer);
@@ -115,7 +120,7 @@ export async function materialize(
       name,
       mimeType,
       size: written.size,
-      sha256: written.sha256,
+      sha256: written.sha256 ?? (() => sha256OfFileSync(path)),
       path,
       source: { kind: spec.kind, detail: spec.detail },
       tempDir: dir,

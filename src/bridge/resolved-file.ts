@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { removeDir } from "../internal/temp-dir.js";
 import type { FileSource, ResolvedFile } from "./types.js";
 
@@ -9,7 +10,8 @@ export interface LocalResolvedFileInit {
   name: string;
   mimeType: string;
   size: number;
-  sha256: string;
+  /** Lower-case hex sha256, or a function that computes it when `sha256` is first read. */
+  sha256: string | (() => string);
   path: string;
   source: FileSource;
   /** The per-call temp folder to remove on dispose; absent for local-path inputs (never deleted). */
@@ -25,7 +27,7 @@ export class LocalResolvedFile implements ResolvedFile {
   readonly name: string;
   readonly mimeType: string;
   readonly size: number;
-  readonly sha256: string;
+  declare readonly sha256: string;
   readonly path: string;
   readonly source: FileSource;
   readonly #tempDir: string | undefined;
@@ -36,7 +38,20 @@ export class LocalResolvedFile implements ResolvedFile {
     this.name = init.name;
     this.mimeType = init.mimeType;
     this.size = init.size;
-    this.sha256 = init.sha256;
+    // An own, enumerable property as before, computed on first read when given as a function.
+    let sha256 = init.sha256;
+    Object.defineProperty(this, "sha256", {
+      enumerable: true,
+      get: (): string => {
+        if (typeof sha256 === "function") {
+          if (this.#disposing) {
+            throw new FileBridgeError("NOT_FOUND", "sha256 was first read after dispose(); read it before");
+          }
+          sha256 = sha256();
+        }
+        return sha256;
+      },
+    });
     this.path = init.path;
     this.source = init.source;
     this.#tempDir = init.tempDir;

@@ -1,4 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
+import { closeSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -8,54 +9,88 @@ import { SNIFF_BYTES } from "../media/media-type.js";
 export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** Bytes hashed between two turns of the event loop. */
 const HASH_SLICE_BYTES = 128 * 1024;
+/** Bytes read at a time by {@link sha256OfFileSync}. */
+const READ_BYTES = 1024 * 1024;
 
 /** What a finished {@link TempFileWriter} knows about the bytes it wrote. */
 export interface WrittenFile {
   readonly size: number;
-  readonly sha256: string;
+  /** Lower-case hex sha256; `undefined` when the writer was made with `hash: false`. */
+  readonly sha256: string | undefined;
   /** The first bytes, for media-type sniffing. */
   readonly head: Buffer;
 }
 
 /**
- * Writes a new private file chunk by chunk while hashing it and enforcing a size cap. Chunks queue
- * behind the file's opening and each other's writes (up to {@link MAX_QUEUED_BYTES}), so decoding and
- * hashing on this thread overlap with making the folder, opening the file and writing on the thread
- * pool.
+ * Options of {@link TempFileWriter.deferred}.
+ *
+ * @example
+ * ```ts
+ * const writer = TempFileWriter.deferred(dirReady.then((dir) => join(dir, "a.bin")), maxBytes, {
+ *   signal,
+ *   hash: false, // the caller hashes later, if ever (see sha256OfFileSync)
+ * });
+ * ```
+ */
+export interface TempFileWriterOptions {
+  /** Aborts writing (`ABORTED` on the next write). @default none */
+  signal?: AbortSignal | undefined;
+  /**
+   * Hash the bytes (sha256) as they are written. Without it, writing a file decoded in memory costs
+   * about half as much: on a machine with SHA extensions hashing still takes longer than decoding and
+   * writing together.
+   * @default true
+   */
+  hash?: boolean;
+}
+
+/**
+ * Writes a new private file chunk by chunk while (optionally) hashing it and enforcing a size cap.
+ * Each chunk is written at its own offset as soon as the file is open, so writes run on the thread
+ * pool side by side and overlap with decoding (and hashing) on this thread; up to
+ * {@link MAX_QUEUED_BYTES} may be in flight before a write waits.
  */
 export class TempFileWriter {
   readonly #handle: Promise<FileHandle>;
-  #hash: Hash = createHash("sha256");
+  #hash: Hash | undefined;
   /** Bytes handed to write() whose disk write has not finished. */
   #queued = 0;
+  /** Disk writes under way, oldest first. */
+  #inFlight: Array<Promise<void>> = [];
   /** The first failed write, reported to the caller by the next write() or finish(). */
   #failure: unknown;
-  #position = 0;
   readonly #maxBytes: number;
   readonly #signal: AbortSignal | undefined;
-  #pending: Promise<void> = Promise.resolve();
   #size = 0;
   #head: Buffer = Buffer.alloc(0);
   #closed = false;
 
-  private constructor(handle: Promise<FileHandle>, maxBytes: number, signal: AbortSignal | undefined) {
+  private constructor(handle: Promise<FileHandle>, maxBytes: number, options: TempFileWriterOptions) {
     this.#handle = handle;
     // Errors surface on the first write or on finish(); never as an unhandled rejection.
     handle.catch(() => {});
     this.#maxBytes = maxBytes;
-    this.#signal = signal;
+    this.#signal = options.signal;
+    this.#hash = options.hash === false ? undefined : createHash("sha256");
   }
 
   /**
    * A writer for a file that is being created (it must not exist; mode 0600) at a path that may still
    * be being worked out — e.g. while its folder is made. The caller can decode its first chunk
-   * meanwhile; the first write waits for the file.
+   * meanwhile; the first write waits for the file. The third argument is the abort signal or the
+   * options.
    */
-  static deferred(path: Promise<string>, maxBytes: number, signal?: AbortSignal): TempFileWriter {
+  static deferred(
+    path: Promise<string>,
+    maxBytes: number,
+    options?: AbortSignal | TempFileWriterOptions,
+  ): TempFileWriter {
+    const settings: TempFileWriterOptions =
+      options instanceof AbortSignal ? { signal: options } : (options ?? {});
     return new TempFileWriter(
       path.then((p) => open(p, "wx", 0o600)),
       maxBytes,
-      signal,
+      settings,
     );
   }
 
@@ -66,16 +101,17 @@ export class TempFileWriter {
 
   /**
    * Adds a chunk: checks the cap (`FILE_TOO_LARGE`), the signal (`ABORTED`) and earlier write
-   * failures, queues the chunk behind the writes already under way (the first one also waits for the
-   * file to be opened) and hashes it meanwhile. It waits only when more than
-   * {@link MAX_QUEUED_BYTES} are queued, so a producer can decode ahead while the folder is made and
-   * the file opened on the thread pool. The chunk must not be changed afterwards.
+   * failures, starts writing it at its offset (once the file is open) and hashes it meanwhile. It
+   * waits only when more than {@link MAX_QUEUED_BYTES} are in flight, so a producer can decode ahead
+   * while the folder is made and the file opened on the thread pool. The chunk must not be changed
+   * afterwards.
    */
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#signal?.aborted) throw new FileBridgeError("ABORTED", "the transfer was aborted");
     if (this.#failure !== undefined) throw this.#failure;
     if (chunk.length === 0) return;
-    const size = this.#size + chunk.length;
+    const position = this.#size;
+    const size = position + chunk.length;
     if (size > this.#maxBytes) {
       throw new FileBridgeError("FILE_TOO_LARGE", `the file is larger than ${this.#maxBytes} bytes`, {
         data: { limit: this.#maxBytes },
@@ -83,67 +119,117 @@ export class TempFileWriter {
     }
     this.#size = size;
     this.#queued += chunk.length;
-    const previous = this.#pending;
-    this.#pending = (async () => {
-      await previous;
-      await this.#writeAll(await this.#handle, chunk);
-      this.#queued -= chunk.length;
-    })();
-    // A failed write is reported by the next write() or by finish(), never as an unhandled rejection.
-    this.#pending.catch((error: unknown) => {
-      this.#failure ??= error;
-    });
-    // Hash in slices and let the event loop turn between them, so the thread pool's callbacks (the
-    // folder made, the file opened, a write done) are serviced at once and the next write starts
-    // while this thread is still hashing.
-    for (let offset = 0; offset < chunk.length; offset += HASH_SLICE_BYTES) {
-      await nextTurn();
-      this.#hash.update(chunk.subarray(offset, offset + HASH_SLICE_BYTES));
-    }
+    const written = this.#handle.then((handle) => writeAll(handle, chunk, position));
+    const done = written.then(
+      () => {
+        this.#queued -= chunk.length;
+      },
+      (error: unknown) => {
+        this.#queued -= chunk.length;
+        // Reported by the next write() or by finish(), never as an unhandled rejection.
+        this.#failure ??= error;
+      },
+    );
+    this.#inFlight.push(done);
     if (this.#head.length < SNIFF_BYTES) {
       this.#head = Buffer.concat([
         this.#head,
         Buffer.from(chunk.subarray(0, SNIFF_BYTES - this.#head.length)),
       ]);
     }
-    if (this.#queued > MAX_QUEUED_BYTES) await this.#pending;
+    if (this.#hash) {
+      // Hash in slices and let the event loop turn between them, so the thread pool's callbacks (the
+      // folder made, the file opened, a write done) are serviced at once.
+      for (let offset = 0; offset < chunk.length; offset += HASH_SLICE_BYTES) {
+        await nextTurn();
+        this.#hash.update(chunk.subarray(offset, offset + HASH_SLICE_BYTES));
+      }
+    }
+    while (this.#queued > MAX_QUEUED_BYTES && this.#inFlight.length > 0) {
+      await this.#inFlight.shift();
+    }
+    if (this.#failure !== undefined) throw this.#failure;
   }
 
-  async #writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
-    let offset = 0;
-    while (offset < chunk.length) {
-      const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, this.#position);
-      offset += bytesWritten;
-      this.#position += bytesWritten;
+  /** Waits for every write under way (never throws; a failure is kept in #failure). */
+  async #settle(): Promise<void> {
+    while (this.#inFlight.length > 0) {
+      const batch = this.#inFlight;
+      this.#inFlight = [];
+      await Promise.all(batch);
     }
   }
 
   /** Throws away everything written so far (to start over after a failed fast path). */
   async reset(): Promise<void> {
-    await this.#pending;
+    await this.#settle();
+    if (this.#failure !== undefined) throw this.#failure;
     await (await this.#handle).truncate(0);
-    this.#position = 0;
     this.#size = 0;
-    this.#hash = createHash("sha256");
+    if (this.#hash) this.#hash = createHash("sha256");
     this.#queued = 0;
     this.#head = Buffer.alloc(0);
   }
 
-  /** Waits for the last write, closes the file and returns size, sha256 and the first bytes. */
+  /**
+   * Waits for the last write, closes the file and returns size, sha256 (unless made with
+   * `hash: false`) and the first bytes.
+   */
   async finish(): Promise<WrittenFile> {
-    await this.#pending;
+    await this.#settle();
     const handle = await this.#handle;
+    if (this.#failure !== undefined) throw this.#failure;
     this.#closed = true;
     await handle.close();
-    return { size: this.#size, sha256: this.#hash.digest("hex"), head: this.#head };
+    return { size: this.#size, sha256: this.#hash?.digest("hex"), head: this.#head };
   }
 
   /** Closes the file without finishing (after an error); safe to call more than once. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#pending.catch(() => {});
+    await this.#settle();
     const handle = await this.#handle.catch(() => undefined);
     await handle?.close();
   }
+}
+
+async function writeAll(handle: FileHandle, chunk: Uint8Array, position: number): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) {
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, position + offset);
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * The lower-case hex sha256 of a file, read synchronously a megabyte at a time. For a hash asked for
+ * after the file was written (a `ResolvedFile.sha256` read on demand); it holds the thread for about
+ * a millisecond per megabyte. A missing file is `NOT_FOUND`.
+ *
+ * @example
+ * ```ts
+ * const digest = sha256OfFileSync(file.path);
+ * ```
+ */
+export function sha256OfFileSync(path: string): string {
+  const hash = createHash("sha256");
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    throw new FileBridgeError("NOT_FOUND", "the file is gone, so its sha256 cannot be computed", {
+      cause: error,
+    });
+  }
+  try {
+    const buffer = Buffer.allocUnsafe(READ_BYTES);
+    for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer)) {
+      hash.update(buffer.subarray(0, read));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
 }

@@ -48,7 +48,13 @@ export interface ResolvedFile extends AsyncDisposable {
   readonly mimeType: string;
   /** Size in bytes. */
   readonly size: number;
-  /** Lower-case hex sha256 of the content. */
+  /**
+   * Lower-case hex sha256 of the content. For inputs decoded from the argument itself (`data:` URLs,
+   * base64 and inline object content) it is computed from the file at `path` when first read, then
+   * kept: resolving does not pay for a hash nobody reads. Read it before changing the file or calling
+   * `dispose()` (after which a first read throws `NOT_FOUND`). Inputs with a declared digest are
+   * checked while resolving, and streamed inputs are hashed as they arrive.
+   */
   readonly sha256: string;
   /** Absolute path of a local file with the content. */
   readonly path: string;

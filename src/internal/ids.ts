@@ -1,56 +1,81 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
 const TIME_CHARS = 10;
-const RANDOM_CHARS = 16;
+/** Characters of the in-millisecond sequence: 30 bits. */
+const SEQUENCE_CHARS = 6;
+/** Characters drawn fresh for every id: 50 bits. */
+const RANDOM_CHARS = 10;
+const SEQUENCE_LIMIT = 32 ** SEQUENCE_CHARS;
+/** A new millisecond starts its sequence below this, leaving 2^29 steps before it would overflow. */
+const SEQUENCE_START_LIMIT = SEQUENCE_LIMIT / 2;
 
 /** Pattern every id made by {@link newId} matches; ids from outside are checked against it. */
 export const ID_PATTERN = /^[0-9a-hjkmnp-tv-z]{26}$/;
 
 let lastTime = -1;
-let lastRandom: number[] = [];
+let lastSequence = 0;
 
-function encodeTime(time: number): string {
+/** Random bytes drawn a pool at a time (one `getrandom` call per 256 ids, not one per id). */
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
+function randomByte(): number {
+  if (poolOffset >= pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++] as number;
+}
+
+/** `count` base32 characters of fresh randomness (a byte modulo 32 is unbiased). */
+function randomChars(count: number): string {
   let out = "";
-  let t = time;
-  for (let i = 0; i < TIME_CHARS; i++) {
-    out = ALPHABET[t % 32] + out;
-    t = Math.floor(t / 32);
+  for (let i = 0; i < count; i++) out += ALPHABET[randomByte() % 32];
+  return out;
+}
+
+/** A random sequence start: 29 random bits. */
+function randomSequenceStart(): number {
+  let value = 0;
+  for (let i = 0; i < 4; i++) value = value * 256 + randomByte();
+  return value % SEQUENCE_START_LIMIT;
+}
+
+function encode(value: number, chars: number): string {
+  let out = "";
+  let rest = value;
+  for (let i = 0; i < chars; i++) {
+    out = ALPHABET[rest % 32] + out;
+    rest = Math.floor(rest / 32);
   }
   return out;
 }
 
-/** Adds one to a base32 digit array; false on overflow (all digits were 31). */
-function increment(digits: number[]): boolean {
-  for (let i = digits.length - 1; i >= 0; i--) {
-    if ((digits[i] as number) < 31) {
-      digits[i] = (digits[i] as number) + 1;
-      return true;
-    }
-    digits[i] = 0;
-  }
-  return false;
-}
-
 /**
- * A new random id: 26 lower-case Crockford base32 characters, 48 bits of millisecond time then 80
- * random bits. Ids sort by creation time (stable list order, cheap cursors) and are safe as file and
- * object-key names. Within one process they are strictly increasing, also within one millisecond
- * and when the clock steps back, so a listing cursor never skips a file added while paging.
+ * A new random id: 26 lower-case Crockford base32 characters — 48 bits of millisecond time, a 30-bit
+ * sequence, then 50 random bits drawn fresh for every id. Ids sort by creation time (stable list
+ * order, cheap cursors) and are safe as file and object-key names. Within one process they are
+ * strictly increasing, also within one millisecond and when the clock steps back: the sequence
+ * starts at a random value each millisecond and steps by one. The fresh tail means an id cannot be
+ * guessed from a neighbour (it used to be the previous id plus one within a millisecond).
  */
 export function newId(now: number = Date.now()): string {
   let time = Math.max(0, Math.floor(now));
-  if (time <= lastTime) {
-    time = lastTime;
-    if (!increment(lastRandom)) {
-      time = lastTime + 1;
-      lastRandom = Array.from(randomBytes(RANDOM_CHARS), (byte) => byte % 32);
-    }
+  let sequence: number;
+  if (time > lastTime) {
+    sequence = randomSequenceStart();
   } else {
-    lastRandom = Array.from(randomBytes(RANDOM_CHARS), (byte) => byte % 32);
+    time = lastTime;
+    sequence = lastSequence + 1;
+    if (sequence >= SEQUENCE_LIMIT) {
+      time = lastTime + 1;
+      sequence = randomSequenceStart();
+    }
   }
   lastTime = time;
-  return encodeTime(time) + lastRandom.map((digit) => ALPHABET[digit]).join("");
+  lastSequence = sequence;
+  return encode(time, TIME_CHARS) + encode(sequence, SEQUENCE_CHARS) + randomChars(RANDOM_CHARS);
 }
 
 /** True when `value` has the shape of an id made by {@link newId}. */
