@@ -1,7 +1,12 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", node: "src/node/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    node: "src/node/index.ts",
+    proxy: "src/proxy/index.ts",
+    cli: "src/cli/main.ts",
+  },
   format: ["esm", "cjs"],
   dts: true,
   sourcemap: true,

@@ -337,7 +337,10 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
       closing ??= (async () => {
         host?.stopAccepting();
         if (coreInstance.inFlight > 0) log(`waiting for ${coreInstance.inFlight} call(s) to finish`);
-        await coreInstance.drain(closeOptions.timeoutMs ?? 30_000);
+        const timeoutMs = closeOptions.timeoutMs ?? 30_000;
+        await coreInstance.drain(timeoutMs);
+        // the results of those calls are still on their way out
+        await host?.drain(Math.min(timeoutMs, 5000));
         await host?.close();
         await local?.close();
         await coreInstance.close();

@@ -11,6 +11,8 @@ export type {
   UpstreamServerConfig,
 } from "./config.js";
 export { loadProxyConfig, parseProxyConfig } from "./config.js";
+export type { ConnectShim, ConnectShimOptions } from "./connect-shim.js";
+export { createConnectShim } from "./connect-shim.js";
 export type { FileProxy, FileProxyOptions } from "./file-proxy.js";
 export { createFileProxy } from "./file-proxy.js";
 export type { HealthProblem, HealthReport } from "./health.js";

@@ -37,6 +37,8 @@ export interface ProxyHttpHost {
   readonly sessions: number;
   /** Stops accepting connections. */
   stopAccepting(): void;
+  /** Waits until every MCP POST in progress has had its response sent (or `timeoutMs` passed). */
+  drain(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,8 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHttpHost> {
   const mount = options.mount ?? "/mcp";
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  let activePosts = 0;
+  const idle: Array<() => void> = [];
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionId = req.headers["mcp-session-id"];
@@ -103,6 +107,13 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
         json(res, 404, { error: { code: "NOT_FOUND", message: "no such route" } });
         return;
       }
+      if (req.method === "POST") {
+        activePosts++;
+        res.once("close", () => {
+          activePosts--;
+          if (activePosts === 0) for (const resolve of idle.splice(0)) resolve();
+        });
+      }
       handleMcp(req, res).catch((error: unknown) => {
         options.log?.(`MCP request failed: ${String(error)}`);
         if (!res.headersSent) res.writeHead(500);
@@ -130,6 +141,16 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
     },
     stopAccepting() {
       http.close();
+    },
+    async drain(timeoutMs) {
+      if (activePosts === 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        idle.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     },
     async close() {
       await Promise.allSettled([...transports.values()].map((transport) => transport.close()));
