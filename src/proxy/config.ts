@@ -290,8 +290,13 @@ function absolutize(config: ProxyConfig, base: string): ProxyConfig {
     };
   }
   const storageDir = config.proxy?.storage?.dir;
+  const mcpServers: ProxyConfig["mcpServers"] = {};
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    mcpServers[name] = "command" in server && server.cwd ? { ...server, cwd: abs(server.cwd) } : server;
+  }
   return {
     ...config,
+    mcpServers,
     ...(config.servers ? { servers } : {}),
     ...(config.proxy
       ? { proxy: { ...config.proxy, ...(storageDir ? { storage: { dir: abs(storageDir) } } : {}) } }
@@ -310,7 +315,7 @@ function absolutize(config: ProxyConfig, base: string): ProxyConfig {
 
 /**
  * Reads and validates a config file: `.yaml`/`.yml` as YAML, anything else as JSON. Relative
- * folders in it are taken relative to the file's folder.
+ * folders in it (including a stdio server's `cwd`) are taken relative to the file's folder.
  *
  * @example
  * ```ts

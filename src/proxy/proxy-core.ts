@@ -444,7 +444,17 @@ export class ProxyCore {
   async readResource(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
     const uri = String(params.uri);
     const local = this.#options.localResources;
-    if (local?.owns(uri)) return await local.read(this.scopeOf(ctx), uri);
+    if (local?.owns(uri)) {
+      try {
+        return await local.read(this.scopeOf(ctx), uri);
+      } catch (error) {
+        // An upstream may serve URIs of the same shape (e.g. its own artifact://…).
+        if (this.#with("resources").length === 0) throw error;
+        return await this.#routeUri(uri, "resources/read", params, ctx).catch(() => {
+          throw error;
+        });
+      }
+    }
     return await this.#routeUri(uri, "resources/read", params, ctx);
   }
 

@@ -77,6 +77,8 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
     previous?.();
   };
 
+  /** Progress notifications still being sent, per request: the result must not overtake them. */
+  const sending = new WeakMap<RequestContext, Promise<unknown>[]>();
   const context = (raw: unknown, params: JsonObject | undefined): RequestContext => {
     const extra = raw as Extra;
     const ctx: RequestContext = {
@@ -111,7 +113,10 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
   );
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const p = params(request);
-    return (await core.callTool(p, context(extra, p))) as never;
+    const ctx = context(extra, p);
+    const result = await core.callTool(p, ctx);
+    await Promise.allSettled(sending.get(ctx) ?? []);
+    return result as never;
   });
   server.setRequestHandler(
     ListResourcesRequestSchema,
