@@ -4,7 +4,8 @@
  * names the bad key (`servers.files.tools.convert.upload.args[0]: …`).
  */
 import { readFile } from "node:fs/promises";
-import { dirname, extname, isAbsolute, resolve } from "node:path";
+import { homedir } from "node:os";
+import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -280,7 +281,10 @@ export function parseProxyConfig(input: unknown, source = "config"): ProxyConfig
 
 /** Makes the folders of a config absolute, relative to the config file's folder. */
 function absolutize(config: ProxyConfig, base: string): ProxyConfig {
-  const abs = (path: string) => (isAbsolute(path) ? path : resolve(base, path));
+  const abs = (path: string) => {
+    if (path === "~" || path.startsWith("~/")) return join(homedir(), path.slice(1));
+    return isAbsolute(path) ? path : resolve(base, path);
+  };
   const servers: NonNullable<ProxyConfig["servers"]> = {};
   for (const [name, rules] of Object.entries(config.servers ?? {})) {
     servers[name] = {
@@ -315,7 +319,8 @@ function absolutize(config: ProxyConfig, base: string): ProxyConfig {
 
 /**
  * Reads and validates a config file: `.yaml`/`.yml` as YAML, anything else as JSON. Relative
- * folders in it (including a stdio server's `cwd`) are taken relative to the file's folder.
+ * folders in it (including a stdio server's `cwd`) are taken relative to the file's folder; `~/` is
+ * the home folder.
  *
  * @example
  * ```ts

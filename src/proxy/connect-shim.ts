@@ -5,7 +5,8 @@
  * output folder.
  */
 import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_UPLOAD_MAX_BYTES } from "../internal/limits.js";
 import { serveProxyStdio } from "../mcp/proxy/http-host.js";
@@ -86,9 +87,11 @@ export interface ConnectShim {
 export async function createConnectShim(options: ConnectShimOptions): Promise<ConnectShim> {
   const log = options.log ?? (() => {});
   const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
-  const outputDir = resolve(options.outputDir ?? "mcp-downloads");
+  const home = (path: string) =>
+    path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+  const outputDir = resolve(home(options.outputDir ?? "mcp-downloads"));
   await mkdir(outputDir, { recursive: true, mode: 0o700 });
-  const allowed = await confinedFolders(options.allowDirs ?? []);
+  const allowed = await confinedFolders((options.allowDirs ?? []).map(home));
   const uploadToolName = options.uploadTool ?? "get_upload_url";
   const remote = options.remote;
   const origin = "url" in remote ? new URL(remote.url).origin : "http://127.0.0.1";
