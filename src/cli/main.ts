@@ -168,7 +168,7 @@ async function proxyCommand(argv: string[]): Promise<void> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new UsageError(`--port must be 0–65535, got ${values.port}`);
   }
-  const proxy = await createFileProxy({ config, log, upstreamStderr: values.stdio ? "pipe" : "inherit" });
+  const proxy = await createFileProxy({ config, log, upstreamStderr: "inherit" });
   if (values.check) {
     const report = await proxy.health();
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
