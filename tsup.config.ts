@@ -9,6 +9,8 @@ export default defineConfig({
     ui: "src/ui/index.ts",
     s3: "src/s3/index.ts",
     redis: "src/redis/index.ts",
+    proxy: "src/proxy/index.ts",
+    cli: "src/cli/main.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

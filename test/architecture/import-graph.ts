@@ -25,6 +25,7 @@ export interface Violation {
   rule:
     | "sdk-outside-mcp"
     | "sdk-value-import"
+    | "sdk-reachable-from-entry"
     | "internal-imports-piece"
     | "mcp-imports-piece"
     | "browser-only-imported"
@@ -34,6 +35,26 @@ export interface Violation {
 }
 
 const SDK = /^@modelcontextprotocol\//;
+/**
+ * The only folders that may use the SDK at run time: the proxy runs a real MCP client (upstream) and
+ * server (downstream), and is reached only through `mcp-file-bridge/proxy` and the CLI. The rule
+ * "sdk-reachable-from-entry" checks that no other entry point can reach them.
+ */
+export const SDK_RUNTIME_FOLDERS: readonly string[] = ["mcp/upstream", "mcp/proxy"];
+/** Entry points that must load without any SDK installed (every one but the proxy and the CLI). */
+export const SDK_FREE_ENTRIES: readonly string[] = [
+  "index.ts",
+  "node/index.ts",
+  "storage/kit/index.ts",
+  "testing/index.ts",
+  "ui/index.ts",
+  "s3/index.ts",
+  "redis/index.ts",
+];
+
+function inRuntimeFolder(file: string): boolean {
+  return SDK_RUNTIME_FOLDERS.some((dir) => file.startsWith(`${dir}/`));
+}
 
 /** Top-level folder of a file (`registry`), or `""` for files directly in the root (`index.ts`). */
 function folderOf(file: string): string {
@@ -155,7 +176,7 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       if (SDK.test(edge.specifier)) {
         if (folder !== "mcp") {
           violations.push({ rule: "sdk-outside-mcp", file, detail: edge.specifier });
-        } else if (!edge.typeOnly) {
+        } else if (!edge.typeOnly && !inRuntimeFolder(file)) {
           violations.push({ rule: "sdk-value-import", file, detail: edge.specifier });
         }
       }
@@ -167,8 +188,32 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       if (folder === "internal" && !INTERNAL_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "internal-imports-piece", file, detail: edge.target });
       }
-      if (folder === "mcp" && !MCP_MAY_IMPORT.includes(targetFolder)) {
+      // The port sits below every piece; the proxy's own MCP client and server sit above them.
+      if (folder === "mcp" && !inRuntimeFolder(file) && !MCP_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "mcp-imports-piece", file, detail: edge.target });
+      }
+    }
+  }
+  // Follow value imports from each SDK-free entry: none may reach a file that uses the SDK at run time.
+  for (const entry of SDK_FREE_ENTRIES) {
+    if (!graph.has(entry)) continue;
+    const seen = new Set<string>([entry]);
+    const queue = [entry];
+    while (queue.length > 0) {
+      const file = queue.shift() as string;
+      for (const edge of graph.get(file) ?? []) {
+        if (edge.typeOnly) continue;
+        if (SDK.test(edge.specifier)) {
+          violations.push({
+            rule: "sdk-reachable-from-entry",
+            file,
+            detail: `${entry} -> ${edge.specifier}`,
+          });
+        }
+        if (edge.target !== undefined && !seen.has(edge.target)) {
+          seen.add(edge.target);
+          queue.push(edge.target);
+        }
       }
     }
   }

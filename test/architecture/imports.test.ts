@@ -5,6 +5,7 @@ import {
   type ImportGraph,
   importsOf,
   readImportGraph,
+  SDK_RUNTIME_FOLDERS,
   SRC_ROOT,
 } from "./import-graph.js";
 
@@ -24,7 +25,7 @@ describe("src/ import rules", () => {
     expect(checkImportGraph(graph)).toEqual([]);
   });
 
-  it("see the SDK only inside src/mcp, and only as types there", () => {
+  it("see the SDK only inside src/mcp, and only as types there but in the proxy's folders", () => {
     const graph = readImportGraph(SRC_ROOT);
     const sdk = [...graph].flatMap(([file, edges]) =>
       edges
@@ -32,7 +33,13 @@ describe("src/ import rules", () => {
         .map((e) => ({ file, type: e.typeOnly })),
     );
     expect(sdk.length).toBeGreaterThan(0);
-    expect(sdk.filter(({ file, type }) => !file.startsWith("mcp/") || !type)).toEqual([]);
+    expect(
+      sdk.filter(
+        ({ file, type }) =>
+          !file.startsWith("mcp/") ||
+          (!type && !SDK_RUNTIME_FOLDERS.some((dir) => file.startsWith(`${dir}/`))),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -139,5 +146,22 @@ describe("browser-only sources", () => {
     expect(rules({ "ui/page.ts": 'import { x } from "./client/widget-main.js";' })).toEqual([
       "browser-only-imported ui/page.ts",
     ]);
+  });
+});
+
+describe("run-time SDK use", () => {
+  it("is allowed in the proxy's folders, but no SDK-free entry point may reach them", () => {
+    expect(
+      rules({
+        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "proxy/index.ts": 'import { s } from "../mcp/proxy/server.js";',
+      }),
+    ).toEqual([]);
+    expect(
+      rules({
+        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "index.ts": 'import { s } from "./mcp/proxy/server.js";',
+      }),
+    ).toEqual(["sdk-reachable-from-entry mcp/proxy/server.ts"]);
   });
 });

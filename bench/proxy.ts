@@ -1,0 +1,140 @@
+/**
+ * The proxy's costs over loopback:
+ * - pass-through: p50/p95 latency of a tool call through the proxy vs straight to the same upstream
+ *   (both Streamable HTTP on 127.0.0.1; target: < 2 ms added at p50);
+ * - hand-over: a 256 MiB uploaded file to a path the upstream can read (the upload consumer's work,
+ *   measured as a tool call whose upstream only stats the file) vs a raw file copy of the same file
+ *   (target: ≥ 0.8× the copy's throughput). The HTTP upload itself is reported too.
+ *
+ *   npx tsx bench/proxy.ts
+ *   BENCH_SIZE_MB=64 npx tsx bench/proxy.ts
+ */
+import { randomBytes } from "node:crypto";
+import { copyFile, mkdtemp, open, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createFileProxy } from "../src/proxy/index.js";
+import { startHttpFixture } from "../test/proxy/support.js";
+
+const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 256);
+const SIZE = SIZE_MB * 1024 * 1024;
+const CALLS = Number(process.env.BENCH_CALLS ?? 500);
+
+async function client(url: string): Promise<Client> {
+  const c = new Client({ name: "bench", version: "1.0.0" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return c;
+}
+
+async function latencies(c: Client, calls: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const started = process.hrtime.bigint();
+    await c.callTool({ name: "echo", arguments: { text: `call ${i}` } });
+    out.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return out;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const dir = await realpath(await mkdtemp(join(tmpdir(), "bench-proxy-")));
+const fixture = await startHttpFixture({ OUTPUT_DIR: dir });
+const proxy = await createFileProxy({
+  config: {
+    mcpServers: { up: { url: fixture.url } },
+    proxy: { storage: { dir: join(dir, "store") }, limits: { maxBytes: SIZE + 1024 } },
+    servers: {
+      up: { handoffDir: join(dir, "handoff"), tools: { stat_file: { upload: { args: ["path"] } } } },
+    },
+  },
+});
+try {
+  const { mcpUrl } = await proxy.listen();
+  const direct = await client(fixture.url);
+  const proxied = await client(mcpUrl);
+  await latencies(direct, 50);
+  await latencies(proxied, 50);
+  // interleave the two so machine noise hits both alike
+  const directMs: number[] = [];
+  const proxiedMs: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    directMs.push(...(await latencies(direct, CALLS / 5)));
+    proxiedMs.push(...(await latencies(proxied, CALLS / 5)));
+  }
+  const passThrough = {
+    calls: CALLS,
+    directP50Ms: percentile(directMs, 50),
+    proxiedP50Ms: percentile(proxiedMs, 50),
+    directP95Ms: percentile(directMs, 95),
+    proxiedP95Ms: percentile(proxiedMs, 95),
+    addedP50Ms: percentile(proxiedMs, 50) - percentile(directMs, 50),
+  };
+  console.log(
+    `pass-through: direct p50 ${passThrough.directP50Ms.toFixed(2)} ms, through the proxy ${passThrough.proxiedP50Ms.toFixed(2)} ms ` +
+      `(+${passThrough.addedP50Ms.toFixed(2)} ms; target < 2 ms) ${passThrough.addedP50Ms < 2 ? "OK" : "MISSED"}`,
+  );
+
+  // the big file
+  const source = join(dir, "big.bin");
+  const handle = await open(source, "w");
+  const chunk = randomBytes(8 * 1024 * 1024);
+  for (let written = 0; written < SIZE; written += chunk.length)
+    await handle.write(chunk, 0, Math.min(chunk.length, SIZE - written));
+  await handle.close();
+
+  const ticket = await proxied.callTool({ name: "get_upload_url", arguments: { filename: "big.bin" } });
+  const { upload_url, handle: uploadHandle } = ticket.structuredContent as {
+    upload_url: string;
+    handle: string;
+  };
+  const uploadStarted = process.hrtime.bigint();
+  const { openAsBlob } = await import("node:fs");
+  const response = await fetch(`${upload_url}?filename=big.bin`, {
+    method: "PUT",
+    body: await openAsBlob(source),
+  });
+  if (response.status !== 201) throw new Error(`upload failed: ${response.status} ${await response.text()}`);
+  const uploadSeconds = Number(process.hrtime.bigint() - uploadStarted) / 1e9;
+
+  // Rounds of: a raw copy of the file, then the hand-over of the uploaded file; best of each.
+  let copySeconds = Number.POSITIVE_INFINITY;
+  let handSeconds = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const copyStarted = process.hrtime.bigint();
+    await copyFile(source, join(dir, "copy.bin"));
+    copySeconds = Math.min(copySeconds, Number(process.hrtime.bigint() - copyStarted) / 1e9);
+    await rm(join(dir, "copy.bin"));
+    const handStarted = process.hrtime.bigint();
+    const stat = await proxied.callTool({ name: "stat_file", arguments: { path: uploadHandle } });
+    handSeconds = Math.min(handSeconds, Number(process.hrtime.bigint() - handStarted) / 1e9);
+    const text = (stat.content as Array<{ text: string }>)[0]?.text;
+    if (text !== `size ${SIZE}`) throw new Error(`the upstream saw ${text}`);
+  }
+
+  const mib = SIZE / 1024 / 1024;
+  const handOver = {
+    sizeMiB: mib,
+    rawCopyMiBps: mib / copySeconds,
+    handOverMiBps: mib / handSeconds,
+    ratio: copySeconds / handSeconds,
+    httpUploadMiBps: mib / uploadSeconds,
+  };
+  console.log(
+    `hand-over of ${mib} MiB: raw copy ${handOver.rawCopyMiBps.toFixed(0)} MiB/s, upload handle → upstream path ` +
+      `${handOver.handOverMiBps.toFixed(0)} MiB/s (${handOver.ratio.toFixed(2)}×; target ≥ 0.8×) ${handOver.ratio >= 0.8 ? "OK" : "MISSED"}; ` +
+      `HTTP upload ${handOver.httpUploadMiBps.toFixed(0)} MiB/s`,
+  );
+  console.log(`BENCH_JSON ${JSON.stringify({ bench: "proxy", passThrough, handOver })}`);
+  await direct.close();
+  await proxied.close();
+} finally {
+  await proxy.close();
+  await fixture.stop();
+  await rm(dir, { recursive: true, force: true });
+}

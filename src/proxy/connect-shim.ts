@@ -1,0 +1,169 @@
+/**
+ * `createConnectShim()`: the local side of a remote MCP server. A desktop client starts it as a stdio
+ * server; it forwards everything to the remote (Streamable HTTP), uploads local files named in file
+ * arguments (only from the allowed folders), and saves the files the remote returns into a local
+ * output folder.
+ */
+import { mkdir } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { DEFAULT_UPLOAD_MAX_BYTES } from "../internal/limits.js";
+import { serveProxyStdio } from "../mcp/proxy/http-host.js";
+import { createProxyServer } from "../mcp/proxy/proxy-server.js";
+import { UpstreamConnection } from "../mcp/upstream/upstream-connection.js";
+import type { UpstreamServerConfig } from "./config.js";
+import { confinedFolders } from "./confined-file.js";
+import { localUploads, remoteDownloads } from "./connect-adapters.js";
+import { ProxyCore } from "./proxy-core.js";
+import { markedFileArgs } from "./schema-paths.js";
+import type { JsonObject, ToolAdapter } from "./types.js";
+
+/**
+ * Options of {@link createConnectShim}.
+ *
+ * @example
+ * ```ts
+ * const options: ConnectShimOptions = {
+ *   remote: { url: "https://mcp.example.com/mcp", headers: { Authorization: `Bearer ${token}` } },
+ *   allowDirs: ["/home/me/Documents"],
+ *   outputDir: "/home/me/Downloads/mcp",
+ * };
+ * ```
+ */
+export interface ConnectShimOptions {
+  /** The remote server: a Streamable HTTP URL with headers (or, for tests, a stdio command). */
+  remote: UpstreamServerConfig;
+  /** Local folders whose files may be sent (symlinks out of them are refused). @default none: no local paths */
+  allowDirs?: string[];
+  /** Where remote outputs are saved. @default "./mcp-downloads" */
+  outputDir?: string;
+  /** Largest file sent or saved, in bytes. @default 104857600 (100 MiB) */
+  maxBytes?: number;
+  /** File arguments by tool name, on top of those marked with `x-mcp-file`. @default {} */
+  fileArgs?: Record<string, string[]>;
+  /** Longest a remote call may take (reset by progress). @default "10m" */
+  callTimeout?: Duration;
+  /** The remote's upload tool. @default "get_upload_url" */
+  uploadTool?: string;
+  /** Log lines (to stderr in the CLI). @default none */
+  log?: (line: string) => void;
+}
+
+/**
+ * A started shim; see {@link createConnectShim}.
+ *
+ * @example
+ * ```ts
+ * const shim = await createConnectShim(options);
+ * const { closed } = await shim.serveStdio();
+ * await closed;
+ * ```
+ */
+export interface ConnectShim {
+  readonly core: ProxyCore;
+  /** Makes the downstream MCP server (an SDK `Server`). */
+  createServer(): ReturnType<typeof createProxyServer>;
+  /** Serves it over this process's stdin/stdout. */
+  serveStdio(): Promise<{ closed: Promise<void> }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the shim in front of a remote server.
+ *
+ * @example
+ * ```ts
+ * import { createConnectShim } from "mcp-file-bridge/proxy";
+ *
+ * const shim = await createConnectShim({
+ *   remote: { url: "https://mcp.example.com/mcp" },
+ *   allowDirs: [process.env.HOME + "/Documents"],
+ *   outputDir: process.env.HOME + "/Downloads/mcp",
+ * });
+ * await shim.serveStdio();
+ * ```
+ */
+export async function createConnectShim(options: ConnectShimOptions): Promise<ConnectShim> {
+  const log = options.log ?? (() => {});
+  const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
+  const home = (path: string) =>
+    path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+  const outputDir = resolve(home(options.outputDir ?? "mcp-downloads"));
+  await mkdir(outputDir, { recursive: true, mode: 0o700 });
+  const allowed = await confinedFolders((options.allowDirs ?? []).map(home));
+  const uploadToolName = options.uploadTool ?? "get_upload_url";
+  const remote = options.remote;
+  const origin = "url" in remote ? new URL(remote.url).origin : "http://127.0.0.1";
+  const headers = "url" in remote ? { ...(remote.headers ?? {}) } : {};
+  const callTimeoutMs = durationToMs(options.callTimeout ?? "10m", "callTimeout");
+  let core: ProxyCore | undefined;
+  let remoteUploadTool = false;
+  const port = new UpstreamConnection({
+    name: "remote",
+    target: remote,
+    timeoutMs: callTimeoutMs,
+    stderr: "ignore",
+    onNotification: (method, params) => core?.onUpstreamNotification(port, method, params),
+    onError: (error) => log(`remote: ${error.message}`),
+  });
+  const downloads = remoteDownloads({ outputDir, maxBytes, origin, headers });
+  core = new ProxyCore({
+    upstreams: [
+      {
+        port,
+        adaptersFor: (tool: JsonObject) => {
+          const name = String(tool.name);
+          if (name === uploadToolName) remoteUploadTool = true;
+          const paths = [
+            ...new Set([...markedFileArgs(tool.inputSchema), ...(options.fileArgs?.[name] ?? [])]),
+          ];
+          const adapters: ToolAdapter[] = [];
+          if (paths.length > 0 && name !== uploadToolName) {
+            adapters.push(
+              localUploads(paths, {
+                allowed,
+                maxBytes,
+                origin,
+                headers,
+                uploadTool: () => (remoteUploadTool ? uploadToolName : undefined),
+              }),
+            );
+          }
+          adapters.push(downloads);
+          return adapters;
+        },
+      },
+    ],
+    callTimeoutMs,
+    log,
+  });
+  const shimCore = core;
+  try {
+    await port.connect();
+    log(`connected to ${"url" in remote ? remote.url : remote.command}`);
+  } catch (error) {
+    log(`${(error as Error).message} (retried on the next call)`);
+  }
+  const caps = port.capabilities ?? {};
+  const createServer = () =>
+    createProxyServer(shimCore, {
+      name: "mcp-file-bridge-connect",
+      version: "0.1.0",
+      prompts: caps.prompts !== undefined,
+      logging: caps.logging !== undefined,
+      completions: caps.completions !== undefined,
+    });
+  return {
+    core: shimCore,
+    createServer,
+    async serveStdio() {
+      const served = await serveProxyStdio(createServer());
+      return { closed: served.closed };
+    },
+    async close() {
+      await shimCore.drain(10_000);
+      await shimCore.close();
+    },
+  };
+}

@@ -1,0 +1,354 @@
+/**
+ * `createFileProxy()`: the gateway. Connects to the upstreams of a config, serves one downstream MCP
+ * server (per session) that re-exposes their tools, prompts and resources, rewrites upload
+ * consumers' file arguments, captures artifact producers' outputs, and adds `get_upload_url`, the
+ * file routes and `GET /healthz`.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FileBridge } from "../bridge/file-bridge.js";
+import { createFileRoutes } from "../http/create-file-routes.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import {
+  DEFAULT_ARTIFACT_MAX_BYTES,
+  DEFAULT_MAX_FILES_PER_CALL,
+  DEFAULT_UPLOAD_MAX_BYTES,
+} from "../internal/limits.js";
+import {
+  type NodeRoute,
+  type ProxyHttpHost,
+  serveProxyHttp,
+  serveProxyStdio,
+} from "../mcp/proxy/http-host.js";
+import { createProxyServer } from "../mcp/proxy/proxy-server.js";
+import { RegistryResources } from "../mcp/proxy/registry-resources.js";
+import { UpstreamConnection } from "../mcp/upstream/upstream-connection.js";
+import { toNodeHandler } from "../node/index.js";
+import { ResourceRegistry } from "../registry/resource-registry.js";
+import { DEFAULT_SCOPE, type ScopeFunction } from "../scope/scope.js";
+import { SignedUrlMinter } from "../signing/signed-url-minter.js";
+import { fsStore } from "../storage/fs-store.js";
+import { memoryState } from "../storage/memory-state.js";
+import type { FileStore } from "../storage/types.js";
+import { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
+import type { ProxyConfig, ServerRules } from "./config.js";
+import { parseProxyConfig } from "./config.js";
+import { confinedFolders } from "./confined-file.js";
+import { artifactProducer, uploadConsumer } from "./gateway-adapters.js";
+import { checkHealth, type HealthReport } from "./health.js";
+import { type MountedUpstream, ProxyCore } from "./proxy-core.js";
+import type { JsonObject, LocalTool, ToolAdapter } from "./types.js";
+
+/**
+ * Options of {@link createFileProxy}.
+ *
+ * @example
+ * ```ts
+ * const options: FileProxyOptions = { config: await loadProxyConfig("proxy.yaml"), log: console.error };
+ * ```
+ */
+export interface FileProxyOptions {
+  /** The parsed config (see `loadProxyConfig`), or a plain object that is validated here. */
+  config: ProxyConfig | Record<string, unknown>;
+  /**
+   * Signing secret for upload and download URLs (at least 32 bytes).
+   * @default the environment variable named by `proxy.secretEnv`, else random per process
+   */
+  secret?: string | Uint8Array;
+  /** Derives a request's scope. @default the MCP session id, else the auth client id, else "default" */
+  scope?: ScopeFunction;
+  /** Receives log lines (what happened). @default none */
+  log?: (line: string) => void;
+  /** Where stdio upstreams' stderr goes. @default "inherit" */
+  upstreamStderr?: "inherit" | "pipe" | "ignore";
+  /** Name and version of the downstream server. @default mcp-file-bridge-proxy */
+  serverInfo?: { name: string; version: string };
+}
+
+/**
+ * A running proxy; see {@link createFileProxy}.
+ *
+ * @example
+ * ```ts
+ * const proxy = await createFileProxy({ config });
+ * const { mcpUrl } = await proxy.listen({ port: 8080 });
+ * ```
+ */
+export interface FileProxy {
+  /** The routing core (for custom hosting). */
+  readonly core: ProxyCore;
+  readonly store: FileStore;
+  readonly registry: ResourceRegistry;
+  readonly uploads: UploadHandleResolver;
+  readonly minter: SignedUrlMinter;
+  /** Makes one downstream MCP server (an SDK `Server`); connect it to any transport. */
+  createServer(): ReturnType<typeof createProxyServer>;
+  /** Serves MCP (Streamable HTTP at `mount`), the file routes and `/healthz`. */
+  listen(options?: { host?: string; port?: number }): Promise<{ url: string; mcpUrl: string }>;
+  /** Serves one session over this process's stdin/stdout (no upload routes unless also listening). */
+  serveStdio(): Promise<{ closed: Promise<void> }>;
+  /** Reachability and wiring of the upstreams. */
+  health(): Promise<HealthReport>;
+  /** Finishes in-flight calls (up to `timeoutMs`), closes sessions and upstreams, removes temp files. */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** The `get_upload_url` tool served by the proxy itself. */
+function uploadUrlTool(uploads: UploadHandleResolver): LocalTool {
+  return {
+    definition: {
+      name: uploads.toolName,
+      title: "Get an upload URL",
+      description:
+        "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too large to " +
+        "pass inline. After the upload, pass the returned handle (upload://…) as the file argument of another tool.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          filename: {
+            type: "string",
+            maxLength: 200,
+            description: "Name of the file to upload, used in the example command line.",
+          },
+        },
+      },
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async call(args, { scope }) {
+      const filename = typeof args.filename === "string" && args.filename ? args.filename : undefined;
+      const ticket = await uploads.createTicket(scope, filename ? { filename } : {});
+      const text = [
+        `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes with ?filename=…): ${ticket.upload_url}`,
+        `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each${ticket.single_use ? "; works for one successful upload." : "."}`,
+        `Example: ${ticket.curl}`,
+        `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
+      ].join("\n");
+      return { content: [{ type: "text", text }], structuredContent: ticket as unknown as JsonObject };
+    },
+  };
+}
+
+function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Uint8Array {
+  if (options.secret !== undefined) return options.secret;
+  const env = config.proxy?.secretEnv;
+  if (env) {
+    const value = process.env[env];
+    if (!value) {
+      throw new Error(`proxy.secretEnv names ${env}, but that environment variable is empty`);
+    }
+    return value;
+  }
+  return randomBytes(32);
+}
+
+/**
+ * Starts a file-handling proxy in front of the upstreams of a config: connects to them (failures are
+ * logged and reported by `health()`; calls retry), and returns the pieces plus ways to serve it.
+ *
+ * @example
+ * ```ts
+ * import { createFileProxy, loadProxyConfig } from "mcp-file-bridge/proxy";
+ *
+ * const proxy = await createFileProxy({ config: await loadProxyConfig("proxy.yaml"), log: console.error });
+ * const { mcpUrl } = await proxy.listen({ port: 8080 });
+ * process.on("SIGTERM", () => void proxy.close());
+ * ```
+ */
+export async function createFileProxy(options: FileProxyOptions): Promise<FileProxy> {
+  const config = parseProxyConfig(options.config, "config");
+  const log = options.log ?? (() => {});
+  const gateway = config.proxy ?? {};
+  const limits = gateway.limits ?? {};
+  const ttl = gateway.ttl ?? {};
+  const maxBytes = limits.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
+  const maxFiles = limits.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL;
+  const callTimeoutMs = durationToMs((limits.callTimeout ?? "10m") as Duration, "proxy.limits.callTimeout");
+
+  const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
+  const storageDir = gateway.storage?.dir ?? (ownedDir as string);
+  await mkdir(storageDir, { recursive: true, mode: 0o700 });
+  const store = fsStore(storageDir);
+  const state = memoryState();
+  let host: ProxyHttpHost | undefined;
+  const minter = new SignedUrlMinter({
+    secret: secretFrom(options, config),
+    baseUrl: () => gateway.baseUrl ?? host?.url ?? "http://127.0.0.1",
+    state,
+    ...(ttl.downloadUrls !== undefined ? { ttl: ttl.downloadUrls as Duration } : {}),
+  });
+  const registry = new ResourceRegistry({
+    store,
+    minter,
+    scope: (extra) => extra.sessionId ?? DEFAULT_SCOPE,
+  });
+  const uploads = new UploadHandleResolver({
+    store,
+    minter,
+    state,
+    maxBytes,
+    ...(ttl.uploadUrls !== undefined ? { ttl: ttl.uploadUrls as Duration } : {}),
+    ...(ttl.uploads !== undefined ? { handleTtl: ttl.uploads as Duration } : {}),
+  });
+  const routes = createFileRoutes({ store, minter, state, registry, maxBytes });
+
+  const rulesOf = new Map<MountedUpstream, ServerRules | undefined>();
+  const upstreams: MountedUpstream[] = [];
+  let core: ProxyCore | undefined;
+  let wantsUploads = false;
+  for (const [name, target] of Object.entries(config.mcpServers)) {
+    const rules = config.servers?.[name];
+    const port = new UpstreamConnection({
+      name,
+      target,
+      stderr: options.upstreamStderr ?? "inherit",
+      timeoutMs: callTimeoutMs,
+      onNotification: (method, params) => core?.onUpstreamNotification(port, method, params),
+      onError: (error) => log(`upstream ${name}: ${error.message}`),
+    });
+    if (rules?.handoffDir) await mkdir(rules.handoffDir, { recursive: true, mode: 0o700 });
+    for (const dir of rules?.outputDirs ?? []) await mkdir(dir, { recursive: true, mode: 0o700 });
+    const outputs = await confinedFolders(rules?.outputDirs ?? []);
+    const bridge = new FileBridge({
+      maxBytes,
+      maxFiles,
+      forms: { path: false, dataUrl: true, object: true, resolver: true, https: false, base64: false },
+      resolvers: [uploads.fileSourceResolver(), registry.resolver()],
+      ...(rules?.handoffDir ? { tmpDir: rules.handoffDir } : {}),
+    });
+    const tools = rules?.tools ?? {};
+    if (Object.values(tools).some((rule) => rule.upload)) wantsUploads = true;
+    const mounted: MountedUpstream = {
+      port,
+      ...(rules?.prefix ? { prefix: rules.prefix } : {}),
+      adaptersFor: (tool: JsonObject) => {
+        const rule = tools[String(tool.name)];
+        if (!rule) return [];
+        const adapters: ToolAdapter[] = [];
+        if (rule.upload) {
+          adapters.push(
+            uploadConsumer(rule.upload, {
+              bridge,
+              uploads,
+              store,
+              maxFiles,
+              ...(rules?.handoffDir ? { handoffDir: rules.handoffDir } : {}),
+            }),
+          );
+        }
+        if (rule.artifacts) {
+          adapters.push(
+            artifactProducer(rule.artifacts, {
+              registry,
+              outputs,
+              maxBytes: limits.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES,
+              ttl: (ttl.artifacts ?? "24h") as Duration,
+            }),
+          );
+        }
+        return adapters;
+      },
+    };
+    rulesOf.set(mounted, rules);
+    upstreams.push(mounted);
+  }
+
+  let local: RegistryResources | undefined;
+  const coreInstance = new ProxyCore({
+    upstreams,
+    localTools: wantsUploads ? [uploadUrlTool(uploads)] : [],
+    localResources: {
+      owns: (uri) => local?.owns(uri) ?? false,
+      list: (scope, cursor) => (local as RegistryResources).list(scope, cursor),
+      templates: (scope) => (local as RegistryResources).templates(scope),
+      read: (scope, uri) => (local as RegistryResources).read(scope, uri),
+      subscribe: (scope, uri) => (local as RegistryResources).subscribe(scope, uri),
+      unsubscribe: (scope, uri) => (local as RegistryResources).unsubscribe(scope, uri),
+    },
+    ...(options.scope ? { scope: options.scope } : {}),
+    callTimeoutMs,
+    log,
+  });
+  core = coreInstance;
+  local = new RegistryResources(registry, (scope, method, params) =>
+    coreInstance.broadcast(method, params, scope),
+  );
+
+  await Promise.all(
+    upstreams.map(async (upstream) => {
+      try {
+        await upstream.port.connect();
+        log(`upstream ${upstream.port.name}: connected`);
+      } catch (error) {
+        log(`upstream ${upstream.port.name}: ${(error as Error).message} (retried on the next call)`);
+      }
+    }),
+  );
+  const has = (capability: string) => upstreams.some((u) => u.port.capabilities?.[capability] !== undefined);
+  const info = options.serverInfo ?? { name: "mcp-file-bridge-proxy", version: "0.1.0" };
+  const serverOptions = {
+    ...info,
+    prompts: has("prompts"),
+    logging: has("logging"),
+    completions: has("completions"),
+  };
+  const createServer = () => createProxyServer(coreInstance, serverOptions);
+  const health = () => checkHealth(coreInstance, (upstream) => rulesOf.get(upstream));
+  const files = toNodeHandler(routes);
+  const basePath = minter.basePath;
+  const fileRoutes: NodeRoute = (req, res, next) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path.startsWith(`${basePath}/`)) files(req, res, next);
+    else next();
+  };
+  let closing: Promise<void> | undefined;
+
+  return {
+    core: coreInstance,
+    store,
+    registry,
+    uploads,
+    minter,
+    createServer,
+    async listen(listenOptions = {}) {
+      if (host) throw new Error("the proxy is already listening");
+      host = await serveProxyHttp({
+        createServer,
+        routes: fileRoutes,
+        health: async () => {
+          const report = await health();
+          return { status: report.status === "ok" ? 200 : 503, body: report };
+        },
+        mount: gateway.mount ?? "/mcp",
+        host: listenOptions.host ?? gateway.host ?? "127.0.0.1",
+        port: listenOptions.port ?? gateway.port ?? 0,
+        log,
+      });
+      log(`listening on ${host.mcpUrl}`);
+      return { url: host.url, mcpUrl: host.mcpUrl };
+    },
+    async serveStdio() {
+      const served = await serveProxyStdio(createServer());
+      return { closed: served.closed };
+    },
+    health,
+    close(closeOptions = {}) {
+      closing ??= (async () => {
+        host?.stopAccepting();
+        if (coreInstance.inFlight > 0) log(`waiting for ${coreInstance.inFlight} call(s) to finish`);
+        const timeoutMs = closeOptions.timeoutMs ?? 30_000;
+        await coreInstance.drain(timeoutMs);
+        // the results of those calls are still on their way out
+        await host?.drain(Math.min(timeoutMs, 5000));
+        await host?.close();
+        await local?.close();
+        await coreInstance.close();
+        await registry.close();
+        if (ownedDir) await rm(ownedDir, { recursive: true, force: true });
+        log("closed");
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,312 @@
+/**
+ * The gateway's two tool adapters. Upload consumers: file arguments accept every form `FileBridge`
+ * accepts and reach the upstream as a path in the handoff folder, base64, or a data URL. Artifact
+ * producers: files the upstream wrote (named in its text, its `structuredContent`, a pre-allocated
+ * output path) or embedded in its result are stored as artifacts and linked in the result.
+ */
+import { constants } from "node:fs";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { z } from "zod";
+import type { FileBridge } from "../bridge/file-bridge.js";
+import { fileInput } from "../bridge/file-input.js";
+import type { ResolvedFile } from "../bridge/types.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
+import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { mediaTypeFromName } from "../media/media-type.js";
+import type { ResourceRegistry } from "../registry/resource-registry.js";
+import type { FileStore, PutSource } from "../storage/types.js";
+import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
+import type { ArtifactRule } from "./config.js";
+import { type Folders, openConfined } from "./confined-file.js";
+import { locateOutputs } from "./locators.js";
+import { makeOptional, replaceSchemaAt } from "./schema-paths.js";
+import type { CallContext, JsonObject, PreparedCall, ToolAdapter } from "./types.js";
+
+/** What upload consumers need. */
+export interface UploadConsumerDeps {
+  /** Resolves every accepted form; its `tmpDir` is the handoff folder. */
+  bridge: FileBridge;
+  uploads?: UploadHandleResolver;
+  store: FileStore;
+  /** The folder the upstream reads handed-over files from. */
+  handoffDir?: string;
+  /** Most files per call. */
+  maxFiles: number;
+}
+
+/** The JSON Schema of a file argument, keeping the upstream's own description first. */
+function fileArgumentSchema(old: JsonObject): JsonObject {
+  const description = typeof old.description === "string" ? old.description : undefined;
+  const schema = z.toJSONSchema(fileInput(description ? { description } : {})) as JsonObject;
+  delete schema.$schema;
+  return schema;
+}
+
+/**
+ * An upload consumer: the arguments at `args` take files in any accepted form; the upstream gets a
+ * path in the handoff folder (`as: "path"`), base64 (`"base64"`) or a data URL (`"data_url"`).
+ */
+export function uploadConsumer(
+  rule: { args: string[]; as: "path" | "base64" | "data_url" },
+  deps: UploadConsumerDeps,
+): ToolAdapter {
+  const steps = rule.args.map((path) => parseFieldPath(path, "upload.args"));
+  return {
+    describe(tool) {
+      const inputSchema = (tool.inputSchema ?? { type: "object" }) as JsonObject;
+      for (const path of rule.args) replaceSchemaAt(inputSchema, path, fileArgumentSchema);
+      return { ...tool, inputSchema };
+    },
+    async before(args, ctx) {
+      const copy = structuredClone(args);
+      const slots = steps.flatMap((path) => collectFieldSlots(copy, path));
+      if (slots.length > deps.maxFiles) {
+        throw new FileBridgeError("TOO_MANY_FILES", `at most ${deps.maxFiles} files per call`, {
+          data: { limit: deps.maxFiles },
+        });
+      }
+      const resolved: ResolvedFile[] = [];
+      let callDir: string | undefined;
+      const dispose = async () => {
+        await Promise.allSettled(resolved.map((file) => file.dispose()));
+        if (callDir) await rm(callDir, { recursive: true, force: true });
+      };
+      try {
+        for (const [index, slot] of slots.entries()) {
+          const set = (value: string) => {
+            (slot.container as Record<string | number, unknown>)[slot.key] = value;
+          };
+          if (rule.as === "path" && deps.handoffDir && typeof slot.value === "string" && deps.uploads) {
+            // Fast path: an uploaded file is copied by the kernel (a reflink where the file system can).
+            const fast = await handoffCopy(slot.value, index, ctx, deps, async () => {
+              callDir ??= await mkdtemp(join(deps.handoffDir as string, "call-"));
+              return callDir;
+            });
+            if (fast) {
+              set(fast);
+              continue;
+            }
+          }
+          const file = await deps.bridge.resolve(slot.value, { scope: ctx.scope, signal: ctx.signal });
+          resolved.push(file);
+          if (rule.as === "path") set(file.path);
+          else {
+            const base64 = (await file.bytes()).toString("base64");
+            set(
+              rule.as === "base64"
+                ? base64
+                : `data:${file.mimeType};name=${encodeURIComponent(file.name)};base64,${base64}`,
+            );
+          }
+        }
+      } catch (error) {
+        await dispose();
+        throw error;
+      }
+      return { args: copy, dispose };
+    },
+  };
+}
+
+async function handoffCopy(
+  value: string,
+  index: number,
+  ctx: CallContext,
+  deps: UploadConsumerDeps,
+  dir: () => Promise<string>,
+): Promise<string | undefined> {
+  if (!value.startsWith("upload://") || !deps.uploads || !deps.store.localPath) return undefined;
+  const file = await deps.uploads.fileFor(value, { scope: ctx.scope });
+  if (!file) throw new FileBridgeError("NOT_FOUND", "no such upload", { data: { handle: value } });
+  const local = await deps.store.localPath(file.scope, file.id);
+  if (!local) return undefined;
+  const folder = join(await dir(), String(index));
+  await mkdir(folder, { mode: 0o700 });
+  const target = join(folder, sanitizeFileName(baseName(file.name)));
+  await copyFile(local, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+  return target;
+}
+
+/** What artifact producers need. */
+export interface ArtifactProducerDeps {
+  registry: ResourceRegistry;
+  /** The upstream's output folders (paths it names must be inside). */
+  outputs: Folders;
+  maxBytes: number;
+  ttl: Duration;
+}
+
+interface Captured {
+  content: JsonObject[];
+  uri: string;
+  downloadUrl?: string;
+}
+
+const EXTENSIONS: Record<string, string> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/svg+xml": "svg",
+  "audio/mpeg": "mp3",
+  "audio/wav": "wav",
+  "audio/ogg": "ogg",
+  "application/pdf": "pdf",
+  "text/plain": "txt",
+};
+
+/**
+ * An artifact producer: after the upstream answers, the files its result names (or embeds) are
+ * stored as artifacts and linked in the result (`resource_link` + text with URI and download URL,
+ * `_meta.artifact_uri` / `_meta.download_url` / `_meta.artifacts`).
+ */
+export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps): ToolAdapter {
+  const ttlSeconds = durationToMs(deps.ttl, "ttl.artifacts") / 1000;
+
+  async function store(
+    source: PutSource,
+    name: string,
+    mimeType: string | undefined,
+    ctx: CallContext,
+  ): Promise<Captured> {
+    const file = await deps.registry.add(source, {
+      scope: ctx.scope,
+      name: sanitizeFileName(name, "artifact"),
+      kind: "artifact",
+      ttl: ttlSeconds,
+      maxBytes: deps.maxBytes,
+      metadata: { tool: ctx.tool, upstream: ctx.upstream },
+      ...(mimeType ? { mimeType } : {}),
+      signal: ctx.signal,
+    });
+    const link = await deps.registry.link(file, { scope: ctx.scope, extra: ctx.extra });
+    const info = link.structuredContent;
+    return {
+      content: link.content as unknown as JsonObject[],
+      uri: info.uri,
+      ...(info.downloadUrl ? { downloadUrl: info.downloadUrl } : {}),
+    };
+  }
+
+  async function capturePath(
+    path: string,
+    ctx: CallContext,
+    optional: boolean,
+  ): Promise<Captured | undefined> {
+    let confined: Awaited<ReturnType<typeof openConfined>>;
+    try {
+      confined = await openConfined(path, deps.outputs, { maxBytes: deps.maxBytes });
+    } catch (error) {
+      if (optional && error instanceof FileBridgeError && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    }
+    try {
+      const stream = confined.handle.createReadStream({ start: 0, autoClose: false });
+      return await store(stream, confined.name, mediaTypeFromName(confined.name) ?? undefined, ctx);
+    } finally {
+      await confined.close();
+    }
+  }
+
+  async function captureEmbedded(result: JsonObject, ctx: CallContext): Promise<Captured[]> {
+    const out: Captured[] = [];
+    const blocks = Array.isArray(result.content) ? (result.content as JsonObject[]) : [];
+    for (const [index, block] of blocks.entries()) {
+      if ((block.type === "image" || block.type === "audio") && typeof block.data === "string") {
+        const mimeType = typeof block.mimeType === "string" ? block.mimeType : undefined;
+        const ext = (mimeType && EXTENSIONS[mimeType]) ?? "bin";
+        const bytes = decodeBase64(block.data, deps.maxBytes);
+        out.push(await store(bytes, `${block.type}-${index + 1}.${ext}`, mimeType, ctx));
+      } else if (block.type === "resource" && typeof block.resource === "object" && block.resource !== null) {
+        const resource = block.resource as JsonObject;
+        const mimeType = typeof resource.mimeType === "string" ? resource.mimeType : undefined;
+        const name = basename(String(resource.uri ?? "")).replace(/[?#].*$/, "") || `resource-${index + 1}`;
+        if (typeof resource.blob === "string") {
+          out.push(await store(decodeBase64(resource.blob, deps.maxBytes), name, mimeType, ctx));
+        } else if (typeof resource.text === "string") {
+          out.push(await store(Buffer.from(resource.text, "utf8"), name, mimeType, ctx));
+        }
+      }
+    }
+    return out;
+  }
+
+  return {
+    describe(tool) {
+      if (rule.locator !== "none") return tool;
+      const inputSchema = (tool.inputSchema ?? { type: "object" }) as JsonObject;
+      makeOptional(inputSchema, rule.outputArg);
+      const properties = inputSchema.properties as Record<string, JsonObject> | undefined;
+      const property = properties?.[rule.outputArg];
+      if (property) {
+        property.description = `${typeof property.description === "string" ? `${property.description} ` : ""}(Optional: a file name; the proxy chooses the folder and returns the file as an artifact.)`;
+      }
+      return { ...tool, inputSchema };
+    },
+    async before(args, _ctx): Promise<PreparedCall> {
+      if (rule.locator !== "none") return { args };
+      const folder = deps.outputs.real[0] as string;
+      const dir = await mkdtemp(join(folder, "out-"));
+      const given = args[rule.outputArg];
+      const name = sanitizeFileName(
+        typeof given === "string" && given
+          ? baseName(given.replaceAll("\\", "/"))
+          : (rule.outputName ?? "output"),
+        "output",
+      );
+      const path = join(dir, name);
+      return {
+        args: { ...args, [rule.outputArg]: path },
+        state: path,
+        dispose: () => rm(dir, { recursive: true, force: true }),
+      };
+    },
+    async after(result, ctx, state) {
+      let captured: Captured[] = [];
+      if (rule.locator === "embedded") captured = await captureEmbedded(result, ctx);
+      else if (rule.locator === "none") {
+        const one = await capturePath(String(state), ctx, true);
+        if (one) captured.push(one);
+      } else {
+        for (const path of locateOutputs(result, rule)) {
+          const one = await capturePath(path, ctx, false);
+          if (one) captured.push(one);
+        }
+      }
+      if (captured.length === 0) return result;
+      const first = captured[0] as Captured;
+      const meta = (result._meta ?? {}) as JsonObject;
+      return {
+        ...result,
+        content: [
+          ...((result.content as JsonObject[] | undefined) ?? []),
+          ...captured.flatMap((c) => c.content),
+        ],
+        _meta: {
+          ...meta,
+          artifact_uri: first.uri,
+          ...(first.downloadUrl ? { download_url: first.downloadUrl } : {}),
+          artifacts: captured.map((c) => ({
+            uri: c.uri,
+            ...(c.downloadUrl ? { download_url: c.downloadUrl } : {}),
+          })),
+        },
+      };
+    },
+  };
+}
+
+function decodeBase64(data: string, maxBytes: number): Buffer {
+  const compact = data.replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact))
+    throw new FileBridgeError("INVALID_BASE64", "embedded content is not base64");
+  if (Math.floor((compact.length * 3) / 4) > maxBytes + 2) {
+    throw new FileBridgeError("FILE_TOO_LARGE", `an embedded file exceeds ${maxBytes} bytes`, {
+      data: { limit: maxBytes },
+    });
+  }
+  return Buffer.from(compact, "base64");
+}

@@ -1,0 +1,533 @@
+/**
+ * The proxy core: routes downstream MCP requests to one or more upstreams (tools and prompts by name,
+ * with optional prefixes; resources by URI), runs the tool adapters around marked tools, merges the
+ * listings, and fans upstream notifications out to the connected downstream sessions. SDK-free: it
+ * speaks plain JSON through {@link UpstreamPort}s; `src/mcp/proxy/` puts it behind an MCP server.
+ */
+import { isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { defaultScope, type ScopeFunction } from "../scope/scope.js";
+import {
+  type CallContext,
+  type DownstreamSink,
+  type JsonObject,
+  type LocalResources,
+  type LocalTool,
+  type PreparedCall,
+  type RequestContext,
+  RPC,
+  RpcError,
+  type ToolAdapter,
+  type UpstreamPort,
+  UpstreamUnavailableError,
+} from "./types.js";
+
+/** One upstream mounted in the proxy. */
+export interface MountedUpstream {
+  port: UpstreamPort;
+  /** Prefix of its tool and prompt names downstream. @default "" */
+  prefix?: string;
+  /** The adapters of one of its tools (by upstream name); none = pass-through. */
+  adaptersFor?: (tool: JsonObject) => ToolAdapter[];
+}
+
+/** Options of {@link ProxyCore}. */
+export interface ProxyCoreOptions {
+  upstreams: MountedUpstream[];
+  localTools?: LocalTool[];
+  localResources?: LocalResources;
+  /** Scope of a request. @default defaultScope */
+  scope?: ScopeFunction;
+  /** Timeout of one upstream tool call (reset by progress), in milliseconds. @default 600000 */
+  callTimeoutMs?: number;
+  /** Log lines (what happened). */
+  log?: (line: string) => void;
+}
+
+interface ToolRoute {
+  upstream: MountedUpstream;
+  upstreamName: string;
+  definition: JsonObject;
+  adapters: ToolAdapter[];
+}
+
+/** A tool error result for a failure of the proxy itself (never a pass-through). */
+export function proxyToolError(code: string, message: string): JsonObject {
+  return { isError: true, content: [{ type: "text", text: `Error ${code}: ${message}` }] };
+}
+
+function encodeCursor(index: number, cursor: unknown): string {
+  return Buffer.from(JSON.stringify({ i: index, c: cursor ?? null })).toString("base64url");
+}
+
+function decodeCursor(cursor: unknown): { i: number; c: string | undefined } {
+  if (cursor === undefined) return { i: 0, c: undefined };
+  try {
+    const parsed = JSON.parse(Buffer.from(String(cursor), "base64url").toString("utf8")) as {
+      i: unknown;
+      c: unknown;
+    };
+    if (Number.isSafeInteger(parsed.i) && (parsed.c === null || typeof parsed.c === "string")) {
+      return { i: parsed.i as number, c: (parsed.c as string | null) ?? undefined };
+    }
+  } catch {
+    // fall through
+  }
+  throw new RpcError(RPC.INVALID_PARAMS, "Invalid cursor");
+}
+
+/**
+ * Routes MCP requests between downstream sessions and upstream servers.
+ *
+ * @example
+ * ```ts
+ * const core = new ProxyCore({ upstreams: [{ port: upstream, prefix: "fs_" }] });
+ * const { tools } = await core.listTools(ctx);
+ * ```
+ */
+export class ProxyCore {
+  readonly upstreams: MountedUpstream[];
+  #options: ProxyCoreOptions;
+  #routes: Promise<Map<string, ToolRoute>> | undefined;
+  #uriOwners = new Map<string, MountedUpstream>();
+  #sinks = new Set<DownstreamSink>();
+  #inFlight = 0;
+  #drained: Array<() => void> = [];
+  #closing = false;
+
+  constructor(options: ProxyCoreOptions) {
+    this.#options = options;
+    this.upstreams = options.upstreams;
+  }
+
+  #log(line: string): void {
+    this.#options.log?.(line);
+  }
+
+  /** Adds a downstream session; returns its removal. */
+  addSink(sink: DownstreamSink): () => void {
+    this.#sinks.add(sink);
+    return () => this.#sinks.delete(sink);
+  }
+
+  /** Sends a notification to every downstream session (or those of one scope). */
+  broadcast(method: string, params?: JsonObject, scope?: string): void {
+    for (const sink of this.#sinks) {
+      if (scope !== undefined && sink.scope !== scope) continue;
+      try {
+        sink.notify(method, params);
+      } catch {
+        // a closed session
+      }
+    }
+  }
+
+  /** Handles a notification an upstream sent. */
+  onUpstreamNotification(upstream: UpstreamPort, method: string, params: JsonObject | undefined): void {
+    switch (method) {
+      case "notifications/tools/list_changed":
+        this.#routes = undefined;
+        this.#log(`upstream ${upstream.name}: tools changed`);
+        this.broadcast(method, params);
+        break;
+      case "notifications/prompts/list_changed":
+      case "notifications/resources/list_changed":
+      case "notifications/resources/updated":
+      case "notifications/message":
+        this.broadcast(method, params);
+        break;
+      default:
+        break;
+    }
+  }
+
+  scopeOf(ctx: RequestContext): string {
+    return (this.#options.scope ?? defaultScope)(ctx.extra);
+  }
+
+  // ---------------------------------------------------------------- tools
+
+  /** Every page of an upstream listing. */
+  async #listAll(
+    upstream: UpstreamPort,
+    method: string,
+    key: string,
+    signal?: AbortSignal,
+  ): Promise<JsonObject[]> {
+    const items: JsonObject[] = [];
+    let cursor: unknown;
+    for (let page = 0; page < 1000; page++) {
+      const result = await upstream.request(
+        method,
+        cursor === undefined ? {} : { cursor },
+        signal ? { signal } : {},
+      );
+      const list = result[key];
+      if (Array.isArray(list)) items.push(...(list as JsonObject[]));
+      cursor = result.nextCursor;
+      if (typeof cursor !== "string") break;
+    }
+    return items;
+  }
+
+  /** The upstream's tools, as its `tools/list` answers (all pages). */
+  async upstreamTools(upstream: MountedUpstream): Promise<JsonObject[]> {
+    return await this.#listAll(upstream.port, "tools/list", "tools");
+  }
+
+  #buildRoutes(): Promise<Map<string, ToolRoute>> {
+    if (this.#routes) return this.#routes;
+    let building: Promise<Map<string, ToolRoute>> | undefined;
+    building = (async () => {
+      const routes = new Map<string, ToolRoute>();
+      let complete = true;
+      for (const upstream of this.upstreams) {
+        let tools: JsonObject[];
+        try {
+          tools = await this.upstreamTools(upstream);
+        } catch (error) {
+          complete = false;
+          this.#log(`upstream ${upstream.port.name}: cannot list tools: ${(error as Error).message}`);
+          continue;
+        }
+        for (const tool of tools) {
+          const upstreamName = String(tool.name);
+          const adapters = upstream.adaptersFor?.(tool) ?? [];
+          let definition: JsonObject = { ...tool, name: `${upstream.prefix ?? ""}${upstreamName}` };
+          for (const adapter of adapters) {
+            if (adapter.describe) definition = adapter.describe(structuredClone(definition));
+          }
+          routes.set(String(definition.name), { upstream, upstreamName, definition, adapters });
+        }
+      }
+      // A listing that failed for an upstream is tried again on the next request.
+      if (!complete && this.#routes === building) this.#routes = undefined;
+      return routes;
+    })();
+    this.#routes = building;
+    return building;
+  }
+
+  async listTools(_ctx: RequestContext): Promise<JsonObject> {
+    const routes = await this.#buildRoutes();
+    const tools = [...routes.values()].map((route) => route.definition);
+    for (const local of this.#options.localTools ?? []) tools.push(local.definition);
+    return { tools };
+  }
+
+  /** The upstream a name belongs to (by prefix), for names not in the listing. */
+  #byPrefix(name: string): { upstream: MountedUpstream; rest: string } | undefined {
+    const candidates = this.upstreams
+      .filter((u) => name.startsWith(u.prefix ?? ""))
+      .sort((a, b) => (b.prefix ?? "").length - (a.prefix ?? "").length);
+    const upstream = candidates[0];
+    return upstream ? { upstream, rest: name.slice((upstream.prefix ?? "").length) } : undefined;
+  }
+
+  async callTool(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    if (this.#closing)
+      return proxyToolError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down; try again later.");
+    this.#inFlight++;
+    try {
+      return await this.#callTool(params, ctx);
+    } finally {
+      this.#inFlight--;
+      if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve();
+    }
+  }
+
+  async #callTool(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    const name = String(params.name);
+    const scope = this.scopeOf(ctx);
+    const local = this.#options.localTools?.find((tool) => tool.definition.name === name);
+    if (local) {
+      try {
+        return await local.call((params.arguments as JsonObject | undefined) ?? {}, {
+          scope,
+          extra: ctx.extra,
+          signal: ctx.signal,
+        });
+      } catch (error) {
+        return toToolErrorResult(error);
+      }
+    }
+    let routes: Map<string, ToolRoute>;
+    try {
+      routes = await this.#buildRoutes();
+    } catch {
+      routes = new Map();
+    }
+    let route = routes.get(name);
+    if (!route) {
+      // Unknown here: the upstream it would belong to answers (its own "unknown tool" error).
+      const owner = this.#byPrefix(name);
+      if (!owner) throw new RpcError(RPC.INVALID_PARAMS, `Tool ${name} not found`);
+      route = { upstream: owner.upstream, upstreamName: owner.rest, definition: {}, adapters: [] };
+    }
+    const { upstream, upstreamName, adapters } = route;
+    const port = upstream.port;
+    const callCtx: CallContext = {
+      scope,
+      extra: ctx.extra,
+      signal: ctx.signal,
+      tool: name,
+      upstream: port.name,
+      callUpstream: (tool, args) =>
+        port.request("tools/call", { name: tool, arguments: args }, { signal: ctx.signal }),
+      readUpstream: (uri) => port.request("resources/read", { uri }, { signal: ctx.signal }),
+    };
+    const prepared: PreparedCall[] = [];
+    const dispose = async () => {
+      await Promise.allSettled(prepared.map((p) => p.dispose?.()));
+    };
+    try {
+      let args = params.arguments as JsonObject | undefined;
+      for (const adapter of adapters) {
+        if (!adapter.before) {
+          prepared.push({ args: args ?? {} });
+          continue;
+        }
+        const step = await adapter.before(args ?? {}, callCtx);
+        prepared.push(step);
+        args = step.args;
+      }
+      const forwarded: JsonObject = { ...params, name: upstreamName };
+      if (adapters.length > 0) forwarded.arguments = args ?? {};
+      const meta = params._meta as JsonObject | undefined;
+      if (meta && "progressToken" in meta) {
+        const { progressToken: _token, ...rest } = meta;
+        if (Object.keys(rest).length > 0) forwarded._meta = rest;
+        else delete forwarded._meta;
+      }
+      let result = await port.request("tools/call", forwarded, {
+        signal: ctx.signal,
+        ...(ctx.progress ? { onprogress: ctx.progress } : {}),
+        timeoutMs: this.#options.callTimeoutMs ?? 600_000,
+      });
+      if (result.isError !== true) {
+        for (let i = adapters.length - 1; i >= 0; i--) {
+          const adapter = adapters[i] as ToolAdapter;
+          if (adapter.after) result = await adapter.after(result, callCtx, prepared[i]?.state);
+        }
+      }
+      return result;
+    } catch (error) {
+      if (error instanceof RpcError) throw error;
+      if (error instanceof UpstreamUnavailableError) {
+        this.#log(`tools/call ${name}: ${error.message}`);
+        return proxyToolError(
+          "UPSTREAM_UNAVAILABLE",
+          `${error.message}. The call did not complete; try again (the proxy reconnects on the next call).`,
+        );
+      }
+      if (isFileBridgeError(error)) {
+        this.#log(`tools/call ${name}: ${error.code}: ${error.message}`);
+        return toToolErrorResult(error);
+      }
+      this.#log(`tools/call ${name}: unexpected ${(error as Error)?.stack ?? String(error)}`);
+      return toToolErrorResult(error);
+    } finally {
+      await dispose();
+    }
+  }
+
+  // ---------------------------------------------------------------- prompts
+
+  #with(capability: string): MountedUpstream[] {
+    return this.upstreams.filter((u) => u.port.capabilities?.[capability] !== undefined);
+  }
+
+  async #connectAll(): Promise<void> {
+    await Promise.allSettled(this.upstreams.map((u) => u.port.connect()));
+  }
+
+  async listPrompts(): Promise<JsonObject> {
+    await this.#connectAll();
+    const prompts: JsonObject[] = [];
+    for (const upstream of this.#with("prompts")) {
+      const list = await this.#listAll(upstream.port, "prompts/list", "prompts").catch(() => []);
+      for (const prompt of list)
+        prompts.push({ ...prompt, name: `${upstream.prefix ?? ""}${String(prompt.name)}` });
+    }
+    return { prompts };
+  }
+
+  async getPrompt(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    const owner = this.#byPrefix(String(params.name));
+    if (!owner) throw new RpcError(RPC.INVALID_PARAMS, `Prompt ${String(params.name)} not found`);
+    return await this.#forward(owner.upstream, "prompts/get", { ...params, name: owner.rest }, ctx);
+  }
+
+  async #forward(
+    upstream: MountedUpstream,
+    method: string,
+    params: JsonObject,
+    ctx: RequestContext,
+  ): Promise<JsonObject> {
+    try {
+      return await upstream.port.request(method, params, { signal: ctx.signal });
+    } catch (error) {
+      if (error instanceof UpstreamUnavailableError) throw new RpcError(RPC.INTERNAL_ERROR, error.message);
+      throw error;
+    }
+  }
+
+  // ---------------------------------------------------------------- resources
+
+  /**
+   * Upstreams' resources (in mount order), then the proxy's own; sources are merged into one page
+   * until one of them has more, whose cursor (with the source's index) goes into `nextCursor`.
+   */
+  async listResources(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    await this.#connectAll();
+    const sources = this.#with("resources");
+    const local = this.#options.localResources;
+    const decoded = decodeCursor(params.cursor);
+    let cursor = decoded.c;
+    const resources: JsonObject[] = [];
+    for (let i = decoded.i; i <= sources.length; i++, cursor = undefined) {
+      let page: JsonObject;
+      if (i === sources.length) {
+        if (!local) break;
+        page = await local.list(this.scopeOf(ctx), cursor);
+      } else {
+        const upstream = sources[i] as MountedUpstream;
+        try {
+          page = await upstream.port.request("resources/list", cursor === undefined ? {} : { cursor }, {
+            signal: ctx.signal,
+          });
+        } catch (error) {
+          this.#log(`resources/list on ${upstream.port.name}: ${(error as Error).message}`);
+          continue;
+        }
+        for (const resource of (page.resources as JsonObject[] | undefined) ?? []) {
+          if (typeof resource.uri === "string") this.#uriOwners.set(resource.uri, upstream);
+        }
+      }
+      resources.push(...((page.resources as JsonObject[] | undefined) ?? []));
+      if (typeof page.nextCursor === "string")
+        return { resources, nextCursor: encodeCursor(i, page.nextCursor) };
+    }
+    return { resources };
+  }
+
+  async listResourceTemplates(ctx: RequestContext): Promise<JsonObject> {
+    await this.#connectAll();
+    const resourceTemplates: JsonObject[] = [];
+    for (const upstream of this.#with("resources")) {
+      const list = await this.#listAll(upstream.port, "resources/templates/list", "resourceTemplates").catch(
+        () => [],
+      );
+      resourceTemplates.push(...list);
+    }
+    if (this.#options.localResources) {
+      resourceTemplates.push(...(await this.#options.localResources.templates(this.scopeOf(ctx))));
+    }
+    return { resourceTemplates };
+  }
+
+  /** Tries the upstream that listed the URI, then every upstream with resources, in order. */
+  async #routeUri(uri: string, method: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    await this.#connectAll();
+    const owner = this.#uriOwners.get(uri);
+    const candidates = owner ? [owner] : this.#with("resources");
+    let first: unknown;
+    for (const upstream of candidates) {
+      try {
+        return await this.#forward(upstream, method, params, ctx);
+      } catch (error) {
+        first ??= error;
+      }
+    }
+    throw first ?? new RpcError(RPC.RESOURCE_NOT_FOUND, `Resource ${uri} not found`, { uri });
+  }
+
+  async readResource(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    const uri = String(params.uri);
+    const local = this.#options.localResources;
+    if (local?.owns(uri)) {
+      try {
+        return await local.read(this.scopeOf(ctx), uri);
+      } catch (error) {
+        // An upstream may serve URIs of the same shape (e.g. its own artifact://…).
+        if (this.#with("resources").length === 0) throw error;
+        return await this.#routeUri(uri, "resources/read", params, ctx).catch(() => {
+          throw error;
+        });
+      }
+    }
+    return await this.#routeUri(uri, "resources/read", params, ctx);
+  }
+
+  async subscribe(params: JsonObject, ctx: RequestContext, unsubscribe = false): Promise<JsonObject> {
+    const uri = String(params.uri);
+    const local = this.#options.localResources;
+    if (local?.owns(uri)) {
+      await (unsubscribe ? local.unsubscribe : local.subscribe)?.call(local, this.scopeOf(ctx), uri);
+      return {};
+    }
+    return await this.#routeUri(
+      uri,
+      unsubscribe ? "resources/unsubscribe" : "resources/subscribe",
+      params,
+      ctx,
+    );
+  }
+
+  // ---------------------------------------------------------------- completion, logging
+
+  async complete(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    const ref = params.ref as JsonObject | undefined;
+    const empty = { completion: { values: [], hasMore: false } };
+    if (ref?.type === "ref/prompt") {
+      const owner = this.#byPrefix(String(ref.name));
+      if (!owner || owner.upstream.port.capabilities?.completions === undefined) return empty;
+      return await this.#forward(
+        owner.upstream,
+        "completion/complete",
+        { ...params, ref: { ...ref, name: owner.rest } },
+        ctx,
+      );
+    }
+    for (const upstream of this.#with("completions")) {
+      try {
+        return await this.#forward(upstream, "completion/complete", params, ctx);
+      } catch {
+        // try the next
+      }
+    }
+    return empty;
+  }
+
+  async setLoggingLevel(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    await Promise.allSettled(
+      this.#with("logging").map((u) => this.#forward(u, "logging/setLevel", params, ctx)),
+    );
+    return {};
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Calls in flight. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Stops taking new tool calls and waits until those in flight finished (or `timeoutMs` passed). */
+  async drain(timeoutMs = 30_000): Promise<void> {
+    this.#closing = true;
+    if (this.#inFlight === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref?.();
+      this.#drained.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    await Promise.allSettled(this.upstreams.map((u) => u.port.close()));
+  }
+}
