@@ -35,7 +35,6 @@ import {
   ResourceRegistry,
   type ScopeSource,
   SignedUrlMinter,
-  type StoreChange,
   UploadHandleResolver,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
@@ -102,7 +101,8 @@ export async function startReplica(options: ReplicaOptions) {
     if (user) return user;
     throw new FileBridgeError("FORBIDDEN", "send Authorization: Bearer <user token> (stateless endpoint)");
   };
-  const registry = new ResourceRegistry({ store, minter, scope });
+  // The feed carries what this replica stores or deletes to the others, and theirs to this one.
+  const registry = new ResourceRegistry({ store, minter, scope, feed });
   const bridge = new FileBridge({ tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`) });
   bridge.addResolver(registry.resolver());
   const uploads = new UploadHandleResolver({
@@ -114,11 +114,6 @@ export async function startReplica(options: ReplicaOptions) {
     maxBytes: 256 * 1024 * 1024,
   });
 
-  // Cross-replica notifications: what another replica stored or deleted reaches this registry.
-  feed.subscribe((change: StoreChange) => {
-    const done = change.type === "added" ? registry.register(change.file) : registry.sync(change.scope);
-    done.catch(() => {}); // e.g. already deleted again; the next list reloads from the store
-  });
   await feed.ready();
 
   const routes = toNodeHandler(
@@ -126,10 +121,7 @@ export async function startReplica(options: ReplicaOptions) {
       store,
       minter,
       state,
-      registry,
-      onStored: async (file) => {
-        await feed.publish({ type: "added", scope: file.scope, file });
-      },
+      registry, // registers each upload, which the registry publishes on the feed
     }),
   );
 
