@@ -1,8 +1,8 @@
 import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { decodeBase64Strict } from "../bridge/sources/base64.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
-import { decodeBase64Strict } from "../internal/base64.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";

@@ -7,7 +7,6 @@
 import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { BASE64_CHARSET } from "../internal/base64.js";
 import { durationToMs } from "../internal/duration.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
@@ -20,6 +19,7 @@ import {
   type ResolveOptions,
   type SweepOptions,
 } from "./options.js";
+import { BASE64_CHARSET } from "./sources/base64.js";
 import { isDataUrl } from "./sources/data-url.js";
 import { fromHttps } from "./sources/https.js";
 import { fromBase64, fromDataUrl } from "./sources/inline.js";

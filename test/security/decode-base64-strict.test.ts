@@ -11,7 +11,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
-import { decodeBase64Chunks, decodeBase64Strict } from "../../src/internal/base64.js";
+import { decodeBase64Chunks, decodeBase64Strict } from "../../src/bridge/sources/base64.js";
 import { codeOf, codeOfSync } from "../support/helpers.js";
 
 let dir: string;

@@ -10,13 +10,13 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
-import { parseDataUrl } from "../../src/bridge/sources/data-url.js";
 import {
   assertBase64Fits,
   base64DecodedLength,
   decodeBase64Plan,
   planBase64,
-} from "../../src/internal/base64.js";
+} from "../../src/bridge/sources/base64.js";
+import { parseDataUrl } from "../../src/bridge/sources/data-url.js";
 import { codeOf, codeOfSync, sha256 } from "../support/helpers.js";
 
 const MiB = 1024 * 1024;

@@ -1,13 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import {
-  assertBase64Fits,
-  type Base64Plan,
-  type ByteSink,
-  decodeBase64To,
-  planBase64,
-} from "../../internal/base64.js";
 import { parseMediaType } from "../../media/media-type.js";
+import { assertBase64Fits, type Base64Plan, type ByteSink, decodeBase64To, planBase64 } from "./base64.js";
 
 /** A parsed `data:` URL whose payload has not been decoded yet (so its size can be checked first). */
 export interface DataUrl {

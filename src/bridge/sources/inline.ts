@@ -3,10 +3,11 @@
  * base64 text (bare, or the `content` of an object form). The size cap is enforced from the encoded
  * length before decoding, then the bytes are decoded chunk by chunk into the materializer.
  */
-import { assertBase64Fits, decodeBase64To, planBase64 } from "../../internal/base64.js";
+
 import type { CallContext } from "../call-context.js";
 import { type MaterializeSpec, materialize } from "../materialize.js";
 import type { FileSourceKind, ResolvedFile } from "../types.js";
+import { assertBase64Fits, decodeBase64To, planBase64 } from "./base64.js";
 import { assertDataUrlFits, decodeDataUrlTo, parseDataUrl } from "./data-url.js";
 
 /** Resolves a `data:` URL (RFC 2397, with an optional `name=` parameter). */

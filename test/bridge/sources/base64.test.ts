@@ -1,7 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { base64DecodedLength, decodeBase64Chunks, decodeBase64Strict } from "../../src/internal/base64.js";
-import { codeOfSync } from "../support/helpers.js";
+import {
+  base64DecodedLength,
+  decodeBase64Chunks,
+  decodeBase64Strict,
+} from "../../../src/bridge/sources/base64.js";
+import { codeOfSync } from "../../support/helpers.js";
 
 describe("decodeBase64Strict", () => {
   it("decodes padded, unpadded and URL-safe base64", () => {

@@ -9,7 +9,7 @@
  * give (a skipped character always makes it short); the two other cases are checked per window too.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
 
 /** Value of each base64 / base64url character (both alphabets), -1 for anything else. */
 const VALUES = new Int8Array(128).fill(-1);
