@@ -19,6 +19,7 @@ export type FileBridgeErrorCode =
   | "NOT_FOUND"
   | "FILE_TOO_LARGE"
   | "TOO_MANY_FILES"
+  | "QUOTA_EXCEEDED"
   | "DIGEST_MISMATCH"
   | "HOST_NOT_ALLOWED"
   | "FETCH_FAILED"
@@ -27,6 +28,7 @@ export type FileBridgeErrorCode =
   | "INVALID_TOKEN"
   | "TOKEN_EXPIRED"
   | "TOKEN_ALREADY_USED"
+  | "RATE_LIMITED"
   | "FORBIDDEN"
   | "INVALID_CURSOR"
   | "INVALID_REQUEST"
@@ -64,6 +66,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   NOT_FOUND: { status: 404, hint: "Check the URI or handle; it may have expired. Upload the file again." },
   FILE_TOO_LARGE: { status: 413, hint: "Send a smaller file, or use the upload URL flow for large files." },
   TOO_MANY_FILES: { status: 413, hint: "Send fewer files in one call, or combine them into one archive." },
+  QUOTA_EXCEEDED: {
+    status: 413,
+    hint: "This scope's storage quota is used up; delete files it no longer needs, or wait for old ones to expire.",
+  },
   DIGEST_MISMATCH: {
     status: 422,
     hint: "The content does not match its declared size or digest; resend it.",
@@ -78,6 +84,7 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   INVALID_TOKEN: { status: 401, hint: "The link is invalid; ask for a new one." },
   TOKEN_EXPIRED: { status: 410, hint: "The link has expired; ask for a new one." },
   TOKEN_ALREADY_USED: { status: 410, hint: "The link was already used; ask for a new one." },
+  RATE_LIMITED: { status: 429, hint: "Too many requests; wait a moment, then try again." },
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },

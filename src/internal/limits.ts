@@ -31,3 +31,14 @@ export const DEFAULT_URL_TTL = "5m";
 export const DEFAULT_UPLOAD_TICKET_TTL = "10m";
 /** `UploadHandleResolver`: lifetime of an `upload://` handle after its upload. */
 export const DEFAULT_UPLOAD_HANDLE_TTL = "1h";
+/**
+ * `memoryStore`: the fraction of `maxTotalBytes` one scope may hold, so one scope cannot starve the
+ * others.
+ *
+ * @example
+ * ```ts
+ * memoryStore({ maxTotalBytes: 256 * 1024 * 1024 }); // one scope may hold at most 64 MiB of it
+ * memoryStore({ maxTotalBytes: 256 * 1024 * 1024, maxScopeShare: 1 }); // one scope, no share
+ * ```
+ */
+export const DEFAULT_MEMORY_SCOPE_SHARE = 0.25;

@@ -16,7 +16,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-runFileStoreSuite("fsStore", (now) => fsStore(dir, { now }));
+runFileStoreSuite("fsStore", (now) => fsStore(dir, { now }), {
+  quota: (now, quota) => fsStore(dir, { now, quota }),
+});
 
 /** Every file under `root`, as relative paths, sorted. */
 async function walk(root: string): Promise<string[]> {

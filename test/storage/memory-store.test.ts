@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { codeOf, readAll, runFileStoreSuite } from "../../src/testing/index.js";
 
-runFileStoreSuite("memoryStore", (now) => memoryStore({ now }));
+runFileStoreSuite("memoryStore", (now) => memoryStore({ now }), {
+  quota: (now, quota) => memoryStore({ now, quota }),
+});
 
 describe("memoryStore", () => {
   it("validates its options with INVALID_OPTION", () => {
@@ -18,7 +20,8 @@ describe("memoryStore", () => {
   });
 
   it("maxTotalBytes caps the whole store, counts staged bytes, and frees deleted ones", async () => {
-    const store = memoryStore({ maxTotalBytes: 1000 });
+    // One scope may use the whole cap here (maxScopeShare: 1); the per-scope share is tested below.
+    const store = memoryStore({ maxTotalBytes: 1000, maxScopeShare: 1 });
     const a = await store.put(Buffer.alloc(600), { scope: "s", name: "a" });
     expect(await codeOf(store.put(Buffer.alloc(500), { scope: "s", name: "b" }))).toBe("FILE_TOO_LARGE");
     const staged = await store.stage(Buffer.alloc(400), { scope: "s", name: "c" });
