@@ -131,6 +131,8 @@ export type {
   ListPage,
   PutOptions,
   PutSource,
+  ScopeQuota,
+  ScopeUsage,
   StagedFile,
   StateSetOptions,
   StateStore,
@@ -141,5 +143,6 @@ export type {
   UploadHandleResolverOptions,
   UploadTicket,
   UploadTicketMinter,
+  UploadTicketRateLimitInfo,
 } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

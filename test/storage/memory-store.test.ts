@@ -14,6 +14,11 @@ describe("memoryStore", () => {
       { maxTotalBytes: 1.5 },
       { now: 5 },
       { sweepInterval: "often" },
+      { maxScopeShare: 0 },
+      { maxScopeShare: 1.5 },
+      { maxScopeShare: "half" },
+      { quota: { maxBytesPerScope: -1 } },
+      { quota: "small" },
     ]) {
       expect(() => memoryStore(bad as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
     }
@@ -69,4 +74,47 @@ describe("memoryStore", () => {
     expect(tail[tail.length - 1]?.id).toBe(last);
     await store.close?.();
   }, 60_000);
+
+  it("maxScopeShare: one scope holds at most its share of maxTotalBytes (stored, staged, in flight)", async () => {
+    const store = memoryStore({ maxTotalBytes: 1000, maxScopeShare: 0.5, sweepInterval: 0 });
+    const staged = await store.stage(Buffer.alloc(300), { scope: "a", name: "staged" });
+    await store.put(Buffer.alloc(200), { scope: "a", name: "stored" });
+    try {
+      await store.put(Buffer.alloc(1), { scope: "a", name: "over" });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toMatchObject({
+        code: "QUOTA_EXCEEDED",
+        status: 413,
+        data: { quota: "bytes", limit: 500 },
+      });
+    }
+    expect((await store.put(Buffer.alloc(500), { scope: "b", name: "b" })).size).toBe(500);
+    await staged.abort();
+    expect((await store.put(Buffer.alloc(300), { scope: "a", name: "after abort" })).size).toBe(300);
+    // The total still caps everything: a third scope finds no room.
+    expect(await codeOf(store.put(Buffer.alloc(1), { scope: "c", name: "c" }))).toBe("FILE_TOO_LARGE");
+    await store.close?.();
+  });
+
+  it("maxScopeShare defaults to a quarter, and means nothing without maxTotalBytes", async () => {
+    const capped = memoryStore({ maxTotalBytes: 4000, sweepInterval: 0 });
+    await capped.put(Buffer.alloc(1000), { scope: "a", name: "quarter" });
+    expect(await codeOf(capped.put(Buffer.alloc(1), { scope: "a", name: "more" }))).toBe("QUOTA_EXCEEDED");
+    const uncapped = memoryStore({ maxScopeShare: 0.01, sweepInterval: 0 });
+    expect((await uncapped.put(Buffer.alloc(100_000), { scope: "a", name: "big" })).size).toBe(100_000);
+    expect(uncapped.quota).toBeUndefined();
+    await capped.close?.();
+    await uncapped.close?.();
+  });
+
+  it("a full total is freed of expired files before a put is refused", async () => {
+    let now = Date.UTC(2030, 0, 1);
+    const store = memoryStore({ maxTotalBytes: 1000, maxScopeShare: 1, sweepInterval: 0, now: () => now });
+    await store.put(Buffer.alloc(1000), { scope: "a", name: "short", ttl: 10 });
+    expect(await codeOf(store.put(Buffer.alloc(1), { scope: "b", name: "x" }))).toBe("FILE_TOO_LARGE");
+    now += 10_000;
+    expect((await store.put(Buffer.alloc(1000), { scope: "b", name: "fits" })).size).toBe(1000);
+    await store.close?.();
+  });
 });
