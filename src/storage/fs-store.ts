@@ -1,3 +1,7 @@
+/**
+ * `fsStore`: the FileStore driver on the local disk. One job (layout, put and commit with quotas,
+ * reads, listing, sweep), so it stays one file a little past the usual ~600 lines.
+ */
 import { createHash, randomBytes } from "node:crypto";
 import { close as closeFd, createReadStream, createWriteStream, open as openFd } from "node:fs";
 import { mkdir, readdir, readFile, rename, rmdir, stat, unlink, writeFile } from "node:fs/promises";
