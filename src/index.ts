@@ -135,6 +135,8 @@ export type {
   ListPage,
   PutOptions,
   PutSource,
+  ScopeQuota,
+  ScopeUsage,
   StagedFile,
   StateSetOptions,
   StateStore,
@@ -146,5 +148,6 @@ export type {
   UploadHandleResolverOptions,
   UploadTicket,
   UploadTicketMinter,
+  UploadTicketRateLimitInfo,
 } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

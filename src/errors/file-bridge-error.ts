@@ -19,6 +19,7 @@ export type FileBridgeErrorCode =
   | "NOT_FOUND"
   | "FILE_TOO_LARGE"
   | "TOO_MANY_FILES"
+  | "QUOTA_EXCEEDED"
   | "DIGEST_MISMATCH"
   | "HOST_NOT_ALLOWED"
   | "FETCH_FAILED"
@@ -67,6 +68,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   NOT_FOUND: { status: 404, hint: "Check the URI or handle; it may have expired. Upload the file again." },
   FILE_TOO_LARGE: { status: 413, hint: "Send a smaller file, or use the upload URL flow for large files." },
   TOO_MANY_FILES: { status: 413, hint: "Send fewer files in one call, or combine them into one archive." },
+  QUOTA_EXCEEDED: {
+    status: 413,
+    hint: "This scope's storage quota is used up; delete files it no longer needs, or wait for old ones to expire.",
+  },
   DIGEST_MISMATCH: {
     status: 422,
     hint: "The content does not match its declared size or digest; resend it.",

@@ -37,3 +37,14 @@ export const DEFAULT_IDLE_TIMEOUT = "30s";
 export const DEFAULT_UPLOAD_TIMEOUT = "15m";
 /** `createFileRoutes`: longest time one download may take to send its bytes. */
 export const DEFAULT_DOWNLOAD_TIMEOUT = "1h";
+/**
+ * `memoryStore`: the fraction of `maxTotalBytes` one scope may hold, so one scope cannot starve the
+ * others.
+ *
+ * @example
+ * ```ts
+ * memoryStore({ maxTotalBytes: 256 * 1024 * 1024 }); // one scope may hold at most 64 MiB of it
+ * memoryStore({ maxTotalBytes: 256 * 1024 * 1024, maxScopeShare: 1 }); // one scope, no share
+ * ```
+ */
+export const DEFAULT_MEMORY_SCOPE_SHARE = 0.25;

@@ -2,6 +2,7 @@ import { Readable, Writable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { DEFAULT_MEMORY_SCOPE_SHARE } from "../internal/limits.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -17,6 +18,7 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/put-pipeline.js";
+import { checkScopeQuota, quotaExceeded, quotaViolation } from "./kit/quota.js";
 import type {
   ByteRange,
   FileStore,
@@ -24,6 +26,8 @@ import type {
   ListPage,
   PutOptions,
   PutSource,
+  ScopeQuota,
+  ScopeUsage,
   StagedFile,
   StoredFile,
 } from "./types.js";
@@ -43,6 +47,20 @@ export interface MemoryStoreOptions {
    * @default no cap
    */
   maxTotalBytes?: number;
+  /**
+   * The fraction of `maxTotalBytes` one scope may hold (its committed and staged files and its puts
+   * in flight), so one scope cannot fill the store and starve the others. A put that would take its
+   * scope over fails with `QUOTA_EXCEEDED` while streaming. A number above 0, at most 1 (`1`: no
+   * share, the old behaviour, fine for a single-scope stdio server). Ignored without `maxTotalBytes`.
+   * @default 0.25
+   */
+  maxScopeShare?: number;
+  /**
+   * Per-scope limits on the live files, checked when a file is committed (`put()` or `commit()`):
+   * over them the commit fails with `QUOTA_EXCEEDED` and stores nothing. See {@link ScopeQuota}.
+   * @default no limits
+   */
+  quota?: ScopeQuota;
   /**
    * How often expired files are removed in the background (an `unref`'d timer, so it never keeps
    * the process alive). `0` turns it off; expired files are invisible to readers either way.
@@ -68,6 +86,10 @@ interface ScopeIndex {
   /** Ids in sorted order: list pages cost O(log n + limit). */
   readonly ids: string[];
   readonly entries: Map<string, Entry>;
+  /** Bytes of the committed entries (expired ones included until they are removed). */
+  bytes: number;
+  /** No entry expires before this time (a lower bound: `Infinity` when none expires). */
+  nextExpiry: number;
 }
 
 /**
@@ -160,52 +182,141 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
   ) {
     throw new FileBridgeError("INVALID_OPTION", "maxTotalBytes must be a non-negative integer");
   }
+  const share = options.maxScopeShare ?? DEFAULT_MEMORY_SCOPE_SHARE;
+  if (typeof share !== "number" || !(share > 0 && share <= 1)) {
+    throw new FileBridgeError("INVALID_OPTION", "maxScopeShare must be a number above 0 and at most 1", {
+      data: { option: "maxScopeShare" },
+    });
+  }
+  const quota = checkScopeQuota(options.quota, "memoryStore: quota");
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
   }
   const now = options.now ?? Date.now;
   const sweepMs = durationToMs(options.sweepInterval ?? "1m", "sweepInterval");
+  /** Most bytes one scope may hold (in flight, staged, stored): its share of the total. */
+  const scopeCap = maxTotalBytes !== undefined && share < 1 ? Math.floor(maxTotalBytes * share) : undefined;
 
   const scopes = new Map<string, ScopeIndex>();
+  /** Bytes each scope holds: committed (expired or not) and staged files, and puts in flight. */
+  const held = new Map<string, number>();
   let usedBytes = 0;
+  /** No committed entry of any scope expires before this time (a lower bound). */
+  let nextExpiry = Number.POSITIVE_INFINITY;
 
-  function reserve(bytes: number): void {
+  function release(scope: string, bytes: number): void {
+    if (bytes === 0) return;
+    usedBytes -= bytes;
+    const left = (held.get(scope) ?? 0) - bytes;
+    if (left > 0) held.set(scope, left);
+    else held.delete(scope);
+  }
+
+  /** Removes the expired entries of one scope, if any can have expired. */
+  function purgeScope(scope: string, at: number): number {
+    const index = scopes.get(scope);
+    if (!index || index.nextExpiry > at) return 0;
+    let removed = 0;
+    let next = Number.POSITIVE_INFINITY;
+    for (const [id, entry] of [...index.entries]) {
+      if (isExpired(entry.file, at)) {
+        if (remove(scope, id)) removed++;
+      } else if (entry.file.expiresAt !== undefined) {
+        next = Math.min(next, entry.file.expiresAt);
+      }
+    }
+    index.nextExpiry = next;
+    return removed;
+  }
+
+  /** What the live files of a scope hold (expired ones are removed first). */
+  function liveUsage(scope: string): ScopeUsage {
+    purgeScope(scope, now());
+    const index = scopes.get(scope);
+    return index ? { bytes: index.bytes, files: index.entries.size } : { bytes: 0, files: 0 };
+  }
+
+  /**
+   * Counts `bytes` more of a put in flight against the store's cap, the scope's share of it and the
+   * scope's byte quota (`soFar`: what this put already holds). Expired files are freed before a
+   * refusal, so they never count.
+   */
+  function reserve(scope: string, bytes: number, soFar: number): void {
     if (maxTotalBytes !== undefined && usedBytes + bytes > maxTotalBytes) {
-      throw new FileBridgeError("FILE_TOO_LARGE", `the store is limited to ${maxTotalBytes} bytes in total`, {
-        data: { limit: maxTotalBytes },
-      });
+      if (nextExpiry <= now()) sweep();
+      if (usedBytes + bytes > maxTotalBytes) {
+        throw new FileBridgeError(
+          "FILE_TOO_LARGE",
+          `the store is limited to ${maxTotalBytes} bytes in total`,
+          {
+            data: { limit: maxTotalBytes },
+          },
+        );
+      }
+    }
+    if (scopeCap !== undefined && (held.get(scope) ?? 0) + bytes > scopeCap) {
+      purgeScope(scope, now());
+      if ((held.get(scope) ?? 0) + bytes > scopeCap) throw quotaExceeded("bytes", scopeCap);
+    }
+    const maxBytes = quota?.maxBytesPerScope;
+    if (maxBytes !== undefined && liveUsage(scope).bytes + soFar + bytes > maxBytes) {
+      throw quotaExceeded("bytes", maxBytes);
     }
     usedBytes += bytes;
+    held.set(scope, (held.get(scope) ?? 0) + bytes);
   }
 
   async function collect(source: PutSource, options: PutOptions): Promise<{ plan: PutPlan; entry: Entry }> {
     const plan = planPut(options, now());
+    const { scope } = plan;
+    if (quota) {
+      // Early refusals: a put that cannot be committed as things stand reads nothing.
+      const usage = liveUsage(scope);
+      if (quota.maxFilesPerScope !== undefined && usage.files >= quota.maxFilesPerScope) {
+        throw quotaExceeded("files", quota.maxFilesPerScope);
+      }
+      const declared = quotaViolation(quota, { bytes: usage.bytes, files: 0 }, plan.expectedSize ?? 0);
+      if (declared) throw declared;
+    }
     let reserved = 0;
     const sink = new ChunkSink((bytes) => {
-      reserve(bytes);
+      reserve(scope, bytes, reserved);
       reserved += bytes;
     });
     try {
       if (source instanceof Uint8Array) {
         // Bytes already in memory: same checks, one copy, no stream machinery.
         const measure = measureBytes(source, plan);
-        reserve(measure.size);
+        reserve(scope, measure.size, 0);
         reserved = measure.size;
         return { plan, entry: { file: storedFileOf(plan, measure), chunks: [Buffer.from(source)] } };
       }
       const measure = await streamPut(source, plan, sink);
       return { plan, entry: { file: storedFileOf(plan, measure), chunks: sink.chunks } };
     } catch (error) {
-      usedBytes -= reserved;
+      release(scope, reserved);
       throw error;
     }
   }
 
+  /**
+   * Makes a collected entry visible if the scope's quota allows it; otherwise frees its bytes and
+   * throws `QUOTA_EXCEEDED`. Synchronous, so no other commit can slip in between check and insert.
+   */
+  function commitEntry(entry: Entry): void {
+    const violation = quotaViolation(quota, liveUsage(entry.file.scope), entry.file.size);
+    if (violation) {
+      release(entry.file.scope, entry.file.size);
+      throw violation;
+    }
+    insert(entry);
+  }
+
   function insert(entry: Entry): void {
-    const { scope, id } = entry.file;
+    const { scope, id, size, expiresAt } = entry.file;
     let index = scopes.get(scope);
     if (!index) {
-      index = { ids: [], entries: new Map() };
+      index = { ids: [], entries: new Map(), bytes: 0, nextExpiry: Number.POSITIVE_INFINITY };
       scopes.set(scope, index);
     }
     const { ids } = index;
@@ -214,6 +325,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
     if (last === undefined || last < id) ids.push(id);
     else ids.splice(upperBound(ids, id), 0, id);
     index.entries.set(id, entry);
+    index.bytes += size;
+    if (expiresAt !== undefined) {
+      index.nextExpiry = Math.min(index.nextExpiry, expiresAt);
+      nextExpiry = Math.min(nextExpiry, expiresAt);
+    }
   }
 
   function remove(scope: string, id: string): boolean {
@@ -223,8 +339,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
     index.entries.delete(id);
     const at = upperBound(index.ids, id) - 1;
     if (index.ids[at] === id) index.ids.splice(at, 1);
+    index.bytes -= entry.file.size;
     if (index.entries.size === 0) scopes.delete(scope);
-    usedBytes -= entry.file.size;
+    release(scope, entry.file.size);
     return true;
   }
 
@@ -238,11 +355,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
   function sweep(): number {
     const at = now();
     let removed = 0;
-    for (const [scope, index] of [...scopes]) {
-      for (const [id, entry] of [...index.entries]) {
-        if (isExpired(entry.file, at) && remove(scope, id)) removed++;
-      }
+    let next = Number.POSITIVE_INFINITY;
+    for (const scope of [...scopes.keys()]) {
+      removed += purgeScope(scope, at);
+      next = Math.min(next, scopes.get(scope)?.nextExpiry ?? Number.POSITIVE_INFINITY);
     }
+    nextExpiry = next;
     return removed;
   }
 
@@ -250,10 +368,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
 
   const store: FileStore = {
     driver: "memory",
+    ...(quota ? { quota } : {}),
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
       const { entry } = await collect(source, putOptions);
-      insert(entry);
+      commitEntry(entry);
       return entry.file;
     },
 
@@ -267,15 +386,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
             throw new FileBridgeError("ABORTED", "the staged file was aborted and cannot be committed");
           }
           if (state === "staged") {
+            // A refused commit frees the bytes: the staged file is aborted.
+            state = "aborted";
+            commitEntry(entry);
             state = "committed";
-            insert(entry);
           }
           return entry.file;
         },
         async abort(): Promise<void> {
           if (state !== "staged") return;
           state = "aborted";
-          usedBytes -= entry.file.size;
+          release(entry.file.scope, entry.file.size);
         },
       };
     },
@@ -321,6 +442,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
 
     async sweep(): Promise<number> {
       return sweep();
+    },
+
+    async usage(scope: string): Promise<ScopeUsage> {
+      return typeof scope === "string" ? liveUsage(scope) : { bytes: 0, files: 0 };
     },
 
     async close(): Promise<void> {

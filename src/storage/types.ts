@@ -168,6 +168,42 @@ export interface ListPage {
 }
 
 /**
+ * Per-scope limits a driver enforces when a file is committed (`put()` or `StagedFile.commit()`):
+ * the live (not expired) files of one scope may hold at most `maxBytesPerScope` bytes and
+ * `maxFilesPerScope` files. A commit that would go over fails with `QUOTA_EXCEEDED` and stores
+ * nothing; two concurrent commits in one scope cannot both squeeze under the limit. Deleting a file,
+ * or its expiry, frees its share at once.
+ *
+ * @example
+ * ```ts
+ * const quota: ScopeQuota = { maxBytesPerScope: 500 * 1024 * 1024, maxFilesPerScope: 1000 };
+ * const store = fsStore("./data/files", { quota });
+ * ```
+ */
+export interface ScopeQuota {
+  /** Most bytes the live files of one scope may hold. @default no limit */
+  maxBytesPerScope?: number;
+  /** Most live files one scope may hold. @default no limit */
+  maxFilesPerScope?: number;
+}
+
+/**
+ * What the live (committed, not expired) files of one scope hold; see {@link FileStore.usage}.
+ *
+ * @example
+ * ```ts
+ * const { bytes, files }: ScopeUsage = await store.usage!(scope);
+ * console.log(`${files} files, ${bytes} bytes`);
+ * ```
+ */
+export interface ScopeUsage {
+  /** Sum of the sizes of the scope's live files. */
+  bytes: number;
+  /** Number of the scope's live files. */
+  files: number;
+}
+
+/**
  * Bytes and metadata of stored files, per scope. Drivers are plain objects; `null` means missing.
  * A lookup in another scope behaves exactly like a missing file.
  *
@@ -205,6 +241,13 @@ export interface FileStore {
   delete(scope: string, id: string): Promise<boolean>;
   /** Removes expired files (and leftovers of interrupted puts); returns how many files it removed. */
   sweep(): Promise<number>;
+  /**
+   * The per-scope limits this driver enforces at commit, for drivers that support quotas
+   * (`memoryStore`, `fsStore`); absent when the driver enforces none.
+   */
+  readonly quota?: Readonly<ScopeQuota>;
+  /** What a scope's live files hold now, for drivers that track it (`memoryStore`, `fsStore`). */
+  usage?(scope: string): Promise<ScopeUsage>;
   /**
    * A local path holding the file's bytes, for drivers that have one (`fsStore`). Callers must not
    * write to it.

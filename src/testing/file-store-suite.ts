@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
+import { type MakeQuotaFileStore, runFileStoreQuotaSuite } from "./file-store-quota-suite.js";
 import {
   codeOf,
   type MakeFileStore,
@@ -46,15 +47,35 @@ async function* endless(): AsyncGenerator<Uint8Array> {
 }
 
 /**
- * The shared {@link FileStore} conformance suite. Every driver runs it in a Vitest test file.
+ * Optional parts of the conformance suite, for drivers that have the capability.
+ *
+ * @example
+ * ```ts
+ * const options: FileStoreSuiteOptions = { quota: (now, quota) => myStore({ now, quota }) };
+ * runFileStoreSuite("myStore", (now) => myStore({ now }), options);
+ * ```
+ */
+export interface FileStoreSuiteOptions {
+  /** For drivers that enforce per-scope quotas: makes a store with the given quota. */
+  quota?: MakeQuotaFileStore;
+}
+
+/**
+ * The shared {@link FileStore} conformance suite. Every driver runs it in a Vitest test file; a
+ * driver that enforces per-scope quotas passes `{ quota }` to run the quota cases too.
  *
  * @example
  * ```ts
  * import { runFileStoreSuite } from "mcp-file-bridge/testing";
- * runFileStoreSuite("myStore", (now) => myStore({ now }));
+ * runFileStoreSuite("myStore", (now) => myStore({ now }), { quota: (now, quota) => myStore({ now, quota }) });
  * ```
  */
-export function runFileStoreSuite(label: string, makeStore: MakeFileStore): void {
+export function runFileStoreSuite(
+  label: string,
+  makeStore: MakeFileStore,
+  options: FileStoreSuiteOptions = {},
+): void {
+  if (options.quota) runFileStoreQuotaSuite(label, options.quota);
   describe(`FileStore conformance: ${label}`, () => {
     let store: FileStore;
     let clock: TestClock;

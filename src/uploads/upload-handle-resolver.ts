@@ -50,6 +50,30 @@ export interface UploadTicketMinter {
 }
 
 /**
+ * What a rate limit for upload URLs is asked about: one call of the upload-URL tool, after the
+ * caller's scope was derived and before a ticket is minted.
+ *
+ * @example
+ * ```ts
+ * const minted = new Map<string, number>();
+ * const rateLimit = ({ scope }: UploadTicketRateLimitInfo) => {
+ *   const count = (minted.get(scope) ?? 0) + 1;
+ *   minted.set(scope, count); // reset it every minute elsewhere
+ *   return count <= 20; // false: the tool answers RATE_LIMITED
+ * };
+ * new UploadHandleResolver({ store, minter, state, rateLimit });
+ * ```
+ */
+export interface UploadTicketRateLimitInfo {
+  /** What is about to happen. */
+  action: "ticket";
+  /** Scope the ticket would be bound to. */
+  scope: string;
+  /** Name of the tool that was called. */
+  tool: string;
+}
+
+/**
  * Options of {@link UploadHandleResolver}.
  *
  * @example
@@ -107,6 +131,15 @@ export interface UploadHandleResolverOptions {
    * @default defaultScope (session id, else auth client id, else "default")
    */
   scope?: ScopeFunction;
+  /**
+   * Rate limit for upload URLs, asked on each call of the upload-URL tool with the caller's scope,
+   * before a ticket is minted. Return `true` to mint; `false` makes the tool answer an `isError`
+   * result with `RATE_LIMITED` (nothing is minted). A thrown `FileBridgeError` is reported with its
+   * own code; any other throw refuses too (`STORAGE_ERROR`). Calls of `createTicket()` from your
+   * own code are not asked. Per-scope byte and file quotas belong to the store (`quota`).
+   * @default undefined (no limit)
+   */
+  rateLimit?: (info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>;
   /**
    * Folder under which {@link UploadHandleResolver.rewrite} makes per-call temp folders.
    * @default join(os.tmpdir(), "mcp-file-bridge")
@@ -210,6 +243,7 @@ export class UploadHandleResolver {
   readonly #singleUse: boolean;
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
+  readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
 
   constructor(options: UploadHandleResolverOptions) {
     if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
@@ -251,6 +285,10 @@ export class UploadHandleResolver {
       throw invalidOption("tmpDir", "must be a non-empty path");
     }
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+    if (options.rateLimit !== undefined && typeof options.rateLimit !== "function") {
+      throw invalidOption("rateLimit", "must be a function");
+    }
+    this.#rateLimit = options.rateLimit;
     if (options.bridge !== undefined) {
       if (typeof options.bridge?.addResolver !== "function")
         throw invalidOption("bridge", "must be a FileBridge");
@@ -331,6 +369,12 @@ export class UploadHandleResolver {
       handler: async (args, { extra }) => {
         try {
           const scope = this.#scope(extra as ScopeSource);
+          if (
+            this.#rateLimit &&
+            (await this.#rateLimit({ action: "ticket", scope, tool: this.toolName })) !== true
+          ) {
+            throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
+          }
           const filename = typeof args.filename === "string" ? args.filename : undefined;
           const ticket = await this.createTicket(scope, filename ? { filename } : {});
           const text = [

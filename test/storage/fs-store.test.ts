@@ -16,7 +16,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-runFileStoreSuite("fsStore", (now) => fsStore(dir, { now }));
+runFileStoreSuite("fsStore", (now) => fsStore(dir, { now }), {
+  quota: (now, quota) => fsStore(dir, { now, quota }),
+});
 
 /** Every file under `root`, as relative paths, sorted. */
 async function walk(root: string): Promise<string[]> {
@@ -211,5 +213,43 @@ describe("fsStore", () => {
     expect(await walk(dir)).toEqual([]);
     await a.close?.();
     await b.close?.();
+  });
+
+  it("validates quota with INVALID_OPTION, declares it, and has none by default", async () => {
+    for (const quota of [5, { maxBytesPerScope: -1 }, { maxFilesPerScope: 0.5 }]) {
+      expect(() => fsStore(dir, { quota } as never)).toThrowError(
+        expect.objectContaining({ code: "INVALID_OPTION" }),
+      );
+    }
+    expect(fsStore(dir).quota).toBeUndefined();
+    expect(fsStore(dir, { quota: {} }).quota).toBeUndefined();
+    expect(fsStore(dir, { quota: { maxFilesPerScope: 2 } }).quota).toEqual({ maxFilesPerScope: 2 });
+  });
+
+  it("a refused commit leaves no temp file, staged or not, and usage counts only live files", async () => {
+    let now = Date.UTC(2030, 0, 1);
+    const store = fsStore(dir, { quota: { maxBytesPerScope: 1000 }, sweepInterval: 0, now: () => now });
+    const staged = await store.stage(Buffer.alloc(600), { scope: "s", name: "staged" });
+    await store.put(Buffer.alloc(500), { scope: "s", name: "a", ttl: 60 });
+    expect(await codeOf(staged.commit())).toBe("QUOTA_EXCEEDED");
+    expect(await codeOf(store.put(Buffer.alloc(600), { scope: "s", name: "b" }))).toBe("QUOTA_EXCEEDED");
+    expect((await walk(dir)).filter((path) => !/\/[0-9a-z]{26}(\.json)?$/.test(path))).toEqual([]);
+    expect(await store.usage("s")).toEqual({ bytes: 500, files: 1 });
+    now += 61_000;
+    expect(await store.usage("s")).toEqual({ bytes: 0, files: 0 });
+    expect(await store.usage("")).toEqual({ bytes: 0, files: 0 });
+    expect(await store.usage("never-used")).toEqual({ bytes: 0, files: 0 });
+    await store.put(Buffer.alloc(1000), { scope: "s", name: "c" });
+    await store.close?.();
+  });
+
+  it("quota checks see files another process wrote into the folder (the listing is the truth)", async () => {
+    const store = fsStore(dir, { quota: { maxFilesPerScope: 2 }, sweepInterval: 0 });
+    const other = fsStore(dir, { sweepInterval: 0 }); // no quota of its own, e.g. another process
+    await store.put(Buffer.alloc(1), { scope: "s", name: "a" }); // primes the usage cache
+    await other.put(Buffer.alloc(1), { scope: "s", name: "b" });
+    expect(await codeOf(store.put(Buffer.alloc(1), { scope: "s", name: "c" }))).toBe("QUOTA_EXCEEDED");
+    await store.close?.();
+    await other.close?.();
   });
 });

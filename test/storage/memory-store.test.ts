@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { codeOf, readAll, runFileStoreSuite } from "../../src/testing/index.js";
 
-runFileStoreSuite("memoryStore", (now) => memoryStore({ now }));
+runFileStoreSuite("memoryStore", (now) => memoryStore({ now }), {
+  quota: (now, quota) => memoryStore({ now, quota }),
+});
 
 describe("memoryStore", () => {
   it("validates its options with INVALID_OPTION", () => {
@@ -12,13 +14,19 @@ describe("memoryStore", () => {
       { maxTotalBytes: 1.5 },
       { now: 5 },
       { sweepInterval: "often" },
+      { maxScopeShare: 0 },
+      { maxScopeShare: 1.5 },
+      { maxScopeShare: "half" },
+      { quota: { maxBytesPerScope: -1 } },
+      { quota: "small" },
     ]) {
       expect(() => memoryStore(bad as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
     }
   });
 
   it("maxTotalBytes caps the whole store, counts staged bytes, and frees deleted ones", async () => {
-    const store = memoryStore({ maxTotalBytes: 1000 });
+    // One scope may use the whole cap here (maxScopeShare: 1); the per-scope share is tested below.
+    const store = memoryStore({ maxTotalBytes: 1000, maxScopeShare: 1 });
     const a = await store.put(Buffer.alloc(600), { scope: "s", name: "a" });
     expect(await codeOf(store.put(Buffer.alloc(500), { scope: "s", name: "b" }))).toBe("FILE_TOO_LARGE");
     const staged = await store.stage(Buffer.alloc(400), { scope: "s", name: "c" });
@@ -66,4 +74,47 @@ describe("memoryStore", () => {
     expect(tail[tail.length - 1]?.id).toBe(last);
     await store.close?.();
   }, 60_000);
+
+  it("maxScopeShare: one scope holds at most its share of maxTotalBytes (stored, staged, in flight)", async () => {
+    const store = memoryStore({ maxTotalBytes: 1000, maxScopeShare: 0.5, sweepInterval: 0 });
+    const staged = await store.stage(Buffer.alloc(300), { scope: "a", name: "staged" });
+    await store.put(Buffer.alloc(200), { scope: "a", name: "stored" });
+    try {
+      await store.put(Buffer.alloc(1), { scope: "a", name: "over" });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toMatchObject({
+        code: "QUOTA_EXCEEDED",
+        status: 413,
+        data: { quota: "bytes", limit: 500 },
+      });
+    }
+    expect((await store.put(Buffer.alloc(500), { scope: "b", name: "b" })).size).toBe(500);
+    await staged.abort();
+    expect((await store.put(Buffer.alloc(300), { scope: "a", name: "after abort" })).size).toBe(300);
+    // The total still caps everything: a third scope finds no room.
+    expect(await codeOf(store.put(Buffer.alloc(1), { scope: "c", name: "c" }))).toBe("FILE_TOO_LARGE");
+    await store.close?.();
+  });
+
+  it("maxScopeShare defaults to a quarter, and means nothing without maxTotalBytes", async () => {
+    const capped = memoryStore({ maxTotalBytes: 4000, sweepInterval: 0 });
+    await capped.put(Buffer.alloc(1000), { scope: "a", name: "quarter" });
+    expect(await codeOf(capped.put(Buffer.alloc(1), { scope: "a", name: "more" }))).toBe("QUOTA_EXCEEDED");
+    const uncapped = memoryStore({ maxScopeShare: 0.01, sweepInterval: 0 });
+    expect((await uncapped.put(Buffer.alloc(100_000), { scope: "a", name: "big" })).size).toBe(100_000);
+    expect(uncapped.quota).toBeUndefined();
+    await capped.close?.();
+    await uncapped.close?.();
+  });
+
+  it("a full total is freed of expired files before a put is refused", async () => {
+    let now = Date.UTC(2030, 0, 1);
+    const store = memoryStore({ maxTotalBytes: 1000, maxScopeShare: 1, sweepInterval: 0, now: () => now });
+    await store.put(Buffer.alloc(1000), { scope: "a", name: "short", ttl: 10 });
+    expect(await codeOf(store.put(Buffer.alloc(1), { scope: "b", name: "x" }))).toBe("FILE_TOO_LARGE");
+    now += 10_000;
+    expect((await store.put(Buffer.alloc(1000), { scope: "b", name: "fits" })).size).toBe(1000);
+    await store.close?.();
+  });
 });

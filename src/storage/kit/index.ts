@@ -1,7 +1,8 @@
 /**
  * `mcp-file-bridge/storage`: the storage kit for driver authors. A driver built on it gets the same
  * put pipeline as `memoryStore` and `fsStore` (validation, size cap and sha256 while streaming,
- * declared size and digest checks, staging then commit) and the same list and range rules. Run the
+ * declared size and digest checks, staging then commit), the same list and range rules, and the
+ * per-scope quota helpers (`checkScopeQuota`, `quotaViolation`, `KeyedLock`). Run the
  * conformance suites from `mcp-file-bridge/testing` against it.
  */
 export type {
@@ -12,6 +13,8 @@ export type {
   ListPage,
   PutOptions,
   PutSource,
+  ScopeQuota,
+  ScopeUsage,
   StagedFile,
   StateSetOptions,
   StateStore,
@@ -38,3 +41,5 @@ export {
   toReadable,
   upperBound,
 } from "./put-pipeline.js";
+export type { StreamLimits } from "./quota.js";
+export { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation } from "./quota.js";

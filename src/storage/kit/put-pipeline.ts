@@ -9,6 +9,7 @@ import { newId } from "../../internal/ids.js";
 import { chooseMediaType, SNIFF_BYTES } from "../../media/media-type.js";
 import { assertScope } from "../../scope/scope.js";
 import type { FileKind, PutOptions, PutSource, StoredFile } from "../types.js";
+import type { StreamLimits } from "./quota.js";
 
 const KINDS: ReadonlySet<FileKind> = new Set(["upload", "artifact", "file"]);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -248,11 +249,17 @@ export function toReadable(source: PutSource): Readable {
 }
 
 /** The error for a put that has grown to `size` bytes, or `null` while it is within its limits. */
-function growthError(plan: MeterLimits, size: number): FileBridgeError | null {
+function growthError(plan: MeterLimits, size: number, limits?: StreamLimits): FileBridgeError | null {
   const { maxBytes, expectedSize } = plan;
   if (maxBytes !== undefined && size > maxBytes) {
     return new FileBridgeError("FILE_TOO_LARGE", `the file exceeds the limit of ${maxBytes} bytes`, {
       data: { limit: maxBytes },
+    });
+  }
+  const scopeQuota = limits?.scopeQuota;
+  if (scopeQuota && size > scopeQuota.bytesLeft) {
+    return new FileBridgeError("QUOTA_EXCEEDED", `this scope may hold at most ${scopeQuota.limit} bytes`, {
+      data: { quota: "bytes", limit: scopeQuota.limit },
     });
   }
   if (expectedSize !== undefined && size > expectedSize) {
@@ -324,7 +331,10 @@ export class PutMeter extends Transform {
   private readonly headBytes = Buffer.alloc(SNIFF_BYTES);
   private headLength = 0;
 
-  constructor(private readonly plan: MeterLimits) {
+  constructor(
+    private readonly plan: MeterLimits,
+    private readonly limits?: StreamLimits,
+  ) {
     // Object mode on the writable side so a stream of non-bytes is refused here with a clear error
     // instead of throwing inside Node's pipe machinery.
     // A 1 MiB readable buffer lets the next chunks be hashed while earlier ones are being written.
@@ -342,7 +352,7 @@ export class PutMeter extends Transform {
       return;
     }
     const size = this.size + chunk.byteLength;
-    const grown = growthError(this.plan, size);
+    const grown = growthError(this.plan, size, this.limits);
     if (grown) {
       callback(grown);
       return;
@@ -388,7 +398,8 @@ export function toPutError(error: unknown, signal: AbortSignal | undefined): Fil
 /**
  * Streams `source` through a {@link PutMeter} into `sink`, honouring the plan's signal. Resolves
  * with what was measured once the sink has finished; rejects with a {@link FileBridgeError} (see
- * {@link toPutError}). The caller owns cleanup of whatever the sink wrote.
+ * {@link toPutError}). `limits` adds driver-known caps (see {@link StreamLimits}). The caller owns
+ * cleanup of whatever the sink wrote.
  *
  * @example
  * ```ts
@@ -404,8 +415,13 @@ export function toPutError(error: unknown, signal: AbortSignal | undefined): Fil
  * }
  * ```
  */
-export async function streamPut(source: PutSource, plan: PutPlan, sink: Writable): Promise<PutMeasure> {
-  const meter = new PutMeter(plan);
+export async function streamPut(
+  source: PutSource,
+  plan: PutPlan,
+  sink: Writable,
+  limits?: StreamLimits,
+): Promise<PutMeasure> {
+  const meter = new PutMeter(plan, limits);
   let readable: Readable;
   try {
     readable = toReadable(source);
