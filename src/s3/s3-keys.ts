@@ -1,10 +1,8 @@
 import { createHash } from "node:crypto";
-import type { FileKind, StoredFile } from "../storage/types.js";
+import { parseMetadataRecord, serializeMetadataRecord } from "../storage/kit/metadata-record.js";
 
 /** Suffix of a file's metadata object, beside its data object. */
 export const META_SUFFIX = ".json";
-const META_VERSION = 1;
-const KINDS: ReadonlySet<string> = new Set(["upload", "artifact", "file"]);
 
 /** The object-key layout of one store: `<prefix><sha256(scope)[0..32]>/<id>` (+ `.json`). */
 export class S3Keys {
@@ -24,49 +22,8 @@ export class S3Keys {
   }
 }
 
-/** The metadata object's body. */
-export function serializeMeta(file: StoredFile): string {
-  return JSON.stringify({ v: META_VERSION, ...file });
-}
+/** The metadata object's body (the storage kit's metadata record). */
+export const serializeMeta = serializeMetadataRecord;
 
 /** Parses a metadata object; `null` for anything that is not a complete record of this id. */
-export function parseMeta(text: string, id: string): StoredFile | null {
-  let raw: Record<string, unknown>;
-  try {
-    raw = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  if (typeof raw !== "object" || raw === null || raw.v !== META_VERSION || raw.id !== id) return null;
-  const { scope, name, mimeType, size, sha256, createdAt, expiresAt, kind, metadata } = raw;
-  if (
-    typeof scope !== "string" ||
-    typeof name !== "string" ||
-    typeof mimeType !== "string" ||
-    typeof size !== "number" ||
-    typeof sha256 !== "string" ||
-    typeof createdAt !== "number" ||
-    (expiresAt !== undefined && typeof expiresAt !== "number") ||
-    typeof kind !== "string" ||
-    !KINDS.has(kind)
-  ) {
-    return null;
-  }
-  const file: { -readonly [K in keyof StoredFile]: StoredFile[K] } = {
-    id,
-    scope,
-    name,
-    mimeType,
-    size,
-    sha256,
-    createdAt,
-    kind: kind as FileKind,
-  };
-  if (expiresAt !== undefined) file.expiresAt = expiresAt;
-  if (typeof metadata === "object" && metadata !== null) {
-    const copy: Record<string, string> = {};
-    for (const [key, value] of Object.entries(metadata)) if (typeof value === "string") copy[key] = value;
-    file.metadata = Object.freeze(copy);
-  }
-  return Object.freeze(file);
-}
+export const parseMeta = parseMetadataRecord;

@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { parseMetadataRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -100,13 +101,11 @@ const PART_SUFFIX = ".part";
 const TMP_SUFFIX = ".tmp";
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
-const META_VERSION = 1;
 /** Bytes queued for the disk while the next chunks are hashed: keeps hashing and writing overlapped. */
 const WRITE_HIGH_WATER_MARK = 1024 * 1024;
 /** Read chunk size: fewer, larger reads for downloads. */
 const READ_HIGH_WATER_MARK = 256 * 1024;
 const openFdAsync = promisify(openFd);
-const KINDS: ReadonlySet<string> = new Set(["upload", "artifact", "file"]);
 /**
  * One commit lock per scope folder for every `fsStore` of this process: two instances over one
  * folder check a scope's quota one commit at a time.
@@ -144,48 +143,6 @@ async function unlinkQuiet(path: string): Promise<boolean> {
 
 function randomSuffix(): string {
   return randomBytes(6).toString("hex");
-}
-
-/** Parses a metadata file; `null` for anything that is not a complete record of this id. */
-function parseMeta(text: string, id: string): StoredFile | null {
-  let raw: Record<string, unknown>;
-  try {
-    raw = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  if (typeof raw !== "object" || raw === null || raw.v !== META_VERSION || raw.id !== id) return null;
-  const { scope, name, mimeType, size, sha256, createdAt, expiresAt, kind, metadata } = raw;
-  if (
-    typeof scope !== "string" ||
-    typeof name !== "string" ||
-    typeof mimeType !== "string" ||
-    typeof size !== "number" ||
-    typeof sha256 !== "string" ||
-    typeof createdAt !== "number" ||
-    (expiresAt !== undefined && typeof expiresAt !== "number") ||
-    typeof kind !== "string" ||
-    !KINDS.has(kind)
-  ) {
-    return null;
-  }
-  const file: { -readonly [K in keyof StoredFile]: StoredFile[K] } = {
-    id,
-    scope,
-    name,
-    mimeType,
-    size,
-    sha256,
-    createdAt,
-    kind: kind as FileKind,
-  };
-  if (expiresAt !== undefined) file.expiresAt = expiresAt;
-  if (typeof metadata === "object" && metadata !== null) {
-    const copy: Record<string, string> = {};
-    for (const [key, value] of Object.entries(metadata)) if (typeof value === "string") copy[key] = value;
-    file.metadata = Object.freeze(copy);
-  }
-  return Object.freeze(file);
 }
 
 /**
@@ -256,7 +213,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       if (code === "ENOENT" || code === "ENOTDIR") return null;
       throw storageError("read metadata", error);
     }
-    const file = parseMeta(text, id);
+    const file = parseMetadataRecord(text, id);
     return file && file.scope === scope ? file : null;
   }
 
@@ -271,7 +228,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     const path = join(scopeDir(file.scope), file.id + META_SUFFIX);
     const temp = `${path}.${randomSuffix()}${TMP_SUFFIX}`;
     try {
-      await writeFile(temp, JSON.stringify({ v: META_VERSION, ...file }), { mode: FILE_MODE, flag: "wx" });
+      await writeFile(temp, serializeMetadataRecord(file), { mode: FILE_MODE, flag: "wx" });
       await rename(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});
@@ -454,7 +411,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
         try {
           const id = entry.endsWith(META_SUFFIX) ? entry.slice(0, -META_SUFFIX.length) : undefined;
           if (id !== undefined && metaIds.has(id)) {
-            const file = parseMeta(await readFile(path, "utf8"), id);
+            const file = parseMetadataRecord(await readFile(path, "utf8"), id);
             if (file && isExpired(file, at) && (await removeFile(folder, id))) removed++;
             continue;
           }

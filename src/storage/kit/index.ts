@@ -20,6 +20,7 @@ export type {
   StateStore,
   StoredFile,
 } from "../types.js";
+export { parseMetadataRecord, serializeMetadataRecord } from "./metadata-record.js";
 export type { PutMeasure, PutPlan } from "./put-pipeline.js";
 export {
   DEFAULT_LIST_LIMIT,

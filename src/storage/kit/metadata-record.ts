@@ -1,0 +1,70 @@
+/**
+ * The metadata record a driver keeps beside a file's bytes (`fsStore`'s `.json` file, `s3Store`'s
+ * metadata object): one versioned JSON shape, written last so that it is what makes a file visible,
+ * and read back strictly (anything that is not a complete record of the expected id is `null`).
+ */
+import type { FileKind, StoredFile } from "../types.js";
+
+const RECORD_VERSION = 1;
+const KINDS: ReadonlySet<string> = new Set(["upload", "artifact", "file"]);
+
+/**
+ * The JSON text of a file's metadata record.
+ *
+ * @example
+ * ```ts
+ * await writeFile(metaPath, serializeMetadataRecord(file), { flag: "wx" });
+ * ```
+ */
+export function serializeMetadataRecord(file: StoredFile): string {
+  return JSON.stringify({ v: RECORD_VERSION, ...file });
+}
+
+/**
+ * Parses a metadata record; `null` for anything that is not a complete record of file `id`.
+ *
+ * @example
+ * ```ts
+ * const file = parseMetadataRecord(await readFile(metaPath, "utf8"), id); // StoredFile | null
+ * ```
+ */
+export function parseMetadataRecord(text: string, id: string): StoredFile | null {
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "object" || raw === null || raw.v !== RECORD_VERSION || raw.id !== id) return null;
+  const { scope, name, mimeType, size, sha256, createdAt, expiresAt, kind, metadata } = raw;
+  if (
+    typeof scope !== "string" ||
+    typeof name !== "string" ||
+    typeof mimeType !== "string" ||
+    typeof size !== "number" ||
+    typeof sha256 !== "string" ||
+    typeof createdAt !== "number" ||
+    (expiresAt !== undefined && typeof expiresAt !== "number") ||
+    typeof kind !== "string" ||
+    !KINDS.has(kind)
+  ) {
+    return null;
+  }
+  const file: { -readonly [K in keyof StoredFile]: StoredFile[K] } = {
+    id,
+    scope,
+    name,
+    mimeType,
+    size,
+    sha256,
+    createdAt,
+    kind: kind as FileKind,
+  };
+  if (expiresAt !== undefined) file.expiresAt = expiresAt;
+  if (typeof metadata === "object" && metadata !== null) {
+    const copy: Record<string, string> = {};
+    for (const [key, value] of Object.entries(metadata)) if (typeof value === "string") copy[key] = value;
+    file.metadata = Object.freeze(copy);
+  }
+  return Object.freeze(file);
+}
