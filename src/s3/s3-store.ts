@@ -22,6 +22,7 @@ import {
   listLimit,
   planPut,
   resolveRange,
+  stagedFile,
   storedFileOf,
   streamPut,
   toPutError,
@@ -515,37 +516,11 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
 
     async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
       const file = await upload(source, putOptions);
-      let state: "staged" | "committing" | "committed" | "aborted" = "staged";
-      let committing: Promise<StoredFile> | undefined;
-      return {
+      return stagedFile(
         file,
-        commit(): Promise<StoredFile> {
-          if (state === "aborted") {
-            return Promise.reject(
-              new FileBridgeError("ABORTED", "the staged file was aborted and cannot be committed"),
-            );
-          }
-          if (!committing) {
-            state = "committing";
-            committing = commit(file).then(
-              () => {
-                state = "committed";
-                return file;
-              },
-              (error: unknown) => {
-                state = "aborted";
-                throw error;
-              },
-            );
-          }
-          return committing;
-        },
-        async abort(): Promise<void> {
-          if (state !== "staged") return;
-          state = "aborted";
-          await deleteKey(keys.data(file.scope, file.id)).catch(() => {});
-        },
-      };
+        (staged) => commit(staged),
+        (staged) => deleteKey(keys.data(staged.scope, staged.id)),
+      );
     },
 
     async head(scope: string, id: string): Promise<StoredFile | null> {

@@ -21,6 +21,7 @@ import {
   type PutPlan,
   planPut,
   resolveRange,
+  stagedFile,
   storedFileOf,
   streamPut,
   unrefInterval,
@@ -450,37 +451,11 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
 
     async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
       const { file, temp } = await writeTemp(source, putOptions);
-      let state: "staged" | "committing" | "committed" | "aborted" = "staged";
-      let committing: Promise<StoredFile> | undefined;
-      return {
+      return stagedFile(
         file,
-        commit(): Promise<StoredFile> {
-          if (state === "aborted") {
-            return Promise.reject(
-              new FileBridgeError("ABORTED", "the staged file was aborted and cannot be committed"),
-            );
-          }
-          if (!committing) {
-            state = "committing";
-            committing = commitTemp(file, temp).then(
-              () => {
-                state = "committed";
-                return file;
-              },
-              (error: unknown) => {
-                state = "aborted";
-                throw error;
-              },
-            );
-          }
-          return committing;
-        },
-        async abort(): Promise<void> {
-          if (state !== "staged") return;
-          state = "aborted";
-          await unlinkQuiet(temp).catch(() => {});
-        },
-      };
+        (staged) => commitTemp(staged, temp),
+        () => unlinkQuiet(temp),
+      );
     },
 
     async head(scope: string, id: string): Promise<StoredFile | null> {

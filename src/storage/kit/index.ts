@@ -36,6 +36,7 @@ export {
   PutMeter,
   planPut,
   resolveRange,
+  stagedFile,
   storedFileOf,
   streamPut,
   toPutError,
