@@ -77,6 +77,25 @@ export type {
 } from "./mcp/host.js";
 export { isMcpHost, MCP_HOST } from "./mcp/host.js";
 export { toHost } from "./mcp/to-host.js";
+export type {
+  CallToolResult,
+  CompleteParams,
+  CompleteResult,
+  CompletionReference,
+  ContentBlock,
+  EmbeddedResource,
+  EmptyResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  McpAnnotations,
+  McpResource,
+  McpResourceContents,
+  McpResourceTemplate,
+  MediaContent,
+  ReadResourceResult,
+  ResourceLink,
+  TextContent,
+} from "./mcp/types.js";
 export type { MediaType } from "./media/media-type.js";
 export {
   chooseMediaType,

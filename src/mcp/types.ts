@@ -116,7 +116,14 @@ export interface CallToolResult {
   _meta?: Record<string, unknown>;
 }
 
-/** One entry of `resources/list`. */
+/**
+ * One entry of `resources/list`.
+ *
+ * @example
+ * ```ts
+ * const entry: McpResource = { uri: "file://uploads/q3X0…/a.pdf", name: "a.pdf", mimeType: "application/pdf", size: 1024 };
+ * ```
+ */
 export interface McpResource {
   [key: string]: unknown;
   uri: string;
@@ -128,7 +135,14 @@ export interface McpResource {
   annotations?: McpAnnotations;
 }
 
-/** One entry of `resources/templates/list`. */
+/**
+ * One entry of `resources/templates/list`.
+ *
+ * @example
+ * ```ts
+ * const template: McpResourceTemplate = { uriTemplate: "file://uploads/{scope}/{+path}", name: "uploads" };
+ * ```
+ */
 export interface McpResourceTemplate {
   [key: string]: unknown;
   uriTemplate: string;
@@ -138,48 +152,104 @@ export interface McpResourceTemplate {
   mimeType?: string;
 }
 
-/** The result of `resources/list`. */
+/**
+ * The result of `resources/list`.
+ *
+ * @example
+ * ```ts
+ * const page: ListResourcesResult = { resources: [], nextCursor: "eyJ…" };
+ * ```
+ */
 export interface ListResourcesResult {
   [key: string]: unknown;
   resources: McpResource[];
   nextCursor?: string;
 }
 
-/** The result of `resources/templates/list`. */
+/**
+ * The result of `resources/templates/list`.
+ *
+ * @example
+ * ```ts
+ * const result: ListResourceTemplatesResult = { resourceTemplates: [] };
+ * ```
+ */
 export interface ListResourceTemplatesResult {
   [key: string]: unknown;
   resourceTemplates: McpResourceTemplate[];
   nextCursor?: string;
 }
 
-/** One entry of a `resources/read` result (or an embedded resource): text or base64 `blob`. */
+/**
+ * One entry of a `resources/read` result (or an embedded resource): text or base64 `blob`.
+ *
+ * @example
+ * ```ts
+ * const contents: McpResourceContents = { uri, mimeType: "text/plain", text: "hello" };
+ * ```
+ */
 export type McpResourceContents =
   | { [key: string]: unknown; uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
   | { [key: string]: unknown; uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
 
-/** The result of `resources/read`. */
+/**
+ * The result of `resources/read`.
+ *
+ * @example
+ * ```ts
+ * const result: ReadResourceResult = { contents: [{ uri, mimeType: "image/png", blob: base64 }] };
+ * ```
+ */
 export interface ReadResourceResult {
   [key: string]: unknown;
   contents: McpResourceContents[];
 }
 
-/** What `completion/complete` refers to: a prompt or a resource template. */
+/**
+ * What `completion/complete` refers to: a prompt or a resource template.
+ *
+ * @example
+ * ```ts
+ * const ref: CompletionReference = { type: "ref/resource", uri: "file://uploads/{scope}/{+path}" };
+ * ```
+ */
 export type CompletionReference =
   | { type: "ref/prompt"; name: string }
   | { type: "ref/resource"; uri: string };
 
-/** The params of `completion/complete`. */
+/**
+ * The params of `completion/complete`.
+ *
+ * @example
+ * ```ts
+ * const params: CompleteParams = { ref, argument: { name: "path", value: "rep" } };
+ * ```
+ */
 export interface CompleteParams {
   ref: CompletionReference;
   argument: { name: string; value: string };
   context?: { arguments?: Record<string, string> };
 }
 
-/** The result of `completion/complete`. */
+/**
+ * The result of `completion/complete`.
+ *
+ * @example
+ * ```ts
+ * const result: CompleteResult = { completion: { values: ["report.pdf"], hasMore: false } };
+ * ```
+ */
 export interface CompleteResult {
   [key: string]: unknown;
   completion: { values: string[]; total?: number; hasMore?: boolean };
 }
 
-/** An empty result (`resources/subscribe`, `resources/unsubscribe`). */
+/**
+ * An empty result (`resources/subscribe`, `resources/unsubscribe`).
+ *
+ * @example
+ * ```ts
+ * const ok: EmptyResult = {};
+ * ```
+ */
 export type EmptyResult = Record<string, never>;
