@@ -104,12 +104,12 @@ describe("2026-07-28 on a stateless v2 server", () => {
     };
     // Unchanged, the replay is served (the server is stateless: a request stands on its own).
     expect((await replay(call, {})).status).toBe(200);
-    for (const change of [
-      { "mcp-method": "resources/list" },
-      { "mcp-name": "concat" },
-      { "mcp-name": "file://uploads/x/other.txt" },
-    ]) {
-      const target = "mcp-method" in change || change["mcp-name"] === "concat" ? call : read;
+    const mismatches: Array<[Exchange, Record<string, string>]> = [
+      [call, { "mcp-method": "resources/list" }],
+      [call, { "mcp-name": "concat" }],
+      [read, { "mcp-name": "file://uploads/x/other.txt" }],
+    ];
+    for (const [target, change] of mismatches) {
       const refused = await replay(target, change);
       expect(refused.status).toBe(400);
       expect(refused.body.error?.code).toBeTypeOf("number");
