@@ -23,6 +23,7 @@ import {
   memoryState,
   ResourceRegistry,
   SignedUrlMinter,
+  type StateStore,
   type StoredFile,
   UploadHandleResolver,
   type UploadTicket,
@@ -51,7 +52,7 @@ export async function filesApp(
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "mfb-v2-")));
   let origin = "http://127.0.0.1:1";
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
-  const state = memoryState();
+  const state = options.state ?? memoryState();
   const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: () => origin, state });
   const registry = new ResourceRegistry({
     store,
@@ -118,7 +119,8 @@ export interface AnyClient {
   close(): Promise<void>;
 }
 
-export type ClientKind = "v1" | "v2-legacy" | "v2-modern";
+/** v1; v2 pinned to the 2025 handshake; v2 pinned to 2026-07-28; v2 probing with `server/discover`. */
+export type ClientKind = "v1" | "v2-legacy" | "v2-modern" | "v2-auto";
 
 /** Connects a client of the given generation over Streamable HTTP, with a bearer token when given. */
 export async function connectHttp(kind: ClientKind, url: URL, token?: string): Promise<AnyClient> {
@@ -130,7 +132,11 @@ export async function connectHttp(kind: ClientKind, url: URL, token?: string): P
   }
   const client = new V2Client(
     { name: `${kind}-client`, version: "1.0.0" },
-    kind === "v2-modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+    kind === "v2-modern"
+      ? { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+      : kind === "v2-auto"
+        ? { versionNegotiation: { mode: "auto" } }
+        : {},
   );
   await client.connect(new V2HttpTransport(url, requestInit ? { requestInit } : {}));
   return client as unknown as AnyClient;
