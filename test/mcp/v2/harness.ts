@@ -47,7 +47,7 @@ export interface FilesApp {
 
 /** Builds the pieces over one fsStore folder (`dir`, made when not given). */
 export async function filesApp(
-  options: { dir?: string; listMode?: "list" | "none" } = {},
+  options: { dir?: string; listMode?: "list" | "none"; state?: StateStore } = {},
 ): Promise<FilesApp> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "mfb-v2-")));
   let origin = "http://127.0.0.1:1";
