@@ -52,7 +52,15 @@ import { contextFromV2, type V2Context } from "./context.js";
  *   (v2 dispatches custom methods by name), so an `McpServer`'s own completions keep working.
  */
 
-/** Cache hints for the 2026-07-28 cacheable results this adapter answers. */
+/**
+ * Cache hints for the 2026-07-28 cacheable results this adapter answers (`ttlMs`, `cacheScope`).
+ *
+ * @example
+ * ```ts
+ * const hints: V2CacheHints = { "resources/list": { ttlMs: 0 } }; // always re-list; still private
+ * registry.attach(v2Host(server, { cacheHints: hints }));
+ * ```
+ */
 export interface V2CacheHints {
   /**
    * `resources/list`: each principal has its own list, so it must never be shared between users.
@@ -118,7 +126,15 @@ function completionReference(message: JSONRPCMessage): CompletionReference | und
   return parsed.success ? (parsed.data as CompletionReference) : undefined;
 }
 
-/** Options of {@link v2Host}. */
+/**
+ * Options of {@link v2Host}.
+ *
+ * @example
+ * ```ts
+ * const options: V2HostOptions = { cacheHints: { "resources/templates/list": { ttlMs: 60_000 } } };
+ * uploads.attach(v2Host(server, options));
+ * ```
+ */
 export interface V2HostOptions {
   /** Cache hints for 2026-07-28 list results. @default see {@link V2CacheHints} */
   cacheHints?: V2CacheHints;

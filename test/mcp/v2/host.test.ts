@@ -156,6 +156,21 @@ describe("toHost on SDK v2 servers", () => {
   });
 });
 
+describe("attaching to a v2 server that already serves resources", () => {
+  it("refuses before mounting anything, and the server keeps answering its own resources", async () => {
+    const { ResourceRegistry, memoryStore } = await import("../../../src/index.js");
+    const server = new McpServer({ name: "own", version: "1" });
+    server.registerResource("config", "config://app", { mimeType: "text/plain" }, async (uri) => ({
+      contents: [{ uri: uri.href, text: "x" }],
+    }));
+    const registry = new ResourceRegistry({ store: memoryStore() });
+    expect(() => registry.attach(server)).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    const client = await connect(server);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(["config://app"]);
+    await registry.close();
+  });
+});
+
 describe("scopes from SDK v2 contexts", () => {
   it("defaultScope reads a raw v2 context: the user over HTTP, FORBIDDEN without one, default locally", async () => {
     const contexts: unknown[] = [];
