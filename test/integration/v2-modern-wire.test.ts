@@ -152,6 +152,10 @@ describe("2026-07-28 on a stateless v2 server", () => {
     expect(seen.bob).toEqual(["list_changed"]);
     await aliceStream.close();
     await bobStream.close();
+    // The servers built for the listen requests were closed unconnected: none stays attached.
+    const attached = (app.registry as unknown as { notifier: { attachments: Map<object, unknown> } }).notifier
+      .attachments;
+    expect(attached.size).toBe(0);
   });
 });
 
