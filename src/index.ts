@@ -77,7 +77,7 @@ export type {
 export { isMcpHost, MCP_HOST } from "./mcp/host.js";
 export { scopeSourceOf } from "./mcp/scope-source.js";
 export { toHost } from "./mcp/to-host.js";
-export type { V2CacheHints, V2HostOptions } from "./mcp/v2/host.js";
+export type { V2CacheHint, V2CacheHints, V2HostOptions } from "./mcp/v2/host.js";
 export { v2Host } from "./mcp/v2/host.js";
 export type { MediaType } from "./media/media-type.js";
 export {

@@ -1,5 +1,4 @@
 import type {
-  CacheHint,
   JSONRPCMessage,
   McpServer,
   Server,
@@ -16,8 +15,10 @@ import {
   type HostRequestHandler,
   type HostTool,
   type HostToolHandle,
+  type LowLevelServerLike,
   MCP_HOST,
   type McpHost,
+  type McpServerLike,
 } from "../host.js";
 import type { CompleteParams, CompleteResult, CompletionReference } from "../types.js";
 import {
@@ -53,6 +54,22 @@ import { contextFromV2, type V2Context } from "./context.js";
  */
 
 /**
+ * One cache hint of a 2026-07-28 cacheable result (SDK v2's `CacheHint`, written down structurally so
+ * the package's declarations need no SDK).
+ *
+ * @example
+ * ```ts
+ * const hint: V2CacheHint = { cacheScope: "private", ttlMs: 5_000 };
+ * ```
+ */
+export interface V2CacheHint {
+  /** How long the result may be cached, in milliseconds. */
+  ttlMs?: number;
+  /** `"public"`: any cache may keep it; `"private"`: only the requesting client. */
+  cacheScope?: "public" | "private";
+}
+
+/**
  * Cache hints for the 2026-07-28 cacheable results this adapter answers (`ttlMs`, `cacheScope`).
  *
  * @example
@@ -66,12 +83,12 @@ export interface V2CacheHints {
    * `resources/list`: each principal has its own list, so it must never be shared between users.
    * @default { cacheScope: "private", ttlMs: 5000 }
    */
-  "resources/list"?: CacheHint;
+  "resources/list"?: V2CacheHint;
   /**
    * `resources/templates/list`: the same templates for everyone.
    * @default { cacheScope: "public", ttlMs: 3600000 }
    */
-  "resources/templates/list"?: CacheHint;
+  "resources/templates/list"?: V2CacheHint;
 }
 
 const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
@@ -196,7 +213,7 @@ class V2Host implements McpHost {
 
   handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
-    const hint = (this.#cacheHints as Partial<Record<HostMethod, CacheHint>>)[method];
+    const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
     this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
       let result: Record<string, unknown>;
       try {
@@ -360,9 +377,9 @@ const hosts = new WeakMap<object, V2Host>();
  * registry.attach(v2Host(server, { cacheHints: { "resources/list": { ttlMs: 0 } } }));
  * ```
  */
-export function v2Host(server: McpServer | Server, options: V2HostOptions = {}): McpHost {
+export function v2Host(server: McpServerLike | LowLevelServerLike, options: V2HostOptions = {}): McpHost {
   const mcp = isV2McpServer(server) ? server : undefined;
-  const low = mcp ? mcp.server : (server as Server);
+  const low = mcp ? mcp.server : (server as unknown as Server);
   if (!isV2LowLevelServer(low)) {
     throw new FileBridgeError("INVALID_INPUT", "v2Host() needs an SDK v2 McpServer or Server");
   }

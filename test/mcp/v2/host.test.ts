@@ -12,7 +12,7 @@ import { scopeSourceOf } from "../../../src/mcp/scope-source.js";
 import { toHost } from "../../../src/mcp/to-host.js";
 import { v2Host } from "../../../src/mcp/v2/host.js";
 import { defaultScope } from "../../../src/scope/scope.js";
-import { repoRoot } from "../../support/helpers.js";
+import { ensureBuilt, repoRoot } from "../../support/helpers.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -197,6 +197,17 @@ describe("scopes from SDK v2 contexts", () => {
     expect(normalized).toMatchObject({ transport: "http", authInfo: { extra: { sub: "alice" } } });
     expect(scopeSourceOf(normalized)).toBe(normalized);
   });
+});
+
+describe("the published declarations", () => {
+  it("import no SDK: user code type-checks with either SDK installed, or none", async () => {
+    ensureBuilt();
+    for (const name of ["index.d.ts", "index.d.cts", "node.d.ts"]) {
+      const text = await readFile(join(repoRoot, "dist", name), "utf8");
+      const imports = text.match(/^(?:import|export)[^;]*from\s*["']@modelcontextprotocol\/[^"']+["']/gm) ?? [];
+      expect(imports, name).toEqual([]);
+    }
+  }, 180_000);
 });
 
 describe("nothing of ours depends on what 2026-07-28 deprecates", () => {
