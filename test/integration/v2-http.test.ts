@@ -76,12 +76,12 @@ describe.each<ClientKind>(["v2-modern", "v2-legacy", "v1"])(
       expect(read.contents[0]?.uri).toBe(link?.uri);
 
       // One server per request, each closed after it: none stays attached to the registry.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const attached = (app.registry as unknown as { notifier: { attachments: Map<object, unknown> } }).notifier
-      .attachments;
-    expect(attached.size).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const attached = (app.registry as unknown as { notifier: { attachments: Map<object, unknown> } })
+        .notifier.attachments;
+      expect(attached.size).toBe(0);
 
-    const missing = uploaded.uri.replace(/[^/]+$/, "missing.bin");
+      const missing = uploaded.uri.replace(/[^/]+$/, "missing.bin");
       const error = await rpcError(client.readResource({ uri: missing }));
       expect(error.code).toBe(-32602);
       expect(error.data).toMatchObject({ uri: missing });

@@ -204,7 +204,8 @@ describe("the published declarations", () => {
     ensureBuilt();
     for (const name of ["index.d.ts", "index.d.cts", "node.d.ts"]) {
       const text = await readFile(join(repoRoot, "dist", name), "utf8");
-      const imports = text.match(/^(?:import|export)[^;]*from\s*["']@modelcontextprotocol\/[^"']+["']/gm) ?? [];
+      const imports =
+        text.match(/^(?:import|export)[^;]*from\s*["']@modelcontextprotocol\/[^"']+["']/gm) ?? [];
       expect(imports, name).toEqual([]);
     }
   }, 180_000);
