@@ -76,6 +76,7 @@ export type {
   McpServerLike,
 } from "./mcp/host.js";
 export { isMcpHost, MCP_HOST } from "./mcp/host.js";
+export { scopeSourceOf } from "./mcp/scope-source.js";
 export { toHost } from "./mcp/to-host.js";
 export type {
   CallToolResult,
@@ -96,6 +97,8 @@ export type {
   ResourceLink,
   TextContent,
 } from "./mcp/types.js";
+export type { V2CacheHint, V2CacheHints, V2HostOptions } from "./mcp/v2/host.js";
+export { v2Host } from "./mcp/v2/host.js";
 export type { MediaType } from "./media/media-type.js";
 export {
   chooseMediaType,
@@ -116,6 +119,7 @@ export type {
   FileLinkResult,
   LinkOptions,
   ParsedResourceUri,
+  ResourceChangeSink,
   ResourceRegistryOptions,
   ResourceTemplateOptions,
   SyncResult,

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
   Artifacts,
@@ -42,8 +43,24 @@ export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
   const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dataDir, "tmp") });
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
 
+  /** The demo's MCP server on SDK v1 (`@modelcontextprotocol/sdk`). */
   function createServer(): McpServer {
-    const server = new McpServer({ name: "mcp-file-bridge-demo", version: "1.0.0" });
+    return mount(new McpServer({ name: "mcp-file-bridge-demo", version: "1.0.0" }));
+  }
+
+  /**
+   * The same server on SDK v2 (`@modelcontextprotocol/server`): the same lines mount the same
+   * pieces (`toHost()` tells the generations apart). The two `McpServer` classes have the same
+   * `registerTool(name, config, callback)`, but TypeScript cannot call a method on a union of two
+   * overloaded classes, so `mount` is typed against one of them.
+   */
+  function createServerV2(): McpServerV2 {
+    const server = new McpServerV2({ name: "mcp-file-bridge-demo", version: "1.0.0" });
+    mount(server as unknown as McpServer);
+    return server;
+  }
+
+  function mount(server: McpServer): McpServer {
     uploads.attach(server);
     registry.attach(server);
 
@@ -102,6 +119,8 @@ export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
 
   return {
     createServer,
+    createServerV2,
+    registry,
     routes,
     store,
     async close() {

@@ -2,16 +2,26 @@
  * `npm run demo`: starts the demo server over Streamable HTTP on loopback, drives it with the real SDK
  * client through the whole path, and prints a transcript. Everything lives in a temp folder that is
  * removed at the end; nothing outside this machine is contacted.
+ *
+ * `npm run demo` uses SDK v1 (`@modelcontextprotocol/sdk`: protocol 2025-11-25, one session per
+ * client); `npm run demo -- --sdk v2` the same pieces on SDK v2 (`@modelcontextprotocol/server`:
+ * protocol 2026-07-28, a stateless endpoint, the caller's scope from its bearer token).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { UploadTicket } from "../../src/index.js";
 import { serveHttp } from "../shared/serve-http.js";
+import { serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 import { createDemoApp } from "./app.js";
 
 type Block = { type: string; text?: string; uri?: string; name?: string };
@@ -31,7 +41,24 @@ const size = (bytes: number) =>
       ? `${(bytes / 1024).toFixed(1)} KiB`
       : `${bytes} B`;
 
-export async function runDemo(log: (line: string) => void = console.log): Promise<DemoSummary> {
+/** Which SDK generation the demo runs on. */
+export type DemoSdk = "v1" | "v2";
+
+/** The installed version of an SDK package (from the repository's node_modules). */
+const versionOf = (pkg: string) =>
+  (
+    JSON.parse(
+      readFileSync(join(import.meta.dirname, "..", "..", "node_modules", pkg, "package.json"), "utf8"),
+    ) as { version: string }
+  ).version;
+
+/** The demo's bearer token on SDK v2 (a stateless server knows a caller only by its credentials). */
+const DEMO_TOKEN = "demo-token";
+
+export async function runDemo(
+  log: (line: string) => void = console.log,
+  sdk: DemoSdk = "v1",
+): Promise<DemoSummary> {
   const dataDir = await mkdtemp(join(tmpdir(), "mcp-file-bridge-demo-"));
   const workspace = join(dataDir, "workspace");
   await mkdir(workspace, { recursive: true });
@@ -52,12 +79,44 @@ export async function runDemo(log: (line: string) => void = console.log): Promis
   // Signed URLs need the server's address, known once it listens on a free port.
   let baseUrl = "";
   const app = createDemoApp({ dataDir, baseUrl: () => baseUrl });
-  const http = await serveHttp({ createServer: app.createServer, routes: app.routes });
-  baseUrl = http.url;
-  const client = new Client({ name: "demo-client", version: "1.0.0" });
+  let client: Pick<Client, "callTool" | "listTools" | "listResources" | "readResource" | "close">;
+  let http: { url: string; mcpUrl: URL; close(): Promise<void> };
+  let banner: string;
+  if (sdk === "v2") {
+    const v2 = await serveHttpV2({
+      createServer: app.createServerV2,
+      routes: app.routes,
+      authenticate: staticTokens({ [DEMO_TOKEN]: "demo-user" }),
+    });
+    app.registry.publishTo(v2.handler);
+    http = v2;
+    const v2Client = new ClientV2(
+      { name: "demo-client", version: "1.0.0" },
+      { versionNegotiation: { mode: "auto" } },
+    );
+    client = v2Client as unknown as typeof client;
+    baseUrl = http.url;
+    await v2Client.connect(
+      new StreamableHTTPClientTransportV2(http.mcpUrl, {
+        requestInit: { headers: { authorization: `Bearer ${DEMO_TOKEN}` } },
+      }),
+    );
+    banner =
+      `SDK v2 (@modelcontextprotocol/server ${versionOf("@modelcontextprotocol/server")}), ` +
+      `protocol era ${v2Client.getProtocolEra()}, stateless endpoint, scope = the token's user`;
+  } else {
+    http = await serveHttp({ createServer: app.createServer, routes: app.routes });
+    const v1Client = new Client({ name: "demo-client", version: "1.0.0" });
+    client = v1Client;
+    baseUrl = http.url;
+    await v1Client.connect(new StreamableHTTPClientTransport(http.mcpUrl));
+    banner =
+      `SDK v1 (@modelcontextprotocol/sdk ${versionOf("@modelcontextprotocol/sdk")}), ` +
+      "protocol 2025-11-25, one session per client, scope = the session";
+  }
   try {
-    log(`mcp-file-bridge demo — server at ${http.mcpUrl} (files under ${dataDir})\n`);
-    await client.connect(new StreamableHTTPClientTransport(http.mcpUrl));
+    log(`mcp-file-bridge demo — server at ${http.mcpUrl} (files under ${dataDir})`);
+    log(`${banner}\n`);
     const tools = await client.listTools();
     log(`tools: ${tools.tools.map((tool) => tool.name).join(", ")}\n`);
 
@@ -174,7 +233,13 @@ export async function runDemo(log: (line: string) => void = console.log): Promis
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  runDemo()
+  const flag = process.argv.indexOf("--sdk");
+  const sdk = flag === -1 ? "v1" : process.argv[flag + 1];
+  if (sdk !== "v1" && sdk !== "v2") {
+    console.error("usage: npm run demo [-- --sdk v1|v2]");
+    process.exit(2);
+  }
+  runDemo(console.log, sdk)
     .then((summary) => {
       process.exitCode = Object.values(summary.checks).every(Boolean) ? 0 : 1;
     })

@@ -2,6 +2,10 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -15,7 +19,9 @@ const GLOBEX = "globex-key-00000000000";
 const GUIDE = "# Guide\n\nThe holiday policy is generous.\n\nSecond paragraph about expenses.\n";
 const BINARY = randomBytes(5000);
 
-describe("file-container example", () => {
+// The same example on each SDK generation: v1 (sessions) with the v1 client, v2 (stateless) with the
+// v2 client speaking 2026-07-28.
+describe.each(["v1", "v2"] as const)("file-container example on SDK %s", (sdk) => {
   let dir: string;
   let app: FileContainerServer;
   let now: number;
@@ -39,6 +45,7 @@ describe("file-container example", () => {
       ledgerPath: join(dir, "usage.jsonl"),
       chunkChars: 40,
       now: () => now,
+      sdk,
     });
   });
 
@@ -50,12 +57,18 @@ describe("file-container example", () => {
   });
 
   async function connect(key: string): Promise<Client> {
+    const requestInit = { headers: { authorization: `Bearer ${key}` } };
+    if (sdk === "v2") {
+      const client = new ClientV2(
+        { name: "wire", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      await client.connect(new StreamableHTTPClientTransportV2(app.mcpUrl, { requestInit }));
+      clients.push(client as unknown as Client);
+      return client as unknown as Client;
+    }
     const client = new Client({ name: "wire", version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(app.mcpUrl, {
-        requestInit: { headers: { authorization: `Bearer ${key}` } },
-      }),
-    );
+    await client.connect(new StreamableHTTPClientTransport(app.mcpUrl, { requestInit }));
     clients.push(client);
     return client;
   }
@@ -133,7 +146,7 @@ describe("file-container example", () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(McpError);
+    if (sdk === "v1") expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(-32602);
     expect((error as McpError).data).toMatchObject({ code: "NOT_FOUND", uri });
 

@@ -12,7 +12,11 @@
  * - Tools: `search` (matches with `resource_link`s to their files) and `navigate` (a file's chunks and
  *   its link).
  *
- *   npx tsx examples/file-container/server.ts   # prints the URL, the demo keys and the ledger path
+ * - On SDK v2 (`--sdk v2`, or `start({ sdk: "v2" })`) the same server is stateless: there is no session,
+ *   and none is needed — the container comes from the API key, which every request carries.
+ *
+ *   npx tsx examples/file-container/server.ts             # prints the URL, the demo keys and the ledger path
+ *   npx tsx examples/file-container/server.ts --sdk v2    # the same on @modelcontextprotocol/server 2.x
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
@@ -22,6 +26,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
   createFileRoutes,
@@ -35,10 +40,12 @@ import {
   type ScopeSource,
   SignedUrlMinter,
   type StoredFile,
+  scopeSourceOf,
   toToolErrorResult,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
-import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
+import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
+import { serveHttpV2 } from "../shared/serve-http-v2.js";
 import { UsageLedger } from "./usage-ledger.js";
 
 /** An API key and the container it may use. */
@@ -73,6 +80,8 @@ export interface FileContainerOptions {
   now?: () => number;
   /** @default 0 (a free port) */
   port?: number;
+  /** Which MCP SDK generation serves `/mcp`: v1 (sessions) or v2 (stateless, 2026-07-28). @default "v1" */
+  sdk?: "v1" | "v2";
 }
 
 /** A running file-container server. */
@@ -87,7 +96,7 @@ export interface FileContainerServer {
   registry: ResourceRegistry;
   /** The stored seed files. */
   files: StoredFile[];
-  http: RunningHttpServer;
+  http: { url: string; mcpUrl: URL; close(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -151,7 +160,7 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
   };
   const containerOf = (extra: ScopeSource): string => grantOf(extra).container;
 
-  let http: RunningHttpServer | undefined;
+  let http: FileContainerServer["http"] | undefined;
   const minter = new SignedUrlMinter({
     secret: randomBytes(32),
     // The port is known only once the server listens; the function is asked at each mint.
@@ -216,8 +225,12 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
     else await ledger.append(activity);
   }
 
-  function createServer(): McpServer {
-    const server = new McpServer({ name: "file-container", version: "1.0.0" });
+  /**
+   * Mounts the registry and the tools: the same lines for both SDK generations. The tool callbacks
+   * read the caller's key from `extra` themselves, so they pass it through `scopeSourceOf` (SDK v2
+   * keeps the HTTP request in `ctx.http.req`; on v1 it returns `extra` as it is).
+   */
+  function mount(server: McpServer): McpServer {
     registry.attach(server);
 
     server.registerTool(
@@ -229,7 +242,8 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
           limit: z.number().int().min(1).max(100).optional(),
         },
       },
-      async ({ query, limit = 20 }, extra) => {
+      async ({ query, limit = 20 }, context) => {
+        const extra = scopeSourceOf(context);
         try {
           const container = containerOf(extra);
           const needle = query.toLowerCase();
@@ -277,7 +291,8 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
         description: "Returns a text file of your container in chunks, with its link.",
         inputSchema: { uri: z.string().describe("wire://container/{containerId}/file/{fileId}") },
       },
-      async ({ uri }, extra) => {
+      async ({ uri }, context) => {
+        const extra = scopeSourceOf(context);
         try {
           const container = containerOf(extra);
           // Resolved through the registry: another container's URI is NOT_FOUND, like a missing file.
@@ -330,36 +345,46 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
   }
 
   const files = toNodeHandler(createFileRoutes({ store, minter, onDownload: charge }));
-  const running = await serveHttp({
-    port: options.port ?? 0,
-    createServer,
-    routes: (req, res, next) => {
-      const path = new URL(req.url ?? "/", "http://localhost").pathname;
-      if (path.startsWith("/files/")) return files(req, res);
-      const grant = grants.get(bearer(req.headers.authorization) ?? "");
-      if (path === "/api/usage" && req.method === "GET") {
-        if (!grant)
-          return void res
-            .writeHead(401, { "content-type": "application/json" })
-            .end('{"error":"unauthorized"}');
-        ledger.summary(keyFingerprint(grant.key)).then(
-          (summary) =>
-            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(summary)),
-          () => res.writeHead(500).end(),
-        );
-        return;
-      }
-      if (path === "/mcp" && !grant) {
-        req.resume();
-        res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" });
-        res.end(
-          JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Unauthorized" }, id: null }),
-        );
-        return;
-      }
-      next();
-    },
-  });
+  const routes: NodeRoute = (req, res, next) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path.startsWith("/files/")) return files(req, res);
+    const grant = grants.get(bearer(req.headers.authorization) ?? "");
+    if (path === "/api/usage" && req.method === "GET") {
+      if (!grant)
+        return void res
+          .writeHead(401, { "content-type": "application/json" })
+          .end('{"error":"unauthorized"}');
+      ledger.summary(keyFingerprint(grant.key)).then(
+        (summary) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(summary)),
+        () => res.writeHead(500).end(),
+      );
+      return;
+    }
+    if (path === "/mcp" && !grant) {
+      req.resume();
+      res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Unauthorized" }, id: null }));
+      return;
+    }
+    next();
+  };
+  const running =
+    options.sdk === "v2"
+      ? await serveHttpV2({
+          port: options.port ?? 0,
+          // The v2 McpServer has the same registerTool; TypeScript cannot call it through a union type.
+          createServer: () => {
+            const server = new McpServerV2({ name: "file-container", version: "1.0.0" });
+            mount(server as unknown as McpServer);
+            return server;
+          },
+          routes,
+        })
+      : await serveHttp({
+          port: options.port ?? 0,
+          createServer: () => mount(new McpServer({ name: "file-container", version: "1.0.0" })),
+          routes,
+        });
   http = running;
 
   return {
@@ -382,8 +407,10 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const app = await start({ port: Number(process.env.PORT ?? 3000) });
-  console.log(`file-container listening on ${app.url}`);
+  const sdk = process.argv.includes("--sdk") ? process.argv[process.argv.indexOf("--sdk") + 1] : "v1";
+  if (sdk !== "v1" && sdk !== "v2") throw new Error("--sdk takes v1 or v2");
+  const app = await start({ port: Number(process.env.PORT ?? 3000), sdk });
+  console.log(`file-container listening on ${app.url} (MCP SDK ${sdk})`);
   console.log(`  MCP endpoint: ${app.mcpUrl}   (Authorization: Bearer <key>)`);
   for (const grant of app.keys) console.log(`  key for container "${grant.container}": ${grant.key}`);
   for (const file of app.files) console.log(`  ${app.registry.uriFor(file)}  ${file.name}`);

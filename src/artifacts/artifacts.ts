@@ -8,6 +8,7 @@ import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { fileLinkContent } from "../links/file-link.js";
+import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
@@ -428,7 +429,9 @@ export class Artifacts {
     }
     const fallbackName = sanitizeFileName(options.outputName ?? "output", "output");
     return async (args: Args, extra: Extra) => {
-      const scope = this.#scope((extra ?? {}) as ScopeSource);
+      // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
+      const source = scopeSourceOf(extra ?? {}) as ScopeSource & { signal?: unknown };
+      const scope = this.#scope(source);
       const requested = (args as Record<string, unknown> | undefined)?.[outputPathArg];
       const name = typeof requested === "string" ? sanitizeFileName(requested, fallbackName) : fallbackName;
       const dir = await createCallDir(this.#tmpDir);
@@ -440,7 +443,7 @@ export class Artifacts {
         if (!info?.isFile()) return result;
         let captured: CapturedArtifact;
         try {
-          const signal = (extra as { signal?: unknown } | undefined)?.signal;
+          const signal = source.signal;
           captured = await this.capture({
             scope,
             path: outputPath,
@@ -448,7 +451,7 @@ export class Artifacts {
             ...(options.mimeType !== undefined ? { mimeType: options.mimeType } : {}),
             ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
             ...(signal instanceof AbortSignal ? { signal } : {}),
-            ...(extra !== undefined && extra !== null ? { extra: extra as ScopeSource } : {}),
+            ...(extra !== undefined && extra !== null ? { extra: source } : {}),
           });
         } catch (error) {
           if (isFileBridgeError(error)) return toToolErrorResult(error);

@@ -37,7 +37,15 @@ export interface FileInputOptions {
   https?: boolean;
 }
 
-const fileObject = z.looseObject({
+const alias = (of: string) => z.string().optional().describe(`Same as ${of}`);
+
+/**
+ * The object form. Every key the bridge reads is declared (the aliases too), and the object is a
+ * plain `z.object`, so the published JSON Schema is strict-validator clean: no
+ * `additionalProperties: {}` (which `z.looseObject` emits and schema linters such as Inspector
+ * `--strict` flag as an unconstrained schema). Unknown keys are dropped, never read.
+ */
+const fileObject = z.object({
   name: z.string().optional().describe("File name with extension, e.g. report.pdf"),
   content: z.string().optional().describe("The file content, base64-encoded"),
   mimeType: z.string().optional().describe("Media type, e.g. application/pdf"),
@@ -45,6 +53,17 @@ const fileObject = z.looseObject({
   uri: z.string().optional().describe("Where the file is (instead of content)"),
   size: z.number().int().nonnegative().optional().describe("Size in bytes, verified"),
   digest: z.string().optional().describe('"sha256:<hex>", verified'),
+  filename: alias("name"),
+  file_name: alias("name"),
+  fileName: alias("name"),
+  content_base64: alias("content"),
+  data: alias("content"),
+  mime_type: alias("mimeType"),
+  mediaType: alias("mimeType"),
+  contentType: alias("mimeType"),
+  url: alias("uri"),
+  download_url: alias("uri"),
+  file_id: z.string().optional().describe("An id the client knows the file by (informational)"),
 });
 
 /**

@@ -1,5 +1,6 @@
 import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, type FieldStep, parseFieldPath } from "../internal/field-paths.js";
+import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { ResolvedFile } from "./types.js";
 
@@ -144,8 +145,10 @@ export function wrapWithFiles<Args, Extra, Result>(
       nextArgs = structuredClone(args);
       const slots = prepared.fields.flatMap((steps) => collectFieldSlots(nextArgs, steps));
       if (slots.length > 0) {
-        const scope = prepared.scope((extra ?? {}) as ScopeSource);
-        const signal = signalOf(extra);
+        // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
+        const source = scopeSourceOf(extra ?? {});
+        const scope = prepared.scope(source as ScopeSource);
+        const signal = signalOf(source);
         files = await bridge.resolveAll(
           slots.map((slot) => slot.value),
           {

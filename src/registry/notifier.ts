@@ -17,6 +17,16 @@ export interface Attachment {
   connected: boolean;
 }
 
+/**
+ * Where changes go besides the attached servers: a deployment-wide channel such as SDK v2's
+ * `createMcpHandler(...).notify`, which feeds every open `subscriptions/listen` stream (2026-07-28
+ * servers are built per request and have no connection to send on).
+ */
+export interface ChangeSink {
+  resourcesChanged(): void;
+  resourceUpdated(uri: string): void;
+}
+
 export interface PendingChange {
   listChanged: boolean;
   updated: Set<string>;
@@ -25,6 +35,8 @@ export interface PendingChange {
 export class ResourceNotifier {
   /** By the host's server object. */
   readonly attachments = new Map<object, Attachment>();
+  /** Deployment-wide channels (`publishTo`). */
+  readonly sinks = new Set<ChangeSink>();
   private readonly pending = new Map<string, PendingChange>();
   private timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -45,7 +57,7 @@ export class ResourceNotifier {
   }
 
   changed(scope: string, listChanged: boolean, uris: string[]): void {
-    if (this.attachments.size === 0) return;
+    if (this.attachments.size === 0 && this.sinks.size === 0) return;
     let entry = this.pending.get(scope);
     if (!entry) {
       entry = { listChanged: false, updated: new Set() };
@@ -75,6 +87,7 @@ export class ResourceNotifier {
     this.timer = undefined;
     const pending = [...this.pending];
     this.pending.clear();
+    if (this.sinks.size > 0) this.publish(pending);
     for (const attachment of [...this.attachments.values()]) {
       if (!attachment.host.isConnected()) {
         if (attachment.connected) this.attachments.delete(attachment.host.server);
@@ -96,6 +109,22 @@ export class ResourceNotifier {
       // One list_changed per session per flush, however many of its scopes changed.
       if (listChanged && this.listMode === "list") {
         attachment.host.notifyResourceListChanged().catch(() => {});
+      }
+    }
+  }
+
+  /**
+   * Hands the changes to the sinks: one `list_changed` per flush, and `updated` for every changed
+   * URI (a listen stream only gets the URIs it named, so nobody hears of a URI it did not know).
+   */
+  private publish(pending: Array<[string, PendingChange]>): void {
+    const listChanged = this.listMode === "list" && pending.some(([, change]) => change.listChanged);
+    for (const sink of this.sinks) {
+      try {
+        if (listChanged) sink.resourcesChanged();
+        for (const [, change] of pending) for (const uri of change.updated) sink.resourceUpdated(uri);
+      } catch {
+        // A failing sink must not stop the others or the attached servers.
       }
     }
   }

@@ -20,7 +20,7 @@ import type {
   StoredFile,
 } from "../storage/types.js";
 import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
-import { type Attachment, ResourceNotifier } from "./notifier.js";
+import { type Attachment, type ChangeSink, ResourceNotifier } from "./notifier.js";
 import type {
   AttachOptions,
   AuthorizeFunction,
@@ -603,6 +603,43 @@ export class ResourceRegistry {
   }
 
   /**
+   * Also sends the registry's change notifications to a deployment-wide channel: SDK v2's
+   * `createMcpHandler()` result (or its `notify`), whose `subscriptions/listen` streams are how
+   * 2026-07-28 clients hear of changes — there the server is built per request and has no
+   * connection to send on. `list_changed` is coalesced as for attached servers; `updated` goes out
+   * for every changed URI and reaches only the streams that named that URI. Returns a function that
+   * stops it. (SDK v1, and SDK v2 over stdio or in memory, need nothing of this: attached servers
+   * are notified on their connection.)
+   *
+   * @example
+   * ```ts
+   * const handler = createMcpHandler(() => {
+   *   const server = new McpServer({ name: "files", version: "1.0.0" });
+   *   registry.attach(server);
+   *   return server;
+   * });
+   * registry.publishTo(handler);
+   * ```
+   */
+  publishTo(target: ResourceChangeSink | { notify: ResourceChangeSink }): () => void {
+    const sink = "notify" in target ? target.notify : target;
+    if (
+      typeof sink !== "object" ||
+      sink === null ||
+      typeof sink.resourcesChanged !== "function" ||
+      typeof sink.resourceUpdated !== "function"
+    ) {
+      throw invalidOption(
+        "publishTo() needs a handler with `notify`, or { resourcesChanged, resourceUpdated }",
+      );
+    }
+    this.notifier.sinks.add(sink);
+    return () => {
+      this.notifier.sinks.delete(sink);
+    };
+  }
+
+  /**
    * Sends pending notifications now and stops the notification timer. The registry keeps working.
    *
    * @example
@@ -617,3 +654,20 @@ export class ResourceRegistry {
 }
 
 export type { DownloadClaimsFunction };
+
+/**
+ * Where `ResourceRegistry.publishTo` sends changes: the shape of SDK v2's `ServerNotifier`
+ * (`createMcpHandler(...).notify`).
+ *
+ * @example
+ * ```ts
+ * const sink: ResourceChangeSink = handler.notify;
+ * registry.publishTo(sink);
+ * ```
+ */
+export interface ResourceChangeSink extends ChangeSink {
+  /** The resource list changed (`notifications/resources/list_changed`). */
+  resourcesChanged(): void;
+  /** One resource changed (`notifications/resources/updated`). */
+  resourceUpdated(uri: string): void;
+}

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { scopeSourceOf } from "../mcp/scope-source.js";
 
 /**
  * The parts of an MCP request context (the SDK's `RequestHandlerExtra`) a scope can come from.
@@ -86,7 +87,9 @@ export function isHttpRequest(extra: ScopeSource): boolean {
  * defaultScope({}); // "default" (stdio)
  * ```
  */
-export function defaultScope(extra: ScopeSource): string {
+export function defaultScope(source: ScopeSource): string {
+  // An SDK v2 context (auth in `ctx.http.authInfo`) is read through the same fields.
+  const extra: ScopeSource = scopeSourceOf(source);
   const subject = subjectOf(extra);
   if (subject !== undefined) return subject;
   if (extra.sessionId) return extra.sessionId;

@@ -1,0 +1,393 @@
+import type {
+  JSONRPCMessage,
+  McpServer,
+  Server,
+  ServerContext,
+  Transport,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { toMcpRequestError } from "../errors.js";
+import {
+  type HostCapabilities,
+  type HostCompletionProvider,
+  type HostMethod,
+  type HostRequestHandler,
+  type HostTool,
+  type HostToolHandle,
+  type LowLevelServerLike,
+  MCP_HOST,
+  type McpHost,
+  type McpServerLike,
+} from "../host.js";
+import type { CompleteParams, CompleteResult, CompletionReference } from "../types.js";
+import {
+  CompletionReferenceSchema,
+  PRIVATE_COMPLETE_METHOD,
+  PrivateCompleteRequestSchema,
+} from "../v1/schemas.js";
+import { contextFromV2, type V2Context } from "./context.js";
+
+/**
+ * The SDK v2 adapter of the host port (`@modelcontextprotocol/server` 2.x, protocol 2026-07-28 and
+ * the 2025 era on the same server). Type imports only: the package loads without the SDK.
+ *
+ * What differs from the v1 adapter (docs/sdk-v2.md lists it for users):
+ * - Handlers are mounted by method name (`setRequestHandler("resources/read", …)`); v2 validates
+ *   the params of spec methods itself.
+ * - The context comes from `ctx.http` (auth, the web `Request`); see `context.ts`.
+ * - A server is usually built per request (`createMcpHandler`'s factory) and closed after it, or
+ *   built and closed without ever connecting (the factory also runs for `subscriptions/listen`). So
+ *   `onClose` also fires when a server that never connected is closed, and nothing here outlives the
+ *   server.
+ * - On a 2026-07-28 request the cacheable results carry cache hints: `resources/list` is per
+ *   principal (`cacheScope: "private"`, short `ttlMs`), `resources/templates/list` the same for
+ *   everyone (`"public"`). 2025-era results are left as they are.
+ * - Notifications: on the 2025 era (stdio, in-memory, a stateful or stateless 2025 HTTP exchange)
+ *   they go out on the server's connection as on v1. A 2026-07-28 exchange behind
+ *   `createMcpHandler` has no channel for them: they reach clients through `subscriptions/listen`
+ *   streams fed by the handler's `notify` (the registry's `publishTo(handler)`), so the per-request
+ *   server sends nothing itself. `serveStdio` routes a modern connection's own sends onto its listen
+ *   stream, so there they go out as on v1.
+ * - Completion: as on v1, requests for our templates are renamed on arrival to a private method
+ *   (v2 dispatches custom methods by name), so an `McpServer`'s own completions keep working.
+ */
+
+/**
+ * One cache hint of a 2026-07-28 cacheable result (SDK v2's `CacheHint`, written down structurally so
+ * the package's declarations need no SDK).
+ *
+ * @example
+ * ```ts
+ * const hint: V2CacheHint = { cacheScope: "private", ttlMs: 5_000 };
+ * ```
+ */
+export interface V2CacheHint {
+  /** How long the result may be cached, in milliseconds. */
+  ttlMs?: number;
+  /** `"public"`: any cache may keep it; `"private"`: only the requesting client. */
+  cacheScope?: "public" | "private";
+}
+
+/**
+ * Cache hints for the 2026-07-28 cacheable results this adapter answers (`ttlMs`, `cacheScope`).
+ *
+ * @example
+ * ```ts
+ * const hints: V2CacheHints = { "resources/list": { ttlMs: 0 } }; // always re-list; still private
+ * registry.attach(v2Host(server, { cacheHints: hints }));
+ * ```
+ */
+export interface V2CacheHints {
+  /**
+   * `resources/list`: each principal has its own list, so it must never be shared between users.
+   * @default { cacheScope: "private", ttlMs: 5000 }
+   */
+  "resources/list"?: V2CacheHint;
+  /**
+   * `resources/templates/list`: the same templates for everyone.
+   * @default { cacheScope: "public", ttlMs: 3600000 }
+   */
+  "resources/templates/list"?: V2CacheHint;
+}
+
+const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
+  "resources/list": { cacheScope: "private", ttlMs: 5_000 },
+  "resources/templates/list": { cacheScope: "public", ttlMs: 3_600_000 },
+};
+
+/** The first protocol revision of the stateless ("modern") era. */
+const MODERN_ERA_FROM = "2026-07-28";
+const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
+const JSONRPC_METHOD_NOT_FOUND = -32601;
+const JSONRPC_INVALID_PARAMS = -32602;
+const completeParamsSchema = PrivateCompleteRequestSchema.shape.params;
+
+function hasFunctions(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return names.every((name) => typeof record[name] === "function");
+}
+
+/**
+ * Whether `value` looks like an SDK v2 low-level `Server`: the v1 members plus
+ * `getNegotiatedProtocolVersion`, which SDK v1 does not have.
+ */
+export function isV2LowLevelServer(value: unknown): value is Server {
+  return hasFunctions(value, [
+    "setRequestHandler",
+    "assertCanSetRequestHandler",
+    "registerCapabilities",
+    "sendResourceListChanged",
+    "sendResourceUpdated",
+    "getNegotiatedProtocolVersion",
+    "connect",
+    "close",
+  ]);
+}
+
+/** Whether `value` looks like an SDK v2 `McpServer`. */
+export function isV2McpServer(value: unknown): value is McpServer {
+  return hasFunctions(value, ["registerTool", "connect"]) && isV2LowLevelServer((value as McpServer).server);
+}
+
+/** A 2026-07-28 exchange behind `createMcpHandler`: a per-request transport with no channel for notifications. */
+function isPerRequestTransport(transport: Transport | undefined): boolean {
+  return hasFunctions(transport, ["handleMessage", "writeCommentFrame"]);
+}
+
+function completionReference(message: JSONRPCMessage): CompletionReference | undefined {
+  if (!("method" in message) || !("id" in message) || message.method !== "completion/complete")
+    return undefined;
+  const parsed = CompletionReferenceSchema.safeParse((message.params as { ref?: unknown } | undefined)?.ref);
+  return parsed.success ? (parsed.data as CompletionReference) : undefined;
+}
+
+/**
+ * Options of {@link v2Host}.
+ *
+ * @example
+ * ```ts
+ * const options: V2HostOptions = { cacheHints: { "resources/templates/list": { ttlMs: 60_000 } } };
+ * uploads.attach(v2Host(server, options));
+ * ```
+ */
+export interface V2HostOptions {
+  /** Cache hints for 2026-07-28 list results. @default see {@link V2CacheHints} */
+  cacheHints?: V2CacheHints;
+}
+
+class V2Host implements McpHost {
+  readonly [MCP_HOST] = true as const;
+  readonly kind = "sdk-v2";
+  readonly #low: Server;
+  #mcp: McpServer | undefined;
+  #cacheHints: Required<V2CacheHints> = DEFAULT_CACHE_HINTS;
+  readonly #providers: HostCompletionProvider[] = [];
+  readonly #closeListeners = new Set<() => void>();
+  #closeHooked = false;
+  #completionMounted = false;
+
+  constructor(low: Server) {
+    this.#low = low;
+  }
+
+  get server(): object {
+    return this.#low;
+  }
+
+  get supportsTools(): boolean {
+    return this.#mcp !== undefined;
+  }
+
+  adopt(mcp: McpServer | undefined, options: V2HostOptions): void {
+    this.#mcp ??= mcp;
+    if (options.cacheHints) {
+      this.#cacheHints = {
+        "resources/list": {
+          ...DEFAULT_CACHE_HINTS["resources/list"],
+          ...options.cacheHints["resources/list"],
+        },
+        "resources/templates/list": {
+          ...DEFAULT_CACHE_HINTS["resources/templates/list"],
+          ...options.cacheHints["resources/templates/list"],
+        },
+      };
+    }
+  }
+
+  /** Whether the current connection speaks the 2026-07-28 (stateless) revision. */
+  #modern(): boolean {
+    const version = this.#low.getNegotiatedProtocolVersion();
+    return version !== undefined && version >= MODERN_ERA_FROM;
+  }
+
+  canHandle(method: HostMethod | "completion/complete"): boolean {
+    try {
+      this.#low.assertCanSetRequestHandler(method);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+    this.#low.assertCanSetRequestHandler(method);
+    const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
+    this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
+      let result: Record<string, unknown>;
+      try {
+        result = (await handler((request.params ?? {}) as never, contextFromV2(ctx as V2Context))) as never;
+      } catch (error) {
+        throw toMcpRequestError(error);
+      }
+      // Cache hints exist only on 2026-07-28; a handler's own fields win.
+      if (hint === undefined || !this.#modern()) return result;
+      return { ...hint, ...result };
+    }) as never);
+  }
+
+  declareCapabilities(capabilities: HostCapabilities): void {
+    this.#low.registerCapabilities(capabilities);
+  }
+
+  registerTool(tool: HostTool): HostToolHandle {
+    const mcp = this.#mcp;
+    if (!mcp) throw new FileBridgeError("INVALID_INPUT", "registering a tool needs an McpServer");
+    const wrap = (schema: HostTool["inputSchema"]) =>
+      schema === undefined || schema instanceof z.ZodType ? schema : z.object(schema);
+    const inputSchema = wrap(tool.inputSchema);
+    const outputSchema = wrap(tool.outputSchema);
+    const config = {
+      ...(tool.title === undefined ? {} : { title: tool.title }),
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      ...(inputSchema === undefined ? {} : { inputSchema }),
+      ...(outputSchema === undefined ? {} : { outputSchema }),
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+      ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
+    };
+    // Without an input schema, SDK v2 (like v1) calls the callback with the context alone.
+    const callback =
+      inputSchema === undefined
+        ? (ctx: ServerContext) => tool.handler({}, contextFromV2(ctx))
+        : (args: Record<string, unknown>, ctx: ServerContext) => tool.handler(args, contextFromV2(ctx));
+    return mcp.registerTool(tool.name, config as never, callback as never);
+  }
+
+  isConnected(): boolean {
+    return this.#low.transport !== undefined;
+  }
+
+  connectionSessionId(): string | undefined {
+    return this.#low.transport?.sessionId;
+  }
+
+  onClose(listener: () => void): () => void {
+    if (!this.#closeHooked) {
+      this.#closeHooked = true;
+      const low = this.#low;
+      let fired = false;
+      const fire = () => {
+        for (const each of [...this.#closeListeners]) each();
+      };
+      const previous = low.onclose;
+      low.onclose = () => {
+        previous?.();
+        fired = true;
+        fire();
+      };
+      // A server that never connected (createMcpHandler builds one for `subscriptions/listen` and
+      // closes it unconnected) gets no `onclose` from the SDK: report its close here.
+      const close = low.close;
+      low.close = async () => {
+        const connected = low.transport !== undefined;
+        await close.call(low);
+        if (!connected && !fired) {
+          fired = true;
+          fire();
+        }
+      };
+    }
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+
+  async notifyResourceListChanged(): Promise<void> {
+    if (isPerRequestTransport(this.#low.transport)) return;
+    await this.#low.sendResourceListChanged();
+  }
+
+  async notifyResourceUpdated(uri: string): Promise<void> {
+    if (isPerRequestTransport(this.#low.transport)) return;
+    // On 2026-07-28 connections (serveStdio) the SDK routes it onto the listen stream that named the URI.
+    await this.#low.sendResourceUpdated({ uri });
+  }
+
+  addCompletion(provider: HostCompletionProvider): void {
+    this.#providers.push(provider);
+    if (this.#completionMounted) return;
+    this.#completionMounted = true;
+    const low = this.#low;
+    low.registerCapabilities({ completions: {} });
+    low.setRequestHandler(PRIVATE_COMPLETE_METHOD, { params: completeParamsSchema }, (async (
+      params: CompleteParams,
+      ctx: ServerContext,
+    ) => {
+      const provider = this.#providers.find((each) => each.handles(params.ref));
+      if (!provider) return EMPTY_COMPLETION;
+      try {
+        return await provider.complete(params, contextFromV2(ctx));
+      } catch (error) {
+        throw toMcpRequestError(error);
+      }
+    }) as never);
+    if (this.canHandle("completion/complete")) this.#answerUnclaimedCompletions();
+    const connect = low.connect;
+    low.connect = async (transport: Transport) => {
+      await connect.call(low, transport);
+      this.#routeCompletions(transport);
+    };
+    if (low.transport) this.#routeCompletions(low.transport);
+  }
+
+  /** Until the server mounts its own `completion/complete`, answer the references no provider claims. */
+  #answerUnclaimedCompletions(): void {
+    const low = this.#low;
+    const previous = low.fallbackRequestHandler;
+    low.fallbackRequestHandler = async (request, ctx) => {
+      if (request.method === "completion/complete") {
+        const ref = (request.params as { ref?: { type?: unknown; uri?: unknown } } | undefined)?.ref;
+        if (this.#mcp && ref?.type === "ref/resource") {
+          throw Object.assign(
+            new Error(`MCP error ${JSONRPC_INVALID_PARAMS}: Resource template ${String(ref.uri)} not found`),
+            { code: JSONRPC_INVALID_PARAMS },
+          );
+        }
+        return EMPTY_COMPLETION;
+      }
+      if (previous) return previous(request, ctx);
+      throw Object.assign(new Error("Method not found"), { code: JSONRPC_METHOD_NOT_FOUND });
+    };
+  }
+
+  /** Renames the `completion/complete` requests our providers claim to the private method, on arrival. */
+  #routeCompletions(transport: Transport): void {
+    const inner = transport.onmessage;
+    if (!inner) return;
+    transport.onmessage = ((message: JSONRPCMessage, extra?: unknown) => {
+      const ref = completionReference(message);
+      const claimed = ref !== undefined && this.#providers.some((each) => each.handles(ref));
+      const routed = claimed ? { ...message, method: PRIVATE_COMPLETE_METHOD } : message;
+      inner.call(transport, routed as JSONRPCMessage, extra as never);
+    }) as Transport["onmessage"];
+  }
+}
+
+const hosts = new WeakMap<object, V2Host>();
+
+/**
+ * The SDK v2 host of a server (`@modelcontextprotocol/server` 2.x): one per low-level `Server`,
+ * shared by an `McpServer` and its `server`. `toHost()` picks it by itself; call it directly only to
+ * pass options.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * const server = new McpServer({ name: "files", version: "1.0.0" });
+ * registry.attach(v2Host(server, { cacheHints: { "resources/list": { ttlMs: 0 } } }));
+ * ```
+ */
+export function v2Host(server: McpServerLike | LowLevelServerLike, options: V2HostOptions = {}): McpHost {
+  const mcp = isV2McpServer(server) ? server : undefined;
+  const low = mcp ? mcp.server : (server as unknown as Server);
+  if (!isV2LowLevelServer(low)) {
+    throw new FileBridgeError("INVALID_INPUT", "v2Host() needs an SDK v2 McpServer or Server");
+  }
+  let host = hosts.get(low);
+  if (!host) {
+    host = new V2Host(low);
+    hosts.set(low, host);
+  }
+  host.adopt(mcp, options);
+  return host;
+}
