@@ -498,8 +498,10 @@ export class ProxyCore {
     return empty;
   }
 
+  /** Forwards a client's level to upstreams that declare logging; nothing of ours logs through MCP. */
   async setLoggingLevel(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
     await Promise.allSettled(
+      // pass-through: the upstream's own capability, forwarded unchanged
       this.#with("logging").map((u) => this.#forward(u, "logging/setLevel", params, ctx)),
     );
     return {};
