@@ -1,5 +1,6 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { UPLOAD_CSS, WIDGET_SCRIPT } from "./generated/ui-assets.js";
+import { UPLOAD_CSS } from "./generated/page-assets.js";
+import { WIDGET_SCRIPT } from "./generated/widget-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
 
 /**
