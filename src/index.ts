@@ -62,15 +62,20 @@ export { McpRequestError } from "./mcp/errors.js";
 export type {
   HostAuthInfo,
   HostCapabilities,
+  HostClientCapabilities,
   HostCompletionProvider,
+  HostElicitationAnswer,
   HostExtra,
   HostInput,
   HostMethod,
   HostMethods,
   HostRequestContext,
   HostRequestHandler,
+  HostResource,
+  HostResourceHandle,
   HostTool,
   HostToolHandle,
+  HostUrlElicitation,
   LowLevelServerLike,
   McpHost,
   McpServerLike,
@@ -141,10 +146,13 @@ export type {
   StoreChange,
   StoredFile,
 } from "./storage/types.js";
+export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type {
   RewrittenArgs,
+  UploadAttachOptions,
   UploadHandleResolverOptions,
   UploadTicket,
   UploadTicketMinter,
+  UploadToolWidget,
 } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";
