@@ -180,12 +180,13 @@ class V1Host implements McpHost {
     const viaPort = this.#handled.has("resources/list") && this.#handled.has("resources/read");
     if (viaPort || this.#ownResourceHandlers.size > 0) return { remove: this.#fixed.add(resource) };
     if (OWN_RESOURCE_METHODS.every((method) => this.canHandle(method))) {
+      // The SDK refuses resource handlers before the capability is declared.
+      this.#low.registerCapabilities({ resources: {} });
       const remove = this.#fixed.add(resource);
       for (const method of OWN_RESOURCE_METHODS) {
         this.#mount(method, this.#fixed.own[method] as HostRequestHandler<typeof method>);
         this.#ownResourceHandlers.add(method);
       }
-      this.#low.registerCapabilities({ resources: {} });
       return { remove };
     }
     // Something outside the port serves resources (an McpServer's own registerResource): join it.
