@@ -62,15 +62,20 @@ export { McpRequestError } from "./mcp/errors.js";
 export type {
   HostAuthInfo,
   HostCapabilities,
+  HostClientCapabilities,
   HostCompletionProvider,
+  HostElicitationAnswer,
   HostExtra,
   HostInput,
   HostMethod,
   HostMethods,
   HostRequestContext,
   HostRequestHandler,
+  HostResource,
+  HostResourceHandle,
   HostTool,
   HostToolHandle,
+  HostUrlElicitation,
   LowLevelServerLike,
   McpHost,
   McpServerLike,
@@ -166,11 +171,14 @@ export type {
   StoreChange,
   StoredFile,
 } from "./storage/types.js";
+export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type {
   RewrittenArgs,
+  UploadAttachOptions,
   UploadHandleResolverOptions,
   UploadTicket,
   UploadTicketMinter,
   UploadTicketRateLimitInfo,
+  UploadToolWidget,
 } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

@@ -50,13 +50,14 @@ function hostnameOf(value: string, isOrigin: boolean): string | null {
 export function rebindingRefusal(
   headers: IncomingMessage["headers"],
   allowed: readonly string[],
+  checkOrigin = true,
 ): string | null {
   const host = headers.host;
   if (!host) return "Missing Host header";
   const hostname = hostnameOf(host, false);
   if (hostname === null || !allowed.includes(hostname)) return `Invalid Host: ${host}`;
   const origin = headers.origin;
-  if (origin !== undefined && origin !== "null") {
+  if (checkOrigin && origin !== undefined && origin !== "null") {
     const originHost = hostnameOf(origin, true);
     if (originHost === null || !allowed.includes(originHost)) return `Invalid Origin: ${origin}`;
   }
@@ -118,7 +119,13 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
   }
 
   const server = createServer((req, res) => {
-    const refusal = rebindingRefusal(req.headers, allowedHosts);
+    // Host on every request; Origin on the MCP endpoint only: the file routes decide about foreign
+    // origins themselves (`allowedOrigins`, CORS), and refuse them by default.
+    const refusal = rebindingRefusal(
+      req.headers,
+      allowedHosts,
+      new URL(req.url ?? "/", "http://localhost").pathname === mcpPath,
+    );
     if (refusal) {
       res.writeHead(403, { "content-type": "application/json", connection: "close" });
       res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: refusal }, id: null }));

@@ -2,8 +2,8 @@
  * upload-page: people hand a tool their files — three ways, one set of signed upload tickets.
  *
  * - `request_document` asks the client to open the upload page (URL-mode elicitation, MCP
- *   2025-11-25), waits for the upload and returns the file; a client without URL elicitation gets
- *   the link as text.
+ *   2025-11-25) through `uploads.requestFiles`, waits for the upload and returns the file; a client
+ *   without URL elicitation gets the link as text.
  * - `upload_files` returns an upload ticket and is linked to the MCP App upload widget
  *   (`ui://mcp-file-bridge/upload.html`): hosts with MCP Apps show a file picker in the chat.
  * - every upload link opens the upload page in a browser (`GET /files/upload/{token}`).
@@ -16,7 +16,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { type CallToolResult, ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   createFileRoutes,
   fsStore,
@@ -25,13 +24,7 @@ import {
   UploadHandleResolver,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
-import {
-  FileRequests,
-  uploadPageForToken,
-  uploadWidgetResource,
-  uploadWidgetToolMeta,
-  wantsUploadPage,
-} from "../../src/ui/index.js";
+import { type FileRequests, uploadWidgetResource } from "../../src/ui/index.js";
 import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
 
 /** One scope for this single-user demo; a real server derives it from the session or the user. */
@@ -51,81 +44,41 @@ export async function start(options: { port?: number; dataDir?: string } = {}): 
     baseUrl: () => baseUrl,
     state,
   });
-  const uploads = new UploadHandleResolver({ store, minter, state, maxFiles: 5 });
-  const requests = new FileRequests({ store, state, minter, maxFiles: 5 });
-  const routes = createFileRoutes({ store, minter, state });
-
-  // The upload page in front of the file routes (createFileRoutes will do this itself).
-  const files = toNodeHandler(async (request) => {
-    const match = /^\/files\/upload\/([A-Za-z0-9_\-.~]+)$/.exec(new URL(request.url).pathname);
-    if (match && wantsUploadPage(request)) {
-      return uploadPageForToken(request, { verifier: minter, token: match[1] as string });
-    }
-    const response = await routes(request);
-    // Any-origin CORS so the widget (on the host's sandbox origin) can read its upload reply; the
-    // links are capabilities, no cookie is involved. createFileRoutes will have `allowedOrigins`.
-    if (response && request.headers.has("origin")) response.headers.set("access-control-allow-origin", "*");
-    return response;
+  const uploads = new UploadHandleResolver({
+    store,
+    minter,
+    state,
+    maxFiles: 5,
+    toolName: "upload_files",
+    scope: () => SCOPE,
   });
+  // The page for browsers at every upload link, and any-origin CORS so the widget (on the host's
+  // sandbox origin) can read its upload reply: the links are capabilities, no cookie is involved.
+  const routes = createFileRoutes({ store, minter, state, uploadPage: true, allowedOrigins: "*" });
 
   const createServer = () => {
     const server = new McpServer({ name: "upload-page-example", version: "1.0.0" });
+    // upload_files: an upload ticket, linked to the MCP App upload widget.
     const widget = uploadWidgetResource({ uploadOrigin: new URL(baseUrl).origin, toolName: "upload_files" });
-    server.registerResource(
-      widget.name,
-      widget.uri,
-      {
-        title: widget.title,
-        description: widget.description,
-        mimeType: widget.mimeType,
-        _meta: widget._meta,
-      },
-      async () => ({ contents: [widget.contents] }),
-    );
-    server.registerTool(
-      "upload_files",
-      {
-        description: "Gives the user a place to upload files (a link, or a file picker in the chat).",
-        _meta: uploadWidgetToolMeta(widget.uri),
-      },
-      async () => {
-        const ticket = await uploads.createTicket(SCOPE);
-        return {
-          content: [{ type: "text", text: `Open this link to upload files: ${ticket.upload_url}` }],
-          structuredContent: ticket,
-        };
-      },
-    );
+    uploads.attach(server, { widget });
     server.registerTool(
       "request_document",
       { description: "Asks the user for a document and returns it once uploaded." },
-      async (extra): Promise<CallToolResult> => {
-        const request = await requests.create(SCOPE, {
+      async (extra) => {
+        const outcome = await uploads.requestFiles(server, extra, {
           message: "Please upload the document to work on.",
           maxFiles: 1,
         });
-        if (!server.server.getClientCapabilities()?.elicitation?.url)
-          return request.fallbackResult() as CallToolResult;
-        const answer = await extra.sendRequest(
-          { method: "elicitation/create", params: request.elicitation },
-          ElicitResultSchema,
-          { signal: extra.signal, timeout: request.expiresAt - Date.now() },
-        );
-        if (answer.action !== "accept") return request.declinedResult(answer.action) as CallToolResult;
-        const stored = await request.wait({ signal: extra.signal });
-        await extra.sendNotification({
-          method: "notifications/elicitation/complete",
-          params: { elicitationId: request.id },
-        });
-        return request.resultFor(stored) as CallToolResult;
+        if (outcome.status !== "uploaded") return outcome.result; // the link as text, declined, timeout
+        return outcome.result; // a real tool would work on outcome.files[0] here
       },
     );
     return server;
   };
 
-  const running = await serveHttp({ createServer, routes: files, port: options.port ?? 0 });
+  const running = await serveHttp({ createServer, routes: toNodeHandler(routes), port: options.port ?? 0 });
   baseUrl = running.url;
-  return { ...running, requests, uploads };
+  return { ...running, requests: uploads.fileRequests, uploads };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

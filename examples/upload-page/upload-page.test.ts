@@ -64,6 +64,22 @@ describe("upload-page example", () => {
     expect(html.headers.get("content-security-policy")).toMatch(/^default-src 'none'/);
   });
 
+  it("the routes answer CORS for any origin (the widget's sandbox), without credentials", async () => {
+    const client = await connect({ capabilities: {} });
+    const ticket = (await client.callTool({ name: "upload_files", arguments: {} })).structuredContent as {
+      upload_url: string;
+    };
+    const preflight = await fetch(ticket.upload_url, {
+      method: "OPTIONS",
+      // Another origin on loopback: the example's DNS-rebinding guard (examples/shared) refuses
+      // foreign host names before the routes see the request.
+      headers: { origin: "http://127.0.0.1:1", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.has("access-control-allow-credentials")).toBe(false);
+  });
+
   it("a client without URL elicitation gets the link", async () => {
     const client = await connect({ capabilities: {} });
     const result = (await client.callTool({ name: "request_document", arguments: {} })) as CallToolResult;

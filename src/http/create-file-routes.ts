@@ -2,7 +2,16 @@
  * The public factory of the file routes: checks the options once, then dispatches each request by
  * path and method to the download or upload handlers.
  */
-import { isFileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { uploadPageForToken, uploadPageResponse, wantsUploadPage } from "../ui/upload-page.js";
+import {
+  type CorsPolicy,
+  type CorsVerdict,
+  corsVerdict,
+  isPreflight,
+  preflightResponse,
+  withCorsHeaders,
+} from "./cors.js";
 import { handleDownload } from "./download.js";
 import { setForbiddenMethodAnswer } from "./node-fast-path.js";
 import { resolveOptions } from "./options.js";
@@ -24,6 +33,8 @@ export type {
 } from "./types.js";
 
 const TOKEN_SEGMENT = /^[A-Za-z0-9_\-.~]+$/;
+/** The policy when `allowedOrigins` is not set: same-origin requests and requests without `Origin`. */
+const SAME_ORIGIN_ONLY: CorsPolicy = { kind: "list", origins: new Set() };
 
 /**
  * Creates the upload/download HTTP routes as one web-standard `(Request) => Promise<Response |
@@ -37,6 +48,8 @@ const TOKEN_SEGMENT = /^[A-Za-z0-9_\-.~]+$/;
  *   Optional digests: `sha256` form fields, one per file part in file order (empty skips a file),
  *   or `X-Content-SHA256` / `?sha256=` for a raw body.
  * - `POST|PUT /files/scopes/{scope}/files/{name}`: direct upload for trusted callers (`authorize`).
+ * - `GET|HEAD /files/upload/{token}` with `Accept: text/html`: the upload page (`uploadPage: true`).
+ * - `OPTIONS` preflight of every route, for the origins in `allowedOrigins` (CORS).
  *
  * @example
  * ```ts
@@ -61,19 +74,22 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     return undefined;
   };
 
-  const routes: FileRoutes = async (request: Request): Promise<Response | undefined> => {
-    let pathname: string;
+  /** The answer of a matched route, CORS aside. */
+  const answer = async (request: Request, { route, allow, rest }: RouteMatch): Promise<Response> => {
     try {
-      pathname = new URL(request.url).pathname;
-    } catch {
-      return undefined;
-    }
-    const matched = match(pathname);
-    if (!matched) return undefined;
-    const { route, allow, rest } = matched;
-    // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
-    if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow);
-    try {
+      if (route === "upload" && config.uploadPage && wantsUploadPage(request)) {
+        const token = rest[0] as string;
+        if (!TOKEN_SEGMENT.test(token)) return uploadPageResponse({ problem: "invalid" }, request);
+        return await uploadPageForToken(request, {
+          verifier: config.minter,
+          token,
+          maxBytes: config.maxBytes,
+          maxFiles: config.maxFiles,
+          ...config.uploadPage,
+        });
+      }
+      // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
+      if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow);
       if (route === "direct") {
         return await handleDirectUpload(config, request, rest[0] as string, rest.slice(2).join("/"));
       }
@@ -86,6 +102,36 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
       return errorResponse(error);
     }
+  };
+
+  const routes: FileRoutes = async (request: Request): Promise<Response | undefined> => {
+    let pathname: string;
+    try {
+      pathname = new URL(request.url).pathname;
+    } catch {
+      return undefined;
+    }
+    const matched = match(pathname);
+    if (!matched) return undefined;
+    // Without `allowedOrigins` no foreign origin may use the routes: a page on another origin could
+    // not read the reply anyway, and must not use up a single-use link it cannot read.
+    const cors = config.cors ?? SAME_ORIGIN_ONLY;
+    // CORS comes first: a foreign origin that may not read replies is refused before its token is
+    // read (it can never use up a ticket), and a preflight is answered before the 405 of OPTIONS.
+    let verdict: CorsVerdict;
+    try {
+      verdict = await corsVerdict(cors, request);
+    } catch (error) {
+      report(config, error);
+      return errorResponse(error);
+    }
+    if (verdict.kind === "refused") {
+      // No CORS header: the browser hides this answer from the page, as it should.
+      const refused = new FileBridgeError("FORBIDDEN", "This origin may not use these links");
+      return errorResponse(refused, cors.kind === "any" ? {} : { vary: "Origin" });
+    }
+    if (verdict.kind === "allowed" && isPreflight(request)) return preflightResponse(verdict.allowOrigin);
+    return withCorsHeaders(await answer(request, matched), cors, verdict);
   };
   // The Node adapter asks this for methods a web `Request` cannot carry (TRACE): 405 with `Allow`.
   setForbiddenMethodAnswer(routes, (pathname) => {

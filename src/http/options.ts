@@ -9,6 +9,7 @@ import {
 } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
+import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
 import type { FileRoutesOptions, FileRoutesTokenVerifier } from "./types.js";
 
 /**
@@ -58,6 +59,10 @@ export interface ResolvedRouteOptions {
   onStored: FileRoutesOptions["onStored"];
   resourceUri: FileRoutesOptions["resourceUri"];
   onError: FileRoutesOptions["onError"];
+  /** `allowedOrigins`, checked; `undefined` = no CORS. */
+  cors: CorsPolicy | undefined;
+  /** The upload page, when on (`title`: its heading). */
+  uploadPage: { title?: string } | undefined;
 }
 
 function invalidOption(name: string, message: string, cause?: unknown): FileBridgeError {
@@ -136,6 +141,13 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
   ) {
     throw invalidOption("state", "must be a StateStore");
   }
+  let cors: CorsPolicy | undefined;
+  try {
+    cors = resolveCorsPolicy(options.allowedOrigins);
+  } catch (cause) {
+    throw invalidOption("allowedOrigins", cause instanceof Error ? cause.message : String(cause), cause);
+  }
+  const uploadPage = resolveUploadPage(options.uploadPage, minter);
   return {
     store,
     minter,
@@ -158,5 +170,26 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     },
     resourceUri: options.resourceUri ?? (registry ? (file) => registry.uriFor(file) : undefined),
     onError: options.onError,
+    cors,
+    uploadPage,
   };
+}
+
+function resolveUploadPage(
+  value: FileRoutesOptions["uploadPage"],
+  minter: FileRoutesTokenVerifier,
+): { title?: string } | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value !== true && (typeof value !== "object" || value === null)) {
+    throw invalidOption("uploadPage", "must be a boolean or { title }");
+  }
+  const title = value === true ? undefined : value.title;
+  if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200)) {
+    throw invalidOption("uploadPage", "title must be 1 to 200 characters");
+  }
+  // Viewing the page must not use the ticket up: the verifier must check without consuming.
+  if (typeof minter.consume !== "function") {
+    throw invalidOption("uploadPage", "needs a minter with consume() (a SignedUrlMinter has it)");
+  }
+  return title === undefined ? {} : { title };
 }

@@ -293,6 +293,29 @@ export interface FileRoutesOptions {
    */
   downloadTimeout?: Duration;
   /**
+   * Lets web pages on other origins use the signed URLs with `fetch` (CORS): a list of exact origins
+   * (`"https://app.example.com"`), a function `(origin, request) => boolean`, or `"*"` for any origin.
+   * A request whose `Origin` is present, not the routes' own and not allowed gets `403 FORBIDDEN`
+   * before its token is read (so such a page can never use up a ticket); an allowed origin's
+   * preflight gets `204`, and its replies `Access-Control-Allow-Origin` and
+   * `Access-Control-Expose-Headers: ETag, Content-Range, Content-Disposition, Location`. Never
+   * `Access-Control-Allow-Credentials`: the token in the URL is the whole authorization, so `"*"` is
+   * acceptable for the signed URLs (see docs/http-routes.md, "CORS").
+   * @default undefined: no CORS headers, and a request whose `Origin` is another origin gets 403 before its token is read (requests without `Origin`, such as top-level downloads and non-browser clients, are served)
+   */
+  allowedOrigins?:
+    | readonly string[]
+    | "*"
+    | ((origin: string, request: Request) => boolean | Promise<boolean>);
+  /**
+   * Serve the upload page (a small self-contained HTML page where a person drops or picks files) to
+   * a browser that opens an upload link: `GET|HEAD {basePath}/upload/{token}` with `text/html` in
+   * `Accept`. Viewing the page never uses the ticket up. Programs are unaffected (`POST`/`PUT`
+   * upload, a `GET` without `text/html` still gets `405`). `{ title }` sets the page heading.
+   * @default false
+   */
+  uploadPage?: boolean | { title?: string };
+  /**
    * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
    * without details, and storage failures during an upload, with the original error as `cause`)
    * and hook failures.

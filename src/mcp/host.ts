@@ -88,6 +88,117 @@ export interface HostRequestContext {
    * user's callbacks (`scope`, `authorize`, `downloadClaims`), which were written against it.
    */
   extra: HostExtra;
+  /**
+   * What the client declared at `initialize`, when the adapter knows it (SDK v1: always).
+   * @default undefined (unknown: treat every optional client feature as absent)
+   */
+  clientCapabilities?: HostClientCapabilities;
+  /**
+   * Asks the client to open a URL (`elicitation/create`, `mode: "url"`, MCP 2025-11-25), related to
+   * this request, and resolves with the person's answer. Only when the client declared
+   * `elicitation.url`. Under the 2026-07-28 protocol an adapter ends the round here with an
+   * `input_required` result and answers on the client's retry (see docs/architecture.md).
+   * @default undefined (the adapter cannot ask)
+   */
+  elicitUrl?(request: HostUrlElicitation, options?: { timeoutMs?: number }): Promise<HostElicitationAnswer>;
+  /**
+   * Tells the client the out-of-band work of a URL elicitation finished
+   * (`notifications/elicitation/complete`).
+   * @default undefined (the adapter cannot notify)
+   */
+  notifyElicitationComplete?(elicitationId: string): Promise<void>;
+  /**
+   * Under the 2026-07-28 protocol, on the client's retry of a request whose first round ended with
+   * `input_required`: the client's answers to the URL elicitations that round asked for, by
+   * `elicitationId` (only ids the adapter verified it issued for this request). SDK v1 never sets it.
+   * @default undefined (not a retry)
+   */
+  elicitationAnswers?: ReadonlyMap<string, HostElicitationAnswer>;
+}
+
+/**
+ * The client capabilities a piece may look at (the `initialize` request's `capabilities`).
+ *
+ * @example
+ * ```ts
+ * const canOpenUrls = Boolean(ctx.clientCapabilities?.elicitation?.url);
+ * ```
+ */
+export interface HostClientCapabilities {
+  [key: string]: unknown;
+  elicitation?: { [key: string]: unknown; form?: object; url?: object };
+}
+
+/**
+ * A URL-mode elicitation (MCP 2025-11-25 `elicitation/create` params with `mode: "url"`).
+ *
+ * @example
+ * ```ts
+ * const request: HostUrlElicitation = { mode: "url", message: "Upload the contract", url, elicitationId: id };
+ * ```
+ */
+export interface HostUrlElicitation {
+  [key: string]: unknown;
+  mode: "url";
+  /** Why the person should open the link. */
+  message: string;
+  /** The URL to open. */
+  url: string;
+  /** Names this elicitation in `notifications/elicitation/complete`. */
+  elicitationId: string;
+}
+
+/**
+ * The client's answer to an elicitation: the person agreed (`accept`), said no (`decline`) or
+ * dismissed it (`cancel`).
+ *
+ * @example
+ * ```ts
+ * const answer: HostElicitationAnswer = await ctx.elicitUrl!(request);
+ * if (answer.action !== "accept") return declined();
+ * ```
+ */
+export interface HostElicitationAnswer {
+  [key: string]: unknown;
+  action: "accept" | "decline" | "cancel";
+}
+
+/**
+ * A fixed resource a piece registers (the MCP App upload widget's `ui://` resource): listed in
+ * `resources/list` and answered by `resources/read`, beside whatever else serves resources.
+ *
+ * @example
+ * ```ts
+ * host.registerResource?.({
+ *   uri: "ui://files/upload.html",
+ *   name: "upload-widget",
+ *   mimeType: "text/html;profile=mcp-app",
+ *   read: async () => ({ contents: [{ uri: "ui://files/upload.html", text: "<!doctype html>…" }] }),
+ * });
+ * ```
+ */
+export interface HostResource {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  _meta?: Record<string, unknown>;
+  /** Answers `resources/read` for `uri`. */
+  read(ctx: HostRequestContext): Promise<ReadResourceResult>;
+}
+
+/**
+ * A registered fixed resource.
+ *
+ * @example
+ * ```ts
+ * const handle: HostResourceHandle = host.registerResource!(widget);
+ * handle.remove(); // gone from resources/list and resources/read
+ * ```
+ */
+export interface HostResourceHandle {
+  remove(): void;
 }
 
 /**
@@ -267,6 +378,19 @@ export interface McpHost {
   notifyResourceListChanged(): Promise<void>;
   /** Sends `notifications/resources/updated` for `uri` on the current connection. */
   notifyResourceUpdated(uri: string): Promise<void>;
+  /**
+   * Registers a fixed resource, composed with the other resource handlers (a `ResourceRegistry`
+   * attached before or after lists and reads it too). Before the server connects. Throws
+   * `INVALID_INPUT` when the URI is taken.
+   * @default undefined (the host cannot register fixed resources)
+   */
+  registerResource?(resource: HostResource): HostResourceHandle;
+  /**
+   * The port's context for an SDK request context a callback got outside the port (the `extra` of
+   * a tool registered on the server directly), so a piece can, e.g., ask the client to open a URL.
+   * @default undefined (the host only gives contexts to the handlers mounted through it)
+   */
+  requestContext?(extra: unknown): HostRequestContext;
 }
 
 /**

@@ -390,21 +390,7 @@ export class FileRequests {
       elicitation: { mode: "url", message, url, elicitationId: id },
       files,
       wait: (waitOptions = {}) => this.#wait(files, waitOptions),
-      resultFor: (stored) => {
-        const list = [...stored];
-        return {
-          content: [
-            {
-              type: "text",
-              text: [
-                `The user uploaded ${list.length} ${list.length === 1 ? "file" : "files"}. Pass a handle as the file argument of a tool:`,
-                ...list.map(fileLine),
-              ].join("\n"),
-            },
-          ],
-          structuredContent: { status: "uploaded", request_id: id, files: list.map(fileEntry) },
-        };
-      },
+      resultFor: (stored) => this.resultFor(id, stored),
       fallbackResult: () => ({
         content: [
           {
@@ -440,6 +426,49 @@ export class FileRequests {
       }),
     };
     return request;
+  }
+
+  /**
+   * Waits, like {@link FileRequest.wait}, for the upload of a request known only by its id (a
+   * request made in an earlier call: a retried call under the 2026-07-28 protocol, or a fallback
+   * link). Requests of other scopes are never found, so this ends in `TIMEOUT`.
+   *
+   * @example
+   * ```ts
+   * const files = await requests.waitFor(scope, requestId, { signal: extra.signal, timeout: "5m" });
+   * ```
+   */
+  waitFor(scope: string, requestId: string, options: WaitOptions = {}): Promise<StoredFile[]> {
+    assertScope(scope);
+    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
+      throw invalidInput("requestId must be a request id");
+    }
+    return this.#wait(() => this.#filesOf(scope, requestId), options);
+  }
+
+  /**
+   * The tool result listing a request's uploaded files and their `upload://` handles (what
+   * {@link FileRequest.resultFor} returns).
+   *
+   * @example
+   * ```ts
+   * return requests.resultFor(requestId, await requests.waitFor(scope, requestId));
+   * ```
+   */
+  resultFor(requestId: string, files: readonly StoredFile[]): FileRequestToolResult {
+    const list = [...files];
+    return {
+      content: [
+        {
+          type: "text",
+          text: [
+            `The user uploaded ${list.length} ${list.length === 1 ? "file" : "files"}. Pass a handle as the file argument of a tool:`,
+            ...list.map(fileLine),
+          ].join("\n"),
+        },
+      ],
+      structuredContent: { status: "uploaded", request_id: requestId, files: list.map(fileEntry) },
+    };
   }
 
   /**

@@ -3,7 +3,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
 import { TICKET_CLAIMS } from "../uploads/upload-handle.js";
-import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/ui-assets.js";
+import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/page-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
 
 /**

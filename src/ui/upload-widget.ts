@@ -1,27 +1,10 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { UPLOAD_CSS, WIDGET_SCRIPT } from "./generated/ui-assets.js";
+import { UPLOAD_CSS } from "./generated/page-assets.js";
+import { WIDGET_SCRIPT } from "./generated/widget-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
+import { assertUiUri, DEFAULT_UPLOAD_WIDGET_URI, MCP_APP_MIME_TYPE } from "./widget-meta.js";
 
-/**
- * Media type of an MCP App resource (SEP-1865): HTML a host renders in a sandboxed iframe.
- *
- * @example
- * ```ts
- * const resource = uploadWidgetResource({ uploadOrigin: "https://files.example.com" });
- * resource.mimeType === MCP_APP_MIME_TYPE; // true
- * ```
- */
-export const MCP_APP_MIME_TYPE = "text/html;profile=mcp-app";
-
-/**
- * Default URI of the upload widget resource.
- *
- * @example
- * ```ts
- * uploadWidgetToolMeta(DEFAULT_UPLOAD_WIDGET_URI); // { ui: { resourceUri: "ui://mcp-file-bridge/upload.html" }, … }
- * ```
- */
-export const DEFAULT_UPLOAD_WIDGET_URI = "ui://mcp-file-bridge/upload.html";
+export { DEFAULT_UPLOAD_WIDGET_URI, MCP_APP_MIME_TYPE, uploadWidgetToolMeta } from "./widget-meta.js";
 
 /**
  * Options of {@link uploadWidgetResource}.
@@ -134,6 +117,8 @@ export interface UploadWidgetResource {
   text: string;
   /** `{ ui: { csp, domain?, prefersBorder } }`. */
   _meta: { ui: UploadWidgetUiMeta };
+  /** The tool the widget is linked to and calls for a fresh link (`UploadHandleResolver.attach` checks it). */
+  toolName: string;
   /** The `resources/read` content entry: `{ uri, mimeType, text, _meta }`. */
   contents: {
     uri: string;
@@ -143,33 +128,10 @@ export interface UploadWidgetResource {
   };
 }
 
-/**
- * The `_meta` that links a tool to the widget. Carries both the nested `ui.resourceUri` of the
- * spec and the flat `"ui/resourceUri"` key: hosts that only read one of them (Claude read only the
- * flat key when this was written) render the widget either way.
- *
- * @example
- * ```ts
- * server.registerTool("get_upload_url", { description, _meta: uploadWidgetToolMeta() }, handler);
- * ```
- */
-export function uploadWidgetToolMeta(uri: string = DEFAULT_UPLOAD_WIDGET_URI): {
-  ui: { resourceUri: string };
-  "ui/resourceUri": string;
-} {
-  assertUiUri(uri);
-  return { ui: { resourceUri: uri }, "ui/resourceUri": uri };
-}
-
 function invalidOption(name: string, message: string): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", `uploadWidgetResource: ${name} ${message}`, {
     data: { option: name },
   });
-}
-
-function assertUiUri(uri: string): void {
-  if (typeof uri !== "string" || !/^ui:\/\/[^\s]+$/.test(uri))
-    throw invalidOption("uri", "must be a ui:// URI");
 }
 
 function originOf(value: string): string {
@@ -256,6 +218,7 @@ ${uploaderMarkup({ title, message: options.message, accept: options.accept, done
     mimeType: MCP_APP_MIME_TYPE,
     text,
     _meta,
+    toolName,
     contents: { uri, mimeType: MCP_APP_MIME_TYPE, text, _meta },
   };
 }

@@ -16,10 +16,24 @@ import {
   DEFAULT_UPLOAD_MAX_FILES,
   DEFAULT_UPLOAD_TICKET_TTL,
 } from "../internal/limits.js";
-import type { HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
+import type {
+  HostInput,
+  HostRequestContext,
+  HostResourceHandle,
+  HostToolHandle,
+  McpHost,
+  McpServerLike,
+} from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import { FileRequests, type FileRequestsOptions } from "../ui/request-files.js";
+import { uploadWidgetToolMeta } from "../ui/widget-meta.js";
+import {
+  type FileRequestOutcome,
+  type RequestFilesCallOptions,
+  requestFilesThrough,
+} from "./request-files-flow.js";
 import {
   formatUploadHandle,
   parseUploadHandle,
@@ -145,6 +159,60 @@ export interface UploadHandleResolverOptions {
    * @default join(os.tmpdir(), "mcp-file-bridge")
    */
   tmpDir?: string;
+  /**
+   * Settings of {@link UploadHandleResolver.requestFiles}: how long it waits for an upload
+   * (`timeout`), how often it looks (`pollInterval`), and the URL a person opens (`pageUrl`).
+   * Links, limits and file lifetimes are the resolver's (`ttl`, `maxBytes`, `maxFiles`, `handleTtl`).
+   * @default { timeout: "15m", pollInterval: "250ms" } (the page is the upload URL itself)
+   */
+  fileRequests?: Pick<FileRequestsOptions, "timeout" | "pollInterval" | "pageUrl">;
+}
+
+/**
+ * The MCP App upload widget as {@link UploadHandleResolver.attach} takes it: what
+ * `uploadWidgetResource()` (from `mcp-file-bridge/ui`) returns. Passed in rather than built here,
+ * so the core never loads the widget's bundled script.
+ *
+ * @example
+ * ```ts
+ * import { uploadWidgetResource } from "mcp-file-bridge/ui";
+ * const widget: UploadToolWidget = uploadWidgetResource({ uploadOrigin: "https://files.example.com" });
+ * uploads.attach(server, { widget });
+ * ```
+ */
+export interface UploadToolWidget {
+  /** The `ui://` URI. */
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType: string;
+  _meta?: Record<string, unknown>;
+  /** The tool the widget calls for a fresh link; must be the resolver's `toolName`. */
+  toolName?: string;
+  /** The `resources/read` content entry. */
+  contents: { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> };
+}
+
+/**
+ * Options of {@link UploadHandleResolver.attach}.
+ *
+ * @example
+ * ```ts
+ * const options: UploadAttachOptions = { widget: uploadWidgetResource({ uploadOrigin }) };
+ * uploads.attach(server, options);
+ * ```
+ */
+export interface UploadAttachOptions {
+  /**
+   * Register the MCP App upload widget next to the tool: the `ui://` resource (through the host
+   * port, composed with a `ResourceRegistry` attached before or after) and the tool's
+   * `_meta.ui.resourceUri` plus the flat `_meta["ui/resourceUri"]`. Hosts that render MCP Apps show
+   * the widget with the tool's result (the ticket); the routes need `allowedOrigins` for the host's
+   * sandbox origin.
+   * @default undefined (no widget)
+   */
+  widget?: UploadToolWidget;
 }
 
 /**
@@ -244,6 +312,7 @@ export class UploadHandleResolver {
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
   readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
+  readonly #requests: FileRequests;
 
   constructor(options: UploadHandleResolverOptions) {
     if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
@@ -296,6 +365,20 @@ export class UploadHandleResolver {
     this.#store = store;
     this.#minter = minter;
     this.#state = state;
+    const fileRequests = options.fileRequests ?? {};
+    if (typeof fileRequests !== "object" || fileRequests === null) {
+      throw invalidOption("fileRequests", "must be an object");
+    }
+    this.#requests = new FileRequests({
+      store,
+      state,
+      minter,
+      ttl: this.#ttl,
+      handleTtl: handleTtlMs,
+      maxBytes: this.maxBytes,
+      maxFiles: this.maxFiles,
+      ...fileRequests,
+    });
     options.bridge?.addResolver(this.fileSourceResolver());
   }
 
@@ -348,9 +431,111 @@ export class UploadHandleResolver {
    * uploads.attach(server);
    * ```
    */
-  attach(server: McpServerLike | McpHost): HostToolHandle {
+  attach(server: McpServerLike | McpHost, options: UploadAttachOptions = {}): HostToolHandle {
     const host = toHost(server);
     if (!host.supportsTools) throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
+    const widget = options?.widget;
+    let resource: HostResourceHandle | undefined;
+    if (widget !== undefined) {
+      if (typeof widget?.uri !== "string" || typeof widget.contents?.text !== "string") {
+        throw invalidOption("widget", "must be what uploadWidgetResource() returns");
+      }
+      if (widget.toolName !== undefined && widget.toolName !== this.toolName) {
+        throw invalidOption(
+          "widget",
+          `calls the tool ${JSON.stringify(widget.toolName)}, but this resolver's tool is ${JSON.stringify(this.toolName)}: build it with uploadWidgetResource({ toolName: ${JSON.stringify(this.toolName)} })`,
+        );
+      }
+      if (!host.registerResource) {
+        throw new FileBridgeError(
+          "INVALID_INPUT",
+          `attach(): this host (${host.kind}) cannot register resources`,
+        );
+      }
+      const { contents } = widget;
+      resource = host.registerResource({
+        uri: widget.uri,
+        name: widget.name,
+        ...(widget.title === undefined ? {} : { title: widget.title }),
+        ...(widget.description === undefined ? {} : { description: widget.description }),
+        mimeType: widget.mimeType,
+        ...(widget._meta === undefined ? {} : { _meta: widget._meta }),
+        read: async () => ({ contents: [{ ...contents }] }),
+      });
+    }
+    let tool: HostToolHandle;
+    try {
+      tool = this.#registerTool(host, widget === undefined ? undefined : uploadWidgetToolMeta(widget.uri));
+    } catch (error) {
+      resource?.remove();
+      throw error;
+    }
+    if (!resource) return tool;
+    const widgetResource = resource;
+    return {
+      get enabled() {
+        return tool.enabled;
+      },
+      set enabled(value: boolean) {
+        tool.enabled = value;
+      },
+      enable: () => tool.enable(),
+      disable: () => tool.disable(),
+      remove: () => {
+        tool.remove();
+        widgetResource.remove();
+      },
+    };
+  }
+
+  /**
+   * Asks the person in the chat for files, from inside a tool call, and waits for them: mints a
+   * single-use upload link bound to the caller's scope, asks the client to open its upload page
+   * (`elicitation/create` in URL mode, MCP 2025-11-25), waits — bounded and cancellable — for the
+   * upload to commit, tells the client it is done (`notifications/elicitation/complete`) and returns
+   * the stored files. A client without URL elicitation gets `status: "upload_required"` with a tool
+   * result that carries the link for the model to pass on (not the -32042 error, which such a
+   * client does not understand either). Under the 2026-07-28 protocol the adapter turns the ask into
+   * an `input_required` round; the tool code stays the same. Pass the server the tool is registered
+   * on and the `extra` its callback got (or a host port and its request context). Fails only with
+   * `ABORTED` (the call was cancelled) or `INVALID_INPUT` (bad options).
+   *
+   * @example
+   * ```ts
+   * server.registerTool("review_contract", { description: "Reviews a contract" }, async (extra) => {
+   *   const outcome = await uploads.requestFiles(server, extra, { message: "Upload the contract (PDF)", accept: [".pdf"], maxFiles: 1 });
+   *   if (outcome.status !== "uploaded") return outcome.result; // the link as text, declined, timeout
+   *   const [contract] = outcome.files;
+   *   return { content: [{ type: "text", text: `Got ${contract.name} (${contract.size} bytes)` }] };
+   * });
+   * ```
+   */
+  async requestFiles(
+    server: HostInput,
+    extra: unknown,
+    options: RequestFilesCallOptions,
+  ): Promise<FileRequestOutcome> {
+    const ctx = isHostRequestContext(extra)
+      ? extra
+      : requestContextOf(toHost(server, "requestFiles()"), extra);
+    const scope = this.#scope(ctx.extra as ScopeSource);
+    return requestFilesThrough(this.#requests, ctx, scope, options);
+  }
+
+  /**
+   * The {@link FileRequests} behind {@link requestFiles}, for a flow of your own (a later call that
+   * checks a fallback link with `filesOf`, or `waitFor`).
+   *
+   * @example
+   * ```ts
+   * const files = await uploads.fileRequests.filesOf(scope, args.request_id);
+   * ```
+   */
+  get fileRequests(): FileRequests {
+    return this.#requests;
+  }
+
+  #registerTool(host: McpHost, meta: Record<string, unknown> | undefined): HostToolHandle {
     return host.registerTool({
       name: this.toolName,
       title: "Get an upload URL",
@@ -366,6 +551,7 @@ export class UploadHandleResolver {
           .describe("Name of the file to upload, used in the example command line."),
       },
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+      ...(meta === undefined ? {} : { _meta: meta }),
       handler: async (args, { extra }) => {
         try {
           const scope = this.#scope(extra as ScopeSource);
@@ -527,4 +713,26 @@ export class UploadHandleResolver {
     }
     return { args: copy, dispose, [Symbol.asyncDispose]: dispose };
   }
+}
+
+function isHostRequestContext(value: unknown): value is HostRequestContext {
+  const ctx = value as Partial<HostRequestContext> | null;
+  return (
+    typeof ctx === "object" &&
+    ctx !== null &&
+    (ctx.transport === "http" || ctx.transport === "local") &&
+    ctx.signal instanceof AbortSignal &&
+    typeof ctx.extra === "object" &&
+    ctx.extra !== null
+  );
+}
+
+function requestContextOf(host: McpHost, extra: unknown): HostRequestContext {
+  if (!host.requestContext) {
+    throw new FileBridgeError(
+      "INVALID_INPUT",
+      `requestFiles(): this host (${host.kind}) has no request contexts; pass the context its tool handler got`,
+    );
+  }
+  return host.requestContext(extra);
 }

@@ -16,8 +16,8 @@ async function blankOrigin(): Promise<{ origin: string; server: Server }> {
 }
 
 /**
- * Specifies (with the test wrapper `withCors`, until the router has `allowedOrigins`) how signed
- * URLs behave for a web front end on another origin.
+ * How signed URLs behave for a web front end on another origin, through the real router's
+ * `allowedOrigins`.
  */
 describe.runIf(browserAvailable())("signed URLs from another origin (CORS) in Chromium", () => {
   let browser: LaunchedBrowser;

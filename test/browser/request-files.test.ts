@@ -1,15 +1,16 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   type CallToolResult,
   ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
-  ElicitResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FileRequests } from "../../src/ui/request-files.js";
+import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../support/helpers.js";
 import {
   browserAvailable,
@@ -21,154 +22,200 @@ import { type FileServer, startFileServer } from "./support/file-server.js";
 
 const SCOPE = "elicit-chat";
 
-/**
- * What src/mcp will hold (the SDK-facing half, see docs/people-in-the-loop.md): check the client's
- * URL-elicitation capability, send elicitation/create (mode "url"), wait for the upload, send
- * notifications/elicitation/complete, return the files — or the fallback without the capability.
- */
-function registerReviewTool(server: McpServer, requests: FileRequests): void {
-  server.registerTool(
-    "review_contract",
-    { description: "Reviews a contract the user uploads" },
-    async (extra) => {
-      const request = await requests.create(SCOPE, { message: "Upload the contract to review", maxFiles: 2 });
-      if (!server.server.getClientCapabilities()?.elicitation?.url) {
-        return request.fallbackResult() as CallToolResult;
-      }
-      const answer = await extra.sendRequest(
-        { method: "elicitation/create", params: request.elicitation },
-        ElicitResultSchema,
-        {
-          signal: extra.signal,
-          timeout: request.expiresAt - Date.now(),
+describe.runIf(browserAvailable())(
+  "uploads.requestFiles: URL-mode elicitation end to end in Chromium",
+  () => {
+    let browser: LaunchedBrowser;
+    let files: FileServer;
+    let uploads: UploadHandleResolver;
+    const transports = new Map<string, StreamableHTTPServerTransport>();
+    const outcomes: Array<{ status: string; handles?: string[] }> = [];
+
+    /** A tool that needs a contract from the person: the helper does the asking. */
+    function mcpServer(): McpServer {
+      const server = new McpServer({ name: "elicit-test", version: "1.0.0" });
+      server.registerTool(
+        "review_contract",
+        { description: "Reviews a contract the user uploads" },
+        async (extra) => {
+          const outcome = await uploads.requestFiles(server, extra, {
+            message: "Upload the contract to review",
+            maxFiles: 2,
+          });
+          outcomes.push({ status: outcome.status, ...(outcome.handles ? { handles: outcome.handles } : {}) });
+          if (outcome.status !== "uploaded") return outcome.result;
+          const names = outcome.files.map((file) => file.name).join(", ");
+          return {
+            content: [...outcome.result.content, { type: "text", text: `Reviewed: ${names}` }],
+            structuredContent: outcome.result.structuredContent,
+          } as CallToolResult;
         },
       );
-      if (answer.action !== "accept") return request.declinedResult(answer.action) as CallToolResult;
-      const files = await request.wait({ signal: extra.signal });
-      await extra.sendNotification({
-        method: "notifications/elicitation/complete",
-        params: { elicitationId: request.id },
-      });
-      return request.resultFor(files) as CallToolResult;
-    },
-  );
-}
-
-describe.runIf(browserAvailable())("URL-mode elicitation for files, end to end in Chromium", () => {
-  let browser: LaunchedBrowser;
-  let files: FileServer;
-  let requests: FileRequests;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-    files = await startFileServer({ maxBytes: 4 * 1024 * 1024, maxFiles: 4 });
-    requests = new FileRequests({
-      store: files.store,
-      state: files.state,
-      minter: files.minter,
-      pollInterval: "50ms",
-    });
-  });
-  afterAll(async () => {
-    await files?.close();
-    await browser?.close();
-  });
-
-  async function connect(capabilities: ConstructorParameters<typeof Client>[1]): Promise<Client> {
-    const server = new McpServer({ name: "elicit-test", version: "1.0.0" });
-    registerReviewTool(server, requests);
-    const client = new Client({ name: "elicit-client", version: "1.0.0" }, capabilities);
-    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
-    return client;
-  }
-
-  /** A person in Chromium: opens the link, picks the files, uploads, waits for the done state. */
-  async function personUploads(url: string, picks: Array<{ name: string; buffer: Buffer }>, shot?: string) {
-    const page = await browser.context.newPage();
-    try {
-      await page.goto(url);
-      await page.setInputFiles(
-        "#picker",
-        picks.map((pick) => ({ ...pick, mimeType: "application/octet-stream" })),
-      );
-      if (shot) await page.screenshot({ path: await screenshotPath(shot), fullPage: true });
-      await page.locator("#upload").click();
-      await page.locator("#done").waitFor({ state: "visible" });
-      return await page.locator("#message").textContent();
-    } finally {
-      await page.close();
+      return server;
     }
-  }
 
-  it("asks the client to open the upload page, waits for the upload, and returns the files", async () => {
-    const client = await connect({ capabilities: { elicitation: { url: {} } } });
-    const completed: string[] = [];
-    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
-      completed.push(notification.params.elicitationId);
+    beforeAll(async () => {
+      browser = await launchChromium();
+      files = await startFileServer({
+        maxBytes: 4 * 1024 * 1024,
+        maxFiles: 4,
+        node: async (req, res) => {
+          if (!req.url?.startsWith("/mcp")) return false;
+          const sessionId = req.headers["mcp-session-id"];
+          let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+          if (!transport) {
+            const created = new StreamableHTTPServerTransport({
+              sessionIdGenerator: () => randomUUID(),
+              onsessioninitialized: (id) => {
+                transports.set(id, created);
+              },
+            });
+            await mcpServer().connect(created);
+            transport = created;
+          }
+          await transport.handleRequest(req, res);
+          return true;
+        },
+      });
+      uploads = new UploadHandleResolver({
+        store: files.store,
+        state: files.state,
+        minter: files.minter,
+        maxBytes: 4 * 1024 * 1024,
+        maxFiles: 4,
+        scope: () => SCOPE,
+        fileRequests: { pollInterval: "50ms" },
+      });
     });
-    const contract = randomBytes(2 * 1024 * 1024);
-    const annex = Buffer.from("annex A\n");
-    let elicited: { url: string; elicitationId: string; message: string } | undefined;
-    let person: Promise<string | null> | undefined;
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      if (request.params.mode !== "url") return { action: "decline" };
-      elicited = request.params;
-      // The client shows the message, the person agrees; the browser work happens afterwards.
-      person = personUploads(
-        request.params.url,
-        [
-          { name: "contract.pdf", buffer: contract },
-          { name: "annex.txt", buffer: annex },
-        ],
-        "elicitation-page.png",
-      );
-      return { action: "accept" };
+    afterAll(async () => {
+      for (const transport of transports.values()) await transport.close();
+      await files?.close();
+      await browser?.close();
     });
-    const result = (await client.callTool({ name: "review_contract", arguments: {} })) as CallToolResult;
-    expect(await person).toBe("Upload the contract to review");
-    expect(result.isError).toBeFalsy();
-    const structured = result.structuredContent as {
-      files: Array<{ name: string; sha256: string; handle: string }>;
-    };
-    expect(structured.files.map((file) => [file.name, file.sha256])).toEqual([
-      ["contract.pdf", sha256(contract)],
-      ["annex.txt", sha256(annex)],
-    ]);
-    expect(elicited?.message).toBe("Upload the contract to review");
-    expect(completed).toEqual([elicited?.elicitationId]);
-    const stored = await files.uploads.fileFor(structured.files[0]?.handle as string, { scope: SCOPE });
-    expect(stored?.sha256).toBe(sha256(contract));
-    await client.close();
-  });
 
-  it("returns a declined result when the person says no", async () => {
-    const client = await connect({ capabilities: { elicitation: { url: {} } } });
-    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
-    const result = (await client.callTool({ name: "review_contract", arguments: {} })) as CallToolResult;
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ status: "declined" });
-    await client.close();
-  });
+    async function connect(
+      capabilities: ConstructorParameters<typeof Client>[1],
+      over: "memory" | "http" = "memory",
+    ): Promise<Client> {
+      const client = new Client({ name: "elicit-client", version: "1.0.0" }, capabilities);
+      if (over === "http") {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${files.origin}/mcp`)));
+        return client;
+      }
+      const server = mcpServer();
+      const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+      await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+      return client;
+    }
 
-  it("gives a client without URL elicitation the link as a result; the upload then resolves", async () => {
-    const client = await connect({ capabilities: { elicitation: { form: {} } } });
-    const result = (await client.callTool({ name: "review_contract", arguments: {} })) as CallToolResult;
-    expect(result.isError).toBeFalsy();
-    const fallback = result.structuredContent as {
-      status: string;
-      url: string;
-      handle: string;
-      request_id: string;
-    };
-    expect(fallback.status).toBe("upload_required");
-    expect((result.content[0] as { text: string }).text).toContain(fallback.url);
-    expect(await requests.filesOf(SCOPE, fallback.request_id)).toBeNull();
-    const bytes = randomBytes(1000);
-    await personUploads(fallback.url, [{ name: "later.bin", buffer: bytes }]);
-    const uploaded = await requests.filesOf(SCOPE, fallback.request_id);
-    expect(uploaded?.map((file) => file.sha256)).toEqual([sha256(bytes)]);
-    expect((await files.uploads.fileFor(fallback.handle, { scope: SCOPE }))?.sha256).toBe(sha256(bytes));
-    await client.close();
-  });
-});
+    /** A person in Chromium: opens the link, picks the files, uploads, waits for the done state. */
+    async function personUploads(url: string, picks: Array<{ name: string; buffer: Buffer }>, shot?: string) {
+      const page = await browser.context.newPage();
+      try {
+        await page.goto(url);
+        await page.setInputFiles(
+          "#picker",
+          picks.map((pick) => ({ ...pick, mimeType: "application/octet-stream" })),
+        );
+        if (shot) await page.screenshot({ path: await screenshotPath(shot), fullPage: true });
+        await page.locator("#upload").click();
+        await page.locator("#done").waitFor({ state: "visible" });
+        return await page.locator("#message").textContent();
+      } finally {
+        await page.close();
+      }
+    }
+
+    for (const over of ["memory", "http"] as const) {
+      it(`asks the client to open the upload page, waits for the upload, and returns the files (${over})`, async () => {
+        const client = await connect({ capabilities: { elicitation: { url: {} } } }, over);
+        const completed: string[] = [];
+        client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+          completed.push(notification.params.elicitationId);
+        });
+        const contract = randomBytes(2 * 1024 * 1024);
+        const annex = Buffer.from("annex A\n");
+        let elicited: { url: string; elicitationId: string; message: string } | undefined;
+        let person: Promise<string | null> | undefined;
+        client.setRequestHandler(ElicitRequestSchema, async (request) => {
+          if (request.params.mode !== "url") return { action: "decline" };
+          elicited = request.params;
+          // The client shows the message, the person agrees; the browser work happens afterwards.
+          person = personUploads(
+            request.params.url,
+            [
+              { name: "contract.pdf", buffer: contract },
+              { name: "annex.txt", buffer: annex },
+            ],
+            over === "memory" ? "elicitation-page.png" : undefined,
+          );
+          return { action: "accept" };
+        });
+        const result = (await client.callTool({ name: "review_contract", arguments: {} })) as CallToolResult;
+        expect(await person).toBe("Upload the contract to review");
+        expect(result.isError).toBeFalsy();
+        expect((result.content.at(-1) as { text: string }).text).toBe("Reviewed: contract.pdf, annex.txt");
+        const structured = result.structuredContent as {
+          status: string;
+          request_id: string;
+          files: Array<{ name: string; sha256: string; handle: string }>;
+        };
+        expect(structured.status).toBe("uploaded");
+        expect(structured.files.map((file) => [file.name, file.sha256])).toEqual([
+          ["contract.pdf", sha256(contract)],
+          ["annex.txt", sha256(annex)],
+        ]);
+        expect(elicited?.message).toBe("Upload the contract to review");
+        expect(elicited?.elicitationId).toBe(structured.request_id);
+        // The page was the upload URL itself, served by the routes.
+        expect(elicited?.url.startsWith(`${files.origin}/files/upload/`)).toBe(true);
+        await expect.poll(() => completed).toEqual([elicited?.elicitationId]);
+        expect(outcomes.at(-1)).toEqual({
+          status: "uploaded",
+          handles: structured.files.map((file) => file.handle),
+        });
+        const stored = await uploads.fileFor(structured.files[0]?.handle as string, { scope: SCOPE });
+        expect(stored?.sha256).toBe(sha256(contract));
+        await client.close();
+      });
+    }
+
+    it("returns a declined result when the person says no, and nothing waits", async () => {
+      const client = await connect({ capabilities: { elicitation: { url: {} } } });
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
+      const result = (await client.callTool({ name: "review_contract", arguments: {} })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ status: "declined" });
+      expect(outcomes.at(-1)).toEqual({ status: "declined" });
+      await client.close();
+    });
+
+    it("gives a client without URL elicitation the link as a result; the upload then resolves", async () => {
+      const client = await connect({ capabilities: { elicitation: { form: {} } } });
+      let asked = 0;
+      client.setRequestHandler(ElicitRequestSchema, async () => {
+        asked += 1;
+        return { action: "cancel" };
+      });
+      const result = (await client.callTool({ name: "review_contract", arguments: {} })) as CallToolResult;
+      expect(asked).toBe(0); // never sent elicitation/create to a client that cannot open URLs
+      expect(result.isError).toBeFalsy();
+      const fallback = result.structuredContent as {
+        status: string;
+        url: string;
+        handle: string;
+        request_id: string;
+      };
+      expect(fallback.status).toBe("upload_required");
+      expect(outcomes.at(-1)).toEqual({ status: "upload_required" });
+      expect((result.content[0] as { text: string }).text).toContain(fallback.url);
+      expect(await uploads.fileRequests.filesOf(SCOPE, fallback.request_id)).toBeNull();
+      const bytes = randomBytes(1000);
+      await personUploads(fallback.url, [{ name: "later.bin", buffer: bytes }]);
+      const uploaded = await uploads.fileRequests.filesOf(SCOPE, fallback.request_id);
+      expect(uploaded?.map((file) => file.sha256)).toEqual([sha256(bytes)]);
+      expect((await uploads.fileFor(fallback.handle, { scope: SCOPE }))?.sha256).toBe(sha256(bytes));
+      await client.close();
+    });
+  },
+);

@@ -182,6 +182,56 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     expect(await server.files(scope)).toEqual([]);
   });
 
+  it("says when another upload holds the link (409), keeps the files, and the retry works once it is released", async () => {
+    const scope = "claimed";
+    const ticket = await server.uploads.createTicket(scope);
+    await open(ticket.upload_url);
+    await page.setInputFiles("#picker", [
+      { name: "mine.txt", mimeType: "text/plain", buffer: Buffer.from("mine") },
+    ]);
+    // Another upload with the same link starts and stalls mid-body: it holds the ticket's claim.
+    const stalled = new AbortController();
+    const boundary = "stall";
+    const seen = server.uploadRequests;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(
+          new TextEncoder().encode(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="other.txt"\r\n\r\nsome`,
+          ),
+        );
+      },
+    });
+    const other = fetch(ticket.upload_url, {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      body,
+      signal: stalled.signal,
+      duplex: "half",
+    } as RequestInit).catch((error: unknown) => error);
+    const [, payload] = ticket.upload_url.split("/").at(-1)?.split(".") ?? [];
+    const { jti } = JSON.parse(Buffer.from(payload as string, "base64url").toString()) as { jti: string };
+    const claimKey = `upload-claim:${jti}`;
+    await expect.poll(() => server.uploadRequests).toBe(seen + 1);
+    await expect.poll(() => server.state.get(claimKey)).not.toBeNull();
+
+    await page.locator("#upload").click();
+    await page.locator("#error").waitFor({ state: "visible" });
+    expect(await page.locator("#error").textContent()).toBe(
+      "An upload with this link is still under way. Wait a moment, then try again.",
+    );
+    expect(await page.locator("#upload").isEnabled()).toBe(true);
+    expect(await page.locator("#files .name").allTextContents()).toEqual(["mine.txt"]);
+
+    // The stalled upload drops: the server releases the claim, and the person's retry goes through.
+    stalled.abort();
+    await other;
+    await expect.poll(() => server.state.get(claimKey)).toBeNull();
+    await page.locator("#upload").click();
+    await page.locator("#done").waitFor({ state: "visible" });
+    expect((await server.files(scope)).map((file) => file.name)).toEqual(["mine.txt"]);
+  });
+
   it("says so when the server cannot be reached", async () => {
     const ticket = await server.uploads.createTicket("network");
     await open(ticket.upload_url);

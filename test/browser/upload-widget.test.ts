@@ -4,7 +4,9 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { uploadWidgetResource, uploadWidgetToolMeta } from "../../src/ui/upload-widget.js";
+import { ResourceRegistry } from "../../src/registry/resource-registry.js";
+import { uploadWidgetResource } from "../../src/ui/upload-widget.js";
+import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { close, listen } from "../http/server-helpers.js";
 import { sha256 } from "../support/helpers.js";
 import {
@@ -57,8 +59,15 @@ describe.runIf(browserAvailable())("MCP App upload widget in Chromium", () => {
   let sandbox: Awaited<ReturnType<typeof startSandbox>>;
   let hostScript: string;
   let page: Page;
+  let widgetUploads: UploadHandleResolver;
+  let registry: ResourceRegistry;
   const transports = new Map<string, StreamableHTTPServerTransport>();
 
+  /**
+   * The server as a package user writes it: the upload tool with the widget (`attach(server, {
+   * widget })`), and a resource registry attached afterwards on the same server (both list and read
+   * resources through the host port).
+   */
   function mcpServer(): McpServer {
     const server = new McpServer({ name: "widget-test", version: "1.0.0" });
     const widget = uploadWidgetResource({
@@ -66,28 +75,8 @@ describe.runIf(browserAvailable())("MCP App upload widget in Chromium", () => {
       toolName: TOOL,
       domain: "widget-test.sandbox.example",
     });
-    server.registerResource(
-      widget.name,
-      widget.uri,
-      {
-        title: widget.title,
-        description: widget.description,
-        mimeType: widget.mimeType,
-        _meta: widget._meta,
-      },
-      async () => ({ contents: [widget.contents] }),
-    );
-    server.registerTool(
-      TOOL,
-      { description: "Upload files with the widget", _meta: uploadWidgetToolMeta(widget.uri) },
-      async () => {
-        const ticket = await files.uploads.createTicket(SCOPE);
-        return {
-          content: [{ type: "text", text: `Upload here: ${ticket.upload_url}` }],
-          structuredContent: ticket,
-        };
-      },
-    );
+    widgetUploads.attach(server, { widget });
+    registry.attach(server);
     return server;
   }
 
@@ -129,6 +118,16 @@ describe.runIf(browserAvailable())("MCP App upload widget in Chromium", () => {
         return true;
       },
     });
+    widgetUploads = new UploadHandleResolver({
+      store: files.store,
+      state: files.state,
+      minter: files.minter,
+      maxBytes: 4 * 1024 * 1024,
+      maxFiles: 3,
+      toolName: TOOL,
+      scope: () => SCOPE,
+    });
+    registry = new ResourceRegistry({ store: files.store, scope: () => SCOPE });
   });
   afterAll(async () => {
     for (const transport of transports.values()) await transport.close();

@@ -39,12 +39,16 @@ describe("attack: DNS rebinding against a loopback example server", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("refuses a foreign Host or Origin with 403 on MCP and file routes alike", async () => {
+  it("refuses a foreign Host with 403 on MCP and file routes alike, and a foreign Origin on both", async () => {
     const port = new URL(app.url).port;
     for (const path of ["/mcp", "/api/uploads/chat-1/a.txt", "/files/download/x"]) {
       expect(await send(`${app.url}${path}`, { host: `evil.example:${port}` })).toBe(403);
-      expect(await send(`${app.url}${path}`, { origin: "http://evil.example" })).toBe(403);
       expect(await send(`${app.url}${path}`, { host: "127.0.0.1.evil.example" })).toBe(403);
+    }
+    // Origin: the server refuses it on /mcp; the file routes refuse foreign origins themselves
+    // (no allowedOrigins configured), before any token or body is read.
+    for (const path of ["/mcp", "/api/uploads/chat-1/a.txt"]) {
+      expect(await send(`${app.url}${path}`, { origin: "http://evil.example" })).toBe(403);
     }
   });
 

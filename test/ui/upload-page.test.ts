@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
-import { PAGE_SCRIPT, UPLOAD_CSS } from "../../src/ui/generated/ui-assets.js";
+import { PAGE_SCRIPT, UPLOAD_CSS } from "../../src/ui/generated/page-assets.js";
 import {
   renderUploadPage,
   renderUploadPageProblem,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { UPLOAD_CSS, WIDGET_SCRIPT } from "../../src/ui/generated/ui-assets.js";
+import { UPLOAD_CSS } from "../../src/ui/generated/page-assets.js";
+import { WIDGET_SCRIPT } from "../../src/ui/generated/widget-assets.js";
 import {
   DEFAULT_UPLOAD_WIDGET_URI,
   MCP_APP_MIME_TYPE,

@@ -1,6 +1,16 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { HostAuthInfo, HostExtra, HostRequestContext } from "../host.js";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import type {
+  HostAuthInfo,
+  HostClientCapabilities,
+  HostElicitationAnswer,
+  HostExtra,
+  HostRequestContext,
+  HostUrlElicitation,
+} from "../host.js";
+import { ElicitResultSchema } from "./schemas.js";
 
 /** The `extra` SDK v1 hands a server's request handlers. */
 export type V1Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -25,11 +35,13 @@ function authOf(auth: NonNullable<V1Extra["authInfo"]>): HostAuthInfo {
 /**
  * The normalized context of an SDK v1 request. SDK v1's HTTP transports (Streamable HTTP, SSE) put
  * `requestInfo` (the request's headers) on every message; stdio and `InMemoryTransport` never do,
- * which is how `transport` tells `"http"` from `"local"`.
+ * which is how `transport` tells `"http"` from `"local"`. With the server (`low`), the context also
+ * carries the client's capabilities and URL-mode elicitation, sent through `extra.sendRequest` /
+ * `extra.sendNotification` so they stay related to the request (over HTTP: the same SSE stream).
  */
-export function contextFromV1(extra: V1Extra): HostRequestContext {
+export function contextFromV1(extra: V1Extra, low?: Server): HostRequestContext {
   const headers = extra.requestInfo?.headers;
-  return {
+  const context: HostRequestContext = {
     ...(typeof extra.sessionId === "string" ? { sessionId: extra.sessionId } : {}),
     ...(extra.authInfo ? { authInfo: authOf(extra.authInfo) } : {}),
     ...(headers === undefined ? {} : { headers: headers as Record<string, string | string[] | undefined> }),
@@ -38,4 +50,44 @@ export function contextFromV1(extra: V1Extra): HostRequestContext {
     requestId: extra.requestId,
     extra: extra as unknown as HostExtra,
   };
+  if (!low) return context;
+  const capabilities = low.getClientCapabilities() as HostClientCapabilities | undefined;
+  if (capabilities) context.clientCapabilities = capabilities;
+  context.elicitUrl = (request, options) => elicitUrl(extra, capabilities, request, options);
+  context.notifyElicitationComplete = async (elicitationId) => {
+    // The SDK refuses this notification unless the client declared elicitation.url.
+    await extra.sendNotification({
+      method: "notifications/elicitation/complete",
+      params: { elicitationId },
+    } as ServerNotification);
+  };
+  return context;
+}
+
+async function elicitUrl(
+  extra: V1Extra,
+  capabilities: HostClientCapabilities | undefined,
+  request: HostUrlElicitation,
+  options: { timeoutMs?: number } = {},
+): Promise<HostElicitationAnswer> {
+  if (!capabilities?.elicitation?.url) {
+    throw new FileBridgeError("INVALID_INPUT", "The client cannot open URLs (no elicitation.url capability)");
+  }
+  const params = {
+    mode: "url" as const,
+    message: request.message,
+    url: request.url,
+    elicitationId: request.elicitationId,
+  };
+  // SDK v1's default request timeout (60 s) is too short when a client answers only after the
+  // person is done; the caller gives the link's lifetime.
+  const answer = await extra.sendRequest(
+    { method: "elicitation/create", params } as ServerRequest,
+    ElicitResultSchema as never,
+    {
+      signal: extra.signal,
+      ...(options.timeoutMs === undefined ? {} : { timeout: Math.max(1, Math.floor(options.timeoutMs)) }),
+    },
+  );
+  return answer as HostElicitationAnswer;
 }

@@ -4,11 +4,15 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
+import { FixedResources } from "../fixed-resources.js";
 import {
   type HostCapabilities,
   type HostCompletionProvider,
   type HostMethod,
+  type HostRequestContext,
   type HostRequestHandler,
+  type HostResource,
+  type HostResourceHandle,
   type HostTool,
   type HostToolHandle,
   MCP_HOST,
@@ -51,6 +55,9 @@ const REQUEST_SCHEMAS = {
   "resources/subscribe": SubscribeRequestSchema,
   "resources/unsubscribe": UnsubscribeRequestSchema,
 } as const;
+
+/** The resource methods the adapter answers itself for fixed resources when nothing else does. */
+const OWN_RESOURCE_METHODS = ["resources/list", "resources/templates/list", "resources/read"] as const;
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 const JSONRPC_METHOD_NOT_FOUND = -32601;
@@ -95,6 +102,11 @@ class V1Host implements McpHost {
   readonly #closeListeners = new Set<() => void>();
   #closeHooked = false;
   #completionMounted = false;
+  readonly #fixed = new FixedResources();
+  /** Resource methods whose current handler is the adapter's own (fixed resources only). */
+  readonly #ownResourceHandlers = new Set<HostMethod>();
+  /** Methods a piece mounted through `handle()`. */
+  readonly #handled = new Set<HostMethod>();
 
   constructor(low: Server) {
     this.#low = low;
@@ -113,6 +125,7 @@ class V1Host implements McpHost {
   }
 
   canHandle(method: HostMethod | "completion/complete"): boolean {
+    if (this.#ownResourceHandlers.has(method as HostMethod)) return true;
     try {
       this.#low.assertCanSetRequestHandler(method);
       return true;
@@ -122,15 +135,78 @@ class V1Host implements McpHost {
   }
 
   handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+    // A piece taking over a resource method from the adapter's own fixed-resource handler.
+    if (this.#ownResourceHandlers.delete(method)) this.#low.removeRequestHandler(method);
+    this.#mount(method, this.#fixed.compose(method, handler));
+    this.#handled.add(method);
+  }
+
+  #mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
     const schema = REQUEST_SCHEMAS[method];
     this.#low.setRequestHandler(schema, (async (request: { params?: unknown }, extra: V1Extra) => {
       try {
-        return await handler((request.params ?? {}) as never, contextFromV1(extra));
+        return await handler((request.params ?? {}) as never, this.#context(extra));
       } catch (error) {
         throw toMcpRequestError(error);
       }
     }) as never);
+  }
+
+  #context(extra: V1Extra): HostRequestContext {
+    return contextFromV1(extra, this.#low);
+  }
+
+  requestContext(extra: unknown): HostRequestContext {
+    const candidate = extra as Partial<V1Extra> | null;
+    if (
+      typeof candidate !== "object" ||
+      candidate === null ||
+      !(candidate.signal instanceof AbortSignal) ||
+      typeof candidate.sendRequest !== "function" ||
+      typeof candidate.sendNotification !== "function"
+    ) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "requestContext() needs the SDK request context (the `extra` a tool callback gets)",
+      );
+    }
+    return this.#context(candidate as V1Extra);
+  }
+
+  registerResource(resource: HostResource): HostResourceHandle {
+    // A piece (the registry) serves resources through the port, or the adapter already answers for
+    // fixed resources: the composed handlers pick the new one up.
+    const viaPort = this.#handled.has("resources/list") && this.#handled.has("resources/read");
+    if (viaPort || this.#ownResourceHandlers.size > 0) return { remove: this.#fixed.add(resource) };
+    if (OWN_RESOURCE_METHODS.every((method) => this.canHandle(method))) {
+      // The SDK refuses resource handlers before the capability is declared.
+      this.#low.registerCapabilities({ resources: {} });
+      const remove = this.#fixed.add(resource);
+      for (const method of OWN_RESOURCE_METHODS) {
+        this.#mount(method, this.#fixed.own[method] as HostRequestHandler<typeof method>);
+        this.#ownResourceHandlers.add(method);
+      }
+      return { remove };
+    }
+    // Something outside the port serves resources (an McpServer's own registerResource): join it.
+    const mcp = this.#mcp;
+    if (!mcp) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "registerResource: the server already handles resources/list",
+      );
+    }
+    const { uri, name, read } = resource;
+    const metadata = {
+      ...(resource.title === undefined ? {} : { title: resource.title }),
+      ...(resource.description === undefined ? {} : { description: resource.description }),
+      ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
+      ...(resource._meta === undefined ? {} : { _meta: resource._meta }),
+    };
+    const registered = mcp.registerResource(name, uri, metadata, (async (_uri: URL, extra: V1Extra) =>
+      read(this.#context(extra))) as never);
+    return { remove: () => registered.remove() };
   }
 
   declareCapabilities(capabilities: HostCapabilities): void {
@@ -151,8 +227,8 @@ class V1Host implements McpHost {
     // Without an input schema, SDK v1 calls the callback with `extra` alone.
     const callback =
       tool.inputSchema === undefined
-        ? (extra: V1Extra) => tool.handler({}, contextFromV1(extra))
-        : (args: Record<string, unknown>, extra: V1Extra) => tool.handler(args, contextFromV1(extra));
+        ? (extra: V1Extra) => tool.handler({}, this.#context(extra))
+        : (args: Record<string, unknown>, extra: V1Extra) => tool.handler(args, this.#context(extra));
     return mcp.registerTool(tool.name, config as never, callback as never);
   }
 
@@ -198,7 +274,7 @@ class V1Host implements McpHost {
       const provider = this.#providers.find((each) => each.handles(request.params.ref));
       if (!provider) return EMPTY_COMPLETION;
       try {
-        return await provider.complete(request.params, contextFromV1(extra));
+        return await provider.complete(request.params, this.#context(extra));
       } catch (error) {
         throw toMcpRequestError(error);
       }

@@ -60,3 +60,10 @@ export const PrivateCompleteRequestSchema = z.looseObject({
   method: z.literal(PRIVATE_COMPLETE_METHOD),
   params: completeParams,
 });
+
+/** The result of `elicitation/create` (`content` only comes with form mode). */
+export const ElicitResultSchema = z.looseObject({
+  action: z.enum(["accept", "decline", "cancel"]),
+  content: z.optional(z.record(z.string(), z.unknown())),
+  ...meta,
+});

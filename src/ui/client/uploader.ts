@@ -4,7 +4,7 @@
  * messages and the done state. It binds to the markup of `src/ui/markup.ts` by element id.
  *
  * This file runs in the browser only: `scripts/browser/build-ui.ts` bundles it (with page-main.ts and
- * widget-main.ts) into `src/ui/generated/ui-assets.ts`. The package never imports it at runtime.
+ * widget-main.ts) into `src/ui/generated/`. The package never imports it at runtime.
  */
 
 /** Where and how much may be uploaded. */
@@ -87,6 +87,11 @@ export function messageFor(code: string, status: number, limit?: number): string
       return limit
         ? `A file is larger than the limit of ${formatBytes(limit)}. Nothing was uploaded.`
         : "A file is too large. Nothing was uploaded.";
+    case "UPLOAD_IN_PROGRESS":
+      // The ticket is claimed while an upload runs; a dropped upload releases it within moments.
+      return "An upload with this link is still under way. Wait a moment, then try again.";
+    case "RATE_LIMITED":
+      return "Too many uploads right now. Wait a moment, then try again.";
     case "NETWORK":
       return "The upload failed: the server could not be reached or the connection dropped. Try again.";
     case "NO_TARGET":

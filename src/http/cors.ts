@@ -1,0 +1,140 @@
+/**
+ * CORS for the file routes (`allowedOrigins`): which foreign origins may read the routes' replies,
+ * the preflight answer, and the headers every reply then carries. A request from an origin that is
+ * not allowed is refused before its token is looked at, so a page that may not read the reply can
+ * never use up a single-use ticket.
+ */
+import type { FileRoutesOptions } from "./types.js";
+
+/** The checked `allowedOrigins` option. */
+export type CorsPolicy =
+  | { kind: "any" }
+  | { kind: "list"; origins: ReadonlySet<string> }
+  | { kind: "function"; allow: (origin: string, request: Request) => boolean | Promise<boolean> };
+
+/** What the router learned about a request's origin. */
+export type CorsVerdict =
+  /** No `Origin`, or the routes' own: plain same-origin handling. */
+  | { kind: "same" }
+  /** A foreign origin that may read replies; `allowOrigin` is the `Access-Control-Allow-Origin` value. */
+  | { kind: "allowed"; allowOrigin: string }
+  /** A foreign origin that may not: answer 403 at once. */
+  | { kind: "refused" };
+
+export const CORS_ALLOW_METHODS = "GET, HEAD, POST, PUT";
+export const CORS_ALLOW_HEADERS =
+  "Content-Type, Content-Disposition, X-Content-SHA256, Range, If-Range, If-None-Match";
+export const CORS_EXPOSE_HEADERS = "ETag, Content-Range, Content-Disposition, Location";
+export const CORS_MAX_AGE_SECONDS = 600;
+
+/** Whether `value` is a serialized http(s) origin (`https://host[:port]`, nothing else). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks `allowedOrigins`; `undefined` when CORS is off. Throws the message part of an
+ * `INVALID_OPTION` error (the caller names the option).
+ */
+export function resolveCorsPolicy(value: FileRoutesOptions["allowedOrigins"]): CorsPolicy | undefined {
+  if (value === undefined) return undefined;
+  if (value === "*") return { kind: "any" };
+  if (typeof value === "function") return { kind: "function", allow: value };
+  if (!Array.isArray(value)) {
+    throw new TypeError('must be a list of origins, a function (origin, request) => boolean, or "*"');
+  }
+  const origins = new Set<string>();
+  for (const origin of value as unknown[]) {
+    if (typeof origin !== "string" || !isOrigin(origin)) {
+      throw new TypeError(
+        `must hold exact origins like "https://app.example.com" (scheme, host, optional port; no path, no trailing slash), got ${JSON.stringify(origin)}`,
+      );
+    }
+    origins.add(origin);
+  }
+  return { kind: "list", origins };
+}
+
+/**
+ * Decides about a request's `Origin`. The routes' own origin is the request URL's, or any origin
+ * when the browser says the request is same-origin (`Sec-Fetch-Site: same-origin`, a header pages
+ * cannot set): behind a TLS-terminating proxy the request URL may say `http:` while the page that
+ * posts to it is on `https:`.
+ */
+export async function corsVerdict(policy: CorsPolicy, request: Request): Promise<CorsVerdict> {
+  const origin = request.headers.get("origin");
+  if (origin === null) return { kind: "same" };
+  if (request.headers.get("sec-fetch-site") === "same-origin") return { kind: "same" };
+  let own: string | undefined;
+  try {
+    own = new URL(request.url).origin;
+  } catch {
+    own = undefined;
+  }
+  if (origin === own) return { kind: "same" };
+  switch (policy.kind) {
+    case "any":
+      return { kind: "allowed", allowOrigin: "*" };
+    case "list":
+      return policy.origins.has(origin) ? { kind: "allowed", allowOrigin: origin } : { kind: "refused" };
+    case "function":
+      return (await policy.allow(origin, request)) === true
+        ? { kind: "allowed", allowOrigin: origin }
+        : { kind: "refused" };
+  }
+}
+
+/** Whether a request is a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`). */
+export function isPreflight(request: Request): boolean {
+  return request.method === "OPTIONS" && request.headers.has("access-control-request-method");
+}
+
+/** The `204` answer to an allowed origin's preflight. */
+export function preflightResponse(allowOrigin: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-origin": allowOrigin,
+      "access-control-allow-methods": CORS_ALLOW_METHODS,
+      "access-control-allow-headers": CORS_ALLOW_HEADERS,
+      "access-control-max-age": String(CORS_MAX_AGE_SECONDS),
+      vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
+    },
+  });
+}
+
+/**
+ * Adds the CORS headers to a reply, in place (the Node adapter recognizes its download bodies by the
+ * `Response` object, so it is not copied). Replies of an origin-dependent policy always carry
+ * `Vary: Origin`, so a cache never hands one origin's reply to another. Never
+ * `Access-Control-Allow-Credentials`: the token in the URL is the whole authorization.
+ */
+export function withCorsHeaders(response: Response, policy: CorsPolicy, verdict: CorsVerdict): Response {
+  try {
+    applyCorsHeaders(response.headers, policy, verdict);
+    return response;
+  } catch {
+    // Immutable headers (a fetched reply passed through): answer a copy.
+    const copy = new Response(response.body, response);
+    applyCorsHeaders(copy.headers, policy, verdict);
+    return copy;
+  }
+}
+
+function applyCorsHeaders(headers: Headers, policy: CorsPolicy, verdict: CorsVerdict): void {
+  if (verdict.kind === "allowed") {
+    headers.set("access-control-allow-origin", verdict.allowOrigin);
+    headers.set("access-control-expose-headers", CORS_EXPOSE_HEADERS);
+  }
+  if (policy.kind !== "any") {
+    const vary = headers.get("vary");
+    if (!vary?.split(",").some((part) => part.trim().toLowerCase() === "origin")) {
+      headers.set("vary", vary ? `${vary}, Origin` : "Origin");
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { toMcpRequestError } from "./errors.js";
+import type { HostMethods, HostRequestContext, HostRequestHandler, HostResource } from "./host.js";
+import type { McpResource } from "./types.js";
+
+/**
+ * The fixed resources of one host (`McpHost.registerResource`), for any SDK generation's adapter:
+ * it composes them with whatever else serves `resources/list` and `resources/read` (a
+ * `ResourceRegistry` mounts those through `handle()`), or answers alone when nothing else does.
+ * Fixed resources come first on the first page of `resources/list`, and a read of their URI never
+ * reaches the other handler.
+ */
+export class FixedResources {
+  readonly #byUri = new Map<string, HostResource>();
+
+  get size(): number {
+    return this.#byUri.size;
+  }
+
+  /** Adds a resource; `INVALID_INPUT` for a malformed one or a URI already taken. Returns its removal. */
+  add(resource: HostResource): () => void {
+    if (
+      typeof resource !== "object" ||
+      resource === null ||
+      typeof resource.uri !== "string" ||
+      !/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(resource.uri) ||
+      typeof resource.name !== "string" ||
+      resource.name === "" ||
+      typeof resource.read !== "function"
+    ) {
+      throw new FileBridgeError("INVALID_INPUT", "registerResource: needs a uri, a name and read()");
+    }
+    if (this.#byUri.has(resource.uri)) {
+      throw new FileBridgeError("INVALID_INPUT", `registerResource: ${resource.uri} is already registered`);
+    }
+    this.#byUri.set(resource.uri, resource);
+    return () => {
+      if (this.#byUri.get(resource.uri) === resource) this.#byUri.delete(resource.uri);
+    };
+  }
+
+  /** The `resources/list` entries of the fixed resources. */
+  entries(): McpResource[] {
+    return [...this.#byUri.values()].map((resource) => {
+      const entry: McpResource = { uri: resource.uri, name: resource.name };
+      if (resource.title !== undefined) entry.title = resource.title;
+      if (resource.description !== undefined) entry.description = resource.description;
+      if (resource.mimeType !== undefined) entry.mimeType = resource.mimeType;
+      if (resource._meta !== undefined) entry._meta = resource._meta;
+      return entry;
+    });
+  }
+
+  /** `resources/list` and `resources/read` handlers wrapped so they serve the fixed resources too. */
+  compose<M extends keyof HostMethods>(method: M, handler: HostRequestHandler<M>): HostRequestHandler<M> {
+    if (method === "resources/list") {
+      const list = handler as unknown as HostRequestHandler<"resources/list">;
+      const composed: HostRequestHandler<"resources/list"> = async (params, ctx) => {
+        const result = await list(params, ctx);
+        if (params.cursor !== undefined || this.#byUri.size === 0) return result;
+        return { ...result, resources: [...this.entries(), ...result.resources] };
+      };
+      return composed as unknown as HostRequestHandler<M>;
+    }
+    if (method === "resources/read") {
+      const read = handler as unknown as HostRequestHandler<"resources/read">;
+      const composed: HostRequestHandler<"resources/read"> = async (params, ctx) => {
+        const fixed = this.#byUri.get(params.uri);
+        return fixed ? fixed.read(ctx) : read(params, ctx);
+      };
+      return composed as unknown as HostRequestHandler<M>;
+    }
+    return handler;
+  }
+
+  /** The handlers a host mounts when nothing else serves resources. */
+  readonly own = {
+    "resources/list": async (params: { cursor?: string }) =>
+      params.cursor === undefined ? { resources: this.entries() } : { resources: [] },
+    "resources/templates/list": async () => ({ resourceTemplates: [] }),
+    "resources/read": async (params: { uri: string }, ctx: HostRequestContext) => {
+      const fixed = this.#byUri.get(params.uri);
+      if (!fixed) {
+        const missing = new FileBridgeError("NOT_FOUND", `Resource ${params.uri} not found`);
+        throw toMcpRequestError(missing, { uri: params.uri });
+      }
+      return fixed.read(ctx);
+    },
+  } satisfies {
+    [M in "resources/list" | "resources/templates/list" | "resources/read"]: HostRequestHandler<M>;
+  };
+}

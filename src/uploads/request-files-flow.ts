@@ -1,0 +1,179 @@
+/**
+ * The flow behind `UploadHandleResolver.requestFiles`: a tool asks the person for files through the
+ * host port (URL-mode elicitation), whatever SDK generation runs the server. The SDK-facing work
+ * (sending `elicitation/create`, the completion notification, the 2026-07-28 `input_required`
+ * round) is the adapter's, behind `HostRequestContext.elicitUrl` / `notifyElicitationComplete` /
+ * `elicitationAnswers`.
+ */
+import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import type { Duration } from "../internal/duration.js";
+import { isJsonRpcErrorLike } from "../mcp/errors.js";
+import type { HostRequestContext } from "../mcp/host.js";
+import type { CallToolResult } from "../mcp/types.js";
+import type { StoredFile } from "../storage/types.js";
+import type { FileRequest, FileRequests, RequestFilesOptions } from "../ui/request-files.js";
+import { formatUploadHandle } from "./upload-handle.js";
+
+/**
+ * Options of `UploadHandleResolver.requestFiles`: what to ask for, and how long to wait.
+ *
+ * @example
+ * ```ts
+ * const options: RequestFilesCallOptions = { message: "Upload the contract (PDF)", accept: [".pdf"], maxFiles: 1, timeout: "20m" };
+ * ```
+ */
+export interface RequestFilesCallOptions extends RequestFilesOptions {
+  /**
+   * How long to wait for the upload once the person agreed.
+   * @default the resolver's `fileRequests.timeout` ("15m")
+   */
+  timeout?: Duration;
+}
+
+/**
+ * What `UploadHandleResolver.requestFiles` ends with. `result` is always a ready tool result; with
+ * `status: "uploaded"` the files are there to use:
+ * - `uploaded`: the person uploaded `files` (in upload order; `handles` are their `upload://` handles);
+ * - `upload_required`: the client cannot open URLs (no `elicitation.url` capability, or it failed to):
+ *   `result` gives the model the link to pass on, and the handle to use afterwards;
+ * - `declined` / `cancelled`: the person said no or dismissed the request (`result.isError`);
+ * - `timeout`: no upload in time (`result.isError`, code `TIMEOUT`).
+ *
+ * @example
+ * ```ts
+ * const outcome: FileRequestOutcome = await uploads.requestFiles(server, extra, { message: "Upload the photos" });
+ * if (outcome.status !== "uploaded") return outcome.result;
+ * ```
+ */
+export type FileRequestOutcome =
+  | {
+      status: "uploaded";
+      /** The request id (also the `elicitationId`). */
+      requestId: string;
+      files: StoredFile[];
+      handles: string[];
+      result: CallToolResult;
+    }
+  | {
+      status: "upload_required" | "declined" | "cancelled" | "timeout";
+      requestId: string;
+      files?: undefined;
+      handles?: undefined;
+      result: CallToolResult;
+    };
+
+/** JSON-RPC code of SDK request timeouts (`ErrorCode.RequestTimeout`). */
+const REQUEST_TIMEOUT = -32001;
+
+function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]): FileRequestOutcome {
+  return {
+    status: "uploaded",
+    requestId,
+    files,
+    handles: files.map((file) => formatUploadHandle(file.scope, file.id)),
+    result: requests.resultFor(requestId, files) as CallToolResult,
+  };
+}
+
+function timedOut(requestId: string, error: unknown): FileRequestOutcome {
+  return { status: "timeout", requestId, result: toToolErrorResult(error) as CallToolResult };
+}
+
+/** Waits for the upload; `TIMEOUT` becomes the `timeout` outcome, `ABORTED` (the call was cancelled) is thrown. */
+async function settle(
+  requests: FileRequests,
+  requestId: string,
+  wait: () => Promise<StoredFile[]>,
+): Promise<FileRequestOutcome> {
+  try {
+    return uploaded(requests, requestId, await wait());
+  } catch (error) {
+    if (isFileBridgeError(error, "TIMEOUT")) return timedOut(requestId, error);
+    throw error;
+  }
+}
+
+function declined(request: FileRequest, action: "decline" | "cancel"): FileRequestOutcome {
+  return {
+    status: action === "decline" ? "declined" : "cancelled",
+    requestId: request.id,
+    result: request.declinedResult(action) as CallToolResult,
+  };
+}
+
+/**
+ * Asks the person for files through `ctx` (see `UploadHandleResolver.requestFiles`). Errors: the
+ * call's cancellation (`ABORTED`), and whatever an adapter throws to end a round (2026-07-28:
+ * `input_required`) — never a JSON-RPC error of the client, which becomes the fallback.
+ */
+export async function requestFilesThrough(
+  requests: FileRequests,
+  ctx: HostRequestContext,
+  scope: string,
+  options: RequestFilesCallOptions,
+): Promise<FileRequestOutcome> {
+  const waitOptions = {
+    signal: ctx.signal,
+    ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+  };
+  // A retry under 2026-07-28: the first round asked; the answer came back with the retry.
+  const resumed = ctx.elicitationAnswers ? [...ctx.elicitationAnswers][0] : undefined;
+  if (resumed) {
+    const [requestId, answer] = resumed;
+    if (answer.action !== "accept") {
+      const text = `The user ${answer.action === "decline" ? "declined" : "cancelled"} the upload request. Do not ask again unless the user wants to.`;
+      return {
+        status: answer.action === "decline" ? "declined" : "cancelled",
+        requestId,
+        result: {
+          content: [{ type: "text", text }],
+          structuredContent: {
+            status: answer.action === "decline" ? "declined" : "cancelled",
+            request_id: requestId,
+          },
+          isError: true,
+        },
+      };
+    }
+    return settle(requests, requestId, () => requests.waitFor(scope, requestId, waitOptions));
+  }
+
+  const { timeout: _timeout, ...asked } = options;
+  const request = await requests.create(scope, asked);
+  const fallback = (): FileRequestOutcome => ({
+    status: "upload_required",
+    requestId: request.id,
+    result: request.fallbackResult() as CallToolResult,
+  });
+  if (!ctx.elicitUrl || !ctx.clientCapabilities?.elicitation?.url) return fallback();
+  let answer: Awaited<ReturnType<NonNullable<HostRequestContext["elicitUrl"]>>>;
+  try {
+    answer = await ctx.elicitUrl(request.elicitation, {
+      timeoutMs: Math.max(1000, request.expiresAt - Date.now()),
+    });
+  } catch (error) {
+    if (ctx.signal.aborted) {
+      throw new FileBridgeError("ABORTED", "The tool call was cancelled", { cause: ctx.signal.reason });
+    }
+    // The client answered with an error, or never answered while the link lived.
+    if (isJsonRpcErrorLike(error)) {
+      if (error.code === REQUEST_TIMEOUT) {
+        return timedOut(
+          request.id,
+          new FileBridgeError("TIMEOUT", "The client did not answer the upload request in time", {
+            cause: error,
+          }),
+        );
+      }
+      return fallback();
+    }
+    throw error; // an adapter ending the round (input_required), or a fault
+  }
+  if (answer.action !== "accept") return declined(request, answer.action);
+  const outcome = await settle(requests, request.id, () => request.wait(waitOptions));
+  if (outcome.status === "uploaded") {
+    // The client may close its "waiting" state now; a failure here does not undo the upload.
+    await ctx.notifyElicitationComplete?.(request.id).catch(() => undefined);
+  }
+  return outcome;
+}
