@@ -481,7 +481,15 @@ export class Artifacts {
     }
     const fallbackName = sanitizeFileName(options.outputName ?? "output", "output");
     return async (args: Args, extra: Extra) => {
-      const scope = this.#scope((extra ?? {}) as ScopeSource);
+      let scope: string;
+      try {
+        scope = this.#scope((extra ?? {}) as ScopeSource);
+        assertScope(scope);
+      } catch (error) {
+        // No scope (FORBIDDEN over HTTP without a session or user): the handler does not run.
+        if (isFileBridgeError(error)) return toToolErrorResult(error);
+        throw error;
+      }
       const requested = (args as Record<string, unknown> | undefined)?.[outputPathArg];
       const name = typeof requested === "string" ? sanitizeFileName(requested, fallbackName) : fallbackName;
       const dir = await createCallDir(this.#tmpDir);
