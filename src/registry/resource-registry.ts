@@ -62,7 +62,7 @@ function invalidOption(message: string): FileBridgeError {
  *
  * @example
  * ```ts
- * import { memoryStore, ResourceRegistry } from "mcp-file-bridge";
+ * import { defaultScope, memoryStore, ResourceRegistry } from "mcp-file-bridge";
  *
  * const registry = new ResourceRegistry({ store: memoryStore() });
  * const server = new McpServer({ name: "files", version: "1.0.0" });
@@ -70,7 +70,7 @@ function invalidOption(message: string): FileBridgeError {
  *
  * server.registerTool("make_report", { description: "Writes a report" }, async (extra) => {
  *   const file = await registry.add(new TextEncoder().encode("# Report"), {
- *     scope: extra.sessionId ?? "default",
+ *     scope: defaultScope(extra),
  *     name: "report.md",
  *     kind: "artifact",
  *   });
