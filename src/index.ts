@@ -132,7 +132,7 @@ export type {
 } from "./registry/resource-registry.js";
 export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resource-registry.js";
 export type { ScopeFunction, ScopeSource } from "./scope/scope.js";
-export { DEFAULT_SCOPE, defaultScope } from "./scope/scope.js";
+export { DEFAULT_SCOPE, defaultScope, scopeRef } from "./scope/scope.js";
 export type {
   DownloadClaimsFunction,
   DownloadUrlOptions,

@@ -9,6 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ChatUploadsServer, start } from "./server.js";
 
 const KEY = "test-key-0123456789";
+const CHAT2_KEY = "chat-2-only-key-0123456789";
+const AUTH = { authorization: `Bearer ${KEY}` };
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(2048)]);
 
 describe("chat-uploads example", () => {
@@ -18,7 +20,11 @@ describe("chat-uploads example", () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "chat-uploads-test-"));
-    app = await start({ apiKeys: [KEY], dataDir: join(dir, "data") });
+    app = await start({
+      apiKeys: [KEY],
+      grants: [{ key: CHAT2_KEY, chats: ["chat-2"] }],
+      dataDir: join(dir, "data"),
+    });
   });
 
   afterEach(async () => {
@@ -57,7 +63,7 @@ describe("chat-uploads example", () => {
   }
 
   it("an upload is listed at once for its chat, fires list_changed, and nested unicode paths round-trip", async () => {
-    const client = await connect({ "x-chat-id": "chat-1" });
+    const client = await connect({ "x-chat-id": "chat-1", ...AUTH });
     expect((await client.listResources()).resources).toEqual([]);
     const changed = new Promise<void>((resolve) =>
       client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()),
@@ -84,7 +90,7 @@ describe("chat-uploads example", () => {
   });
 
   it("reads text types as text and others as blob, byte for byte", async () => {
-    const client = await connect({ "x-chat-id": "chat-1" });
+    const client = await connect({ "x-chat-id": "chat-1", ...AUTH });
     expect((await upload("chat-1", "img/logo.png", PNG, "image/png")).status).toBe(201);
     expect((await upload("chat-1", "data.json", '{"a":1}', "application/json")).status).toBe(201);
 
@@ -99,7 +105,7 @@ describe("chat-uploads example", () => {
   });
 
   it("keeps chats apart in resources/list", async () => {
-    const chat2 = await connect({ "x-chat-id": "chat-2" });
+    const chat2 = await connect({ "x-chat-id": "chat-2", ...AUTH });
     expect((await upload("chat-1", "a.txt", "one", "text/plain")).status).toBe(201);
     expect((await upload("chat-2", "b.txt", "two", "text/plain")).status).toBe(201);
     expect((await chat2.listResources()).resources.map((r) => r.uri)).toEqual([
@@ -124,8 +130,36 @@ describe("chat-uploads example", () => {
     expect((await rpcCode(wrongKey.readResource({ uri }))).data.code).toBe("NOT_FOUND");
   });
 
+  it("attack: X-Chat-Id without a key, or with a key for another chat, opens nothing", async () => {
+    expect((await upload("chat-1", "private.txt", "chat-1 only", "text/plain")).status).toBe(201);
+    const uri = "file://uploads/chat-1/private.txt";
+
+    // The reported attack: no API key, only the header naming the victim's chat.
+    const headerOnly = await connect({ "x-chat-id": "chat-1" });
+    const listed = await rpcCode(headerOnly.listResources());
+    expect(listed.data).toMatchObject({ code: "FORBIDDEN" });
+    expect((await rpcCode(headerOnly.readResource({ uri }))).data.code).toBe("FORBIDDEN");
+
+    // A real key, but one that may access chat-2 only.
+    const otherChat = await connect({ "x-chat-id": "chat-1", authorization: `Bearer ${CHAT2_KEY}` });
+    expect((await rpcCode(otherChat.listResources())).data.code).toBe("FORBIDDEN");
+    const noHeader = await connect({ authorization: `Bearer ${CHAT2_KEY}` });
+    const denied = await rpcCode(noHeader.readResource({ uri }));
+    expect(denied.data).toMatchObject({ code: "NOT_FOUND", uri });
+    const upload2 = await upload("chat-1", "planted.txt", "x", "text/plain", CHAT2_KEY);
+    expect(upload2.status).toBe(403);
+
+    // The same key works for its own chat.
+    expect((await upload("chat-2", "mine.txt", "two", "text/plain", CHAT2_KEY)).status).toBe(201);
+    const own = await connect({ "x-chat-id": "chat-2", authorization: `Bearer ${CHAT2_KEY}` });
+    expect((await own.listResources()).resources.map((r) => r.uri)).toEqual([
+      "file://uploads/chat-2/mine.txt",
+    ]);
+    expect(JSON.stringify(await own.listResources())).not.toContain("private.txt");
+  });
+
   it("refuses uploads without the right key and stores nothing", async () => {
-    const client = await connect({ "x-chat-id": "chat-1" });
+    const client = await connect({ "x-chat-id": "chat-1", ...AUTH });
     const noKey = await fetch(`${app.url}/api/uploads/chat-1/a.txt`, { method: "POST", body: "x" });
     expect(noKey.status).toBe(403);
     expect(((await noKey.json()) as { error: { code: string } }).error.code).toBe("FORBIDDEN");
@@ -137,7 +171,7 @@ describe("chat-uploads example", () => {
   it("refuses an upload over the size cap and keeps what was stored before", async () => {
     await app.close();
     app = await start({ apiKeys: [KEY], dataDir: join(dir, "data2"), maxBytes: 1024 });
-    const client = await connect({ "x-chat-id": "chat-1" });
+    const client = await connect({ "x-chat-id": "chat-1", ...AUTH });
     expect((await upload("chat-1", "a.txt", "first", "text/plain")).status).toBe(201);
     const big = await upload("chat-1", "b.bin", randomBytes(4096), "application/octet-stream");
     expect(big.status).toBe(413);

@@ -2,11 +2,15 @@
  * chat-uploads: files uploaded per chat, surfaced as MCP resources.
  *
  * - `POST /api/uploads/{chat_id}/{rel_path}` with `Authorization: Bearer <key>` stores a file (the
- *   library's direct upload route, `authorize` hook); nested folders in `rel_path` are kept.
- * - `resources/list` shows the files of the chat named by the `X-Chat-Id` header, and
- *   `notifications/resources/list_changed` fires right after an upload.
+ *   library's direct upload route, `authorize` hook) when the key may access that chat; nested
+ *   folders in `rel_path` are kept.
+ * - `resources/list` shows the files of the chat named by the `X-Chat-Id` header. The header is
+ *   accepted only together with an API key that may access that chat: the scope is the access
+ *   boundary, so it comes from verified credentials, never from a bare header.
+ * - `notifications/resources/list_changed` fires right after an upload.
  * - `resources/read file://uploads/{chat_id}/{rel_path}` works without `X-Chat-Id`: the URI names
- *   its chat, and a caller holding the API key is authorized for every chat.
+ *   its chat (chat ids are not secrets, so the template keeps them raw), and `authorize` lets a
+ *   caller read it when its API key may access that chat.
  *
  *   npx tsx examples/chat-uploads/server.ts   # prints the URL and the API key
  */
@@ -19,6 +23,7 @@ import {
   createFileRoutes,
   type Duration,
   defaultScope,
+  FileBridgeError,
   type FileStore,
   fsStore,
   ResourceRegistry,
@@ -28,10 +33,22 @@ import {
 import { toNodeHandler } from "../../src/node/index.js";
 import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
 
+/** An API key and the chats it may access. */
+export interface ChatGrant {
+  key: string;
+  /** Chat ids this key may upload to, list and read. */
+  chats: string[];
+}
+
 /** Options of {@link start}. */
 export interface ChatUploadsOptions {
-  /** API keys allowed to upload and to read any chat. @default env CHAT_UPLOADS_API_KEY, else one random key */
+  /**
+   * API keys of a trusted backend, allowed to upload to and read every chat.
+   * @default env CHAT_UPLOADS_API_KEY, else one random key (none when `grants` is given)
+   */
   apiKeys?: string[];
+  /** API keys limited to some chats. @default [] */
+  grants?: ChatGrant[];
   /** Folder the files are kept in. @default join(os.tmpdir(), "mcp-chat-uploads") */
   dataDir?: string;
   /** How long an uploaded file is kept. @default "24h" */
@@ -49,6 +66,7 @@ export interface ChatUploadsServer {
   /** The MCP endpoint. */
   mcpUrl: URL;
   apiKeys: string[];
+  grants: ChatGrant[];
   store: FileStore;
   registry: ResourceRegistry;
   http: RunningHttpServer;
@@ -72,26 +90,55 @@ function header(extra: ScopeSource | undefined, name: string): string | undefine
  * ```
  */
 export async function start(options: ChatUploadsOptions = {}): Promise<ChatUploadsServer> {
-  const apiKeys = options.apiKeys ?? [
-    process.env.CHAT_UPLOADS_API_KEY ?? randomBytes(18).toString("base64url"),
+  const grants = options.grants ?? [];
+  const apiKeys =
+    options.apiKeys ??
+    (grants.length > 0 ? [] : [process.env.CHAT_UPLOADS_API_KEY ?? randomBytes(18).toString("base64url")]);
+  // Keys are compared by digest, in constant time, so a key's length and bytes do not leak.
+  const digest = (key: string) => createHash("sha256").update(key).digest();
+  const known: Array<{ digest: Buffer; chats: ReadonlySet<string> | "all" }> = [
+    ...apiKeys.map((key) => ({ digest: digest(key), chats: "all" as const })),
+    ...grants.map((grant) => ({ digest: digest(grant.key), chats: new Set(grant.chats) })),
   ];
-  const keyDigests = apiKeys.map((key) => createHash("sha256").update(key).digest());
-  const hasKey = (authorization: string | null | undefined): boolean => {
+  /** Whether the `Authorization: Bearer <key>` value names a key that may access `chat`. */
+  const mayAccess = (authorization: string | null | undefined, chat: string): boolean => {
     const match = /^Bearer (.+)$/.exec(authorization ?? "");
     if (!match) return false;
-    const digest = createHash("sha256")
-      .update(match[1] as string)
-      .digest();
-    return keyDigests.some((known) => timingSafeEqual(known, digest));
+    const given = digest(match[1] as string);
+    const entry = known.find((candidate) => timingSafeEqual(candidate.digest, given));
+    return entry !== undefined && (entry.chats === "all" || entry.chats.has(chat));
   };
 
   const store = fsStore(options.dataDir ?? join(tmpdir(), "mcp-chat-uploads"));
   const registry = new ResourceRegistry({
     store,
-    // The chat a session looks at comes from X-Chat-Id; without it, the session's own (empty) scope.
-    scope: (extra) => header(extra, "x-chat-id") ?? defaultScope(extra),
-    // URIs are self-contained: a caller with the API key may read any chat named in a URI.
-    authorize: (_scope, { extra }) => hasKey(header(extra, "authorization")),
+    // Chat ids are not secrets (knowing one grants nothing without a key for it), so URIs carry
+    // them as they are and name their chat; a session id would never go into a raw template.
+    templates: [
+      {
+        name: "uploads",
+        uriTemplate: "file://uploads/{scope}/{+path}",
+        title: "Uploaded files",
+        description: "Files uploaded to this chat. Pass the URI to a tool as a file argument.",
+        kind: "upload",
+        scopeInUri: "raw",
+      },
+    ],
+    // The scope is the access boundary. X-Chat-Id only picks which of the caller's chats this
+    // session looks at: it is accepted after the API key is checked against that chat, and refused
+    // otherwise. Without it, the session's own scope (this example never stores files there).
+    scope: (extra) => {
+      const chat = header(extra, "x-chat-id");
+      if (chat === undefined) return defaultScope(extra);
+      if (!mayAccess(header(extra, "authorization"), chat)) {
+        throw new FileBridgeError("FORBIDDEN", "X-Chat-Id needs an API key that may access that chat", {
+          data: { reason: "chat_not_allowed" },
+        });
+      }
+      return chat;
+    },
+    // URIs are self-contained: a caller whose key may access the chat named in a URI may read it.
+    authorize: (chat, { extra }) => mayAccess(header(extra, "authorization"), chat),
   });
 
   // The minter's URL is only known once the port is; the routes are built right after listening.
@@ -119,7 +166,7 @@ export async function start(options: ChatUploadsOptions = {}): Promise<ChatUploa
       minter,
       maxBytes: options.maxBytes ?? 100 * 1024 * 1024,
       uploadTtl: options.uploadTtl ?? "24h",
-      authorize: (request) => hasKey(request.headers.get("authorization")),
+      authorize: (request, target) => mayAccess(request.headers.get("authorization"), target.scope),
       onStored: async (file) => {
         await registry.register(file); // listed at once; list_changed goes to the chat's sessions
       },
@@ -131,6 +178,7 @@ export async function start(options: ChatUploadsOptions = {}): Promise<ChatUploa
     url: http.url,
     mcpUrl: http.mcpUrl,
     apiKeys,
+    grants,
     store,
     registry,
     http,
@@ -147,5 +195,5 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   console.log(`chat-uploads listening on ${app.url}`);
   console.log(`  MCP endpoint: ${app.mcpUrl}`);
   console.log(`  upload:       POST ${app.url}/api/uploads/{chat_id}/{rel_path}`);
-  console.log(`  API key:      ${app.apiKeys[0]}`);
+  console.log(`  API key:      ${app.apiKeys[0]} (every chat)`);
 }

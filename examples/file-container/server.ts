@@ -179,6 +179,9 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
         uriTemplate: "wire://container/{containerId}/file/{fileId}",
         title: "Container file",
         variables: { scope: "containerId", id: "fileId" },
+        // Container names are not secrets and the scope comes from the verified API key (never
+        // from the URI), so the URI may show them as they are.
+        scopeInUri: "raw",
       },
     ],
     listMode: "none",

@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, type TestContext } from "vitest";
+import { scopeRef } from "../../src/index.js";
 import { type PandocConverter, start } from "./server.js";
 
 const ENSURE = fileURLToPath(new URL("../../scripts/ensure-pandoc.sh", import.meta.url));
@@ -140,7 +141,10 @@ describe("pandoc-converter example", () => {
       mimeType: string;
       name: string;
     };
-    expect(link.uri).toMatch(/^artifact:\/\/sessions\/default\/[0-9a-z]{26}\/report\.docx$/);
+    // `{scope}` carries the scope's reference, never the scope itself.
+    expect(link.uri).toMatch(
+      new RegExp(`^artifact://sessions/${scopeRef("default")}/[0-9a-z]{26}/report\\.docx$`),
+    );
     expect(link.mimeType).toBe("application/vnd.openxmlformats-officedocument.wordprocessingml.document");
 
     // The artifact is a real docx (a zip container) readable as a resource.
@@ -169,7 +173,7 @@ describe("pandoc-converter example", () => {
     const own = (docx.content.find((b) => b.type === "resource_link") as { uri: string }).uri;
     // The same file id under another session's scope: resolved like a missing file.
     const foreign = await call(client, "convert-document-resource", {
-      uri: own.replace("artifact://sessions/default/", "artifact://sessions/someone-else/"),
+      uri: own.replace(`/${scopeRef("default")}/`, `/${scopeRef("someone-else")}/`),
       to: "markdown",
     });
     expect(foreign.isError).toBe(true);
@@ -181,7 +185,7 @@ describe("pandoc-converter example", () => {
     expect(https.isError).toBe(true);
     expect(text(https)).toContain("FORM_DISABLED");
     const made = await call(client, "convert-document-resource", {
-      uri: "upload://sessions/default/nope",
+      uri: `upload://sessions/${scopeRef("default")}/nope`,
       to: "markdown",
     });
     expect(text(made)).toContain("UNSUPPORTED_INPUT"); // no upload handles without the HTTP routes

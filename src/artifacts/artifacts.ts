@@ -1,16 +1,17 @@
-import { stat } from "node:fs/promises";
+import { lstat, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { decodeBase64Strict } from "../bridge/sources/base64.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
+import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { fileLinkContent } from "../links/file-link.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 
@@ -67,7 +68,7 @@ export interface ArtifactsOptions {
   /**
    * Registers artifacts as MCP resources (through `registry.add`, so `resources/list` shows them and
    * `list_changed` fires) and names their URIs (`registry.uriFor`). Give a registry over the same store.
-   * @default undefined (stored directly; URI `artifact://sessions/{scope}/{id}/{filename}`)
+   * @default undefined (stored directly; URI `artifact://sessions/{scopeRef}/{id}/{filename}`)
    */
   registry?: ArtifactRegistry;
   /**
@@ -95,7 +96,7 @@ export interface ArtifactsOptions {
   downloadClaims?: DownloadClaimsFunction;
   /**
    * Derives the caller's scope in {@link Artifacts.withArtifacts}.
-   * @default defaultScope (session id, else auth client id, else "default")
+   * @default defaultScope (the authenticated user, else the session id, else FORBIDDEN over HTTP)
    */
   scope?: ScopeFunction;
   /**
@@ -133,8 +134,19 @@ export interface EmbeddedResourceContents {
 export interface CaptureInput {
   /** Scope the artifact belongs to. */
   scope: string;
-  /** A local file the tool wrote (streamed, never read whole). */
+  /**
+   * A local file the tool wrote (streamed, never read whole). It is opened once and read from that
+   * descriptor: after following symlinks it must be a regular file inside `root`, a symlink at the
+   * last component that leads out of `root` is refused with `PATH_NOT_ALLOWED`, and a symlink
+   * swapped in after the check cannot redirect the read. A hard link to an outside file cannot be
+   * told apart (see docs/security.md): write outputs into a folder only your tool controls.
+   */
   path?: string;
+  /**
+   * The folder `path` must be inside (resolved when `capture` runs).
+   * @default the folder of `path`
+   */
+  root?: string;
   /** Bytes in memory. */
   bytes?: Uint8Array;
   /** An embedded resource (`{ type: "resource", resource }` or just its `resource`). */
@@ -206,18 +218,25 @@ function invalidOption(name: string, message: string): FileBridgeError {
 }
 
 /**
- * `artifact://sessions/{scope}/{id}/{filename}`, each part percent-encoded: the URI of an artifact
- * when no registry names it.
+ * `artifact://sessions/{scopeRef}/{id}/{filename}`, each part percent-encoded: the URI of an
+ * artifact when no registry names it. The scope appears only as its opaque reference
+ * (`scopeRef(file.scope)`), never as itself: a scope is often a session id, a bearer value.
  *
  * @example
  * ```ts
- * defaultArtifactUri({ scope: "s 1", id: "01jc…", name: "a b.png" }); // artifact://sessions/s%201/01jc…/a%20b.png
+ * defaultArtifactUri({ scope: "s 1", id: "01jc…", name: "a b.png" }); // artifact://sessions/q3X0…/01jc…/a%20b.png
  * ```
  */
 export function defaultArtifactUri(file: Pick<StoredFile, "scope" | "id" | "name">): string {
-  return `artifact://sessions/${encodeURIComponent(file.scope)}/${encodeURIComponent(file.id)}/${encodeURIComponent(
+  return `artifact://sessions/${scopeRef(file.scope)}/${encodeURIComponent(file.id)}/${encodeURIComponent(
     file.name,
   )}`;
+}
+
+/** True when the real path `child` is `parent` or inside it (both absolute and symlink-free). */
+function isInside(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel !== "" && !isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`);
 }
 
 function resourceName(uri: string): string | undefined {
@@ -315,6 +334,35 @@ export class Artifacts {
     if (given !== 1) {
       throw new FileBridgeError("INVALID_INPUT", "capture() needs exactly one of path, bytes or resource");
     }
+    return this.#capture(input, undefined);
+  }
+
+  /**
+   * Opens a file a tool wrote, once, through the descriptor rules of `openContainedFile`: a regular
+   * file whose real path is inside `root` (already a real path). Missing → `INVALID_INPUT`.
+   */
+  async #openOutput(path: string, root: string): Promise<OpenedFile> {
+    let opened: OpenedFile;
+    try {
+      opened = await openContainedFile(path, (real) => isInside(real, root));
+    } catch (error) {
+      if (isFileBridgeError(error) && error.code === "NOT_FOUND") {
+        throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
+      }
+      throw error;
+    }
+    if (opened.size > this.#maxBytes) {
+      await opened.handle.close().catch(() => undefined);
+      throw new FileBridgeError("FILE_TOO_LARGE", `the artifact exceeds ${this.#maxBytes} bytes`, {
+        data: { limit: this.#maxBytes },
+      });
+    }
+    return opened;
+  }
+
+  /** `capture()` once the input is checked; `outputRoot` (a real path) overrides `input.root`. */
+  async #capture(input: CaptureInput, outputRoot: string | undefined): Promise<CapturedArtifact> {
+    let opened: OpenedFile | undefined;
     let source: PutSource;
     let name = input.name;
     let mimeType = input.mimeType;
@@ -322,14 +370,15 @@ export class Artifacts {
       if (typeof input.path !== "string" || input.path.length === 0 || input.path.includes("\0")) {
         throw new FileBridgeError("INVALID_INPUT", "path must be a non-empty string");
       }
-      const info = await stat(input.path).catch(() => null);
-      if (!info?.isFile()) throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
-      if (info.size > this.#maxBytes) {
-        throw new FileBridgeError("FILE_TOO_LARGE", `the artifact exceeds ${this.#maxBytes} bytes`, {
-          data: { limit: this.#maxBytes },
-        });
+      if (input.root !== undefined && (typeof input.root !== "string" || input.root.length === 0)) {
+        throw new FileBridgeError("INVALID_INPUT", "root must be a non-empty path");
       }
-      source = { path: input.path };
+      const root =
+        outputRoot ?? (await realpath(input.root ?? dirname(resolve(input.path))).catch(() => null));
+      if (root === null) throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
+      // From here the bytes come from this descriptor only, never from the path again.
+      opened = await this.#openOutput(input.path, root);
+      source = opened.handle.createReadStream({ autoClose: false, start: 0 });
       name ??= basename(input.path);
     } else if (input.bytes !== undefined) {
       if (!(input.bytes instanceof Uint8Array))
@@ -353,20 +402,24 @@ export class Artifacts {
       name ??= resourceName(resource.uri);
       mimeType ??= (resource as EmbeddedResourceContents).mimeType;
     }
-    const putOptions: PutOptions = {
-      scope: input.scope,
-      name: sanitizeFileName(name, "artifact"),
-      kind: "artifact",
-      ttl: this.#ttlSeconds,
-      maxBytes: this.#maxBytes,
-    };
-    if (mimeType !== undefined) putOptions.mimeType = mimeType;
-    if (input.metadata !== undefined) putOptions.metadata = input.metadata;
-    if (input.signal !== undefined) putOptions.signal = input.signal;
-
-    const file = this.#registry
-      ? await this.#registry.add(source, putOptions)
-      : await this.#store.put(source, putOptions);
+    let file: StoredFile;
+    try {
+      const putOptions: PutOptions = {
+        scope: input.scope,
+        name: sanitizeFileName(name, "artifact"),
+        kind: "artifact",
+        ttl: this.#ttlSeconds,
+        maxBytes: this.#maxBytes,
+      };
+      if (mimeType !== undefined) putOptions.mimeType = mimeType;
+      if (input.metadata !== undefined) putOptions.metadata = input.metadata;
+      if (input.signal !== undefined) putOptions.signal = input.signal;
+      file = this.#registry
+        ? await this.#registry.add(source, putOptions)
+        : await this.#store.put(source, putOptions);
+    } finally {
+      await opened?.handle.close().catch(() => undefined);
+    }
     const uri = this.#registry ? this.#registry.uriFor(file) : defaultArtifactUri(file);
     let download: { url: string; expiresAt: number } | undefined;
     if (this.#minter) {
@@ -431,28 +484,42 @@ export class Artifacts {
     return async (args: Args, extra: Extra) => {
       // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
       const source = scopeSourceOf(extra ?? {}) as ScopeSource & { signal?: unknown };
-      const scope = this.#scope(source);
+      let scope: string;
+      try {
+        scope = this.#scope(source);
+        assertScope(scope);
+      } catch (error) {
+        // No scope (FORBIDDEN over HTTP without a session or user): the handler does not run.
+        if (isFileBridgeError(error)) return toToolErrorResult(error);
+        throw error;
+      }
       const requested = (args as Record<string, unknown> | undefined)?.[outputPathArg];
       const name = typeof requested === "string" ? sanitizeFileName(requested, fallbackName) : fallbackName;
       const dir = await createCallDir(this.#tmpDir);
       try {
+        // The folder's real path, taken before the handler runs: a handler (or anyone) that swaps
+        // the folder or the output for a symlink afterwards cannot widen what may be read.
+        const realDir = await realpath(dir);
         const outputPath = join(dir, name);
         const result = await handler({ ...args, [outputPathArg]: outputPath } as Args, extra);
         if (result?.isError === true) return result;
-        const info = await stat(outputPath).catch(() => null);
-        if (!info?.isFile()) return result;
+        const info = await lstat(outputPath).catch(() => null);
+        if (!info || info.isDirectory()) return result;
         let captured: CapturedArtifact;
         try {
           const signal = source.signal;
-          captured = await this.capture({
-            scope,
-            path: outputPath,
-            name,
-            ...(options.mimeType !== undefined ? { mimeType: options.mimeType } : {}),
-            ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
-            ...(signal instanceof AbortSignal ? { signal } : {}),
-            ...(extra !== undefined && extra !== null ? { extra: source } : {}),
-          });
+          captured = await this.#capture(
+            {
+              scope,
+              path: outputPath,
+              name,
+              ...(options.mimeType !== undefined ? { mimeType: options.mimeType } : {}),
+              ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
+              ...(signal instanceof AbortSignal ? { signal } : {}),
+              ...(extra !== undefined && extra !== null ? { extra: source } : {}),
+            },
+            realDir,
+          );
         } catch (error) {
           if (isFileBridgeError(error)) return toToolErrorResult(error);
           throw error;

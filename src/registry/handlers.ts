@@ -8,7 +8,7 @@ import type { StoredFile } from "../storage/types.js";
 import { decodeListCursor, encodeListCursor } from "./cursor.js";
 import type { Attachment } from "./notifier.js";
 import type { ScopeIndex } from "./scope-index.js";
-import { type TemplateSet, validScope } from "./templates.js";
+import { type ParsedUri, type TemplateSet, validScope } from "./templates.js";
 
 /**
  * The registry's MCP side: the `resources/*` handlers and the completion provider it mounts on a
@@ -29,6 +29,8 @@ export interface RegistryView {
   templateFor(file: Pick<StoredFile, "kind">): ReturnType<TemplateSet["templateFor"]>;
   callerScope(extra: RequestExtra): Promise<string>;
   mayAccess(scope: string, callerScope: string, extra?: ScopeSource): Promise<boolean>;
+  /** The scope a parsed URI names for this caller; `null` for another scope's reference. */
+  scopeFor(parsed: ParsedUri, callerScope: string): string | null;
   resolveUri(uri: string, callerScope: string, extra?: ScopeSource): Promise<StoredFile>;
   read(uri: string, extra: RequestExtra): Promise<ReadResourceResult>;
 }
@@ -72,6 +74,25 @@ async function listPage(
     : { resources };
 }
 
+/**
+ * The scope a completion's context names (the scope variable's value), when the caller may see it;
+ * else the caller's own scope.
+ */
+async function namedScope(
+  view: RegistryView,
+  template: ParsedUri["template"],
+  named: string | undefined,
+  callerScope: string,
+  extra: RequestExtra,
+): Promise<string> {
+  if (named === undefined || !template.scopeVar) return callerScope;
+  const parsed: ParsedUri =
+    template.scopeInUri === "raw" ? { template, scope: named } : { template, scopeRef: named };
+  const scope = view.scopeFor(parsed, callerScope);
+  if (scope === null || !validScope(scope)) return callerScope;
+  return (await view.mayAccess(scope, callerScope, extra)) ? scope : callerScope;
+}
+
 async function complete(
   view: RegistryView,
   templateUri: string,
@@ -85,13 +106,11 @@ async function complete(
   const prefix = argument.value.toLowerCase();
   let candidates: string[] = [];
   if (argument.name === template.scopeVar) {
-    candidates = [callerScope];
+    // The caller's own scope, as the template writes it (its reference, unless the template is raw).
+    candidates = [view.templates.scopeValue(template, callerScope)];
   } else if (argument.name === template.idVar || argument.name === template.pathVar) {
     const named = template.scopeVar ? context?.[template.scopeVar] : undefined;
-    const scope =
-      named !== undefined && validScope(named) && (await view.mayAccess(named, callerScope, extra))
-        ? named
-        : callerScope;
+    const scope = await namedScope(view, template, named, callerScope, extra);
     const byId = argument.name === template.idVar;
     candidates = await view.withIndex(scope, (index) => {
       const seen = new Set<string>();
@@ -157,8 +176,8 @@ export function mountResourceHandlers(host: McpHost, attachment: Attachment, vie
     try {
       const callerScope = await scoped(extra);
       const parsed = view.templates.parse(uri);
-      if (parsed) {
-        const scope = parsed.scope ?? callerScope;
+      const scope = parsed ? view.scopeFor(parsed, callerScope) : null;
+      if (parsed && scope !== null) {
         const values = { scope, id: parsed.id ?? "", name: parsed.path ?? "" };
         attachment.subscriptions.delete(`${scope}\n${view.templates.uriWith(parsed.template, values)}`);
       }

@@ -16,8 +16,8 @@ import type { ChangeFeed, FileKind, FileStore, StoredFile } from "../storage/typ
  */
 export interface TemplateVariables {
   /**
-   * The variable holding the file's scope. Without one, the scope is the caller's scope (URIs are
-   * then not self-contained).
+   * The variable holding the file's scope: its opaque reference by default, or the scope itself (see
+   * {@link ResourceTemplateOptions.scopeInUri}). Without one, the scope is the caller's scope.
    * @default "scope" when the template has it
    */
   scope?: string;
@@ -66,6 +66,18 @@ export interface ResourceTemplateOptions {
   kind?: FileKind;
   /** Which variable is the scope, the id and the path. @default by name, see {@link TemplateVariables} */
   variables?: TemplateVariables;
+  /**
+   * What the scope variable carries. `"ref"`: the scope's opaque reference (`scopeRef(scope)`, 22
+   * characters), never the scope itself, because a scope is often a bearer value (an MCP session
+   * id) and URIs are shared (tool text, links, upload replies, logs); such a URI resolves only for a
+   * caller whose own scope has that reference, so it can never name another scope. `"raw"`: the
+   * scope as it is, so a URI can name another scope and `authorize` decides whether the caller may
+   * see it. Use `"raw"` only for scopes that are NOT secrets and that your scope function derives
+   * from verified identity (a chat id checked against the caller's API key, a container id bound to
+   * the key), never for session ids.
+   * @default "ref"
+   */
+  scopeInUri?: "ref" | "raw";
 }
 
 /**
@@ -103,7 +115,8 @@ export interface AuthorizeRequest {
 }
 
 /**
- * Decides whether a caller may see a scope other than its own (a scope named in a URI).
+ * Decides whether a caller may see a scope other than its own (a scope named in a URI of a template
+ * with `scopeInUri: "raw"`; a URI with another scope's reference is never resolved).
  *
  * @example
  * ```ts
@@ -126,18 +139,22 @@ export interface ResourceRegistryOptions {
   /**
    * The URI templates served.
    * @default uploads `file://uploads/{scope}/{+path}` (kind `"upload"`, also used for kind
-   * `"file"`) and artifacts `artifact://sessions/{scope}/{id}/{filename}` (kind `"artifact"`)
+   * `"file"`) and artifacts `artifact://sessions/{scope}/{id}/{filename}` (kind `"artifact"`),
+   * where `{scope}` is the scope's opaque reference
    */
   templates?: ResourceTemplateOptions[];
   /**
-   * Derives the caller's scope from a request.
-   * @default the MCP session id, else `authInfo.clientId`, else `"default"`
+   * Derives the caller's scope from a request: the access boundary. It must come from verified
+   * identity, never from a bare client-supplied value such as an unchecked header.
+   * @default `defaultScope`: the authenticated user (`authInfo.extra.sub`), else the MCP session id,
+   * else `FORBIDDEN` over HTTP; `"default"` only over stdio and in-process
    */
   scope?: ScopeFunction;
   /**
-   * Called when a URI names a scope other than the caller's; `true` lets the caller read, link,
-   * subscribe to and resolve that scope's files. Without it (or on `false`), such URIs behave
-   * exactly as "not found".
+   * Called when a URI of a template with `scopeInUri: "raw"` names a scope other than the caller's;
+   * `true` lets the caller read, link, subscribe to and resolve that scope's files. Without it (or
+   * on `false`, or when it throws), such URIs behave exactly as "not found". Needs at least one
+   * template with `scopeInUri: "raw"` (with only reference templates a URI can name no other scope).
    * @default other scopes are never visible
    */
   authorize?: AuthorizeFunction;
@@ -212,7 +229,7 @@ export interface AttachOptions {
    * The scope of the session this server serves, when it is known up front. Otherwise it is
    * learned from the transport's session id (through the `scope` function) and from each
    * `resources/*` request the session sends. Set it when the scope function reads a header
-   * (`X-Chat-Id`): until the session's first `resources/*` request, the registry cannot know the
+   * (an `X-Chat-Id` checked against the caller's credentials): until the session's first `resources/*` request, the registry cannot know the
    * session's scope and sends it no `list_changed`. Attaching again adds another scope.
    * @default learned
    */
@@ -225,14 +242,16 @@ export interface AttachOptions {
  * @example
  * ```ts
  * const parsed: ParsedResourceUri | null = registry.parseUri(uri);
- * if (parsed?.scope !== undefined) console.log(parsed.scope, parsed.path ?? parsed.id);
+ * if (parsed?.scopeRef === scopeRef(callerScope)) console.log(parsed.path ?? parsed.id);
  * ```
  */
 export interface ParsedResourceUri {
   /** Name of the template that matched. */
   template: string;
-  /** The scope named in the URI, if the template has a scope variable. */
+  /** The scope named in the URI, if the template has a scope variable with `scopeInUri: "raw"`. */
   scope?: string;
+  /** The scope reference in the URI, if the template has a scope variable with `scopeInUri: "ref"`. */
+  scopeRef?: string;
   /** The file id, if the template has an id variable. */
   id?: string;
   /** The file's name (relative path), if the template has a path variable. */

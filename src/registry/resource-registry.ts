@@ -69,7 +69,7 @@ function invalidOption(message: string): FileBridgeError {
  *
  * @example
  * ```ts
- * import { memoryStore, ResourceRegistry } from "mcp-file-bridge";
+ * import { defaultScope, memoryStore, ResourceRegistry } from "mcp-file-bridge";
  *
  * const registry = new ResourceRegistry({ store: memoryStore() });
  * const server = new McpServer({ name: "files", version: "1.0.0" });
@@ -77,7 +77,7 @@ function invalidOption(message: string): FileBridgeError {
  *
  * server.registerTool("make_report", { description: "Writes a report" }, async (extra) => {
  *   const file = await registry.add(new TextEncoder().encode("# Report"), {
- *     scope: extra.sessionId ?? "default",
+ *     scope: defaultScope(extra),
  *     name: "report.md",
  *     kind: "artifact",
  *   });
@@ -131,6 +131,12 @@ export class ResourceRegistry {
     this.scopeOf = options.scope ?? defaultScope;
     if (options.authorize !== undefined && typeof options.authorize !== "function") {
       throw invalidOption("authorize must be a function");
+    }
+    if (options.authorize !== undefined && !this.templates.hasRawScope()) {
+      throw invalidOption(
+        'authorize needs a template with scopeInUri: "raw": with scope references in every URI, a URI ' +
+          "can only name the caller's own scope (use raw only for non-secret, verified ids such as chat ids)",
+      );
     }
     this.authorizeFn = options.authorize;
 
@@ -221,6 +227,7 @@ export class ResourceRegistry {
       templateFor: (file) => this.templates.templateFor(file),
       callerScope: (extra) => this.callerScope(extra),
       mayAccess: (scope, callerScope, extra) => this.mayAccess(scope, callerScope, extra),
+      scopeFor: (parsed, callerScope) => this.templates.scopeFor(parsed, callerScope),
       resolveUri: (uri, callerScope, extra) => this.resolveUri(uri, callerScope, extra),
       read: (uri, extra) => this.read(uri, extra),
     };
@@ -233,7 +240,7 @@ export class ResourceRegistry {
    *
    * @example
    * ```ts
-   * registry.uriFor(file); // "file://uploads/3f2a…/q3%20report.pdf"
+   * registry.uriFor(file); // "file://uploads/q3X0…/q3%20report.pdf": the scope's reference, not the scope
    * ```
    */
   uriFor(file: StoredFile): string {
@@ -241,12 +248,13 @@ export class ResourceRegistry {
   }
 
   /**
-   * Parses a URI against the templates: its scope, id and path (decoded once), or `null` when it
-   * matches none or carries an invalid value (a `..` segment, a malformed id or escape).
+   * Parses a URI against the templates: its scope reference (or, for `scopeInUri: "raw"` templates,
+   * its scope), id and path (decoded once), or `null` when it matches none or carries an invalid
+   * value (a `..` segment, a malformed id, reference or escape).
    *
    * @example
    * ```ts
-   * registry.parseUri("file://uploads/s1/a%20b.txt"); // { template: "uploads", scope: "s1", path: "a b.txt" }
+   * registry.parseUri(registry.uriFor(file)); // { template: "uploads", scopeRef: scopeRef(file.scope), path: file.name }
    * ```
    */
   parseUri(uri: string): ParsedResourceUri | null {
@@ -301,8 +309,8 @@ export class ResourceRegistry {
   private async resolveUri(uri: string, callerScope: string, extra?: ScopeSource): Promise<StoredFile> {
     const parsed = this.templates.parse(uri);
     if (!parsed) throw resourceNotFound(uri);
-    const scope = parsed.scope ?? callerScope;
-    if (!(await this.mayAccess(scope, callerScope, extra))) throw resourceNotFound(uri);
+    const scope = this.templates.scopeFor(parsed, callerScope);
+    if (scope === null || !(await this.mayAccess(scope, callerScope, extra))) throw resourceNotFound(uri);
     const file = await this.find(parsed, scope);
     if (!file) throw resourceNotFound(uri);
     return file;
@@ -464,7 +472,14 @@ export class ResourceRegistry {
     }
     assertScope(file.scope);
     const uriHint = { data: { id: file.id } };
-    if (options.scope !== undefined && !(await this.mayAccess(file.scope, options.scope))) {
+    // Another scope's file can be linked only where its URI can name that scope (a raw template):
+    // a reference URI would resolve for nobody but the file's own scope.
+    const foreign = options.scope !== undefined && options.scope !== file.scope;
+    if (
+      foreign &&
+      (this.templates.templateFor(file).scopeInUri !== "raw" ||
+        !(await this.mayAccess(file.scope, options.scope as string)))
+    ) {
       throw new FileBridgeError("NOT_FOUND", "file not found", uriHint);
     }
     const fresh = await this.store.head(file.scope, file.id);
@@ -498,7 +513,7 @@ export class ResourceRegistry {
    * @example
    * ```ts
    * bridge.addResolver(registry.resolver());
-   * const file = await bridge.resolve("file://uploads/s1/report.docx", { scope: "s1" });
+   * const file = await bridge.resolve(registry.uriFor(stored), { scope: stored.scope });
    * ```
    */
   resolver(): FileSourceResolver {
@@ -508,8 +523,8 @@ export class ResourceRegistry {
       resolve: async (input: string, context: { scope: string }): Promise<ResolverResult | null> => {
         const parsed = this.templates.parse(input);
         if (!parsed) return null;
-        const scope = parsed.scope ?? context.scope;
-        if (!(await this.mayAccess(scope, context.scope))) return null;
+        const scope = this.templates.scopeFor(parsed, context.scope);
+        if (scope === null || !(await this.mayAccess(scope, context.scope))) return null;
         const file = await this.find(parsed, scope);
         if (!file) return null;
         return storedFileSource(this.store, file);

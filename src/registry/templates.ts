@@ -2,25 +2,37 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
 import type { McpResourceTemplate } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
-import { assertScope, MAX_SCOPE_LENGTH } from "../scope/scope.js";
+import { assertScope, MAX_SCOPE_LENGTH, scopeRef } from "../scope/scope.js";
 import type { FileKind, StoredFile } from "../storage/types.js";
 import type { ParsedResourceUri, ResourceTemplateOptions, TemplateVariables } from "./options.js";
 import { expandTemplate, matchTemplate, type ParsedTemplate, parseTemplate } from "./uri-template.js";
 
 // The registry's URI templates: compiled and checked once, then used to build and parse URIs.
+//
+// A template's scope variable carries, by default, the scope's opaque reference (`scopeRef`), never
+// the scope itself: a scope is often a bearer value (an MCP session id), and URIs are shared (tool
+// text, links, upload replies). A URI with a reference is resolved by comparing it with the
+// reference of the caller's own scope, so it can only ever name the caller's scope. Templates with
+// `scopeInUri: "raw"` carry the scope as it is (for non-secret, verified ids such as chat ids);
+// only those can name another scope, which the registry's `authorize` hook then decides on.
 
 export interface Template {
   readonly index: number;
   readonly options: ResourceTemplateOptions;
   readonly parsed: ParsedTemplate;
   readonly scopeVar?: string;
+  /** How the scope variable carries the scope: its reference, or the scope as it is. */
+  readonly scopeInUri: "ref" | "raw";
   readonly idVar?: string;
   readonly pathVar?: string;
 }
 
 export interface ParsedUri {
   template: Template;
+  /** The scope named in the URI (templates with `scopeInUri: "raw"`). */
   scope?: string;
+  /** The scope reference named in the URI (templates with `scopeInUri: "ref"`, the default). */
+  scopeRef?: string;
   id?: string;
   path?: string;
 }
@@ -56,6 +68,9 @@ function invalidOption(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", message);
 }
 
+/** What `scopeRef()` produces: 128 bits, base64url, 22 characters. */
+const SCOPE_REF = /^[A-Za-z0-9_-]{22}$/;
+
 function validPath(path: string): boolean {
   if (path.length === 0 || path.includes("\u0000")) return false;
   return path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
@@ -82,6 +97,10 @@ function compileTemplate(options: ResourceTemplateOptions, index: number): Templ
   }
   if (options.mimeType !== undefined && parseMediaType(options.mimeType) === null) {
     throw invalidOption(`${label}.mimeType must be a media type`);
+  }
+  const scopeInUri = options.scopeInUri ?? "ref";
+  if (scopeInUri !== "ref" && scopeInUri !== "raw") {
+    throw invalidOption(`${label}.scopeInUri must be "ref" or "raw"`);
   }
   const mapping = options.variables ?? {};
   const has = (name: string | undefined): name is string =>
@@ -113,6 +132,7 @@ function compileTemplate(options: ResourceTemplateOptions, index: number): Templ
     index,
     options,
     parsed,
+    scopeInUri,
     ...(scopeVar === undefined ? {} : { scopeVar }),
     ...(idVar === undefined ? {} : { idVar }),
     ...(pathVar === undefined ? {} : { pathVar }),
@@ -149,10 +169,32 @@ export class TemplateSet {
 
   uriWith(template: Template, file: Pick<StoredFile, "scope" | "id" | "name">): string {
     const values: Record<string, string> = {};
-    if (template.scopeVar) values[template.scopeVar] = file.scope;
+    if (template.scopeVar) values[template.scopeVar] = this.scopeValue(template, file.scope);
     if (template.idVar) values[template.idVar] = file.id;
     if (template.pathVar) values[template.pathVar] = file.name;
     return expandTemplate(template.parsed, values);
+  }
+
+  /** What a template's scope variable holds for `scope`: its reference, or (raw) the scope itself. */
+  scopeValue(template: Template, scope: string): string {
+    return template.scopeInUri === "raw" ? scope : scopeRef(scope);
+  }
+
+  /**
+   * The scope a parsed URI names, seen from `callerScope`: the caller's own scope when the URI has
+   * no scope variable or carries the caller's reference; the scope as written for a raw template
+   * (another scope then needs `authorize`); `null` for another scope's reference, which nothing can
+   * turn back into a scope, so it resolves exactly like "not found".
+   */
+  scopeFor(parsed: ParsedUri, callerScope: string): string | null {
+    if (parsed.scope !== undefined) return parsed.scope;
+    if (parsed.scopeRef !== undefined) return parsed.scopeRef === scopeRef(callerScope) ? callerScope : null;
+    return callerScope;
+  }
+
+  /** True when some template carries the scope as it is, so a URI can name another scope. */
+  hasRawScope(): boolean {
+    return this.all.some((t) => t.scopeVar !== undefined && t.scopeInUri === "raw");
   }
 
   templateFor(file: Pick<StoredFile, "kind">): Template {
@@ -180,6 +222,7 @@ export class TemplateSet {
     return {
       template: parsed.template.options.name,
       ...(parsed.scope === undefined ? {} : { scope: parsed.scope }),
+      ...(parsed.scopeRef === undefined ? {} : { scopeRef: parsed.scopeRef }),
       ...(parsed.id === undefined ? {} : { id: parsed.id }),
       ...(parsed.path === undefined ? {} : { path: parsed.path }),
     };
@@ -193,8 +236,13 @@ export class TemplateSet {
       const result: ParsedUri = { template };
       if (template.scopeVar) {
         const scope = values[template.scopeVar] as string;
-        if (scope.length > MAX_SCOPE_LENGTH || !validScope(scope)) return null;
-        result.scope = scope;
+        if (template.scopeInUri === "raw") {
+          if (scope.length > MAX_SCOPE_LENGTH || !validScope(scope)) return null;
+          result.scope = scope;
+        } else {
+          if (!SCOPE_REF.test(scope)) return null;
+          result.scopeRef = scope;
+        }
       }
       if (template.idVar) {
         const id = values[template.idVar];

@@ -25,7 +25,7 @@ import type {
   McpServerLike,
 } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { FileRequests, type FileRequestsOptions } from "../ui/request-files.js";
 import { uploadWidgetToolMeta } from "../ui/widget-meta.js";
@@ -142,7 +142,7 @@ export interface UploadHandleResolverOptions {
   singleUse?: boolean;
   /**
    * Derives the caller's scope from the tool call's `extra`; the ticket is bound to it.
-   * @default defaultScope (session id, else auth client id, else "default")
+   * @default defaultScope (the authenticated user, else the session id, else FORBIDDEN over HTTP)
    */
   scope?: ScopeFunction;
   /**
@@ -283,7 +283,7 @@ function shellQuote(value: string): string {
  * Out-of-band uploads for MCP tools. Registers a `get_upload_url` tool that hands the client a
  * short-lived, single-use upload URL bound to the calling scope; the bytes go over plain HTTP to
  * the routes of `createFileRoutes()`, never through the model. The upload answers with
- * `upload://sessions/{scope}/{id}` handles, which any `withFiles` tool then accepts (through
+ * `upload://sessions/{scopeRef}/{id}` handles (the scope's opaque reference, never the scope), which any `withFiles` tool then accepts (through
  * {@link UploadHandleResolver.fileSourceResolver}) and which resolve only in their own scope.
  *
  * @example
@@ -580,11 +580,12 @@ export class UploadHandleResolver {
   }
 
   /**
-   * The handle of a stored file: `upload://sessions/{scope}/{id}`.
+   * The handle of a stored file: `upload://sessions/{scopeRef}/{id}`, with the scope's opaque
+   * reference (`scopeRef(file.scope)`), never the scope itself.
    *
    * @example
    * ```ts
-   * const handle = uploads.handleFor(file); // "upload://sessions/session-1/01j…"
+   * const handle = uploads.handleFor(file); // "upload://sessions/q3X0…/01j…"
    * ```
    */
   handleFor(file: Pick<StoredFile, "scope" | "id">): string {
@@ -598,19 +599,22 @@ export class UploadHandleResolver {
    *
    * @example
    * ```ts
-   * const file = await uploads.fileFor("upload://sessions/s1/01j…", { scope: "s1" });
+   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
    * ```
    */
   async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
     assertScope(options.scope);
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
-    if (!parsed || parsed.scope !== options.scope) return null;
-    const file = await this.#store.head(parsed.scope, parsed.id);
+    // A handle carries the reference of its scope: it resolves only in the scope with that
+    // reference, so a handle of another scope is exactly "not found".
+    if (!parsed || parsed.scopeRef !== scopeRef(options.scope)) return null;
+    const scope = options.scope;
+    const file = await this.#store.head(scope, parsed.id);
     if (file) return file;
     const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
-    if (!record || record.scope !== parsed.scope || !Array.isArray(record.files)) return null;
+    if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
     const first = record.files[0];
-    return typeof first === "string" ? await this.#store.head(parsed.scope, first) : null;
+    return typeof first === "string" ? await this.#store.head(scope, first) : null;
   }
 
   /**

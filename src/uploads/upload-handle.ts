@@ -1,3 +1,4 @@
+import { scopeRef } from "../scope/scope.js";
 import type { StoredFile } from "../storage/types.js";
 
 /** Every upload handle starts with this. */
@@ -26,9 +27,15 @@ export function ticketStateKey(ticketId: string): string {
   return `mcp-file-bridge:upload-ticket:${ticketId}`;
 }
 
-/** `upload://sessions/{scope}/{id}` with the scope percent-encoded. */
+/** What `scopeRef()` produces: 128 bits, base64url, 22 characters. */
+const SCOPE_REF = /^[A-Za-z0-9_-]{22}$/;
+
+/**
+ * `upload://sessions/{scopeRef}/{id}`: the scope's opaque reference, never the scope itself (a
+ * scope is often a session id, a bearer value; handles are shown to the model and the person).
+ */
 export function formatUploadHandle(scope: string, id: string): string {
-  return `${UPLOAD_HANDLE_PREFIX}${encodeURIComponent(scope)}/${encodeURIComponent(id)}`;
+  return `${UPLOAD_HANDLE_PREFIX}${scopeRef(scope)}/${encodeURIComponent(id)}`;
 }
 
 /** The handle of a stored file. */
@@ -36,17 +43,21 @@ export function uploadHandleOf(file: Pick<StoredFile, "scope" | "id">): string {
   return formatUploadHandle(file.scope, file.id);
 }
 
-/** Splits a handle into scope and id; `null` when it is not a well-formed upload handle. */
-export function parseUploadHandle(input: string): { scope: string; id: string } | null {
+/**
+ * Splits a handle into scope reference and id; `null` when it is not a well-formed upload handle.
+ * The reference only ever matches the reference of the caller's own scope.
+ */
+export function parseUploadHandle(input: string): { scopeRef: string; id: string } | null {
   if (!input.startsWith(UPLOAD_HANDLE_PREFIX)) return null;
   const rest = input.slice(UPLOAD_HANDLE_PREFIX.length);
   const parts = rest.split("/");
   if (parts.length !== 2) return null;
+  const ref = parts[0] as string;
+  if (!SCOPE_REF.test(ref)) return null;
   try {
-    const scope = decodeURIComponent(parts[0] as string);
     const id = decodeURIComponent(parts[1] as string);
-    if (!scope || !id) return null;
-    return { scope, id };
+    if (!id) return null;
+    return { scopeRef: ref, id };
   } catch {
     return null;
   }

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Artifacts, defaultArtifactUri } from "../../src/artifacts/artifacts.js";
 import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { ResourceRegistry } from "../../src/registry/resource-registry.js";
+import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
@@ -66,7 +67,8 @@ describe("Artifacts.capture", () => {
       size: 2000,
     });
     expect(captured.file.expiresAt).toBe(clock + 2 * 3_600_000);
-    expect(captured.uri).toBe(`artifact://sessions/s%201/${captured.file.id}/chart.png`);
+    // The scope's reference, never the scope (security change: scopes are often session ids).
+    expect(captured.uri).toBe(`artifact://sessions/${scopeRef("s 1")}/${captured.file.id}/chart.png`);
     expect(captured.uri).toBe(defaultArtifactUri(captured.file));
     const [link, text] = captured.content;
     expect(link).toMatchObject({ type: "resource_link", uri: captured.uri, name: "chart.png", size: 2000 });
@@ -214,7 +216,7 @@ describe("Artifacts.withArtifacts", () => {
     ]);
     expect(result._meta).toMatchObject({ mine: 1 });
     expect(String(result._meta?.artifact_uri)).toMatch(
-      /^artifact:\/\/sessions\/s1\/[0-9a-z]{26}\/result\.txt$/,
+      new RegExp(`^artifact://sessions/${scopeRef("s1")}/[0-9a-z]{26}/result\\.txt$`),
     );
     expect(typeof result._meta?.download_url).toBe("string");
     expect(await readdir(join(dir, "tmp"))).toEqual([]);

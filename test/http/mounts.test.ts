@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileRoutes, type FileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
+import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
@@ -147,7 +148,7 @@ describe("concurrency", () => {
     expect(await store.head("scope-1", first?.id as string)).toBeNull();
     const foreign = await minter.mint({ scope: "scope-1", fileId: first?.id as string, action: "download" });
     expect((await fetch(foreign.url)).status).toBe(404);
-    expect(replies.every((r) => r.handle === `upload://sessions/${r.scope}/${r.id}`)).toBe(true);
+    expect(replies.every((r) => r.handle === `upload://sessions/${scopeRef(r.scope)}/${r.id}`)).toBe(true);
     expect(
       (await filesUnder(join(dir, "store"))).some((p) => p.endsWith(".part") || p.endsWith(".tmp")),
     ).toBe(false);

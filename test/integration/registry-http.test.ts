@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { defaultScope, type ScopeFunction } from "../../src/scope/scope.js";
+import { defaultScope, type ScopeFunction, scopeRef } from "../../src/scope/scope.js";
 import { recordNotifications, rpcError } from "../registry/support.js";
 import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
 
@@ -46,7 +46,9 @@ describe("ResourceRegistry over Streamable HTTP, two sessions", () => {
     const b = await session();
     const uriA = await putFile(a.client, "a notes.txt", "from A");
     const uriB = await putFile(b.client, "b.txt", "from B");
-    expect(uriA).toBe(`file://uploads/${a.sessionId}/a%20notes.txt`);
+    // The session id (a bearer value here) never appears in a URI: its reference does.
+    expect(uriA).toBe(`file://uploads/${scopeRef(a.sessionId)}/a%20notes.txt`);
+    expect(uriA).not.toContain(a.sessionId);
 
     expect((await a.client.listResources()).resources.map((r) => r.uri)).toEqual([uriA]);
     expect((await b.client.listResources()).resources.map((r) => r.uri)).toEqual([uriB]);

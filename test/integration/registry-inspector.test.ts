@@ -4,13 +4,15 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultScope } from "../../src/scope/scope.js";
+import { defaultScope, scopeRef } from "../../src/scope/scope.js";
 import { HELLO_TEXT, PIXEL_PNG } from "../fixtures/registry-server.js";
 import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
 const inspector = join(root, "node_modules/.bin/mcp-inspector");
+/** URIs carry a scope's reference, never the scope itself. */
+const up = (scope: string, path: string) => `file://uploads/${scopeRef(scope)}/${path}`;
 let home: string;
 
 beforeAll(async () => {
@@ -56,19 +58,15 @@ describe("MCP Inspector CLI over stdio", () => {
     const [list, templates, textRead, binaryRead] = await Promise.all([
       cli([...target, "--method", "resources/list"]),
       cli([...target, "--method", "resources/templates/list"]),
-      cli([
-        ...target,
-        "--method",
-        "resources/read",
-        "--uri",
-        "file://uploads/default/docs/hello%20world.txt",
-      ]),
-      cli([...target, "--method", "resources/read", "--uri", "file://uploads/default/pixel.png"]),
+      cli([...target, "--method", "resources/read", "--uri", up("default", "docs/hello%20world.txt")]),
+      cli([...target, "--method", "resources/read", "--uri", up("default", "pixel.png")]),
     ]);
     const resources = list.resources as Listed[];
     expect(resources.map((r) => r.name)).toEqual(["docs/hello world.txt", "pixel.png", "out.csv"]);
     expect(resources[1]).toMatchObject({ mimeType: "image/png", size: PIXEL_PNG.length });
-    expect(resources[2]?.uri).toMatch(/^artifact:\/\/sessions\/default\/[0-9a-z]{26}\/out\.csv$/);
+    expect(resources[2]?.uri).toMatch(
+      new RegExp(`^artifact://sessions/${scopeRef("default")}/[0-9a-z]{26}/out\\.csv$`),
+    );
     // Each entry carries its own title (not the template's "Uploaded files") and lastModified.
     expect(resources.map((r) => r.title)).toEqual(["hello world.txt", "pixel.png", "out.csv"]);
     for (const resource of resources) {
@@ -95,7 +93,9 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
   let server: RegistryHttpServer;
 
   beforeAll(async () => {
-    // Each CLI run is a new session, so the scope comes from a header (the chat-id design).
+    // Each CLI run is a new session, so the scope comes from a header. A test fixture only: a real
+    // server accepts such a header after checking it against the caller's credentials
+    // (examples/chat-uploads).
     server = await startRegistryHttpServer({
       scope: (extra) => {
         const header = extra.requestInfo?.headers?.["x-chat-id"];
@@ -116,14 +116,11 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
     const [list, templates, textRead, binaryRead] = await Promise.all([
       cli([...target, "--method", "resources/list"]),
       cli([...target, "--method", "resources/templates/list"]),
-      cli([...target, "--method", "resources/read", "--uri", "file://uploads/chat-1/hello.txt"]),
-      cli([...target, "--method", "resources/read", "--uri", "file://uploads/chat-1/pixel.png"]),
+      cli([...target, "--method", "resources/read", "--uri", up("chat-1", "hello.txt")]),
+      cli([...target, "--method", "resources/read", "--uri", up("chat-1", "pixel.png")]),
     ]);
     const listed = list.resources as Listed[];
-    expect(listed.map((r) => r.uri)).toEqual([
-      "file://uploads/chat-1/hello.txt",
-      "file://uploads/chat-1/pixel.png",
-    ]);
+    expect(listed.map((r) => r.uri)).toEqual([up("chat-1", "hello.txt"), up("chat-1", "pixel.png")]);
     expect(listed.map((r) => [r.title, r.mimeType, r.size])).toEqual([
       ["hello.txt", "text/plain", Buffer.byteLength(HELLO_TEXT)],
       ["pixel.png", "image/png", PIXEL_PNG.length],
@@ -142,7 +139,7 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
       "--method",
       "resources/read",
       "--uri",
-      "file://uploads/chat-2/other.txt",
+      up("chat-2", "other.txt"),
     ]).then(
       () => undefined,
       (error: { code?: number; stderr?: string }) => error,

@@ -15,6 +15,7 @@ import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { ResourceRegistry } from "../../src/registry/resource-registry.js";
+import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
@@ -126,7 +127,9 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     const ticketResult = await client.callTool({ name: "get_upload_url", arguments: { filename: "a.bin" } });
     const ticket = ticketResult.structuredContent as UploadTicket;
     expect(ticket.upload_url.startsWith(`${origin}/files/upload/`)).toBe(true);
-    expect(ticket.handle.startsWith(`upload://sessions/${sessionId}/`)).toBe(true);
+    // The session id never appears in a handle or URI (it is a bearer value): its reference does.
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef(sessionId)}/`)).toBe(true);
+    expect(JSON.stringify(ticketResult)).not.toContain(sessionId);
 
     const parts = [randomBytes(1024 * 1024 + 3), randomBytes(4096), randomBytes(77)];
     const form = new FormData();
@@ -151,7 +154,8 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     });
     expect(result.isError).toBeFalsy();
     const meta = result._meta as { artifact_uri: string; download_url: string };
-    expect(meta.artifact_uri.startsWith(`artifact://sessions/${sessionId}/`)).toBe(true);
+    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId)}/`)).toBe(true);
+    expect(JSON.stringify(result)).not.toContain(sessionId);
     const content = result.content as Array<{ type: string; uri?: string; text?: string }>;
     expect(content.some((block) => block.type === "resource_link" && block.uri === meta.artifact_uri)).toBe(
       true,

@@ -10,12 +10,25 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { ResourceRegistry, type ResourceRegistryOptions } from "../../src/registry/resource-registry.js";
+import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore } from "../../src/storage/types.js";
 import { bytes, connect, errorCode, type Harness, recordNotifications, rpcError } from "./support.js";
 
 const harnesses: Harness[] = [];
+
+/** A default-template upload URI: `{scope}` carries the scope's reference, never the scope. */
+function uploadUri(scope: string, path: string): string {
+  return `file://uploads/${scopeRef(scope)}/${path}`;
+}
+
+/** A raw-scope uploads template, for scopes that are non-secret verified ids (authorize tests). */
+const RAW_UPLOADS = {
+  name: "uploads",
+  uriTemplate: "file://uploads/{scope}/{+path}",
+  scopeInUri: "raw",
+} as const;
 
 async function open(
   options: Partial<ResourceRegistryOptions> = {},
@@ -167,7 +180,7 @@ describe("resources/list", () => {
     expect(nextCursor).toBeUndefined();
     expect(resources).toEqual([
       {
-        uri: "file://uploads/default/notes/hello.txt",
+        uri: uploadUri("default", "notes/hello.txt"),
         name: "notes/hello.txt",
         title: "hello.txt",
         mimeType: mine.mimeType,
@@ -310,11 +323,11 @@ describe("resources/read", () => {
   it("answers an unknown URI with -32602 and data.uri", async () => {
     const { client } = await open();
     for (const uri of [
-      "file://uploads/default/missing.txt",
-      "artifact://sessions/default/01jabcdefghjkmnpqrstvwxyz0/x.txt",
+      uploadUri("default", "missing.txt"),
+      `artifact://sessions/${scopeRef("default")}/01jabcdefghjkmnpqrstvwxyz0/x.txt`,
       "https://example.com/x",
-      "file://uploads/default/../etc/passwd",
-      "file://uploads/default/a/%2e%2e/b",
+      uploadUri("default", "../etc/passwd"),
+      uploadUri("default", "a/%2e%2e/b"),
     ]) {
       const error = await rpcError(client.readResource({ uri }));
       expect(error.code).toBe(-32602);
@@ -335,8 +348,9 @@ describe("resources/read", () => {
     expect(Object.keys(error.data).sort()).toEqual(Object.keys(missing.data).sort());
   });
 
-  it("lets authorize open a scope named in the URI", async () => {
+  it("lets authorize open a scope named in the URI of a raw-scope template", async () => {
     const { client, registry } = await open({
+      templates: [RAW_UPLOADS],
       authorize: (scope, request) => scope === "chat-7" && request.callerScope === "default",
     });
     const allowed = await registry.add(bytes("ok"), { scope: "chat-7", name: "a.txt" });
@@ -414,7 +428,11 @@ describe("URIs", () => {
     });
     const uri = registry.uriFor(file);
     expect(uri).not.toMatch(/[ #?]/);
-    expect(registry.parseUri(uri)).toEqual({ template: "uploads", scope: "s 1", path: file.name });
+    expect(registry.parseUri(uri)).toEqual({
+      template: "uploads",
+      scopeRef: scopeRef("s 1"),
+      path: file.name,
+    });
     expect(client).toBeDefined();
   });
 
@@ -425,6 +443,7 @@ describe("URIs", () => {
           name: "wire",
           uriTemplate: "wire://container/{containerId}/file/{fileId}",
           variables: { scope: "containerId", id: "fileId" },
+          scopeInUri: "raw",
         },
       ],
       listMode: "none",
@@ -442,12 +461,12 @@ describe("URIs", () => {
     const { registry, client } = await open();
     const file = await registry.add(bytes("a"), { scope: "default", name: "out.csv", kind: "artifact" });
     const uri = registry.uriFor(file);
-    expect(uri).toBe(`artifact://sessions/default/${file.id}/out.csv`);
+    expect(uri).toBe(`artifact://sessions/${scopeRef("default")}/${file.id}/out.csv`);
     expect(text(await client.readResource({ uri }))).toBe("a");
     const wrongName = uri.replace("out.csv", "other.csv");
     expect((await rpcError(client.readResource({ uri: wrongName }))).data.code).toBe("NOT_FOUND");
     // An artifact is not reachable through the uploads template either.
-    const asUpload = "file://uploads/default/out.csv";
+    const asUpload = uploadUri("default", "out.csv");
     expect((await rpcError(client.readResource({ uri: asUpload }))).data.code).toBe("NOT_FOUND");
   });
 
@@ -686,7 +705,7 @@ describe("completion/complete", () => {
       ref: { type: "ref/resource", uri: "file://uploads/{scope}/{+path}" },
       argument: { name: "scope", value: "" },
     });
-    expect(scopes.completion.values).toEqual(["default"]);
+    expect(scopes.completion.values).toEqual([scopeRef("default")]);
     const other = await client.complete({
       ref: { type: "ref/resource", uri: "file://uploads/{scope}/{+path}" },
       argument: { name: "path", value: "rep" },
@@ -828,12 +847,12 @@ describe("URIs with dot segments", () => {
     const { store, calls } = spyStore();
     const { client } = await open({ store });
     for (const uri of [
-      "file://uploads/default/../etc/passwd",
-      "file://uploads/default/a/%2e%2e/b",
-      "file://uploads/default/a/%2E%2E%2Fb",
-      "file://uploads/default/./a",
-      "file://uploads/default/a//b",
-      "artifact://sessions/default/01jabcdefghjkmnpqrstvwxyz0/..",
+      uploadUri("default", "../etc/passwd"),
+      uploadUri("default", "a/%2e%2e/b"),
+      uploadUri("default", "a/%2E%2E%2Fb"),
+      uploadUri("default", "./a"),
+      uploadUri("default", "a//b"),
+      `artifact://sessions/${scopeRef("default")}/01jabcdefghjkmnpqrstvwxyz0/..`,
     ]) {
       const error = await rpcError(client.readResource({ uri }));
       expect(error.data).toMatchObject({ uri, code: "NOT_FOUND" });
@@ -863,15 +882,15 @@ describe("indexIdleTimeout", () => {
     expect(loads("a")).toBe(1);
     // Written behind the registry's back: invisible while the index is cached.
     await store.put(bytes("late"), { scope: "a", name: "late.txt" });
-    expect(await resolver.resolve("file://uploads/a/late.txt", { scope: "a" })).toBeNull();
+    expect(await resolver.resolve(uploadUri("a", "late.txt"), { scope: "a" })).toBeNull();
     now += 59_000;
     const b = await registry.add(bytes("b"), { scope: "b", name: "b.txt" }); // a sweep: "a" is not idle yet
-    expect(await resolver.resolve("file://uploads/a/late.txt", { scope: "a" })).toBeNull();
+    expect(await resolver.resolve(uploadUri("a", "late.txt"), { scope: "a" })).toBeNull();
     expect(loads("a")).toBe(1);
 
     now += 61_000;
     await registry.add(bytes("c"), { scope: "c", name: "c.txt" }); // a sweep drops "a" and "b"
-    const late = await resolver.resolve("file://uploads/a/late.txt", { scope: "a" });
+    const late = await resolver.resolve(uploadUri("a", "late.txt"), { scope: "a" });
     expect(late).toMatchObject({ name: "late.txt", size: 4 });
     expect(loads("a")).toBe(2);
     expect(loads("b")).toBe(1);
@@ -897,9 +916,7 @@ describe("indexIdleTimeout", () => {
     await client.close();
     now += 3_600_000;
     await registry.add(bytes("o"), { scope: "other3", name: "o.txt" });
-    const found = await registry
-      .resolver()
-      .resolve("file://uploads/default/hidden.txt", { scope: "default" });
+    const found = await registry.resolver().resolve(uploadUri("default", "hidden.txt"), { scope: "default" });
     expect(found).toMatchObject({ name: "hidden.txt" });
   });
 
@@ -911,7 +928,7 @@ describe("indexIdleTimeout", () => {
     await registry.add(bytes("1"), { scope: "a", name: "1.txt" });
     now += 365 * 86_400_000;
     await registry.add(bytes("2"), { scope: "b", name: "2.txt" });
-    await registry.resolver().resolve("file://uploads/a/1.txt", { scope: "a" });
+    await registry.resolver().resolve(uploadUri("a", "1.txt"), { scope: "a" });
     expect(calls.filter(([m, s]) => m === "list" && s === "a")).toHaveLength(1);
   });
 
@@ -968,7 +985,7 @@ describe("indexIdleTimeout", () => {
     // snapshot would have overwritten the index without t.txt.
     const names: string[] = [];
     for (const name of ["s.txt", "t.txt"]) {
-      const found = await registry.resolver().resolve(`file://uploads/slow/${name}`, { scope: "slow" });
+      const found = await registry.resolver().resolve(uploadUri("slow", name), { scope: "slow" });
       if (found) names.push(found.name);
     }
     expect(names).toEqual(["s.txt", "t.txt"]);
@@ -1020,12 +1037,12 @@ describe("notifications, more", () => {
     const { client, registry } = await open();
     const log = recordNotifications(client);
     await registry.add(bytes("v1"), { scope: "default", name: "my notes.txt" });
-    const spelled = "file://uploads/default/my notes.txt"; // raw space, as a client may expand it
+    const spelled = uploadUri("default", "my notes.txt"); // raw space, as a client may expand it
     await client.subscribeResource({ uri: spelled });
     await registry.add(bytes("v2"), { scope: "default", name: "my notes.txt" });
     await log.until((l) => l.updated.length >= 1);
     expect(log.updated).toEqual([spelled]);
-    await client.unsubscribeResource({ uri: "file://uploads/default/my%20notes.txt" });
+    await client.unsubscribeResource({ uri: uploadUri("default", "my%20notes.txt") });
     const before = log.listChanged;
     await registry.add(bytes("v3"), { scope: "default", name: "my notes.txt" });
     await log.until((l) => l.listChanged > before);
@@ -1037,6 +1054,7 @@ describe("notifications, more", () => {
 describe("authorize, more", () => {
   it("treats an authorize hook that throws as a refusal", async () => {
     const { client, registry } = await open({
+      templates: [RAW_UPLOADS],
       authorize: () => {
         throw new Error("auth backend down");
       },

@@ -8,6 +8,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { createFileRoutes, type FileRoutes } from "../../src/http/create-file-routes.js";
+import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
@@ -81,7 +82,8 @@ describe("UploadHandleResolver", () => {
       max_files: 3,
       single_use: true,
     });
-    expect(ticket.handle.startsWith("upload://sessions/s1/")).toBe(true);
+    // The handle carries the scope's reference, never the scope (security: session ids are bearer values).
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef("s1")}/`)).toBe(true);
     expect(ticket.curl).toBe(`curl -sS -F 'file=@report'\\''s.pdf' '${ticket.upload_url}'`);
     const token = ticket.upload_url.slice(`${BASE}/files/upload/`.length);
     const claims = await minter.verify(token, { action: "upload" });
@@ -121,7 +123,8 @@ describe("UploadHandleResolver", () => {
     expect(tools.tools.map((t) => t.name)).toContain("upload_url");
     const result = await client.callTool({ name: "upload_url", arguments: {} });
     const ticket = result.structuredContent as UploadTicket;
-    expect(ticket.handle.startsWith("upload://sessions/chat-7/")).toBe(true);
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef("chat-7")}/`)).toBe(true);
+    expect(JSON.stringify(result)).not.toContain("chat-7");
     const response = await uploadWith(ticket, [["x.bin", randomBytes(10)]]);
     expect(response.status).toBe(201);
     expect((await store.list("chat-7")).files).toHaveLength(1);
@@ -140,9 +143,11 @@ describe("UploadHandleResolver", () => {
     expect(byTicket?.id).toBe(entry?.id);
     expect(uploads.handleFor(byFile as never)).toBe(entry?.handle);
     expect(await uploads.fileFor(entry?.handle as string, { scope: "s2" })).toBeNull();
-    expect(await uploads.fileFor(String(entry?.handle).replace("/s1/", "/s2/"), { scope: "s2" })).toBeNull();
-    expect(await uploads.fileFor("upload://sessions/s1", { scope: "s1" })).toBeNull();
-    expect(await uploads.fileFor("upload://sessions/s1/%E0%A4%A/x", { scope: "s1" })).toBeNull();
+    expect(
+      await uploads.fileFor(String(entry?.handle).replace(scopeRef("s1"), scopeRef("s2")), { scope: "s2" }),
+    ).toBeNull();
+    expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1")}`, { scope: "s1" })).toBeNull();
+    expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1")}/%E0%A4%A`, { scope: "s1" })).toBeNull();
     clock += 31 * 60_000;
     expect(await uploads.fileFor(entry?.handle as string, { scope: "s1" })).toBeNull();
     expect(await uploads.fileFor(ticket.handle, { scope: "s1" })).toBeNull();
