@@ -15,10 +15,10 @@ import { codeOf, codeOfSync, sha256 } from "../support/helpers.js";
 const MiB = 1024 * 1024;
 /**
  * Longest the event loop may stand still while a payload is decoded. A bound, not a performance
- * target: the old decoder stood still for seconds; a window takes a few milliseconds on a slow CI
- * machine, so this leaves room for garbage collection and a busy neighbour.
+ * target: the old decoder stood still for 1.9 to 9.6 s on these inputs; a window takes a few ms, and the
+ * rest of the bound is room for garbage collection and a busy 2-core machine running other suites.
  */
-const MAX_STALL_MS = 200;
+const MAX_STALL_MS = 750;
 
 let dir: string;
 beforeEach(async () => {

@@ -157,7 +157,9 @@ describe("UploadHandleResolver.requestFiles (SDK v1)", () => {
       ["a.csv", sha256("a,b\n1,2\n"), SCOPE],
       ["b.csv", sha256("c\n3\n"), SCOPE],
     ]);
-    expect(outcome.handles).toEqual(outcome.files.map((file) => `upload://sessions/${SCOPE}/${file.id}`));
+    expect(outcome.handles).toEqual(
+      outcome.files.map((file) => `upload://sessions/${scopeRef(SCOPE)}/${file.id}`),
+    );
     expect(result.structuredContent).toMatchObject({ status: "uploaded", request_id: outcome.requestId });
     await expect.poll(() => completed).toEqual([outcome.requestId]);
   });
