@@ -9,6 +9,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileRoutes, type FileRoutes } from "../../src/http/create-file-routes.js";
 import type { HostElicitationAnswer, HostRequestContext } from "../../src/mcp/host.js";
+import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
