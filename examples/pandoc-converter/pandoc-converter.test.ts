@@ -3,12 +3,24 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  Client as ClientV2,
+  InMemoryTransport as InMemoryTransportV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, beforeAll, beforeEach, describe, expect, it, type TestContext } from "vitest";
+import {
+  type CallToolResult,
+  type McpError,
+  ResourceListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, type TestContext, vi } from "vitest";
 import { scopeRef } from "../../src/index.js";
+import { repoRoot } from "../../test/support/helpers.js";
 import { type PandocConverter, start } from "./server.js";
 
 const ENSURE = fileURLToPath(new URL("../../scripts/ensure-pandoc.sh", import.meta.url));
@@ -30,7 +42,26 @@ function needPandoc(ctx: TestContext): void {
 
 const text = (result: CallToolResult, index = 0) => (result.content[index] as { text: string }).text;
 
-describe("pandoc-converter example", () => {
+/** Bearer tokens of the v2 HTTP endpoint in these tests: two users. */
+const TOKENS = { "tok-ada": "ada", "tok-bob": "bob" };
+
+/**
+ * A client of the given generation; the v2 one is typed as v1's (the calls used here are the same).
+ * Over HTTP and stdio the v2 client probes `server/discover` and speaks 2026-07-28 when the server can
+ * — only an SDK v2 server can — so its era tells which generation served it.
+ */
+function newClient(sdk: "v1" | "v2", modern: boolean): Client {
+  if (sdk === "v1") return new Client({ name: "test", version: "1.0.0" });
+  const options = modern ? { versionNegotiation: { mode: "auto" as const } } : {};
+  return new ClientV2({ name: "test", version: "1.0.0" }, options) as unknown as Client;
+}
+
+const eraOf = (client: Client) =>
+  "getProtocolEra" in client ? (client as unknown as ClientV2).getProtocolEra() : "legacy";
+
+// The same client-driven flows on each SDK generation: a v1 client against the v1 server (sessions), a
+// v2 client against the v2 server (in memory; over HTTP stateless, the scope being the token's user).
+describe.each(["v1", "v2"] as const)("pandoc-converter example on SDK %s", (sdk) => {
   let dir: string;
   let roots: string;
   let work: string;
@@ -55,21 +86,59 @@ describe("pandoc-converter example", () => {
   });
 
   async function inMemory(): Promise<Client> {
-    converter = await start({ roots: [roots], tmpDir: work, dataDir: join(dir, "data") });
-    const server = converter.createServer();
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await Promise.all([server.connect(b), client.connect(a)]);
+    converter = await start({ roots: [roots], tmpDir: work, dataDir: join(dir, "data"), sdk });
+    const client = newClient(sdk, false);
+    if (sdk === "v2") {
+      const [a, b] = InMemoryTransportV2.createLinkedPair();
+      await converter.createServerV2().connect(b);
+      await (client as unknown as ClientV2).connect(a);
+    } else {
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await Promise.all([converter.createServer().connect(b), client.connect(a)]);
+    }
     clients.push(client);
     return client;
   }
 
-  async function overHttp(): Promise<Client> {
-    converter = await start({ roots: [roots], tmpDir: work, dataDir: join(dir, "data"), transport: "http" });
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(converter.mcpUrl as URL));
+  /** Starts the HTTP server (v2: stateless, with {@link TOKENS}) and connects a first client. */
+  async function overHttp(token = "tok-ada"): Promise<Client> {
+    converter = await start({
+      roots: [roots],
+      tmpDir: work,
+      dataDir: join(dir, "data"),
+      transport: "http",
+      sdk,
+      tokens: TOKENS,
+    });
+    return connectHttp(token);
+  }
+
+  /** Another client of the running HTTP server: on v1 a new session, on v2 the token's user (none: anonymous). */
+  async function connectHttp(token: string | undefined): Promise<Client> {
+    const url = converter?.mcpUrl as URL;
+    const client = newClient(sdk, true);
+    if (sdk === "v2") {
+      const requestInit = token ? { headers: { authorization: `Bearer ${token}` } } : {};
+      await (client as unknown as ClientV2).connect(
+        new StreamableHTTPClientTransportV2(url, { requestInit }),
+      );
+    } else {
+      await client.connect(new StreamableHTTPClientTransport(url));
+    }
+    expect(eraOf(client)).toBe(sdk === "v2" ? "modern" : "legacy");
     clients.push(client);
     return client;
+  }
+
+  async function uploadHandle(client: Client, name: string, body: string): Promise<string> {
+    const ticket = await call(client, "get_upload_url", { filename: name });
+    expect(ticket.isError).toBeFalsy();
+    const { upload_url, handle } = ticket.structuredContent as { upload_url: string; handle: string };
+    const form = new FormData();
+    form.append("file", new Blob([body], { type: "text/markdown" }), name);
+    const uploaded = await fetch(upload_url, { method: "POST", body: form });
+    expect(uploaded.status).toBe(201);
+    return handle;
   }
 
   const call = async (client: Client, name: string, args: Record<string, unknown>) =>
@@ -194,12 +263,20 @@ describe("pandoc-converter example", () => {
   it("over HTTP: get_upload_url → upload → handle → convert; docx artifacts carry a working download URL", async (ctx) => {
     needPandoc(ctx);
     const client = await overHttp();
-    const ticket = await call(client, "get_upload_url", { filename: "notes.md" });
-    const { upload_url, handle } = ticket.structuredContent as { upload_url: string; handle: string };
-    const form = new FormData();
-    form.append("file", new Blob([MARKDOWN], { type: "text/markdown" }), "notes.md");
-    const uploaded = await fetch(upload_url, { method: "POST", body: form });
-    expect(uploaded.status).toBe(201);
+    // New files are announced: on the v1 session; on v2 (2026-07-28) on a subscriptions/listen stream.
+    let listChanged = 0;
+    if (sdk === "v2") {
+      const v2 = client as unknown as ClientV2;
+      v2.setNotificationHandler("notifications/resources/list_changed", async () => {
+        listChanged++;
+      });
+      await v2.listen({ resourcesListChanged: true });
+    } else {
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
+        listChanged++;
+      });
+    }
+    const handle = await uploadHandle(client, "notes.md", MARKDOWN);
 
     const html = await call(client, "convert-document-resource", { uri: handle, to: "html" });
     expect(html.isError).toBeFalsy();
@@ -215,7 +292,104 @@ describe("pandoc-converter example", () => {
         .subarray(0, 2)
         .toString("latin1"),
     ).toBe("PK");
-    // The artifact shows up in this session's resources.
+    // The artifact shows up in this caller's resources (v1: the session's; v2: the user's).
     expect((await client.listResources()).resources.map((r) => r.uri)).toContain(meta.uri);
+    await vi.waitFor(() => expect(listChanged).toBeGreaterThan(0));
+  });
+
+  it("over HTTP two callers do not see each other's uploads or artifacts (v1: sessions, v2: token users)", async (ctx) => {
+    needPandoc(ctx);
+    const ada = await overHttp("tok-ada");
+    const bob = await connectHttp("tok-bob");
+    const handle = await uploadHandle(ada, "ada.md", MARKDOWN);
+    const docx = await call(ada, "convert-document-resource", { uri: handle, to: "docx" });
+    const artifact = (docx.structuredContent as { uri: string }).uri;
+    expect(artifact).toMatch(/^artifact:\/\/sessions\/[^/]+\/[0-9a-z]{26}\/ada\.docx$/);
+
+    // Bob holds Ada's handle and artifact URI: both resolve like missing files.
+    const viaHandle = await call(bob, "convert-document-resource", { uri: handle, to: "html" });
+    expect(viaHandle.isError).toBe(true);
+    expect(text(viaHandle)).toContain("NOT_FOUND");
+    const viaArtifact = await call(bob, "convert-document-resource", { uri: artifact, to: "markdown" });
+    expect(text(viaArtifact)).toContain("NOT_FOUND");
+    const read = await bob.readResource({ uri: artifact }).then(
+      () => undefined,
+      (error: McpError) => error,
+    );
+    expect(read?.code).toBe(-32602);
+    expect((await bob.listResources()).resources.map((r) => r.uri)).not.toContain(artifact);
+
+    // Ada still has both, and on v2 a second connection with Ada's token is Ada.
+    const again = sdk === "v2" ? await connectHttp("tok-ada") : ada;
+    expect(text(await call(again, "convert-document-resource", { uri: handle, to: "html" }))).toContain(
+      "<em>twelve</em>",
+    );
+    expect((await again.listResources()).resources.map((r) => r.uri)).toContain(artifact);
+  });
+
+  it.runIf(sdk === "v2")(
+    "stateless v2: a call without a token is FORBIDDEN (no shared scope); an unknown token is 401",
+    async (ctx) => {
+      needPandoc(ctx);
+      await overHttp("tok-ada");
+      const anonymous = await connectHttp(undefined);
+      for (const [name, args] of [
+        ["get_upload_url", { filename: "x.md" }],
+        ["convert-contents", { input_path: "report.md", to: "docx" }],
+        ["convert-contents-base64", { filename: "a.md", content_base64: "IyBoaQ==", to: "odt" }],
+      ] as const) {
+        const refused = await call(anonymous, name, args);
+        expect(refused.isError, name).toBe(true);
+        expect(text(refused), name).toContain("FORBIDDEN");
+      }
+      // resources/list needs a scope too: refused, not answered with someone's (or everyone's) files.
+      const list = await anonymous.listResources().then(
+        () => undefined,
+        (error: McpError) => error,
+      );
+      expect(list?.data).toMatchObject({ code: "FORBIDDEN" });
+
+      const response = await fetch(converter?.mcpUrl as URL, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: "Bearer tok-wrong",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(response.status).toBe(401);
+    },
+  );
+
+  it("the command line runs on stdio (--sdk flag)", { timeout: 30_000 }, async (ctx) => {
+    needPandoc(ctx);
+    const args = [
+      "--import",
+      "tsx",
+      "examples/pandoc-converter/server.ts",
+      ...(sdk === "v2" ? ["--sdk", "v2"] : []),
+    ];
+    const params = { command: process.execPath, args, cwd: repoRoot, stderr: "pipe" as const };
+    const client = newClient(sdk, true);
+    clients.push(client);
+    if (sdk === "v2") await (client as unknown as ClientV2).connect(new StdioClientTransportV2(params));
+    else await client.connect(new StdioClientTransport(params));
+    expect(eraOf(client)).toBe(sdk === "v2" ? "modern" : "legacy");
+    const html = await call(client, "convert-contents-base64", {
+      filename: "report.md",
+      content_base64: Buffer.from(MARKDOWN).toString("base64"),
+      to: "html",
+    });
+    expect(html.isError).toBeFalsy();
+    expect(text(html)).toContain("<em>twelve</em>");
+    const docx = await call(client, "convert-contents-base64", {
+      filename: "report.md",
+      content_base64: Buffer.from(MARKDOWN).toString("base64"),
+      to: "docx",
+    });
+    const uri = (docx.structuredContent as { uri: string }).uri;
+    const back = await call(client, "convert-document-resource", { uri, to: "markdown" });
+    expect(text(back)).toContain("*twelve*");
   });
 });

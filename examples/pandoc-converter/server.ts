@@ -12,9 +12,17 @@
  * epub) as artifacts: a `resource_link`, a text block with the URI and (over HTTP) a signed download
  * URL. pandoc runs with `execFile` (no shell), a timeout, and inputs/outputs in private temp folders.
  *
- *   bash scripts/ensure-pandoc.sh                          # installs pandoc if missing (Debian, root)
- *   npx tsx examples/pandoc-converter/server.ts            # stdio
- *   npx tsx examples/pandoc-converter/server.ts --http     # Streamable HTTP + upload/download routes
+ * On SDK v2 (`--sdk v2`, or `start({ sdk: "v2" })`) the same tools are mounted with the same lines on
+ * a `@modelcontextprotocol/server` `McpServer`: over stdio with `serveStdio`, over HTTP on a stateless
+ * endpoint (a server per request). With no session, the scope of a caller's uploads, handles and
+ * artifacts is the user of its bearer token (`authInfo.extra.sub`); a call without one is refused
+ * (`FORBIDDEN`), never served in a shared default scope.
+ *
+ *   bash scripts/ensure-pandoc.sh                                   # installs pandoc if missing (Debian, root)
+ *   npx tsx examples/pandoc-converter/server.ts                     # stdio
+ *   npx tsx examples/pandoc-converter/server.ts --http              # Streamable HTTP + upload/download routes
+ *   npx tsx examples/pandoc-converter/server.ts --sdk v2            # stdio, SDK v2
+ *   npx tsx examples/pandoc-converter/server.ts --http --sdk v2     # stateless HTTP, SDK v2 (prints a token)
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -25,6 +33,8 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import {
   Artifacts,
@@ -43,7 +53,8 @@ import {
   UploadHandleResolver,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
-import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
+import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
+import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 
 const run = promisify(execFile);
 
@@ -102,18 +113,35 @@ export interface PandocConverterOptions {
   transport?: "stdio" | "http" | "none";
   /** Port for `"http"`. @default 0 (a free port) */
   port?: number;
+  /**
+   * Which MCP SDK generation the transport serves: v1 (`@modelcontextprotocol/sdk`, sessions) or v2
+   * (`@modelcontextprotocol/server`, stateless over HTTP). @default "v1"
+   */
+  sdk?: SdkGeneration;
+  /**
+   * Bearer tokens the SDK v2 HTTP endpoint accepts, token → user id (the user is the caller's scope).
+   * Without a token a call is refused; an unknown token is answered 401.
+   * @default one random token for the user "user"
+   */
+  tokens?: Record<string, string>;
 }
 
 /** A started pandoc-converter example. */
 export interface PandocConverter {
-  /** Makes one MCP server (over HTTP: one per session). */
+  /** Makes one SDK v1 MCP server (over HTTP: one per session). */
   createServer(): McpServer;
+  /** Makes the same server on SDK v2 (over HTTP: one per request). */
+  createServerV2(): McpServerV2;
+  /** The SDK generation the transport serves. */
+  sdk: SdkGeneration;
+  /** The bearer tokens of the SDK v2 HTTP endpoint (token → user id); empty otherwise. */
+  tokens: Record<string, string>;
   store: FileStore;
   registry: ResourceRegistry;
   /** Base URL and MCP endpoint, for `transport: "http"`. */
   url?: string;
   mcpUrl?: URL;
-  http?: RunningHttpServer;
+  http?: { url: string; mcpUrl: URL; close(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -265,8 +293,13 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
     .optional()
     .describe("Input format (pandoc reader); guessed from the extension");
 
-  function createServerWith(pieces: Pieces): McpServer {
-    const server = new McpServer({ name: "pandoc-converter", version: "1.0.0" });
+  /**
+   * Mounts the pieces and the tools: the same lines on both SDK generations. The two `McpServer`
+   * classes have the same `registerTool(name, config, callback)`, but TypeScript cannot call a method
+   * through a union of two overloaded classes, so `mount` is typed against v1's. `defaultScope(extra)`
+   * reads either generation's request context: on a stateless v2 request, the token's user.
+   */
+  function mount(server: McpServer, pieces: Pieces): McpServer {
     registry.attach(server);
     pieces.uploads?.attach(server);
 
@@ -351,23 +384,57 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
     return server;
   }
 
-  const base = { store, registry };
+  // Over HTTP the minter needs the URL, known once listening; requests only come after that.
+  let pieces: Pieces | undefined;
+  const info = { name: "pandoc-converter", version: "1.0.0" };
+  const createServer = () => mount(new McpServer(info), pieces as Pieces);
+  const createServerV2 = () => {
+    const server = new McpServerV2(info);
+    mount(server as unknown as McpServer, pieces as Pieces);
+    return server;
+  };
+  const sdk = options.sdk ?? "v1";
+  const tokens =
+    sdk === "v2" && options.transport === "http"
+      ? (options.tokens ?? { [`pc_${randomBytes(16).toString("hex")}`]: "user" })
+      : {};
+  const base = { store, registry, createServer, createServerV2, sdk, tokens };
+
   if (options.transport !== "http") {
-    const pieces: Pieces = { artifacts: new Artifacts({ store, registry }) };
-    const createServer = () => createServerWith(pieces);
+    pieces = { artifacts: new Artifacts({ store, registry }) };
+    if (options.transport === "stdio" && sdk === "v2") {
+      // serveStdio pins one server from the factory to the connection (either protocol era).
+      const stdio = serveStdio(createServerV2);
+      return {
+        ...base,
+        async close() {
+          await stdio.close();
+          await registry.close();
+        },
+      };
+    }
     if (options.transport === "stdio") await createServer().connect(new StdioServerTransport());
-    return { ...base, createServer, close: () => registry.close() };
+    return { ...base, close: () => registry.close() };
   }
 
-  // Over HTTP the minter needs the URL, known once listening; sessions only start after that.
-  let pieces: Pieces | undefined;
   let files: ReturnType<typeof toNodeHandler> | undefined;
-  const createServer = () => createServerWith(pieces as Pieces);
-  const http = await serveHttp({
-    port: options.port ?? 0,
-    createServer,
-    routes: (req, res, next) => (files && req.url?.startsWith("/files/") ? files(req, res) : next()),
-  });
+  const routes: NodeRoute = (req, res, next) =>
+    files && req.url?.startsWith("/files/") ? files(req, res) : next();
+  const port = options.port ?? 0;
+  let http: NonNullable<PandocConverter["http"]>;
+  if (sdk === "v2") {
+    const v2 = await serveHttpV2({
+      port,
+      createServer: createServerV2,
+      routes,
+      authenticate: staticTokens(tokens),
+    });
+    // 2026-07-28 clients hear of new uploads and artifacts on their subscriptions/listen streams.
+    registry.publishTo(v2.handler);
+    http = v2;
+  } else {
+    http = await serveHttp({ port, createServer, routes });
+  }
   const minter = new SignedUrlMinter({ secret: randomBytes(32), baseUrl: http.url, state });
   pieces = {
     artifacts: new Artifacts({ store, registry, minter }),
@@ -378,7 +445,6 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
   );
   return {
     ...base,
-    createServer,
     url: http.url,
     mcpUrl: http.mcpUrl,
     http,
@@ -391,8 +457,19 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const http = process.argv.includes("--http");
-  const converter = await start({ transport: http ? "http" : "stdio", port: Number(process.env.PORT ?? 0) });
-  if (converter.mcpUrl)
-    console.log(`pandoc-converter listening on ${converter.url}\n  MCP endpoint: ${converter.mcpUrl}`);
-  else process.stderr.write("pandoc-converter on stdio\n");
+  const sdk = sdkFlag();
+  const converter = await start({
+    transport: http ? "http" : "stdio",
+    port: Number(process.env.PORT ?? 0),
+    sdk,
+  });
+  const generation =
+    sdk === "v2" ? "SDK v2 (@modelcontextprotocol/server)" : "SDK v1 (@modelcontextprotocol/sdk)";
+  if (converter.mcpUrl) {
+    console.log(`pandoc-converter listening on ${converter.url} (${generation})`);
+    console.log(`  MCP endpoint: ${converter.mcpUrl}`);
+    for (const [token, user] of Object.entries(converter.tokens)) {
+      console.log(`  bearer token for user "${user}": ${token}   (Authorization: Bearer <token>)`);
+    }
+  } else process.stderr.write(`pandoc-converter on stdio, ${generation}\n`);
 }

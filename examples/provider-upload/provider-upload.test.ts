@@ -1,15 +1,56 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  Client as ClientV2,
+  InMemoryTransport as InMemoryTransportV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sha256 } from "../../test/support/helpers.js";
+import { repoRoot, sha256 } from "../../test/support/helpers.js";
 import { type ProviderUploadExample, start } from "./server.js";
 
-describe("provider-upload example", () => {
+type Sdk = "v1" | "v2";
+
+/**
+ * The v1 and v2 clients share the calls used here; the v2 one is typed as v1's for brevity. `modern`
+ * makes the v2 client probe `server/discover` and speak 2026-07-28 when the server can (only an SDK v2
+ * server can), so its era tells which generation served it.
+ */
+function newClient(sdk: Sdk, modern = false): Client {
+  if (sdk === "v1") return new Client({ name: "test", version: "1.0.0" });
+  const options = modern ? { versionNegotiation: { mode: "auto" as const } } : {};
+  return new ClientV2({ name: "test", version: "1.0.0" }, options) as unknown as Client;
+}
+
+/** The protocol era a client ended up speaking (v1 clients know only 2025-11-25). */
+const eraOf = (client: Client) =>
+  "getProtocolEra" in client ? (client as unknown as ClientV2).getProtocolEra() : "legacy";
+
+/** Connects a client of the example's generation in memory (one connection: the single-connection scope). */
+async function inMemory(example: ProviderUploadExample, sdk: Sdk): Promise<Client> {
+  const client = newClient(sdk);
+  if (sdk === "v2") {
+    const [clientSide, serverSide] = InMemoryTransportV2.createLinkedPair();
+    await example.createServerV2().connect(serverSide);
+    await (client as unknown as ClientV2).connect(clientSide);
+  } else {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([example.createServer().connect(serverSide), client.connect(clientSide)]);
+  }
+  return client;
+}
+
+// The same flows on each SDK generation: a v1 client against the v1 server, a v2 client against the
+// v2 server (in memory, over HTTP — stateless on v2 — and the CLI over stdio).
+describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) => {
   let dir: string;
   let roots: string;
   let tmp: string;
@@ -32,11 +73,8 @@ describe("provider-upload example", () => {
   });
 
   async function connect(options: Parameters<typeof start>[0] = {}): Promise<Client> {
-    example = await start({ roots: [roots], tmpDir: tmp, ...options });
-    const server = example.createServer();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    client = new Client({ name: "test", version: "1.0.0" });
-    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    example = await start({ roots: [roots], tmpDir: tmp, sdk, ...options });
+    client = await inMemory(example, sdk);
     return client;
   }
 
@@ -124,11 +162,9 @@ describe("provider-upload example", () => {
       tmpDir: tmp,
       providerBaseUrl: provider?.baseUrl,
       providerApiKey: "sk-wrong",
+      sdk,
     });
-    const server = bad.createServer();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const badClient = new Client({ name: "test", version: "1.0.0" });
-    await Promise.all([server.connect(serverSide), badClient.connect(clientSide)]);
+    const badClient = await inMemory(bad, sdk);
     const result = (await badClient.callTool({
       name: "chat_with_files",
       arguments: { prompt: "x", files: [join(roots, "a.txt")] },
@@ -140,5 +176,96 @@ describe("provider-upload example", () => {
     expect(provider?.received).toEqual([]);
     expect(await readdir(tmp).catch(() => [])).toEqual([]);
     expect(c).toBeDefined();
+  });
+
+  it("over Streamable HTTP: the same call; on v2 the caller's bearer token is its scope", async () => {
+    const onDisk = randomBytes(20_000);
+    await writeFile(join(roots, "data.bin"), onDisk);
+    example = await start({
+      roots: [roots],
+      tmpDir: tmp,
+      sdk,
+      transport: "http",
+      tokens: { "tok-ada": "ada" },
+    });
+    client = newClient(sdk, true);
+    const requestInit = { headers: { authorization: "Bearer tok-ada" } };
+    const url = example.mcpUrl as URL;
+    if (sdk === "v2") {
+      await (client as unknown as ClientV2).connect(
+        new StreamableHTTPClientTransportV2(url, { requestInit }),
+      );
+    } else {
+      await client.connect(new StreamableHTTPClientTransport(url));
+    }
+    expect(eraOf(client)).toBe(sdk === "v2" ? "modern" : "legacy");
+    const result = (await client.callTool({
+      name: "chat_with_files",
+      arguments: { prompt: "What is it?", files: ["data.bin"] },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect((result.content[0] as { text: string }).text).toContain(
+      `data.bin (20000 bytes, sha256 ${sha256(onDisk).slice(0, 12)}`,
+    );
+    expect(example.localProvider?.received.map((f) => f.sha256)).toEqual([sha256(onDisk)]);
+    expect(await readdir(tmp).catch(() => [])).toEqual([]);
+  });
+
+  it.runIf(sdk === "v2")(
+    "stateless v2: a call without a token is FORBIDDEN (no shared scope); an unknown token is 401",
+    async () => {
+      await writeFile(join(roots, "a.txt"), "hello");
+      example = await start({
+        roots: [roots],
+        tmpDir: tmp,
+        sdk,
+        transport: "http",
+        tokens: { "tok-ada": "ada" },
+      });
+      const anonymous = new ClientV2({ name: "anon", version: "1.0.0" });
+      await anonymous.connect(new StreamableHTTPClientTransportV2(example.mcpUrl as URL));
+      client = anonymous as unknown as Client;
+      const refused = (await anonymous.callTool({
+        name: "chat_with_files",
+        arguments: { prompt: "x", files: ["a.txt"] },
+      })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      expect((refused.content[0] as { text: string }).text).toContain("FORBIDDEN");
+      expect(example.localProvider?.received).toEqual([]);
+
+      const response = await fetch(example.mcpUrl as URL, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: "Bearer tok-wrong",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(response.status).toBe(401);
+    },
+  );
+
+  it("the command line runs on stdio (--sdk flag) with the local stand-in", { timeout: 30_000 }, async () => {
+    const args = [
+      "--import",
+      "tsx",
+      "examples/provider-upload/server.ts",
+      ...(sdk === "v2" ? ["--sdk", "v2"] : []),
+    ];
+    const params = { command: process.execPath, args, cwd: repoRoot, stderr: "pipe" as const };
+    client = newClient(sdk, true);
+    if (sdk === "v2") await (client as unknown as ClientV2).connect(new StdioClientTransportV2(params));
+    else await client.connect(new StdioClientTransport(params));
+    expect(eraOf(client)).toBe(sdk === "v2" ? "modern" : "legacy");
+    const readme = await readFile(join(repoRoot, "examples/provider-upload/README.md"));
+    const result = (await client.callTool({
+      name: "chat_with_files",
+      arguments: { prompt: "Summarize", files: ["examples/provider-upload/README.md"] },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect((result.content[0] as { text: string }).text).toContain(
+      `README.md (${readme.length} bytes, sha256 ${sha256(readme).slice(0, 12)}`,
+    );
   });
 });

@@ -8,13 +8,25 @@
  * `POST {base}/chat/completions` about them, deletes them at the provider, and the bridge removes its
  * temp files. Without a provider URL it starts the LOCAL STAND-IN (runs offline).
  *
- *   npx tsx examples/provider-upload/server.ts            # stdio
- *   npx tsx examples/provider-upload/server.ts --http     # Streamable HTTP on 127.0.0.1
+ *
+ * On SDK v2 (`--sdk v2`, or `start({ sdk: "v2" })`) the same tool is mounted with the same lines on a
+ * `@modelcontextprotocol/server` `McpServer`: over stdio with `serveStdio` (one client, one scope), over
+ * HTTP on a stateless endpoint. A stateless server has no session, so a caller is known only by its
+ * bearer token: the token's user is the scope (`authInfo.extra.sub`), and a call without a token is
+ * refused (`FORBIDDEN`), never served in a shared default scope.
+ *
+ *   npx tsx examples/provider-upload/server.ts                     # stdio
+ *   npx tsx examples/provider-upload/server.ts --http              # Streamable HTTP on 127.0.0.1
+ *   npx tsx examples/provider-upload/server.ts --sdk v2            # stdio, SDK v2
+ *   npx tsx examples/provider-upload/server.ts --http --sdk v2     # stateless HTTP, SDK v2 (prints a token)
  */
+import { randomBytes } from "node:crypto";
 import { openAsBlob } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import {
   FileBridge,
@@ -24,6 +36,7 @@ import {
   toToolErrorResult,
 } from "../../src/index.js";
 import { serveHttp } from "../shared/serve-http.js";
+import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 import { type LocalProvider, startLocalProvider } from "./local-provider.js";
 
 /** Options of {@link start}. */
@@ -48,12 +61,29 @@ export interface ProviderUploadOptions {
   transport?: "stdio" | "http" | "none";
   /** Port for `"http"`. @default 0 (a free port) */
   port?: number;
+  /**
+   * Which MCP SDK generation the transport serves: v1 (`@modelcontextprotocol/sdk`, sessions) or v2
+   * (`@modelcontextprotocol/server`, stateless over HTTP). @default "v1"
+   */
+  sdk?: SdkGeneration;
+  /**
+   * Bearer tokens the SDK v2 HTTP endpoint accepts, token → user id (the user is the caller's scope).
+   * Without a token a call is refused; an unknown token is answered 401.
+   * @default one random token for the user "user"
+   */
+  tokens?: Record<string, string>;
 }
 
 /** A started provider-upload example. */
 export interface ProviderUploadExample {
-  /** Makes one MCP server (one per session over HTTP). */
+  /** Makes one SDK v1 MCP server (one per session over HTTP). */
   createServer(): McpServer;
+  /** Makes the same server on SDK v2 (over HTTP: one per request). */
+  createServerV2(): McpServerV2;
+  /** The SDK generation the transport serves. */
+  sdk: SdkGeneration;
+  /** The bearer tokens of the SDK v2 HTTP endpoint (token → user id); empty otherwise. */
+  tokens: Record<string, string>;
   bridge: FileBridge;
   providerBaseUrl: string;
   /** The local stand-in, when it was started. */
@@ -126,8 +156,12 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
   const model = options.model ?? "gpt-4o-mini";
   const deleteUploaded = options.deleteUploaded ?? true;
 
-  function createServer(): McpServer {
-    const server = new McpServer({ name: "provider-upload", version: "1.0.0" });
+  /**
+   * Mounts the tool: the same lines on both SDK generations. The two `McpServer` classes have the
+   * same `registerTool(name, config, callback)`, but TypeScript cannot call a method through a union
+   * of two overloaded classes, so `mount` is typed against v1's.
+   */
+  function mount(server: McpServer): McpServer {
     server.registerTool(
       "chat_with_files",
       {
@@ -195,8 +229,24 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
     return server;
   }
 
+  const info = { name: "provider-upload", version: "1.0.0" };
+  const createServer = () => mount(new McpServer(info));
+  const createServerV2 = () => {
+    const server = new McpServerV2(info);
+    mount(server as unknown as McpServer);
+    return server;
+  };
+
+  const sdk = options.sdk ?? "v1";
+  const tokens =
+    sdk === "v2" && options.transport === "http"
+      ? (options.tokens ?? { [`pu_${randomBytes(16).toString("hex")}`]: "user" })
+      : {};
   const example: ProviderUploadExample = {
     createServer,
+    createServerV2,
+    sdk,
+    tokens,
     bridge,
     providerBaseUrl: providerBase,
     ...(localProvider ? { localProvider } : {}),
@@ -204,10 +254,21 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
       await localProvider?.close();
     },
   };
-  if (options.transport === "stdio") {
+  if (options.transport === "stdio" && sdk === "v2") {
+    // serveStdio pins one server from the factory to the connection (either protocol era).
+    const stdio = serveStdio(createServerV2);
+    example.close = async () => {
+      await stdio.close();
+      await localProvider?.close();
+    };
+  } else if (options.transport === "stdio") {
     await createServer().connect(new StdioServerTransport());
   } else if (options.transport === "http") {
-    const http = await serveHttp({ createServer, ...(options.port ? { port: options.port } : {}) });
+    const port = options.port ? { port: options.port } : {};
+    const http =
+      sdk === "v2"
+        ? await serveHttpV2({ createServer: createServerV2, authenticate: staticTokens(tokens), ...port })
+        : await serveHttp({ createServer, ...port });
     example.mcpUrl = http.mcpUrl;
     example.close = async () => {
       await http.close();
@@ -219,12 +280,22 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const http = process.argv.includes("--http");
-  const example = await start({ transport: http ? "http" : "stdio", port: Number(process.env.PORT ?? 0) });
+  const sdk = sdkFlag();
+  const example = await start({
+    transport: http ? "http" : "stdio",
+    port: Number(process.env.PORT ?? 0),
+    sdk,
+  });
   const log = (line: string) => process.stderr.write(`${line}\n`);
   if (example.localProvider) log(`provider: ${example.providerBaseUrl} (local stand-in, runs offline)`);
   else log(`provider: ${example.providerBaseUrl}`);
-  if (example.mcpUrl) log(`MCP (Streamable HTTP): ${example.mcpUrl}`);
-  else log("MCP on stdio");
+  const generation =
+    sdk === "v2" ? "SDK v2 (@modelcontextprotocol/server)" : "SDK v1 (@modelcontextprotocol/sdk)";
+  if (example.mcpUrl) log(`MCP (Streamable HTTP, ${generation}): ${example.mcpUrl}`);
+  else log(`MCP on stdio, ${generation}`);
+  for (const [token, user] of Object.entries(example.tokens)) {
+    log(`  bearer token for user "${user}": ${token}   (Authorization: Bearer <token>)`);
+  }
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => void example.close().finally(() => process.exit(0)));
   }

@@ -118,3 +118,18 @@ export function staticTokens(
     return { token: token as string, clientId: "example-client", scopes: [], extra: { sub: user } };
   };
 }
+
+/** The MCP SDK generation an example runs on. */
+export type SdkGeneration = "v1" | "v2";
+
+/**
+ * Reads `--sdk v1|v2` from an example's command line (`v1` when absent); anything else is an error
+ * that says what the flag takes.
+ */
+export function sdkFlag(argv: readonly string[] = process.argv): SdkGeneration {
+  const at = argv.indexOf("--sdk");
+  if (at === -1) return "v1";
+  const value = argv[at + 1];
+  if (value !== "v1" && value !== "v2") throw new Error(`--sdk takes v1 or v2, not ${value ?? "nothing"}`);
+  return value;
+}
