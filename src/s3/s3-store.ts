@@ -22,12 +22,12 @@ import {
   listLimit,
   planPut,
   resolveRange,
-  stagedFile,
   storedFileOf,
   streamPut,
   toPutError,
   unrefInterval,
 } from "../storage/kit/put-pipeline.js";
+import { stagedFile } from "../storage/kit/staged-file.js";
 import type {
   ByteRange,
   FileCatalog,

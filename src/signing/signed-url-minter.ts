@@ -1,3 +1,8 @@
+/**
+ * `SignedUrlMinter`: one job, minting and verifying the signed URL tokens (its options, `mint`,
+ * `verify`, `consume` and the claim checks they share), so it stays one file past ~600 lines.
+ * The sealed scope claim lives in scope-seal.ts.
+ */
 import { randomBytes } from "node:crypto";
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";

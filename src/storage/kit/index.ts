@@ -36,7 +36,6 @@ export {
   PutMeter,
   planPut,
   resolveRange,
-  stagedFile,
   storedFileOf,
   streamPut,
   toPutError,
@@ -45,3 +44,4 @@ export {
 } from "./put-pipeline.js";
 export type { StreamLimits } from "./quota.js";
 export { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation } from "./quota.js";
+export { stagedFile } from "./staged-file.js";
