@@ -2,9 +2,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpError, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ChatUploadsServer, start } from "./server.js";
 
@@ -13,7 +17,9 @@ const CHAT2_KEY = "chat-2-only-key-0123456789";
 const AUTH = { authorization: `Bearer ${KEY}` };
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(2048)]);
 
-describe("chat-uploads example", () => {
+// The same client-driven flow on each SDK generation: the v1 client against the v1 server (one
+// session per client), the v2 client speaking 2026-07-28 against the stateless v2 server.
+describe.each(["v1", "v2"] as const)("chat-uploads example on SDK %s", (sdk) => {
   let dir: string;
   let app: ChatUploadsServer;
   const clients: Client[] = [];
@@ -24,7 +30,9 @@ describe("chat-uploads example", () => {
       apiKeys: [KEY],
       grants: [{ key: CHAT2_KEY, chats: ["chat-2"] }],
       dataDir: join(dir, "data"),
+      sdk,
     });
+    expect(app.sdk).toBe(sdk);
   });
 
   afterEach(async () => {
@@ -34,11 +42,47 @@ describe("chat-uploads example", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  const v2Clients = new WeakMap<Client, ClientV2>();
+
   async function connect(headers: Record<string, string>): Promise<Client> {
+    const requestInit = { headers };
+    if (sdk === "v2") {
+      const v2 = new ClientV2(
+        { name: "chat-ui", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      await v2.connect(new StreamableHTTPClientTransportV2(app.mcpUrl, { requestInit }));
+      // The calls this test makes (listResources, readResource, close) have the same shape on both.
+      const client = v2 as unknown as Client;
+      v2Clients.set(client, v2);
+      clients.push(client);
+      return client;
+    }
     const client = new Client({ name: "chat-ui", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(app.mcpUrl, { requestInit: { headers } }));
+    await client.connect(new StreamableHTTPClientTransport(app.mcpUrl, { requestInit }));
     clients.push(client);
     return client;
+  }
+
+  /**
+   * Resolves on the next `notifications/resources/list_changed`: on v1 it arrives on the session's
+   * stream; on a stateless v2 server only through a `subscriptions/listen` stream, opened (and
+   * acknowledged) before this returns.
+   */
+  async function nextListChanged(client: Client): Promise<{ heard: Promise<void> }> {
+    const v2 = v2Clients.get(client);
+    if (v2 === undefined) {
+      const heard = new Promise<void>((resolve) =>
+        client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()),
+      );
+      return { heard };
+    }
+    const heard = new Promise<void>((resolve) =>
+      v2.setNotificationHandler("notifications/resources/list_changed", async () => resolve()),
+    );
+    const stream = await v2.listen({ resourcesListChanged: true });
+    expect(stream.honoredFilter).toMatchObject({ resourcesListChanged: true });
+    return { heard: heard.finally(() => stream.close()) };
   }
 
   function upload(chat: string, relPath: string, body: Uint8Array | string, type: string, key = KEY) {
@@ -56,7 +100,9 @@ describe("chat-uploads example", () => {
     try {
       await promise;
     } catch (error) {
-      if (error instanceof McpError) return { code: error.code, data: error.data as Record<string, unknown> };
+      // v1's McpError and v2's ProtocolError both carry the JSON-RPC code and data.
+      const { code, data } = error as { code?: unknown; data?: unknown };
+      if (typeof code === "number") return { code, data: data as Record<string, unknown> };
       throw error;
     }
     throw new Error("expected the request to fail");
@@ -65,9 +111,7 @@ describe("chat-uploads example", () => {
   it("an upload is listed at once for its chat, fires list_changed, and nested unicode paths round-trip", async () => {
     const client = await connect({ "x-chat-id": "chat-1", ...AUTH });
     expect((await client.listResources()).resources).toEqual([]);
-    const changed = new Promise<void>((resolve) =>
-      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()),
-    );
+    const changed = await nextListChanged(client);
 
     const response = await upload(
       "chat-1",
@@ -80,7 +124,7 @@ describe("chat-uploads example", () => {
     const uri = "file://uploads/chat-1/docs/Q3%20notes/r%C3%A9sum%C3%A9%20v2.md";
     expect(reply.files[0]).toMatchObject({ uri, name: "docs/Q3 notes/résumé v2.md" });
 
-    await changed;
+    await changed.heard;
     const listed = (await client.listResources()).resources;
     expect(listed.map((r) => r.uri)).toEqual([uri]);
     expect(listed[0]).toMatchObject({ name: "docs/Q3 notes/résumé v2.md", mimeType: "text/markdown" });
@@ -120,14 +164,21 @@ describe("chat-uploads example", () => {
     const keyHolder = await connect({ authorization: `Bearer ${KEY}` });
     const read = await keyHolder.readResource({ uri });
     expect(read.contents[0]).toMatchObject({ text: "seven" });
+    expect((await keyHolder.listResources()).resources).toEqual([]); // the key's own scope: empty
 
+    // v1: a stranger has its session's scope, and another chat's file is "not found". v2: without a
+    // session or a known key there is no scope at all, and the request is refused.
+    const refusal = sdk === "v1" ? "NOT_FOUND" : "FORBIDDEN";
     const stranger = await connect({});
     const denied = await rpcCode(stranger.readResource({ uri }));
     expect(denied.code).toBe(-32602);
-    expect(denied.data).toMatchObject({ code: "NOT_FOUND", uri });
+    expect(denied.data.code).toBe(refusal);
+    if (sdk === "v1") expect(denied.data).toMatchObject({ uri });
+    else expect(JSON.stringify(denied)).not.toContain("seven");
 
     const wrongKey = await connect({ authorization: "Bearer nope" });
-    expect((await rpcCode(wrongKey.readResource({ uri }))).data.code).toBe("NOT_FOUND");
+    expect((await rpcCode(wrongKey.readResource({ uri }))).data.code).toBe(refusal);
+    if (sdk === "v2") expect((await rpcCode(wrongKey.listResources())).data.code).toBe("FORBIDDEN");
   });
 
   it("attack: X-Chat-Id without a key, or with a key for another chat, opens nothing", async () => {
@@ -170,7 +221,7 @@ describe("chat-uploads example", () => {
 
   it("refuses an upload over the size cap and keeps what was stored before", async () => {
     await app.close();
-    app = await start({ apiKeys: [KEY], dataDir: join(dir, "data2"), maxBytes: 1024 });
+    app = await start({ apiKeys: [KEY], dataDir: join(dir, "data2"), maxBytes: 1024, sdk });
     const client = await connect({ "x-chat-id": "chat-1", ...AUTH });
     expect((await upload("chat-1", "a.txt", "first", "text/plain")).status).toBe(201);
     const big = await upload("chat-1", "b.bin", randomBytes(4096), "application/octet-stream");

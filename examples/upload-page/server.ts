@@ -8,7 +8,15 @@
  *   (`ui://mcp-file-bridge/upload.html`): hosts with MCP Apps show a file picker in the chat.
  * - every upload link opens the upload page in a browser (`GET /files/upload/{token}`).
  *
- *   npx tsx examples/upload-page/server.ts     # prints the MCP URL
+ * On SDK v2 (`--sdk v2`, or `start({ sdk: "v2" })`) the same routes serve a stateless v2 `McpServer`.
+ * There is no session, so the scope is the caller's authenticated user (a bearer token, printed at
+ * start), never a shared constant; a call without it is refused. For now v2 gets only what works
+ * there: `upload_files` and the upload page. The widget (`attach(server, { widget })`) and
+ * `request_document` (`requestFiles`, URL elicitation as `input_required`) need the v2 adapter to
+ * register fixed resources and ask URL elicitations, which it does not do yet.
+ *
+ *   npx tsx examples/upload-page/server.ts            # prints the MCP URL
+ *   npx tsx examples/upload-page/server.ts --sdk v2   # prints the MCP URL and the bearer token
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
@@ -16,8 +24,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import {
   createFileRoutes,
+  defaultScope,
   fsStore,
   memoryState,
   SignedUrlMinter,
@@ -25,17 +35,59 @@ import {
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type FileRequests, uploadWidgetResource } from "../../src/ui/index.js";
-import { type RunningHttpServer, serveHttp } from "../shared/serve-http.js";
+import { serveHttp } from "../shared/serve-http.js";
+import { serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 
-/** One scope for this single-user demo; a real server derives it from the session or the user. */
+/** One scope for this single-user demo on v1; a real server derives it from the session or the user. */
 const SCOPE = "demo";
 
-export interface UploadPageServer extends RunningHttpServer {
-  requests: FileRequests;
-  uploads: UploadHandleResolver;
+/** Options of {@link start}. */
+export interface UploadPageOptions {
+  /** @default 0 (a free port) */
+  port?: number;
+  /** Folder of the file store. @default a new temp folder */
+  dataDir?: string;
+  /**
+   * Which MCP SDK generation serves `/mcp`: v1 (`@modelcontextprotocol/sdk`, sessions) or v2
+   * (`@modelcontextprotocol/server`, stateless; `upload_files` and the page only, see above).
+   * @default "v1"
+   */
+  sdk?: "v1" | "v2";
+  /**
+   * SDK v2 only: bearer tokens and the user each stands for (the scope of that user's uploads).
+   * @default env UPLOAD_PAGE_TOKEN, else one random token, for the user "demo"
+   */
+  tokens?: Record<string, string>;
 }
 
-export async function start(options: { port?: number; dataDir?: string } = {}): Promise<UploadPageServer> {
+/** A running upload-page server. */
+export interface UploadPageServer {
+  url: string;
+  mcpUrl: URL;
+  sdk: "v1" | "v2";
+  /** SDK v2: the bearer tokens `/mcp` accepts, and their users. Empty on v1. */
+  tokens: Record<string, string>;
+  requests: FileRequests;
+  uploads: UploadHandleResolver;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the server on 127.0.0.1.
+ *
+ * @example
+ * ```ts
+ * const app = await start({ sdk: "v2", tokens: { "t-1": "alice" } });
+ * ```
+ */
+export async function start(options: UploadPageOptions = {}): Promise<UploadPageServer> {
+  const sdk = options.sdk ?? "v1";
+  const tokens =
+    sdk === "v1"
+      ? {}
+      : (options.tokens ?? {
+          [process.env.UPLOAD_PAGE_TOKEN ?? randomBytes(18).toString("base64url")]: "demo",
+        });
   const store = fsStore(options.dataDir ?? (await mkdtemp(join(tmpdir(), "mcp-upload-page-"))));
   const state = memoryState();
   let baseUrl = "http://127.0.0.1";
@@ -50,7 +102,9 @@ export async function start(options: { port?: number; dataDir?: string } = {}): 
     state,
     maxFiles: 5,
     toolName: "upload_files",
-    scope: () => SCOPE,
+    // v1: one constant scope for this single-user demo. v2 (stateless HTTP): the authenticated
+    // user (`authInfo.extra.sub`, set by the token check); a call without one is refused.
+    scope: sdk === "v1" ? () => SCOPE : defaultScope,
   });
   // The page for browsers at every upload link, and any-origin CORS so the widget (on the host's
   // sandbox origin) can read its upload reply: the links are capabilities, no cookie is involved.
@@ -76,12 +130,39 @@ export async function start(options: { port?: number; dataDir?: string } = {}): 
     return server;
   };
 
-  const running = await serveHttp({ createServer, routes: toNodeHandler(routes), port: options.port ?? 0 });
+  const running =
+    sdk === "v2"
+      ? await serveHttpV2({
+          port: options.port ?? 0,
+          // Built for every request (the v2 endpoint is stateless). Only the ticket tool for now:
+          // the widget's fixed resource and requestFiles' URL elicitation are not on the v2 adapter yet.
+          createServer: () => {
+            const server = new McpServerV2({ name: "upload-page-example", version: "1.0.0" });
+            uploads.attach(server);
+            return server;
+          },
+          authenticate: staticTokens(tokens),
+          routes: toNodeHandler(routes),
+        })
+      : await serveHttp({ createServer, routes: toNodeHandler(routes), port: options.port ?? 0 });
   baseUrl = running.url;
-  return { ...running, requests: uploads.fileRequests, uploads };
+  return {
+    url: running.url,
+    mcpUrl: running.mcpUrl,
+    sdk,
+    tokens,
+    requests: uploads.fileRequests,
+    uploads,
+    close: () => running.close(),
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const running = await start({ port: Number(process.env.PORT ?? 3000) });
-  console.log(`upload-page example: MCP at ${running.mcpUrl}`);
+  const sdk = process.argv.includes("--sdk") ? process.argv[process.argv.indexOf("--sdk") + 1] : "v1";
+  if (sdk !== "v1" && sdk !== "v2") throw new Error("--sdk takes v1 or v2");
+  const running = await start({ port: Number(process.env.PORT ?? 3000), sdk });
+  console.log(`upload-page example: MCP at ${running.mcpUrl} (MCP SDK ${sdk})`);
+  for (const [token, user] of Object.entries(running.tokens)) {
+    console.log(`  Authorization: Bearer ${token}   (user "${user}")`);
+  }
 }
