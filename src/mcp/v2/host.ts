@@ -8,11 +8,14 @@ import type {
 import { z } from "zod";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
+import { FixedResources } from "../fixed-resources.js";
 import {
   type HostCapabilities,
   type HostCompletionProvider,
   type HostMethod,
   type HostRequestHandler,
+  type HostResource,
+  type HostResourceHandle,
   type HostTool,
   type HostToolHandle,
   type LowLevelServerLike,
@@ -91,6 +94,9 @@ export interface V2CacheHints {
   "resources/templates/list"?: V2CacheHint;
 }
 
+/** The resource methods the adapter answers itself for fixed resources when nothing else does. */
+const OWN_RESOURCE_METHODS = ["resources/list", "resources/templates/list", "resources/read"] as const;
+
 const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
   "resources/list": { cacheScope: "private", ttlMs: 5_000 },
   "resources/templates/list": { cacheScope: "public", ttlMs: 3_600_000 },
@@ -167,6 +173,11 @@ class V2Host implements McpHost {
   readonly #closeListeners = new Set<() => void>();
   #closeHooked = false;
   #completionMounted = false;
+  readonly #fixed = new FixedResources();
+  /** Resource methods whose current handler is the adapter's own (fixed resources only). */
+  readonly #ownResourceHandlers = new Set<HostMethod>();
+  /** Methods a piece mounted through `handle()`. */
+  readonly #handled = new Set<HostMethod>();
 
   constructor(low: Server) {
     this.#low = low;
@@ -203,6 +214,7 @@ class V2Host implements McpHost {
   }
 
   canHandle(method: HostMethod | "completion/complete"): boolean {
+    if (this.#ownResourceHandlers.has(method as HostMethod)) return true;
     try {
       this.#low.assertCanSetRequestHandler(method);
       return true;
@@ -212,6 +224,13 @@ class V2Host implements McpHost {
   }
 
   handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+    // A piece taking over a resource method from the adapter's own fixed-resource handler.
+    if (this.#ownResourceHandlers.delete(method)) this.#low.removeRequestHandler(method);
+    this.#mount(method, this.#fixed.compose(method, handler));
+    this.#handled.add(method);
+  }
+
+  #mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
     const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
     this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
@@ -225,6 +244,41 @@ class V2Host implements McpHost {
       if (hint === undefined || !this.#modern()) return result;
       return { ...hint, ...result };
     }) as never);
+  }
+
+  registerResource(resource: HostResource): HostResourceHandle {
+    // A piece (the registry) serves resources through the port, or the adapter already answers for
+    // fixed resources: the composed handlers pick the new one up.
+    const viaPort = this.#handled.has("resources/list") && this.#handled.has("resources/read");
+    if (viaPort || this.#ownResourceHandlers.size > 0) return { remove: this.#fixed.add(resource) };
+    if (OWN_RESOURCE_METHODS.every((method) => this.canHandle(method))) {
+      // The SDK refuses resource handlers before the capability is declared.
+      this.#low.registerCapabilities({ resources: {} });
+      const remove = this.#fixed.add(resource);
+      for (const method of OWN_RESOURCE_METHODS) {
+        this.#mount(method, this.#fixed.own[method] as HostRequestHandler<typeof method>);
+        this.#ownResourceHandlers.add(method);
+      }
+      return { remove };
+    }
+    // Something outside the port serves resources (an McpServer's own registerResource): join it.
+    const mcp = this.#mcp;
+    if (!mcp) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "registerResource: the server already handles resources/list",
+      );
+    }
+    const { uri, name, read } = resource;
+    const metadata = {
+      ...(resource.title === undefined ? {} : { title: resource.title }),
+      ...(resource.description === undefined ? {} : { description: resource.description }),
+      ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
+      ...(resource._meta === undefined ? {} : { _meta: resource._meta }),
+    };
+    const registered = mcp.registerResource(name, uri, metadata, (async (_uri: URL, ctx: ServerContext) =>
+      read(contextFromV2(ctx))) as never);
+    return { remove: () => registered.remove() };
   }
 
   declareCapabilities(capabilities: HostCapabilities): void {
