@@ -11,8 +11,10 @@ import { toMcpRequestError } from "../errors.js";
 import { FixedResources } from "../fixed-resources.js";
 import {
   type HostCapabilities,
+  type HostClientCapabilities,
   type HostCompletionProvider,
   type HostMethod,
+  type HostRequestContext,
   type HostRequestHandler,
   type HostResource,
   type HostResourceHandle,
@@ -29,7 +31,8 @@ import {
   PRIVATE_COMPLETE_METHOD,
   PrivateCompleteRequestSchema,
 } from "../v1/schemas.js";
-import { contextFromV2, type V2Context } from "./context.js";
+import { contextFromV2, isV2Context, type V2Context } from "./context.js";
+import { InputRequiredSignal, withElicitation } from "./elicitation.js";
 
 /**
  * The SDK v2 adapter of the host port (`@modelcontextprotocol/server` 2.x, protocol 2026-07-28 and
@@ -161,6 +164,13 @@ function completionReference(message: JSONRPCMessage): CompletionReference | und
 export interface V2HostOptions {
   /** Cache hints for 2026-07-28 list results. @default see {@link V2CacheHints} */
   cacheHints?: V2CacheHints;
+  /**
+   * The key that seals the `requestState` of a 2026-07-28 `input_required` round
+   * (`uploads.requestFiles`): the client echoes it back, and the retry may reach another replica, so
+   * replicas behind one address need the same key (32 random bytes or more).
+   * @default a random key per process
+   */
+  requestStateKey?: Uint8Array | string;
 }
 
 class V2Host implements McpHost {
@@ -169,6 +179,7 @@ class V2Host implements McpHost {
   readonly #low: Server;
   #mcp: McpServer | undefined;
   #cacheHints: Required<V2CacheHints> = DEFAULT_CACHE_HINTS;
+  #stateKey: Uint8Array | string | undefined;
   readonly #providers: HostCompletionProvider[] = [];
   readonly #closeListeners = new Set<() => void>();
   #closeHooked = false;
@@ -193,6 +204,7 @@ class V2Host implements McpHost {
 
   adopt(mcp: McpServer | undefined, options: V2HostOptions): void {
     this.#mcp ??= mcp;
+    if (options.requestStateKey !== undefined) this.#stateKey = options.requestStateKey;
     if (options.cacheHints) {
       this.#cacheHints = {
         "resources/list": {
@@ -211,6 +223,25 @@ class V2Host implements McpHost {
   #modern(): boolean {
     const version = this.#low.getNegotiatedProtocolVersion();
     return version !== undefined && version >= MODERN_ERA_FROM;
+  }
+
+  /** The port's context of a v2 request, with capabilities and URL elicitation for either era. */
+  #context(ctx: ServerContext | V2Context): HostRequestContext {
+    return withElicitation(contextFromV2(ctx), ctx, {
+      modern: () => this.#modern(),
+      initializeCapabilities: () => this.#low.getClientCapabilities() as HostClientCapabilities | undefined,
+      ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
+    });
+  }
+
+  requestContext(extra: unknown): HostRequestContext {
+    if (!isV2Context(extra)) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "requestContext() needs the SDK request context (the `ctx` a tool callback gets)",
+      );
+    }
+    return this.#context(extra);
   }
 
   canHandle(method: HostMethod | "completion/complete"): boolean {
@@ -236,7 +267,7 @@ class V2Host implements McpHost {
     this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
       let result: Record<string, unknown>;
       try {
-        result = (await handler((request.params ?? {}) as never, contextFromV2(ctx as V2Context))) as never;
+        result = (await handler((request.params ?? {}) as never, this.#context(ctx))) as never;
       } catch (error) {
         throw toMcpRequestError(error);
       }
@@ -277,7 +308,7 @@ class V2Host implements McpHost {
       ...(resource._meta === undefined ? {} : { _meta: resource._meta }),
     };
     const registered = mcp.registerResource(name, uri, metadata, (async (_uri: URL, ctx: ServerContext) =>
-      read(contextFromV2(ctx))) as never);
+      read(this.#context(ctx))) as never);
     return { remove: () => registered.remove() };
   }
 
@@ -301,10 +332,19 @@ class V2Host implements McpHost {
       ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
     };
     // Without an input schema, SDK v2 (like v1) calls the callback with the context alone.
+    // A handler that lets a 2026-07-28 `elicitUrl` signal escape still ends the round with it.
+    const run = async (args: Record<string, unknown>, ctx: ServerContext) => {
+      try {
+        return await tool.handler(args, this.#context(ctx));
+      } catch (error) {
+        if (error instanceof InputRequiredSignal) return error.result;
+        throw error;
+      }
+    };
     const callback =
       inputSchema === undefined
-        ? (ctx: ServerContext) => tool.handler({}, contextFromV2(ctx))
-        : (args: Record<string, unknown>, ctx: ServerContext) => tool.handler(args, contextFromV2(ctx));
+        ? (ctx: ServerContext) => run({}, ctx)
+        : (args: Record<string, unknown>, ctx: ServerContext) => run(args, ctx);
     return mcp.registerTool(tool.name, config as never, callback as never);
   }
 
@@ -370,7 +410,7 @@ class V2Host implements McpHost {
       const provider = this.#providers.find((each) => each.handles(params.ref));
       if (!provider) return EMPTY_COMPLETION;
       try {
-        return await provider.complete(params, contextFromV2(ctx));
+        return await provider.complete(params, this.#context(ctx));
       } catch (error) {
         throw toMcpRequestError(error);
       }
