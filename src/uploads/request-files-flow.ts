@@ -37,7 +37,10 @@ export interface RequestFilesCallOptions extends RequestFilesOptions {
  * - `upload_required`: the client cannot open URLs (no `elicitation.url` capability, or it failed to):
  *   `result` gives the model the link to pass on, and the handle to use afterwards;
  * - `declined` / `cancelled`: the person said no or dismissed the request (`result.isError`);
- * - `timeout`: no upload in time (`result.isError`, code `TIMEOUT`).
+ * - `timeout`: no upload in time (`result.isError`, code `TIMEOUT`);
+ * - `input_required` (SDK v2, protocol 2026-07-28): `result` is the `input_required` result that
+ *   asks the client to open the link; return it from the tool, and the client's retry runs the tool
+ *   again, where `requestFiles` then waits for the upload.
  *
  * @example
  * ```ts
@@ -55,12 +58,23 @@ export type FileRequestOutcome =
       result: CallToolResult;
     }
   | {
-      status: "upload_required" | "declined" | "cancelled" | "timeout";
+      status: "upload_required" | "declined" | "cancelled" | "timeout" | "input_required";
       requestId: string;
       files?: undefined;
       handles?: undefined;
       result: CallToolResult;
     };
+
+/** What an adapter throws to end a 2026-07-28 round with an `input_required` result (src/mcp/v2/elicitation.ts). */
+const INPUT_REQUIRED_SIGNAL = Symbol.for("mcp-file-bridge.input-required");
+
+function inputRequiredResult(error: unknown): CallToolResult | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const signal = error as { [INPUT_REQUIRED_SIGNAL]?: unknown; result?: unknown };
+  return signal[INPUT_REQUIRED_SIGNAL] === true && typeof signal.result === "object" && signal.result !== null
+    ? (signal.result as CallToolResult)
+    : undefined;
+}
 
 /** JSON-RPC code of SDK request timeouts (`ErrorCode.RequestTimeout`). */
 const REQUEST_TIMEOUT = -32001;
@@ -167,7 +181,10 @@ export async function requestFilesThrough(
       }
       return fallback();
     }
-    throw error; // an adapter ending the round (input_required), or a fault
+    // An adapter ending the round (2026-07-28): the tool returns the input_required result.
+    const asked = inputRequiredResult(error);
+    if (asked) return { status: "input_required", requestId: request.id, result: asked };
+    throw error; // a fault
   }
   if (answer.action !== "accept") return declined(request, answer.action);
   const outcome = await settle(requests, request.id, () => request.wait(waitOptions));

@@ -8,11 +8,16 @@ import type {
 import { z } from "zod";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
+import { FixedResources } from "../fixed-resources.js";
 import {
   type HostCapabilities,
+  type HostClientCapabilities,
   type HostCompletionProvider,
   type HostMethod,
+  type HostRequestContext,
   type HostRequestHandler,
+  type HostResource,
+  type HostResourceHandle,
   type HostTool,
   type HostToolHandle,
   type LowLevelServerLike,
@@ -26,7 +31,8 @@ import {
   PRIVATE_COMPLETE_METHOD,
   PrivateCompleteRequestSchema,
 } from "../v1/schemas.js";
-import { contextFromV2, type V2Context } from "./context.js";
+import { contextFromV2, isV2Context, type V2Context } from "./context.js";
+import { InputRequiredSignal, withElicitation } from "./elicitation.js";
 
 /**
  * The SDK v2 adapter of the host port (`@modelcontextprotocol/server` 2.x, protocol 2026-07-28 and
@@ -90,6 +96,9 @@ export interface V2CacheHints {
    */
   "resources/templates/list"?: V2CacheHint;
 }
+
+/** The resource methods the adapter answers itself for fixed resources when nothing else does. */
+const OWN_RESOURCE_METHODS = ["resources/list", "resources/templates/list", "resources/read"] as const;
 
 const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
   "resources/list": { cacheScope: "private", ttlMs: 5_000 },
@@ -155,6 +164,13 @@ function completionReference(message: JSONRPCMessage): CompletionReference | und
 export interface V2HostOptions {
   /** Cache hints for 2026-07-28 list results. @default see {@link V2CacheHints} */
   cacheHints?: V2CacheHints;
+  /**
+   * The key that seals the `requestState` of a 2026-07-28 `input_required` round
+   * (`uploads.requestFiles`): the client echoes it back, and the retry may reach another replica, so
+   * replicas behind one address need the same key (32 random bytes or more).
+   * @default a random key per process
+   */
+  requestStateKey?: Uint8Array | string;
 }
 
 class V2Host implements McpHost {
@@ -163,10 +179,16 @@ class V2Host implements McpHost {
   readonly #low: Server;
   #mcp: McpServer | undefined;
   #cacheHints: Required<V2CacheHints> = DEFAULT_CACHE_HINTS;
+  #stateKey: Uint8Array | string | undefined;
   readonly #providers: HostCompletionProvider[] = [];
   readonly #closeListeners = new Set<() => void>();
   #closeHooked = false;
   #completionMounted = false;
+  readonly #fixed = new FixedResources();
+  /** Resource methods whose current handler is the adapter's own (fixed resources only). */
+  readonly #ownResourceHandlers = new Set<HostMethod>();
+  /** Methods a piece mounted through `handle()`. */
+  readonly #handled = new Set<HostMethod>();
 
   constructor(low: Server) {
     this.#low = low;
@@ -182,6 +204,7 @@ class V2Host implements McpHost {
 
   adopt(mcp: McpServer | undefined, options: V2HostOptions): void {
     this.#mcp ??= mcp;
+    if (options.requestStateKey !== undefined) this.#stateKey = options.requestStateKey;
     if (options.cacheHints) {
       this.#cacheHints = {
         "resources/list": {
@@ -202,7 +225,27 @@ class V2Host implements McpHost {
     return version !== undefined && version >= MODERN_ERA_FROM;
   }
 
+  /** The port's context of a v2 request, with capabilities and URL elicitation for either era. */
+  #context(ctx: ServerContext | V2Context): HostRequestContext {
+    return withElicitation(contextFromV2(ctx), ctx, {
+      modern: () => this.#modern(),
+      initializeCapabilities: () => this.#low.getClientCapabilities() as HostClientCapabilities | undefined,
+      ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
+    });
+  }
+
+  requestContext(extra: unknown): HostRequestContext {
+    if (!isV2Context(extra)) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "requestContext() needs the SDK request context (the `ctx` a tool callback gets)",
+      );
+    }
+    return this.#context(extra);
+  }
+
   canHandle(method: HostMethod | "completion/complete"): boolean {
+    if (this.#ownResourceHandlers.has(method as HostMethod)) return true;
     try {
       this.#low.assertCanSetRequestHandler(method);
       return true;
@@ -212,12 +255,19 @@ class V2Host implements McpHost {
   }
 
   handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+    // A piece taking over a resource method from the adapter's own fixed-resource handler.
+    if (this.#ownResourceHandlers.delete(method)) this.#low.removeRequestHandler(method);
+    this.#mount(method, this.#fixed.compose(method, handler));
+    this.#handled.add(method);
+  }
+
+  #mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
     const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
     this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
       let result: Record<string, unknown>;
       try {
-        result = (await handler((request.params ?? {}) as never, contextFromV2(ctx as V2Context))) as never;
+        result = (await handler((request.params ?? {}) as never, this.#context(ctx))) as never;
       } catch (error) {
         throw toMcpRequestError(error);
       }
@@ -225,6 +275,41 @@ class V2Host implements McpHost {
       if (hint === undefined || !this.#modern()) return result;
       return { ...hint, ...result };
     }) as never);
+  }
+
+  registerResource(resource: HostResource): HostResourceHandle {
+    // A piece (the registry) serves resources through the port, or the adapter already answers for
+    // fixed resources: the composed handlers pick the new one up.
+    const viaPort = this.#handled.has("resources/list") && this.#handled.has("resources/read");
+    if (viaPort || this.#ownResourceHandlers.size > 0) return { remove: this.#fixed.add(resource) };
+    if (OWN_RESOURCE_METHODS.every((method) => this.canHandle(method))) {
+      // The SDK refuses resource handlers before the capability is declared.
+      this.#low.registerCapabilities({ resources: {} });
+      const remove = this.#fixed.add(resource);
+      for (const method of OWN_RESOURCE_METHODS) {
+        this.#mount(method, this.#fixed.own[method] as HostRequestHandler<typeof method>);
+        this.#ownResourceHandlers.add(method);
+      }
+      return { remove };
+    }
+    // Something outside the port serves resources (an McpServer's own registerResource): join it.
+    const mcp = this.#mcp;
+    if (!mcp) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "registerResource: the server already handles resources/list",
+      );
+    }
+    const { uri, name, read } = resource;
+    const metadata = {
+      ...(resource.title === undefined ? {} : { title: resource.title }),
+      ...(resource.description === undefined ? {} : { description: resource.description }),
+      ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
+      ...(resource._meta === undefined ? {} : { _meta: resource._meta }),
+    };
+    const registered = mcp.registerResource(name, uri, metadata, (async (_uri: URL, ctx: ServerContext) =>
+      read(this.#context(ctx))) as never);
+    return { remove: () => registered.remove() };
   }
 
   declareCapabilities(capabilities: HostCapabilities): void {
@@ -247,10 +332,19 @@ class V2Host implements McpHost {
       ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
     };
     // Without an input schema, SDK v2 (like v1) calls the callback with the context alone.
+    // A handler that lets a 2026-07-28 `elicitUrl` signal escape still ends the round with it.
+    const run = async (args: Record<string, unknown>, ctx: ServerContext) => {
+      try {
+        return await tool.handler(args, this.#context(ctx));
+      } catch (error) {
+        if (error instanceof InputRequiredSignal) return error.result;
+        throw error;
+      }
+    };
     const callback =
       inputSchema === undefined
-        ? (ctx: ServerContext) => tool.handler({}, contextFromV2(ctx))
-        : (args: Record<string, unknown>, ctx: ServerContext) => tool.handler(args, contextFromV2(ctx));
+        ? (ctx: ServerContext) => run({}, ctx)
+        : (args: Record<string, unknown>, ctx: ServerContext) => run(args, ctx);
     return mcp.registerTool(tool.name, config as never, callback as never);
   }
 
@@ -316,7 +410,7 @@ class V2Host implements McpHost {
       const provider = this.#providers.find((each) => each.handles(params.ref));
       if (!provider) return EMPTY_COMPLETION;
       try {
-        return await provider.complete(params, contextFromV2(ctx));
+        return await provider.complete(params, this.#context(ctx));
       } catch (error) {
         throw toMcpRequestError(error);
       }

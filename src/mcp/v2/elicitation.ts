@@ -1,0 +1,164 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { ServerContext } from "@modelcontextprotocol/server";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import type {
+  HostClientCapabilities,
+  HostElicitationAnswer,
+  HostRequestContext,
+  HostUrlElicitation,
+} from "../host.js";
+import type { V2Context } from "./context.js";
+
+/**
+ * URL-mode elicitation on SDK v2, for both protocol eras one v2 server speaks:
+ *
+ * - 2025 era (stdio, in-memory, 2025 HTTP): `elicitation/create` with `mode: "url"` through
+ *   `ctx.mcpReq.elicitInput` (related to the request) and `notifications/elicitation/complete` through
+ *   `ctx.mcpReq.notify`, as on v1.
+ * - 2026-07-28: there is no server→client request. `elicitUrl` ends the round by throwing an
+ *   {@link InputRequiredSignal} that carries the `input_required` result (the embedded
+ *   `elicitation/create` keyed by our elicitation id, plus a `requestState` that seals that id with an
+ *   HMAC, bound to the method and the `Mcp-Name` routing header). `requestFiles` returns that result
+ *   as its outcome's `result`, so the tool returns it and the SDK sends it. On the client's retry the
+ *   context verifies the echoed state and exposes the answer as `elicitationAnswers`.
+ */
+
+/** Marks the signal, so code that must not import this module can recognise it. */
+export const INPUT_REQUIRED_SIGNAL = Symbol.for("mcp-file-bridge.input-required");
+
+/**
+ * Thrown by a 2026-07-28 `elicitUrl`: the round ends with `result` (an `input_required` result). No
+ * numeric `code`, so `requestFiles` does not take it for a client error.
+ */
+export class InputRequiredSignal extends Error {
+  readonly [INPUT_REQUIRED_SIGNAL] = true;
+  constructor(readonly result: Record<string, unknown>) {
+    super("input_required: the client answers on its retry of this request");
+    this.name = "InputRequiredSignal";
+  }
+}
+
+const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
+const STATE_PREFIX = "mfb1.";
+const JSONRPC_REQUEST_TIMEOUT = -32001;
+/** A per-process key unless the host is given one (several replicas need the same key). */
+const processKey = randomBytes(32);
+
+/** What the elicitation support of one v2 host needs to know about its server. */
+export interface V2ElicitationServer {
+  /** Whether the current connection speaks 2026-07-28. */
+  modern(): boolean;
+  /** The client capabilities declared at `initialize` (2025 era). */
+  initializeCapabilities(): HostClientCapabilities | undefined;
+  /** The key that seals request state. */
+  stateKey?: Uint8Array | string;
+}
+
+function bindingOf(
+  ctx: V2Context,
+  headers: Record<string, string | string[] | undefined> | undefined,
+): string {
+  const name = headers?.["mcp-name"];
+  return `${ctx.mcpReq.method}\n${typeof name === "string" ? name : ""}`;
+}
+
+function mac(key: Uint8Array | string, elicitationId: string, binding: string): string {
+  return createHmac("sha256", key).update(`${elicitationId}\n${binding}`).digest("base64url");
+}
+
+/** The request state for one elicitation id: `mfb1.<id>.<hmac>`. */
+export function sealState(key: Uint8Array | string, elicitationId: string, binding: string): string {
+  return `${STATE_PREFIX}${Buffer.from(elicitationId).toString("base64url")}.${mac(key, elicitationId, binding)}`;
+}
+
+/** The elicitation id a state seals, when it verifies for `binding`; otherwise `undefined`. */
+export function openState(key: Uint8Array | string, state: unknown, binding: string): string | undefined {
+  if (typeof state !== "string" || !state.startsWith(STATE_PREFIX)) return undefined;
+  const [encodedId, tag, ...rest] = state.slice(STATE_PREFIX.length).split(".");
+  if (encodedId === undefined || tag === undefined || rest.length > 0) return undefined;
+  const elicitationId = Buffer.from(encodedId, "base64url").toString();
+  const expected = Buffer.from(mac(key, elicitationId, binding));
+  const given = Buffer.from(tag);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? elicitationId : undefined;
+}
+
+function answerOf(value: unknown): HostElicitationAnswer | undefined {
+  const action = (value as { action?: unknown } | null)?.action;
+  return action === "accept" || action === "decline" || action === "cancel"
+    ? { ...(value as object), action }
+    : undefined;
+}
+
+/** Adds `clientCapabilities`, `elicitUrl`, `notifyElicitationComplete` and `elicitationAnswers` to a v2 context. */
+export function withElicitation(
+  context: HostRequestContext,
+  ctx: V2Context,
+  server: V2ElicitationServer,
+): HostRequestContext {
+  const key = server.stateKey ?? processKey;
+  const binding = bindingOf(ctx, context.headers);
+  const full = ctx as ServerContext;
+  if (server.modern()) {
+    const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never] as
+      | HostClientCapabilities
+      | undefined;
+    if (capabilities) context.clientCapabilities = capabilities;
+    const elicitationId = openState(key, ctx.mcpReq.requestState(), binding);
+    const answer =
+      elicitationId === undefined ? undefined : answerOf(ctx.mcpReq.inputResponses?.[elicitationId]);
+    if (elicitationId !== undefined && answer !== undefined) {
+      context.elicitationAnswers = new Map([[elicitationId, answer]]);
+    }
+    context.elicitUrl = async (request: HostUrlElicitation) => {
+      if (!capabilities?.elicitation?.url) {
+        throw new FileBridgeError(
+          "INVALID_INPUT",
+          "The client cannot open URLs (no elicitation.url capability)",
+        );
+      }
+      throw new InputRequiredSignal({
+        resultType: "input_required",
+        inputRequests: {
+          [request.elicitationId]: {
+            method: "elicitation/create",
+            params: { mode: "url", message: request.message, url: request.url },
+          },
+        },
+        requestState: sealState(key, request.elicitationId, binding),
+      });
+    };
+    return context;
+  }
+  const capabilities = server.initializeCapabilities();
+  if (capabilities) context.clientCapabilities = capabilities;
+  context.elicitUrl = async (request, options = {}) => {
+    if (!capabilities?.elicitation?.url) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "The client cannot open URLs (no elicitation.url capability)",
+      );
+    }
+    try {
+      const answer = await full.mcpReq.elicitInput(
+        { mode: "url", message: request.message, url: request.url, elicitationId: request.elicitationId },
+        {
+          signal: ctx.mcpReq.signal,
+          ...(options.timeoutMs === undefined ? {} : { timeout: Math.max(1, Math.floor(options.timeoutMs)) }),
+        },
+      );
+      return answer as HostElicitationAnswer;
+    } catch (error) {
+      // SDK v2 reports its own timeout as an SdkError with a string code; the port speaks JSON-RPC's.
+      if ((error as { code?: unknown } | null)?.code === "REQUEST_TIMEOUT") {
+        throw Object.assign(new Error("Request timed out", { cause: error }), {
+          code: JSONRPC_REQUEST_TIMEOUT,
+        });
+      }
+      throw error;
+    }
+  };
+  context.notifyElicitationComplete = async (elicitationId) => {
+    await ctx.mcpReq.notify({ method: "notifications/elicitation/complete", params: { elicitationId } });
+  };
+  return context;
+}
