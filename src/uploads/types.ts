@@ -1,0 +1,228 @@
+import type { FileSourceResolver } from "../bridge/types.js";
+import type { Duration } from "../internal/duration.js";
+import type { ScopeFunction } from "../scope/scope.js";
+import type { FileStore, StateStore } from "../storage/types.js";
+import type { FileRequestsOptions } from "../ui/request-files.js";
+
+/**
+ * The part of a `SignedUrlMinter` the resolver uses to mint upload tickets.
+ *
+ * @example
+ * ```ts
+ * const minter: UploadTicketMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
+ * const uploads = new UploadHandleResolver({ store, minter, state });
+ * ```
+ */
+export interface UploadTicketMinter {
+  mint(options: {
+    scope: string;
+    fileId: string;
+    action: "upload";
+    ttl?: Duration;
+    singleUse?: boolean;
+    claims?: Record<string, string | number | boolean>;
+  }): Promise<{ url: string; token: string; expiresAt: number }>;
+}
+
+/**
+ * What a rate limit for upload URLs is asked about: one call of the upload-URL tool, after the
+ * caller's scope was derived and before a ticket is minted.
+ *
+ * @example
+ * ```ts
+ * const minted = new Map<string, number>();
+ * const rateLimit = ({ scope }: UploadTicketRateLimitInfo) => {
+ *   const count = (minted.get(scope) ?? 0) + 1;
+ *   minted.set(scope, count); // reset it every minute elsewhere
+ *   return count <= 20; // false: the tool answers RATE_LIMITED
+ * };
+ * new UploadHandleResolver({ store, minter, state, rateLimit });
+ * ```
+ */
+export interface UploadTicketRateLimitInfo {
+  /** What is about to happen. */
+  action: "ticket";
+  /** Scope the ticket would be bound to. */
+  scope: string;
+  /** Name of the tool that was called. */
+  tool: string;
+}
+
+/**
+ * Options of {@link UploadHandleResolver}.
+ *
+ * @example
+ * ```ts
+ * new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 200 * 1024 * 1024, ttl: "15m" });
+ * ```
+ */
+export interface UploadHandleResolverOptions {
+  /** Where uploads are stored (the same store as the HTTP routes). */
+  store: FileStore;
+  /** Mints the upload URLs; its `state` must be set for single-use tickets. */
+  minter: UploadTicketMinter;
+  /**
+   * Where the routes record which files a ticket uploaded (give the routes the same store), so the
+   * ticket's handle, returned before the upload, resolves to the uploaded file.
+   */
+  state: StateStore;
+  /**
+   * A `FileBridge` to teach `upload://` handles to (`bridge.addResolver(resolver.fileSourceResolver())`).
+   * @default undefined (call `addResolver` yourself)
+   */
+  bridge?: { addResolver(resolver: FileSourceResolver): unknown };
+  /**
+   * Name of the tool {@link UploadHandleResolver.attach} registers.
+   * @default "get_upload_url"
+   */
+  toolName?: string;
+  /**
+   * How long an upload URL can be used (the upload must start before it expires).
+   * @default "10m"
+   */
+  ttl?: Duration;
+  /**
+   * How long uploaded files, and so their handles, live.
+   * @default "1h"
+   */
+  handleTtl?: Duration;
+  /**
+   * Size cap per uploaded file, in bytes (carried in the ticket, enforced by the routes).
+   * @default 104857600 (100 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Most files one upload may carry.
+   * @default 10
+   */
+  maxFiles?: number;
+  /**
+   * Whether an upload URL works only once.
+   * @default true
+   */
+  singleUse?: boolean;
+  /**
+   * Derives the caller's scope from the tool call's `extra`; the ticket is bound to it.
+   * @default defaultScope (the authenticated user, else the session id, else FORBIDDEN over HTTP)
+   */
+  scope?: ScopeFunction;
+  /**
+   * Rate limit for upload URLs, asked on each call of the upload-URL tool with the caller's scope,
+   * before a ticket is minted. Return `true` to mint; `false` makes the tool answer an `isError`
+   * result with `RATE_LIMITED` (nothing is minted). A thrown `FileBridgeError` is reported with its
+   * own code; any other throw refuses too (`STORAGE_ERROR`). Calls of `createTicket()` from your
+   * own code are not asked. Per-scope byte and file quotas belong to the store (`quota`).
+   * @default undefined (no limit)
+   */
+  rateLimit?: (info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>;
+  /**
+   * Folder under which {@link UploadHandleResolver.rewrite} makes per-call temp folders.
+   * @default join(os.tmpdir(), "mcp-file-bridge")
+   */
+  tmpDir?: string;
+  /**
+   * Settings of {@link UploadHandleResolver.requestFiles}: how long it waits for an upload
+   * (`timeout`), how often it looks (`pollInterval`), and the URL a person opens (`pageUrl`).
+   * Links, limits and file lifetimes are the resolver's (`ttl`, `maxBytes`, `maxFiles`, `handleTtl`).
+   * @default { timeout: "15m", pollInterval: "250ms" } (the page is the upload URL itself)
+   */
+  fileRequests?: Pick<FileRequestsOptions, "timeout" | "pollInterval" | "pageUrl">;
+}
+
+/**
+ * The MCP App upload widget as {@link UploadHandleResolver.attach} takes it: what
+ * `uploadWidgetResource()` (from `mcp-file-bridge/ui`) returns. Passed in rather than built here,
+ * so the core never loads the widget's bundled script.
+ *
+ * @example
+ * ```ts
+ * import { uploadWidgetResource } from "mcp-file-bridge/ui";
+ * const widget: UploadToolWidget = uploadWidgetResource({ uploadOrigin: "https://files.example.com" });
+ * uploads.attach(server, { widget });
+ * ```
+ */
+export interface UploadToolWidget {
+  /** The `ui://` URI. */
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType: string;
+  _meta?: Record<string, unknown>;
+  /** The tool the widget calls for a fresh link; must be the resolver's `toolName`. */
+  toolName?: string;
+  /** The `resources/read` content entry. */
+  contents: { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> };
+}
+
+/**
+ * Options of {@link UploadHandleResolver.attach}.
+ *
+ * @example
+ * ```ts
+ * const options: UploadAttachOptions = { widget: uploadWidgetResource({ uploadOrigin }) };
+ * uploads.attach(server, options);
+ * ```
+ */
+export interface UploadAttachOptions {
+  /**
+   * Register the MCP App upload widget next to the tool: the `ui://` resource (through the host
+   * port, composed with a `ResourceRegistry` attached before or after) and the tool's
+   * `_meta.ui.resourceUri` plus the flat `_meta["ui/resourceUri"]`. Hosts that render MCP Apps show
+   * the widget with the tool's result (the ticket); the routes need `allowedOrigins` for the host's
+   * sandbox origin.
+   * @default undefined (no widget)
+   */
+  widget?: UploadToolWidget;
+}
+
+/**
+ * An upload ticket: where and how to upload, and the handle the upload will answer to.
+ *
+ * @example
+ * ```ts
+ * const ticket: UploadTicket = await uploads.createTicket(scope);
+ * await fetch(ticket.upload_url, { method: ticket.method, body: form });
+ * ```
+ */
+export interface UploadTicket {
+  [key: string]: unknown;
+  /** The signed URL to POST (multipart) or PUT (raw body) the file(s) to. */
+  upload_url: string;
+  /** HTTP method for a multipart form upload. */
+  method: "POST";
+  /** Form field name for the file part(s). */
+  field: string;
+  /** When the URL expires, ISO 8601. */
+  expires_at: string;
+  /** Size cap per file, in bytes. */
+  max_bytes: number;
+  /** Most files per upload. */
+  max_files: number;
+  /** Whether the URL works only once (a failed upload does not use it up). */
+  single_use: boolean;
+  /** Handle of the (first) file this ticket will upload; valid once the upload finished. */
+  handle: string;
+  /** A ready-to-run curl command line. */
+  curl: string;
+}
+
+/**
+ * What {@link UploadHandleResolver.rewrite} returns.
+ *
+ * @example
+ * ```ts
+ * const rewritten: RewrittenArgs<typeof args> = await uploads.rewrite(args, ["file"], { scope });
+ * try {
+ *   await convert(rewritten.args.file); // a local path now
+ * } finally {
+ *   await rewritten.dispose();
+ * }
+ * ```
+ */
+export interface RewrittenArgs<T> extends AsyncDisposable {
+  /** A copy of the arguments with every upload handle at the given paths replaced by a local path. */
+  args: T;
+  /** Removes the local copies. Idempotent. */
+  dispose(): Promise<void>;
+}
