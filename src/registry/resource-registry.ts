@@ -3,13 +3,11 @@ import type { FileSourceResolver, ResolverResult } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
-import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
 import { fileLinkContent } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
-import { parseMediaType } from "../media/media-type.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type {
   ChangeFeed,
@@ -19,6 +17,7 @@ import type {
   StoreChange,
   StoredFile,
 } from "../storage/types.js";
+import { checkRegistryOptions } from "./check-options.js";
 import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
 import { type Attachment, type ChangeSink, ResourceNotifier } from "./notifier.js";
 import type {
@@ -34,7 +33,7 @@ import type {
 } from "./options.js";
 import { readFileResource, resourceNotFound } from "./read-content.js";
 import { ScopeIndexes } from "./scope-indexes.js";
-import { type ParsedUri, TemplateSet } from "./templates.js";
+import type { ParsedUri, TemplateSet } from "./templates.js";
 
 // The public class. Its jobs live beside it: options.ts (option and result types), templates.ts
 // (URI templates), scope-indexes.ts + scope-index.ts + cursor.ts (per-scope index and list
@@ -108,104 +107,24 @@ export class ResourceRegistry {
    * @throws FileBridgeError `INVALID_OPTION` naming the bad option.
    */
   constructor(options: ResourceRegistryOptions) {
-    if (typeof options !== "object" || options === null) throw invalidOption("options must be an object");
-    const store = options.store;
-    if (
-      typeof store !== "object" ||
-      store === null ||
-      typeof store.put !== "function" ||
-      typeof store.head !== "function" ||
-      typeof store.read !== "function" ||
-      typeof store.list !== "function" ||
-      typeof store.delete !== "function"
-    ) {
-      throw invalidOption("store must be a FileStore");
-    }
-    this.store = store;
-
-    this.templates = new TemplateSet(options.templates);
-
-    if (options.scope !== undefined && typeof options.scope !== "function") {
-      throw invalidOption("scope must be a function");
-    }
-    this.scopeOf = options.scope ?? defaultScope;
-    if (options.authorize !== undefined && typeof options.authorize !== "function") {
-      throw invalidOption("authorize must be a function");
-    }
-    if (options.authorize !== undefined && !this.templates.hasRawScope()) {
-      throw invalidOption(
-        'authorize needs a template with scopeInUri: "raw": with scope references in every URI, a URI ' +
-          "can only name the caller's own scope (use raw only for non-secret, verified ids such as chat ids)",
-      );
-    }
-    this.authorizeFn = options.authorize;
-
-    if (
-      options.feed !== undefined &&
-      (typeof options.feed !== "object" ||
-        options.feed === null ||
-        typeof options.feed.publish !== "function" ||
-        typeof options.feed.subscribe !== "function")
-    ) {
-      throw invalidOption("feed must be a ChangeFeed");
-    }
-    this.feed = options.feed;
+    const settings = checkRegistryOptions(options);
+    this.store = settings.store;
+    this.templates = settings.templates;
+    this.scopeOf = settings.scopeOf;
+    this.authorizeFn = settings.authorizeFn;
+    this.feed = settings.feed;
     this.unsubscribeFeed = this.feed?.subscribe((change) => {
       this.applyRemote(change).catch(() => {}); // best effort: the next list reloads from the store
     });
-
-    const listMode = options.listMode ?? "list";
-    if (listMode !== "list" && listMode !== "none") throw invalidOption('listMode must be "list" or "none"');
-    this.listMode = listMode;
-
-    const pageSize = options.pageSize ?? 100;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) {
-      throw invalidOption("pageSize must be an integer from 1 to 1000");
-    }
-    this.pageSize = pageSize;
-
-    const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
-    if (!Number.isSafeInteger(maxInlineBytes) || maxInlineBytes < 0) {
-      throw invalidOption("maxInlineBytes must be a non-negative integer");
-    }
-    this.maxInlineBytes = maxInlineBytes;
-
-    const textTypes = options.textTypes ?? [];
-    if (!Array.isArray(textTypes)) throw invalidOption("textTypes must be an array of media types");
-    const normalized = new Set<string>();
-    for (const type of textTypes) {
-      const parsed = parseMediaType(typeof type === "string" ? type.replace(/\/\*$/, "/x-any") : type);
-      if (!parsed) throw invalidOption(`textTypes: ${String(type)} is not a media type`);
-      normalized.add(type.endsWith("/*") ? `${parsed.type}/*` : parsed.essence);
-    }
-    this.textTypes = normalized;
-
-    if (
-      options.minter !== undefined &&
-      (typeof options.minter !== "object" ||
-        options.minter === null ||
-        typeof options.minter.downloadUrl !== "function")
-    ) {
-      throw invalidOption("minter must have a downloadUrl(file) method");
-    }
-    this.minter = options.minter;
-    if (options.downloadClaims !== undefined && typeof options.downloadClaims !== "function") {
-      throw new FileBridgeError("INVALID_OPTION", "downloadClaims must be a function", {
-        data: { option: "downloadClaims" },
-      });
-    }
-    this.downloadClaims = options.downloadClaims;
-
-    const notifyDelayMs = options.notifyDelayMs ?? 10;
-    if (!Number.isFinite(notifyDelayMs) || notifyDelayMs < 0) {
-      throw invalidOption("notifyDelayMs must be a non-negative number");
-    }
-    this.notifyDelayMs = notifyDelayMs;
-
-    if (options.now !== undefined && typeof options.now !== "function") {
-      throw invalidOption("now must be a function");
-    }
-    this.now = options.now ?? Date.now;
+    this.listMode = settings.listMode;
+    this.pageSize = settings.pageSize;
+    this.maxInlineBytes = settings.maxInlineBytes;
+    this.textTypes = settings.textTypes;
+    this.minter = settings.minter;
+    this.downloadClaims = settings.downloadClaims;
+    this.notifyDelayMs = settings.notifyDelayMs;
+    this.now = settings.now;
+    const store = settings.store;
 
     const idle = options.indexIdleTimeout ?? "10m";
     const indexIdleMs = idle === false ? undefined : durationToMs(idle, "indexIdleTimeout");
