@@ -1,6 +1,13 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { toMcpRequestError } from "./errors.js";
-import type { HostMethods, HostRequestContext, HostRequestHandler, HostResource } from "./host.js";
+import type {
+  HostMethod,
+  HostMethods,
+  HostRequestContext,
+  HostRequestHandler,
+  HostResource,
+  HostResourceHandle,
+} from "./host.js";
 import type { McpResource } from "./types.js";
 
 /**
@@ -12,6 +19,45 @@ import type { McpResource } from "./types.js";
  */
 export class FixedResources {
   readonly #byUri = new Map<string, HostResource>();
+  /** The methods this adapter answers with its own handlers (none until a resource needs them). */
+  readonly #ownMounted = new Set<string>();
+
+  /**
+   * `McpHost.registerResource`, the same for every adapter: when a piece serves resources through the
+   * port (or these handlers already answer), the composed handlers pick the resource up; when nothing
+   * serves them, the adapter's own handlers are mounted; when the server serves resources outside the
+   * port (an McpServer's own `registerResource`), the resource joins those through `joinServer`.
+   */
+  register(resource: HostResource, adapter: FixedResourceAdapter): HostResourceHandle {
+    const viaPort = adapter.handled("resources/list") && adapter.handled("resources/read");
+    if (viaPort || this.#ownMounted.size > 0) return { remove: this.add(resource) };
+    if (OWN_RESOURCE_METHODS.every((method) => adapter.canHandle(method))) {
+      adapter.declareResources(); // the SDKs refuse resource handlers before the capability is declared
+      const remove = this.add(resource);
+      for (const method of OWN_RESOURCE_METHODS) {
+        adapter.mount(method, this.own[method] as HostRequestHandler<typeof method>);
+        this.#ownMounted.add(method);
+      }
+      return { remove };
+    }
+    if (!adapter.joinServer) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "registerResource: the server already handles resources/list",
+      );
+    }
+    return adapter.joinServer(resource, resourceMetadata(resource));
+  }
+
+  /** Whether `method` is answered by this adapter's own handlers (a piece may replace them). */
+  ownsHandler(method: string): boolean {
+    return this.#ownMounted.has(method);
+  }
+
+  /** A piece now handles `method` itself: the adapter's own handler for it is gone. */
+  releaseHandler(method: string): void {
+    this.#ownMounted.delete(method);
+  }
 
   get size(): number {
     return this.#byUri.size;
@@ -88,5 +134,29 @@ export class FixedResources {
     },
   } satisfies {
     [M in "resources/list" | "resources/templates/list" | "resources/read"]: HostRequestHandler<M>;
+  };
+}
+
+/** The resource methods an adapter answers itself when only fixed resources exist. */
+export const OWN_RESOURCE_METHODS = ["resources/list", "resources/templates/list", "resources/read"] as const;
+
+/** What {@link FixedResources.register} needs from an adapter. */
+export interface FixedResourceAdapter {
+  /** Whether a piece mounted `method` through the port. */
+  handled(method: HostMethod): boolean;
+  canHandle(method: HostMethod): boolean;
+  declareResources(): void;
+  mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void;
+  /** Joins the server's own resources (an McpServer's `registerResource`); absent for a low-level server. */
+  joinServer?(resource: HostResource, metadata: Record<string, unknown>): HostResourceHandle;
+}
+
+/** The listing metadata of a fixed resource, as an SDK's `registerResource` takes it. */
+export function resourceMetadata(resource: HostResource): Record<string, unknown> {
+  return {
+    ...(resource.title === undefined ? {} : { title: resource.title }),
+    ...(resource.description === undefined ? {} : { description: resource.description }),
+    ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
+    ...(resource._meta === undefined ? {} : { _meta: resource._meta }),
   };
 }

@@ -57,7 +57,6 @@ const REQUEST_SCHEMAS = {
 } as const;
 
 /** The resource methods the adapter answers itself for fixed resources when nothing else does. */
-const OWN_RESOURCE_METHODS = ["resources/list", "resources/templates/list", "resources/read"] as const;
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 const JSONRPC_METHOD_NOT_FOUND = -32601;
@@ -104,7 +103,6 @@ class V1Host implements McpHost {
   #completionMounted = false;
   readonly #fixed = new FixedResources();
   /** Resource methods whose current handler is the adapter's own (fixed resources only). */
-  readonly #ownResourceHandlers = new Set<HostMethod>();
   /** Methods a piece mounted through `handle()`. */
   readonly #handled = new Set<HostMethod>();
 
@@ -125,7 +123,7 @@ class V1Host implements McpHost {
   }
 
   canHandle(method: HostMethod | "completion/complete"): boolean {
-    if (this.#ownResourceHandlers.has(method as HostMethod)) return true;
+    if (this.#fixed.ownsHandler(method)) return true;
     try {
       this.#low.assertCanSetRequestHandler(method);
       return true;
@@ -136,7 +134,10 @@ class V1Host implements McpHost {
 
   handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     // A piece taking over a resource method from the adapter's own fixed-resource handler.
-    if (this.#ownResourceHandlers.delete(method)) this.#low.removeRequestHandler(method);
+    if (this.#fixed.ownsHandler(method)) {
+      this.#fixed.releaseHandler(method);
+      this.#low.removeRequestHandler(method);
+    }
     this.#mount(method, this.#fixed.compose(method, handler));
     this.#handled.add(method);
   }
@@ -175,38 +176,25 @@ class V1Host implements McpHost {
   }
 
   registerResource(resource: HostResource): HostResourceHandle {
-    // A piece (the registry) serves resources through the port, or the adapter already answers for
-    // fixed resources: the composed handlers pick the new one up.
-    const viaPort = this.#handled.has("resources/list") && this.#handled.has("resources/read");
-    if (viaPort || this.#ownResourceHandlers.size > 0) return { remove: this.#fixed.add(resource) };
-    if (OWN_RESOURCE_METHODS.every((method) => this.canHandle(method))) {
-      // The SDK refuses resource handlers before the capability is declared.
-      this.#low.registerCapabilities({ resources: {} });
-      const remove = this.#fixed.add(resource);
-      for (const method of OWN_RESOURCE_METHODS) {
-        this.#mount(method, this.#fixed.own[method] as HostRequestHandler<typeof method>);
-        this.#ownResourceHandlers.add(method);
-      }
-      return { remove };
-    }
-    // Something outside the port serves resources (an McpServer's own registerResource): join it.
     const mcp = this.#mcp;
-    if (!mcp) {
-      throw new FileBridgeError(
-        "INVALID_INPUT",
-        "registerResource: the server already handles resources/list",
-      );
-    }
-    const { uri, name, read } = resource;
-    const metadata = {
-      ...(resource.title === undefined ? {} : { title: resource.title }),
-      ...(resource.description === undefined ? {} : { description: resource.description }),
-      ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
-      ...(resource._meta === undefined ? {} : { _meta: resource._meta }),
-    };
-    const registered = mcp.registerResource(name, uri, metadata, (async (_uri: URL, extra: V1Extra) =>
-      read(this.#context(extra))) as never);
-    return { remove: () => registered.remove() };
+    return this.#fixed.register(resource, {
+      handled: (method) => this.#handled.has(method),
+      canHandle: (method) => this.canHandle(method),
+      declareResources: () => this.#low.registerCapabilities({ resources: {} }),
+      mount: (method, handler) => this.#mount(method, handler),
+      // Something outside the port serves resources (an McpServer's own registerResource): join it.
+      ...(mcp
+        ? {
+            joinServer: (fixed: HostResource, metadata: Record<string, unknown>) => {
+              const registered = mcp.registerResource(fixed.name, fixed.uri, metadata, (async (
+                _uri: URL,
+                extra: V1Extra,
+              ) => fixed.read(this.#context(extra))) as never);
+              return { remove: () => registered.remove() };
+            },
+          }
+        : {}),
+    });
   }
 
   declareCapabilities(capabilities: HostCapabilities): void {
