@@ -1,7 +1,8 @@
 /**
- * The downstream face of the proxy: a low-level SDK `Server` whose handlers hand every request to the
- * SDK-free {@link ProxyCore} and send its notifications (list changes, resource updates, log
- * messages, progress) to the client. Upstream tools keep their raw JSON Schemas.
+ * The downstream face of the proxy on SDK v1 (`@modelcontextprotocol/sdk`, protocol 2025-11-25): a
+ * low-level `Server` whose handlers hand every request to the SDK-free {@link ProxyCore} and send
+ * its notifications (list changes, resource updates, log messages, progress) to the client. Upstream
+ * tools keep their raw JSON Schemas.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -18,18 +19,26 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ProxyCore } from "../../proxy/proxy-core.js";
-import type { DownstreamSink, JsonObject, RequestContext } from "../../proxy/types.js";
+import type { DownstreamSink, JsonObject } from "../../proxy/types.js";
+import { type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "./dispatch.js";
+import { ProgressRelay } from "./progress.js";
 
-/** Options of {@link createProxyServer}. */
-export interface ProxyServerOptions {
-  name: string;
-  version: string;
-  instructions?: string;
-  /** Which optional capabilities to announce (from the upstreams'). */
-  prompts?: boolean;
-  logging?: boolean;
-  completions?: boolean;
-}
+export type { ProxyServerOptions } from "./dispatch.js";
+
+/** The SDK's request schema of every method the proxy answers: the SDK validates the params. */
+const SCHEMAS: Record<string, unknown> = {
+  "tools/list": ListToolsRequestSchema,
+  "tools/call": CallToolRequestSchema,
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "resources/subscribe": SubscribeRequestSchema,
+  "resources/unsubscribe": UnsubscribeRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "prompts/get": GetPromptRequestSchema,
+  "completion/complete": CompleteRequestSchema,
+  "logging/setLevel": SetLevelRequestSchema,
+};
 
 type Extra = {
   signal: AbortSignal;
@@ -40,7 +49,8 @@ type Extra = {
 };
 
 /**
- * Makes one downstream MCP server (one per session over HTTP) in front of a {@link ProxyCore}.
+ * Makes one downstream MCP server on SDK v1 (one per session over HTTP) in front of a
+ * {@link ProxyCore}.
  *
  * @example
  * ```ts
@@ -52,13 +62,7 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
   const server = new Server(
     { name: options.name, version: options.version },
     {
-      capabilities: {
-        tools: { listChanged: true },
-        resources: { subscribe: true, listChanged: true },
-        ...(options.prompts ? { prompts: { listChanged: true } } : {}),
-        ...(options.logging ? { logging: {} } : {}),
-        ...(options.completions ? { completions: {} } : {}),
-      },
+      capabilities: proxyCapabilities(options),
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
@@ -77,91 +81,35 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
     previous?.();
   };
 
-  /** Progress notifications still being sent, per request: the result must not overtake them. */
-  const sending = new WeakMap<RequestContext, Promise<unknown>[]>();
-  const context = (raw: unknown, params: JsonObject | undefined): RequestContext => {
-    const extra = raw as Extra;
-    const ctx: RequestContext = {
-      extra: {
-        sessionId: extra.sessionId,
-        authInfo: extra.authInfo as never,
-        requestInfo: extra.requestInfo as never,
-      },
-      signal: extra.signal,
-      sink,
-    };
-    const token = (params?._meta as JsonObject | undefined)?.progressToken;
-    if (token !== undefined) {
-      ctx.progress = (update) => {
-        void extra
-          .sendNotification({
-            method: "notifications/progress",
-            params: { ...update, progressToken: token },
-          } as never)
-          .catch(() => undefined);
-      };
-    }
-    sink.scope ??= core.scopeOf(ctx);
-    return ctx;
-  };
-  const params = (request: unknown): JsonObject =>
-    ((request as { params?: JsonObject }).params ?? {}) as JsonObject;
-
-  server.setRequestHandler(
-    ListToolsRequestSchema,
-    async (request, extra) => (await core.listTools(context(extra, params(request)))) as never,
-  );
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const p = params(request);
-    const ctx = context(extra, p);
-    const result = await core.callTool(p, ctx);
-    await Promise.allSettled(sending.get(ctx) ?? []);
-    return result as never;
-  });
-  server.setRequestHandler(
-    ListResourcesRequestSchema,
-    async (request, extra) =>
-      (await core.listResources(params(request), context(extra, params(request)))) as never,
-  );
-  server.setRequestHandler(
-    ListResourceTemplatesRequestSchema,
-    async (request, extra) => (await core.listResourceTemplates(context(extra, params(request)))) as never,
-  );
-  server.setRequestHandler(
-    ReadResourceRequestSchema,
-    async (request, extra) =>
-      (await core.readResource(params(request), context(extra, params(request)))) as never,
-  );
-  server.setRequestHandler(
-    SubscribeRequestSchema,
-    async (request, extra) =>
-      (await core.subscribe(params(request), context(extra, params(request)))) as never,
-  );
-  server.setRequestHandler(
-    UnsubscribeRequestSchema,
-    async (request, extra) =>
-      (await core.subscribe(params(request), context(extra, params(request)), true)) as never,
-  );
-  if (options.prompts) {
-    server.setRequestHandler(ListPromptsRequestSchema, async () => (await core.listPrompts()) as never);
+  for (const [method, route] of proxyRoutes(options)) {
     server.setRequestHandler(
-      GetPromptRequestSchema,
-      async (request, extra) =>
-        (await core.getPrompt(params(request), context(extra, params(request)))) as never,
-    );
-  }
-  if (options.completions) {
-    server.setRequestHandler(
-      CompleteRequestSchema,
-      async (request, extra) =>
-        (await core.complete(params(request), context(extra, params(request)))) as never,
-    );
-  }
-  if (options.logging) {
-    server.setRequestHandler(
-      SetLevelRequestSchema,
-      async (request, extra) =>
-        (await core.setLoggingLevel(params(request), context(extra, params(request)))) as never,
+      SCHEMAS[method] as never,
+      (async (request: { params?: JsonObject }, raw: Extra) => {
+        const params = request.params ?? {};
+        const relay = new ProgressRelay(params, (notification) =>
+          raw.sendNotification(notification as never),
+        );
+        const ctx = {
+          extra: {
+            sessionId: raw.sessionId,
+            authInfo: raw.authInfo as never,
+            requestInfo: raw.requestInfo as never,
+          },
+          signal: raw.signal,
+          sink,
+          ...relay.context(),
+        };
+        if (sink.scope === undefined) {
+          try {
+            sink.scope = core.scopeOf(ctx);
+          } catch {
+            // no scope (yet): scoped notifications skip this session
+          }
+        }
+        const result = await route(core, params, ctx);
+        await relay.flushed();
+        return result;
+      }) as never,
     );
   }
   return server;

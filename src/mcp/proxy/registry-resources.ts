@@ -1,29 +1,21 @@
 /**
  * The proxy's own resources (captured artifacts, uploads) next to the upstreams'. A
- * `ResourceRegistry` owns `resources/*` of the server it is attached to, so the proxy attaches it to
- * a private in-memory server per scope and asks that server through an SDK client: the registry's
- * public behaviour (lists, reads, large-file links, subscriptions, notifications) stays exactly as
- * documented.
+ * `ResourceRegistry` owns `resources/*` of the host it is attached to, so the proxy attaches it to a
+ * {@link DirectHost} per scope and calls that host's handlers: the registry's public behaviour
+ * (lists, reads, large-file links, subscriptions, notifications) stays exactly as documented, with
+ * no SDK involved, so it serves a downstream on either SDK generation.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+
 import type { JsonObject, LocalResources } from "../../proxy/types.js";
 import { RpcError } from "../../proxy/types.js";
 import type { ResourceRegistry } from "../../registry/resource-registry.js";
-
-const RAW = z.looseObject({});
-
-interface Pair {
-  client: Client;
-  server: Server;
-}
+import { isJsonRpcErrorLike } from "../errors.js";
+import type { HostMethod, HostMethods } from "../host.js";
+import { DirectHost } from "./direct-host.js";
 
 /**
  * {@link LocalResources} served by a `ResourceRegistry`. Give the registry
- * `scope: (extra) => extra.sessionId ?? "default"`: each private server's session id is the scope.
+ * `scope: (extra) => extra.sessionId ?? "default"`: each private host's session id is the scope.
  *
  * @example
  * ```ts
@@ -34,7 +26,7 @@ interface Pair {
 export class RegistryResources implements LocalResources {
   #registry: ResourceRegistry;
   #onNotification: (scope: string, method: string, params: JsonObject | undefined) => void;
-  #pairs = new Map<string, Promise<Pair>>();
+  #hosts = new Map<string, DirectHost>();
 
   constructor(
     registry: ResourceRegistry,
@@ -48,37 +40,27 @@ export class RegistryResources implements LocalResources {
     return this.#registry.parseUri(uri) !== null;
   }
 
-  #pair(scope: string): Promise<Pair> {
-    let pair = this.#pairs.get(scope);
-    if (!pair) {
-      pair = (async () => {
-        const server = new Server(
-          { name: "mcp-file-bridge-proxy-files", version: "0.1.0" },
-          { capabilities: {} },
-        );
-        this.#registry.attach(server, { scope });
-        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-        serverSide.sessionId = scope;
-        const client = new Client({ name: "mcp-file-bridge-proxy", version: "0.1.0" });
-        client.fallbackNotificationHandler = async (notification) => {
-          this.#onNotification(scope, notification.method, notification.params as JsonObject | undefined);
-        };
-        await server.connect(serverSide);
-        await client.connect(clientSide);
-        return { client, server };
-      })();
-      pair.catch(() => this.#pairs.delete(scope));
-      this.#pairs.set(scope, pair);
+  #host(scope: string): DirectHost {
+    let host = this.#hosts.get(scope);
+    if (!host) {
+      const created = new DirectHost(scope, (method, params) => this.#onNotification(scope, method, params));
+      this.#registry.attach(created, { scope });
+      created.open();
+      this.#hosts.set(scope, created);
+      host = created;
     }
-    return pair;
+    return host;
   }
 
-  async #request(scope: string, method: string, params: JsonObject): Promise<JsonObject> {
-    const { client } = await this.#pair(scope);
+  async #request<M extends HostMethod>(
+    scope: string,
+    method: M,
+    params: HostMethods[M]["params"],
+  ): Promise<JsonObject> {
     try {
-      return (await client.request({ method, params } as never, RAW)) as JsonObject;
+      return (await this.#host(scope).request(method, params)) as unknown as JsonObject;
     } catch (error) {
-      if (error instanceof McpError) {
+      if (isJsonRpcErrorLike(error)) {
         throw new RpcError(error.code, error.message.replace(/^MCP error -?\d+: /, ""), error.data);
       }
       throw error;
@@ -107,14 +89,11 @@ export class RegistryResources implements LocalResources {
   }
 
   async close(): Promise<void> {
-    const pairs = [...this.#pairs.values()];
-    this.#pairs.clear();
-    await Promise.allSettled(
-      pairs.map(async (pending) => {
-        const { client, server } = await pending;
-        await client.close();
-        await server.close();
-      }),
-    );
+    const hosts = [...this.#hosts.values()];
+    this.#hosts.clear();
+    for (const host of hosts) {
+      host.close();
+      this.#registry.detach(host);
+    }
   }
 }

@@ -1,0 +1,62 @@
+/**
+ * What the downstream server of either SDK generation answers, and how: one table from MCP method to
+ * the SDK-free {@link ProxyCore}. The v1 and v2 servers only differ in how they mount a handler and
+ * build the request context.
+ */
+import type { ProxyCore } from "../../proxy/proxy-core.js";
+import type { JsonObject, RequestContext } from "../../proxy/types.js";
+
+/** Options of a downstream proxy server (either generation). */
+export interface ProxyServerOptions {
+  name: string;
+  version: string;
+  instructions?: string;
+  /** Which optional capabilities to announce (from the upstreams'). */
+  prompts?: boolean;
+  logging?: boolean;
+  completions?: boolean;
+}
+
+/** The capabilities a downstream proxy server announces. */
+export function proxyCapabilities(options: ProxyServerOptions): Record<string, object> {
+  return {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    ...(options.prompts ? { prompts: { listChanged: true } } : {}),
+    ...(options.logging ? { logging: {} } : {}),
+    ...(options.completions ? { completions: {} } : {}),
+  };
+}
+
+type Route = (core: ProxyCore, params: JsonObject, ctx: RequestContext) => Promise<JsonObject>;
+
+/** The methods a downstream proxy server answers, given its options. */
+export function proxyRoutes(options: ProxyServerOptions): Array<[method: string, route: Route]> {
+  const routes: Array<[string, Route]> = [
+    ["tools/list", (core, _params, ctx) => core.listTools(ctx)],
+    ["tools/call", (core, params, ctx) => core.callTool(params, ctx)],
+    ["resources/list", (core, params, ctx) => core.listResources(params, ctx)],
+    ["resources/templates/list", (core, _params, ctx) => core.listResourceTemplates(ctx)],
+    ["resources/read", (core, params, ctx) => core.readResource(params, ctx)],
+    ["resources/subscribe", (core, params, ctx) => core.subscribe(params, ctx)],
+    ["resources/unsubscribe", (core, params, ctx) => core.subscribe(params, ctx, true)],
+  ];
+  if (options.prompts) {
+    routes.push(
+      ["prompts/list", (core) => core.listPrompts()],
+      ["prompts/get", (core, params, ctx) => core.getPrompt(params, ctx)],
+    );
+  }
+  if (options.completions)
+    routes.push(["completion/complete", (core, params, ctx) => core.complete(params, ctx)]);
+  if (options.logging) {
+    routes.push(["logging/setLevel", (core, params, ctx) => core.setLoggingLevel(params, ctx)]);
+  }
+  return routes;
+}
+
+/** The progress token of a request, when the caller asked for progress. */
+export function progressTokenOf(params: JsonObject | undefined): string | number | undefined {
+  const token = (params?._meta as JsonObject | undefined)?.progressToken;
+  return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
