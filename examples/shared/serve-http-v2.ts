@@ -17,6 +17,7 @@ import {
   type McpServer,
   type McpServerFactory,
 } from "@modelcontextprotocol/server";
+import { LOOPBACK_HOSTS } from "../../src/http/host-guard.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, rebindingRefusal } from "./serve-http.js";
 
@@ -49,8 +50,6 @@ export interface RunningV2Server {
   handler: McpHttpHandler;
   close(): Promise<void>;
 }
-
-const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 
 export async function serveHttpV2(options: ServeV2Options): Promise<RunningV2Server> {
   const mcpPath = options.mcpPath ?? "/mcp";

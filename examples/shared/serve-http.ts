@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../../src/http/host-guard.js";
 
 /** A Node handler that answers a request or calls `next()` when the request is not its own. */
 export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -31,38 +32,11 @@ export interface ServeOptions {
   allowedHosts?: readonly string[];
 }
 
-const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
-
-function isLoopbackBind(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
-}
-
-/** The hostname of a `Host` header value or an `Origin` URL, or `null` when it does not parse. */
-function hostnameOf(value: string, isOrigin: boolean): string | null {
-  try {
-    return new URL(isOrigin ? value : `http://${value}`).hostname;
-  } catch {
-    return null;
-  }
-}
-
-/** Why a request fails the DNS-rebinding guard, or `null` when its Host and Origin are allowed. */
-export function rebindingRefusal(
-  headers: IncomingMessage["headers"],
-  allowed: readonly string[],
-  checkOrigin = true,
-): string | null {
-  const host = headers.host;
-  if (!host) return "Missing Host header";
-  const hostname = hostnameOf(host, false);
-  if (hostname === null || !allowed.includes(hostname)) return `Invalid Host: ${host}`;
-  const origin = headers.origin;
-  if (checkOrigin && origin !== undefined && origin !== "null") {
-    const originHost = hostnameOf(origin, true);
-    if (originHost === null || !allowed.includes(originHost)) return `Invalid Origin: ${origin}`;
-  }
-  return null;
-}
+/**
+ * Why a request fails the DNS-rebinding guard, or `null` when its Host and Origin are allowed (the
+ * package's own guard, which the proxy uses too).
+ */
+export const rebindingRefusal = hostRefusal;
 
 export interface RunningHttpServer {
   /** Base URL, e.g. `http://127.0.0.1:43123`. */

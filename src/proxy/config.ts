@@ -92,7 +92,26 @@ const serverRules = z.strictObject({
   tools: z.record(z.string(), toolRule).optional(),
 });
 
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name");
+
 const gatewayOptions = z.strictObject({
+  /**
+   * The MCP SDK generation of the downstream server: `"v1"` (`@modelcontextprotocol/sdk`, 2025-11-25
+   * with sessions) or `"v2"` (`@modelcontextprotocol/server`: 2026-07-28 stateless, and 2025
+   * clients on sessions beside it). Default: v1 when installed, else v2.
+   */
+  sdk: z.enum(["v1", "v2"]).optional(),
+  /**
+   * Who may call over HTTP. `tokensEnv` names an environment variable of bearer tokens and the user
+   * each stands for (`alice:token1,bob:token2`); a caller's files are then its user's (the scope).
+   * Stateless (2026-07-28) callers need this to use files.
+   */
+  auth: z.strictObject({ tokensEnv: envName }).optional(),
+  /**
+   * Host names the HTTP endpoint answers to (the DNS-rebinding guard). Default: localhost names on a
+   * loopback bind; not checked on any other bind unless given.
+   */
+  allowedHosts: z.array(nonEmpty).min(1).optional(),
   /** Path of the MCP endpoint. */
   mount: z
     .string()
@@ -103,10 +122,7 @@ const gatewayOptions = z.strictObject({
   /** Public URL of this gateway (for signed links), e.g. behind a reverse proxy. */
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Environment variable holding the signing secret (at least 32 bytes). */
-  secretEnv: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
-    .optional(),
+  secretEnv: envName.optional(),
   storage: z.strictObject({ dir: nonEmpty.optional() }).optional(),
   limits: z
     .strictObject({

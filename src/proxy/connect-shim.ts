@@ -9,8 +9,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_UPLOAD_MAX_BYTES } from "../internal/limits.js";
-import { serveProxyStdio } from "../mcp/proxy/http-host.js";
-import { createProxyServer } from "../mcp/proxy/proxy-server.js";
+import { loadDownstream, type ProxyServer, type SdkGeneration } from "../mcp/proxy/downstream.js";
 import { UpstreamConnection } from "../mcp/upstream/upstream-connection.js";
 import type { UpstreamServerConfig } from "./config.js";
 import { confinedFolders } from "./confined-file.js";
@@ -48,6 +47,11 @@ export interface ConnectShimOptions {
   uploadTool?: string;
   /** Log lines (to stderr in the CLI). @default none */
   log?: (line: string) => void;
+  /**
+   * The MCP SDK generation serving the desktop client over stdio (v2 answers 2026-07-28 and
+   * 2025 clients alike). @default v1 when installed, else v2
+   */
+  sdk?: SdkGeneration;
 }
 
 /**
@@ -62,8 +66,10 @@ export interface ConnectShimOptions {
  */
 export interface ConnectShim {
   readonly core: ProxyCore;
-  /** Makes the downstream MCP server (an SDK `Server`). */
-  createServer(): ReturnType<typeof createProxyServer>;
+  /** The MCP SDK generation serving the desktop client. */
+  readonly sdk: SdkGeneration;
+  /** Makes the downstream MCP server (the low-level `Server` of the SDK in `sdk`). */
+  createServer(): ProxyServer;
   /** Serves it over this process's stdin/stdout. */
   serveStdio(): Promise<{ closed: Promise<void> }>;
   close(): Promise<void>;
@@ -86,6 +92,7 @@ export interface ConnectShim {
  */
 export async function createConnectShim(options: ConnectShimOptions): Promise<ConnectShim> {
   const log = options.log ?? (() => {});
+  const generation = await loadDownstream(options.sdk);
   const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
   const home = (path: string) =>
     path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
@@ -146,21 +153,18 @@ export async function createConnectShim(options: ConnectShimOptions): Promise<Co
     log(`${(error as Error).message} (retried on the next call)`);
   }
   const caps = port.capabilities ?? {};
-  const createServer = () =>
-    createProxyServer(shimCore, {
-      name: "mcp-file-bridge-connect",
-      version: "0.1.0",
-      prompts: caps.prompts !== undefined,
-      logging: caps.logging !== undefined,
-      completions: caps.completions !== undefined,
-    });
+  const downstream = generation.bind(shimCore, {
+    name: "mcp-file-bridge-connect",
+    version: "0.1.0",
+    prompts: caps.prompts !== undefined,
+    logging: caps.logging !== undefined,
+    completions: caps.completions !== undefined,
+  });
   return {
     core: shimCore,
-    createServer,
-    async serveStdio() {
-      const served = await serveProxyStdio(createServer());
-      return { closed: served.closed };
-    },
+    sdk: downstream.sdk,
+    createServer: () => downstream.createServer(),
+    serveStdio: () => downstream.serveStdio(),
     async close() {
       await shimCore.drain(10_000);
       await shimCore.close();

@@ -17,12 +17,17 @@ import {
   DEFAULT_UPLOAD_MAX_BYTES,
 } from "../internal/limits.js";
 import {
+  type Downstream,
+  loadDownstream,
+  type ProxyServer,
+  type SdkGeneration,
+} from "../mcp/proxy/downstream.js";
+import {
   type NodeRoute,
+  type ProxyAuthenticate,
   type ProxyHttpHost,
   serveProxyHttp,
-  serveProxyStdio,
 } from "../mcp/proxy/http-host.js";
-import { createProxyServer } from "../mcp/proxy/proxy-server.js";
 import { RegistryResources } from "../mcp/proxy/registry-resources.js";
 import { UpstreamConnection } from "../mcp/upstream/upstream-connection.js";
 import { toNodeHandler } from "../node/index.js";
@@ -33,6 +38,7 @@ import { fsStore } from "../storage/fs-store.js";
 import { memoryState } from "../storage/memory-state.js";
 import type { FileStore } from "../storage/types.js";
 import { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
+import { bearerTokens, parseBearerTokens } from "./bearer-tokens.js";
 import type { ProxyConfig, ServerRules } from "./config.js";
 import { parseProxyConfig } from "./config.js";
 import { confinedFolders } from "./confined-file.js";
@@ -57,8 +63,24 @@ export interface FileProxyOptions {
    * @default the environment variable named by `proxy.secretEnv`, else random per process
    */
   secret?: string | Uint8Array;
-  /** Derives a request's scope. @default the MCP session id, else the auth client id, else "default" */
+  /**
+   * Derives a request's scope.
+   * @default the verified user (`authInfo.extra.sub`), else the MCP session id; over HTTP without
+   *   either (a 2026-07-28 request with no identity), file features answer `FORBIDDEN`
+   */
   scope?: ScopeFunction;
+  /**
+   * The MCP SDK generation of the downstream server: `"v1"` (`@modelcontextprotocol/sdk`) or `"v2"`
+   * (`@modelcontextprotocol/server`: 2026-07-28 stateless clients, and 2025 clients on sessions).
+   * @default `proxy.sdk` of the config, else v1 when installed, else v2
+   */
+  sdk?: SdkGeneration;
+  /**
+   * Verifies HTTP callers (a user in `extra.sub` becomes the scope of its files; `false` answers
+   * 401). Stateless (2026-07-28) callers need an identity to use files.
+   * @default the tokens of `proxy.auth.tokensEnv`, else every caller anonymous
+   */
+  authenticate?: ProxyAuthenticate;
   /** Receives log lines (what happened). @default none */
   log?: (line: string) => void;
   /** Where stdio upstreams' stderr goes. @default "inherit" */
@@ -83,8 +105,13 @@ export interface FileProxy {
   readonly registry: ResourceRegistry;
   readonly uploads: UploadHandleResolver;
   readonly minter: SignedUrlMinter;
-  /** Makes one downstream MCP server (an SDK `Server`); connect it to any transport. */
-  createServer(): ReturnType<typeof createProxyServer>;
+  /** The MCP SDK generation serving downstream. */
+  readonly sdk: SdkGeneration;
+  /**
+   * Makes one downstream MCP server (the low-level `Server` of the SDK in {@link FileProxy.sdk});
+   * connect it to a transport of that SDK.
+   */
+  createServer(): ProxyServer;
   /** Serves MCP (Streamable HTTP at `mount`), the file routes and `/healthz`. */
   listen(options?: { host?: string; port?: number }): Promise<{ url: string; mcpUrl: string }>;
   /** Serves one session over this process's stdin/stdout (no upload routes unless also listening). */
@@ -143,6 +170,14 @@ function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Ui
   return randomBytes(32);
 }
 
+/** The `authenticate` of `proxy.auth.tokensEnv`. */
+function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
+  if (env === undefined) return undefined;
+  const value = process.env[env];
+  if (!value) throw new Error(`proxy.auth.tokensEnv names ${env}, but that environment variable is empty`);
+  return bearerTokens(parseBearerTokens(value, env));
+}
+
 /**
  * Starts a file-handling proxy in front of the upstreams of a config: connects to them (failures are
  * logged and reported by `health()`; calls retry), and returns the pieces plus ways to serve it.
@@ -165,6 +200,9 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   const maxBytes = limits.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
   const maxFiles = limits.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL;
   const callTimeoutMs = durationToMs((limits.callTimeout ?? "10m") as Duration, "proxy.limits.callTimeout");
+  // Everything that can fail on its own before anything starts: the SDK, the tokens.
+  const generation = await loadDownstream(options.sdk ?? gateway.sdk);
+  const authenticate = options.authenticate ?? tokensFrom(gateway.auth?.tokensEnv);
 
   const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
   const storageDir = gateway.storage?.dir ?? (ownedDir as string);
@@ -287,13 +325,13 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   );
   const has = (capability: string) => upstreams.some((u) => u.port.capabilities?.[capability] !== undefined);
   const info = options.serverInfo ?? { name: "mcp-file-bridge-proxy", version: "0.1.0" };
-  const serverOptions = {
+  const downstream: Downstream = generation.bind(coreInstance, {
     ...info,
     prompts: has("prompts"),
     logging: has("logging"),
     completions: has("completions"),
-  };
-  const createServer = () => createProxyServer(coreInstance, serverOptions);
+  });
+  log(`serving with MCP SDK ${downstream.sdk}`);
   const health = () => checkHealth(coreInstance, (upstream) => rulesOf.get(upstream));
   const files = toNodeHandler(routes);
   const basePath = minter.basePath;
@@ -310,12 +348,15 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     registry,
     uploads,
     minter,
-    createServer,
+    sdk: downstream.sdk,
+    createServer: () => downstream.createServer(),
     async listen(listenOptions = {}) {
       if (host) throw new Error("the proxy is already listening");
       host = await serveProxyHttp({
-        createServer,
+        endpoint: downstream.endpoint(log),
         routes: fileRoutes,
+        ...(authenticate ? { authenticate } : {}),
+        ...(gateway.allowedHosts ? { allowedHosts: gateway.allowedHosts } : {}),
         health: async () => {
           const report = await health();
           return { status: report.status === "ok" ? 200 : 503, body: report };
@@ -328,10 +369,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
       log(`listening on ${host.mcpUrl}`);
       return { url: host.url, mcpUrl: host.mcpUrl };
     },
-    async serveStdio() {
-      const served = await serveProxyStdio(createServer());
-      return { closed: served.closed };
-    },
+    serveStdio: () => downstream.serveStdio(),
     health,
     close(closeOptions = {}) {
       closing ??= (async () => {

@@ -112,7 +112,7 @@ export class ProxyCore {
   /** Sends a notification to every downstream session (or those of one scope). */
   broadcast(method: string, params?: JsonObject, scope?: string): void {
     for (const sink of this.#sinks) {
-      if (scope !== undefined && sink.scope !== scope) continue;
+      if (scope !== undefined && !sink.allScopes && sink.scope !== scope) continue;
       try {
         sink.notify(method, params);
       } catch {
@@ -142,6 +142,20 @@ export class ProxyCore {
 
   scopeOf(ctx: RequestContext): string {
     return (this.#options.scope ?? defaultScope)(ctx.extra);
+  }
+
+  /**
+   * The caller's scope, or `undefined` when the request carries none (a stateless request without
+   * a verified identity). Lists then leave out the proxy's own files instead of failing: the
+   * upstreams' parts need no scope.
+   */
+  #scopeIfAny(ctx: RequestContext): string | undefined {
+    try {
+      return this.scopeOf(ctx);
+    } catch (error) {
+      if (isFileBridgeError(error) && error.code === "FORBIDDEN") return undefined;
+      throw error;
+    }
   }
 
   // ---------------------------------------------------------------- tools
@@ -237,12 +251,17 @@ export class ProxyCore {
 
   async #callTool(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
     const name = String(params.name);
-    const scope = this.scopeOf(ctx);
+    // Asked for only when the call handles files: a pass-through tool needs no scope.
+    let scope: string | undefined;
+    const scopeOf = () => {
+      scope ??= this.scopeOf(ctx);
+      return scope;
+    };
     const local = this.#options.localTools?.find((tool) => tool.definition.name === name);
     if (local) {
       try {
         return await local.call((params.arguments as JsonObject | undefined) ?? {}, {
-          scope,
+          scope: scopeOf(),
           extra: ctx.extra,
           signal: ctx.signal,
         });
@@ -266,7 +285,9 @@ export class ProxyCore {
     const { upstream, upstreamName, adapters } = route;
     const port = upstream.port;
     const callCtx: CallContext = {
-      scope,
+      get scope() {
+        return scopeOf();
+      },
       extra: ctx.extra,
       signal: ctx.signal,
       tool: name,
@@ -387,8 +408,9 @@ export class ProxyCore {
     for (let i = decoded.i; i <= sources.length; i++, cursor = undefined) {
       let page: JsonObject;
       if (i === sources.length) {
-        if (!local) break;
-        page = await local.list(this.scopeOf(ctx), cursor);
+        const scope = local ? this.#scopeIfAny(ctx) : undefined;
+        if (!local || scope === undefined) break;
+        page = await local.list(scope, cursor);
       } else {
         const upstream = sources[i] as MountedUpstream;
         try {
@@ -419,8 +441,9 @@ export class ProxyCore {
       );
       resourceTemplates.push(...list);
     }
-    if (this.#options.localResources) {
-      resourceTemplates.push(...(await this.#options.localResources.templates(this.scopeOf(ctx))));
+    const scope = this.#options.localResources ? this.#scopeIfAny(ctx) : undefined;
+    if (this.#options.localResources && scope !== undefined) {
+      resourceTemplates.push(...(await this.#options.localResources.templates(scope)));
     }
     return { resourceTemplates };
   }

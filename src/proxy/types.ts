@@ -146,6 +146,11 @@ export interface LocalResources {
 export interface DownstreamSink {
   /** The session's scope, once known. */
   scope?: string;
+  /**
+   * Receives the notifications of every scope (a 2026-07-28 `subscriptions/listen` feed, which
+   * carries no per-user content: list changes, and updates of the URIs a stream named).
+   */
+  allScopes?: boolean;
   notify(method: string, params?: JsonObject): void;
 }
 

@@ -1,25 +1,71 @@
 /**
- * Serves proxy servers over Streamable HTTP (one server per MCP session) on a `node:http` server,
- * next to the file routes and `GET /healthz`; or one server over stdio.
+ * Serves a proxy over HTTP on a `node:http` server: the file routes, `GET /healthz`, and the MCP
+ * endpoint of either SDK generation (an {@link McpEndpoint}), behind the DNS-rebinding guard and the
+ * optional bearer-token check. No SDK here: the endpoints bring their own.
  */
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../../http/host-guard.js";
 
 /** A Node handler that answers or calls `next()`. */
 export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
+/**
+ * The verified identity of an HTTP caller, in the SDKs' `AuthInfo` shape: the user id goes in
+ * `extra.sub`, and becomes the scope of the caller's files.
+ *
+ * @example
+ * ```ts
+ * const auth: ProxyAuthInfo = { token, clientId: "proxy", scopes: [], extra: { sub: "alice" } };
+ * ```
+ */
+export interface ProxyAuthInfo {
+  token: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt?: number;
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * Verifies an HTTP caller from its request (headers, method and URL; the body is not read): the
+ * caller's {@link ProxyAuthInfo}, `undefined` for an anonymous caller, or `false` to answer 401.
+ *
+ * @example
+ * ```ts
+ * const authenticate: ProxyAuthenticate = (request) =>
+ *   request.headers.get("authorization") === `Bearer ${token}`
+ *     ? { token, clientId: "proxy", scopes: [], extra: { sub: "alice" } }
+ *     : false;
+ * ```
+ */
+export type ProxyAuthenticate = (
+  request: Request,
+) => ProxyAuthInfo | undefined | false | Promise<ProxyAuthInfo | undefined | false>;
+
+/** The MCP endpoint of one SDK generation. */
+export interface McpEndpoint {
+  /** Answers one request to the MCP path. */
+  handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined): Promise<void>;
+  /** Open MCP sessions (2025-era clients; 2026-07-28 clients have none). */
+  readonly sessions: number;
+  close(): Promise<void>;
+}
+
 /** Options of {@link serveProxyHttp}. */
 export interface ProxyHttpOptions {
-  /** Makes the MCP server of a new session. */
-  createServer: () => Server;
+  endpoint: McpEndpoint;
   /** The file routes (tried first). */
   routes?: NodeRoute;
   /** Answers `GET /healthz`. */
   health?: () => Promise<{ status: number; body: unknown }>;
+  /** Verifies callers of the MCP endpoint. @default every caller anonymous */
+  authenticate?: ProxyAuthenticate;
+  /**
+   * Host names requests may name in `Host` (and `Origin`, on the MCP path).
+   * @default the localhost names on a loopback bind; no check on any other bind
+   */
+  allowedHosts?: readonly string[];
   /** @default "/mcp" */
   mount?: string;
   /** @default "127.0.0.1" */
@@ -42,9 +88,27 @@ export interface ProxyHttpHost {
   close(): Promise<void>;
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
   res.end(JSON.stringify(body));
+}
+
+function rpcError(message: string, code = -32000): unknown {
+  return { jsonrpc: "2.0", error: { code, message }, id: null };
+}
+
+/** A body-less web `Request` with the Node request's method, URL and headers (for `authenticate`). */
+function headersRequest(req: IncomingMessage, base: string): Request {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+  }
+  return new Request(new URL(req.url ?? "/", base), { method: req.method ?? "GET", headers });
 }
 
 /**
@@ -52,49 +116,45 @@ function json(res: ServerResponse, status: number, body: unknown): void {
  *
  * @example
  * ```ts
- * const host = await serveProxyHttp({ createServer: () => createProxyServer(core, info), port: 8080 });
+ * const host = await serveProxyHttp({ endpoint: v1Endpoint(() => createProxyServer(core, info)), port: 8080 });
  * console.log(host.mcpUrl);
  * ```
  */
 export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHttpHost> {
   const mount = options.mount ?? "/mcp";
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const bindHost = options.host ?? "127.0.0.1";
+  const allowedHosts = options.allowedHosts ?? (isLoopbackBind(bindHost) ? LOOPBACK_HOSTS : undefined);
+  const { endpoint } = options;
   let activePosts = 0;
   const idle: Array<() => void> = [];
+  let base = "http://127.0.0.1";
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const sessionId = req.headers["mcp-session-id"];
-    const existing = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
-    if (existing) {
-      await existing.handleRequest(req, res);
-      return;
+    let authInfo: ProxyAuthInfo | undefined;
+    if (options.authenticate) {
+      const verdict = await options.authenticate(headersRequest(req, base));
+      if (verdict === false) {
+        json(res, 401, rpcError("Unauthorized", -32001), {
+          "www-authenticate": 'Bearer realm="mcp"',
+          connection: "close",
+        });
+        return;
+      }
+      authInfo = verdict;
     }
-    if (req.method !== "POST" || sessionId !== undefined) {
-      json(res, sessionId === undefined ? 400 : 404, {
-        jsonrpc: "2.0",
-        error: { code: -32000, message: sessionId === undefined ? "Missing session id" : "Unknown session" },
-        id: null,
-      });
-      return;
-    }
-    const server = options.createServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        transports.set(id, transport);
-        options.log?.(`session ${id.slice(0, 8)}… opened`);
-      },
-    });
-    transport.onclose = () => {
-      const id = transport.sessionId;
-      if (id && transports.delete(id)) options.log?.(`session ${id.slice(0, 8)}… closed`);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await endpoint.handle(req, res, authInfo);
   }
 
   const http = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (allowedHosts) {
+      // Host on every request; Origin on the MCP path only (the file routes decide about origins).
+      const refusal = hostRefusal(req.headers, allowedHosts, path === mount);
+      if (refusal) {
+        json(res, 403, rpcError(refusal), { connection: "close" });
+        return;
+      }
+    }
     const rest = () => {
       if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD") && options.health) {
         options
@@ -107,7 +167,8 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
         json(res, 404, { error: { code: "NOT_FOUND", message: "no such route" } });
         return;
       }
-      if (req.method === "POST") {
+      // A 2026-07-28 `subscriptions/listen` stream stays open until the client goes: not a call to wait for.
+      if (req.method === "POST" && req.headers["mcp-method"] !== "subscriptions/listen") {
         activePosts++;
         res.once("close", () => {
           activePosts--;
@@ -125,7 +186,7 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
   });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
-    http.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+    http.listen(options.port ?? 0, bindHost, () => {
       http.off("error", reject);
       resolve();
     });
@@ -133,11 +194,12 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
   const { port, address } = http.address() as AddressInfo;
   const host = address.includes(":") ? `[${address}]` : address;
   const url = `http://${host}:${port}`;
+  base = url;
   return {
     url,
     mcpUrl: `${url}${mount}`,
     get sessions() {
-      return transports.size;
+      return endpoint.sessions;
     },
     stopAccepting() {
       http.close();
@@ -153,33 +215,9 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
       });
     },
     async close() {
-      await Promise.allSettled([...transports.values()].map((transport) => transport.close()));
+      await endpoint.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-}
-
-/**
- * Serves one proxy server over stdio (as a desktop client starts it).
- *
- * @example
- * ```ts
- * await serveProxyStdio(createProxyServer(core, info));
- * ```
- */
-export async function serveProxyStdio(
-  server: Server,
-): Promise<{ close(): Promise<void>; closed: Promise<void> }> {
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    const previous = server.onclose;
-    server.onclose = () => {
-      previous?.();
-      resolve();
-    };
-  });
-  process.stdin.once("end", () => void server.close());
-  await server.connect(transport);
-  return { close: () => server.close(), closed };
 }

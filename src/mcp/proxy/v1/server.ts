@@ -18,12 +18,12 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ProxyCore } from "../../proxy/proxy-core.js";
-import type { DownstreamSink, JsonObject } from "../../proxy/types.js";
-import { type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "./dispatch.js";
-import { ProgressRelay } from "./progress.js";
+import type { ProxyCore } from "../../../proxy/proxy-core.js";
+import type { DownstreamSink, JsonObject } from "../../../proxy/types.js";
+import { type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
+import { ProgressRelay } from "../progress.js";
 
-export type { ProxyServerOptions } from "./dispatch.js";
+export type { ProxyServerOptions } from "../dispatch.js";
 
 /** The SDK's request schema of every method the proxy answers: the SDK validates the params. */
 const SCHEMAS: Record<string, unknown> = {

@@ -1,0 +1,140 @@
+/**
+ * Picks the SDK generation of the proxy's downstream server and loads only that one: each
+ * generation's code is imported on demand, so a proxy runs with just the SDK it uses installed.
+ */
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import type { ProxyCore } from "../../proxy/proxy-core.js";
+import type { ProxyServerOptions } from "./dispatch.js";
+import type { McpEndpoint } from "./http-host.js";
+
+/** An MCP SDK generation. */
+export type SdkGeneration = "v1" | "v2";
+
+/** The package each generation's server side comes from. */
+const INSTALL: Record<SdkGeneration, string> = {
+  v1: "@modelcontextprotocol/sdk",
+  v2: "@modelcontextprotocol/server",
+};
+
+/**
+ * A transport, structurally (either SDK's `Transport`): what `connect` takes.
+ *
+ * @example
+ * ```ts
+ * const transport: ProxyTransportLike = new StdioServerTransport();
+ * ```
+ */
+export interface ProxyTransportLike {
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A downstream proxy server of either SDK generation (the SDK's low-level `Server`): connect it to a
+ * transport of the same SDK.
+ *
+ * @example
+ * ```ts
+ * const server: ProxyServer = proxy.createServer();
+ * await server.connect(new StdioServerTransport());
+ * ```
+ */
+export interface ProxyServer {
+  connect(transport: ProxyTransportLike): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The downstream of one generation, bound to a core. */
+export interface Downstream {
+  readonly sdk: SdkGeneration;
+  /** A server for one connection. */
+  createServer(): ProxyServer;
+  /** The HTTP endpoint. */
+  endpoint(log?: (line: string) => void): McpEndpoint;
+  /** Serves one connection over this process's stdin and stdout. */
+  serveStdio(): Promise<{ closed: Promise<void> }>;
+}
+
+/** Whether `error` says that `pkg` is not installed (and not that something inside it failed). */
+function isMissing(error: unknown, pkg: string): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
+    String((error as Error).message).includes(pkg)
+  );
+}
+
+/** A loaded SDK generation, not yet bound to a core. */
+export interface DownstreamGeneration {
+  readonly sdk: SdkGeneration;
+  bind(core: ProxyCore, options: ProxyServerOptions): Downstream;
+}
+
+/**
+ * Loads the downstream of `sdk`: the generation asked for, or else SDK v1 when it is installed,
+ * else SDK v2. Load it before starting anything, so a missing SDK fails first.
+ *
+ * @throws FileBridgeError `INVALID_OPTION` naming the package to install when the SDK asked for (or
+ *   any SDK) is missing.
+ */
+export async function loadDownstream(sdk: SdkGeneration | undefined): Promise<DownstreamGeneration> {
+  const order: SdkGeneration[] = sdk === undefined ? ["v1", "v2"] : [sdk];
+  for (const generation of order) {
+    try {
+      return generation === "v1" ? await v1Generation() : await v2Generation();
+    } catch (error) {
+      if (!isMissing(error, INSTALL[generation])) throw error;
+    }
+  }
+  throw new FileBridgeError(
+    "INVALID_OPTION",
+    sdk === undefined
+      ? "the proxy needs an MCP SDK: npm install @modelcontextprotocol/sdk (SDK v1) or @modelcontextprotocol/server (SDK v2)"
+      : `the proxy was asked to serve with MCP SDK ${sdk}, but ${INSTALL[sdk]} is not installed (npm install ${INSTALL[sdk]})`,
+    { data: { option: "sdk" } },
+  );
+}
+
+async function v1Generation(): Promise<DownstreamGeneration> {
+  const [{ createProxyServer }, { v1Endpoint, serveProxyStdio }] = await Promise.all([
+    import("./v1/server.js"),
+    import("./v1/endpoint.js"),
+  ]);
+  return {
+    sdk: "v1",
+    bind(core, options) {
+      const createServer = () => createProxyServer(core, options);
+      return {
+        sdk: "v1",
+        createServer: () => createServer() as unknown as ProxyServer,
+        endpoint: (log) => v1Endpoint(createServer, log),
+        async serveStdio() {
+          const served = await serveProxyStdio(createServer());
+          return { closed: served.closed };
+        },
+      };
+    },
+  };
+}
+
+async function v2Generation(): Promise<DownstreamGeneration> {
+  const [{ createProxyServerV2 }, { v2Endpoint, serveProxyStdioV2 }] = await Promise.all([
+    import("./v2/server.js"),
+    import("./v2/endpoint.js"),
+  ]);
+  return {
+    sdk: "v2",
+    bind(core, options) {
+      const createServer = (serving: "connection" | "request") => createProxyServerV2(core, options, serving);
+      return {
+        sdk: "v2",
+        createServer: () => createServer("connection") as unknown as ProxyServer,
+        endpoint: (log) => v2Endpoint(core, createServer, log),
+        async serveStdio() {
+          const served = serveProxyStdioV2(createServer);
+          return { closed: served.closed };
+        },
+      };
+    },
+  };
+}
