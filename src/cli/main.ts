@@ -45,6 +45,11 @@ Options:
       --host <host>          Interface to listen on (default 127.0.0.1, or proxy.host).
   -p, --port <port>          Port (default 0 = a free port, or proxy.port).
       --stdio                Also serve one MCP session over stdin/stdout (for clients that start it).
+      --sdk <v1|v2>          MCP SDK serving clients (default: v1 when installed, else v2). v2 answers
+                             2026-07-28 (stateless) clients and 2025 clients (sessions) alike.
+      --auth-tokens-env <N>  Environment variable of "user:token" pairs (comma-separated): HTTP callers
+                             send "Authorization: Bearer <token>"; their files are their user's.
+                             Stateless (2026-07-28) callers need it to use files.
       --check                Connect, print the health report (JSON) and exit: 0 when healthy.
   -h, --help                 Show this help.
 
@@ -74,6 +79,7 @@ Options:
   -o, --output-dir <dir>     Where remote outputs are saved (default ./mcp-downloads).
       --max-bytes <n>        Largest file sent or saved (default 104857600).
       --file-arg <tool=arg>  Treat an argument as a file argument (repeatable), e.g. convert=input_path.
+      --sdk <v1|v2>          MCP SDK serving the desktop client (default: v1 when installed, else v2).
   -h, --help                 Show this help.
 
 Claude Desktop (claude_desktop_config.json):
@@ -120,6 +126,13 @@ function onSignals(shutdown: (signal: string) => Promise<void>): void {
   }
 }
 
+function sdkFrom(value: string | undefined): "v1" | "v2" | undefined {
+  if (value === undefined) return undefined;
+  if (value !== "v1" && value !== "v2")
+    throw new UsageError(`--sdk takes v1 or v2, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 async function proxyCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -133,6 +146,8 @@ async function proxyCommand(argv: string[]): Promise<void> {
       port: { type: "string", short: "p" },
       stdio: { type: "boolean" },
       check: { type: "boolean" },
+      sdk: { type: "string" },
+      "auth-tokens-env": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -168,7 +183,14 @@ async function proxyCommand(argv: string[]): Promise<void> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new UsageError(`--port must be 0–65535, got ${values.port}`);
   }
-  const proxy = await createFileProxy({ config, log, upstreamStderr: "inherit" });
+  const sdk = sdkFrom(values.sdk);
+  if (values["auth-tokens-env"]) {
+    config = parseProxyConfig(
+      { ...config, proxy: { ...config.proxy, auth: { tokensEnv: values["auth-tokens-env"] } } },
+      "the command line",
+    );
+  }
+  const proxy = await createFileProxy({ config, log, upstreamStderr: "inherit", ...(sdk ? { sdk } : {}) });
   if (values.check) {
     const report = await proxy.health();
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -206,6 +228,7 @@ async function connectCommand(argv: string[]): Promise<void> {
       "output-dir": { type: "string", short: "o" },
       "max-bytes": { type: "string" },
       "file-arg": { type: "string", multiple: true },
+      sdk: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -252,6 +275,7 @@ async function connectCommand(argv: string[]): Promise<void> {
     ...(maxBytes !== undefined ? { maxBytes } : {}),
     fileArgs,
     ...(fromFile.callTimeout !== undefined ? { callTimeout: fromFile.callTimeout as never } : {}),
+    ...(sdkFrom(values.sdk) ? { sdk: sdkFrom(values.sdk) as "v1" | "v2" } : {}),
     log,
   });
   onSignals(() => shim.close());
