@@ -41,6 +41,8 @@ export interface Cluster {
   url: string;
   /** The MCP SDK generation the replicas serve `/mcp` with. */
   sdk: SdkGeneration;
+  /** The configuration HAProxy runs with. */
+  haproxyConfig: string;
   replicas: Replica[];
   secret: string;
   /** S3 key prefix and Redis key prefix of this deployment. */
@@ -179,12 +181,14 @@ export async function startCluster(
   const replicas = await Promise.all(names.map((name) => spawnReplica(name, env, sdk)));
   const dir = await mkdtemp(join(tmpdir(), "mfb-haproxy-"));
   const config = join(dir, "haproxy.cfg");
-  await writeFile(config, haproxyConfig(lbPort, replicas, { sticky: sdk === "v1" }));
+  const configText = haproxyConfig(lbPort, replicas, { sticky: sdk === "v1" });
+  await writeFile(config, configText);
   const haproxy = spawn("haproxy", ["-f", config, "-db"], { stdio: ["ignore", "ignore", "inherit"] });
   await waitForPort(lbPort);
   return {
     url: `http://127.0.0.1:${lbPort}`,
     sdk,
+    haproxyConfig: configText,
     replicas,
     secret,
     s3Prefix,
