@@ -1,11 +1,15 @@
 /**
  * Runs N replicas of `server.ts` as separate processes on one S3 bucket and one Redis, behind a real
- * HAProxy:
+ * HAProxy. SDK v1 replicas (the default):
  * - `/mcp` (stateful) is sticky on `Mcp-Session-Id`: HAProxy learns the id from the response that
  *   created the session and sends every later request of that session to the same replica;
  * - `/mcp-stateless` and the upload/download routes go round-robin, no stickiness.
  *
- *   npx tsx examples/replicas/cluster.ts   # starts radosgw + redis-server too, prints the URLs
+ * SDK v2 replicas (`--sdk v2`): `/mcp` is stateless (2026-07-28, and the 2025 era served without
+ * sessions), so everything goes round-robin: the configuration has no stickiness at all.
+ *
+ *   npx tsx examples/replicas/cluster.ts             # starts radosgw + redis-server too, prints the URLs
+ *   npx tsx examples/replicas/cluster.ts --sdk v2    # the same with SDK v2 replicas
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -21,6 +25,8 @@ import {
   startServices,
   stopServices,
 } from "../../scripts/services/services.js";
+import { type SdkGeneration, sdkFlag } from "../shared/serve-http-v2.js";
+import { userToken } from "./server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -33,6 +39,10 @@ export interface Replica {
 export interface Cluster {
   /** The load balancer's URL: clients use this. */
   url: string;
+  /** The MCP SDK generation the replicas serve `/mcp` with. */
+  sdk: SdkGeneration;
+  /** The configuration HAProxy runs with. */
+  haproxyConfig: string;
   replicas: Replica[];
   secret: string;
   /** S3 key prefix and Redis key prefix of this deployment. */
@@ -42,11 +52,39 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-/** The HAProxy configuration for the replicas. */
-export function haproxyConfig(port: number, replicas: Array<{ name: string; url: string }>): string {
+/**
+ * The HAProxy configuration for the replicas. `sticky` (SDK v1's stateful `/mcp`) pins each MCP
+ * session to the replica that created it; without it (SDK v2, stateless) every route is plain
+ * round-robin.
+ */
+export function haproxyConfig(
+  port: number,
+  replicas: Array<{ name: string; url: string }>,
+  { sticky = true }: { sticky?: boolean } = {},
+): string {
   const servers = replicas
     .map((r) => `  server ${r.name} ${new URL(r.url).host} check inter 500ms`)
     .join("\n");
+  if (!sticky) {
+    return `global
+  maxconn 2000
+defaults
+  mode http
+  timeout connect 5s
+  # subscriptions/listen streams stay open: long timeouts
+  timeout client 10m
+  timeout server 10m
+  option redispatch
+  retries 2
+frontend lb
+  bind 127.0.0.1:${port}
+  default_backend round_robin
+backend round_robin
+  # Stateless MCP, uploads and downloads alike: any replica answers any request.
+  balance roundrobin
+${servers}
+`;
+  }
   return `global
   maxconn 2000
 defaults
@@ -90,8 +128,12 @@ async function waitForPort(port: number, ms = 10_000): Promise<void> {
 }
 
 /** Starts one replica process; resolves once it printed READY. */
-export function spawnReplica(name: string, env: Record<string, string>): Promise<Replica> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "server.ts")], {
+export function spawnReplica(
+  name: string,
+  env: Record<string, string>,
+  sdk: SdkGeneration = "v1",
+): Promise<Replica> {
+  const child = spawn(process.execPath, ["--import", "tsx", join(here, "server.ts"), "--sdk", sdk], {
     env: { ...process.env, ...env, REPLICA: name, PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -113,7 +155,11 @@ export function spawnReplica(name: string, env: Record<string, string>): Promise
 }
 
 /** Starts `count` replicas and HAProxy in front of them, on the given services. */
-export async function startCluster(services: ServiceEndpoints, count = 3): Promise<Cluster> {
+export async function startCluster(
+  services: ServiceEndpoints,
+  count = 3,
+  { sdk = "v1" }: { sdk?: SdkGeneration } = {},
+): Promise<Cluster> {
   if (!services.s3 || !services.redis) throw new Error("the cluster needs S3 and Redis");
   const secret = randomBytes(32).toString("base64url");
   const s3Prefix = `replicas-${randomBytes(4).toString("hex")}/`;
@@ -132,14 +178,17 @@ export async function startCluster(services: ServiceEndpoints, count = 3): Promi
     REDIS_PREFIX: redisPrefix,
   };
   const names = "abcdefghij".slice(0, count).split("");
-  const replicas = await Promise.all(names.map((name) => spawnReplica(name, env)));
+  const replicas = await Promise.all(names.map((name) => spawnReplica(name, env, sdk)));
   const dir = await mkdtemp(join(tmpdir(), "mfb-haproxy-"));
   const config = join(dir, "haproxy.cfg");
-  await writeFile(config, haproxyConfig(lbPort, replicas));
+  const configText = haproxyConfig(lbPort, replicas, { sticky: sdk === "v1" });
+  await writeFile(config, configText);
   const haproxy = spawn("haproxy", ["-f", config, "-db"], { stdio: ["ignore", "ignore", "inherit"] });
   await waitForPort(lbPort);
   return {
     url: `http://127.0.0.1:${lbPort}`,
+    sdk,
+    haproxyConfig: configText,
     replicas,
     secret,
     s3Prefix,
@@ -162,11 +211,17 @@ export async function startCluster(services: ServiceEndpoints, count = 3): Promi
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const services = await startServices();
-  const cluster = await startCluster(services, Number(process.env.REPLICAS ?? 3));
+  const sdk = sdkFlag();
+  const cluster = await startCluster(services, Number(process.env.REPLICAS ?? 3), { sdk });
   console.log(
-    `load balancer: ${cluster.url}  (MCP stateful ${cluster.url}/mcp, stateless ${cluster.url}/mcp-stateless)`,
+    sdk === "v2"
+      ? `load balancer: ${cluster.url}  (SDK v2, stateless MCP ${cluster.url}/mcp, plain round-robin)`
+      : `load balancer: ${cluster.url}  (MCP stateful ${cluster.url}/mcp, stateless ${cluster.url}/mcp-stateless)`,
   );
   for (const r of cluster.replicas) console.log(`  replica ${r.name}: ${r.url}`);
+  for (const user of ["alice", "bob"]) {
+    console.log(`  Authorization: Bearer ${userToken(cluster.secret, user)}   (user "${user}")`);
+  }
   console.log("Ctrl-C stops everything.");
   const stop = async () => {
     await cluster.close();

@@ -5,18 +5,30 @@
  * - files: `s3Store` (+ `redisCatalog`, so every replica lists the same files fast)
  * - state: `redisState` (upload tickets and single-use download links hold across replicas)
  * - notifications: `redisChangeFeed` (a file stored on replica A reaches the resource lists, and
- *   `list_changed`, of sessions on replica B)
+ *   `list_changed`, of clients on replica B)
+ * - `/files/…`: upload and download routes, any replica
+ *
+ * On SDK v1 (the default):
  * - `/mcp`: stateful Streamable HTTP (the load balancer keeps a session on one replica by its
  *   `Mcp-Session-Id`); scope = the MCP session
  * - `/mcp-stateless`: stateless Streamable HTTP (any replica answers any request); scope = the user
  *   of a verified bearer token (`Bearer <user>.<hmac>`, see {@link userToken})
- * - `/files/…`: upload and download routes, any replica
+ *
+ * On SDK v2 (`--sdk v2`, `SDK=v2`, or `startReplica({ sdk: "v2" })`):
+ * - `/mcp`: SDK v2's `createMcpHandler`, stateless: the 2026-07-28 protocol, and 2025-era clients
+ *   served statelessly (no `Mcp-Session-Id`), so any replica answers any request; scope = the user
+ *   of a verified bearer token, and a request without a valid one is answered 401
+ * - `subscriptions/listen` streams (2026-07-28) get `list_changed` / `updated` for files stored or
+ *   deleted on any replica: the change feed updates this replica's registry, and
+ *   `registry.publishTo(handler)` hands that to the handler's `notify`
  *
  * Environment: PORT (0 = free), REPLICA (a name), SECRET (shared by all replicas: signs URLs and
  * user tokens), PUBLIC_URL (the load balancer's URL, put into links), S3_ENDPOINT, S3_BUCKET,
- * S3_PREFIX, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, REDIS_URL. Prints `READY <url>` when listening.
+ * S3_PREFIX, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, REDIS_URL, SDK (v1 or v2; `--sdk` wins).
+ * Prints `READY <url>` when listening.
  *
  *   npx tsx examples/replicas/server.ts
+ *   npx tsx examples/replicas/server.ts --sdk v2
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -26,6 +38,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { type AuthInfo, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
   createFileRoutes,
@@ -35,11 +48,13 @@ import {
   ResourceRegistry,
   type ScopeSource,
   SignedUrlMinter,
+  scopeSourceOf,
   UploadHandleResolver,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { redisCatalog, redisChangeFeed, redisState } from "../../src/redis/index.js";
 import { s3Store } from "../../src/s3/index.js";
+import { type SdkGeneration, sdkFlag, serveHttpV2 } from "../shared/serve-http-v2.js";
 
 /** Settings of one replica. */
 export interface ReplicaOptions {
@@ -58,6 +73,11 @@ export interface ReplicaOptions {
   redisUrl: string;
   /** Key prefix in Redis (separates deployments sharing one Redis). @default "replicas:" */
   redisPrefix?: string;
+  /**
+   * The MCP SDK generation of `/mcp`: v1 (stateful sessions, plus `/mcp-stateless`) or v2
+   * (`createMcpHandler`, stateless, scope = the bearer token's user). @default "v1"
+   */
+  sdk?: SdkGeneration;
 }
 
 /** A bearer token for `user`, as the stateless endpoint verifies it. */
@@ -65,17 +85,20 @@ export function userToken(secret: string, user: string): string {
   return `${user}.${createHmac("sha256", secret).update(`user:${user}`).digest("base64url")}`;
 }
 
-function verifiedUser(secret: string, extra: ScopeSource | undefined): string | undefined {
-  const header = extra?.requestInfo?.headers?.authorization;
-  const match = /^Bearer ([a-z0-9-]{1,64})\.([A-Za-z0-9_-]+)$/.exec(
-    Array.isArray(header) ? (header[0] ?? "") : (header ?? ""),
-  );
+/** The scope of the user whose token an `Authorization` header carries, if the token is valid. */
+function userOfHeader(secret: string, header: string | null | undefined): string | undefined {
+  const match = /^Bearer ([a-z0-9-]{1,64})\.([A-Za-z0-9_-]+)$/.exec(header ?? "");
   if (!match) return undefined;
   const expected = Buffer.from(userToken(secret, match[1] as string));
   const given = Buffer.from(`${match[1]}.${match[2]}`);
   return expected.length === given.length && timingSafeEqual(expected, given)
     ? `user:${match[1]}`
     : undefined;
+}
+
+function verifiedUser(secret: string, extra: ScopeSource | undefined): string | undefined {
+  const header = extra?.requestInfo?.headers?.authorization;
+  return userOfHeader(secret, Array.isArray(header) ? header[0] : header);
 }
 
 /** Starts one replica. */
@@ -93,12 +116,20 @@ export async function startReplica(options: ReplicaOptions) {
   const state = redisState({ url: options.redisUrl, keyPrefix: redisPrefix });
   const feed = redisChangeFeed({ url: options.redisUrl, keyPrefix: redisPrefix });
   const minter = new SignedUrlMinter({ secret: options.secret, baseUrl: options.publicUrl, state });
+  const sdk = options.sdk ?? "v1";
 
-  // Stateful sessions: the session's scope. Stateless requests: the verified user. Else: refused.
+  // v1: stateful sessions: the session's scope; stateless requests: the verified user; else refused.
+  // v2: the user the HTTP layer verified (`authenticate` below put it in authInfo.extra.sub); there
+  // is no session to fall back on, and a request without a user is refused.
   const scope = (extra: ScopeSource): string => {
-    if (extra.sessionId) return extra.sessionId;
-    const user = verifiedUser(options.secret, extra);
-    if (user) return user;
+    if (sdk === "v2") {
+      const sub = extra.authInfo?.extra?.sub;
+      if (typeof sub === "string" && sub.length > 0) return sub;
+    } else {
+      if (extra.sessionId) return extra.sessionId;
+      const user = verifiedUser(options.secret, extra);
+      if (user) return user;
+    }
     throw new FileBridgeError("FORBIDDEN", "send Authorization: Bearer <user token> (stateless endpoint)");
   };
   // The feed carries what this replica stores or deletes to the others, and theirs to this one.
@@ -125,8 +156,12 @@ export async function startReplica(options: ReplicaOptions) {
     }),
   );
 
-  function createMcpServer(): McpServer {
-    const server = new McpServer({ name: `replica-${options.replica}`, version: "1.0.0" });
+  /**
+   * The same pieces and tools on either generation's `McpServer`. Both have the same
+   * `registerTool(name, config, callback)`; TypeScript cannot call it through a union of the two
+   * overloaded classes, so this is typed against v1's (`scopeSourceOf` reads either's context).
+   */
+  function mount(server: McpServer): McpServer {
     uploads.attach(server);
     registry.attach(server);
     server.registerTool(
@@ -163,7 +198,7 @@ export async function startReplica(options: ReplicaOptions) {
         inputSchema: { id: z.string() },
       },
       async (args, extra) => {
-        const file = await store.head(scope(extra), args.id);
+        const file = await store.head(scope(scopeSourceOf(extra)), args.id);
         if (!file) return { isError: true, content: [{ type: "text", text: "NOT_FOUND" }] };
         const { url } = await minter.downloadUrl(file, { singleUse: true, ttl: "5m" });
         return { content: [{ type: "text", text: url }] };
@@ -173,6 +208,51 @@ export async function startReplica(options: ReplicaOptions) {
       content: [{ type: "text", text: options.replica }],
     }));
     return server;
+  }
+
+  const info = { name: `replica-${options.replica}`, version: "1.0.0" };
+  const createMcpServer = (): McpServer => mount(new McpServer(info));
+  const createMcpServerV2 = (): McpServerV2 => {
+    const server = new McpServerV2(info);
+    mount(server as unknown as McpServer);
+    return server;
+  };
+
+  if (sdk === "v2") return startV2();
+
+  /** SDK v2: one stateless `/mcp` (serveHttpV2) beside the file routes; no state between requests. */
+  async function startV2() {
+    const http = await serveHttpV2({
+      port: options.port,
+      createServer: () => createMcpServerV2(),
+      authenticate: (request): AuthInfo | false => {
+        const header = request.headers.get("authorization");
+        const user = userOfHeader(options.secret, header);
+        // Fail closed: no token, or a token that does not verify, is a 401 before any MCP handling.
+        if (user === undefined) return false;
+        return { token: header as string, clientId: "replicas", scopes: [], extra: { sub: user } };
+      },
+      routes: (req, res, next) => {
+        res.setHeader("x-replica", options.replica);
+        const path = new URL(req.url ?? "/", "http://localhost").pathname;
+        if (path === "/healthz") res.writeHead(200).end(options.replica);
+        else if (path === "/mcp") next();
+        else routes(req, res, () => res.writeHead(404).end());
+      },
+    });
+    // Every change this replica's registry learns of (its own, and the other replicas' through the
+    // feed) reaches the subscriptions/listen streams open on this replica.
+    const unpublish = registry.publishTo(http.handler);
+    return {
+      url: http.url,
+      store,
+      async close() {
+        unpublish();
+        await http.close();
+        await registry.close();
+        await Promise.allSettled([feed.close?.(), state.close?.(), store.close?.(), catalog.close?.()]);
+      },
+    };
   }
 
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -260,7 +340,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     return value;
   };
   let publicUrl = process.env.PUBLIC_URL;
+  const sdk = sdkFlag(process.argv.includes("--sdk") ? process.argv : ["--sdk", env("SDK", "v1")]);
   const replica = await startReplica({
+    sdk,
     replica: env("REPLICA", "a"),
     port: Number(env("PORT", "0")),
     secret: env("SECRET"),
