@@ -2,6 +2,10 @@
  * `mcp-file-bridge/proxy`: file handling in front of any MCP server (`createFileProxy`), and the
  * local shim that lets desktop clients hand local files to remote servers (`createConnectShim`).
  */
+
+export type { ProxyServer, ProxyTransportLike, SdkGeneration } from "../mcp/proxy/downstream.js";
+export type { ProxyAuthenticate, ProxyAuthInfo } from "../mcp/proxy/http-host.js";
+export { bearerTokens, parseBearerTokens } from "./bearer-tokens.js";
 export type {
   ArtifactRule,
   ConnectConfig,

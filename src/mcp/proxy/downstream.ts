@@ -7,7 +7,15 @@ import type { ProxyCore } from "../../proxy/proxy-core.js";
 import type { ProxyServerOptions } from "./dispatch.js";
 import type { McpEndpoint } from "./http-host.js";
 
-/** An MCP SDK generation. */
+/**
+ * An MCP SDK generation: `"v1"` is `@modelcontextprotocol/sdk` 1.x, `"v2"` is
+ * `@modelcontextprotocol/server` + `client` 2.x.
+ *
+ * @example
+ * ```ts
+ * const proxy = await createFileProxy({ config, sdk: "v2" satisfies SdkGeneration });
+ * ```
+ */
 export type SdkGeneration = "v1" | "v2";
 
 /** The package each generation's server side comes from. */
