@@ -152,7 +152,10 @@ describe.each(["2026-07-28", "2025"] as const)("upload-page on SDK v2, %s era: t
       ui: { resourceUri: WIDGET },
       "ui/resourceUri": WIDGET,
     });
-    const { resources } = await client.listResources();
+    const listed = (await client.listResources()) as { resources: unknown[]; cacheScope?: string };
+    // 2026-07-28 lists are cacheable: per user, never shared (2025-era results carry no cache fields).
+    expect(listed.cacheScope).toBe(era === "2026-07-28" ? "private" : undefined);
+    const { resources } = listed;
     expect(resources).toEqual([
       expect.objectContaining({ uri: WIDGET, mimeType: "text/html;profile=mcp-app" }),
     ]);
