@@ -163,7 +163,7 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
     sdk === "v2"
       ? await serveHttpV2({
           port: options.port ?? 0,
-          // Built for every request (the v2 endpoint is stateless): the same pieces as on v1.
+          // Built per 2026-07-28 request (stateless) and per 2025 session: the same pieces as on v1.
           createServer: () => mount(new McpServerV2({ name: "upload-page-example", version: "1.0.0" })),
           authenticate: staticTokens(tokens),
           // 2025 clients get MCP sessions, so request_document can ask them (elicitation/create) and
