@@ -8,14 +8,17 @@
  * handler passes to the factory and to every handler (`ctx.http.authInfo`), with the user id in
  * `extra.sub`.
  */
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   type AuthInfo,
   createMcpHandler,
+  isLegacyRequest,
   type McpHttpHandler,
   type McpServer,
   type McpServerFactory,
+  WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { LOOPBACK_HOSTS } from "../../src/http/host-guard.js";
 import { toNodeHandler } from "../../src/node/index.js";
@@ -31,8 +34,13 @@ export interface ServeV2Options {
    * anonymous caller, or `false` to answer 401. @default every caller anonymous
    */
   authenticate?: (request: Request) => AuthInfo | undefined | false | Promise<AuthInfo | undefined | false>;
-  /** How 2025-era requests are served: statelessly from the same factory, or refused. @default "stateless" */
-  legacy?: "stateless" | "reject";
+  /**
+   * How 2025-era requests are served: statelessly from the same factory, refused, or with MCP
+   * sessions (`Mcp-Session-Id`, one server per session from the same factory, each session bound to
+   * the user that opened it). Sessions are what lets a 2025 client answer a server request such as
+   * URL elicitation: statelessly, its answer would reach a fresh server. @default "stateless"
+   */
+  legacy?: "stateless" | "reject" | "sessions";
   /** @default "127.0.0.1" */
   host?: string;
   /** @default 0 (a free port) */
@@ -54,9 +62,11 @@ export interface RunningV2Server {
 export async function serveHttpV2(options: ServeV2Options): Promise<RunningV2Server> {
   const mcpPath = options.mcpPath ?? "/mcp";
   const bindHost = options.host ?? "127.0.0.1";
+  const legacy = options.legacy ?? "stateless";
   const handler = createMcpHandler((context) => options.createServer(context), {
-    legacy: options.legacy ?? "stateless",
+    legacy: legacy === "sessions" ? "reject" : legacy,
   });
+  const sessions = legacy === "sessions" ? legacySessions(options.createServer) : undefined;
   const mcp = toNodeHandler(async (request) => {
     const authInfo = options.authenticate ? await options.authenticate(request) : undefined;
     if (authInfo === false) {
@@ -65,6 +75,7 @@ export async function serveHttpV2(options: ServeV2Options): Promise<RunningV2Ser
         { status: 401, headers: { "www-authenticate": 'Bearer realm="mcp"' } },
       );
     }
+    if (sessions && (await isLegacyRequest(request))) return sessions.fetch(request, authInfo);
     return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
   });
 
@@ -93,9 +104,62 @@ export async function serveHttpV2(options: ServeV2Options): Promise<RunningV2Ser
     mcpUrl: new URL(mcpPath, url),
     handler,
     async close() {
+      await sessions?.close();
       await handler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * 2025-era traffic with MCP sessions, as the SDK suggests next to a strict modern endpoint
+ * (`isLegacyRequest` in front of `createMcpHandler(factory, { legacy: "reject" })`). A session
+ * belongs to the user that opened it: another user (or no user) gets 404 for its id, as if it did
+ * not exist.
+ */
+function legacySessions(factory: ServeV2Options["createServer"]) {
+  const open = new Map<
+    string,
+    { transport: WebStandardStreamableHTTPServerTransport; server: McpServer; user: unknown }
+  >();
+  const notFound = () =>
+    Response.json(
+      { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null },
+      { status: 404 },
+    );
+  return {
+    async fetch(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
+      const user = authInfo?.extra?.sub;
+      const auth = authInfo === undefined ? {} : { authInfo };
+      const id = request.headers.get("mcp-session-id");
+      if (id !== null) {
+        const session = open.get(id);
+        if (!session || session.user !== user) return notFound();
+        return session.transport.handleRequest(request, auth);
+      }
+      // No session id: only an `initialize` opens one (the transport answers anything else with 400).
+      const server = factory({ era: "legacy", ...auth, requestInfo: request });
+      const transport: WebStandardStreamableHTTPServerTransport =
+        new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (sessionId) => {
+            open.set(sessionId, { transport, server, user });
+          },
+          onsessionclosed: (sessionId) => {
+            open.delete(sessionId);
+            void server.close().catch(() => undefined);
+          },
+        });
+      await server.connect(transport);
+      const response = await transport.handleRequest(request, auth);
+      if (transport.sessionId === undefined) await server.close();
+      return response;
+    },
+    async close() {
+      const sessions = [...open.values()];
+      open.clear();
+      await Promise.allSettled(sessions.map((session) => session.server.close()));
     },
   };
 }

@@ -8,12 +8,12 @@
  *   (`ui://mcp-file-bridge/upload.html`): hosts with MCP Apps show a file picker in the chat.
  * - every upload link opens the upload page in a browser (`GET /files/upload/{token}`).
  *
- * On SDK v2 (`--sdk v2`, or `start({ sdk: "v2" })`) the same routes serve a stateless v2 `McpServer`.
- * There is no session, so the scope is the caller's authenticated user (a bearer token, printed at
- * start), never a shared constant; a call without it is refused. For now v2 gets only what works
- * there: `upload_files` and the upload page. The widget (`attach(server, { widget })`) and
- * `request_document` (`requestFiles`, URL elicitation as `input_required`) need the v2 adapter to
- * register fixed resources and ask URL elicitations, which it does not do yet.
+ * On SDK v2 (`--sdk v2`, or `start({ sdk: "v2" })`) the same routes serve a v2 `McpServer` with the
+ * same tools, widget and page. 2026-07-28 clients are served statelessly: `request_document` answers
+ * with an `input_required` URL elicitation and waits for the upload on the client's retry. 2025
+ * clients get MCP sessions, so `request_document` asks them with `elicitation/create` as on v1. The
+ * scope is the caller's authenticated user (a bearer token, printed at start), never a shared
+ * constant; a call without it is refused.
  *
  *   npx tsx examples/upload-page/server.ts            # prints the MCP URL
  *   npx tsx examples/upload-page/server.ts --sdk v2   # prints the MCP URL and the bearer token
@@ -27,10 +27,15 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import {
   createFileRoutes,
-  defaultScope,
+  type Duration,
+  FileBridgeError,
+  type FileStore,
   fsStore,
   memoryState,
+  type ScopeSource,
   SignedUrlMinter,
+  scopeSourceOf,
+  toToolErrorResult,
   UploadHandleResolver,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
@@ -41,6 +46,18 @@ import { serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 /** One scope for this single-user demo on v1; a real server derives it from the session or the user. */
 const SCOPE = "demo";
 
+/**
+ * The scope on SDK v2: the authenticated user only. Unlike `defaultScope`, an MCP session (which v2
+ * has for 2025 clients here, see `legacy: "sessions"` below) is not enough: no user, no files.
+ */
+function userScope(extra: ScopeSource): string {
+  const sub = scopeSourceOf(extra).authInfo?.extra?.sub;
+  if (typeof sub === "string" && sub.length > 0) return sub;
+  throw new FileBridgeError("FORBIDDEN", "this server needs an authenticated user (Authorization: Bearer)", {
+    data: { reason: "no_scope" },
+  });
+}
+
 /** Options of {@link start}. */
 export interface UploadPageOptions {
   /** @default 0 (a free port) */
@@ -49,7 +66,7 @@ export interface UploadPageOptions {
   dataDir?: string;
   /**
    * Which MCP SDK generation serves `/mcp`: v1 (`@modelcontextprotocol/sdk`, sessions) or v2
-   * (`@modelcontextprotocol/server`, stateless; `upload_files` and the page only, see above).
+   * (`@modelcontextprotocol/server`: 2026-07-28 stateless, 2025 clients with sessions).
    * @default "v1"
    */
   sdk?: "v1" | "v2";
@@ -58,6 +75,8 @@ export interface UploadPageOptions {
    * @default env UPLOAD_PAGE_TOKEN, else one random token, for the user "demo"
    */
   tokens?: Record<string, string>;
+  /** How long `request_document` waits for the upload (seconds, or a string like `"5m"`). @default "15m" */
+  requestTimeout?: Duration;
 }
 
 /** A running upload-page server. */
@@ -69,6 +88,8 @@ export interface UploadPageServer {
   tokens: Record<string, string>;
   requests: FileRequests;
   uploads: UploadHandleResolver;
+  /** The file store behind the routes and the tools. */
+  store: FileStore;
   close(): Promise<void>;
 }
 
@@ -102,49 +123,59 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
     state,
     maxFiles: 5,
     toolName: "upload_files",
-    // v1: one constant scope for this single-user demo. v2 (stateless HTTP): the authenticated
-    // user (`authInfo.extra.sub`, set by the token check); a call without one is refused.
-    scope: sdk === "v1" ? () => SCOPE : defaultScope,
+    ...(options.requestTimeout === undefined ? {} : { fileRequests: { timeout: options.requestTimeout } }),
+    // v1: one constant scope for this single-user demo. v2: the authenticated user
+    // (`authInfo.extra.sub`, set by the token check), on both eras; a call without one is refused.
+    scope: sdk === "v1" ? () => SCOPE : userScope,
   });
   // The page for browsers at every upload link, and any-origin CORS so the widget (on the host's
   // sandbox origin) can read its upload reply: the links are capabilities, no cookie is involved.
   const routes = createFileRoutes({ store, minter, state, uploadPage: true, allowedOrigins: "*" });
 
-  const createServer = () => {
-    const server = new McpServer({ name: "upload-page-example", version: "1.0.0" });
-    // upload_files: an upload ticket, linked to the MCP App upload widget.
+  // The same lines on both SDK generations: the ticket tool with the MCP App widget, and
+  // request_document asking for a file through URL elicitation.
+  function mount<S extends McpServer | McpServerV2>(server: S): S {
+    // upload_files: an upload ticket, linked to the MCP App upload widget (a fixed ui:// resource).
     const widget = uploadWidgetResource({ uploadOrigin: new URL(baseUrl).origin, toolName: "upload_files" });
     uploads.attach(server, { widget });
-    server.registerTool(
+    (server as McpServer).registerTool(
       "request_document",
       { description: "Asks the user for a document and returns it once uploaded." },
       async (extra) => {
-        const outcome = await uploads.requestFiles(server, extra, {
-          message: "Please upload the document to work on.",
-          maxFiles: 1,
-        });
-        if (outcome.status !== "uploaded") return outcome.result; // the link as text, declined, timeout
-        return outcome.result; // a real tool would work on outcome.files[0] here
+        try {
+          const outcome = await uploads.requestFiles(server, extra, {
+            message: "Please upload the document to work on.",
+            maxFiles: 1,
+          });
+          // Not uploaded (yet): the link as text, declined, timeout — or, on SDK v2 under
+          // 2026-07-28, the input_required result that asks the client to open the page and retry.
+          if (outcome.status !== "uploaded") return outcome.result;
+          return outcome.result; // a real tool would work on outcome.files[0] here
+        } catch (error) {
+          return toToolErrorResult(error); // FORBIDDEN without a user (v2), ABORTED
+        }
       },
     );
     return server;
-  };
+  }
 
   const running =
     sdk === "v2"
       ? await serveHttpV2({
           port: options.port ?? 0,
-          // Built for every request (the v2 endpoint is stateless). Only the ticket tool for now:
-          // the widget's fixed resource and requestFiles' URL elicitation are not on the v2 adapter yet.
-          createServer: () => {
-            const server = new McpServerV2({ name: "upload-page-example", version: "1.0.0" });
-            uploads.attach(server);
-            return server;
-          },
+          // Built per 2026-07-28 request (stateless) and per 2025 session: the same pieces as on v1.
+          createServer: () => mount(new McpServerV2({ name: "upload-page-example", version: "1.0.0" })),
           authenticate: staticTokens(tokens),
+          // 2025 clients get MCP sessions, so request_document can ask them (elicitation/create) and
+          // hear the answer; 2026-07-28 clients stay stateless (input_required and a retry).
+          legacy: "sessions",
           routes: toNodeHandler(routes),
         })
-      : await serveHttp({ createServer, routes: toNodeHandler(routes), port: options.port ?? 0 });
+      : await serveHttp({
+          createServer: () => mount(new McpServer({ name: "upload-page-example", version: "1.0.0" })),
+          routes: toNodeHandler(routes),
+          port: options.port ?? 0,
+        });
   baseUrl = running.url;
   return {
     url: running.url,
@@ -153,6 +184,7 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
     tokens,
     requests: uploads.fileRequests,
     uploads,
+    store,
     close: () => running.close(),
   };
 }
