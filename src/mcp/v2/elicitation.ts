@@ -54,12 +54,17 @@ export interface V2ElicitationServer {
   stateKey?: Uint8Array | string;
 }
 
+/**
+ * What a request state is bound to: the method, the tool (`Mcp-Name`) and the verified user, so a
+ * state replayed by another user, or on another tool, opens nothing (that request starts afresh).
+ */
 function bindingOf(
   ctx: V2Context,
   headers: Record<string, string | string[] | undefined> | undefined,
+  subject: string | undefined,
 ): string {
   const name = headers?.["mcp-name"];
-  return `${ctx.mcpReq.method}\n${typeof name === "string" ? name : ""}`;
+  return `${ctx.mcpReq.method}\n${typeof name === "string" ? name : ""}\n${subject ?? ""}`;
 }
 
 function mac(key: Uint8Array | string, elicitationId: string, binding: string): string {
@@ -96,7 +101,7 @@ export function withElicitation(
   server: V2ElicitationServer,
 ): HostRequestContext {
   const key = server.stateKey ?? processKey;
-  const binding = bindingOf(ctx, context.headers);
+  const binding = bindingOf(ctx, context.headers, context.authInfo?.subject);
   const full = ctx as ServerContext;
   if (server.modern()) {
     const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never] as

@@ -226,15 +226,20 @@ function person(client: Client, asked: unknown[], uploads: Array<Promise<number>
 }
 
 /** A 2026-07-28 client served in process by `createMcpHandler`. */
-async function modern(factory: () => McpServer, capabilities: Record<string, unknown>): Promise<Client> {
+async function modern(
+  factory: () => McpServer,
+  capabilities: Record<string, unknown>,
+  user?: string,
+): Promise<Client> {
   const handler = createMcpHandler(factory);
+  const authInfo = user ? { token: `t-${user}`, clientId: "c", scopes: [], extra: { sub: user } } : undefined;
   const client = new Client(
     { name: "modern", version: "1.0.0" },
     { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
   await client.connect(
     new StreamableHTTPClientTransport(new URL("http://in-process.test/mcp"), {
-      fetch: (url, init) => handler.fetch(new Request(url, init), {}),
+      fetch: (url, init) => handler.fetch(new Request(url, init), authInfo ? { authInfo } : {}),
     }),
   );
   cleanups.push(async () => {
@@ -347,5 +352,31 @@ describe("v2 host: the 2026-07-28 request state is verified", () => {
     }
     expect(seen.map((outcome) => outcome.status)).toEqual(Array(4).fill("input_required"));
     expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(4);
+  });
+
+  it("a state is bound to its user: replayed by another user, it is a new request, not a wait", async () => {
+    const seen: FileRequestOutcome[] = [];
+    const alice = await modern(() => askingServer(seen), { elicitation: { url: {} } }, "alice");
+    const bob = await modern(() => askingServer(seen), { elicitation: { url: {} } }, "bob");
+    const first = (await alice.callTool(
+      { name: "needs_files", arguments: {} },
+      { allowInputRequired: true },
+    )) as unknown as {
+      requestState: string;
+      inputRequests: object;
+    };
+    const [id] = Object.keys(first.inputRequests);
+    const replayed = (await bob.callTool(
+      {
+        name: "needs_files",
+        arguments: {},
+        requestState: first.requestState,
+        inputResponses: { [id as string]: { action: "accept" } },
+      } as never,
+      { allowInputRequired: true },
+    )) as unknown as { resultType?: string; inputRequests: object };
+    expect(replayed.resultType).toBe("input_required");
+    expect(Object.keys(replayed.inputRequests)).not.toContain(id);
+    expect(seen.map((outcome) => outcome.status)).toEqual(["input_required", "input_required"]);
   });
 });
