@@ -31,7 +31,6 @@ import { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation, type StreamL
 import { stagedFile } from "./kit/staged-file.js";
 import type {
   ByteRange,
-  FileKind,
   FileStore,
   ListOptions,
   ListPage,

@@ -8,7 +8,7 @@ import { sanitizeRelativePath } from "../../internal/file-name.js";
 import { newId } from "../../internal/ids.js";
 import { chooseMediaType, SNIFF_BYTES } from "../../media/media-type.js";
 import { assertScope } from "../../scope/scope.js";
-import type { FileKind, PutOptions, PutSource, StagedFile, StoredFile } from "../types.js";
+import type { FileKind, PutOptions, PutSource, StoredFile } from "../types.js";
 import type { StreamLimits } from "./quota.js";
 
 const KINDS: ReadonlySet<FileKind> = new Set(["upload", "artifact", "file"]);

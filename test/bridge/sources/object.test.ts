@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSha256Digest } from "../../../src/bridge/sources/object.js";
 import { codeOf, sha256 } from "../../support/helpers.js";
-import { bridge, root, scope, tempEntries, useBridgeSandbox } from "../bridge-sandbox.js";
+import { bridge, scope, tempEntries, useBridgeSandbox } from "../bridge-sandbox.js";
 
 useBridgeSandbox();
 
