@@ -21,7 +21,7 @@ export type {
   StoredFile,
 } from "../types.js";
 export { parseMetadataRecord, serializeMetadataRecord } from "./metadata-record.js";
-export type { PutMeasure, PutPlan } from "./put-pipeline.js";
+export type { MeterLimits, PutMeasure, PutPlan } from "./put-pipeline.js";
 export {
   DEFAULT_LIST_LIMIT,
   decodeCursor,

@@ -294,7 +294,16 @@ function finalError(plan: MeterLimits, size: number, sha256: string): FileBridge
   return null;
 }
 
-type MeterLimits = Pick<PutPlan, "maxBytes" | "expectedSize" | "expectedSha256">;
+/**
+ * The limits a put is measured against: the part of a {@link PutPlan} that bounds and checks bytes.
+ *
+ * @example
+ * ```ts
+ * const limits: MeterLimits = { maxBytes: 1024, expectedSize: undefined, expectedSha256: undefined };
+ * measureBytes(new TextEncoder().encode("hi"), limits);
+ * ```
+ */
+export type MeterLimits = Pick<PutPlan, "maxBytes" | "expectedSize" | "expectedSha256">;
 
 /**
  * Measures bytes already in memory with the same checks as {@link PutMeter}, without a stream: the
