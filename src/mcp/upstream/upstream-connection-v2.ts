@@ -279,8 +279,13 @@ export class UpstreamConnectionV2 implements UpstreamPort {
     }
   }
 
-  /** `resources/subscribe` on 2026-07-28: the URI joins (or leaves) the listen filter. */
+  /**
+   * `resources/subscribe` on 2026-07-28: the URI joins (or leaves) the listen filter. An upstream
+   * without the `resources.subscribe` capability answers -32601, as a 2025 one does.
+   */
   async #subscribe(client: Client, uri: string, subscribe: boolean): Promise<JsonObject> {
+    const resources = this.#capabilities?.resources as { subscribe?: unknown } | undefined;
+    if (resources?.subscribe !== true) throw new RpcError(RPC.METHOD_NOT_FOUND, "Method not found");
     const had = this.#uris.has(uri);
     if (subscribe) this.#uris.add(uri);
     else this.#uris.delete(uri);
@@ -297,6 +302,7 @@ export class UpstreamConnectionV2 implements UpstreamPort {
 
   #translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
     if (signal?.aborted) return upstreamErrors.cancelled();
+    if (error instanceof RpcError) return error;
     if (error instanceof ProtocolError) return new RpcError(error.code, error.message, error.data);
     if (error instanceof SdkHttpError) {
       const session = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
