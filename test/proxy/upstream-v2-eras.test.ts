@@ -3,8 +3,9 @@
  * 2026-07-28-only server, the `era` option, `resources/subscribe` on 2026-07-28 (a listen stream),
  * HTTP headers on every request (the `server/discover` probe included), and failures to connect.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UpstreamTarget } from "../../src/mcp/upstream/shared.js";
 import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.js";
@@ -259,3 +260,49 @@ describe.each(["v1", "v2"] as const)(
     });
   },
 );
+
+// A module hook that makes every SDK v1 import fail, as if only the SDK v2 packages were installed.
+const BLOCK_SDK_V1 = `
+import { register } from "node:module";
+register("data:text/javascript," + encodeURIComponent(\`
+export async function resolve(specifier, context, next) {
+  if (specifier.startsWith("@modelcontextprotocol/sdk")) throw new Error("SDK v1 blocked: " + specifier);
+  return next(specifier, context);
+}\`));
+`;
+
+describe("with only the SDK v2 packages installed", { timeout: 60_000 }, () => {
+  const run = (code: string) =>
+    promisify(execFile)(
+      process.execPath,
+      [
+        "--import",
+        `data:text/javascript,${encodeURIComponent(BLOCK_SDK_V1)}`,
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        code,
+      ],
+      { cwd: repoRoot },
+    );
+
+  it("the hook blocks SDK v1 (so the next test means something)", async () => {
+    await expect(run('await import("@modelcontextprotocol/sdk/client/index.js");')).rejects.toThrow(
+      /SDK v1 blocked/,
+    );
+  });
+
+  it("UpstreamConnectionV2 loads, connects to a 2026-07-28 stdio upstream and calls a tool", async () => {
+    const { stdout } = await run(
+      [
+        `const { UpstreamConnectionV2 } = await import(${JSON.stringify(join(repoRoot, "src/mcp/upstream/upstream-connection-v2.ts"))});`,
+        `const up = new UpstreamConnectionV2({ name: "up", stderr: "ignore", target: ${JSON.stringify(V2_STDIO)} });`,
+        'const result = await up.request("tools/call", { name: "echo", arguments: { text: "v2 only" } });',
+        "console.log(up.protocolVersion, result.content[0].text);",
+        "await up.close();",
+      ].join("\n"),
+    );
+    expect(stdout.trim()).toBe("2026-07-28 echo: v2 only");
+  });
+});

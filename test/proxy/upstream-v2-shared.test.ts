@@ -1,4 +1,7 @@
-/** The pure helpers both upstream connections share (src/mcp/upstream/shared.ts). */
+/**
+ * The pure helpers both upstream connections share (src/mcp/upstream/shared.ts), and that the SDK v2
+ * connection loads without SDK v1.
+ */
 import { describe, expect, it } from "vitest";
 import {
   listenFilter,
@@ -8,6 +11,7 @@ import {
   withoutSubscriptionId,
 } from "../../src/mcp/upstream/shared.js";
 import { RPC, RpcError, UpstreamUnavailableError } from "../../src/proxy/types.js";
+import { readImportGraph, SRC_ROOT } from "../architecture/import-graph.js";
 
 describe("withoutSubscriptionId", () => {
   it("drops the listen-stream id, and _meta when nothing else is in it", () => {
@@ -59,5 +63,28 @@ describe("streamBroke and the shared errors", () => {
     ).toBe('cannot connect to upstream "up": refused (ECONNREFUSED)');
     expect(upstreamErrors.cancelled()).toEqual(new RpcError(RPC.REQUEST_TIMEOUT, "Request was cancelled"));
     expect(upstreamErrors.malformed("up")).toMatchObject({ code: RPC.INTERNAL_ERROR });
+  });
+});
+
+describe("UpstreamConnectionV2 without SDK v1", () => {
+  it("reaches, at run time, only the SDK v2 client packages", () => {
+    const graph = readImportGraph(SRC_ROOT);
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const edge of graph.get(file) ?? []) {
+        if (edge.typeOnly) continue;
+        if (edge.target) visit(edge.target);
+        else if (edge.specifier.startsWith("@modelcontextprotocol/")) packages.add(edge.specifier);
+      }
+    };
+    visit("mcp/upstream/upstream-connection-v2.ts");
+    expect(seen.has("mcp/upstream/shared.ts")).toBe(true);
+    expect([...packages].sort()).toEqual([
+      "@modelcontextprotocol/client",
+      "@modelcontextprotocol/client/stdio",
+    ]);
   });
 });
