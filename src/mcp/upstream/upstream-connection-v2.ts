@@ -212,17 +212,15 @@ export class UpstreamConnectionV2 implements UpstreamPort {
    */
   async #listen(client: Client): Promise<void> {
     const previous = this.#subscription;
-    this.#subscription = undefined;
     const filter = listenFilter(this.#capabilities, this.#uris);
-    if (filter) {
-      const subscription = await client.listen(filter, { timeout: this.#timeout() });
-      if (this.#client !== client) {
-        await subscription.close().catch(() => undefined);
-        return;
-      }
-      this.#subscription = subscription;
-      void subscription.closed.then((how) => this.#listenEnded(client, subscription, how));
+    // on failure the previous stream (if any) stays the current one
+    const subscription = filter ? await client.listen(filter, { timeout: this.#timeout() }) : undefined;
+    if (this.#client !== client) {
+      await subscription?.close().catch(() => undefined);
+      return;
     }
+    this.#subscription = subscription;
+    if (subscription) void subscription.closed.then((how) => this.#listenEnded(client, subscription, how));
     await previous?.close().catch(() => undefined);
   }
 
