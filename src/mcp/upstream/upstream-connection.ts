@@ -12,32 +12,18 @@ import { z } from "zod";
 import {
   type JsonObject,
   RpcError,
-  type UpstreamNotificationHandler,
   type UpstreamPort,
   type UpstreamRequestOptions,
-  UpstreamUnavailableError,
 } from "../../proxy/types.js";
+import {
+  DEFAULT_CLIENT_INFO,
+  DEFAULT_TIMEOUT_MS,
+  streamBroke,
+  type UpstreamConnectionOptions,
+  upstreamErrors,
+} from "./shared.js";
 
-/** How to reach an upstream: the `mcpServers` entry shape. */
-export type UpstreamTarget =
-  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { url: string; headers?: Record<string, string> };
-
-/** Options of {@link UpstreamConnection}. */
-export interface UpstreamConnectionOptions {
-  name: string;
-  target: UpstreamTarget;
-  /** Receives every notification the upstream sends (except progress, which goes to its request). */
-  onNotification?: UpstreamNotificationHandler;
-  /** Where a stdio upstream's stderr goes. @default "inherit" */
-  stderr?: "inherit" | "pipe" | "ignore";
-  /** Name/version announced to the upstream. */
-  clientInfo?: { name: string; version: string };
-  /** Default request timeout, in milliseconds. @default 600000 */
-  timeoutMs?: number;
-  /** Called for transport-level problems (logging). */
-  onError?: (error: Error) => void;
-}
+export type { UpstreamConnectionOptions, UpstreamTarget } from "./shared.js";
 
 /** Accepts any result as it is (the SDK would otherwise drop unknown fields). */
 const RAW_RESULT = z.looseObject({});
@@ -105,8 +91,7 @@ export class UpstreamConnection implements UpstreamPort {
   }
 
   #ensure(): Promise<Client> {
-    if (this.#closed)
-      return Promise.reject(new UpstreamUnavailableError(this.name, "the proxy is shutting down"));
+    if (this.#closed) return Promise.reject(upstreamErrors.closing(this.name));
     if (this.#client) return Promise.resolve(this.#client);
     this.#connecting ??= this.#open().finally(() => {
       this.#connecting = undefined;
@@ -115,12 +100,9 @@ export class UpstreamConnection implements UpstreamPort {
   }
 
   async #open(): Promise<Client> {
-    const client = new Client(
-      this.#options.clientInfo ?? { name: "mcp-file-bridge-proxy", version: "0.1.0" },
-      {
-        capabilities: {},
-      },
-    );
+    const client = new Client(this.#options.clientInfo ?? DEFAULT_CLIENT_INFO, {
+      capabilities: {},
+    });
     client.fallbackNotificationHandler = async (notification) => {
       this.#options.onNotification?.(notification.method, notification.params as JsonObject | undefined);
     };
@@ -135,7 +117,7 @@ export class UpstreamConnection implements UpstreamPort {
       this.#options.onError?.(error);
       // A Streamable HTTP stream that breaks without resumption would leave the call hanging until
       // its timeout: close, so in-flight calls fail now and the next call reconnects.
-      if (this.#inFlight > 0 && /SSE stream disconnected|reconnect/i.test(error.message)) {
+      if (this.#inFlight > 0 && streamBroke(error)) {
         void client.close().catch(() => undefined);
       }
     };
@@ -143,13 +125,7 @@ export class UpstreamConnection implements UpstreamPort {
       await client.connect(transport);
     } catch (cause) {
       await client.close().catch(() => undefined);
-      throw new UpstreamUnavailableError(
-        this.name,
-        `cannot connect to upstream "${this.name}": ${describe(cause)}`,
-        {
-          cause,
-        },
-      );
+      throw upstreamErrors.cannotConnect(this.name, cause);
     }
     this.#capabilities = (client.getServerCapabilities() ?? {}) as JsonObject;
     this.pid = transport instanceof StdioClientTransport ? transport.pid : null;
@@ -169,7 +145,7 @@ export class UpstreamConnection implements UpstreamPort {
       return (await client.request(request as never, RAW_RESULT, {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
-        timeout: options.timeoutMs ?? this.#options.timeoutMs ?? 600_000,
+        timeout: options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       })) as JsonObject;
     } catch (error) {
       throw this.#translate(error, client, options.signal);
@@ -179,31 +155,21 @@ export class UpstreamConnection implements UpstreamPort {
   }
 
   #translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
-    if (signal?.aborted) return new RpcError(ErrorCode.RequestTimeout, "Request was cancelled");
+    if (signal?.aborted) return upstreamErrors.cancelled();
     if (error instanceof McpError) {
       const lost = this.#client !== client;
       if (error.code === ErrorCode.ConnectionClosed && lost) {
-        return new UpstreamUnavailableError(
-          this.name,
-          `upstream "${this.name}" closed the connection during the call`,
-          {
-            cause: error,
-          },
-        );
+        return upstreamErrors.lostDuringCall(this.name, error);
       }
       if (error.code === ErrorCode.RequestTimeout && /timed out/i.test(error.message)) {
-        return new UpstreamUnavailableError(this.name, `upstream "${this.name}" did not answer in time`, {
-          cause: error,
-        });
+        return upstreamErrors.timedOut(this.name, error);
       }
       return new RpcError(error.code, originalMessage(error), error.data);
     }
     if (error instanceof Error && error.name === "ZodError") {
-      return new RpcError(ErrorCode.InternalError, `upstream "${this.name}" sent a malformed result`);
+      return upstreamErrors.malformed(this.name);
     }
-    return new UpstreamUnavailableError(this.name, `upstream "${this.name}" failed: ${describe(error)}`, {
-      cause: error,
-    });
+    return upstreamErrors.failed(this.name, error);
   }
 
   async notify(method: string, params?: JsonObject): Promise<void> {
@@ -226,12 +192,4 @@ export class UpstreamConnection implements UpstreamPort {
       await client.close().catch(() => undefined);
     }
   }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-  }
-  return String(error);
 }
