@@ -9,8 +9,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_UPLOAD_MAX_BYTES } from "../internal/limits.js";
-import { loadDownstream, type ProxyServer, type SdkGeneration } from "../mcp/proxy/downstream.js";
-import { UpstreamConnection } from "../mcp/upstream/upstream-connection.js";
+import { loadProxySdk, type ProxyServer, type SdkGeneration } from "../mcp/proxy/downstream.js";
 import type { UpstreamServerConfig } from "./config.js";
 import { confinedFolders } from "./confined-file.js";
 import { localUploads, remoteDownloads } from "./connect-adapters.js";
@@ -92,7 +91,7 @@ export interface ConnectShim {
  */
 export async function createConnectShim(options: ConnectShimOptions): Promise<ConnectShim> {
   const log = options.log ?? (() => {});
-  const generation = await loadDownstream(options.sdk);
+  const generation = await loadProxySdk(options.sdk);
   const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
   const home = (path: string) =>
     path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
@@ -106,7 +105,7 @@ export async function createConnectShim(options: ConnectShimOptions): Promise<Co
   const callTimeoutMs = durationToMs(options.callTimeout ?? "10m", "callTimeout");
   let core: ProxyCore | undefined;
   let remoteUploadTool = false;
-  const port = new UpstreamConnection({
+  const port = generation.upstream({
     name: "remote",
     target: remote,
     timeoutMs: callTimeoutMs,

@@ -18,7 +18,7 @@ import {
 } from "../internal/limits.js";
 import {
   type Downstream,
-  loadDownstream,
+  loadProxySdk,
   type ProxyServer,
   type SdkGeneration,
 } from "../mcp/proxy/downstream.js";
@@ -29,7 +29,6 @@ import {
   serveProxyHttp,
 } from "../mcp/proxy/http-host.js";
 import { RegistryResources } from "../mcp/proxy/registry-resources.js";
-import { UpstreamConnection } from "../mcp/upstream/upstream-connection.js";
 import { toNodeHandler } from "../node/index.js";
 import { ResourceRegistry } from "../registry/resource-registry.js";
 import { DEFAULT_SCOPE, type ScopeFunction } from "../scope/scope.js";
@@ -70,8 +69,9 @@ export interface FileProxyOptions {
    */
   scope?: ScopeFunction;
   /**
-   * The MCP SDK generation of the downstream server: `"v1"` (`@modelcontextprotocol/sdk`) or `"v2"`
-   * (`@modelcontextprotocol/server`: 2026-07-28 stateless clients, and 2025 clients on sessions).
+   * The MCP SDK generation the proxy runs on: `"v1"` (`@modelcontextprotocol/sdk`) or `"v2"`
+   * (`@modelcontextprotocol/server` + `client`: serves 2026-07-28 stateless clients and 2025 clients on
+   * sessions, and reaches upstreams of either era, 2026-07-28-only ones included).
    * @default `proxy.sdk` of the config, else v1 when installed, else v2
    */
   sdk?: SdkGeneration;
@@ -105,7 +105,7 @@ export interface FileProxy {
   readonly registry: ResourceRegistry;
   readonly uploads: UploadHandleResolver;
   readonly minter: SignedUrlMinter;
-  /** The MCP SDK generation serving downstream. */
+  /** The MCP SDK generation the proxy runs on (its server and its upstream client). */
   readonly sdk: SdkGeneration;
   /**
    * Makes one downstream MCP server (the low-level `Server` of the SDK in {@link FileProxy.sdk});
@@ -201,7 +201,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   const maxFiles = limits.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL;
   const callTimeoutMs = durationToMs((limits.callTimeout ?? "10m") as Duration, "proxy.limits.callTimeout");
   // Everything that can fail on its own before anything starts: the SDK, the tokens.
-  const generation = await loadDownstream(options.sdk ?? gateway.sdk);
+  const generation = await loadProxySdk(options.sdk ?? gateway.sdk);
   const authenticate = options.authenticate ?? tokensFrom(gateway.auth?.tokensEnv);
 
   const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
@@ -237,7 +237,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   let wantsUploads = false;
   for (const [name, target] of Object.entries(config.mcpServers)) {
     const rules = config.servers?.[name];
-    const port = new UpstreamConnection({
+    const port = generation.upstream({
       name,
       target,
       stderr: options.upstreamStderr ?? "inherit",

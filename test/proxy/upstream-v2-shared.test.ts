@@ -8,6 +8,7 @@ import {
   SUBSCRIPTION_ID_KEY,
   streamBroke,
   upstreamErrors,
+  withoutEnvelope,
   withoutSubscriptionId,
 } from "../../src/mcp/upstream/shared.js";
 import { RPC, RpcError, UpstreamUnavailableError } from "../../src/proxy/types.js";
@@ -28,6 +29,22 @@ describe("withoutSubscriptionId", () => {
     expect(withoutSubscriptionId(params)).toBe(params);
     expect(withoutSubscriptionId(undefined)).toBeUndefined();
     expect(withoutSubscriptionId({ _meta: null })).toEqual({ _meta: null });
+  });
+});
+
+describe("withoutEnvelope", () => {
+  it("drops the upstream's reserved io.modelcontextprotocol/ keys from a result's _meta, keeps the rest", () => {
+    const serverInfo = { name: "upstream", version: "1" };
+    expect(
+      withoutEnvelope({ content: [], _meta: { "io.modelcontextprotocol/serverInfo": serverInfo, mine: 1 } }),
+    ).toEqual({ content: [], _meta: { mine: 1 } });
+    expect(
+      withoutEnvelope({ content: [], _meta: { "io.modelcontextprotocol/serverInfo": serverInfo } }),
+    ).toEqual({
+      content: [],
+    });
+    const plain = { content: [], _meta: { artifact_uri: "artifact://x" } };
+    expect(withoutEnvelope(plain)).toBe(plain);
   });
 });
 

@@ -1,9 +1,12 @@
 /**
- * Picks the SDK generation of the proxy's downstream server and loads only that one: each
- * generation's code is imported on demand, so a proxy runs with just the SDK it uses installed.
+ * Picks the SDK generation the proxy runs on, both faces of it (the downstream server and the
+ * upstream client), and loads only that one: each generation's code is imported on demand, so a
+ * proxy runs with just the SDK it uses installed.
  */
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import type { ProxyCore } from "../../proxy/proxy-core.js";
+import type { UpstreamPort } from "../../proxy/types.js";
+import type { UpstreamConnectionOptions } from "../upstream/shared.js";
 import type { ProxyServerOptions } from "./dispatch.js";
 import type { McpEndpoint } from "./http-host.js";
 
@@ -18,10 +21,10 @@ import type { McpEndpoint } from "./http-host.js";
  */
 export type SdkGeneration = "v1" | "v2";
 
-/** The package each generation's server side comes from. */
-const INSTALL: Record<SdkGeneration, string> = {
-  v1: "@modelcontextprotocol/sdk",
-  v2: "@modelcontextprotocol/server",
+/** The packages each generation needs. */
+const PACKAGES: Record<SdkGeneration, readonly string[]> = {
+  v1: ["@modelcontextprotocol/sdk"],
+  v2: ["@modelcontextprotocol/server", "@modelcontextprotocol/client"],
 };
 
 /**
@@ -63,18 +66,21 @@ export interface Downstream {
   serveStdio(): Promise<{ closed: Promise<void> }>;
 }
 
-/** Whether `error` says that `pkg` is not installed (and not that something inside it failed). */
-function isMissing(error: unknown, pkg: string): boolean {
+/** Whether `error` says that one of `packages` is not installed (not that something inside failed). */
+function isMissing(error: unknown, packages: readonly string[]): boolean {
   const code = (error as { code?: unknown } | null)?.code;
+  const message = String((error as Error | null)?.message);
   return (
     (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
-    String((error as Error).message).includes(pkg)
+    packages.some((pkg) => message.includes(`'${pkg}`) || message.includes(`"${pkg}`))
   );
 }
 
-/** A loaded SDK generation, not yet bound to a core. */
-export interface DownstreamGeneration {
+/** A loaded SDK generation: the upstream client, and the downstream once bound to a core. */
+export interface ProxySdk {
   readonly sdk: SdkGeneration;
+  /** A connection to one upstream, on this generation's client. */
+  upstream(options: UpstreamConnectionOptions): UpstreamPort;
   bind(core: ProxyCore, options: ProxyServerOptions): Downstream;
 }
 
@@ -85,31 +91,33 @@ export interface DownstreamGeneration {
  * @throws FileBridgeError `INVALID_OPTION` naming the package to install when the SDK asked for (or
  *   any SDK) is missing.
  */
-export async function loadDownstream(sdk: SdkGeneration | undefined): Promise<DownstreamGeneration> {
+export async function loadProxySdk(sdk: SdkGeneration | undefined): Promise<ProxySdk> {
   const order: SdkGeneration[] = sdk === undefined ? ["v1", "v2"] : [sdk];
   for (const generation of order) {
     try {
       return generation === "v1" ? await v1Generation() : await v2Generation();
     } catch (error) {
-      if (!isMissing(error, INSTALL[generation])) throw error;
+      if (!isMissing(error, PACKAGES[generation])) throw error;
     }
   }
   throw new FileBridgeError(
     "INVALID_OPTION",
     sdk === undefined
-      ? "the proxy needs an MCP SDK: npm install @modelcontextprotocol/sdk (SDK v1) or @modelcontextprotocol/server (SDK v2)"
-      : `the proxy was asked to serve with MCP SDK ${sdk}, but ${INSTALL[sdk]} is not installed (npm install ${INSTALL[sdk]})`,
+      ? "the proxy needs an MCP SDK: npm install @modelcontextprotocol/sdk (SDK v1), or @modelcontextprotocol/server @modelcontextprotocol/client (SDK v2)"
+      : `the proxy was asked to run on MCP SDK ${sdk}, but it is not installed (npm install ${PACKAGES[sdk].join(" ")})`,
     { data: { option: "sdk" } },
   );
 }
 
-async function v1Generation(): Promise<DownstreamGeneration> {
-  const [{ createProxyServer }, { v1Endpoint, serveProxyStdio }] = await Promise.all([
+async function v1Generation(): Promise<ProxySdk> {
+  const [{ createProxyServer }, { v1Endpoint, serveProxyStdio }, { UpstreamConnection }] = await Promise.all([
     import("./v1/server.js"),
     import("./v1/endpoint.js"),
+    import("../upstream/upstream-connection.js"),
   ]);
   return {
     sdk: "v1",
+    upstream: (options) => new UpstreamConnection(options),
     bind(core, options) {
       const createServer = () => createProxyServer(core, options);
       return {
@@ -125,13 +133,16 @@ async function v1Generation(): Promise<DownstreamGeneration> {
   };
 }
 
-async function v2Generation(): Promise<DownstreamGeneration> {
-  const [{ createProxyServerV2 }, { v2Endpoint, serveProxyStdioV2 }] = await Promise.all([
-    import("./v2/server.js"),
-    import("./v2/endpoint.js"),
-  ]);
+async function v2Generation(): Promise<ProxySdk> {
+  const [{ createProxyServerV2 }, { v2Endpoint, serveProxyStdioV2 }, { UpstreamConnectionV2 }] =
+    await Promise.all([
+      import("./v2/server.js"),
+      import("./v2/endpoint.js"),
+      import("../upstream/upstream-connection-v2.js"),
+    ]);
   return {
     sdk: "v2",
+    upstream: (options) => new UpstreamConnectionV2(options),
     bind(core, options) {
       const createServer = (serving: "connection" | "request") => createProxyServerV2(core, options, serving);
       return {

@@ -85,6 +85,23 @@ export function withoutSubscriptionId(params: JsonObject | undefined): JsonObjec
   return Object.keys(restMeta).length > 0 ? { ...rest, _meta: restMeta } : rest;
 }
 
+/** The prefix of the keys MCP reserves in `_meta` for its own per-message envelope. */
+const RESERVED_META_PREFIX = "io.modelcontextprotocol/";
+
+/**
+ * A result without the upstream's reserved `_meta` envelope keys (`io.modelcontextprotocol/…`, such as
+ * the upstream's own `serverInfo`): they describe the upstream's exchange with the proxy, not the
+ * proxy's with its client, whose SDK stamps its own. `_meta` is dropped when nothing else is left.
+ */
+export function withoutEnvelope(result: JsonObject): JsonObject {
+  const meta = result._meta;
+  if (typeof meta !== "object" || meta === null) return result;
+  const kept = Object.entries(meta as JsonObject).filter(([key]) => !key.startsWith(RESERVED_META_PREFIX));
+  if (kept.length === Object.keys(meta).length) return result;
+  const { _meta: _old, ...rest } = result;
+  return kept.length > 0 ? { ...rest, _meta: Object.fromEntries(kept) } : rest;
+}
+
 /** What a 2026-07-28 `subscriptions/listen` filter asks for, from the upstream's capabilities. */
 export interface ListenFilter {
   toolsListChanged?: boolean;

@@ -34,6 +34,7 @@ import {
   streamBroke,
   type UpstreamConnectionOptions,
   upstreamErrors,
+  withoutEnvelope,
   withoutSubscriptionId,
 } from "./shared.js";
 
@@ -265,11 +266,12 @@ export class UpstreamConnectionV2 implements UpstreamPort {
         return await this.#subscribe(client, String(params?.uri), method === "resources/subscribe");
       }
       const request = params === undefined ? { method } : { method, params };
-      return (await client.request(request as never, RAW_RESULT, {
+      const result = (await client.request(request as never, RAW_RESULT, {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
         timeout: this.#timeout(options),
       })) as JsonObject;
+      return withoutEnvelope(result);
     } catch (error) {
       throw this.#translate(error, client, options.signal);
     } finally {
