@@ -273,18 +273,27 @@ describe("upload-page on SDK v2, 2025 era: request_document through elicitation/
 });
 
 describe("upload-page on SDK v2: one scope per user, no scope without one", () => {
-  it("user B replaying user A's request state gets nothing of A's; A's retry gets the file", async () => {
-    // A short wait, so B's retry (which waits in B's own scope, where A's request never is) ends.
-    await startV2({ requestTimeout: "1s" });
+  it("user B replaying user A's request state gets nothing of A's (a new request of B's own); A's retry gets the file", async () => {
+    await startV2();
     const alice = await modern(ALICE, { elicitation: { url: {} } });
     const bob = await modern(BOB, { elicitation: { url: {} } });
     const round = await firstRound(alice);
     const bytes = Buffer.from("alice's private document\n");
     expect((await personUploads(round.url, "private.txt", bytes)).status).toBe(201);
 
-    const stolen = (await retry(bob, round)) as CallToolResult;
-    expect(stolen.isError).toBe(true);
-    expect((stolen.content[0] as { text: string }).text).toMatch(/^Error TIMEOUT/);
+    // The state is bound to Alice: on Bob's call it opens nothing, so Bob is asked afresh, for his own upload.
+    const stolen = (await bob.callTool(
+      {
+        name: "request_document",
+        arguments: {},
+        requestState: round.state,
+        inputResponses: { [round.id]: { action: "accept" } },
+      } as never,
+      { allowInputRequired: true },
+    )) as unknown as { resultType?: string; inputRequests: Record<string, { params: { url: string } }> };
+    expect(stolen.resultType).toBe("input_required");
+    expect(Object.keys(stolen.inputRequests)).not.toContain(round.id);
+    expect(Object.values(stolen.inputRequests)[0]?.params.url).not.toBe(round.url);
     expect(JSON.stringify(stolen)).not.toContain(sha256(bytes));
     expect(JSON.stringify(stolen)).not.toContain("private.txt");
 

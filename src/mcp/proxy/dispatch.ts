@@ -50,6 +50,7 @@ export function proxyRoutes(options: ProxyServerOptions): Array<[method: string,
   if (options.completions)
     routes.push(["completion/complete", (core, params, ctx) => core.complete(params, ctx)]);
   if (options.logging) {
+    // pass-through: only when an upstream offers logging itself, its level is forwarded to it
     routes.push(["logging/setLevel", (core, params, ctx) => core.setLoggingLevel(params, ctx)]);
   }
   return routes;

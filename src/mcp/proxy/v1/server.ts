@@ -37,6 +37,7 @@ const SCHEMAS: Record<string, unknown> = {
   "prompts/list": ListPromptsRequestSchema,
   "prompts/get": GetPromptRequestSchema,
   "completion/complete": CompleteRequestSchema,
+  // pass-through: answered only when an upstream offers logging itself
   "logging/setLevel": SetLevelRequestSchema,
 };
 
