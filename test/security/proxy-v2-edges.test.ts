@@ -397,3 +397,36 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
     }
   });
 });
+
+describe("proxy: bearer token table", () => {
+  // FINDING (low): a malformed entry of the token list is echoed in the startup error, and an entry
+  // without `user:` is the bare token: its first 12 characters land in the log
+  // (src/proxy/bearer-tokens.ts line 38, `pair.slice(0, 12)`). Fix: name the entry by its position.
+  it.skip("never repeats any part of a token in its errors", () => {
+    const token = "0123456789abcdefSECRET";
+    for (const value of [token, `:${token}`, `bad user:${token}`]) {
+      let message = "";
+      try {
+        parseBearerTokens(value, "MCP_PROXY_TOKENS");
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/MCP_PROXY_TOKENS/);
+      expect(message).not.toContain(token.slice(0, 6));
+    }
+  });
+
+  it("refuses short tokens and duplicates without echoing them", () => {
+    for (const value of ["alice:short-token", "alice:0123456789abcdef,bob:0123456789abcdef"]) {
+      let message = "";
+      try {
+        parseBearerTokens(value, "MCP_PROXY_TOKENS");
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/MCP_PROXY_TOKENS/);
+      expect(message).not.toContain("short-token");
+      expect(message).not.toContain("0123456789abcdef");
+    }
+  });
+});
