@@ -35,6 +35,11 @@ export const DEFAULT_UPLOAD_HANDLE_TTL = "1h";
 export const DEFAULT_IDLE_TIMEOUT = "30s";
 /** `createFileRoutes`: longest time one upload request may take, from its start to its commit. */
 export const DEFAULT_UPLOAD_TIMEOUT = "15m";
+/**
+ * The proxy on SDK v2: `subscriptions/listen` streams one user may hold open at once (all anonymous
+ * callers together count as one user).
+ */
+export const DEFAULT_LISTEN_STREAMS_PER_USER = 16;
 /** `createFileRoutes`: longest time one download may take to send its bytes. */
 export const DEFAULT_DOWNLOAD_TIMEOUT = "1h";
 /**

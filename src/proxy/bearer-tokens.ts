@@ -25,16 +25,19 @@ function digest(value: string): Buffer {
  */
 export function parseBearerTokens(value: string, source: string): Map<string, string> {
   const users = new Map<string, string>();
+  let position = 0;
   for (const entry of value.split(/[,\n]/)) {
     const pair = entry.trim();
     if (pair === "") continue;
+    position++;
     const at = pair.indexOf(":");
     const user = pair.slice(0, at);
     const token = pair.slice(at + 1);
     if (at <= 0 || !USER.test(user)) {
       throw new FileBridgeError(
         "INVALID_OPTION",
-        `${source}: each entry must look like user:token (user: letters, digits, _ . @ -), got "${pair.slice(0, Math.max(at, 0)) || pair.slice(0, 12)}…"`,
+        // Never repeat the entry: it may be all token.
+        `${source}: entry ${position} must look like user:token (user: letters, digits, _ . @ -)`,
         { data: { option: source } },
       );
     }

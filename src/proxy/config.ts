@@ -112,6 +112,11 @@ const gatewayOptions = z.strictObject({
    * loopback bind; not checked on any other bind unless given.
    */
   allowedHosts: z.array(nonEmpty).min(1).optional(),
+  /**
+   * Relay the upstreams' log messages to HTTP clients. An upstream's log is about every caller's
+   * calls, so it is off by default over HTTP (stdio has one client and always gets it).
+   */
+  relayUpstreamLogs: z.boolean().optional(),
   /** Path of the MCP endpoint. */
   mount: z
     .string()
@@ -130,6 +135,8 @@ const gatewayOptions = z.strictObject({
       maxFiles: positiveInt.optional(),
       artifactMaxBytes: positiveInt.optional(),
       callTimeout: duration.optional(),
+      /** SDK v2: `subscriptions/listen` streams one user may hold open. */
+      listenStreams: positiveInt.optional(),
     })
     .optional(),
   ttl: z

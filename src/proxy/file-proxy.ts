@@ -303,6 +303,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
       read: (scope, uri) => (local as RegistryResources).read(scope, uri),
       subscribe: (scope, uri) => (local as RegistryResources).subscribe(scope, uri),
       unsubscribe: (scope, uri) => (local as RegistryResources).unsubscribe(scope, uri),
+      release: (scope) => local?.release(scope),
     },
     ...(options.scope ? { scope: options.scope } : {}),
     callTimeoutMs,
@@ -332,6 +333,12 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     completions: has("completions"),
   });
   log(`serving with MCP SDK ${downstream.sdk}`);
+  // Changes of the proxy's own files reach 2026-07-28 listen streams (list changes carry no content;
+  // an update only reaches streams that named its URI).
+  registry.publishTo({
+    resourcesChanged: () => coreInstance.notifyListeners("notifications/resources/list_changed"),
+    resourceUpdated: (uri) => coreInstance.notifyListeners("notifications/resources/updated", { uri }),
+  });
   const health = () => checkHealth(coreInstance, (upstream) => rulesOf.get(upstream));
   const files = toNodeHandler(routes);
   const basePath = minter.basePath;
@@ -353,7 +360,12 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     async listen(listenOptions = {}) {
       if (host) throw new Error("the proxy is already listening");
       host = await serveProxyHttp({
-        endpoint: downstream.endpoint(log),
+        // An upstream's log is about every caller's calls: over HTTP it is relayed only when asked.
+        endpoint: downstream.endpoint(
+          log,
+          { logging: has("logging") && gateway.relayUpstreamLogs === true },
+          limits.listenStreams,
+        ),
         routes: fileRoutes,
         ...(authenticate ? { authenticate } : {}),
         ...(gateway.allowedHosts ? { allowedHosts: gateway.allowedHosts } : {}),

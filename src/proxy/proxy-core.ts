@@ -109,16 +109,41 @@ export class ProxyCore {
     return () => this.#sinks.delete(sink);
   }
 
-  /** Sends a notification to every downstream session (or those of one scope). */
+  /**
+   * Sends a notification to every downstream session, or only to the sessions of one scope. Listener
+   * feeds hear the unscoped ones; the proxy's own file changes reach them through
+   * {@link ProxyCore.notifyListeners} instead.
+   */
   broadcast(method: string, params?: JsonObject, scope?: string): void {
     for (const sink of this.#sinks) {
-      if (scope !== undefined && !sink.allScopes && sink.scope !== scope) continue;
+      if (scope !== undefined && (sink.listener || sink.scope !== scope)) continue;
       try {
         sink.notify(method, params);
       } catch {
         // a closed session
       }
     }
+  }
+
+  /**
+   * Sends a notification to the listener feeds only (2026-07-28 `subscriptions/listen`): a change of
+   * the proxy's own files, which carries no user's content (a list change, or an update that only
+   * streams naming the URI receive).
+   */
+  notifyListeners(method: string, params?: JsonObject): void {
+    for (const sink of this.#sinks) {
+      if (!sink.listener) continue;
+      try {
+        sink.notify(method, params);
+      } catch {
+        // a closed feed
+      }
+    }
+  }
+
+  /** Forgets what the proxy holds for a scope that has no session any more (an anonymous session's). */
+  releaseScope(scope: string): void {
+    this.#options.localResources?.release?.(scope);
   }
 
   /** Handles a notification an upstream sent. */
@@ -283,6 +308,14 @@ export class ProxyCore {
       route = { upstream: owner.upstream, upstreamName: owner.rest, definition: {}, adapters: [] };
     }
     const { upstream, upstreamName, adapters } = route;
+    // A tool that handles files needs the caller's scope: ask before the upstream does any work.
+    if (adapters.length > 0) {
+      try {
+        scopeOf();
+      } catch (error) {
+        return toToolErrorResult(error);
+      }
+    }
     const port = upstream.port;
     const callCtx: CallContext = {
       get scope() {

@@ -140,6 +140,8 @@ export interface LocalResources {
   read(scope: string, uri: string): Promise<JsonObject>;
   subscribe?(scope: string, uri: string): Promise<void>;
   unsubscribe?(scope: string, uri: string): Promise<void>;
+  /** Forgets the scope (its session ended); later requests of the scope start afresh. */
+  release?(scope: string): void;
 }
 
 /** Where the core sends notifications for connected downstream sessions. */
@@ -147,10 +149,10 @@ export interface DownstreamSink {
   /** The session's scope, once known. */
   scope?: string;
   /**
-   * Receives the notifications of every scope (a 2026-07-28 `subscriptions/listen` feed, which
-   * carries no per-user content: list changes, and updates of the URIs a stream named).
+   * A listener feed (2026-07-28 `subscriptions/listen` streams of every user): hears the unscoped
+   * notifications and `ProxyCore.notifyListeners`, never one scope's.
    */
-  allScopes?: boolean;
+  listener?: boolean;
   notify(method: string, params?: JsonObject): void;
 }
 

@@ -237,7 +237,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
   // first request: a GET stream opened with a stolen session id (and Bob's or no token) hears the
   // owner's list changes and the URIs of the owner's subscribed files. Fix: remember the opener's
   // `extra.sub` per session and answer 404 to a request whose identity differs (see the report).
-  it.skip("a 2025 session answers only the identity that opened it", async () => {
+  it("a 2025 session answers only the identity that opened it", async () => {
     const session = await rawSession(ALICE);
     expect((await onSession(session, "tools/list", {}, ALICE)).status).toBe(200);
     const asBob = await onSession(session, "tools/list", {}, BOB);
@@ -269,13 +269,10 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
     }
   });
 
-  // FINDING (medium-low, depends on the upstream): an upstream's `notifications/message` (its log) is
-  // not tied to a caller, and ProxyCore.onUpstreamNotification broadcasts it to every 2025 session of
-  // every user (src/proxy/proxy-core.ts lines 128-133, `broadcast(method, params)` without a scope).
-  // An upstream that logs the arguments it works on (file names, paths, text) tells Bob what Alice
-  // does. Fix: on an HTTP proxy with more than one user, do not relay upstream log messages to
-  // sessions (or only with an explicit opt-in); see the report.
-  it.skip("Bob never hears an upstream log line about Alice's call", async () => {
+  // Was a finding: an upstream's `notifications/message` (its log) is not tied to a caller, so an
+  // upstream that logs the arguments it works on (file names, paths, text) told Bob what Alice does.
+  // Over HTTP the proxy now relays upstream logs only with `proxy.relayUpstreamLogs: true`.
+  it("Bob never hears an upstream log line about Alice's call (HTTP relays no upstream log by default)", async () => {
     const bob = (await connect("v1", BOB)) as unknown as V1Client;
     const heard: string[] = [];
     bob.fallbackNotificationHandler = async (notification) => {
@@ -285,10 +282,11 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
     const alice = await connect("v1", ALICE);
     const secret = `alice-medical-${randomUUID()}.pdf`;
     expect(textOf(await alice.callTool({ name: "lg_note", arguments: { text: secret } }))).toBe("noted");
-    // Bob's own call proves that log lines reach him at all.
     await bob.callTool({ name: "lg_note", arguments: { text: "bob-own-line" } });
-    await waitFor(() => heard.some((line) => line.includes("bob-own-line")));
+    // Whatever else Bob hears has arrived by now (the calls' own notifications came before their results).
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(heard.join("\n")).not.toContain(secret);
+    expect(heard.filter((line) => line.includes("notifications/message"))).toEqual([]);
   });
 });
 
@@ -420,4 +418,34 @@ describe("proxy on SDK v2: callers without a scope never fall back to a shared o
     await stream.close();
     await listener.close();
   });
+});
+
+describe("proxy: upstream logs over HTTP only when asked (relayUpstreamLogs)", () => {
+  it.each(["v1", "v2"] as const)(
+    "%s: a 2025 session hears the upstream's log lines with relayUpstreamLogs: true",
+    async (sdk) => {
+      const logger = await loggingUpstream();
+      const proxy = await createFileProxy({
+        sdk,
+        config: { mcpServers: { lg: { url: logger.url } }, proxy: { relayUpstreamLogs: true } },
+        upstreamStderr: "ignore",
+      });
+      try {
+        const client = (await connectHttp(
+          "v1",
+          new URL((await proxy.listen()).mcpUrl),
+        )) as unknown as V1Client;
+        const heard: string[] = [];
+        client.fallbackNotificationHandler = async (notification) => {
+          heard.push(JSON.stringify(notification));
+        };
+        await client.callTool({ name: "note", arguments: { text: "relayed-line" } });
+        await waitFor(() => heard.some((line) => line.includes("processing relayed-line")));
+        await client.close();
+      } finally {
+        await proxy.close({ timeoutMs: 1000 });
+        await logger.close();
+      }
+    },
+  );
 });

@@ -4,7 +4,7 @@
  * build the request context.
  */
 import type { ProxyCore } from "../../proxy/proxy-core.js";
-import type { JsonObject, RequestContext } from "../../proxy/types.js";
+import type { DownstreamSink, JsonObject, RequestContext } from "../../proxy/types.js";
 
 /** Options of a downstream proxy server (either generation). */
 export interface ProxyServerOptions {
@@ -13,6 +13,10 @@ export interface ProxyServerOptions {
   instructions?: string;
   /** Which optional capabilities to announce (from the upstreams'). */
   prompts?: boolean;
+  /**
+   * Relay the upstreams' log messages (and their level requests) to this server's client. An upstream's
+   * log is about every caller's calls, so a server with several users must not relay it.
+   */
   logging?: boolean;
   completions?: boolean;
 }
@@ -60,4 +64,51 @@ export function proxyRoutes(options: ProxyServerOptions): Array<[method: string,
 export function progressTokenOf(params: JsonObject | undefined): string | number | undefined {
   const token = (params?._meta as JsonObject | undefined)?.progressToken;
   return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
+
+/** A server of either SDK generation, as far as its connection's notifications go. */
+interface NotifyingServer {
+  readonly transport?: unknown;
+  notification(notification: { method: string; params?: JsonObject }): Promise<void>;
+  onclose?: (() => void) | undefined;
+}
+
+/**
+ * The sink of one connection's server (stdio, a 2025 session): the core's notifications go out on
+ * the connection, log messages only when the server relays logs. The connection's scope is learned
+ * from its first request; when that scope is the session itself (an anonymous session), the core
+ * releases it when the connection closes, so nothing of a session outlives it.
+ */
+export function connectionSink(
+  core: ProxyCore,
+  server: NotifyingServer,
+  options: ProxyServerOptions,
+): { sink: DownstreamSink; learnScope(ctx: RequestContext): void } {
+  let sessionScoped = false;
+  const sink: DownstreamSink = {
+    notify(method, params) {
+      if (!server.transport) return;
+      if (method === "notifications/message" && !options.logging) return;
+      void server.notification(params === undefined ? { method } : { method, params }).catch(() => undefined);
+    },
+  };
+  const remove = core.addSink(sink);
+  const previous = server.onclose;
+  server.onclose = () => {
+    remove();
+    if (sessionScoped && sink.scope !== undefined) core.releaseScope(sink.scope);
+    previous?.();
+  };
+  return {
+    sink,
+    learnScope(ctx) {
+      if (sink.scope !== undefined) return;
+      try {
+        sink.scope = core.scopeOf(ctx);
+        sessionScoped = sink.scope === ctx.extra.sessionId;
+      } catch {
+        // no scope (yet): scoped notifications skip this connection
+      }
+    },
+  };
 }

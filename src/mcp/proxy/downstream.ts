@@ -60,8 +60,15 @@ export interface Downstream {
   readonly sdk: SdkGeneration;
   /** A server for one connection. */
   createServer(): ProxyServer;
-  /** The HTTP endpoint. */
-  endpoint(log?: (line: string) => void): McpEndpoint;
+  /**
+   * The HTTP endpoint; `overrides` change the server options for it (e.g. no log relay);
+   * `listenStreams` bounds each user's open `subscriptions/listen` streams (SDK v2).
+   */
+  endpoint(
+    log?: (line: string) => void,
+    overrides?: Partial<ProxyServerOptions>,
+    listenStreams?: number,
+  ): McpEndpoint;
   /** Serves one connection over this process's stdin and stdout. */
   serveStdio(): Promise<{ closed: Promise<void> }>;
 }
@@ -123,7 +130,8 @@ async function v1Generation(): Promise<ProxySdk> {
       return {
         sdk: "v1",
         createServer: () => createServer() as unknown as ProxyServer,
-        endpoint: (log) => v1Endpoint(createServer, log),
+        endpoint: (log, overrides = {}) =>
+          v1Endpoint(() => createProxyServer(core, { ...options, ...overrides }), log),
         async serveStdio() {
           const served = await serveProxyStdio(createServer());
           return { closed: served.closed };
@@ -148,7 +156,13 @@ async function v2Generation(): Promise<ProxySdk> {
       return {
         sdk: "v2",
         createServer: () => createServer("connection") as unknown as ProxyServer,
-        endpoint: (log) => v2Endpoint(core, createServer, log),
+        endpoint: (log, overrides = {}, listenStreams) =>
+          v2Endpoint(
+            core,
+            (serving) => createProxyServerV2(core, { ...options, ...overrides }, serving),
+            log,
+            listenStreams,
+          ),
         async serveStdio() {
           const served = serveProxyStdioV2(createServer);
           return { closed: served.closed };

@@ -88,6 +88,14 @@ export class RegistryResources implements LocalResources {
     await this.#request(scope, "resources/unsubscribe", { uri });
   }
 
+  release(scope: string): void {
+    const host = this.#hosts.get(scope);
+    if (!host) return;
+    this.#hosts.delete(scope);
+    host.close();
+    this.#registry.detach(host);
+  }
+
   async close(): Promise<void> {
     const hosts = [...this.#hosts.values()];
     this.#hosts.clear();

@@ -8,6 +8,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../http-host.js";
+import { SessionTable } from "../sessions.js";
 
 function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
@@ -24,45 +25,45 @@ function refuse(res: ServerResponse, status: number, message: string): void {
  * ```
  */
 export function v1Endpoint(createServer: () => Server, log?: (line: string) => void): McpEndpoint {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new SessionTable<StreamableHTTPServerTransport>();
   return {
     get sessions() {
-      return transports.size;
+      return sessions.size;
     },
     async handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined) {
       // The SDK hands `req.auth` to every handler as `extra.authInfo`.
       if (authInfo) (req as IncomingMessage & { auth?: ProxyAuthInfo }).auth = authInfo;
       const sessionId = req.headers["mcp-session-id"];
-      const existing = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
-      if (existing) {
-        await existing.handleRequest(req, res);
+      if (sessionId !== undefined) {
+        // Unknown, or another user's: the same answer, so a session id reveals nothing.
+        const existing = typeof sessionId === "string" ? sessions.find(sessionId, authInfo) : undefined;
+        if (existing) await existing.handleRequest(req, res);
+        else refuse(res, 404, "Unknown session");
         return;
       }
-      if (req.method !== "POST" || sessionId !== undefined) {
-        refuse(
-          res,
-          sessionId === undefined ? 400 : 404,
-          sessionId === undefined ? "Missing session id" : "Unknown session",
-        );
+      if (req.method !== "POST") {
+        refuse(res, 400, "Missing session id");
         return;
       }
       const server = createServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          transports.set(id, transport);
+          sessions.open(id, transport, authInfo);
           log?.(`session ${id.slice(0, 8)}… opened`);
         },
       });
       transport.onclose = () => {
         const id = transport.sessionId;
-        if (id && transports.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
+        if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
       };
       await server.connect(transport);
       await transport.handleRequest(req, res);
+      // Not an `initialize` (or not MCP at all): no session opened, so nothing may stay behind.
+      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
     },
     async close() {
-      await Promise.allSettled([...transports.values()].map((transport) => transport.close()));
+      await Promise.allSettled(sessions.values().map((transport) => transport.close()));
     },
   };
 }

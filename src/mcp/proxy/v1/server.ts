@@ -19,8 +19,9 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ProxyCore } from "../../../proxy/proxy-core.js";
-import type { DownstreamSink, JsonObject } from "../../../proxy/types.js";
-import { type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
+import type { JsonObject } from "../../../proxy/types.js";
+import { toMcpRequestError } from "../../errors.js";
+import { connectionSink, type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
 import { ProgressRelay } from "../progress.js";
 
 export type { ProxyServerOptions } from "../dispatch.js";
@@ -67,20 +68,7 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
-  const sink: DownstreamSink = {
-    notify(method, params) {
-      if (!server.transport) return;
-      void server
-        .notification((params === undefined ? { method } : { method, params }) as never)
-        .catch(() => undefined);
-    },
-  };
-  const remove = core.addSink(sink);
-  const previous = server.onclose;
-  server.onclose = () => {
-    remove();
-    previous?.();
-  };
+  const { sink, learnScope } = connectionSink(core, server as never, options);
 
   for (const [method, route] of proxyRoutes(options)) {
     server.setRequestHandler(
@@ -100,14 +88,13 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
           sink,
           ...relay.context(),
         };
-        if (sink.scope === undefined) {
-          try {
-            sink.scope = core.scopeOf(ctx);
-          } catch {
-            // no scope (yet): scoped notifications skip this session
-          }
+        learnScope(ctx);
+        let result: JsonObject;
+        try {
+          result = await route(core, params, ctx);
+        } catch (error) {
+          throw toMcpRequestError(error);
         }
-        const result = await route(core, params, ctx);
         await relay.flushed();
         return result;
       }) as never,

@@ -19,10 +19,12 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { DEFAULT_LISTEN_STREAMS_PER_USER } from "../../../internal/limits.js";
 import { toNodeHandler } from "../../../node/index.js";
 import type { ProxyCore } from "../../../proxy/proxy-core.js";
 import type { DownstreamSink } from "../../../proxy/types.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../http-host.js";
+import { SessionTable, userOf } from "../sessions.js";
 
 /** Makes the server of one request (`"request"`) or one connection (`"connection"`). */
 export type V2ServerFactory = (serving: "connection" | "request") => Server;
@@ -47,13 +49,15 @@ export function v2Endpoint(
   core: ProxyCore,
   createServer: V2ServerFactory,
   log?: (line: string) => void,
+  listenStreamsPerUser: number = DEFAULT_LISTEN_STREAMS_PER_USER,
 ): McpEndpoint {
+  const listening = new Map<string, number>();
   const modern = createMcpHandler(() => createServer("request"), {
     legacy: "reject",
     onerror: (error) => log?.(`MCP: ${error.message}`),
   });
   const listenSink: DownstreamSink = {
-    allScopes: true,
+    listener: true,
     notify(method, params) {
       switch (method) {
         case "notifications/tools/list_changed":
@@ -75,24 +79,22 @@ export function v2Endpoint(
     },
   };
   const removeSink = core.addSink(listenSink);
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new SessionTable<WebStandardStreamableHTTPServerTransport>();
 
   async function legacy(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
     const options = authInfo ? { authInfo } : {};
     const sessionId = request.headers.get("mcp-session-id");
-    const existing = sessionId === null ? undefined : sessions.get(sessionId);
-    if (existing) return await existing.handleRequest(request, options);
-    if (request.method !== "POST" || sessionId !== null) {
-      return refusal(
-        sessionId === null ? 400 : 404,
-        sessionId === null ? "Missing session id" : "Unknown session",
-      );
+    if (sessionId !== null) {
+      // Unknown, or another user's: the same answer, so a session id reveals nothing.
+      const existing = sessions.find(sessionId, authInfo);
+      return existing ? await existing.handleRequest(request, options) : refusal(404, "Unknown session");
     }
+    if (request.method !== "POST") return refusal(400, "Missing session id");
     const server = createServer("connection");
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, transport);
+        sessions.open(id, transport, authInfo);
         log?.(`session ${id.slice(0, 8)}… opened`);
       },
     });
@@ -101,7 +103,10 @@ export function v2Endpoint(
       if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
     };
     await server.connect(transport);
-    return await transport.handleRequest(request, options);
+    const response = await transport.handleRequest(request, options);
+    // Not an `initialize`: no session opened, so nothing may stay behind.
+    if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
+    return response;
   }
 
   async function fetch(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
@@ -114,6 +119,29 @@ export function v2Endpoint(
       return sessions.size;
     },
     async handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined) {
+      // A listen stream stays open: each user (and all anonymous callers together) may hold a few,
+      // so nobody can fill the handler's shared capacity and shut everyone else out.
+      if (req.headers["mcp-method"] === "subscriptions/listen") {
+        const who = userOf(authInfo) ?? "";
+        const open = listening.get(who) ?? 0;
+        if (open >= listenStreamsPerUser) {
+          res.writeHead(429, { "content-type": "application/json", "cache-control": "no-store" });
+          res.end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              error: { code: -32000, message: `Too many open subscriptions/listen streams (${open})` },
+              id: null,
+            }),
+          );
+          return;
+        }
+        listening.set(who, open + 1);
+        res.once("close", () => {
+          const left = (listening.get(who) ?? 1) - 1;
+          if (left > 0) listening.set(who, left);
+          else listening.delete(who);
+        });
+      }
       await new Promise<void>((resolve, reject) => {
         res.once("close", resolve);
         toNodeHandler((request) => fetch(request, authInfo), {
@@ -123,7 +151,7 @@ export function v2Endpoint(
     },
     async close() {
       removeSink();
-      await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
+      await Promise.allSettled(sessions.values().map((transport) => transport.close()));
       await modern.close();
     },
   };

@@ -13,10 +13,10 @@
  */
 import { Server, type ServerContext } from "@modelcontextprotocol/server";
 import type { ProxyCore } from "../../../proxy/proxy-core.js";
-import type { DownstreamSink, JsonObject, RequestContext } from "../../../proxy/types.js";
+import type { JsonObject, RequestContext } from "../../../proxy/types.js";
 import { toMcpRequestError } from "../../errors.js";
 import { v2Extra } from "../../v2/context.js";
-import { type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
+import { connectionSink, type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
 import { ProgressRelay } from "../progress.js";
 
 /** The first protocol revision of the stateless era. */
@@ -54,24 +54,7 @@ export function createProxyServerV2(
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
-  let sink: DownstreamSink | undefined;
-  if (serving === "connection") {
-    const connectionSink: DownstreamSink = {
-      notify(method, params) {
-        if (!server.transport) return;
-        void server
-          .notification((params === undefined ? { method } : { method, params }) as never)
-          .catch(() => undefined);
-      },
-    };
-    sink = connectionSink;
-    const remove = core.addSink(connectionSink);
-    const previous = server.onclose;
-    server.onclose = () => {
-      remove();
-      previous?.();
-    };
-  }
+  const connection = serving === "connection" ? connectionSink(core, server as never, options) : undefined;
   const modern = () => {
     const version = server.getNegotiatedProtocolVersion();
     return version !== undefined && version >= MODERN_ERA_FROM;
@@ -87,16 +70,10 @@ export function createProxyServerV2(
         const ctx: RequestContext = {
           extra: v2Extra(raw),
           signal: raw.mcpReq.signal,
-          ...(sink ? { sink } : {}),
+          ...(connection ? { sink: connection.sink } : {}),
           ...relay.context(),
         };
-        if (sink && sink.scope === undefined) {
-          try {
-            sink.scope = core.scopeOf(ctx);
-          } catch {
-            // no scope (yet): scoped notifications skip this connection
-          }
-        }
+        connection?.learnScope(ctx);
         let result: JsonObject;
         try {
           result = await route(core, params, ctx);
