@@ -1,7 +1,9 @@
 /**
  * The proxy's costs over loopback:
  * - pass-through: p50/p95 latency of a tool call through the proxy vs straight to the same upstream
- *   (both Streamable HTTP on 127.0.0.1; target: < 2 ms added at p50);
+ *   (both Streamable HTTP on 127.0.0.1; target: < 2 ms added at p50); once on SDK v1 (a 2025
+ *   session), once on SDK v2 (a stateless 2026-07-28 client with a bearer token; the proxy's upstream
+ *   client is then SDK v2's too);
  * - hand-over: a 256 MiB uploaded file to a path the upstream can read (the upload consumer's work,
  *   measured as a tool call whose upstream only stats the file) vs a raw file copy of the same file
  *   (target: ≥ 0.8× the copy's throughput). The HTTP upload itself is reported too.
@@ -13,9 +15,13 @@ import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, open, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createFileProxy } from "../src/proxy/index.js";
+import { bearerTokens, createFileProxy, parseBearerTokens } from "../src/proxy/index.js";
 import { startHttpFixture } from "../test/proxy/support.js";
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 256);
@@ -28,7 +34,24 @@ async function client(url: string): Promise<Client> {
   return c;
 }
 
-async function latencies(c: Client, calls: number): Promise<number[]> {
+const TOKEN = "bench-token-0123456789abcdef";
+
+async function modernClient(url: string): Promise<V2Client> {
+  const c = new V2Client(
+    { name: "bench", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  await c.connect(
+    new V2Transport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+  );
+  return c;
+}
+
+interface EchoClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+}
+
+async function latencies(c: EchoClient, calls: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < calls; i++) {
     const started = process.hrtime.bigint();
@@ -76,8 +99,42 @@ try {
     addedP50Ms: percentile(proxiedMs, 50) - percentile(directMs, 50),
   };
   console.log(
-    `pass-through: direct p50 ${passThrough.directP50Ms.toFixed(2)} ms, through the proxy ${passThrough.proxiedP50Ms.toFixed(2)} ms ` +
+    `pass-through (SDK v1): direct p50 ${passThrough.directP50Ms.toFixed(2)} ms, through the proxy ${passThrough.proxiedP50Ms.toFixed(2)} ms ` +
       `(+${passThrough.addedP50Ms.toFixed(2)} ms; target < 2 ms) ${passThrough.addedP50Ms < 2 ? "OK" : "MISSED"}`,
+  );
+
+  // The same on SDK v2: a stateless 2026-07-28 client (each call its own HTTP exchange, no session).
+  const v2Proxy = await createFileProxy({
+    sdk: "v2",
+    authenticate: bearerTokens(parseBearerTokens(`bench:${TOKEN}`, "bench")),
+    config: { mcpServers: { up: { url: fixture.url } } },
+  });
+  let passThroughV2: Record<string, number>;
+  try {
+    const modern = await modernClient((await v2Proxy.listen()).mcpUrl);
+    await latencies(modern, 50);
+    const directV2: number[] = [];
+    const proxiedV2: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      directV2.push(...(await latencies(direct, CALLS / 5)));
+      proxiedV2.push(...(await latencies(modern, CALLS / 5)));
+    }
+    passThroughV2 = {
+      calls: CALLS,
+      directP50Ms: percentile(directV2, 50),
+      proxiedP50Ms: percentile(proxiedV2, 50),
+      directP95Ms: percentile(directV2, 95),
+      proxiedP95Ms: percentile(proxiedV2, 95),
+      addedP50Ms: percentile(proxiedV2, 50) - percentile(directV2, 50),
+    };
+    await modern.close();
+  } finally {
+    await v2Proxy.close();
+  }
+  console.log(
+    `pass-through (SDK v2, 2026-07-28 client): direct p50 ${passThroughV2.directP50Ms?.toFixed(2)} ms, through the proxy ` +
+      `${passThroughV2.proxiedP50Ms?.toFixed(2)} ms (+${passThroughV2.addedP50Ms?.toFixed(2)} ms; target < 2 ms) ` +
+      `${(passThroughV2.addedP50Ms ?? 99) < 2 ? "OK" : "MISSED"}`,
   );
 
   // the big file
@@ -130,7 +187,7 @@ try {
       `${handOver.handOverMiBps.toFixed(0)} MiB/s (${handOver.ratio.toFixed(2)}×; target ≥ 0.8×) ${handOver.ratio >= 0.8 ? "OK" : "MISSED"}; ` +
       `HTTP upload ${handOver.httpUploadMiBps.toFixed(0)} MiB/s`,
   );
-  console.log(`BENCH_JSON ${JSON.stringify({ bench: "proxy", passThrough, handOver })}`);
+  console.log(`BENCH_JSON ${JSON.stringify({ bench: "proxy", passThrough, passThroughV2, handOver })}`);
   await direct.close();
   await proxied.close();
 } finally {
