@@ -27,11 +27,10 @@ import {
   type UpstreamPort,
   type UpstreamRequestOptions,
 } from "../../proxy/types.js";
+import { ClientConnection, stdioParameters } from "./client-connection.js";
 import {
   DEFAULT_CLIENT_INFO,
-  DEFAULT_TIMEOUT_MS,
   listenFilter,
-  streamBroke,
   type UpstreamConnectionOptions,
   upstreamErrors,
   withoutEnvelope,
@@ -84,107 +83,55 @@ const CONNECTION_ERRORS = new Set<string>([
  * const tools = await upstream.request("tools/list", {});
  * ```
  */
-export class UpstreamConnectionV2 implements UpstreamPort {
-  readonly name: string;
-  #options: UpstreamConnectionV2Options;
-  #client: Client | undefined;
-  #connecting: Promise<Client> | undefined;
-  #inFlight = 0;
-  #closed = false;
-  #capabilities: JsonObject | undefined;
+export class UpstreamConnectionV2 extends ClientConnection<Client> {
+  declare protected readonly options: UpstreamConnectionV2Options;
   /** The open `subscriptions/listen` stream of a 2026-07-28 connection. */
   #subscription: McpSubscription | undefined;
   /** Resource URIs subscribed to; on 2026-07-28 part of the listen filter (kept across reconnects). */
   #uris = new Set<string>();
   /** Whether the listen stream was already reopened once since the last call (no reopening loops). */
   #relistened = false;
+  /** The listen stream of the client last forgotten, until `shutdown` closes it. */
+  #retired: McpSubscription | undefined;
 
   constructor(options: UpstreamConnectionV2Options) {
-    this.name = options.name;
-    this.#options = options;
-  }
-
-  get connected(): boolean {
-    return this.#client !== undefined;
-  }
-
-  get capabilities(): JsonObject | undefined {
-    return this.#capabilities;
+    super(options);
   }
 
   /** The protocol revision negotiated with the upstream (e.g. `"2026-07-28"`), once connected. */
   get protocolVersion(): string | undefined {
-    return this.#client?.getNegotiatedProtocolVersion();
+    return this.client?.getNegotiatedProtocolVersion();
   }
 
-  /** The pid of a stdio upstream's process, when running. */
-  pid: number | null = null;
-
   #transport(): Transport {
-    const target = this.#options.target;
+    const target = this.options.target;
     if ("command" in target) {
-      return new StdioClientTransport({
-        command: target.command,
-        args: target.args ?? [],
-        env: { ...getDefaultEnvironment(), ...(target.env ?? {}) },
-        ...(target.cwd ? { cwd: target.cwd } : {}),
-        stderr: this.#options.stderr ?? "inherit",
-      });
+      return new StdioClientTransport(stdioParameters(target, this.options.stderr, getDefaultEnvironment()));
     }
     return new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: { ...(target.headers ?? {}) } },
     });
   }
 
-  #timeout(options?: UpstreamRequestOptions): number {
-    return options?.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  }
-
-  async connect(): Promise<void> {
-    await this.#ensure();
-  }
-
-  #ensure(): Promise<Client> {
-    if (this.#closed) return Promise.reject(upstreamErrors.closing(this.name));
-    if (this.#client) return Promise.resolve(this.#client);
-    this.#connecting ??= this.#open().finally(() => {
-      this.#connecting = undefined;
-    });
-    return this.#connecting;
-  }
-
-  async #open(): Promise<Client> {
-    const era = this.#options.era ?? "auto";
-    const client = new Client(this.#options.clientInfo ?? DEFAULT_CLIENT_INFO, {
+  protected async open(): Promise<Client> {
+    const era = this.options.era ?? "auto";
+    const client = new Client(this.options.clientInfo ?? DEFAULT_CLIENT_INFO, {
       capabilities: {},
       versionNegotiation: {
         mode: era === "modern" ? { pin: MODERN_REVISION } : era,
-        probe: { timeoutMs: Math.min(this.#timeout(), PROBE_TIMEOUT_MS) },
+        probe: { timeoutMs: Math.min(this.timeout(), PROBE_TIMEOUT_MS) },
       },
     });
     client.fallbackNotificationHandler = async (notification) => {
-      this.#options.onNotification?.(
+      this.options.onNotification?.(
         notification.method,
         withoutSubscriptionId(notification.params as JsonObject | undefined),
       );
     };
     const transport = this.#transport();
-    client.onclose = () => this.#detach(client);
-    client.onerror = (error) => {
-      this.#options.onError?.(error);
-      // A Streamable HTTP stream that breaks without resumption would leave the call hanging until
-      // its timeout: close, so in-flight calls fail now and the next call reconnects.
-      if (this.#inFlight > 0 && streamBroke(error)) this.#drop(client);
-    };
-    try {
-      await client.connect(transport);
-    } catch (cause) {
-      await client.close().catch(() => undefined);
-      throw upstreamErrors.cannotConnect(this.name, cause);
-    }
-    this.#capabilities = (client.getServerCapabilities() ?? {}) as JsonObject;
-    this.pid = transport instanceof StdioClientTransport ? transport.pid : null;
-    this.#client = client;
+    await this.start(client, transport, () =>
+      transport instanceof StdioClientTransport ? transport.pid : null,
+    );
     this.#relistened = false;
     if (client.getProtocolEra() === "modern") {
       // Notifications are best effort: a server that refuses the stream still serves requests.
@@ -193,18 +140,13 @@ export class UpstreamConnectionV2 implements UpstreamPort {
     return client;
   }
 
-  /** Forgets `client` if it is the current one (it closed, or is being dropped). */
-  #detach(client: Client): void {
-    if (this.#client !== client) return;
-    this.#client = undefined;
-    this.#subscription = undefined;
-    this.pid = null;
-  }
-
-  /** Closes `client` so the next call reconnects (in-flight calls on it fail now). */
-  #drop(client: Client): void {
-    this.#detach(client);
-    void client.close().catch(() => undefined);
+  protected override forget(client: Client): void {
+    if (this.client === client) {
+      // kept for `shutdown`, which closes it before the session ends
+      this.#retired = this.#subscription;
+      this.#subscription = undefined;
+    }
+    super.forget(client);
   }
 
   /**
@@ -213,10 +155,10 @@ export class UpstreamConnectionV2 implements UpstreamPort {
    */
   async #listen(client: Client): Promise<void> {
     const previous = this.#subscription;
-    const filter = listenFilter(this.#capabilities, this.#uris);
+    const filter = listenFilter(this.serverCapabilities, this.#uris);
     // on failure the previous stream (if any) stays the current one
-    const subscription = filter ? await client.listen(filter, { timeout: this.#timeout() }) : undefined;
-    if (this.#client !== client) {
+    const subscription = filter ? await client.listen(filter, { timeout: this.timeout() }) : undefined;
+    if (this.client !== client) {
       await subscription?.close().catch(() => undefined);
       return;
     }
@@ -230,53 +172,54 @@ export class UpstreamConnectionV2 implements UpstreamPort {
    * streams); when that fails too, the upstream is gone and the next call reconnects.
    */
   #listenEnded(client: Client, subscription: McpSubscription, how: string): void {
-    if (how === "local" || this.#subscription !== subscription || this.#client !== client) return;
+    if (how === "local" || this.#subscription !== subscription || this.client !== client) return;
     this.#subscription = undefined;
     if (this.#relistened) {
-      this.#drop(client);
+      this.drop(client);
       return;
     }
     this.#relistened = true;
     this.#listen(client).catch((error: unknown) => {
       this.#reportListenFailure(error);
-      this.#drop(client);
+      this.drop(client);
     });
   }
 
   #reportListenFailure(error: unknown): void {
     const reason = error instanceof Error ? error.message : String(error);
-    this.#options.onError?.(
+    this.options.onError?.(
       new Error(`upstream "${this.name}": cannot listen for notifications: ${reason}`, { cause: error }),
     );
   }
 
-  async request(
+  override async request(
     method: string,
     params: JsonObject | undefined,
     options: UpstreamRequestOptions = {},
   ): Promise<JsonObject> {
-    const client = await this.#ensure();
-    this.#inFlight++;
     this.#relistened = false;
-    try {
-      if (
-        (method === "resources/subscribe" || method === "resources/unsubscribe") &&
-        client.getProtocolEra() === "modern"
-      ) {
-        return await this.#subscribe(client, String(params?.uri), method === "resources/subscribe");
-      }
-      const request = params === undefined ? { method } : { method, params };
-      const result = (await client.request(request as never, RAW_RESULT, {
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
-        timeout: this.#timeout(options),
-      })) as JsonObject;
-      return withoutEnvelope(result);
-    } catch (error) {
-      throw this.#translate(error, client, options.signal);
-    } finally {
-      this.#inFlight--;
+    return await super.request(method, params, options);
+  }
+
+  protected async send(
+    client: Client,
+    method: string,
+    params: JsonObject | undefined,
+    options: UpstreamRequestOptions,
+  ): Promise<JsonObject> {
+    if (
+      (method === "resources/subscribe" || method === "resources/unsubscribe") &&
+      client.getProtocolEra() === "modern"
+    ) {
+      return await this.#subscribe(client, String(params?.uri), method === "resources/subscribe");
     }
+    const request = params === undefined ? { method } : { method, params };
+    const result = (await client.request(request as never, RAW_RESULT, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+      timeout: this.timeout(options),
+    })) as JsonObject;
+    return withoutEnvelope(result);
   }
 
   /**
@@ -284,7 +227,7 @@ export class UpstreamConnectionV2 implements UpstreamPort {
    * without the `resources.subscribe` capability answers -32601, as a 2025 one does.
    */
   async #subscribe(client: Client, uri: string, subscribe: boolean): Promise<JsonObject> {
-    const resources = this.#capabilities?.resources as { subscribe?: unknown } | undefined;
+    const resources = this.serverCapabilities?.resources as { subscribe?: unknown } | undefined;
     if (resources?.subscribe !== true) throw new RpcError(RPC.METHOD_NOT_FOUND, "Method not found");
     const had = this.#uris.has(uri);
     if (subscribe) this.#uris.add(uri);
@@ -300,7 +243,7 @@ export class UpstreamConnectionV2 implements UpstreamPort {
     return {};
   }
 
-  #translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
+  protected translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
     if (signal?.aborted) return upstreamErrors.cancelled();
     if (error instanceof RpcError) return error;
     if (error instanceof ProtocolError) return new RpcError(error.code, error.message, error.data);
@@ -308,7 +251,7 @@ export class UpstreamConnectionV2 implements UpstreamPort {
       const session = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
       // A 2025 server forgot the session (restarted): the next call opens a new one.
       if (error.status === 404 && session !== undefined) {
-        this.#drop(client);
+        this.drop(client);
         return upstreamErrors.failed(this.name, error);
       }
       // A 2026-07-28 server answers some JSON-RPC errors with an HTTP error status: the body is the answer.
@@ -323,36 +266,24 @@ export class UpstreamConnectionV2 implements UpstreamPort {
       }
       if (!CONNECTION_ERRORS.has(error.code))
         return new RpcError(RPC.INTERNAL_ERROR, error.message, error.data);
-      const lost = this.#client !== client || error.code === SdkErrorCode.ConnectionClosed;
-      this.#drop(client);
+      const lost = this.client !== client || error.code === SdkErrorCode.ConnectionClosed;
+      this.drop(client);
       return lost ? upstreamErrors.lostDuringCall(this.name, error) : upstreamErrors.failed(this.name, error);
     }
     // A network failure (fetch failed, a stream cut): the next call reconnects.
-    this.#drop(client);
+    this.drop(client);
     return upstreamErrors.failed(this.name, error);
   }
 
-  async notify(method: string, params?: JsonObject): Promise<void> {
-    const client = this.#client;
-    if (!client) return;
-    await client
-      .notification((params === undefined ? { method } : { method, params }) as never)
-      .catch(() => undefined);
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    const client = this.#client ?? (await this.#connecting?.catch(() => undefined));
-    const subscription = this.#subscription;
-    if (client) this.#detach(client);
-    await subscription?.close().catch(() => undefined);
-    if (client) {
-      const transport = client.transport;
-      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
-        await transport.terminateSession().catch(() => undefined);
-      }
-      await client.close().catch(() => undefined);
+  protected async shutdown(client: Client): Promise<void> {
+    const retired = this.#retired;
+    this.#retired = undefined;
+    await retired?.close().catch(() => undefined);
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+      await transport.terminateSession().catch(() => undefined);
     }
+    await client.close().catch(() => undefined);
   }
 }
 

@@ -9,19 +9,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import {
-  type JsonObject,
-  RpcError,
-  type UpstreamPort,
-  type UpstreamRequestOptions,
-} from "../../proxy/types.js";
-import {
-  DEFAULT_CLIENT_INFO,
-  DEFAULT_TIMEOUT_MS,
-  streamBroke,
-  type UpstreamConnectionOptions,
-  upstreamErrors,
-} from "./shared.js";
+import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../proxy/types.js";
+import { ClientConnection, stdioParameters } from "./client-connection.js";
+import { DEFAULT_CLIENT_INFO, upstreamErrors } from "./shared.js";
 
 export type { UpstreamConnectionOptions, UpstreamTarget } from "./shared.js";
 
@@ -44,120 +34,47 @@ function originalMessage(error: McpError): string {
  * const tools = await upstream.request("tools/list", {});
  * ```
  */
-export class UpstreamConnection implements UpstreamPort {
-  readonly name: string;
-  #options: UpstreamConnectionOptions;
-  #client: Client | undefined;
-  #connecting: Promise<Client> | undefined;
-  #inFlight = 0;
-  #closed = false;
-  #capabilities: JsonObject | undefined;
-
-  constructor(options: UpstreamConnectionOptions) {
-    this.name = options.name;
-    this.#options = options;
-  }
-
-  get connected(): boolean {
-    return this.#client !== undefined;
-  }
-
-  get capabilities(): JsonObject | undefined {
-    return this.#capabilities;
-  }
-
-  /** The pid of a stdio upstream's process, when running. */
-  pid: number | null = null;
-
+export class UpstreamConnection extends ClientConnection<Client> {
   #transport(): Transport {
-    const target = this.#options.target;
+    const target = this.options.target;
     if ("command" in target) {
-      const transport = new StdioClientTransport({
-        command: target.command,
-        args: target.args ?? [],
-        env: { ...getDefaultEnvironment(), ...(target.env ?? {}) },
-        ...(target.cwd ? { cwd: target.cwd } : {}),
-        stderr: this.#options.stderr ?? "inherit",
-      });
-      return transport;
+      return new StdioClientTransport(stdioParameters(target, this.options.stderr, getDefaultEnvironment()));
     }
     return new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: { ...(target.headers ?? {}) } },
     });
   }
 
-  async connect(): Promise<void> {
-    await this.#ensure();
-  }
-
-  #ensure(): Promise<Client> {
-    if (this.#closed) return Promise.reject(upstreamErrors.closing(this.name));
-    if (this.#client) return Promise.resolve(this.#client);
-    this.#connecting ??= this.#open().finally(() => {
-      this.#connecting = undefined;
-    });
-    return this.#connecting;
-  }
-
-  async #open(): Promise<Client> {
-    const client = new Client(this.#options.clientInfo ?? DEFAULT_CLIENT_INFO, {
-      capabilities: {},
-    });
+  protected async open(): Promise<Client> {
+    const client = new Client(this.options.clientInfo ?? DEFAULT_CLIENT_INFO, { capabilities: {} });
     client.fallbackNotificationHandler = async (notification) => {
-      this.#options.onNotification?.(notification.method, notification.params as JsonObject | undefined);
+      this.options.onNotification?.(notification.method, notification.params as JsonObject | undefined);
     };
     const transport = this.#transport();
-    client.onclose = () => {
-      if (this.#client === client) {
-        this.#client = undefined;
-        this.pid = null;
-      }
-    };
-    client.onerror = (error) => {
-      this.#options.onError?.(error);
-      // A Streamable HTTP stream that breaks without resumption would leave the call hanging until
-      // its timeout: close, so in-flight calls fail now and the next call reconnects.
-      if (this.#inFlight > 0 && streamBroke(error)) {
-        void client.close().catch(() => undefined);
-      }
-    };
-    try {
-      await client.connect(transport);
-    } catch (cause) {
-      await client.close().catch(() => undefined);
-      throw upstreamErrors.cannotConnect(this.name, cause);
-    }
-    this.#capabilities = (client.getServerCapabilities() ?? {}) as JsonObject;
-    this.pid = transport instanceof StdioClientTransport ? transport.pid : null;
-    this.#client = client;
+    await this.start(client, transport, () =>
+      transport instanceof StdioClientTransport ? transport.pid : null,
+    );
     return client;
   }
 
-  async request(
+  protected async send(
+    client: Client,
     method: string,
     params: JsonObject | undefined,
-    options: UpstreamRequestOptions = {},
+    options: UpstreamRequestOptions,
   ): Promise<JsonObject> {
-    const client = await this.#ensure();
-    this.#inFlight++;
-    try {
-      const request = params === undefined ? { method } : { method, params };
-      return (await client.request(request as never, RAW_RESULT, {
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
-        timeout: options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      })) as JsonObject;
-    } catch (error) {
-      throw this.#translate(error, client, options.signal);
-    } finally {
-      this.#inFlight--;
-    }
+    const request = params === undefined ? { method } : { method, params };
+    return (await client.request(request as never, RAW_RESULT, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+      timeout: this.timeout(options),
+    })) as JsonObject;
   }
 
-  #translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
+  protected translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
     if (signal?.aborted) return upstreamErrors.cancelled();
     if (error instanceof McpError) {
-      const lost = this.#client !== client;
+      const lost = this.client !== client;
       if (error.code === ErrorCode.ConnectionClosed && lost) {
         return upstreamErrors.lostDuringCall(this.name, error);
       }
@@ -172,24 +89,11 @@ export class UpstreamConnection implements UpstreamPort {
     return upstreamErrors.failed(this.name, error);
   }
 
-  async notify(method: string, params?: JsonObject): Promise<void> {
-    const client = this.#client;
-    if (!client) return;
-    await client
-      .notification((params === undefined ? { method } : { method, params }) as never)
-      .catch(() => undefined);
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    const client = this.#client ?? (await this.#connecting?.catch(() => undefined));
-    this.#client = undefined;
-    if (client) {
-      const transport = client.transport;
-      if (transport instanceof StreamableHTTPClientTransport) {
-        await transport.terminateSession().catch(() => undefined);
-      }
-      await client.close().catch(() => undefined);
+  protected async shutdown(client: Client): Promise<void> {
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport) {
+      await transport.terminateSession().catch(() => undefined);
     }
+    await client.close().catch(() => undefined);
   }
 }
