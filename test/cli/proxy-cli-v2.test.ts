@@ -3,19 +3,16 @@
  * (`--protocol-era modern`, `--strict`) with a bearer token from `--auth-tokens-env`, and SDK v2
  * clients of both eras over stdio (`--stdio`).
  */
-import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { repoRoot, sha256 } from "../support/helpers.js";
+import { inspectJson, modernHttpArgs, runInspector } from "../support/inspector.js";
 import { CLI, startCli, yamlConfig } from "./support.js";
 
-const run = promisify(execFile);
-const inspector = join(repoRoot, "node_modules/.bin/mcp-inspector");
 const SLOW = { timeout: 180_000 };
 const TOKEN = "cli-alice-token-0123456789";
 
@@ -43,40 +40,13 @@ describe("mcp-file-bridge proxy --sdk v2 (CLI)", () => {
         PROXY_TOKENS: `alice:${TOKEN}`,
       });
       try {
-        const mcpUrl = cli.mcpUrl;
         expect(cli.stderr()).toContain("serving with MCP SDK v2");
-        const inspect = async (args: string[], token = TOKEN) => {
-          const { stdout, stderr: warnings } = await run(
-            process.execPath,
-            [
-              inspector,
-              "--cli",
-              "--connect-timeout",
-              "60000",
-              "--server-url",
-              mcpUrl,
-              "--transport",
-              "http",
-              "--header",
-              `Authorization: Bearer ${token}`,
-              "--protocol-era",
-              "modern",
-              "--format",
-              "json",
-              ...args,
-            ],
-            {
-              cwd: repoRoot,
-              env: {
-                ...process.env,
-                HOME: home,
-                NO_UPDATE_NOTIFIER: "1",
-                npm_config_update_notifier: "false",
-              },
-              timeout: 120_000,
-            },
+        const inspect = async (args: string[]) => {
+          const { json, stderr } = await inspectJson<{ result: Record<string, unknown> }>(
+            [...modernHttpArgs(cli.mcpUrl, TOKEN), ...args],
+            { home },
           );
-          return { result: (JSON.parse(stdout) as { result: Record<string, unknown> }).result, warnings };
+          return { result: json.result, warnings: stderr };
         };
         const listed = await inspect(["--method", "tools/list", "--strict"]);
         expect(listed.warnings).not.toMatch(/Warning|Error|portability/);
@@ -98,10 +68,11 @@ describe("mcp-file-bridge proxy --sdk v2 (CLI)", () => {
         expect((ticket.result.structuredContent as { handle: string }).handle).toMatch(/^upload:\/\//);
 
         // A wrong token is refused outright.
-        const refused = await inspect(["--method", "tools/list"], "wrong-token-0000000000").catch(
-          (error: { code: number }) => error,
+        const refused = await runInspector(
+          [...modernHttpArgs(cli.mcpUrl, "wrong-token-0000000000"), "--method", "tools/list"],
+          { home },
         );
-        expect((refused as { code?: number }).code).not.toBe(0);
+        expect(refused.code).not.toBe(0);
       } finally {
         cli.child.kill("SIGTERM");
         expect(await cli.exited).toBe(0);

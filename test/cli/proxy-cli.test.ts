@@ -6,10 +6,10 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FIXTURE, httpClient, removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { repoRoot, sha256 } from "../support/helpers.js";
+import { inspectJson } from "../support/inspector.js";
 import { CLI, startCli, yamlConfig } from "./support.js";
 
 const run = promisify(execFile);
-const inspector = join(repoRoot, "node_modules/.bin/mcp-inspector");
 const SLOW = { timeout: 150_000 };
 
 describe("mcp-file-bridge proxy (CLI)", () => {
@@ -83,22 +83,8 @@ describe("mcp-file-bridge proxy (CLI)", () => {
         );
         expect((await fetch(`${cli.url}/healthz`)).status).toBe(200);
 
-        const env = {
-          ...process.env,
-          HOME: home,
-          NO_UPDATE_NOTIFIER: "1",
-          npm_config_update_notifier: "false",
-        };
         const inspect = async (args: string[]) =>
-          JSON.parse(
-            (
-              await run(process.execPath, [inspector, "--cli", cli.mcpUrl, "--transport", "http", ...args], {
-                cwd: repoRoot,
-                env,
-                timeout: 90_000,
-              })
-            ).stdout,
-          ) as Record<string, unknown>;
+          (await inspectJson([cli.mcpUrl, "--transport", "http", ...args], { home, timeout: 90_000 })).json;
         const [listed, called] = await Promise.all([
           inspect(["--method", "tools/list"]),
           inspect(["--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=from the inspector"]),
