@@ -50,3 +50,12 @@ export function codeOfSync(run: () => unknown): string {
 export function sha256(bytes: Uint8Array | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
+
+/** Resolves once `condition()` holds (polled every 10 ms); fails after `ms` milliseconds. */
+export async function waitUntil(condition: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
