@@ -3,7 +3,7 @@
  * 2026-07-28-only server, the `era` option, `resources/subscribe` on 2026-07-28 (a listen stream),
  * HTTP headers on every request (the `server/discover` probe included), and failures to connect.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,42 +12,24 @@ import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.j
 import { UpstreamConnectionV2 } from "../../src/mcp/upstream/upstream-connection-v2.js";
 import { type JsonObject, RpcError, UpstreamUnavailableError } from "../../src/proxy/types.js";
 import { repoRoot } from "../support/helpers.js";
-import { fixtureCommand, removeDirs, tempDir } from "./support.js";
+import {
+  fixtureCommand,
+  type HttpFixture,
+  removeDirs,
+  startHttpFixture,
+  tempDir,
+  V2_FIXTURE,
+} from "./support.js";
 
-const V2_FIXTURE = join(import.meta.dirname, "fixtures", "v2-upstream-server.ts");
 const V2_STDIO: UpstreamTarget = {
   command: process.execPath,
   args: ["--import", "tsx", V2_FIXTURE],
   cwd: repoRoot,
 };
 
-async function startHttp(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", V2_FIXTURE, "--http", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, PORT: "0" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const match = /LISTENING (\S+)/.exec(buffered);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`fixture exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
+/** The SDK v2 fixture over HTTP, with `args` and `env`. */
+const startHttp = (args: string[], env: Record<string, string> = {}) =>
+  startHttpFixture(env, 0, { fixture: V2_FIXTURE, args });
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -61,12 +43,13 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 const text = (result: JsonObject) => (result.content as Array<{ text: string }>)[0]?.text;
 
 describe("a 2026-07-28-only upstream (SDK v2, legacy: reject)", { timeout: 60_000 }, () => {
-  let child: ChildProcess | undefined;
+  let fixture: HttpFixture | undefined;
   let url: string;
   beforeAll(async () => {
-    ({ url, child } = await startHttp([]));
+    fixture = await startHttp([]);
+    url = fixture.url;
   });
-  afterAll(() => stop(child));
+  afterAll(() => fixture?.stop());
 
   it("is out of reach of the SDK v1 connection (initialize is refused)", async () => {
     const v1 = new UpstreamConnection({ name: "modern", target: { url } });
@@ -124,7 +107,8 @@ describe("a 2026-07-28-only upstream (SDK v2, legacy: reject)", { timeout: 60_00
 
 describe("resources/subscribe on 2026-07-28 without the subscribe capability", { timeout: 60_000 }, () => {
   it("answers -32601 as a 2025 server would, and the connection stays up", async () => {
-    const { url, child } = await startHttp([], { NO_SUBSCRIBE: "1" });
+    const fixture = await startHttp([], { NO_SUBSCRIBE: "1" });
+    const url = fixture.url;
     const v2 = new UpstreamConnectionV2({ name: "modern", target: { url } });
     try {
       const error = await failure(v2.request("resources/subscribe", { uri: "fixture://readme" }));
@@ -133,7 +117,7 @@ describe("resources/subscribe on 2026-07-28 without the subscribe capability", {
       expect(v2.connected).toBe(true);
     } finally {
       await v2.close();
-      await stop(child);
+      await fixture.stop();
     }
   });
 });
@@ -215,13 +199,14 @@ describe.each(["v1", "v2"] as const)(
       sdk === "v1"
         ? new UpstreamConnection({ name: "up", target, stderr: "ignore" })
         : new UpstreamConnectionV2({ name: "up", target, stderr: "ignore" });
-    let child: ChildProcess | undefined;
+    let fixture: HttpFixture | undefined;
     let url: string;
     beforeAll(async () => {
       // both eras, so the v1 connection can talk too; every request must carry the header
-      ({ url, child } = await startHttp(["--legacy"], { REQUIRE_HEADER: "x-api-key=s3cret" }));
+      fixture = await startHttp(["--legacy"], { REQUIRE_HEADER: "x-api-key=s3cret" });
+      url = fixture.url;
     });
-    afterAll(() => stop(child));
+    afterAll(() => fixture?.stop());
 
     it("sends the configured headers on every request", async () => {
       const port = make({ url, headers: { "x-api-key": "s3cret" } });

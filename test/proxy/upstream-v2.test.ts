@@ -5,8 +5,6 @@
  * over HTTP (2026-07-28 only, and both eras). One table of behaviour runs for every pair that can
  * talk; what differs (eras, and the 2026-only server the v1 client cannot reach) is asserted apart.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UpstreamTarget } from "../../src/mcp/upstream/shared.js";
 import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.js";
@@ -22,9 +20,14 @@ import {
   UpstreamUnavailableError,
 } from "../../src/proxy/types.js";
 import { repoRoot } from "../support/helpers.js";
-import { fixtureCommand, removeDirs, tempDir, FIXTURE as V1_FIXTURE } from "./support.js";
-
-const V2_FIXTURE = join(import.meta.dirname, "fixtures", "v2-upstream-server.ts");
+import {
+  fixtureCommand,
+  removeDirs,
+  startHttpFixture,
+  tempDir,
+  FIXTURE as V1_FIXTURE,
+  V2_FIXTURE,
+} from "./support.js";
 
 interface Notified {
   method: string;
@@ -39,47 +42,17 @@ interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts a fixture with `--http` and resolves once it prints its URL. */
-async function startHttp(
-  file: string,
-  args: string[],
-  env: Record<string, string> = {},
-  port = 0,
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", file, "--http", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const match = /LISTENING (\S+)/.exec(buffered);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`fixture exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
+/** Runs a fixture over HTTP; `restart()` brings it back on the same port. */
 async function runHttp(file: string, args: string[], env: Record<string, string> = {}): Promise<Running> {
-  let { url, child } = await startHttp(file, args, env);
-  const port = Number(new URL(url).port);
+  let fixture = await startHttpFixture(env, 0, { fixture: file, args });
+  const port = Number(new URL(fixture.url).port);
   return {
-    target: { url },
+    target: { url: fixture.url },
     async restart() {
-      await stopChild(child);
-      ({ child } = await startHttp(file, args, env, port));
+      await fixture.stop();
+      fixture = await startHttpFixture(env, port, { fixture: file, args });
     },
-    stop: () => stopChild(child),
+    stop: () => fixture.stop(),
   };
 }
 
