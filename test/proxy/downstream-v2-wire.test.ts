@@ -17,7 +17,7 @@ import {
   resultOf,
 } from "../mcp/v2/harness.js";
 import { waitUntil } from "../support/helpers.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "./support.js";
+import { fixtureCommand, removeDirs, tempDir, textOf, WRITE_FILE_ARTIFACTS } from "./support.js";
 
 const ALICE = "alice-token-0123456789";
 
@@ -38,7 +38,7 @@ beforeAll(async () => {
       servers: {
         up: {
           outputDirs: [out],
-          tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+          tools: WRITE_FILE_ARTIFACTS,
         },
       },
     },

@@ -10,6 +10,14 @@ import { repoRoot } from "../support/helpers.js";
 
 export const FIXTURE = join(import.meta.dirname, "fixtures", "upstream-server.ts");
 
+/** The fixture's `write_file` as an artifact tool: its "Saved to <path>" line names the file. */
+export const WRITE_FILE_ARTIFACTS = {
+  write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
+};
+
+/** The fixture's file tools: `read_file`'s `path` takes an upload, `write_file` makes an artifact. */
+export const FILE_TOOLS = { read_file: { upload: { args: ["path"] } }, ...WRITE_FILE_ARTIFACTS };
+
 /** The fixture as an `mcpServers` stdio entry. */
 export function fixtureCommand(env: Record<string, string>) {
   return { command: process.execPath, args: ["--import", "tsx", FIXTURE], env, cwd: repoRoot };

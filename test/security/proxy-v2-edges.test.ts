@@ -11,7 +11,14 @@ import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.j
 import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
 import { subjectOf } from "../../src/scope/scope.js";
 import { type AnyClient, connectHttp, rpcError, type ToolResult, upload } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import {
+  FILE_TOOLS,
+  fixtureCommand,
+  removeDirs,
+  tempDir,
+  textOf,
+  WRITE_FILE_ARTIFACTS,
+} from "../proxy/support.js";
 import { INITIALIZE, JSON_HEADERS, LEGACY } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
@@ -74,10 +81,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
           up: {
             handoffDir: handoff,
             outputDirs: [out],
-            tools: {
-              read_file: { upload: { args: ["path"] } },
-              write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
-            },
+            tools: FILE_TOOLS,
           },
         },
       },
@@ -285,7 +289,7 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
           servers: {
             up: {
               outputDirs: [out],
-              tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+              tools: WRITE_FILE_ARTIFACTS,
             },
           },
         },

@@ -8,7 +8,7 @@ import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.j
 import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
 import type { DownstreamSink } from "../../src/proxy/types.js";
 import { connectHttp } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir } from "../proxy/support.js";
+import { fixtureCommand, removeDirs, tempDir, WRITE_FILE_ARTIFACTS } from "../proxy/support.js";
 import { deleteSession, JSON_HEADERS, LEGACY, onSession, openSession } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
@@ -42,7 +42,7 @@ async function start(sdk: "v1" | "v2"): Promise<Counted> {
       servers: {
         up: {
           outputDirs: [out],
-          tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+          tools: WRITE_FILE_ARTIFACTS,
         },
       },
     },

@@ -24,7 +24,7 @@ import {
   type ToolResult,
   upload,
 } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { waitUntil } from "../support/helpers.js";
 import { LEGACY, onSession, openSession } from "./raw-mcp.js";
 
@@ -87,10 +87,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
           up: {
             handoffDir: handoff,
             outputDirs: [out],
-            tools: {
-              read_file: { upload: { args: ["path"] } },
-              write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
-            },
+            tools: FILE_TOOLS,
           },
           lg: { prefix: "lg_" },
         },
@@ -244,8 +241,7 @@ describe("proxy on SDK v2: callers without a scope never fall back to a shared o
             handoffDir: handoff,
             outputDirs: [out],
             tools: {
-              read_file: { upload: { args: ["path"] } },
-              write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
+              ...FILE_TOOLS,
               image: { artifacts: { locator: "embedded" } },
             },
           },
