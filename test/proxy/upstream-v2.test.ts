@@ -19,7 +19,7 @@ import {
   type UpstreamPort,
   UpstreamUnavailableError,
 } from "../../src/proxy/types.js";
-import { repoRoot } from "../support/helpers.js";
+import { rejectionOf, repoRoot } from "../support/helpers.js";
 import {
   fixtureCommand,
   removeDirs,
@@ -140,15 +140,6 @@ function open(
   return sdk === "v1" ? new UpstreamConnection(options) : new UpstreamConnectionV2(options);
 }
 
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("the call did not fail");
-}
-
 const textOf = (result: JsonObject) =>
   (result.content as Array<{ type: string; text?: string }>).map((block) => block.text).join("\n");
 
@@ -225,11 +216,11 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
   });
 
   it("passes JSON-RPC errors through with code, message and data", async () => {
-    const missing = await failure(port.request("resources/read", { uri: "fixture://nope" }));
+    const missing = await rejectionOf(port.request("resources/read", { uri: "fixture://nope" }));
     expect(missing).toBeInstanceOf(RpcError);
     expect(missing).toMatchObject({ code: -32602, message: expect.stringContaining("fixture://nope") });
     expect((missing as RpcError).data).toEqual(upstream.dataUri ? { uri: "fixture://nope" } : undefined);
-    const unknown = await failure(port.request("no/such-method", {}));
+    const unknown = await rejectionOf(port.request("no/such-method", {}));
     expect(unknown).toBeInstanceOf(RpcError);
     expect(unknown).toMatchObject({ code: -32601, message: "Method not found" });
   });
@@ -257,7 +248,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
   });
 
   it("times out a silent call (UpstreamUnavailableError) and stays usable", async () => {
-    const error = await failure(
+    const error = await rejectionOf(
       port.request(
         "tools/call",
         { name: "slow", arguments: { steps: 1, delayMs: 3000 } },
@@ -285,7 +276,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
 
   it("cancels with the caller's signal (-32001)", async () => {
     const controller = new AbortController();
-    const error = await failure(
+    const error = await rejectionOf(
       port.request(
         "tools/call",
         { name: "slow", arguments: { steps: 50, delayMs: 50 } },
@@ -298,7 +289,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
 
   it("turns a crash into UpstreamUnavailableError and reconnects on the next call", async () => {
     const pid = port.pid;
-    const crashed = await failure(port.request("tools/call", { name: "crash", arguments: {} }));
+    const crashed = await rejectionOf(port.request("tools/call", { name: "crash", arguments: {} }));
     expect(crashed).toBeInstanceOf(UpstreamUnavailableError);
     expect((crashed as UpstreamUnavailableError).upstream).toBe("up");
     if (upstream.transport === "stdio") {
@@ -306,7 +297,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
       expect(port.connected).toBe(false);
     } else {
       // the server is down: the next call cannot reach it either
-      const down = await failure(port.request("tools/call", { name: "echo", arguments: { text: "x" } }));
+      const down = await rejectionOf(port.request("tools/call", { name: "echo", arguments: { text: "x" } }));
       expect(down).toBeInstanceOf(UpstreamUnavailableError);
       await running.restart?.();
     }
@@ -334,7 +325,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
     const pid = port.pid;
     await port.close();
     expect(port.connected).toBe(false);
-    const error = await failure(port.request("tools/list", {}));
+    const error = await rejectionOf(port.request("tools/list", {}));
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as Error).message).toBe("the proxy is shutting down");
     if (pid !== null) {
