@@ -10,7 +10,6 @@ import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.js";
@@ -26,6 +25,7 @@ import {
 } from "../mcp/v2/harness.js";
 import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { waitUntil } from "../support/helpers.js";
+import { v1Sessions } from "../support/v1-sessions.js";
 import { LEGACY, onSession, openSession } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
@@ -33,32 +33,20 @@ const BOB = "bob-token-0123456789ab";
 
 /** An upstream that logs (notifications/message) whatever its `note` tool is given. */
 async function loggingUpstream(): Promise<{ url: string; close(): Promise<void> }> {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-  const http: Server = createServer(async (req, res) => {
-    const id = req.headers["mcp-session-id"];
-    let transport = typeof id === "string" ? transports.get(id) : undefined;
-    if (!transport) {
-      const server = new McpServer({ name: "logger", version: "1" }, { capabilities: { logging: {} } });
-      server.registerTool("note", { inputSchema: { text: z.string() } }, async ({ text }) => {
-        await server.sendLoggingMessage({ level: "info", data: `processing ${text}` });
-        return { content: [{ type: "text", text: "noted" }] };
-      });
-      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => {
-          transports.set(sid, created);
-        },
-      });
-      await server.connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(req, res);
+  const sessions = v1Sessions(() => {
+    const server = new McpServer({ name: "logger", version: "1" }, { capabilities: { logging: {} } });
+    server.registerTool("note", { inputSchema: { text: z.string() } }, async ({ text }) => {
+      await server.sendLoggingMessage({ level: "info", data: `processing ${text}` });
+      return { content: [{ type: "text", text: "noted" }] };
+    });
+    return server;
   });
+  const http: Server = createServer((req, res) => void sessions.handle(req, res));
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     async close() {
-      for (const transport of transports.values()) await transport.close().catch(() => undefined);
+      await sessions.close({ quiet: true });
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
     },
