@@ -1,9 +1,8 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   type CallToolResult,
   ElicitationCompleteNotificationSchema,
@@ -12,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../support/helpers.js";
+import { v1Sessions } from "../support/v1-sessions.js";
 import {
   browserAvailable,
   type LaunchedBrowser,
@@ -28,7 +28,7 @@ describe.runIf(browserAvailable())(
     let browser: LaunchedBrowser;
     let files: FileServer;
     let uploads: UploadHandleResolver;
-    const transports = new Map<string, StreamableHTTPServerTransport>();
+    const sessions = v1Sessions(() => mcpServer());
     const outcomes: Array<{ status: string; handles?: string[] }> = [];
 
     /** A tool that needs a contract from the person: the helper does the asking. */
@@ -61,19 +61,7 @@ describe.runIf(browserAvailable())(
         maxFiles: 4,
         node: async (req, res) => {
           if (!req.url?.startsWith("/mcp")) return false;
-          const sessionId = req.headers["mcp-session-id"];
-          let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
-          if (!transport) {
-            const created = new StreamableHTTPServerTransport({
-              sessionIdGenerator: () => randomUUID(),
-              onsessioninitialized: (id) => {
-                transports.set(id, created);
-              },
-            });
-            await mcpServer().connect(created);
-            transport = created;
-          }
-          await transport.handleRequest(req, res);
+          await sessions.handle(req, res);
           return true;
         },
       });
@@ -88,7 +76,7 @@ describe.runIf(browserAvailable())(
       });
     });
     afterAll(async () => {
-      for (const transport of transports.values()) await transport.close();
+      await sessions.close();
       await files?.close();
       await browser?.close();
     });

@@ -1,7 +1,6 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   createMcpHandler,
   type McpHttpHandler,
@@ -16,6 +15,7 @@ import { uploadWidgetResource } from "../../src/ui/upload-widget.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { close, listen } from "../http/server-helpers.js";
 import { sha256 } from "../support/helpers.js";
+import { v1Sessions } from "../support/v1-sessions.js";
 import {
   browserAvailable,
   type LaunchedBrowser,
@@ -77,7 +77,7 @@ describe.runIf(browserAvailable()).each(["v1", "v2"] as const)(
     let page: Page;
     let widgetUploads: UploadHandleResolver;
     let registry: ResourceRegistry;
-    const transports = new Map<string, StreamableHTTPServerTransport>();
+    const sessions = v1Sessions(() => mcpServer(new McpServer({ name: "widget-test", version: "1.0.0" })));
     let v2Handler: McpHttpHandler | undefined;
     /** v1 keeps the screenshot names of the docs; v2 adds a suffix. */
     const shot = (name: string) => screenshotPath(sdk === "v1" ? name : name.replace(/\.png$/, "-v2.png"));
@@ -132,19 +132,7 @@ describe.runIf(browserAvailable()).each(["v1", "v2"] as const)(
             toNodeHandler((request) => handler.fetch(request, authInfo ? { authInfo } : {}))(req, res);
             return true;
           }
-          const sessionId = req.headers["mcp-session-id"];
-          let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
-          if (!transport) {
-            const created = new StreamableHTTPServerTransport({
-              sessionIdGenerator: () => randomUUID(),
-              onsessioninitialized: (id) => {
-                transports.set(id, created);
-              },
-            });
-            await mcpServer(new McpServer({ name: "widget-test", version: "1.0.0" })).connect(created);
-            transport = created;
-          }
-          await transport.handleRequest(req, res);
+          await sessions.handle(req, res);
           return true;
         },
       });
@@ -164,7 +152,7 @@ describe.runIf(browserAvailable()).each(["v1", "v2"] as const)(
       });
     });
     afterAll(async () => {
-      for (const transport of transports.values()) await transport.close();
+      await sessions.close();
       await v2Handler?.close();
       await files?.close();
       if (sandbox) await close(sandbox.server);

@@ -3,42 +3,18 @@
  * (`--protocol-era modern`, `--strict`) with a bearer token from `--auth-tokens-env`, and SDK v2
  * clients of both eras over stdio (`--stdio`).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FIXTURE, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import { removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { repoRoot, sha256 } from "../support/helpers.js";
+import { inspectJson, modernHttpArgs, runInspector } from "../support/inspector.js";
+import { CLI, startCli, yamlConfig } from "./support.js";
 
-const run = promisify(execFile);
-const CLI = join(repoRoot, "src/cli/main.ts");
-const inspector = join(repoRoot, "node_modules/.bin/mcp-inspector");
 const SLOW = { timeout: 180_000 };
 const TOKEN = "cli-alice-token-0123456789";
-
-function yamlConfig(handoff: string, out: string): string {
-  return [
-    "mcpServers:",
-    "  up:",
-    `    command: ${JSON.stringify(process.execPath)}`,
-    `    args: ["--import", "tsx", ${JSON.stringify(FIXTURE)}]`,
-    `    cwd: ${JSON.stringify(repoRoot)}`,
-    `    env: { OUTPUT_DIR: ${JSON.stringify(out)} }`,
-    "proxy:",
-    "  sdk: v2",
-    "servers:",
-    "  up:",
-    `    handoffDir: ${JSON.stringify(handoff)}`,
-    `    outputDirs: [${JSON.stringify(out)}]`,
-    "    tools:",
-    "      read_file: { upload: { args: [path] } }",
-    '      write_file: { artifacts: { locator: regex, pattern: "Saved to (?<path>\\\\S+)" } }',
-    "",
-  ].join("\n");
-}
 
 let dir: string;
 let home: string;
@@ -48,7 +24,7 @@ beforeAll(async () => {
   dir = await tempDir("proxy-cli-v2-");
   home = await tempDir("proxy-cli-v2-home-");
   config = join(dir, "proxy.yaml");
-  await writeFile(config, yamlConfig(join(dir, "handoff"), join(dir, "out")));
+  await writeFile(config, yamlConfig(join(dir, "handoff"), join(dir, "out"), ["proxy:", "  sdk: v2"]));
 });
 
 afterAll(async () => {
@@ -60,59 +36,17 @@ describe("mcp-file-bridge proxy --sdk v2 (CLI)", () => {
     "serves the Inspector over 2026-07-28: --strict is clean, tools and files work with a token",
     SLOW,
     async () => {
-      const child: ChildProcess = spawn(
-        process.execPath,
-        ["--import", "tsx", CLI, "proxy", "--config", config, "--auth-tokens-env", "PROXY_TOKENS"],
-        {
-          cwd: repoRoot,
-          stdio: ["ignore", "pipe", "pipe"],
-          env: { ...process.env, PROXY_TOKENS: `alice:${TOKEN}` },
-        },
-      );
-      let stderr = "";
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      const cli = await startCli(["--config", config, "--auth-tokens-env", "PROXY_TOKENS"], {
+        PROXY_TOKENS: `alice:${TOKEN}`,
+      });
       try {
-        const mcpUrl = await new Promise<string>((resolve, reject) => {
-          child.stderr?.on("data", (chunk: Buffer) => {
-            stderr += chunk.toString();
-            const match = /listening on (\S+)/.exec(stderr);
-            if (match) resolve(match[1] as string);
-          });
-          void exited.then((code) => reject(new Error(`proxy exited with ${code}: ${stderr}`)));
-        });
-        expect(stderr).toContain("serving with MCP SDK v2");
-        const inspect = async (args: string[], token = TOKEN) => {
-          const { stdout, stderr: warnings } = await run(
-            process.execPath,
-            [
-              inspector,
-              "--cli",
-              "--connect-timeout",
-              "60000",
-              "--server-url",
-              mcpUrl,
-              "--transport",
-              "http",
-              "--header",
-              `Authorization: Bearer ${token}`,
-              "--protocol-era",
-              "modern",
-              "--format",
-              "json",
-              ...args,
-            ],
-            {
-              cwd: repoRoot,
-              env: {
-                ...process.env,
-                HOME: home,
-                NO_UPDATE_NOTIFIER: "1",
-                npm_config_update_notifier: "false",
-              },
-              timeout: 120_000,
-            },
+        expect(cli.stderr()).toContain("serving with MCP SDK v2");
+        const inspect = async (args: string[]) => {
+          const { json, stderr } = await inspectJson<{ result: Record<string, unknown> }>(
+            [...modernHttpArgs(cli.mcpUrl, TOKEN), ...args],
+            { home },
           );
-          return { result: (JSON.parse(stdout) as { result: Record<string, unknown> }).result, warnings };
+          return { result: json.result, warnings: stderr };
         };
         const listed = await inspect(["--method", "tools/list", "--strict"]);
         expect(listed.warnings).not.toMatch(/Warning|Error|portability/);
@@ -134,13 +68,14 @@ describe("mcp-file-bridge proxy --sdk v2 (CLI)", () => {
         expect((ticket.result.structuredContent as { handle: string }).handle).toMatch(/^upload:\/\//);
 
         // A wrong token is refused outright.
-        const refused = await inspect(["--method", "tools/list"], "wrong-token-0000000000").catch(
-          (error: { code: number }) => error,
+        const refused = await runInspector(
+          [...modernHttpArgs(cli.mcpUrl, "wrong-token-0000000000"), "--method", "tools/list"],
+          { home },
         );
-        expect((refused as { code?: number }).code).not.toBe(0);
+        expect(refused.code).not.toBe(0);
       } finally {
-        child.kill("SIGTERM");
-        expect(await exited).toBe(0);
+        cli.child.kill("SIGTERM");
+        expect(await cli.exited).toBe(0);
       }
     },
   );

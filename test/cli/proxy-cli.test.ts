@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -6,57 +6,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FIXTURE, httpClient, removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { repoRoot, sha256 } from "../support/helpers.js";
+import { inspectJson } from "../support/inspector.js";
+import { CLI, startCli, yamlConfig } from "./support.js";
 
 const run = promisify(execFile);
-const CLI = join(repoRoot, "src/cli/main.ts");
-const inspector = join(repoRoot, "node_modules/.bin/mcp-inspector");
 const SLOW = { timeout: 150_000 };
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-  mcpUrl: string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `mcp-file-bridge proxy` as a child process and waits for its "listening on" line. */
-async function startCli(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, "proxy", ...args], {
-    cwd: repoRoot,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const mcpUrl = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /listening on (\S+)/.exec(stderr);
-      if (match) resolve(match[1] as string);
-    });
-    void exited.then((code) => reject(new Error(`proxy exited with ${code}: ${stderr}`)));
-  });
-  return { child, url: new URL(mcpUrl).origin, mcpUrl, stderr: () => stderr, exited };
-}
-
-function yamlConfig(handoff: string, out: string): string {
-  return [
-    "mcpServers:",
-    "  up:",
-    `    command: ${JSON.stringify(process.execPath)}`,
-    `    args: ["--import", "tsx", ${JSON.stringify(FIXTURE)}]`,
-    `    cwd: ${JSON.stringify(repoRoot)}`,
-    `    env: { OUTPUT_DIR: ${JSON.stringify(out)} }`,
-    "servers:",
-    "  up:",
-    `    handoffDir: ${JSON.stringify(handoff)}`,
-    `    outputDirs: [${JSON.stringify(out)}]`,
-    "    tools:",
-    "      read_file: { upload: { args: [path] } }",
-    '      write_file: { artifacts: { locator: regex, pattern: "Saved to (?<path>\\\\S+)" } }',
-    "",
-  ].join("\n");
-}
 
 describe("mcp-file-bridge proxy (CLI)", () => {
   let dir: string;
@@ -129,22 +83,8 @@ describe("mcp-file-bridge proxy (CLI)", () => {
         );
         expect((await fetch(`${cli.url}/healthz`)).status).toBe(200);
 
-        const env = {
-          ...process.env,
-          HOME: home,
-          NO_UPDATE_NOTIFIER: "1",
-          npm_config_update_notifier: "false",
-        };
         const inspect = async (args: string[]) =>
-          JSON.parse(
-            (
-              await run(process.execPath, [inspector, "--cli", cli.mcpUrl, "--transport", "http", ...args], {
-                cwd: repoRoot,
-                env,
-                timeout: 90_000,
-              })
-            ).stdout,
-          ) as Record<string, unknown>;
+          (await inspectJson([cli.mcpUrl, "--transport", "http", ...args], { home, timeout: 90_000 })).json;
         const [listed, called] = await Promise.all([
           inspect(["--method", "tools/list"]),
           inspect(["--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=from the inspector"]),

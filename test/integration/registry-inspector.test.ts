@@ -1,16 +1,12 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultScope, scopeRef } from "../../src/scope/scope.js";
 import { HELLO_TEXT, PIXEL_PNG } from "../fixtures/registry-server.js";
+import { inspectJson, runInspector } from "../support/inspector.js";
 import { type RegistryHttpServer, startRegistryHttpServer } from "./registry-http-server.js";
 
-const run = promisify(execFile);
-const root = resolve(import.meta.dirname, "../..");
-const inspector = join(root, "node_modules/.bin/mcp-inspector");
 /** URIs carry a scope's reference, never the scope itself. */
 const up = (scope: string, path: string) => `file://uploads/${scopeRef(scope)}/${path}`;
 let home: string;
@@ -24,19 +20,7 @@ afterAll(async () => {
 });
 
 /** Runs `mcp-inspector --cli` with the given arguments and parses its JSON output. */
-async function cli(args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await run(
-    process.execPath,
-    [inspector, "--cli", "--connect-timeout", "60000", ...args],
-    {
-      cwd: root,
-      env: { ...process.env, HOME: home, NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
-      timeout: 90_000,
-      maxBuffer: 16 * 1024 * 1024,
-    },
-  );
-  return JSON.parse(stdout) as Record<string, unknown>;
-}
+const cli = async (args: string[]) => (await inspectJson(args, { home, timeout: 90_000 })).json;
 
 interface Listed {
   uri: string;
@@ -134,18 +118,12 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
 
   it("cannot read another chat's file", SLOW, async () => {
     const target = [server.url, "--transport", "http", "--header", "X-Chat-Id: chat-1"];
-    const failure = await cli([
-      ...target,
-      "--method",
-      "resources/read",
-      "--uri",
-      up("chat-2", "other.txt"),
-    ]).then(
-      () => undefined,
-      (error: { code?: number; stderr?: string }) => error,
+    const failure = await runInspector(
+      [...target, "--method", "resources/read", "--uri", up("chat-2", "other.txt")],
+      { home, timeout: 90_000 },
     );
-    expect(failure?.code).toBe(1);
+    expect(failure.code).toBe(1);
     // The CLI reports the JSON-RPC error code inside its error line.
-    expect(failure?.stderr).toContain("-32602");
+    expect(failure.stderr).toContain("-32602");
   });
 });

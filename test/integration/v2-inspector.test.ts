@@ -3,21 +3,17 @@
  * (`--protocol-era modern`) to the demo app served statelessly on SDK v2, and linting the tool
  * schemas with `--strict`.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDemoApp } from "../../examples/demo/app.js";
 import { type RunningHttpServer, serveHttp } from "../../examples/shared/serve-http.js";
 import { type RunningV2Server, serveHttpV2, staticTokens } from "../../examples/shared/serve-http-v2.js";
+import { modernHttpArgs, runInspector } from "../support/inspector.js";
 
-const run = promisify(execFile);
-const root = resolve(import.meta.dirname, "../..");
-const inspector = join(root, "node_modules/.bin/mcp-inspector");
 const SLOW = { timeout: 150_000 };
 
 let home: string;
@@ -29,44 +25,9 @@ let v1: RunningHttpServer;
 let loose: RunningV2Server;
 const eras: string[] = [];
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `mcp-inspector --cli` and returns its exit code and output (never throws on a non-zero exit). */
-async function cli(args: string[]): Promise<CliRun> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [inspector, "--cli", "--connect-timeout", "60000", ...args],
-      {
-        cwd: root,
-        env: { ...process.env, HOME: home, NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
-        timeout: 120_000,
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
-  }
-}
-
-const modern = (url: URL, token = "demo-token") => [
-  "--server-url",
-  url.href,
-  "--transport",
-  "http",
-  "--header",
-  `Authorization: Bearer ${token}`,
-  "--protocol-era",
-  "modern",
-  "--format",
-  "json",
-];
+const cli = (args: string[]) => runInspector(args, { home });
+const modern = (url: URL, token = "demo-token") => modernHttpArgs(url, token);
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), "v2-inspector-"));

@@ -2,49 +2,30 @@
  * The 2026-07-28 details that touch files, on the wire of a real stateless v2 server on 127.0.0.1:
  * cache hints on lists, routing headers, notifications through `subscriptions/listen`.
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunningV2Server, serveHttpV2, staticTokens } from "../../examples/shared/serve-http-v2.js";
-import { type FilesApp, filesApp, newV2Server, TOKENS, upload } from "../mcp/v2/harness.js";
+import {
+  type Exchange,
+  exchangeFor,
+  type FilesApp,
+  filesApp,
+  newV2Server,
+  recordingModernClient,
+  resultOf,
+  TOKENS,
+  upload,
+} from "../mcp/v2/harness.js";
+import { waitUntil } from "../support/helpers.js";
 
 let app: FilesApp;
 let http: RunningV2Server;
 const clients: Client[] = [];
 
-interface Exchange {
-  url: string;
-  headers: Headers;
-  body: string;
-  response: unknown;
-}
-
 /** A 2026-07-28 client that records every POST it makes and the JSON it got back. */
 async function modernClient(token: string, exchanges: Exchange[] = []): Promise<Client> {
-  const client = new Client(
-    { name: "wire", version: "1.0.0" },
-    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-  );
-  const recordingFetch = async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await fetch(input, init);
-    if (init?.method === "POST" && response.headers.get("content-type")?.startsWith("application/json")) {
-      const copy = response.clone();
-      exchanges.push({
-        url: String(input),
-        headers: new Headers(init.headers),
-        body: String(init.body),
-        response: await copy.json(),
-      });
-    }
-    return response;
-  };
-  await client.connect(
-    new StreamableHTTPClientTransport(http.mcpUrl, {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-      fetch: recordingFetch,
-    }),
-  );
+  const client = await recordingModernClient(http.mcpUrl, token, exchanges);
   clients.push(client);
-  expect(client.getProtocolEra()).toBe("modern");
   return client;
 }
 
@@ -65,13 +46,6 @@ afterEach(async () => {
   await app.close();
 });
 
-const resultOf = (exchanges: Exchange[], method: string) =>
-  (
-    exchanges.find((each) => JSON.parse(each.body).method === method)?.response as {
-      result?: Record<string, unknown>;
-    }
-  )?.result;
-
 describe("2026-07-28 on a stateless v2 server", () => {
   it("marks the per-user resources/list private with a short ttl, the shared templates public", async () => {
     const exchanges: Exchange[] = [];
@@ -90,8 +64,8 @@ describe("2026-07-28 on a stateless v2 server", () => {
     const client = await modernClient("token-alice", exchanges);
     await client.readResource({ uri: "file://uploads/x/none.txt" }).catch(() => undefined);
     await client.callTool({ name: "get_upload_url", arguments: {} });
-    const read = exchanges.find((each) => JSON.parse(each.body).method === "resources/read") as Exchange;
-    const call = exchanges.find((each) => JSON.parse(each.body).method === "tools/call") as Exchange;
+    const read = exchangeFor(exchanges, "resources/read");
+    const call = exchangeFor(exchanges, "tools/call");
     expect(read.headers.get("mcp-method")).toBe("resources/read");
     expect(read.headers.get("mcp-name")).toBe("file://uploads/x/none.txt");
     expect(call.headers.get("mcp-name")).toBe("get_upload_url");
@@ -145,7 +119,7 @@ describe("2026-07-28 on a stateless v2 server", () => {
     const removed = await app.registry.remove("alice", file.handle.split("/").pop() as string);
     expect(removed).toBe(true);
 
-    await waitFor(() => seen.alice.length >= 2 && seen.bob.length >= 1);
+    await waitUntil(() => seen.alice.length >= 2 && seen.bob.length >= 1, 3000);
     await new Promise((resolve) => setTimeout(resolve, 100)); // anything else would have arrived by now
     expect(seen.alice.sort()).toEqual(["list_changed", `updated ${file.uri}`]);
     // Bob hears that some list changed (no content, no URI), never of Alice's file.
@@ -158,11 +132,3 @@ describe("2026-07-28 on a stateless v2 server", () => {
     expect(attached.size).toBe(0);
   });
 });
-
-async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -3,22 +3,23 @@
  * and notifications through `subscriptions/listen` (from the upstream and from the proxy's own
  * files); next to a 2025-era session on the same path, which gets them on its session.
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.js";
 import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
-import { connectHttp } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "./support.js";
+import {
+  connectHttp,
+  type Exchange,
+  exchangeFor,
+  recordingModernClient,
+  resultOf,
+} from "../mcp/v2/harness.js";
+import { waitUntil } from "../support/helpers.js";
+import { fixtureCommand, removeDirs, tempDir, textOf, WRITE_FILE_ARTIFACTS } from "./support.js";
 
 const ALICE = "alice-token-0123456789";
-
-interface Exchange {
-  headers: Headers;
-  body: string;
-  response: unknown;
-}
 
 let out: string;
 let marker: string;
@@ -37,7 +38,7 @@ beforeAll(async () => {
       servers: {
         up: {
           outputDirs: [out],
-          tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+          tools: WRITE_FILE_ARTIFACTS,
         },
       },
     },
@@ -52,40 +53,11 @@ afterAll(async () => {
   await removeDirs(out, marker);
 });
 
-/** A 2026-07-28 client that records every JSON exchange. */
+/** A 2026-07-28 client (Alice) that records every JSON exchange. */
 async function modernClient(exchanges: Exchange[] = []): Promise<Client> {
-  const client = new Client(
-    { name: "wire", version: "1.0.0" },
-    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-  );
-  const recordingFetch = async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await fetch(input, init);
-    if (init?.method === "POST" && response.headers.get("content-type")?.startsWith("application/json")) {
-      exchanges.push({
-        headers: new Headers(init.headers),
-        body: String(init.body),
-        response: await response.clone().json(),
-      });
-    }
-    return response;
-  };
-  await client.connect(
-    new StreamableHTTPClientTransport(mcpUrl, {
-      requestInit: { headers: { authorization: `Bearer ${ALICE}` } },
-      fetch: recordingFetch,
-    }),
-  );
+  const client = await recordingModernClient(mcpUrl, ALICE, exchanges);
   clients.push(client);
-  expect(client.getProtocolEra()).toBe("modern");
   return client;
-}
-
-async function waitFor(condition: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe("the proxy on SDK v2, 2026-07-28 wire", () => {
@@ -94,18 +66,18 @@ describe("the proxy on SDK v2, 2026-07-28 wire", () => {
     const client = await modernClient(exchanges);
     await client.listResources();
     await client.listResourceTemplates();
-    const result = (method: string) =>
-      (exchanges.find((each) => JSON.parse(each.body).method === method)?.response as { result?: object })
-        ?.result;
-    expect(result("resources/list")).toMatchObject({ cacheScope: "private", ttlMs: 5000 });
-    expect(result("resources/templates/list")).toMatchObject({ cacheScope: "private", ttlMs: 5000 });
+    expect(resultOf(exchanges, "resources/list")).toMatchObject({ cacheScope: "private", ttlMs: 5000 });
+    expect(resultOf(exchanges, "resources/templates/list")).toMatchObject({
+      cacheScope: "private",
+      ttlMs: 5000,
+    });
   });
 
   it("refuses a replayed request whose routing headers disagree with its body", async () => {
     const exchanges: Exchange[] = [];
     const client = await modernClient(exchanges);
     await client.callTool({ name: "echo", arguments: { text: "x" } });
-    const call = exchanges.find((each) => JSON.parse(each.body).method === "tools/call") as Exchange;
+    const call = exchangeFor(exchanges, "tools/call");
     expect(call.headers.get("mcp-name")).toBe("echo");
     const headers = new Headers(call.headers);
     headers.set("mcp-name", "write_file");
@@ -144,10 +116,10 @@ describe("the proxy on SDK v2, 2026-07-28 wire", () => {
 
     const actor = await modernClient();
     await actor.callTool({ name: "add_tool", arguments: {} });
-    await waitFor(() => seen.includes("tools") && legacySeen.includes("tools"));
+    await waitUntil(() => seen.includes("tools") && legacySeen.includes("tools"));
     const written = await actor.callTool({ name: "write_file", arguments: { name: "n.txt", text: "new" } });
     expect(written.isError).toBeFalsy();
-    await waitFor(() => seen.includes("resources"));
+    await waitUntil(() => seen.includes("resources"));
     expect((await actor.listTools()).tools.map((tool) => tool.name)).toContain("added");
     await stream.close();
     await legacy.close();

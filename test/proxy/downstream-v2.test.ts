@@ -16,7 +16,7 @@ import {
   type ToolResult,
   upload,
 } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "./support.js";
+import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "./support.js";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789ab";
@@ -42,10 +42,7 @@ beforeAll(async () => {
         up: {
           handoffDir: handoff,
           outputDirs: [out],
-          tools: {
-            read_file: { upload: { args: ["path"] } },
-            write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
-          },
+          tools: FILE_TOOLS,
         },
       },
     },

@@ -10,17 +10,41 @@ import { repoRoot } from "../support/helpers.js";
 
 export const FIXTURE = join(import.meta.dirname, "fixtures", "upstream-server.ts");
 
+/** The fixture's `write_file` as an artifact tool: its "Saved to <path>" line names the file. */
+export const WRITE_FILE_ARTIFACTS = {
+  write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
+};
+
+/** The fixture's file tools: `read_file`'s `path` takes an upload, `write_file` makes an artifact. */
+export const FILE_TOOLS = { read_file: { upload: { args: ["path"] } }, ...WRITE_FILE_ARTIFACTS };
+
 /** The fixture as an `mcpServers` stdio entry. */
 export function fixtureCommand(env: Record<string, string>) {
   return { command: process.execPath, args: ["--import", "tsx", FIXTURE], env, cwd: repoRoot };
 }
 
-/** Starts the fixture over Streamable HTTP; resolves with its MCP URL. */
+/** The SDK v2 upstream fixture (both eras over stdio; `--http`: 2026-07-28 only, `--legacy` adds 2025). */
+export const V2_FIXTURE = join(import.meta.dirname, "fixtures", "v2-upstream-server.ts");
+
+/** A fixture server running over Streamable HTTP as a child process. */
+export interface HttpFixture {
+  /** Its MCP URL, from the fixture's `LISTENING <url>` line. */
+  url: string;
+  child: ChildProcess;
+  /** Ends it with SIGTERM and waits for the exit (nothing when it has exited already). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a fixture (the SDK v1 one unless `fixture` names another) with `--http` and `args`, on `port`
+ * (0: any), with `env` added to this process's environment; resolves once it prints its URL.
+ */
 export async function startHttpFixture(
   env: Record<string, string>,
   port = 0,
-): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", FIXTURE, "--http"], {
+  { fixture = FIXTURE, args = [] }: { fixture?: string; args?: string[] } = {},
+): Promise<HttpFixture> {
+  const child = spawn(process.execPath, ["--import", "tsx", fixture, "--http", ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "inherit"],

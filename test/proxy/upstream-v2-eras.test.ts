@@ -3,74 +3,46 @@
  * 2026-07-28-only server, the `era` option, `resources/subscribe` on 2026-07-28 (a listen stream),
  * HTTP headers on every request (the `server/discover` probe included), and failures to connect.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UpstreamTarget } from "../../src/mcp/upstream/shared.js";
 import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.js";
 import { UpstreamConnectionV2 } from "../../src/mcp/upstream/upstream-connection-v2.js";
 import { type JsonObject, RpcError, UpstreamUnavailableError } from "../../src/proxy/types.js";
-import { repoRoot } from "../support/helpers.js";
-import { fixtureCommand, removeDirs, tempDir } from "./support.js";
+import { rejectionOf, repoRoot, runWithoutPackages } from "../support/helpers.js";
+import {
+  fixtureCommand,
+  type HttpFixture,
+  removeDirs,
+  startHttpFixture,
+  tempDir,
+  V2_FIXTURE,
+} from "./support.js";
 
-const V2_FIXTURE = join(import.meta.dirname, "fixtures", "v2-upstream-server.ts");
 const V2_STDIO: UpstreamTarget = {
   command: process.execPath,
   args: ["--import", "tsx", V2_FIXTURE],
   cwd: repoRoot,
 };
 
-async function startHttp(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", V2_FIXTURE, "--http", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, PORT: "0" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const match = /LISTENING (\S+)/.exec(buffered);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`fixture exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("the call did not fail");
-}
+/** The SDK v2 fixture over HTTP, with `args` and `env`. */
+const startHttp = (args: string[], env: Record<string, string> = {}) =>
+  startHttpFixture(env, 0, { fixture: V2_FIXTURE, args });
 
 const text = (result: JsonObject) => (result.content as Array<{ text: string }>)[0]?.text;
 
 describe("a 2026-07-28-only upstream (SDK v2, legacy: reject)", { timeout: 60_000 }, () => {
-  let child: ChildProcess | undefined;
+  let fixture: HttpFixture | undefined;
   let url: string;
   beforeAll(async () => {
-    ({ url, child } = await startHttp([]));
+    fixture = await startHttp([]);
+    url = fixture.url;
   });
-  afterAll(() => stop(child));
+  afterAll(() => fixture?.stop());
 
   it("is out of reach of the SDK v1 connection (initialize is refused)", async () => {
     const v1 = new UpstreamConnection({ name: "modern", target: { url } });
-    const error = await failure(v1.connect());
+    const error = await rejectionOf(v1.connect());
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as Error).message).toMatch(/^cannot connect to upstream "modern": /);
     expect(v1.connected).toBe(false);
@@ -91,7 +63,7 @@ describe("a 2026-07-28-only upstream (SDK v2, legacy: reject)", { timeout: 60_00
 
   it('refuses era "legacy" the way it refuses SDK v1', async () => {
     const v2 = new UpstreamConnectionV2({ name: "modern", target: { url }, era: "legacy" });
-    expect(await failure(v2.connect())).toBeInstanceOf(UpstreamUnavailableError);
+    expect(await rejectionOf(v2.connect())).toBeInstanceOf(UpstreamUnavailableError);
     await v2.close();
   });
 
@@ -124,16 +96,17 @@ describe("a 2026-07-28-only upstream (SDK v2, legacy: reject)", { timeout: 60_00
 
 describe("resources/subscribe on 2026-07-28 without the subscribe capability", { timeout: 60_000 }, () => {
   it("answers -32601 as a 2025 server would, and the connection stays up", async () => {
-    const { url, child } = await startHttp([], { NO_SUBSCRIBE: "1" });
+    const fixture = await startHttp([], { NO_SUBSCRIBE: "1" });
+    const url = fixture.url;
     const v2 = new UpstreamConnectionV2({ name: "modern", target: { url } });
     try {
-      const error = await failure(v2.request("resources/subscribe", { uri: "fixture://readme" }));
+      const error = await rejectionOf(v2.request("resources/subscribe", { uri: "fixture://readme" }));
       expect(error).toBeInstanceOf(RpcError);
       expect(error).toMatchObject({ code: -32601, message: "Method not found" });
       expect(v2.connected).toBe(true);
     } finally {
       await v2.close();
-      await stop(child);
+      await fixture.stop();
     }
   });
 });
@@ -187,7 +160,7 @@ describe("the era option against other upstreams", { timeout: 60_000 }, () => {
         stderr: "ignore",
         era: "modern",
       });
-      expect(await failure(pinned.connect())).toBeInstanceOf(UpstreamUnavailableError);
+      expect(await rejectionOf(pinned.connect())).toBeInstanceOf(UpstreamUnavailableError);
       await pinned.close();
       const auto = new UpstreamConnectionV2({
         name: "old",
@@ -197,7 +170,7 @@ describe("the era option against other upstreams", { timeout: 60_000 }, () => {
       await auto.connect();
       expect(auto.protocolVersion).toMatch(/^2025-/);
       // 2025 has resources/subscribe: it goes to the server, which does not offer it
-      const error = await failure(auto.request("resources/subscribe", { uri: "fixture://readme" }));
+      const error = await rejectionOf(auto.request("resources/subscribe", { uri: "fixture://readme" }));
       expect(error).toBeInstanceOf(RpcError);
       expect((error as RpcError).code).toBe(-32601);
       await auto.close();
@@ -215,13 +188,14 @@ describe.each(["v1", "v2"] as const)(
       sdk === "v1"
         ? new UpstreamConnection({ name: "up", target, stderr: "ignore" })
         : new UpstreamConnectionV2({ name: "up", target, stderr: "ignore" });
-    let child: ChildProcess | undefined;
+    let fixture: HttpFixture | undefined;
     let url: string;
     beforeAll(async () => {
       // both eras, so the v1 connection can talk too; every request must carry the header
-      ({ url, child } = await startHttp(["--legacy"], { REQUIRE_HEADER: "x-api-key=s3cret" }));
+      fixture = await startHttp(["--legacy"], { REQUIRE_HEADER: "x-api-key=s3cret" });
+      url = fixture.url;
     });
-    afterAll(() => stop(child));
+    afterAll(() => fixture?.stop());
 
     it("sends the configured headers on every request", async () => {
       const port = make({ url, headers: { "x-api-key": "s3cret" } });
@@ -237,7 +211,7 @@ describe.each(["v1", "v2"] as const)(
 
     it("without them, cannot connect (UpstreamUnavailableError)", async () => {
       const port = make({ url });
-      const error = await failure(port.connect());
+      const error = await rejectionOf(port.connect());
       expect(error).toBeInstanceOf(UpstreamUnavailableError);
       expect((error as Error).message).toMatch(/^cannot connect to upstream "up": /);
       await port.close();
@@ -245,7 +219,7 @@ describe.each(["v1", "v2"] as const)(
 
     it("a stdio command that does not exist cannot connect", async () => {
       const port = make({ command: join(repoRoot, "no-such-server-binary") });
-      const error = await failure(port.connect());
+      const error = await rejectionOf(port.connect());
       expect(error).toBeInstanceOf(UpstreamUnavailableError);
       expect((error as UpstreamUnavailableError).upstream).toBe("up");
       expect(port.pid).toBeNull();
@@ -261,31 +235,9 @@ describe.each(["v1", "v2"] as const)(
   },
 );
 
-// A module hook that makes every SDK v1 import fail, as if only the SDK v2 packages were installed.
-const BLOCK_SDK_V1 = `
-import { register } from "node:module";
-register("data:text/javascript," + encodeURIComponent(\`
-export async function resolve(specifier, context, next) {
-  if (specifier.startsWith("@modelcontextprotocol/sdk")) throw new Error("SDK v1 blocked: " + specifier);
-  return next(specifier, context);
-}\`));
-`;
-
 describe("with only the SDK v2 packages installed", { timeout: 60_000 }, () => {
-  const run = (code: string) =>
-    promisify(execFile)(
-      process.execPath,
-      [
-        "--import",
-        `data:text/javascript,${encodeURIComponent(BLOCK_SDK_V1)}`,
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        code,
-      ],
-      { cwd: repoRoot },
-    );
+  // A module hook makes every SDK v1 import fail, as if only the SDK v2 packages were installed.
+  const run = (code: string) => runWithoutPackages("@modelcontextprotocol/sdk", "SDK v1", code);
 
   it("the hook blocks SDK v1 (so the next test means something)", async () => {
     await expect(run('await import("@modelcontextprotocol/sdk/client/index.js");')).rejects.toThrow(
@@ -294,7 +246,7 @@ describe("with only the SDK v2 packages installed", { timeout: 60_000 }, () => {
   });
 
   it("UpstreamConnectionV2 loads, connects to a 2026-07-28 stdio upstream and calls a tool", async () => {
-    const { stdout } = await run(
+    const stdout = await run(
       [
         `const { UpstreamConnectionV2 } = await import(${JSON.stringify(join(repoRoot, "src/mcp/upstream/upstream-connection-v2.ts"))});`,
         `const up = new UpstreamConnectionV2({ name: "up", stderr: "ignore", target: ${JSON.stringify(V2_STDIO)} });`,
@@ -303,6 +255,6 @@ describe("with only the SDK v2 packages installed", { timeout: 60_000 }, () => {
         "await up.close();",
       ].join("\n"),
     );
-    expect(stdout.trim()).toBe("2026-07-28 echo: v2 only");
+    expect(stdout).toBe("2026-07-28 echo: v2 only");
   });
 });

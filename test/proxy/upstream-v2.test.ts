@@ -5,8 +5,6 @@
  * over HTTP (2026-07-28 only, and both eras). One table of behaviour runs for every pair that can
  * talk; what differs (eras, and the 2026-only server the v1 client cannot reach) is asserted apart.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UpstreamTarget } from "../../src/mcp/upstream/shared.js";
 import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.js";
@@ -21,10 +19,15 @@ import {
   type UpstreamPort,
   UpstreamUnavailableError,
 } from "../../src/proxy/types.js";
-import { repoRoot } from "../support/helpers.js";
-import { fixtureCommand, removeDirs, tempDir, FIXTURE as V1_FIXTURE } from "./support.js";
-
-const V2_FIXTURE = join(import.meta.dirname, "fixtures", "v2-upstream-server.ts");
+import { rejectionOf, repoRoot } from "../support/helpers.js";
+import {
+  fixtureCommand,
+  removeDirs,
+  startHttpFixture,
+  tempDir,
+  FIXTURE as V1_FIXTURE,
+  V2_FIXTURE,
+} from "./support.js";
 
 interface Notified {
   method: string;
@@ -39,47 +42,17 @@ interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts a fixture with `--http` and resolves once it prints its URL. */
-async function startHttp(
-  file: string,
-  args: string[],
-  env: Record<string, string> = {},
-  port = 0,
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", file, "--http", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const match = /LISTENING (\S+)/.exec(buffered);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`fixture exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
+/** Runs a fixture over HTTP; `restart()` brings it back on the same port. */
 async function runHttp(file: string, args: string[], env: Record<string, string> = {}): Promise<Running> {
-  let { url, child } = await startHttp(file, args, env);
-  const port = Number(new URL(url).port);
+  let fixture = await startHttpFixture(env, 0, { fixture: file, args });
+  const port = Number(new URL(fixture.url).port);
   return {
-    target: { url },
+    target: { url: fixture.url },
     async restart() {
-      await stopChild(child);
-      ({ child } = await startHttp(file, args, env, port));
+      await fixture.stop();
+      fixture = await startHttpFixture(env, port, { fixture: file, args });
     },
-    stop: () => stopChild(child),
+    stop: () => fixture.stop(),
   };
 }
 
@@ -167,15 +140,6 @@ function open(
   return sdk === "v1" ? new UpstreamConnection(options) : new UpstreamConnectionV2(options);
 }
 
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("the call did not fail");
-}
-
 const textOf = (result: JsonObject) =>
   (result.content as Array<{ type: string; text?: string }>).map((block) => block.text).join("\n");
 
@@ -252,11 +216,11 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
   });
 
   it("passes JSON-RPC errors through with code, message and data", async () => {
-    const missing = await failure(port.request("resources/read", { uri: "fixture://nope" }));
+    const missing = await rejectionOf(port.request("resources/read", { uri: "fixture://nope" }));
     expect(missing).toBeInstanceOf(RpcError);
     expect(missing).toMatchObject({ code: -32602, message: expect.stringContaining("fixture://nope") });
     expect((missing as RpcError).data).toEqual(upstream.dataUri ? { uri: "fixture://nope" } : undefined);
-    const unknown = await failure(port.request("no/such-method", {}));
+    const unknown = await rejectionOf(port.request("no/such-method", {}));
     expect(unknown).toBeInstanceOf(RpcError);
     expect(unknown).toMatchObject({ code: -32601, message: "Method not found" });
   });
@@ -284,7 +248,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
   });
 
   it("times out a silent call (UpstreamUnavailableError) and stays usable", async () => {
-    const error = await failure(
+    const error = await rejectionOf(
       port.request(
         "tools/call",
         { name: "slow", arguments: { steps: 1, delayMs: 3000 } },
@@ -312,7 +276,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
 
   it("cancels with the caller's signal (-32001)", async () => {
     const controller = new AbortController();
-    const error = await failure(
+    const error = await rejectionOf(
       port.request(
         "tools/call",
         { name: "slow", arguments: { steps: 50, delayMs: 50 } },
@@ -325,7 +289,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
 
   it("turns a crash into UpstreamUnavailableError and reconnects on the next call", async () => {
     const pid = port.pid;
-    const crashed = await failure(port.request("tools/call", { name: "crash", arguments: {} }));
+    const crashed = await rejectionOf(port.request("tools/call", { name: "crash", arguments: {} }));
     expect(crashed).toBeInstanceOf(UpstreamUnavailableError);
     expect((crashed as UpstreamUnavailableError).upstream).toBe("up");
     if (upstream.transport === "stdio") {
@@ -333,7 +297,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
       expect(port.connected).toBe(false);
     } else {
       // the server is down: the next call cannot reach it either
-      const down = await failure(port.request("tools/call", { name: "echo", arguments: { text: "x" } }));
+      const down = await rejectionOf(port.request("tools/call", { name: "echo", arguments: { text: "x" } }));
       expect(down).toBeInstanceOf(UpstreamUnavailableError);
       await running.restart?.();
     }
@@ -361,7 +325,7 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
     const pid = port.pid;
     await port.close();
     expect(port.connected).toBe(false);
-    const error = await failure(port.request("tools/list", {}));
+    const error = await rejectionOf(port.request("tools/list", {}));
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as Error).message).toBe("the proxy is shutting down");
     if (pid !== null) {

@@ -11,17 +11,18 @@ import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.j
 import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
 import { subjectOf } from "../../src/scope/scope.js";
 import { type AnyClient, connectHttp, rpcError, type ToolResult, upload } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import {
+  FILE_TOOLS,
+  fixtureCommand,
+  removeDirs,
+  tempDir,
+  textOf,
+  WRITE_FILE_ARTIFACTS,
+} from "../proxy/support.js";
+import { INITIALIZE, JSON_HEADERS, LEGACY } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
-const LEGACY = "2025-06-18";
 const TOOLS_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
-const INITIALIZE = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-});
 
 /** One raw HTTP/1.1 request (headers exactly as given, no Host added unless given). */
 function raw(
@@ -58,8 +59,6 @@ function withoutHost(url: string, path: string): Promise<number> {
   });
 }
 
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-
 describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard", (sdk) => {
   let out: string;
   let handoff: string;
@@ -82,10 +81,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
           up: {
             handoffDir: handoff,
             outputDirs: [out],
-            tools: {
-              read_file: { upload: { args: ["path"] } },
-              write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
-            },
+            tools: FILE_TOOLS,
           },
         },
       },
@@ -102,7 +98,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
 
   /** The status of an initialize (a 2025 request: both generations answer it) with these headers. */
   async function initializeWith(headers: Record<string, string | string[]>): Promise<number> {
-    const response = await raw(mcpUrl, { headers: { ...MCP_HEADERS, ...headers }, body: INITIALIZE });
+    const response = await raw(mcpUrl, { headers: { ...JSON_HEADERS, ...headers }, body: INITIALIZE });
     return response.status;
   }
 
@@ -124,7 +120,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
     ];
     for (const header of refused) {
       const response = await raw(mcpUrl, {
-        headers: { ...MCP_HEADERS, authorization: header },
+        headers: { ...JSON_HEADERS, authorization: header },
         body: INITIALIZE,
       });
       expect(response.status, JSON.stringify(header.slice(0, 30))).toBe(401);
@@ -229,7 +225,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
   it("answers a stale session id with 404 and a GET without one with 400", async () => {
     const stale = await raw(mcpUrl, {
       headers: {
-        ...MCP_HEADERS,
+        ...JSON_HEADERS,
         "mcp-session-id": "00000000-0000-4000-8000-000000000000",
         "mcp-protocol-version": LEGACY,
       },
@@ -293,7 +289,7 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
           servers: {
             up: {
               outputDirs: [out],
-              tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+              tools: WRITE_FILE_ARTIFACTS,
             },
           },
         },
@@ -399,18 +395,23 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
 });
 
 describe("proxy: bearer token table", () => {
+  /** The message `parseBearerTokens` refuses `value` with ("" when it accepts it). */
+  function refusal(value: string): string {
+    try {
+      parseBearerTokens(value, "MCP_PROXY_TOKENS");
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return "";
+  }
+
   // FINDING (low): a malformed entry of the token list is echoed in the startup error, and an entry
   // without `user:` is the bare token: its first 12 characters land in the log
   // (src/proxy/bearer-tokens.ts line 38, `pair.slice(0, 12)`). Fix: name the entry by its position.
   it("never repeats any part of a token in its errors", () => {
     const token = "0123456789abcdefSECRET";
     for (const value of [token, `:${token}`, `bad user:${token}`]) {
-      let message = "";
-      try {
-        parseBearerTokens(value, "MCP_PROXY_TOKENS");
-      } catch (error) {
-        message = (error as Error).message;
-      }
+      const message = refusal(value);
       expect(message).toMatch(/MCP_PROXY_TOKENS/);
       expect(message).not.toContain(token.slice(0, 6));
     }
@@ -418,12 +419,7 @@ describe("proxy: bearer token table", () => {
 
   it("refuses short tokens and duplicates without echoing them", () => {
     for (const value of ["alice:short-token", "alice:0123456789abcdef,bob:0123456789abcdef"]) {
-      let message = "";
-      try {
-        parseBearerTokens(value, "MCP_PROXY_TOKENS");
-      } catch (error) {
-        message = (error as Error).message;
-      }
+      const message = refusal(value);
       expect(message).toMatch(/MCP_PROXY_TOKENS/);
       expect(message).not.toContain("short-token");
       expect(message).not.toContain("0123456789abcdef");

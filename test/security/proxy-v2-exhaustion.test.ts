@@ -8,10 +8,10 @@ import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.j
 import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
 import type { DownstreamSink } from "../../src/proxy/types.js";
 import { connectHttp } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir } from "../proxy/support.js";
+import { fixtureCommand, removeDirs, tempDir, WRITE_FILE_ARTIFACTS } from "../proxy/support.js";
+import { deleteSession, JSON_HEADERS, LEGACY, onSession, openSession } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
-const LEGACY = "2025-06-18";
 
 interface Counted {
   proxy: FileProxy;
@@ -42,7 +42,7 @@ async function start(sdk: "v1" | "v2"): Promise<Counted> {
       servers: {
         up: {
           outputDirs: [out],
-          tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+          tools: WRITE_FILE_ARTIFACTS,
         },
       },
     },
@@ -73,74 +73,6 @@ async function start(sdk: "v1" | "v2"): Promise<Counted> {
   const counted = { proxy, mcpUrl, sinks, attached, dirs: [out] };
   running.push(counted);
   return counted;
-}
-
-const JSON_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-
-/** The JSON-RPC messages of a response (JSON or SSE). */
-async function messages(response: Response): Promise<Array<Record<string, unknown>>> {
-  const text = await response.text();
-  if (response.headers.get("content-type")?.startsWith("application/json")) return [JSON.parse(text)];
-  return text
-    .split("\n")
-    .filter((line) => line.startsWith("data:"))
-    .map((line) => JSON.parse(line.slice(5)));
-}
-
-/** Opens a 2025-era session with raw HTTP; returns its id. */
-async function openSession(mcpUrl: string, token?: string): Promise<string> {
-  const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const response = await fetch(mcpUrl, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, ...auth },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  expect(response.status).toBe(200);
-  const id = response.headers.get("mcp-session-id") as string;
-  await messages(response);
-  const done = await fetch(mcpUrl, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, ...auth, "mcp-session-id": id, "mcp-protocol-version": LEGACY },
-    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-  });
-  await done.text();
-  return id;
-}
-
-/** One request on a 2025-era session. */
-async function onSession(
-  mcpUrl: string,
-  session: string,
-  method: string,
-  params: Record<string, unknown> = {},
-  token?: string,
-): Promise<Record<string, unknown>> {
-  const response = await fetch(mcpUrl, {
-    method: "POST",
-    headers: {
-      ...JSON_HEADERS,
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      "mcp-session-id": session,
-      "mcp-protocol-version": LEGACY,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method, params }),
-  });
-  const [message] = await messages(response);
-  return message as Record<string, unknown>;
-}
-
-async function deleteSession(mcpUrl: string, session: string): Promise<number> {
-  const response = await fetch(mcpUrl, {
-    method: "DELETE",
-    headers: { "mcp-session-id": session, "mcp-protocol-version": LEGACY },
-  });
-  await response.text();
-  return response.status;
 }
 
 describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave behind", (sdk) => {
@@ -191,7 +123,8 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave b
     for (let i = 0; i < 10; i++) {
       const id = await openSession(mcpUrl);
       const listed = await onSession(mcpUrl, id, "resources/list");
-      expect(listed.result).toBeDefined();
+      expect(listed.status).toBe(200);
+      expect(listed.message?.result).toBeDefined();
       expect(await deleteSession(mcpUrl, id)).toBe(200);
     }
     expect(attached.size).toBe(baseline);

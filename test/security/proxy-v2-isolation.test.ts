@@ -10,7 +10,6 @@ import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.js";
@@ -24,63 +23,34 @@ import {
   type ToolResult,
   upload,
 } from "../mcp/v2/harness.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import { waitUntil } from "../support/helpers.js";
+import { v1Sessions } from "../support/v1-sessions.js";
+import { LEGACY, onSession, openSession } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789ab";
-const LEGACY = "2025-06-18";
-const JSON_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 /** An upstream that logs (notifications/message) whatever its `note` tool is given. */
 async function loggingUpstream(): Promise<{ url: string; close(): Promise<void> }> {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-  const http: Server = createServer(async (req, res) => {
-    const id = req.headers["mcp-session-id"];
-    let transport = typeof id === "string" ? transports.get(id) : undefined;
-    if (!transport) {
-      const server = new McpServer({ name: "logger", version: "1" }, { capabilities: { logging: {} } });
-      server.registerTool("note", { inputSchema: { text: z.string() } }, async ({ text }) => {
-        await server.sendLoggingMessage({ level: "info", data: `processing ${text}` });
-        return { content: [{ type: "text", text: "noted" }] };
-      });
-      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => {
-          transports.set(sid, created);
-        },
-      });
-      await server.connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(req, res);
+  const sessions = v1Sessions(() => {
+    const server = new McpServer({ name: "logger", version: "1" }, { capabilities: { logging: {} } });
+    server.registerTool("note", { inputSchema: { text: z.string() } }, async ({ text }) => {
+      await server.sendLoggingMessage({ level: "info", data: `processing ${text}` });
+      return { content: [{ type: "text", text: "noted" }] };
+    });
+    return server;
   });
+  const http: Server = createServer((req, res) => void sessions.handle(req, res));
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     async close() {
-      for (const transport of transports.values()) await transport.close().catch(() => undefined);
+      await sessions.close({ quiet: true });
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
     },
   };
-}
-
-/** The JSON-RPC messages of a response (JSON or SSE). */
-async function messages(response: Response): Promise<Array<Record<string, unknown>>> {
-  const text = await response.text();
-  if (response.headers.get("content-type")?.startsWith("application/json")) return [JSON.parse(text)];
-  return text
-    .split("\n")
-    .filter((line) => line.startsWith("data:"))
-    .map((line) => JSON.parse(line.slice(5)));
-}
-
-async function waitFor(condition: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP", (sdk) => {
@@ -105,10 +75,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
           up: {
             handoffDir: handoff,
             outputDirs: [out],
-            tools: {
-              read_file: { upload: { args: ["path"] } },
-              write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
-            },
+            tools: FILE_TOOLS,
           },
           lg: { prefix: "lg_" },
         },
@@ -139,54 +106,6 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
     })) as ToolResult;
     const meta = written._meta as { artifact_uri: string; download_url: string };
     return { uri: meta.artifact_uri, url: meta.download_url };
-  }
-
-  /** Opens a 2025-era session with raw HTTP (optionally with a token); returns its id. */
-  async function rawSession(token?: string): Promise<string> {
-    const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-    const response = await fetch(mcpUrl, {
-      method: "POST",
-      headers: { ...JSON_HEADERS, ...auth },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-      }),
-    });
-    const id = response.headers.get("mcp-session-id") as string;
-    await messages(response);
-    await (
-      await fetch(mcpUrl, {
-        method: "POST",
-        headers: { ...JSON_HEADERS, ...auth, "mcp-session-id": id, "mcp-protocol-version": LEGACY },
-        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-      })
-    ).text();
-    return id;
-  }
-
-  async function onSession(
-    session: string,
-    method: string,
-    params: Record<string, unknown>,
-    token?: string,
-  ): Promise<{ status: number; message?: Record<string, unknown> }> {
-    const response = await fetch(mcpUrl, {
-      method: "POST",
-      headers: {
-        ...JSON_HEADERS,
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        "mcp-session-id": session,
-        "mcp-protocol-version": LEGACY,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method, params }),
-    });
-    if (response.status !== 200) {
-      await response.text();
-      return { status: response.status };
-    }
-    return { status: 200, message: (await messages(response))[0] };
   }
 
   it.each(kinds)("Bob (%s) can neither list, read, subscribe to nor use Alice's files", async (kind) => {
@@ -224,7 +143,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
     await (alice as unknown as V1Client).subscribeResource({ uri });
     // Give the registry's coalesced notifications time to go out; Bob's own write proves delivery.
     await bob.callTool({ name: "write_file", arguments: { name: `bob-${mark}.txt`, text: "z" } });
-    await waitFor(() => heard.some((line) => line.includes("list_changed")));
+    await waitUntil(() => heard.some((line) => line.includes("list_changed")));
     expect(heard.join("\n")).not.toContain(mark);
     expect(heard.join("\n")).not.toContain(uri);
   });
@@ -238,11 +157,11 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
   // owner's list changes and the URIs of the owner's subscribed files. Fix: remember the opener's
   // `extra.sub` per session and answer 404 to a request whose identity differs (see the report).
   it("a 2025 session answers only the identity that opened it", async () => {
-    const session = await rawSession(ALICE);
-    expect((await onSession(session, "tools/list", {}, ALICE)).status).toBe(200);
-    const asBob = await onSession(session, "tools/list", {}, BOB);
+    const session = await openSession(mcpUrl, ALICE);
+    expect((await onSession(mcpUrl, session, "tools/list", {}, ALICE)).status).toBe(200);
+    const asBob = await onSession(mcpUrl, session, "tools/list", {}, BOB);
     expect(asBob.status === 404 || asBob.status === 403).toBe(true);
-    const anonymous = await onSession(session, "tools/list", {});
+    const anonymous = await onSession(mcpUrl, session, "tools/list", {});
     expect(anonymous.status === 404 || anonymous.status === 403 || anonymous.status === 401).toBe(true);
     const stream = await fetch(mcpUrl, {
       headers: {
@@ -258,13 +177,13 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
 
   it("a request with Bob's token on Alice's session is still scoped to Bob (no file access)", async () => {
     const { uri } = await aliceArtifact("session-reuse.txt");
-    const session = await rawSession(ALICE);
-    const own = await onSession(session, "resources/read", { uri }, ALICE);
+    const session = await openSession(mcpUrl, ALICE);
+    const own = await onSession(mcpUrl, session, "resources/read", { uri }, ALICE);
     expect(JSON.stringify(own.message)).toContain("secret session-reuse.txt");
     for (const token of [BOB, undefined]) {
-      const reused = await onSession(session, "resources/read", { uri }, token);
+      const reused = await onSession(mcpUrl, session, "resources/read", { uri }, token);
       expect(JSON.stringify(reused)).not.toContain("secret session-reuse.txt");
-      const listed = await onSession(session, "resources/list", {}, token);
+      const listed = await onSession(mcpUrl, session, "resources/list", {}, token);
       expect(JSON.stringify(listed)).not.toContain(uri);
     }
   });
@@ -310,8 +229,7 @@ describe("proxy on SDK v2: callers without a scope never fall back to a shared o
             handoffDir: handoff,
             outputDirs: [out],
             tools: {
-              read_file: { upload: { args: ["path"] } },
-              write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } },
+              ...FILE_TOOLS,
               image: { artifacts: { locator: "embedded" } },
             },
           },
@@ -413,7 +331,7 @@ describe("proxy on SDK v2: callers without a scope never fall back to a shared o
     await alice.listResources(); // the proxy holds Alice's scope from now on
     const mark = `quiet-${randomUUID()}`;
     await alice.callTool({ name: "write_file", arguments: { name: `${mark}.txt`, text: "q" } });
-    await waitFor(() => heard.some((line) => line.includes("resources/list_changed")));
+    await waitUntil(() => heard.some((line) => line.includes("resources/list_changed")));
     expect(heard.join("\n")).not.toContain(mark);
     await stream.close();
     await listener.close();
@@ -440,7 +358,7 @@ describe("proxy: upstream logs over HTTP only when asked (relayUpstreamLogs)", (
           heard.push(JSON.stringify(notification));
         };
         await client.callTool({ name: "note", arguments: { text: "relayed-line" } });
-        await waitFor(() => heard.some((line) => line.includes("processing relayed-line")));
+        await waitUntil(() => heard.some((line) => line.includes("processing relayed-line")));
         await client.close();
       } finally {
         await proxy.close({ timeoutMs: 1000 });

@@ -9,7 +9,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isLoopbackBind } from "../../src/http/host-guard.js";
 import { bearerTokens, createFileProxy, type FileProxy, parseBearerTokens } from "../../src/proxy/index.js";
-import { fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
+import { fixtureCommand, removeDirs, tempDir, textOf, WRITE_FILE_ARTIFACTS } from "../proxy/support.js";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789ab";
@@ -30,7 +30,7 @@ beforeAll(async () => {
       servers: {
         up: {
           outputDirs: [out],
-          tools: { write_file: { artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)" } } },
+          tools: WRITE_FILE_ARTIFACTS,
         },
       },
     },

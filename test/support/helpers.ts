@@ -1,7 +1,8 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 
 /** The repository root. */
 export const repoRoot = join(import.meta.dirname, "..", "..");
@@ -49,4 +50,53 @@ export function codeOfSync(run: () => unknown): string {
 /** Lower-case hex sha256. */
 export function sha256(bytes: Uint8Array | string): string {
   return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Resolves once `condition()` holds (polled every 10 ms); fails after `ms` milliseconds. */
+export async function waitUntil(condition: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** What `promise` rejects with; fails when it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("the call did not fail");
+}
+
+/**
+ * Runs `code` (an ES module, through tsx) in a new node process whose module hook refuses every
+ * import starting with `prefix` (with the error "`label` blocked: <specifier>"), as if those packages
+ * were not installed; resolves with its stdout, trimmed.
+ */
+export async function runWithoutPackages(prefix: string, label: string, code: string): Promise<string> {
+  const hook = `
+import { register } from "node:module";
+register("data:text/javascript," + encodeURIComponent(\`
+export async function resolve(specifier, context, next) {
+  if (specifier.startsWith(${JSON.stringify(prefix)})) throw new Error(${JSON.stringify(`${label} blocked: `)} + specifier);
+  return next(specifier, context);
+}\`));
+`;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      "--import",
+      `data:text/javascript,${encodeURIComponent(hook)}`,
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      code,
+    ],
+    { cwd: repoRoot },
+  );
+  return stdout.trim();
 }

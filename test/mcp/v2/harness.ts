@@ -142,6 +142,69 @@ export async function connectHttp(kind: ClientKind, url: URL, token?: string): P
   return client as unknown as AnyClient;
 }
 
+/** One JSON exchange a recording client saw: the POST it sent and the JSON it got back. */
+export interface Exchange {
+  url: string;
+  headers: Headers;
+  body: string;
+  response: unknown;
+}
+
+/**
+ * An SDK v2 client pinned to 2026-07-28, with a bearer token, that records into `exchanges` every
+ * POST answered with JSON; fails unless the client did negotiate the 2026-07-28 era.
+ */
+export async function recordingModernClient(
+  url: URL,
+  token: string,
+  exchanges: Exchange[] = [],
+): Promise<V2Client> {
+  const client = new V2Client(
+    { name: "wire", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  const recordingFetch = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await fetch(input, init);
+    if (init?.method === "POST" && response.headers.get("content-type")?.startsWith("application/json")) {
+      exchanges.push({
+        url: String(input),
+        headers: new Headers(init.headers),
+        body: String(init.body),
+        response: await response.clone().json(),
+      });
+    }
+    return response;
+  };
+  await client.connect(
+    new V2HttpTransport(url, {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      fetch: recordingFetch,
+    }),
+  );
+  const era = client.getProtocolEra();
+  if (era !== "modern") {
+    await client.close();
+    throw new Error(`the client negotiated the ${era} era, not 2026-07-28`);
+  }
+  return client;
+}
+
+/** The first recorded exchange whose request is a `method` call; fails when there is none. */
+export function exchangeFor(exchanges: Exchange[], method: string): Exchange {
+  const found = exchanges.find((each) => JSON.parse(each.body).method === method);
+  if (!found) throw new Error(`no ${method} exchange was recorded`);
+  return found;
+}
+
+/** The JSON-RPC result of the first recorded `method` exchange (undefined when it has none). */
+export function resultOf(exchanges: Exchange[], method: string): Record<string, unknown> | undefined {
+  return (
+    exchanges.find((each) => JSON.parse(each.body).method === method)?.response as {
+      result?: Record<string, unknown>;
+    }
+  )?.result;
+}
+
 export type Block = { type: string; text?: string; uri?: string; name?: string };
 export type ToolResult = {
   content: Block[];

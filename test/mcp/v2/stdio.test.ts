@@ -6,7 +6,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
-import { repoRoot } from "../../support/helpers.js";
+import { repoRoot, waitUntil } from "../../support/helpers.js";
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -29,14 +29,6 @@ async function connect(mode: "auto" | "legacy"): Promise<Client> {
   return client;
 }
 
-async function waitFor(condition: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("SDK v2 over stdio", { timeout: 60_000 }, () => {
   it.each(["auto", "legacy"] as const)("lists, reads and notifies (%s client)", async (mode) => {
     const client = await connect(mode);
@@ -51,6 +43,6 @@ describe("SDK v2 over stdio", { timeout: 60_000 }, () => {
     const read = await client.readResource({ uri });
     expect(read.contents[0]).toMatchObject({ uri, text: "hello" });
     expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([uri]);
-    await waitFor(() => seen.includes("list_changed"));
+    await waitUntil(() => seen.includes("list_changed"));
   });
 });
