@@ -5,6 +5,7 @@
  */
 import type { ProxyCore } from "../../proxy/proxy-core.js";
 import type { DownstreamSink, JsonObject, RequestContext } from "../../proxy/types.js";
+import { toMcpRequestError } from "../errors.js";
 
 /** Options of a downstream proxy server (either generation). */
 export interface ProxyServerOptions {
@@ -111,4 +112,25 @@ export function connectionSink(
       }
     },
   };
+}
+
+/**
+ * Runs one route: what it throws becomes the JSON-RPC error both SDK generations answer with the same
+ * code, and the result waits for the request's progress updates, which it must not overtake.
+ */
+export async function answer(
+  core: ProxyCore,
+  route: Route,
+  params: JsonObject,
+  ctx: RequestContext,
+  relay: { flushed(): Promise<void> },
+): Promise<JsonObject> {
+  let result: JsonObject;
+  try {
+    result = await route(core, params, ctx);
+  } catch (error) {
+    throw toMcpRequestError(error);
+  }
+  await relay.flushed();
+  return result;
 }

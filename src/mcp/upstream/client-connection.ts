@@ -44,6 +44,24 @@ export function stdioParameters(
   };
 }
 
+/**
+ * The transport to an upstream, built with one SDK generation's classes: its stdio transport for a
+ * command (the default environment plus the target's), its Streamable HTTP transport (with the
+ * target's headers) for a URL.
+ */
+export function transportFor<T>(
+  target: UpstreamTarget,
+  stderr: UpstreamConnectionOptions["stderr"],
+  sdk: {
+    stdio(parameters: ReturnType<typeof stdioParameters>): T;
+    http(url: URL, init: { requestInit: { headers: Record<string, string> } }): T;
+    defaultEnvironment(): Record<string, string>;
+  },
+): T {
+  if ("command" in target) return sdk.stdio(stdioParameters(target, stderr, sdk.defaultEnvironment()));
+  return sdk.http(new URL(target.url), { requestInit: { headers: { ...(target.headers ?? {}) } } });
+}
+
 /** The base of `UpstreamConnection` (SDK v1) and `UpstreamConnectionV2` (SDK v2). */
 export abstract class ClientConnection<C extends UpstreamClient> implements UpstreamPort {
   readonly name: string;

@@ -27,7 +27,7 @@ import {
   type UpstreamPort,
   type UpstreamRequestOptions,
 } from "../../proxy/types.js";
-import { ClientConnection, stdioParameters } from "./client-connection.js";
+import { ClientConnection, transportFor } from "./client-connection.js";
 import {
   DEFAULT_CLIENT_INFO,
   listenFilter,
@@ -104,12 +104,10 @@ export class UpstreamConnectionV2 extends ClientConnection<Client> {
   }
 
   #transport(): Transport {
-    const target = this.options.target;
-    if ("command" in target) {
-      return new StdioClientTransport(stdioParameters(target, this.options.stderr, getDefaultEnvironment()));
-    }
-    return new StreamableHTTPClientTransport(new URL(target.url), {
-      requestInit: { headers: { ...(target.headers ?? {}) } },
+    return transportFor<Transport>(this.options.target, this.options.stderr, {
+      stdio: (parameters) => new StdioClientTransport(parameters),
+      http: (url, init) => new StreamableHTTPClientTransport(url, init),
+      defaultEnvironment: getDefaultEnvironment,
     });
   }
 

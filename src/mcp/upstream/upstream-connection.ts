@@ -10,7 +10,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../proxy/types.js";
-import { ClientConnection, stdioParameters } from "./client-connection.js";
+import { ClientConnection, transportFor } from "./client-connection.js";
 import { DEFAULT_CLIENT_INFO, upstreamErrors } from "./shared.js";
 
 export type { UpstreamConnectionOptions, UpstreamTarget } from "./shared.js";
@@ -36,12 +36,10 @@ function originalMessage(error: McpError): string {
  */
 export class UpstreamConnection extends ClientConnection<Client> {
   #transport(): Transport {
-    const target = this.options.target;
-    if ("command" in target) {
-      return new StdioClientTransport(stdioParameters(target, this.options.stderr, getDefaultEnvironment()));
-    }
-    return new StreamableHTTPClientTransport(new URL(target.url), {
-      requestInit: { headers: { ...(target.headers ?? {}) } },
+    return transportFor<Transport>(this.options.target, this.options.stderr, {
+      stdio: (parameters) => new StdioClientTransport(parameters),
+      http: (url, init) => new StreamableHTTPClientTransport(url, init),
+      defaultEnvironment: getDefaultEnvironment,
     });
   }
 

@@ -20,8 +20,13 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ProxyCore } from "../../../proxy/proxy-core.js";
 import type { JsonObject } from "../../../proxy/types.js";
-import { toMcpRequestError } from "../../errors.js";
-import { connectionSink, type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
+import {
+  answer,
+  connectionSink,
+  type ProxyServerOptions,
+  proxyCapabilities,
+  proxyRoutes,
+} from "../dispatch.js";
 import { ProgressRelay } from "../progress.js";
 
 export type { ProxyServerOptions } from "../dispatch.js";
@@ -89,13 +94,7 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
           ...relay.context(),
         };
         learnScope(ctx);
-        let result: JsonObject;
-        try {
-          result = await route(core, params, ctx);
-        } catch (error) {
-          throw toMcpRequestError(error);
-        }
-        await relay.flushed();
+        const result = await answer(core, route, params, ctx, relay);
         return result;
       }) as never,
     );

@@ -14,9 +14,14 @@
 import { Server, type ServerContext } from "@modelcontextprotocol/server";
 import type { ProxyCore } from "../../../proxy/proxy-core.js";
 import type { JsonObject, RequestContext } from "../../../proxy/types.js";
-import { toMcpRequestError } from "../../errors.js";
 import { v2Extra } from "../../v2/context.js";
-import { connectionSink, type ProxyServerOptions, proxyCapabilities, proxyRoutes } from "../dispatch.js";
+import {
+  answer,
+  connectionSink,
+  type ProxyServerOptions,
+  proxyCapabilities,
+  proxyRoutes,
+} from "../dispatch.js";
 import { ProgressRelay } from "../progress.js";
 
 /** The first protocol revision of the stateless era. */
@@ -74,13 +79,7 @@ export function createProxyServerV2(
           ...relay.context(),
         };
         connection?.learnScope(ctx);
-        let result: JsonObject;
-        try {
-          result = await route(core, params, ctx);
-        } catch (error) {
-          throw toMcpRequestError(error);
-        }
-        await relay.flushed();
+        const result = await answer(core, route, params, ctx, relay);
         return hint && modern() ? { ...hint, ...result } : result;
       }) as never,
     );
