@@ -1,7 +1,5 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
 import { FixedResources } from "../fixed-resources.js";
@@ -18,13 +16,12 @@ import {
   MCP_HOST,
   type McpHost,
 } from "../host.js";
-import type { CompleteParams, CompleteResult, CompletionReference } from "../types.js";
+import { CloseListeners, CompletionRouter, type RoutableServer, toolConfig } from "../host-kit.js";
+import type { CompleteParams } from "../types.js";
 import { contextFromV1, type V1Extra } from "./context.js";
 import {
-  CompletionReferenceSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  PRIVATE_COMPLETE_METHOD,
   PrivateCompleteRequestSchema,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
@@ -58,10 +55,6 @@ const REQUEST_SCHEMAS = {
 
 /** The resource methods the adapter answers itself for fixed resources when nothing else does. */
 
-const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
-const JSONRPC_METHOD_NOT_FOUND = -32601;
-const JSONRPC_INVALID_PARAMS = -32602;
-
 function hasFunctions(value: unknown, names: readonly string[]): boolean {
   if (typeof value !== "object" || value === null) return false;
   const record = value as Record<string, unknown>;
@@ -85,22 +78,13 @@ export function isV1McpServer(value: unknown): value is McpServer {
   return hasFunctions(value, ["registerTool", "connect"]) && isV1LowLevelServer((value as McpServer).server);
 }
 
-function completionReference(message: JSONRPCMessage): CompletionReference | undefined {
-  if (!("method" in message) || !("id" in message) || message.method !== "completion/complete")
-    return undefined;
-  const parsed = CompletionReferenceSchema.safeParse((message.params as { ref?: unknown } | undefined)?.ref);
-  return parsed.success ? (parsed.data as CompletionReference) : undefined;
-}
-
 class V1Host implements McpHost {
   readonly [MCP_HOST] = true as const;
   readonly kind = "sdk-v1";
   readonly #low: Server;
   #mcp: McpServer | undefined;
-  readonly #providers: HostCompletionProvider[] = [];
-  readonly #closeListeners = new Set<() => void>();
-  #closeHooked = false;
-  #completionMounted = false;
+  readonly #completions = new CompletionRouter();
+  readonly #closeListeners = new CloseListeners();
   readonly #fixed = new FixedResources();
   /** Resource methods whose current handler is the adapter's own (fixed resources only). */
   /** Methods a piece mounted through `handle()`. */
@@ -204,14 +188,7 @@ class V1Host implements McpHost {
   registerTool(tool: HostTool): HostToolHandle {
     const mcp = this.#mcp;
     if (!mcp) throw new FileBridgeError("INVALID_INPUT", "registering a tool needs an McpServer");
-    const config = {
-      ...(tool.title === undefined ? {} : { title: tool.title }),
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      ...(tool.inputSchema === undefined ? {} : { inputSchema: tool.inputSchema }),
-      ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
-      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
-      ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
-    };
+    const config = toolConfig(tool, tool.inputSchema, tool.outputSchema);
     // Without an input schema, SDK v1 calls the callback with `extra` alone.
     const callback =
       tool.inputSchema === undefined
@@ -229,16 +206,7 @@ class V1Host implements McpHost {
   }
 
   onClose(listener: () => void): () => void {
-    if (!this.#closeHooked) {
-      this.#closeHooked = true;
-      const previous = this.#low.onclose;
-      this.#low.onclose = () => {
-        previous?.();
-        for (const each of [...this.#closeListeners]) each();
-      };
-    }
-    this.#closeListeners.add(listener);
-    return () => this.#closeListeners.delete(listener);
+    return this.#closeListeners.add(this.#low, listener);
   }
 
   notifyResourceListChanged(): Promise<void> {
@@ -250,65 +218,17 @@ class V1Host implements McpHost {
   }
 
   addCompletion(provider: HostCompletionProvider): void {
-    this.#providers.push(provider);
-    if (this.#completionMounted) return;
-    this.#completionMounted = true;
+    if (!this.#completions.add(provider)) return;
     const low = this.#low;
     low.registerCapabilities({ completions: {} });
     low.setRequestHandler(PrivateCompleteRequestSchema, (async (
       request: { params: CompleteParams },
       extra: V1Extra,
-    ) => {
-      const provider = this.#providers.find((each) => each.handles(request.params.ref));
-      if (!provider) return EMPTY_COMPLETION;
-      try {
-        return await provider.complete(request.params, this.#context(extra));
-      } catch (error) {
-        throw toMcpRequestError(error);
-      }
-    }) as never);
-    if (this.canHandle("completion/complete")) this.#answerUnclaimedCompletions();
-    const connect = low.connect;
-    low.connect = async (transport: Transport) => {
-      await connect.call(low, transport);
-      this.#routeCompletions(transport);
-    };
-    if (low.transport) this.#routeCompletions(low.transport);
-  }
-
-  /** Until the server mounts its own `completion/complete`, answer the references no provider claims. */
-  #answerUnclaimedCompletions(): void {
-    const low = this.#low;
-    const previous = low.fallbackRequestHandler;
-    low.fallbackRequestHandler = async (request, extra) => {
-      if (request.method === "completion/complete") {
-        const ref = (request.params as { ref?: { type?: unknown; uri?: unknown } } | undefined)?.ref;
-        if (this.#mcp && ref?.type === "ref/resource") {
-          // What an McpServer answers for a template it does not know.
-          throw Object.assign(
-            new Error(`MCP error ${JSONRPC_INVALID_PARAMS}: Resource template ${String(ref.uri)} not found`),
-            {
-              code: JSONRPC_INVALID_PARAMS,
-            },
-          );
-        }
-        return EMPTY_COMPLETION;
-      }
-      if (previous) return previous(request, extra);
-      throw Object.assign(new Error("Method not found"), { code: JSONRPC_METHOD_NOT_FOUND });
-    };
-  }
-
-  /** Renames the `completion/complete` requests our providers claim to the private method, on arrival. */
-  #routeCompletions(transport: Transport): void {
-    const inner = transport.onmessage;
-    if (!inner) return;
-    transport.onmessage = ((message: JSONRPCMessage, extra?: unknown) => {
-      const ref = completionReference(message);
-      const claimed = ref !== undefined && this.#providers.some((each) => each.handles(ref));
-      const routed = claimed ? { ...message, method: PRIVATE_COMPLETE_METHOD } : message;
-      inner.call(transport, routed as JSONRPCMessage, extra as never);
-    }) as Transport["onmessage"];
+    ) => this.#completions.complete(request.params, this.#context(extra))) as never);
+    this.#completions.install(low as unknown as RoutableServer, {
+      answersUnclaimed: this.canHandle("completion/complete"),
+      mcpServer: this.#mcp !== undefined,
+    });
   }
 }
 

@@ -1,10 +1,4 @@
-import type {
-  JSONRPCMessage,
-  McpServer,
-  Server,
-  ServerContext,
-  Transport,
-} from "@modelcontextprotocol/server";
+import type { McpServer, Server, ServerContext, Transport } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
@@ -25,12 +19,9 @@ import {
   type McpHost,
   type McpServerLike,
 } from "../host.js";
-import type { CompleteParams, CompleteResult, CompletionReference } from "../types.js";
-import {
-  CompletionReferenceSchema,
-  PRIVATE_COMPLETE_METHOD,
-  PrivateCompleteRequestSchema,
-} from "../v1/schemas.js";
+import { CloseListeners, CompletionRouter, type RoutableServer, toolConfig } from "../host-kit.js";
+import type { CompleteParams } from "../types.js";
+import { PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
 import { InputRequiredSignal, withElicitation } from "./elicitation.js";
 
@@ -106,9 +97,6 @@ const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
 
 /** The first protocol revision of the stateless ("modern") era. */
 const MODERN_ERA_FROM = "2026-07-28";
-const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
-const JSONRPC_METHOD_NOT_FOUND = -32601;
-const JSONRPC_INVALID_PARAMS = -32602;
 const completeParamsSchema = PrivateCompleteRequestSchema.shape.params;
 
 function hasFunctions(value: unknown, names: readonly string[]): boolean {
@@ -144,13 +132,6 @@ function isPerRequestTransport(transport: Transport | undefined): boolean {
   return hasFunctions(transport, ["handleMessage", "writeCommentFrame"]);
 }
 
-function completionReference(message: JSONRPCMessage): CompletionReference | undefined {
-  if (!("method" in message) || !("id" in message) || message.method !== "completion/complete")
-    return undefined;
-  const parsed = CompletionReferenceSchema.safeParse((message.params as { ref?: unknown } | undefined)?.ref);
-  return parsed.success ? (parsed.data as CompletionReference) : undefined;
-}
-
 /**
  * Options of {@link v2Host}.
  *
@@ -179,10 +160,8 @@ class V2Host implements McpHost {
   #mcp: McpServer | undefined;
   #cacheHints: Required<V2CacheHints> = DEFAULT_CACHE_HINTS;
   #stateKey: Uint8Array | string | undefined;
-  readonly #providers: HostCompletionProvider[] = [];
-  readonly #closeListeners = new Set<() => void>();
-  #closeHooked = false;
-  #completionMounted = false;
+  readonly #completions = new CompletionRouter();
+  readonly #closeListeners = new CloseListeners();
   readonly #fixed = new FixedResources();
   /** Resource methods whose current handler is the adapter's own (fixed resources only). */
   /** Methods a piece mounted through `handle()`. */
@@ -311,14 +290,7 @@ class V2Host implements McpHost {
       schema === undefined || schema instanceof z.ZodType ? schema : z.object(schema);
     const inputSchema = wrap(tool.inputSchema);
     const outputSchema = wrap(tool.outputSchema);
-    const config = {
-      ...(tool.title === undefined ? {} : { title: tool.title }),
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      ...(inputSchema === undefined ? {} : { inputSchema }),
-      ...(outputSchema === undefined ? {} : { outputSchema }),
-      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
-      ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
-    };
+    const config = toolConfig(tool, inputSchema, outputSchema);
     // Without an input schema, SDK v2 (like v1) calls the callback with the context alone.
     // A handler that lets a 2026-07-28 `elicitUrl` signal escape still ends the round with it.
     const run = async (args: Record<string, unknown>, ctx: ServerContext) => {
@@ -345,33 +317,9 @@ class V2Host implements McpHost {
   }
 
   onClose(listener: () => void): () => void {
-    if (!this.#closeHooked) {
-      this.#closeHooked = true;
-      const low = this.#low;
-      let fired = false;
-      const fire = () => {
-        for (const each of [...this.#closeListeners]) each();
-      };
-      const previous = low.onclose;
-      low.onclose = () => {
-        previous?.();
-        fired = true;
-        fire();
-      };
-      // A server that never connected (createMcpHandler builds one for `subscriptions/listen` and
-      // closes it unconnected) gets no `onclose` from the SDK: report its close here.
-      const close = low.close;
-      low.close = async () => {
-        const connected = low.transport !== undefined;
-        await close.call(low);
-        if (!connected && !fired) {
-          fired = true;
-          fire();
-        }
-      };
-    }
-    this.#closeListeners.add(listener);
-    return () => this.#closeListeners.delete(listener);
+    // A server that never connected (createMcpHandler builds one for `subscriptions/listen` and
+    // closes it unconnected) gets no `onclose` from the SDK: its close is reported too.
+    return this.#closeListeners.add(this.#low, listener, { unconnectedClose: true });
   }
 
   async notifyResourceListChanged(): Promise<void> {
@@ -386,62 +334,17 @@ class V2Host implements McpHost {
   }
 
   addCompletion(provider: HostCompletionProvider): void {
-    this.#providers.push(provider);
-    if (this.#completionMounted) return;
-    this.#completionMounted = true;
+    if (!this.#completions.add(provider)) return;
     const low = this.#low;
     low.registerCapabilities({ completions: {} });
     low.setRequestHandler(PRIVATE_COMPLETE_METHOD, { params: completeParamsSchema }, (async (
       params: CompleteParams,
       ctx: ServerContext,
-    ) => {
-      const provider = this.#providers.find((each) => each.handles(params.ref));
-      if (!provider) return EMPTY_COMPLETION;
-      try {
-        return await provider.complete(params, this.#context(ctx));
-      } catch (error) {
-        throw toMcpRequestError(error);
-      }
-    }) as never);
-    if (this.canHandle("completion/complete")) this.#answerUnclaimedCompletions();
-    const connect = low.connect;
-    low.connect = async (transport: Transport) => {
-      await connect.call(low, transport);
-      this.#routeCompletions(transport);
-    };
-    if (low.transport) this.#routeCompletions(low.transport);
-  }
-
-  /** Until the server mounts its own `completion/complete`, answer the references no provider claims. */
-  #answerUnclaimedCompletions(): void {
-    const low = this.#low;
-    const previous = low.fallbackRequestHandler;
-    low.fallbackRequestHandler = async (request, ctx) => {
-      if (request.method === "completion/complete") {
-        const ref = (request.params as { ref?: { type?: unknown; uri?: unknown } } | undefined)?.ref;
-        if (this.#mcp && ref?.type === "ref/resource") {
-          throw Object.assign(
-            new Error(`MCP error ${JSONRPC_INVALID_PARAMS}: Resource template ${String(ref.uri)} not found`),
-            { code: JSONRPC_INVALID_PARAMS },
-          );
-        }
-        return EMPTY_COMPLETION;
-      }
-      if (previous) return previous(request, ctx);
-      throw Object.assign(new Error("Method not found"), { code: JSONRPC_METHOD_NOT_FOUND });
-    };
-  }
-
-  /** Renames the `completion/complete` requests our providers claim to the private method, on arrival. */
-  #routeCompletions(transport: Transport): void {
-    const inner = transport.onmessage;
-    if (!inner) return;
-    transport.onmessage = ((message: JSONRPCMessage, extra?: unknown) => {
-      const ref = completionReference(message);
-      const claimed = ref !== undefined && this.#providers.some((each) => each.handles(ref));
-      const routed = claimed ? { ...message, method: PRIVATE_COMPLETE_METHOD } : message;
-      inner.call(transport, routed as JSONRPCMessage, extra as never);
-    }) as Transport["onmessage"];
+    ) => this.#completions.complete(params, this.#context(ctx))) as never);
+    this.#completions.install(low as unknown as RoutableServer, {
+      answersUnclaimed: this.canHandle("completion/complete"),
+      mcpServer: this.#mcp !== undefined,
+    });
   }
 }
 
