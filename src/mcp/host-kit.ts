@@ -4,7 +4,18 @@
  * import: both generations' low-level `Server`s are used structurally (same member names).
  */
 import { toMcpRequestError } from "./errors.js";
-import type { HostCompletionProvider, HostRequestContext, HostTool } from "./host.js";
+import { FixedResources } from "./fixed-resources.js";
+import {
+  type HostCapabilities,
+  type HostCompletionProvider,
+  type HostMethod,
+  type HostRequestContext,
+  type HostRequestHandler,
+  type HostResource,
+  type HostResourceHandle,
+  type HostTool,
+  MCP_HOST,
+} from "./host.js";
 import type { CompleteParams, CompleteResult, CompletionReference } from "./types.js";
 import { CompletionReferenceSchema, PRIVATE_COMPLETE_METHOD } from "./v1/schemas.js";
 
@@ -161,4 +172,130 @@ export function toolConfig(
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
     ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
   };
+}
+
+/** A low-level `Server` of either generation, as far as the shared host code goes. */
+export interface SdkLowServer extends RoutableServer, ClosableServer {
+  assertCanSetRequestHandler(method: string): void;
+  removeRequestHandler(method: string): void;
+  registerCapabilities(capabilities: HostCapabilities): void;
+  readonly transport?: { sessionId?: string | undefined };
+}
+
+/** An `McpServer` of either generation, as far as joining its own resources goes. */
+export interface SdkMcpServer {
+  registerResource(
+    name: string,
+    uri: string,
+    metadata: Record<string, unknown>,
+    read: never,
+  ): { remove(): void };
+}
+
+/**
+ * The host-port code both SDK adapters share: which methods are free, mounting a piece's handler
+ * over the adapter's own fixed-resource handler, fixed resources joined with an `McpServer`'s own,
+ * capabilities, connection state, close listeners, and completion. A subclass says how its SDK
+ * mounts a handler, builds a request context, mounts the private completion method and registers
+ * tools. `Raw` is the SDK's own request context (`extra` on v1, `ctx` on v2).
+ */
+export abstract class SdkHost<Raw> {
+  readonly [MCP_HOST] = true as const;
+  protected readonly completions = new CompletionRouter();
+  protected readonly fixed = new FixedResources();
+  /** Methods a piece mounted through `handle()`. */
+  protected readonly handled = new Set<HostMethod>();
+  readonly #closeListeners = new CloseListeners();
+  readonly #base: SdkLowServer;
+
+  constructor(low: object) {
+    this.#base = low as SdkLowServer;
+  }
+
+  /** The `McpServer`, when the host was made from one (not only from its low-level `Server`). */
+  protected abstract get mcpServer(): SdkMcpServer | undefined;
+  /** Mounts a handler for `method` on the low-level server. */
+  protected abstract mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void;
+  /** The port's context of an SDK request context. */
+  protected abstract context(raw: Raw): HostRequestContext;
+  /** Mounts the private completion method, answering with `answer`. */
+  protected abstract mountCompletion(
+    answer: (params: CompleteParams, raw: Raw) => Promise<CompleteResult>,
+  ): void;
+  /** Options of the close hook (SDK v2 also reports servers closed unconnected). */
+  protected closeOptions: { unconnectedClose?: boolean } = {};
+
+  get server(): object {
+    return this.#base;
+  }
+
+  get supportsTools(): boolean {
+    return this.mcpServer !== undefined;
+  }
+
+  canHandle(method: HostMethod | "completion/complete"): boolean {
+    if (this.fixed.ownsHandler(method)) return true;
+    try {
+      this.#base.assertCanSetRequestHandler(method);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+    // A piece taking over a resource method from the adapter's own fixed-resource handler.
+    if (this.fixed.ownsHandler(method)) {
+      this.fixed.releaseHandler(method);
+      this.#base.removeRequestHandler(method);
+    }
+    this.mount(method, this.fixed.compose(method, handler));
+    this.handled.add(method);
+  }
+
+  registerResource(resource: HostResource): HostResourceHandle {
+    const mcp = this.mcpServer;
+    return this.fixed.register(resource, {
+      handled: (method) => this.handled.has(method),
+      canHandle: (method) => this.canHandle(method),
+      declareResources: () => this.#base.registerCapabilities({ resources: {} }),
+      mount: (method, handler) => this.mount(method, handler),
+      // Something outside the port serves resources (an McpServer's own registerResource): join it.
+      ...(mcp
+        ? {
+            joinServer: (fixed: HostResource, metadata: Record<string, unknown>) => {
+              const read = async (_uri: URL, raw: Raw) => fixed.read(this.context(raw));
+              const registered = mcp.registerResource(fixed.name, fixed.uri, metadata, read as never);
+              return { remove: () => registered.remove() };
+            },
+          }
+        : {}),
+    });
+  }
+
+  declareCapabilities(capabilities: HostCapabilities): void {
+    this.#base.registerCapabilities(capabilities);
+  }
+
+  isConnected(): boolean {
+    return this.#base.transport !== undefined;
+  }
+
+  connectionSessionId(): string | undefined {
+    return this.#base.transport?.sessionId;
+  }
+
+  onClose(listener: () => void): () => void {
+    return this.#closeListeners.add(this.#base, listener, this.closeOptions);
+  }
+
+  addCompletion(provider: HostCompletionProvider): void {
+    if (!this.completions.add(provider)) return;
+    this.#base.registerCapabilities({ completions: {} });
+    this.mountCompletion((params, raw) => this.completions.complete(params, this.context(raw)));
+    this.completions.install(this.#base, {
+      answersUnclaimed: this.canHandle("completion/complete"),
+      mcpServer: this.mcpServer !== undefined,
+    });
+  }
 }

@@ -2,22 +2,16 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
-import { FixedResources } from "../fixed-resources.js";
-import {
-  type HostCapabilities,
-  type HostCompletionProvider,
-  type HostMethod,
-  type HostRequestContext,
-  type HostRequestHandler,
-  type HostResource,
-  type HostResourceHandle,
-  type HostTool,
-  type HostToolHandle,
-  MCP_HOST,
-  type McpHost,
+import type {
+  HostMethod,
+  HostRequestContext,
+  HostRequestHandler,
+  HostTool,
+  HostToolHandle,
+  McpHost,
 } from "../host.js";
-import { CloseListeners, CompletionRouter, type RoutableServer, toolConfig } from "../host-kit.js";
-import type { CompleteParams } from "../types.js";
+import { SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
+import type { CompleteParams, CompleteResult } from "../types.js";
 import { contextFromV1, type V1Extra } from "./context.js";
 import {
   ListResourcesRequestSchema,
@@ -78,68 +72,47 @@ export function isV1McpServer(value: unknown): value is McpServer {
   return hasFunctions(value, ["registerTool", "connect"]) && isV1LowLevelServer((value as McpServer).server);
 }
 
-class V1Host implements McpHost {
-  readonly [MCP_HOST] = true as const;
+class V1Host extends SdkHost<V1Extra> implements McpHost {
   readonly kind = "sdk-v1";
   readonly #low: Server;
   #mcp: McpServer | undefined;
-  readonly #completions = new CompletionRouter();
-  readonly #closeListeners = new CloseListeners();
-  readonly #fixed = new FixedResources();
-  /** Resource methods whose current handler is the adapter's own (fixed resources only). */
-  /** Methods a piece mounted through `handle()`. */
-  readonly #handled = new Set<HostMethod>();
 
   constructor(low: Server) {
+    super(low);
     this.#low = low;
   }
 
-  get server(): object {
-    return this.#low;
-  }
-
-  get supportsTools(): boolean {
-    return this.#mcp !== undefined;
+  protected get mcpServer(): SdkMcpServer | undefined {
+    return this.#mcp as SdkMcpServer | undefined;
   }
 
   adopt(mcp: McpServer): void {
     this.#mcp ??= mcp;
   }
 
-  canHandle(method: HostMethod | "completion/complete"): boolean {
-    if (this.#fixed.ownsHandler(method)) return true;
-    try {
-      this.#low.assertCanSetRequestHandler(method);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
-    // A piece taking over a resource method from the adapter's own fixed-resource handler.
-    if (this.#fixed.ownsHandler(method)) {
-      this.#fixed.releaseHandler(method);
-      this.#low.removeRequestHandler(method);
-    }
-    this.#mount(method, this.#fixed.compose(method, handler));
-    this.#handled.add(method);
-  }
-
-  #mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+  protected mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
     const schema = REQUEST_SCHEMAS[method];
     this.#low.setRequestHandler(schema, (async (request: { params?: unknown }, extra: V1Extra) => {
       try {
-        return await handler((request.params ?? {}) as never, this.#context(extra));
+        return await handler((request.params ?? {}) as never, this.context(extra));
       } catch (error) {
         throw toMcpRequestError(error);
       }
     }) as never);
   }
 
-  #context(extra: V1Extra): HostRequestContext {
+  protected context(extra: V1Extra): HostRequestContext {
     return contextFromV1(extra, this.#low);
+  }
+
+  protected mountCompletion(
+    answer: (params: CompleteParams, extra: V1Extra) => Promise<CompleteResult>,
+  ): void {
+    this.#low.setRequestHandler(PrivateCompleteRequestSchema, (async (
+      request: { params: CompleteParams },
+      extra: V1Extra,
+    ) => answer(request.params, extra)) as never);
   }
 
   requestContext(extra: unknown): HostRequestContext {
@@ -156,33 +129,7 @@ class V1Host implements McpHost {
         "requestContext() needs the SDK request context (the `extra` a tool callback gets)",
       );
     }
-    return this.#context(candidate as V1Extra);
-  }
-
-  registerResource(resource: HostResource): HostResourceHandle {
-    const mcp = this.#mcp;
-    return this.#fixed.register(resource, {
-      handled: (method) => this.#handled.has(method),
-      canHandle: (method) => this.canHandle(method),
-      declareResources: () => this.#low.registerCapabilities({ resources: {} }),
-      mount: (method, handler) => this.#mount(method, handler),
-      // Something outside the port serves resources (an McpServer's own registerResource): join it.
-      ...(mcp
-        ? {
-            joinServer: (fixed: HostResource, metadata: Record<string, unknown>) => {
-              const registered = mcp.registerResource(fixed.name, fixed.uri, metadata, (async (
-                _uri: URL,
-                extra: V1Extra,
-              ) => fixed.read(this.#context(extra))) as never);
-              return { remove: () => registered.remove() };
-            },
-          }
-        : {}),
-    });
-  }
-
-  declareCapabilities(capabilities: HostCapabilities): void {
-    this.#low.registerCapabilities(capabilities);
+    return this.context(candidate as V1Extra);
   }
 
   registerTool(tool: HostTool): HostToolHandle {
@@ -192,21 +139,9 @@ class V1Host implements McpHost {
     // Without an input schema, SDK v1 calls the callback with `extra` alone.
     const callback =
       tool.inputSchema === undefined
-        ? (extra: V1Extra) => tool.handler({}, this.#context(extra))
-        : (args: Record<string, unknown>, extra: V1Extra) => tool.handler(args, this.#context(extra));
+        ? (extra: V1Extra) => tool.handler({}, this.context(extra))
+        : (args: Record<string, unknown>, extra: V1Extra) => tool.handler(args, this.context(extra));
     return mcp.registerTool(tool.name, config as never, callback as never);
-  }
-
-  isConnected(): boolean {
-    return this.#low.transport !== undefined;
-  }
-
-  connectionSessionId(): string | undefined {
-    return this.#low.transport?.sessionId;
-  }
-
-  onClose(listener: () => void): () => void {
-    return this.#closeListeners.add(this.#low, listener);
   }
 
   notifyResourceListChanged(): Promise<void> {
@@ -215,20 +150,6 @@ class V1Host implements McpHost {
 
   notifyResourceUpdated(uri: string): Promise<void> {
     return this.#low.sendResourceUpdated({ uri });
-  }
-
-  addCompletion(provider: HostCompletionProvider): void {
-    if (!this.#completions.add(provider)) return;
-    const low = this.#low;
-    low.registerCapabilities({ completions: {} });
-    low.setRequestHandler(PrivateCompleteRequestSchema, (async (
-      request: { params: CompleteParams },
-      extra: V1Extra,
-    ) => this.#completions.complete(request.params, this.#context(extra))) as never);
-    this.#completions.install(low as unknown as RoutableServer, {
-      answersUnclaimed: this.canHandle("completion/complete"),
-      mcpServer: this.#mcp !== undefined,
-    });
   }
 }
 

@@ -2,25 +2,19 @@ import type { McpServer, Server, ServerContext, Transport } from "@modelcontextp
 import { z } from "zod";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
-import { FixedResources } from "../fixed-resources.js";
-import {
-  type HostCapabilities,
-  type HostClientCapabilities,
-  type HostCompletionProvider,
-  type HostMethod,
-  type HostRequestContext,
-  type HostRequestHandler,
-  type HostResource,
-  type HostResourceHandle,
-  type HostTool,
-  type HostToolHandle,
-  type LowLevelServerLike,
-  MCP_HOST,
-  type McpHost,
-  type McpServerLike,
+import type {
+  HostClientCapabilities,
+  HostMethod,
+  HostRequestContext,
+  HostRequestHandler,
+  HostTool,
+  HostToolHandle,
+  LowLevelServerLike,
+  McpHost,
+  McpServerLike,
 } from "../host.js";
-import { CloseListeners, CompletionRouter, type RoutableServer, toolConfig } from "../host-kit.js";
-import type { CompleteParams } from "../types.js";
+import { SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
+import type { CompleteParams, CompleteResult } from "../types.js";
 import { PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
 import { InputRequiredSignal, withElicitation } from "./elicitation.js";
@@ -153,30 +147,23 @@ export interface V2HostOptions {
   requestStateKey?: Uint8Array | string;
 }
 
-class V2Host implements McpHost {
-  readonly [MCP_HOST] = true as const;
+class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
   readonly kind = "sdk-v2";
   readonly #low: Server;
   #mcp: McpServer | undefined;
   #cacheHints: Required<V2CacheHints> = DEFAULT_CACHE_HINTS;
   #stateKey: Uint8Array | string | undefined;
-  readonly #completions = new CompletionRouter();
-  readonly #closeListeners = new CloseListeners();
-  readonly #fixed = new FixedResources();
-  /** Resource methods whose current handler is the adapter's own (fixed resources only). */
-  /** Methods a piece mounted through `handle()`. */
-  readonly #handled = new Set<HostMethod>();
+  // A server that never connected (createMcpHandler builds one for `subscriptions/listen` and
+  // closes it unconnected) gets no `onclose` from the SDK: its close is reported too.
+  protected override closeOptions = { unconnectedClose: true };
 
   constructor(low: Server) {
+    super(low);
     this.#low = low;
   }
 
-  get server(): object {
-    return this.#low;
-  }
-
-  get supportsTools(): boolean {
-    return this.#mcp !== undefined;
+  protected get mcpServer(): SdkMcpServer | undefined {
+    return this.#mcp as SdkMcpServer | undefined;
   }
 
   adopt(mcp: McpServer | undefined, options: V2HostOptions): void {
@@ -203,7 +190,7 @@ class V2Host implements McpHost {
   }
 
   /** The port's context of a v2 request, with capabilities and URL elicitation for either era. */
-  #context(ctx: ServerContext | V2Context): HostRequestContext {
+  protected context(ctx: ServerContext | V2Context): HostRequestContext {
     return withElicitation(contextFromV2(ctx), ctx, {
       modern: () => this.#modern(),
       initializeCapabilities: () => this.#low.getClientCapabilities() as HostClientCapabilities | undefined,
@@ -218,36 +205,16 @@ class V2Host implements McpHost {
         "requestContext() needs the SDK request context (the `ctx` a tool callback gets)",
       );
     }
-    return this.#context(extra);
+    return this.context(extra);
   }
 
-  canHandle(method: HostMethod | "completion/complete"): boolean {
-    if (this.#fixed.ownsHandler(method)) return true;
-    try {
-      this.#low.assertCanSetRequestHandler(method);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  handle<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
-    // A piece taking over a resource method from the adapter's own fixed-resource handler.
-    if (this.#fixed.ownsHandler(method)) {
-      this.#fixed.releaseHandler(method);
-      this.#low.removeRequestHandler(method);
-    }
-    this.#mount(method, this.#fixed.compose(method, handler));
-    this.#handled.add(method);
-  }
-
-  #mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
+  protected mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
     const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
     this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
       let result: Record<string, unknown>;
       try {
-        result = (await handler((request.params ?? {}) as never, this.#context(ctx))) as never;
+        result = (await handler((request.params ?? {}) as never, this.context(ctx))) as never;
       } catch (error) {
         throw toMcpRequestError(error);
       }
@@ -255,32 +222,6 @@ class V2Host implements McpHost {
       if (hint === undefined || !this.#modern()) return result;
       return { ...hint, ...result };
     }) as never);
-  }
-
-  registerResource(resource: HostResource): HostResourceHandle {
-    const mcp = this.#mcp;
-    return this.#fixed.register(resource, {
-      handled: (method) => this.#handled.has(method),
-      canHandle: (method) => this.canHandle(method),
-      declareResources: () => this.#low.registerCapabilities({ resources: {} }),
-      mount: (method, handler) => this.#mount(method, handler),
-      // Something outside the port serves resources (an McpServer's own registerResource): join it.
-      ...(mcp
-        ? {
-            joinServer: (fixed: HostResource, metadata: Record<string, unknown>) => {
-              const registered = mcp.registerResource(fixed.name, fixed.uri, metadata, (async (
-                _uri: URL,
-                ctx: ServerContext,
-              ) => fixed.read(this.#context(ctx))) as never);
-              return { remove: () => registered.remove() };
-            },
-          }
-        : {}),
-    });
-  }
-
-  declareCapabilities(capabilities: HostCapabilities): void {
-    this.#low.registerCapabilities(capabilities);
   }
 
   registerTool(tool: HostTool): HostToolHandle {
@@ -295,7 +236,7 @@ class V2Host implements McpHost {
     // A handler that lets a 2026-07-28 `elicitUrl` signal escape still ends the round with it.
     const run = async (args: Record<string, unknown>, ctx: ServerContext) => {
       try {
-        return await tool.handler(args, this.#context(ctx));
+        return await tool.handler(args, this.context(ctx));
       } catch (error) {
         if (error instanceof InputRequiredSignal) return error.result;
         throw error;
@@ -306,20 +247,6 @@ class V2Host implements McpHost {
         ? (ctx: ServerContext) => run({}, ctx)
         : (args: Record<string, unknown>, ctx: ServerContext) => run(args, ctx);
     return mcp.registerTool(tool.name, config as never, callback as never);
-  }
-
-  isConnected(): boolean {
-    return this.#low.transport !== undefined;
-  }
-
-  connectionSessionId(): string | undefined {
-    return this.#low.transport?.sessionId;
-  }
-
-  onClose(listener: () => void): () => void {
-    // A server that never connected (createMcpHandler builds one for `subscriptions/listen` and
-    // closes it unconnected) gets no `onclose` from the SDK: its close is reported too.
-    return this.#closeListeners.add(this.#low, listener, { unconnectedClose: true });
   }
 
   async notifyResourceListChanged(): Promise<void> {
@@ -333,18 +260,13 @@ class V2Host implements McpHost {
     await this.#low.sendResourceUpdated({ uri });
   }
 
-  addCompletion(provider: HostCompletionProvider): void {
-    if (!this.#completions.add(provider)) return;
-    const low = this.#low;
-    low.registerCapabilities({ completions: {} });
-    low.setRequestHandler(PRIVATE_COMPLETE_METHOD, { params: completeParamsSchema }, (async (
+  protected mountCompletion(
+    answer: (params: CompleteParams, ctx: ServerContext) => Promise<CompleteResult>,
+  ): void {
+    this.#low.setRequestHandler(PRIVATE_COMPLETE_METHOD, { params: completeParamsSchema }, (async (
       params: CompleteParams,
       ctx: ServerContext,
-    ) => this.#completions.complete(params, this.#context(ctx))) as never);
-    this.#completions.install(low as unknown as RoutableServer, {
-      answersUnclaimed: this.canHandle("completion/complete"),
-      mcpServer: this.#mcp !== undefined,
-    });
+    ) => answer(params, ctx)) as never);
   }
 }
 
