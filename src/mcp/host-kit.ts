@@ -23,6 +23,13 @@ const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: fa
 const JSONRPC_METHOD_NOT_FOUND = -32601;
 const JSONRPC_INVALID_PARAMS = -32602;
 
+/** Whether `value` is an object with a function under each of `names` (how SDK objects are recognized). */
+export function hasFunctions(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return names.every((name) => typeof record[name] === "function");
+}
+
 /** A transport, as far as routing incoming messages goes. */
 interface RoutableTransport {
   onmessage?: ((message: never, extra?: never) => void) | undefined;

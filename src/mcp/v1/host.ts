@@ -10,7 +10,7 @@ import type {
   HostToolHandle,
   McpHost,
 } from "../host.js";
-import { SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
+import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { contextFromV1, type V1Extra } from "./context.js";
 import {
@@ -46,14 +46,6 @@ const REQUEST_SCHEMAS = {
   "resources/subscribe": SubscribeRequestSchema,
   "resources/unsubscribe": UnsubscribeRequestSchema,
 } as const;
-
-/** The resource methods the adapter answers itself for fixed resources when nothing else does. */
-
-function hasFunctions(value: unknown, names: readonly string[]): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return names.every((name) => typeof record[name] === "function");
-}
 
 /** Whether `value` looks like an SDK v1 low-level `Server`. */
 export function isV1LowLevelServer(value: unknown): value is Server {

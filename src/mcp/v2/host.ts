@@ -13,7 +13,7 @@ import type {
   McpHost,
   McpServerLike,
 } from "../host.js";
-import { SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
+import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
@@ -82,8 +82,6 @@ export interface V2CacheHints {
   "resources/templates/list"?: V2CacheHint;
 }
 
-/** The resource methods the adapter answers itself for fixed resources when nothing else does. */
-
 const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
   "resources/list": { cacheScope: "private", ttlMs: 5_000 },
   "resources/templates/list": { cacheScope: "public", ttlMs: 3_600_000 },
@@ -92,12 +90,6 @@ const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
 /** The first protocol revision of the stateless ("modern") era. */
 const MODERN_ERA_FROM = "2026-07-28";
 const completeParamsSchema = PrivateCompleteRequestSchema.shape.params;
-
-function hasFunctions(value: unknown, names: readonly string[]): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return names.every((name) => typeof record[name] === "function");
-}
 
 /**
  * Whether `value` looks like an SDK v2 low-level `Server`: the v1 members plus
