@@ -5,9 +5,16 @@ export type {
   CapturedArtifact,
   CaptureInput,
   EmbeddedResourceContents,
+  FitOptions,
   WithArtifactsOptions,
 } from "./artifacts/artifacts.js";
 export { Artifacts, defaultArtifactUri } from "./artifacts/artifacts.js";
+export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
+export {
+  CLIENT_INLINE_BUDGETS,
+  inlineBudgetFor,
+  MAX_INLINE_RESULT_CHARS,
+} from "./artifacts/inline-budget.js";
 export { FileBridge } from "./bridge/file-bridge.js";
 export type { FileInputOptions } from "./bridge/file-input.js";
 export { fileInput, MCP_FILE_KEYWORD } from "./bridge/file-input.js";
@@ -57,7 +64,14 @@ export type {
 } from "./http/create-file-routes.js";
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
-export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
+export {
+  DEFAULT_INLINE_MEDIA_BUDGET,
+  DEFAULT_INLINE_TEXT_BUDGET,
+  DEFAULT_MAX_BYTES,
+} from "./internal/limits.js";
+export type { FileOutput, FileOutputBlocks } from "./links/file-output.js";
+export { fileOutputFields, fileOutputSchema, withFileOutputs } from "./links/file-output.js";
+export { clientNameOf } from "./mcp/client-name.js";
 export { McpRequestError } from "./mcp/errors.js";
 export type {
   HostAuthInfo,
