@@ -4,7 +4,7 @@
  * every failure, forget a client that went away so the next call reconnects, close. No SDK import:
  * each subclass brings its generation's client.
  */
-import type { JsonObject, UpstreamPort, UpstreamRequestOptions } from "../../proxy/types.js";
+import type { JsonObject, UpstreamPort, UpstreamRequestOptions } from "../../types.js";
 import {
   DEFAULT_TIMEOUT_MS,
   streamBroke,

@@ -5,11 +5,11 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UpstreamTarget } from "../../src/mcp/upstream/shared.js";
-import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.js";
-import { UpstreamConnectionV2 } from "../../src/mcp/upstream/upstream-connection-v2.js";
-import { type JsonObject, RpcError, UpstreamUnavailableError } from "../../src/proxy/types.js";
-import { rejectionOf, repoRoot, runWithoutPackages } from "../support/helpers.js";
+import type { UpstreamTarget } from "../../../../src/proxy/sdk/upstream/shared.js";
+import { UpstreamConnection } from "../../../../src/proxy/sdk/upstream/upstream-connection.js";
+import { UpstreamConnectionV2 } from "../../../../src/proxy/sdk/upstream/upstream-connection-v2.js";
+import { type JsonObject, RpcError, UpstreamUnavailableError } from "../../../../src/proxy/types.js";
+import { rejectionOf, repoRoot, runWithoutPackages } from "../../../support/helpers.js";
 import {
   fixtureCommand,
   type HttpFixture,
@@ -17,7 +17,7 @@ import {
   startHttpFixture,
   tempDir,
   V2_FIXTURE,
-} from "./support.js";
+} from "../../support.js";
 
 const V2_STDIO: UpstreamTarget = {
   command: process.execPath,
@@ -248,7 +248,7 @@ describe("with only the SDK v2 packages installed", { timeout: 60_000 }, () => {
   it("UpstreamConnectionV2 loads, connects to a 2026-07-28 stdio upstream and calls a tool", async () => {
     const stdout = await run(
       [
-        `const { UpstreamConnectionV2 } = await import(${JSON.stringify(join(repoRoot, "src/mcp/upstream/upstream-connection-v2.ts"))});`,
+        `const { UpstreamConnectionV2 } = await import(${JSON.stringify(join(repoRoot, "src/proxy/sdk/upstream/upstream-connection-v2.ts"))});`,
         `const up = new UpstreamConnectionV2({ name: "up", stderr: "ignore", target: ${JSON.stringify(V2_STDIO)} });`,
         'const result = await up.request("tools/call", { name: "echo", arguments: { text: "v2 only" } });',
         "console.log(up.protocolVersion, result.content[0].text);",

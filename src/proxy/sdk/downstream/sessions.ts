@@ -3,7 +3,7 @@
  * opened it: a session id is a bearer secret, and holding one must not let another user (or an
  * anonymous caller) act in, or listen on, someone else's session.
  */
-import type { ProxyAuthInfo } from "./http-host.js";
+import type { ProxyAuthInfo } from "../../http-host.js";
 
 /** The verified user of a request (`extra.sub`), or `undefined` for an anonymous one. */
 export function userOf(authInfo: ProxyAuthInfo | undefined): string | undefined {

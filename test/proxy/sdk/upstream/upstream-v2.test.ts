@@ -6,20 +6,20 @@
  * talk; what differs (eras, and the 2026-only server the v1 client cannot reach) is asserted apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UpstreamTarget } from "../../src/mcp/upstream/shared.js";
-import { UpstreamConnection } from "../../src/mcp/upstream/upstream-connection.js";
+import type { UpstreamTarget } from "../../../../src/proxy/sdk/upstream/shared.js";
+import { UpstreamConnection } from "../../../../src/proxy/sdk/upstream/upstream-connection.js";
 import {
   UpstreamConnectionV2,
   type UpstreamConnectionV2Options,
-} from "../../src/mcp/upstream/upstream-connection-v2.js";
+} from "../../../../src/proxy/sdk/upstream/upstream-connection-v2.js";
 import {
   type JsonObject,
   type ProgressUpdate,
   RpcError,
   type UpstreamPort,
   UpstreamUnavailableError,
-} from "../../src/proxy/types.js";
-import { rejectionOf, repoRoot } from "../support/helpers.js";
+} from "../../../../src/proxy/types.js";
+import { rejectionOf, repoRoot } from "../../../support/helpers.js";
 import {
   fixtureCommand,
   removeDirs,
@@ -27,7 +27,7 @@ import {
   tempDir,
   FIXTURE as V1_FIXTURE,
   V2_FIXTURE,
-} from "./support.js";
+} from "../../support.js";
 
 interface Notified {
   method: string;

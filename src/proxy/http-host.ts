@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../../http/host-guard.js";
+import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../http/host-guard.js";
 
 /** A Node handler that answers or calls `next()`. */
 export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;

@@ -1,5 +1,5 @@
 /**
- * The pure helpers both upstream connections share (src/mcp/upstream/shared.ts), and that the SDK v2
+ * The pure helpers both upstream connections share (src/proxy/sdk/upstream/shared.ts), and that the SDK v2
  * connection loads without SDK v1.
  */
 import { describe, expect, it } from "vitest";
@@ -10,9 +10,9 @@ import {
   upstreamErrors,
   withoutEnvelope,
   withoutSubscriptionId,
-} from "../../src/mcp/upstream/shared.js";
-import { RPC, RpcError, UpstreamUnavailableError } from "../../src/proxy/types.js";
-import { readImportGraph, SRC_ROOT } from "../architecture/import-graph.js";
+} from "../../../../src/proxy/sdk/upstream/shared.js";
+import { RPC, RpcError, UpstreamUnavailableError } from "../../../../src/proxy/types.js";
+import { readImportGraph, SRC_ROOT } from "../../../architecture/import-graph.js";
 
 describe("withoutSubscriptionId", () => {
   it("drops the listen-stream id, and _meta when nothing else is in it", () => {
@@ -97,8 +97,8 @@ describe("UpstreamConnectionV2 without SDK v1", () => {
         else if (edge.specifier.startsWith("@modelcontextprotocol/")) packages.add(edge.specifier);
       }
     };
-    visit("mcp/upstream/upstream-connection-v2.ts");
-    expect(seen.has("mcp/upstream/shared.ts")).toBe(true);
+    visit("proxy/sdk/upstream/upstream-connection-v2.ts");
+    expect(seen.has("proxy/sdk/upstream/shared.ts")).toBe(true);
     expect([...packages].sort()).toEqual([
       "@modelcontextprotocol/client",
       "@modelcontextprotocol/client/stdio",

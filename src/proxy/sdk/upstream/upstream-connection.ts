@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../proxy/types.js";
+import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
 import { DEFAULT_CLIENT_INFO, upstreamErrors } from "./shared.js";
 

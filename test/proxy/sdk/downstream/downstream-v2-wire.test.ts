@@ -7,17 +7,17 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.js";
-import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
+import { bearerTokens, parseBearerTokens } from "../../../../src/proxy/bearer-tokens.js";
+import { createFileProxy, type FileProxy } from "../../../../src/proxy/index.js";
 import {
   connectHttp,
   type Exchange,
   exchangeFor,
   recordingModernClient,
   resultOf,
-} from "../mcp/v2/harness.js";
-import { waitUntil } from "../support/helpers.js";
-import { fixtureCommand, removeDirs, tempDir, textOf, WRITE_FILE_ARTIFACTS } from "./support.js";
+} from "../../../mcp/v2/harness.js";
+import { waitUntil } from "../../../support/helpers.js";
+import { fixtureCommand, removeDirs, tempDir, textOf, WRITE_FILE_ARTIFACTS } from "../../support.js";
 
 const ALICE = "alice-token-0123456789";
 

@@ -6,12 +6,12 @@
  * no SDK involved, so it serves a downstream on either SDK generation.
  */
 
-import type { JsonObject, LocalResources } from "../../proxy/types.js";
-import { RpcError } from "../../proxy/types.js";
-import type { ResourceRegistry } from "../../registry/resource-registry.js";
-import { isJsonRpcErrorLike } from "../errors.js";
-import type { HostMethod, HostMethods } from "../host.js";
+import { isJsonRpcErrorLike } from "../mcp/errors.js";
+import type { HostMethod, HostMethods } from "../mcp/host.js";
+import type { ResourceRegistry } from "../registry/resource-registry.js";
 import { DirectHost } from "./direct-host.js";
+import type { JsonObject, LocalResources } from "./types.js";
+import { RpcError } from "./types.js";
 
 /**
  * {@link LocalResources} served by a `ResourceRegistry`. Give the registry

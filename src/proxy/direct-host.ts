@@ -5,8 +5,8 @@
  * notifications) serves the proxy's own resources on either SDK generation, at the cost of a
  * function call.
  */
-import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { McpRequestError, toMcpRequestError } from "../errors.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { McpRequestError, toMcpRequestError } from "../mcp/errors.js";
 import {
   type HostCompletionProvider,
   type HostMethod,
@@ -15,7 +15,7 @@ import {
   type HostToolHandle,
   MCP_HOST,
   type McpHost,
-} from "../host.js";
+} from "../mcp/host.js";
 
 /**
  * A {@link McpHost} for one fixed session: requests come in through {@link DirectHost.request}, with

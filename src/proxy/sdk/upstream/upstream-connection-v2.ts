@@ -26,7 +26,7 @@ import {
   RpcError,
   type UpstreamPort,
   type UpstreamRequestOptions,
-} from "../../proxy/types.js";
+} from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
 import {
   DEFAULT_CLIENT_INFO,

@@ -19,11 +19,11 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { DEFAULT_LISTEN_STREAMS_PER_USER } from "../../../internal/limits.js";
-import { toNodeHandler } from "../../../node/index.js";
-import type { ProxyCore } from "../../../proxy/proxy-core.js";
-import type { DownstreamSink } from "../../../proxy/types.js";
-import type { McpEndpoint, ProxyAuthInfo } from "../http-host.js";
+import { DEFAULT_LISTEN_STREAMS_PER_USER } from "../../../../internal/limits.js";
+import { toNodeHandler } from "../../../../node/index.js";
+import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
+import type { ProxyCore } from "../../../proxy-core.js";
+import type { DownstreamSink } from "../../../types.js";
 import { SessionTable, userOf } from "../sessions.js";
 
 /** Makes the server of one request (`"request"`) or one connection (`"connection"`). */

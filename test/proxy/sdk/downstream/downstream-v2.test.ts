@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearerTokens, parseBearerTokens } from "../../src/proxy/bearer-tokens.js";
-import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
+import { bearerTokens, parseBearerTokens } from "../../../../src/proxy/bearer-tokens.js";
+import { createFileProxy, type FileProxy } from "../../../../src/proxy/index.js";
 import {
   type AnyClient,
   type ClientKind,
@@ -15,8 +15,8 @@ import {
   rpcError,
   type ToolResult,
   upload,
-} from "../mcp/v2/harness.js";
-import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "./support.js";
+} from "../../../mcp/v2/harness.js";
+import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "../../support.js";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789ab";

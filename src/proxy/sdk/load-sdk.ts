@@ -4,11 +4,11 @@
  * proxy runs with just the SDK it uses installed.
  */
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import type { ProxyCore } from "../../proxy/proxy-core.js";
-import type { UpstreamPort } from "../../proxy/types.js";
-import type { UpstreamConnectionOptions } from "../upstream/shared.js";
-import type { ProxyServerOptions } from "./dispatch.js";
-import type { McpEndpoint } from "./http-host.js";
+import type { McpEndpoint } from "../http-host.js";
+import type { ProxyCore } from "../proxy-core.js";
+import type { UpstreamPort } from "../types.js";
+import type { ProxyServerOptions } from "./downstream/dispatch.js";
+import type { UpstreamConnectionOptions } from "./upstream/shared.js";
 
 /**
  * An MCP SDK generation: `"v1"` is `@modelcontextprotocol/sdk` 1.x, `"v2"` is
@@ -118,9 +118,9 @@ export async function loadProxySdk(sdk: SdkGeneration | undefined): Promise<Prox
 
 async function v1Generation(): Promise<ProxySdk> {
   const [{ createProxyServer }, { v1Endpoint, serveProxyStdio }, { UpstreamConnection }] = await Promise.all([
-    import("./v1/server.js"),
-    import("./v1/endpoint.js"),
-    import("../upstream/upstream-connection.js"),
+    import("./downstream/v1/server.js"),
+    import("./downstream/v1/endpoint.js"),
+    import("./upstream/upstream-connection.js"),
   ]);
   return {
     sdk: "v1",
@@ -144,9 +144,9 @@ async function v1Generation(): Promise<ProxySdk> {
 async function v2Generation(): Promise<ProxySdk> {
   const [{ createProxyServerV2 }, { v2Endpoint, serveProxyStdioV2 }, { UpstreamConnectionV2 }] =
     await Promise.all([
-      import("./v2/server.js"),
-      import("./v2/endpoint.js"),
-      import("../upstream/upstream-connection-v2.js"),
+      import("./downstream/v2/server.js"),
+      import("./downstream/v2/endpoint.js"),
+      import("./upstream/upstream-connection-v2.js"),
     ]);
   return {
     sdk: "v2",

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { McpEndpoint, ProxyAuthInfo } from "../http-host.js";
+import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
 import { SessionTable } from "../sessions.js";
 
 function refuse(res: ServerResponse, status: number, message: string): void {

@@ -1,4 +1,4 @@
-import type { JsonObject, ProgressUpdate, RequestContext } from "../../proxy/types.js";
+import type { JsonObject, ProgressUpdate, RequestContext } from "../../types.js";
 import { progressTokenOf } from "./dispatch.js";
 
 /** A progress notification on its way downstream. */

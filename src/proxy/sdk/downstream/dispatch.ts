@@ -3,9 +3,10 @@
  * the SDK-free {@link ProxyCore}. The v1 and v2 servers only differ in how they mount a handler and
  * build the request context.
  */
-import type { ProxyCore } from "../../proxy/proxy-core.js";
-import type { DownstreamSink, JsonObject, RequestContext } from "../../proxy/types.js";
-import { toMcpRequestError } from "../errors.js";
+
+import { toMcpRequestError } from "../../../mcp/errors.js";
+import type { ProxyCore } from "../../proxy-core.js";
+import type { DownstreamSink, JsonObject, RequestContext } from "../../types.js";
 
 /** Options of a downstream proxy server (either generation). */
 export interface ProxyServerOptions {

@@ -18,8 +18,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ProxyCore } from "../../../proxy/proxy-core.js";
-import type { JsonObject } from "../../../proxy/types.js";
+import type { ProxyCore } from "../../../proxy-core.js";
+import type { JsonObject } from "../../../types.js";
 import {
   answer,
   connectionSink,

@@ -12,9 +12,9 @@
  *   HTTP endpoint feeds (see `endpoint.ts`).
  */
 import { Server, type ServerContext } from "@modelcontextprotocol/server";
-import type { ProxyCore } from "../../../proxy/proxy-core.js";
-import type { JsonObject, RequestContext } from "../../../proxy/types.js";
-import { v2Extra } from "../../v2/context.js";
+import { v2Extra } from "../../../../mcp/v2/context.js";
+import type { ProxyCore } from "../../../proxy-core.js";
+import type { JsonObject, RequestContext } from "../../../types.js";
 import {
   answer,
   connectionSink,

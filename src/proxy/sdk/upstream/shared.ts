@@ -9,7 +9,7 @@ import {
   RpcError,
   type UpstreamNotificationHandler,
   UpstreamUnavailableError,
-} from "../../proxy/types.js";
+} from "../../types.js";
 
 /** How to reach an upstream: the `mcpServers` entry shape. */
 export type UpstreamTarget =
