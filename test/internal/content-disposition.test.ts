@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   formatContentDisposition,
   parseContentDispositionFileName,
-} from "../../src/http/content-disposition.js";
+} from "../../src/internal/content-disposition.js";
 
 describe("formatContentDisposition", () => {
   it("writes an ASCII fallback and an RFC 8187 filename*", () => {
