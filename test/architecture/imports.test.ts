@@ -108,6 +108,7 @@ describe("the checker", () => {
       "internal-imports-piece internal/b.ts",
       "mcp-imports-piece mcp/host.ts",
       "cycle internal/a.ts",
+      "folder-cycle internal",
     ]);
   });
 
@@ -121,10 +122,59 @@ describe("the checker", () => {
         "e/self.ts": 'import { x } from "./self.js";',
       }),
     );
-    expect(found).toEqual([
+    expect(found.filter((v) => v.rule === "cycle")).toEqual([
       { rule: "cycle", file: "a/a.ts", detail: "a/a.ts -> b/b.ts -> c/c.ts -> a/a.ts" },
       { rule: "cycle", file: "e/self.ts", detail: "e/self.ts -> e/self.ts" },
     ]);
+  });
+
+  it("fails two folders that import each other without any file cycle, a type-only import included", () => {
+    const files = {
+      "registry/handlers.ts": 'import { bridge } from "../bridge/file-bridge.js";',
+      "bridge/file-bridge.ts": "export const bridge = 1;",
+      "bridge/options.ts": 'import type { Registry } from "../registry/types.js";',
+      "registry/types.ts": "export type Registry = 1;",
+    };
+    const found = checkImportGraph(graphOf(files));
+    expect(found.filter((v) => v.rule === "cycle")).toEqual([]);
+    expect(found).toEqual([
+      {
+        rule: "folder-cycle",
+        file: "bridge",
+        detail:
+          "bridge -> registry -> bridge (bridge/options.ts -> registry/types.ts; registry/handlers.ts -> bridge/file-bridge.ts); folders in the knot: bridge, registry",
+      },
+    ]);
+    // Without the type-only import the folders are layered again.
+    const { "bridge/options.ts": _typeOnly, ...layered } = files;
+    expect(rules(layered)).toEqual([]);
+  });
+
+  it("fails a folder cycle through a third folder, reported once with every folder in it", () => {
+    const found = checkImportGraph(
+      graphOf({
+        "uploads/a.ts": 'import { b } from "../ui/b.js";',
+        "ui/b.ts": 'import { c } from "../http/c.js";\nexport const b = 1;',
+        "http/c.ts": 'import { d } from "../uploads/d.js";\nexport const c = 1;',
+        "uploads/d.ts": "export const d = 1;",
+        "storage/s.ts": "export const s = 1;",
+        "http/e.ts": 'import { s } from "../storage/s.js";',
+      }),
+    );
+    expect(found.map((v) => `${v.rule} ${v.file}`)).toEqual(["folder-cycle http"]);
+    expect(found[0]?.detail).toMatch(
+      /^http -> uploads -> ui -> http .*folders in the knot: http, ui, uploads$/,
+    );
+  });
+
+  it("does not count the root entry (src/index.ts) as a folder", () => {
+    expect(
+      rules({
+        "index.ts": 'export { r } from "./registry/r.js";',
+        "registry/r.ts": 'import { i } from "../internal/i.js";\nexport const r = 1;',
+        "internal/i.ts": "export const i = 1;",
+      }),
+    ).toEqual([]);
   });
 
   it("passes an acyclic graph that keeps the rules", () => {
