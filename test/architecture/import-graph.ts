@@ -179,7 +179,10 @@ function folderGraph(graph: ImportGraph): Map<string, Map<string, string>> {
       const to = folderOf(edge.target);
       if (to === "" || to === from) continue;
       let targets = folders.get(from);
-      if (!targets) folders.set(from, (targets = new Map()));
+      if (!targets) {
+        targets = new Map();
+        folders.set(from, targets);
+      }
       // The first import seen names the edge in reports.
       if (!targets.has(to)) targets.set(to, `${file} -> ${edge.target}`);
     }
