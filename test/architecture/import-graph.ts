@@ -28,6 +28,7 @@ export interface Violation {
     | "sdk-reachable-from-entry"
     | "internal-imports-piece"
     | "mcp-imports-piece"
+    | "scope-imports-piece"
     | "browser-only-imported"
     | "cycle"
     | "folder-cycle";
@@ -143,6 +144,12 @@ export function readImportGraph(root: string): ImportGraph {
 
 /** Folders `internal/` may import besides itself: shared leaves that import no piece either. */
 export const INTERNAL_MAY_IMPORT: readonly string[] = ["internal", "errors", "media"];
+/**
+ * Folders `scope/` may import besides itself: shared leaves only. The storage kit and every piece
+ * import `scope/`, so an adapter behind it would load with them; the adapters normalize their
+ * request context before they call a piece instead.
+ */
+export const SCOPE_MAY_IMPORT: readonly string[] = ["scope", "internal", "errors"];
 /** Folders `mcp/` may import besides itself: the port sits below every piece. */
 export const MCP_MAY_IMPORT: readonly string[] = ["mcp", "internal", "errors"];
 
@@ -288,6 +295,9 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       const targetFolder = folderOf(edge.target);
       if (folder === "internal" && !INTERNAL_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "internal-imports-piece", file, detail: edge.target });
+      }
+      if (folder === "scope" && !SCOPE_MAY_IMPORT.includes(targetFolder)) {
+        violations.push({ rule: "scope-imports-piece", file, detail: edge.target });
       }
       // The port sits below every piece; the proxy's own MCP client and server sit above them.
       if (folder === "mcp" && !inRuntimeFolder(file) && !MCP_MAY_IMPORT.includes(targetFolder)) {

@@ -112,6 +112,21 @@ describe("the checker", () => {
     ]);
   });
 
+  it("fails scope/ importing anything but shared leaves (an adapter, a piece), type-only or not", () => {
+    expect(
+      rules({
+        "scope/scope.ts":
+          'import { scopeSourceOf } from "../mcp/scope-source.js";\nimport { E } from "../errors/e.js";',
+        "scope/types.ts":
+          'import type { StoredFile } from "../storage/types.js";\nimport { i } from "../internal/i.js";',
+        "mcp/scope-source.ts": "export const scopeSourceOf = 1;",
+        "storage/types.ts": "export type StoredFile = 1;",
+        "errors/e.ts": "export class E {}",
+        "internal/i.ts": "export const i = 1;",
+      }),
+    ).toEqual(["scope-imports-piece scope/scope.ts", "scope-imports-piece scope/types.ts"]);
+  });
+
   it("fails a cycle, type-only edges included, and reports each once", () => {
     const found = checkImportGraph(
       graphOf({
