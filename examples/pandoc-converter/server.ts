@@ -119,7 +119,7 @@ export interface PandocConverterOptions {
   /**
    * Text outputs longer than this many characters come back as an artifact (a preview, the link and
    * the download URL) instead of inline.
-   * @default the calling client's inline budget (10,000 characters; Claude Code 100,000, Gemini CLI 30,000)
+   * @default the calling client's inline budget (10,000 characters; Claude Code 40,000, Gemini CLI 30,000)
    */
   maxInlineText?: number;
   /** Folder of the file store (uploads and artifacts). @default a new temp folder */

@@ -368,8 +368,7 @@ export class Artifacts {
    * images and audio past the media budget, and every embedded blob that is not an image or audio
    * are stored as artifacts and replaced by a short preview plus their link blocks (URI and download
    * URL in the text); the stored files are added to `structuredContent.files` when the result has
-   * `structuredContent` (spread `fileOutputFields` into the tool's `outputSchema`). Results over
-   * Claude Code's 50,000-character cap get `_meta["anthropic/maxResultSizeChars"]`.
+   * `structuredContent` (spread `fileOutputFields` into the tool's `outputSchema`).
    *
    * @example
    * ```ts

@@ -2,7 +2,7 @@ import { withFileOutputs } from "../links/file-output.js";
 import type { CallToolResult, ContentBlock, EmbeddedResource, MediaContent } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { CapturedArtifact } from "./artifacts.js";
-import { CLAUDE_CODE_DEFAULT_RESULT_CHARS, type InlineBudget } from "./inline-budget.js";
+import type { InlineBudget } from "./inline-budget.js";
 
 /** What one oversized block is stored as: bytes (or an embedded resource) with a name. */
 export type FitCapture =
@@ -115,20 +115,12 @@ export async function fitResult(
     }
     kept.push(block);
   }
-  let fitted: CallToolResult = { ...result, content: kept };
-  if (stored.length > 0) {
-    // Blocks are already in place; only the structured forms are added.
-    const structuredOnly = stored.map((captured) => ({
-      content: [],
-      structuredContent: captured.structuredContent,
-    }));
-    fitted = withFileOutputs(fitted, ...structuredOnly);
-  }
-  if (textUsed > CLAUDE_CODE_DEFAULT_RESULT_CHARS * 0.8) {
-    fitted._meta = {
-      ...(fitted._meta ?? {}),
-      "anthropic/maxResultSizeChars": Math.min(500_000, budget.text + 10_000),
-    };
-  }
-  return fitted;
+  const fitted: CallToolResult = { ...result, content: kept };
+  if (stored.length === 0) return fitted;
+  // Blocks are already in place; only the structured forms are added.
+  const structuredOnly = stored.map((captured) => ({
+    content: [],
+    structuredContent: captured.structuredContent,
+  }));
+  return withFileOutputs(fitted, ...structuredOnly);
 }

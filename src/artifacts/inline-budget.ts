@@ -40,9 +40,10 @@ export interface InlineBudgetOptions {
 
 /**
  * Budgets of the clients measured by the client matrix (`test/clients/`), by the `clientInfo.name`
- * each sends: Claude Code (`claude-code`) persists results over 50,000 characters to a file unless
- * the result raises its cap with `_meta["anthropic/maxResultSizeChars"]` (up to 500,000), which
- * `Artifacts.fit` sets; Codex CLI (`codex-mcp-client`) cuts text near 11,000 characters; Gemini CLI
+ * each sends: Claude Code (`claude-code`) persists a result over 50,000 characters to a file of its
+ * own and shows the model a 2 KB preview (a tool whose *tools/list* entry carries
+ * `_meta: { "anthropic/maxResultSizeChars": n }` raises that cap to `n`, up to 500,000: pass a
+ * matching `budget` to `fit` then); Codex CLI (`codex-mcp-client`) cuts text near 11,000 characters; Gemini CLI
  * (`gemini-cli-mcp-client`) keeps the first 8,000 and last 32,000 of 40,000.
  *
  * @example
@@ -51,7 +52,7 @@ export interface InlineBudgetOptions {
  * ```
  */
 export const CLIENT_INLINE_BUDGETS: Readonly<Record<string, Readonly<InlineBudget>>> = Object.freeze({
-  "claude-code": Object.freeze({ text: 100_000, media: DEFAULT_INLINE_MEDIA_BUDGET }),
+  "claude-code": Object.freeze({ text: 40_000, media: DEFAULT_INLINE_MEDIA_BUDGET }),
   "codex-mcp-client": Object.freeze({ text: 10_000, media: DEFAULT_INLINE_MEDIA_BUDGET }),
   "gemini-cli-mcp-client": Object.freeze({ text: 30_000, media: DEFAULT_INLINE_MEDIA_BUDGET }),
 });
@@ -65,9 +66,6 @@ export const CLIENT_INLINE_BUDGETS: Readonly<Record<string, Readonly<InlineBudge
  * ```
  */
 export const MAX_INLINE_RESULT_CHARS = 900_000;
-
-/** Claude Code's own cap on a result's text, raised per result by `anthropic/maxResultSizeChars`. */
-export const CLAUDE_CODE_DEFAULT_RESULT_CHARS = 50_000;
 
 function checkCount(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;

@@ -175,14 +175,16 @@ describe.each<Generation>(["v1", "v2"])("file outputs on SDK %s", (generation) =
     expect(result.content.map((b) => b.text ?? "").join("\n")).toContain(String(file.downloadUrl));
   });
 
-  it("uses the client's budget: Gemini CLI keeps 25,000 chars, Claude Code 60,000 with its cap raised", async () => {
+  it("uses the client's budget: Gemini CLI and Claude Code keep 25,000 chars, Codex stores 12,000", async () => {
     const gemini = await connect(generation, "gemini-cli-mcp-client");
     const kept = await call(gemini, "big", { chars: 25_000 });
     expect(kept.content).toEqual([{ type: "text", text: "x".repeat(25_000) }]);
     const claude = await connect(generation, "claude-code");
-    const raised = await call(claude, "big", { chars: 60_000 });
-    expect(raised.content[0]?.text).toHaveLength(60_000);
-    expect(raised._meta?.["anthropic/maxResultSizeChars"]).toBeGreaterThanOrEqual(60_000);
+    expect((await call(claude, "big", { chars: 25_000 })).content[0]?.text).toHaveLength(25_000);
+    // Over Claude Code's 50,000-character cap: stored, never left for the client to persist.
+    const stored = await call(claude, "big", { chars: 60_000 });
+    expect(stored.structuredContent?.files).toHaveLength(1);
+    expect(JSON.stringify(stored).length).toBeLessThan(50_000);
     const codex = await connect(generation, "codex-mcp-client");
     const cut = await call(codex, "big", { chars: 12_000 });
     expect(cut.structuredContent?.files).toHaveLength(1);
