@@ -69,7 +69,12 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
     if (got.length > 0 && previous !== undefined) results.set(previous, got.join("\n"));
     const next = wanted[done];
     const names = dialect.toolNames(body);
-    const tool = names.find((name) => next !== undefined && name === next);
+    // Clients prefix MCP tools their own way (mcp__files__x, mcp_files_x): the prompt names the suffix.
+    const tool = names.find(
+      (name) =>
+        next !== undefined &&
+        (name === next || name.endsWith(`__${next}`) || name.endsWith(`_files_${next}`)),
+    );
     if (tool !== undefined) {
       offered.push(...names);
       dialect.reply(res, body, path, { tool });
