@@ -69,11 +69,11 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
     if (got.length > 0 && previous !== undefined) results.set(previous, got.join("\n"));
     const next = wanted[done];
     const names = dialect.toolNames(body);
-    // Clients prefix MCP tools their own way (mcp__files__x, mcp_files_x): the prompt names the suffix.
+    // Clients prefix MCP tools their own way (mcp__files__x, mcp_files_x, namespace mcp__files + x): the prompt names the suffix.
     const tool = names.find(
       (name) =>
-        next !== undefined &&
-        (name === next || name.endsWith(`__${next}`) || name.endsWith(`_files_${next}`)),
+        (next !== undefined && name === next) ||
+        [`__${next}`, `_files_${next}`, `/${next}`].some((end) => name.endsWith(end)),
     );
     if (tool !== undefined) {
       offered.push(...names);
