@@ -53,6 +53,7 @@ import {
   sniffMediaType,
   toToolErrorResult,
   UploadHandleResolver,
+  withFileOutputs,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
@@ -306,11 +307,15 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
           .then(dropInlineTextIfStored);
       }
       const captured = await pieces.artifacts.capture({ scope, path: outPath, name: outName });
-      return {
-        content: [{ type: "text" as const, text: `Converted ${file.name} to ${to}.` }, ...captured.content],
-        structuredContent: { format: to, name: outName, size, uri: captured.uri, ...captured._meta },
-        _meta: captured._meta,
-      };
+      // The link blocks for Gemini CLI, `files` for Claude Code and Codex (which show only structuredContent).
+      return withFileOutputs(
+        {
+          content: [{ type: "text" as const, text: `Converted ${file.name} to ${to}.` }],
+          structuredContent: { format: to, name: outName, size, uri: captured.uri, ...captured._meta },
+          _meta: captured._meta,
+        },
+        captured,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

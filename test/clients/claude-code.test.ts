@@ -8,11 +8,19 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anthropic } from "./support/anthropic.js";
-import { installCli, offlineEnv, outputServerCommand, run, tempHome } from "./support/cli.js";
+import {
+  hasPandoc,
+  installCli,
+  offlineEnv,
+  outputServerCommand,
+  pandocConverter,
+  run,
+  tempHome,
+} from "./support/cli.js";
 import { type FakeModel, startFakeModel } from "./support/fake-model.js";
 
 /** The version the matrix (and docs/client-compatibility.md) measured. */
-export const CLAUDE_CODE_VERSION = "2.1.331";
+const CLAUDE_CODE_VERSION = "2.1.331";
 
 const TOOLS = [
   "whoami",
@@ -44,13 +52,25 @@ describe.skipIf(installed.bin === undefined)(
       const { home, remove } = await tempHome();
       cleanup = remove;
       const config = join(home, "mcp.json");
-      await writeFile(
-        config,
-        JSON.stringify({ mcpServers: { files: { type: "stdio", ...outputServerCommand() } } }),
-      );
-      const prompt = TOOLS.map((tool) => `CALL mcp__files__${tool}`).join("\n");
+      const servers: Record<string, unknown> = { files: { type: "stdio", ...outputServerCommand() } };
+      const lines = TOOLS.map((tool) => `CALL mcp__files__${tool}`);
+      if (hasPandoc) {
+        const { command, args, tool } = pandocConverter;
+        servers.pandoc = { type: "stdio", command, args };
+        lines.push(`CALL mcp__pandoc__${tool} ${JSON.stringify(pandocConverter.input)}`);
+      }
+      await writeFile(config, JSON.stringify({ mcpServers: servers }));
+      const prompt = lines.join("\n");
       const args = ["-p", prompt, "--mcp-config", config, "--strict-mcp-config"];
-      args.push("--allowedTools", "mcp__files", "--output-format", "json", "--model", "claude-sonnet-4-5");
+      args.push(
+        "--allowedTools",
+        "mcp__files",
+        "mcp__pandoc",
+        "--output-format",
+        "json",
+        "--model",
+        "claude-sonnet-4-5",
+      );
       const exit = await run(installed.bin as string, args, {
         cwd: home,
         timeoutMs: 240_000,
@@ -123,6 +143,12 @@ describe.skipIf(installed.bin === undefined)(
       expect(text).not.toContain("<persisted-output>");
       expect(text).toContain("BIG-TEXT-HEAD");
       expect(text).toContain("BIG-TEXT-TAIL");
+    });
+
+    it.skipIf(!hasPandoc)("gets pandoc-converter's HTML: structuredContent carries the text too", () => {
+      const text = model.results.get(`mcp__pandoc__${pandocConverter.tool}`) ?? "";
+      expect(text).toContain('"format":"html"');
+      expect(text).toContain("<em>twelve</em>");
     });
 
     it("gets a stored non-media blob as its URI and download URL, never its bytes", () => {

@@ -7,7 +7,15 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCli, offlineEnv, outputServerCommand, run, tempHome } from "./support/cli.js";
+import {
+  hasPandoc,
+  installCli,
+  offlineEnv,
+  outputServerCommand,
+  pandocConverter,
+  run,
+  tempHome,
+} from "./support/cli.js";
 import { type FakeModel, startFakeModel } from "./support/fake-model.js";
 import { openaiResponses } from "./support/openai-responses.js";
 
@@ -44,6 +52,14 @@ function config(url: string): string {
     `args = ${JSON.stringify(server.args)}`,
     // Without it `codex exec` may start the turn before the server's tools are listed.
     "required = true",
+    ...(hasPandoc
+      ? [
+          "[mcp_servers.pandoc]",
+          `command = ${JSON.stringify(pandocConverter.command)}`,
+          `args = ${JSON.stringify(pandocConverter.args)}`,
+          "required = true",
+        ]
+      : []),
     "",
   ].join("\n");
 }
@@ -63,7 +79,11 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
     cleanup = remove;
     await mkdir(join(home, ".codex"));
     await writeFile(join(home, ".codex", "config.toml"), config(model.url));
-    const prompt = TOOLS.map((tool) => `CALL ${tool}`).join("\n");
+    const lines = TOOLS.map((tool) => `CALL ${tool}`);
+    // Codex turns the hyphens of MCP tool names into underscores.
+    const pandocTool = pandocConverter.tool.replaceAll("-", "_");
+    if (hasPandoc) lines.push(`CALL ${pandocTool} ${JSON.stringify(pandocConverter.input)}`);
+    const prompt = lines.join("\n");
     const args = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt];
     const exit = await run(installed.bin as string, args, {
       cwd: home,
@@ -117,6 +137,12 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
     const text = seen("big_text_raised");
     expect(text.length).toBeLessThan(15_000);
     expect(text).toContain("BIG-TEXT-HEAD");
+  });
+
+  it.skipIf(!hasPandoc)("gets pandoc-converter's HTML: structuredContent carries the text too", () => {
+    const text = model.results.get(pandocConverter.tool.replaceAll("-", "_")) ?? "";
+    expect(text).toContain('"format":"html"');
+    expect(text).toContain("<em>twelve</em>");
   });
 
   it("gets a stored non-media blob as its URI and download URL, never its bytes", () => {

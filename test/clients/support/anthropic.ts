@@ -59,7 +59,7 @@ export const anthropic: Dialect = {
     }
     const content =
       answer.tool !== undefined
-        ? { type: "tool_use", id: `toolu_${(calls += 1)}`, name: answer.tool, input: {} }
+        ? { type: "tool_use", id: `toolu_${(calls += 1)}`, name: answer.tool, input: answer.args ?? {} }
         : { type: "text", text: answer.text ?? "" };
     const stop = answer.tool !== undefined ? "tool_use" : "end_turn";
     const usage = { input_tokens: 10, output_tokens: 5 };
@@ -74,7 +74,7 @@ export const anthropic: Dialect = {
     const start = content.type === "tool_use" ? { ...content, input: {} } : { type: "text", text: "" };
     const delta =
       content.type === "tool_use"
-        ? { type: "input_json_delta", partial_json: "{}" }
+        ? { type: "input_json_delta", partial_json: JSON.stringify(answer.args ?? {}) }
         : { type: "text_delta", text: answer.text ?? "" };
     send(res, [
       {

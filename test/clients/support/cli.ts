@@ -6,7 +6,7 @@
  * Each run gets a fresh HOME, proxies pointing at a dead loopback port (only 127.0.0.1 is reachable)
  * and a fake model on 127.0.0.1.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,10 +15,31 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** The output server's command line: node running tsx's CLI, absolute paths, so any cwd works. */
+const repoRoot = join(here, "..", "..", "..");
+
+/** Command line of a TypeScript MCP server: node running tsx's CLI, absolute paths, so any cwd works. */
+export function tsxCommand(script: string): { command: string; args: string[] } {
+  const tsx = join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
+  return { command: process.execPath, args: [tsx, join(repoRoot, script)] };
+}
+
+/** Whether the `pandoc` binary runs here (the pandoc-converter example needs it). */
+export const hasPandoc = spawnSync("pandoc", ["--version"], { stdio: "ignore" }).status === 0;
+
+/** The pandoc-converter example's command line, and a call of its text conversion (Markdown → HTML). */
+export const pandocConverter = {
+  ...tsxCommand("examples/pandoc-converter/server.ts"),
+  tool: "convert-contents-base64",
+  input: {
+    filename: "report.md",
+    content_base64: Buffer.from("# Q3\n\nSales rose *twelve* percent.\n").toString("base64"),
+    to: "html",
+  },
+};
+
+/** The output server's command line (`test/clients/support/output-server.ts`). */
 export function outputServerCommand(): { command: string; args: string[] } {
-  const tsx = join(here, "..", "..", "..", "node_modules", "tsx", "dist", "cli.mjs");
-  return { command: process.execPath, args: [tsx, join(here, "output-server.ts")] };
+  return tsxCommand("test/clients/support/output-server.ts");
 }
 
 export interface Installed {

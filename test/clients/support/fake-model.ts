@@ -1,11 +1,18 @@
 /**
  * A fake model server on 127.0.0.1 for the client matrix: it speaks one vendor's API, logs every
- * request body, and plays a prompt that names tools ("CALL <tool> CALL <tool> …"): it calls them one
+ * request body, and plays a prompt that names tools, one a line ("CALL <tool> [<JSON arguments>]"): it calls them one
  * after the other, keeping each tool's result as the client forwarded it — what the model received —
  * for the test to assert on, then ends the turn.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+
+/** The model's next move: call `tool` with `args` (`{}` by default), or say `text`. */
+export interface Answer {
+  tool?: string;
+  args?: Record<string, unknown>;
+  text?: string;
+}
 
 /** What one vendor adapter does with a request. */
 export interface Dialect {
@@ -19,8 +26,8 @@ export interface Dialect {
   toolNames(body: unknown): string[];
   /** The user's prompt text. */
   prompt(body: unknown): string;
-  /** Writes a reply that calls `tool` (with `{}`), or says `text` when `tool` is undefined. */
-  reply(res: ServerResponse, body: unknown, path: string, answer: { tool?: string; text?: string }): void;
+  /** Writes a reply that calls `tool` with `args`, or says `text` when `tool` is undefined. */
+  reply(res: ServerResponse, body: unknown, path: string, answer: Answer): void;
 }
 
 export interface FakeModel {
@@ -62,12 +69,14 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
       return;
     }
-    const wanted = [...dialect.prompt(body).matchAll(/CALL (\S+)/g)].map((match) => match[1] as string);
+    const calls = [...dialect.prompt(body).matchAll(/CALL (\S+)(?: (\{.*\}))?/g)];
+    const wanted = calls.map((match) => match[1] as string);
     const done = dialect.toolResultCount(body);
     const got = dialect.toolResults(body);
     const previous = wanted[done - 1];
     if (got.length > 0 && previous !== undefined) results.set(previous, got.join("\n"));
     const next = wanted[done];
+    const args = JSON.parse(calls[done]?.[2] ?? "{}") as Record<string, unknown>;
     const names = dialect.toolNames(body);
     // Clients prefix MCP tools their own way (mcp__files__x, mcp_files_x, namespace mcp__files + x): the prompt names the suffix.
     const tool = names.find(
@@ -77,7 +86,7 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
     );
     if (tool !== undefined) {
       offered.push(...names);
-      dialect.reply(res, body, path, { tool });
+      dialect.reply(res, body, path, { tool, args });
       return;
     }
     dialect.reply(res, body, path, { text: "Done." });

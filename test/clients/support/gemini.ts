@@ -42,7 +42,7 @@ export const gemini: Dialect = {
     calls += 1;
     const part =
       answer.tool !== undefined
-        ? { functionCall: { id: `call_${calls}`, name: answer.tool, args: {} } }
+        ? { functionCall: { id: `call_${calls}`, name: answer.tool, args: answer.args ?? {} } }
         : { text: answer.text ?? "" };
     const chunk = {
       candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],

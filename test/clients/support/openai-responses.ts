@@ -52,7 +52,13 @@ export const openaiResponses: Dialect = {
     if (answer.tool !== undefined) {
       const slash = answer.tool.lastIndexOf("/");
       const name = slash < 0 ? answer.tool : answer.tool.slice(slash + 1);
-      item = { type: "function_call", id: `fc_${calls}`, call_id: `call_${calls}`, name, arguments: "{}" };
+      item = {
+        type: "function_call",
+        id: `fc_${calls}`,
+        call_id: `call_${calls}`,
+        name,
+        arguments: JSON.stringify(answer.args ?? {}),
+      };
       if (slash >= 0) item.namespace = answer.tool.slice(0, slash);
     } else {
       const content = [{ type: "output_text", text: answer.text ?? "", annotations: [] }];
