@@ -57,9 +57,10 @@ export const anthropic: Dialect = {
       res.writeHead(200, { "content-type": "application/json" }).end('{"input_tokens":10}');
       return;
     }
+    calls += 1;
     const content =
       answer.tool !== undefined
-        ? { type: "tool_use", id: `toolu_${(calls += 1)}`, name: answer.tool, input: answer.args ?? {} }
+        ? { type: "tool_use", id: `toolu_${calls}`, name: answer.tool, input: answer.args ?? {} }
         : { type: "text", text: answer.text ?? "" };
     const stop = answer.tool !== undefined ? "tool_use" : "end_turn";
     const usage = { input_tokens: 10, output_tokens: 5 };
