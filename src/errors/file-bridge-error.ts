@@ -133,6 +133,8 @@ export interface FileBridgeErrorOptions {
   cause?: unknown;
   /** Structured details safe to show to the caller (e.g. `{ uri }`, `{ limit }`). */
   data?: Record<string, unknown>;
+  /** What the caller should do, when the code's usual hint would mislead. @default the code's hint */
+  hint?: string;
 }
 
 /**
@@ -163,11 +165,14 @@ export class FileBridgeError extends Error {
     this.code = code;
     this.status = CODES[code].status;
     this.data = options.data;
+    this.#hint = options.hint;
   }
+
+  readonly #hint: string | undefined;
 
   /** What the caller should do about this error. */
   get hint(): string {
-    return CODES[this.code].hint;
+    return this.#hint ?? CODES[this.code].hint;
   }
 }
 
@@ -236,7 +241,7 @@ export function toToolErrorResult(error: unknown): ToolErrorResult {
   const known = isFileBridgeError(error) ? error : undefined;
   const code: FileBridgeErrorCode = known?.code ?? "STORAGE_ERROR";
   const message = known?.message ?? "Internal error while handling the file.";
-  const hint = CODES[code].hint;
+  const hint = known?.hint ?? CODES[code].hint;
   return {
     isError: true,
     content: [

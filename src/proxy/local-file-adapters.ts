@@ -6,7 +6,7 @@
  * added to the result text.
  */
 import { lstat } from "node:fs/promises";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import { type ConfinedFile, type Folders, isInside, openConfined } from "./confined-file.js";
@@ -100,6 +100,24 @@ async function isFile(path: string): Promise<boolean> {
   return (await lstat(path).catch(() => null)) !== null;
 }
 
+/** What the model is told when a local path is refused: the shim's own folders, not the server's. */
+const OUTSIDE_HINT =
+  "Use a path inside a folder the local connect shim was started with (--allow-dir), or send the file's content instead.";
+
+/** `openConfined`, with a refusal that names the shim's `--allow-dir` folders. */
+async function openLocal(path: string, deps: LocalUploadDeps): Promise<ConfinedFile> {
+  try {
+    return await openConfined(path, deps.allowed, { maxBytes: deps.maxBytes });
+  } catch (error) {
+    if (!isFileBridgeError(error, "PATH_NOT_ALLOWED")) throw error;
+    throw new FileBridgeError("PATH_NOT_ALLOWED", error.message, {
+      cause: error,
+      hint: OUTSIDE_HINT,
+      ...(error.data === undefined ? {} : { data: error.data }),
+    });
+  }
+}
+
 /**
  * Uploads local files named in the arguments at `paths` before the call.
  */
@@ -137,8 +155,7 @@ export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapte
       // Every path is checked (and opened) before anything is sent.
       const opened: ConfinedFile[] = [];
       try {
-        for (const { path } of slots)
-          opened.push(await openConfined(path, deps.allowed, { maxBytes: deps.maxBytes }));
+        for (const { path } of slots) opened.push(await openLocal(path, deps));
         const tool = deps.uploadTool();
         for (const [index, { slot }] of slots.entries()) {
           const file = opened[index] as ConfinedFile;

@@ -80,6 +80,9 @@ describe("mcp-file-bridge connect in front of a remote built on our pieces", () 
       const result = await client.callTool({ name: "digest", arguments: { file: path } });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^Error PATH_NOT_ALLOWED/);
+      // The shim's own folders are named, not the remote server's.
+      expect(textOf(result)).toContain("--allow-dir");
+      expect(textOf(result)).not.toContain("server's allowed folders");
     }
     expect(remote.seen.slice(before)).toEqual([]);
   });
