@@ -26,7 +26,7 @@ import { fromBase64, fromDataUrl } from "./sources/inline.js";
 import { fromObject, type ObjectFormHost } from "./sources/object.js";
 import { fromPath, looksLikePath } from "./sources/path.js";
 import { fileUriToPath, prepareRoots, type Root } from "./sources/path-containment.js";
-import { fromResolver } from "./sources/resolver.js";
+import { fromResolver, fromResolverEach } from "./sources/resolver.js";
 import type { FileSourceResolver, ResolvedFile } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
@@ -164,6 +164,34 @@ export class FileBridge {
   }
 
   /**
+   * Resolves one file argument to every file it stands for: an upload handle of a batch upload
+   * (several files in one upload) gives all of them, in upload order; any other form gives its one
+   * file (what {@link resolve} gives, which for such a handle is the first file). At most `maxFiles`
+   * (`TOO_MANY_FILES`); all or nothing, like {@link resolveAll}.
+   *
+   * @example
+   * ```ts
+   * const files = await bridge.resolveEach(uploadHandle, { scope });
+   * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
+   * ```
+   */
+  async resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
+    const ctx = this.#context(options);
+    if (ctx.signal?.aborted) throw aborted();
+    const resolver =
+      typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
+    if (!resolver) return [await this.resolve(input, options)];
+    const files = await fromResolverEach(resolver, input as string, ctx);
+    if (files.length > this.#settings.maxFiles) {
+      await Promise.allSettled(files.map((file) => file.dispose()));
+      throw new FileBridgeError("TOO_MANY_FILES", `at most ${this.#settings.maxFiles} files can be sent at once`, {
+        data: { limit: this.#settings.maxFiles, count: files.length },
+      });
+    }
+    return files;
+  }
+
+  /**
    * Resolves several file arguments (any mix of forms), at most `concurrency` at a time and at most
    * `maxFiles` in all (`TOO_MANY_FILES`). All or nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
    * the first error is thrown.
@@ -282,15 +310,18 @@ export class FileBridge {
     return this.#roots;
   }
 
-  async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
-    if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
-    // (1) registered resolvers
-    let resolver: FileSourceResolver | undefined;
+  #resolverFor(input: string): FileSourceResolver | undefined {
     try {
-      resolver = this.#resolvers.find((candidate) => candidate.matches(input));
+      return this.#resolvers.find((candidate) => candidate.matches(input));
     } catch (error) {
       throw resolverFailure("a resolver's matches()", error);
     }
+  }
+
+  async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
+    if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
+    // (1) registered resolvers
+    const resolver = this.#resolverFor(input);
     if (resolver) {
       if (!this.#settings.forms.resolver) throw this.#disabled(resolver.name);
       return fromResolver(resolver, input, ctx);

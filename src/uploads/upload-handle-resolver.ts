@@ -387,16 +387,18 @@ export class UploadHandleResolver {
   }
 
   /**
-   * The stored file a handle stands for, in the caller's scope: a file handle, or a ticket handle
-   * whose upload finished (its first file). `null` when missing, expired, malformed or in another
-   * scope.
+   * Every stored file a handle stands for, in the caller's scope, in upload order: the upload's
+   * handle (the ticket's `handle`, also the `handle` of the upload's reply) stands for every file
+   * of that upload once it committed; a file's own handle (`files[i].handle` in the reply, the form
+   * handles were issued in before) for that one file. `null` when missing, expired, malformed or in
+   * another scope.
    *
    * @example
    * ```ts
-   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
+   * const files = await uploads.filesFor(ticket.handle, { scope }); // both files of a 2-file upload
    * ```
    */
-  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+  async filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null> {
     assertScope(options.scope);
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
     // A handle carries the reference of its scope: it resolves only in the scope with that
@@ -404,16 +406,34 @@ export class UploadHandleResolver {
     if (!parsed || parsed.scopeRef !== scopeRef(options.scope)) return null;
     const scope = options.scope;
     const file = await this.#store.head(scope, parsed.id);
-    if (file) return file;
+    if (file) return [file];
     const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
     if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
-    const first = record.files[0];
-    return typeof first === "string" ? await this.#store.head(scope, first) : null;
+    const ids = record.files.filter((id): id is string => typeof id === "string");
+    const files = await Promise.all(ids.map((id) => this.#store.head(scope, id)));
+    const found = files.filter((stored): stored is StoredFile => stored !== null);
+    return found.length > 0 ? found : null;
+  }
+
+  /**
+   * The one stored file a handle stands for, in the caller's scope. The rule for a handle of a
+   * batch upload, where one file is asked for: its first file in upload order (use
+   * {@link filesFor}, or `FileBridge.resolveEach`, for all of them). `null` when missing, expired,
+   * malformed or in another scope.
+   *
+   * @example
+   * ```ts
+   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
+   * ```
+   */
+  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+    return (await this.filesFor(handle, options))?.[0] ?? null;
   }
 
   /**
    * A resolver for `FileBridge.addResolver`, so every `withFiles` tool accepts upload handles.
-   * Handles of other scopes resolve as "not found".
+   * Handles of other scopes resolve as "not found". An upload's handle resolves to its first file
+   * in `bridge.resolve` and to every file in `bridge.resolveEach`.
    *
    * @example
    * ```ts
@@ -427,6 +447,10 @@ export class UploadHandleResolver {
       resolve: async (input, context) => {
         const file = await this.fileFor(input, { scope: context.scope });
         return file ? storedFileSource(this.#store, file) : null;
+      },
+      resolveEach: async (input, context) => {
+        const files = await this.filesFor(input, { scope: context.scope });
+        return files ? files.map((file) => storedFileSource(this.#store, file)) : null;
       },
     };
   }
