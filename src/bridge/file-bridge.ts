@@ -164,14 +164,15 @@ export class FileBridge {
   }
 
   /**
-   * Resolves one file argument to every file it stands for: an upload handle of a batch upload
-   * (several files in one upload) gives all of them, in upload order; any other form gives its one
-   * file (what {@link resolve} gives, which for such a handle is the first file). At most `maxFiles`
-   * (`TOO_MANY_FILES`); all or nothing, like {@link resolveAll}.
+   * Resolves one file argument to every file it stands for: the handle of an upload that carried
+   * several files gives all of them, in upload order; any other form gives its one file (what
+   * {@link resolve} gives). At most `maxFiles` (`TOO_MANY_FILES`, before anything is copied); all or
+   * nothing. `withFiles` resolves list fields (`"files[]"`) this way, so one upload handle in a list
+   * becomes every file of that upload.
    *
    * @example
    * ```ts
-   * const files = await bridge.resolveEach(uploadHandle, { scope });
+   * const files = await bridge.resolveEach(ticket.handle, { scope }); // all 3 files of a 3-file upload
    * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
    * ```
    */
@@ -181,19 +182,13 @@ export class FileBridge {
     const resolver =
       typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
     if (!resolver) return [await this.resolve(input, options)];
-    const files = await fromResolverEach(resolver, input as string, ctx);
-    if (files.length > this.#settings.maxFiles) {
-      await Promise.allSettled(files.map((file) => file.dispose()));
-      throw new FileBridgeError("TOO_MANY_FILES", `at most ${this.#settings.maxFiles} files can be sent at once`, {
-        data: { limit: this.#settings.maxFiles, count: files.length },
-      });
-    }
-    return files;
+    return fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
   }
 
   /**
-   * Resolves several file arguments (any mix of forms), at most `concurrency` at a time and at most
-   * `maxFiles` in all (`TOO_MANY_FILES`). All or nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
+   * Resolves several file arguments (any mix of forms), each to one file (an upload handle that
+   * stands for several files is `INVALID_INPUT` here; {@link resolveEach} gives them all), at most
+   * `concurrency` at a time and at most `maxFiles` in all (`TOO_MANY_FILES`). All or nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
    * the first error is thrown.
    *
    * @example
@@ -204,16 +199,24 @@ export class FileBridge {
    */
   async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
     if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
+    const groups = await this.#resolveGroups(
+      inputs.map((value) => ({ value, each: false })),
+      options,
+    );
+    return groups.map((group) => group[0] as ResolvedFile);
+  }
+
+  /**
+   * Resolves file arguments, each to one file or (`each`) to every file it stands for, at most
+   * `concurrency` at a time and at most `maxFiles` files in all. All or nothing: when one fails, the
+   * others are aborted and the ones already resolved are disposed, then the first error is thrown.
+   */
+  async #resolveGroups(
+    items: ReadonlyArray<{ value: unknown; each: boolean }>,
+    options: ResolveOptions,
+  ): Promise<ResolvedFile[][]> {
     this.#context(options);
-    if (inputs.length > this.#settings.maxFiles) {
-      throw new FileBridgeError(
-        "TOO_MANY_FILES",
-        `at most ${this.#settings.maxFiles} files can be sent at once`,
-        {
-          data: { limit: this.#settings.maxFiles, count: inputs.length },
-        },
-      );
-    }
+    if (items.length > this.#settings.maxFiles) throw this.#tooMany(items.length);
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -221,11 +224,14 @@ export class FileBridge {
     const limit = pLimit(this.#settings.concurrency);
     let firstError: unknown;
     const settled = await Promise.allSettled(
-      inputs.map((input) =>
+      items.map((item) =>
         limit(async () => {
           if (controller.signal.aborted) throw aborted();
+          const inner = { ...options, signal: controller.signal };
           try {
-            return await this.resolve(input, { ...options, signal: controller.signal });
+            return item.each
+              ? await this.resolveEach(item.value, inner)
+              : [await this.resolve(item.value, inner)];
           } catch (error) {
             if (firstError === undefined) {
               firstError = error;
@@ -238,9 +244,17 @@ export class FileBridge {
     );
     options.signal?.removeEventListener("abort", onAbort);
     const resolved = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-    if (resolved.length === inputs.length) return resolved;
-    await Promise.allSettled(resolved.map((file) => file.dispose()));
-    throw firstError ?? aborted();
+    const count = resolved.reduce((sum, group) => sum + group.length, 0);
+    if (resolved.length === items.length && count <= this.#settings.maxFiles) return resolved;
+    await Promise.allSettled(resolved.flat().map((file) => file.dispose()));
+    throw firstError ?? (resolved.length === items.length ? this.#tooMany(count) : aborted());
+  }
+
+  #tooMany(count: number): FileBridgeError {
+    const limit = this.#settings.maxFiles;
+    return new FileBridgeError("TOO_MANY_FILES", `at most ${limit} files can be sent at once`, {
+      data: { limit, count },
+    });
   }
 
   /**
@@ -271,7 +285,11 @@ export class FileBridge {
     handler: (args: WithFilesArgs<Args, Fields, Pass>, extra: Extra) => Result | Promise<Result>,
     options: WithFilesOptions & { fields: Fields; pass?: Pass },
   ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
-    return wrapWithFiles(this, handler as (args: Args, extra: Extra) => Result | Promise<Result>, options);
+    return wrapWithFiles(
+      (items, resolveOptions) => this.#resolveGroups(items, resolveOptions),
+      handler as (args: Args, extra: Extra) => Result | Promise<Result>,
+      options,
+    );
   }
 
   /**

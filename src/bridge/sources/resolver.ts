@@ -33,13 +33,15 @@ export async function fromResolver(
 
 /**
  * Resolves `input` to each file it stands for: the resolver's `resolveEach` when it has one (an
- * upload handle of a batch upload stands for all its files), else its one file. All or nothing: a
- * failure disposes the files already made. `null`, or no file at all, is `NOT_FOUND`.
+ * upload handle stands for every file of its upload), else its one file. More than `maxFiles` is
+ * `TOO_MANY_FILES` before anything is copied. All or nothing: a failure disposes the files already
+ * made. `null`, or no file at all, is `NOT_FOUND`.
  */
 export async function fromResolverEach(
   resolver: FileSourceResolver,
   input: string,
   ctx: CallContext,
+  maxFiles: number,
 ): Promise<ResolvedFile[]> {
   if (!resolver.resolveEach) return [await fromResolver(resolver, input, ctx)];
   let results: ResolverResult[] | null;
@@ -55,6 +57,11 @@ export async function fromResolverEach(
   if (ctx.signal?.aborted) throw aborted();
   if (!results || results.length === 0) {
     throw new FileBridgeError("NOT_FOUND", `no such ${resolver.name}`, { data: { uri: input } });
+  }
+  if (results.length > maxFiles) {
+    throw new FileBridgeError("TOO_MANY_FILES", `at most ${maxFiles} files can be sent at once`, {
+      data: { limit: maxFiles, count: results.length },
+    });
   }
   const files: ResolvedFile[] = [];
   try {
