@@ -362,7 +362,8 @@ export class UploadHandleResolver {
             `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each` +
               (ticket.single_use ? "; works for one successful upload." : "."),
             `Example: ${ticket.curl}`,
-            `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
+            `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +
+              "(for an argument that takes one file after several were uploaded, pass one of the files' own handles from the upload's JSON reply).",
           ].join("\n");
           return { content: [{ type: "text" as const, text }], structuredContent: ticket };
         } catch (error) {
