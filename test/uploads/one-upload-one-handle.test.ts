@@ -21,6 +21,7 @@ let dir: string;
 let clock: number;
 let store: FileStore;
 let state: StateStore;
+let minter: SignedUrlMinter;
 let routes: FileRoutes;
 let bridge: FileBridge;
 let uploads: UploadHandleResolver;
@@ -30,7 +31,7 @@ beforeEach(async () => {
   clock = Date.UTC(2030, 0, 1);
   store = fsStore(join(dir, "store"), { sweepInterval: 0, now: () => clock });
   state = memoryState({ now: () => clock });
-  const minter = new SignedUrlMinter({
+  minter = new SignedUrlMinter({
     secret: SECRET,
     baseUrl: "http://127.0.0.1:9",
     state,
@@ -207,6 +208,26 @@ describe("one upload, one handle", () => {
     await expect(bridge.resolveEach(handle, { scope: "s2" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     clock += 31 * 60_000;
     expect(await uploads.filesFor(handle, { scope: "s1" })).toBeNull();
+  });
+
+  it("without state to record the upload, the reply's handle is the file's when there is one file, else absent", async () => {
+    // The same minter (its single-use claims live in its own state), routes without `state`.
+    const bare = createFileRoutes({ store, minter });
+    const post = async (ticket: UploadTicket, count: number) => {
+      const form = new FormData();
+      for (let i = 0; i < count; i++)
+        form.append(ticket.field, new Blob([new Uint8Array(randomBytes(4))]), `f${i}.bin`);
+      const response = (await bare(
+        new Request(ticket.upload_url, { method: "POST", body: form }),
+      )) as Response;
+      expect(response.status).toBe(201);
+      return (await response.json()) as { handle?: string; files: Array<{ handle: string }> };
+    };
+    const one = await post(await uploads.createTicket("s1"), 1);
+    expect(one.handle).toBe(one.files[0]?.handle);
+    const two = await post(await uploads.createTicket("s1"), 2);
+    expect("handle" in two).toBe(false);
+    expect(two.files).toHaveLength(2);
   });
 
   it("an expired ticket stores nothing, and its handle resolves to nothing", async () => {
