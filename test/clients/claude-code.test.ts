@@ -7,6 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Remote, startPlainRemote } from "../cli/remotes.js";
 import { anthropic } from "./support/anthropic.js";
 import {
   hasPandoc,
@@ -15,6 +16,7 @@ import {
   outputServerCommand,
   pandocConverter,
   run,
+  shimCommand,
   tempHome,
 } from "./support/cli.js";
 import { type FakeModel, startFakeModel } from "./support/fake-model.js";
@@ -40,6 +42,8 @@ describe.skipIf(installed.bin === undefined)(
   `Claude Code ${CLAUDE_CODE_VERSION}: what reaches the model`,
   () => {
     let model: FakeModel;
+    let remote: Remote;
+    let saved = "";
     let cleanup: () => Promise<void> = async () => undefined;
     const seen = (tool: (typeof TOOLS)[number]): string => {
       const text = model.results.get(`mcp__files__${tool}`);
@@ -54,6 +58,11 @@ describe.skipIf(installed.bin === undefined)(
       const config = join(home, "mcp.json");
       const servers: Record<string, unknown> = { files: { type: "stdio", ...outputServerCommand() } };
       const lines = TOOLS.map((tool) => `CALL mcp__files__${tool}`);
+      // The connect shim in front of a plain remote (no upload route): what it saved reaches the model.
+      remote = await startPlainRemote();
+      saved = join(home, "saved");
+      servers.shim = { type: "stdio", ...shimCommand(remote.mcpUrl, home, saved) };
+      lines.push("CALL mcp__shim__embedded_structured");
       if (hasPandoc) {
         const { command, args, tool } = pandocConverter;
         servers.pandoc = { type: "stdio", command, args };
@@ -66,6 +75,7 @@ describe.skipIf(installed.bin === undefined)(
         "--allowedTools",
         "mcp__files",
         "mcp__pandoc",
+        "mcp__shim",
         "--output-format",
         "json",
         "--model",
@@ -92,6 +102,7 @@ describe.skipIf(installed.bin === undefined)(
 
     afterAll(async () => {
       await model?.close();
+      await remote?.close();
       await cleanup();
     });
 
@@ -149,6 +160,13 @@ describe.skipIf(installed.bin === undefined)(
       const text = model.results.get(`mcp__pandoc__${pandocConverter.tool}`) ?? "";
       expect(text).toContain('"format":"html"');
       expect(text).toContain("<em>twelve</em>");
+    });
+
+    it("gets the path the connect shim saved a remote's embedded file to, in structuredContent.files", () => {
+      const text = model.results.get("mcp__shim__embedded_structured") ?? "";
+      expect(text).toContain(`"localPath":"${join(saved, "data.bin")}"`);
+      expect(text).toContain('"rows":2');
+      expect(text).not.toContain("AAECAw=="); // the bytes are not forwarded as well
     });
 
     it("gets a stored non-media blob as its URI and download URL, never its bytes", () => {

@@ -37,6 +37,19 @@ export const pandocConverter = {
   },
 };
 
+/** The `mcp-file-bridge connect` shim's command line, in front of `url`, saving into `outputDir`. */
+export function shimCommand(
+  url: string,
+  allowDir: string,
+  outputDir: string,
+): { command: string; args: string[] } {
+  const { command, args } = tsxCommand("src/cli/main.ts");
+  return {
+    command,
+    args: [...args, "connect", "--url", url, "--allow-dir", allowDir, "--output-dir", outputDir],
+  };
+}
+
 /** The output server's command line (`test/clients/support/output-server.ts`). */
 export function outputServerCommand(): { command: string; args: string[] } {
   return tsxCommand("test/clients/support/output-server.ts");
