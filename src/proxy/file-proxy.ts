@@ -18,7 +18,7 @@ import {
 } from "../internal/limits.js";
 import { toNodeHandler } from "../node/index.js";
 import { ResourceRegistry } from "../registry/resource-registry.js";
-import { DEFAULT_SCOPE, type ScopeFunction } from "../scope/scope.js";
+import { defaultScope, type ScopeFunction } from "../scope/scope.js";
 import { SignedUrlMinter } from "../signing/signed-url-minter.js";
 import { fsStore } from "../storage/fs-store.js";
 import { memoryState } from "../storage/memory-state.js";
@@ -184,6 +184,7 @@ function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
 export async function createFileProxy(options: FileProxyOptions): Promise<FileProxy> {
   const config = parseProxyConfig(options.config, "config");
   const log = options.log ?? (() => {});
+  const scopeOf: ScopeFunction = options.scope ?? defaultScope;
   const gateway = config.proxy ?? {};
   const limits = gateway.limits ?? {};
   const ttl = gateway.ttl ?? {};
@@ -209,7 +210,9 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   const registry = new ResourceRegistry({
     store,
     minter,
-    scope: (extra) => extra.sessionId ?? DEFAULT_SCOPE,
+    // One scope rule for the whole proxy: the registry derives the scope from the caller's own
+    // context with the core's function (see RegistryResources).
+    scope: scopeOf,
   });
   const uploads = new UploadHandleResolver({
     store,
@@ -288,14 +291,14 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     localTools: wantsUploads ? [uploadUrlTool(uploads)] : [],
     localResources: {
       owns: (uri) => local?.owns(uri) ?? false,
-      list: (scope, cursor) => (local as RegistryResources).list(scope, cursor),
-      templates: (scope) => (local as RegistryResources).templates(scope),
-      read: (scope, uri) => (local as RegistryResources).read(scope, uri),
-      subscribe: (scope, uri) => (local as RegistryResources).subscribe(scope, uri),
-      unsubscribe: (scope, uri) => (local as RegistryResources).unsubscribe(scope, uri),
+      list: (scope, cursor, extra) => (local as RegistryResources).list(scope, cursor, extra),
+      templates: (scope, extra) => (local as RegistryResources).templates(scope, extra),
+      read: (scope, uri, extra) => (local as RegistryResources).read(scope, uri, extra),
+      subscribe: (scope, uri, extra) => (local as RegistryResources).subscribe(scope, uri, extra),
+      unsubscribe: (scope, uri, extra) => (local as RegistryResources).unsubscribe(scope, uri, extra),
       release: (scope) => local?.release(scope),
     },
-    ...(options.scope ? { scope: options.scope } : {}),
+    scope: scopeOf,
     callTimeoutMs,
     log,
   });

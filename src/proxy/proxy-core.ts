@@ -443,7 +443,7 @@ export class ProxyCore {
       if (i === sources.length) {
         const scope = local ? this.#scopeIfAny(ctx) : undefined;
         if (!local || scope === undefined) break;
-        page = await local.list(scope, cursor);
+        page = await local.list(scope, cursor, ctx.extra);
       } else {
         const upstream = sources[i] as MountedUpstream;
         try {
@@ -476,7 +476,7 @@ export class ProxyCore {
     }
     const scope = this.#options.localResources ? this.#scopeIfAny(ctx) : undefined;
     if (this.#options.localResources && scope !== undefined) {
-      resourceTemplates.push(...(await this.#options.localResources.templates(scope)));
+      resourceTemplates.push(...(await this.#options.localResources.templates(scope, ctx.extra)));
     }
     return { resourceTemplates };
   }
@@ -502,7 +502,7 @@ export class ProxyCore {
     const local = this.#options.localResources;
     if (local?.owns(uri)) {
       try {
-        return await local.read(this.scopeOf(ctx), uri);
+        return await local.read(this.scopeOf(ctx), uri, ctx.extra);
       } catch (error) {
         // An upstream may serve URIs of the same shape (e.g. its own artifact://…).
         if (this.#with("resources").length === 0) throw error;
@@ -518,7 +518,12 @@ export class ProxyCore {
     const uri = String(params.uri);
     const local = this.#options.localResources;
     if (local?.owns(uri)) {
-      await (unsubscribe ? local.unsubscribe : local.subscribe)?.call(local, this.scopeOf(ctx), uri);
+      await (unsubscribe ? local.unsubscribe : local.subscribe)?.call(
+        local,
+        this.scopeOf(ctx),
+        uri,
+        ctx.extra,
+      );
       return {};
     }
     return await this.#routeUri(
