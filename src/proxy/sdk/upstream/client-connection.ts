@@ -62,6 +62,29 @@ export function transportFor<T>(
   return sdk.http(new URL(target.url), { requestInit: { headers: { ...(target.headers ?? {}) } } });
 }
 
+/** What `deliverInOrder` needs of a transport: the handler the client set when it connected. */
+interface MessageSource {
+  onmessage?: ((message: unknown, extra?: unknown) => void) | undefined;
+}
+
+/**
+ * Both SDK generations hand a notification to its handler one microtask after it arrives but settle
+ * a response at once, so when one read brings an upstream's progress and its result together (a
+ * stdio chunk often does), the result settles first and the progress is dropped as "unknown token".
+ * Each message is handed on only after the previous one's handlers were queued: the upstream's
+ * order holds.
+ */
+function deliverInOrder(transport: MessageSource, onError: (error: Error) => void): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  let previous: Promise<void> = Promise.resolve();
+  transport.onmessage = (message, extra) => {
+    previous = previous
+      .then(() => deliver.call(transport, message, extra))
+      .catch((error: unknown) => onError(error instanceof Error ? error : new Error(String(error))));
+  };
+}
+
 /** The base of `UpstreamConnection` (SDK v1) and `UpstreamConnectionV2` (SDK v2). */
 export abstract class ClientConnection<C extends UpstreamClient> implements UpstreamPort {
   readonly name: string;
@@ -133,6 +156,7 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
     };
     try {
       await client.connect(transport as never);
+      deliverInOrder(transport as MessageSource, (error) => this.options.onError?.(error));
     } catch (cause) {
       await client.close().catch(() => undefined);
       throw upstreamErrors.cannotConnect(this.name, cause);

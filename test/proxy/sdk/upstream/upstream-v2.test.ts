@@ -200,11 +200,9 @@ describe.each(PAIRS)("%s upstream, %s client", { timeout: 60_000 }, (key, sdk) =
 
   it("forwards progress to the request that asked for it", async () => {
     const updates: ProgressUpdate[] = [];
-    // Both SDKs dispatch progress a microtask late and drop what arrives in the same read as the
-    // result: the steps are spaced so that each update is read on its own.
     const result = await port.request(
       "tools/call",
-      { name: "slow", arguments: { steps: 3, delayMs: 50 } },
+      { name: "slow", arguments: { steps: 3, delayMs: 0 } },
       { onprogress: (update) => updates.push(update) },
     );
     expect(textOf(result)).toBe("done after 3 steps");

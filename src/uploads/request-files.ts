@@ -1,3 +1,8 @@
+/**
+ * File requests: the SDK-independent server state of URL-mode elicitation — the link minted, the
+ * ticket record watched until the upload committed, the tool results. (Moved from `ui/`: the
+ * upload protocol's state lives with the protocol; `ui/` keeps the page and the widget.)
+ */
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { newId } from "../internal/ids.js";
@@ -14,8 +19,8 @@ import {
   TICKET_CLAIMS,
   type TicketRecord,
   ticketStateKey,
-} from "../uploads/upload-handle.js";
-import { UPLOAD_PAGE_CLAIMS } from "./upload-page.js";
+  UPLOAD_PAGE_CLAIMS,
+} from "./upload-handle.js";
 
 /**
  * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets.

@@ -1,10 +1,10 @@
+/** Staging a raw (non-multipart) upload body, and what one upload may store. */
 import { PassThrough, type Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { parseContentDispositionFileName } from "../internal/content-disposition.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType } from "../media/media-type.js";
-import type { StagedFile } from "../storage/types.js";
-import { parseContentDispositionFileName } from "./content-disposition.js";
-import type { ResolvedRouteOptions } from "./options.js";
+import type { FileStore, StagedFile } from "../storage/types.js";
 
 /** What one upload may store: its scope, caps and the lifetime of its files. */
 export interface UploadLimits {
@@ -35,7 +35,7 @@ export function declaredSha256(value: string | null, where: string): string | un
 
 /** Stages a raw (non-multipart) request body as one file. */
 export async function stageRaw(
-  config: ResolvedRouteOptions,
+  config: { store: FileStore },
   request: Request,
   body: Readable,
   limits: UploadLimits,

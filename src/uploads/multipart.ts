@@ -1,10 +1,10 @@
+/** Staging a `multipart/form-data` upload: every file part streamed into the store as it arrives. */
 import type { Readable } from "node:stream";
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType } from "../media/media-type.js";
-import type { StagedFile } from "../storage/types.js";
-import type { ResolvedRouteOptions } from "./options.js";
+import type { FileStore, StagedFile } from "../storage/types.js";
 import { declaredSha256, type StagedPart, type UploadLimits } from "./upload-staging.js";
 
 const MAX_FORM_FIELDS = 64;
@@ -14,7 +14,7 @@ const MAX_FORM_FIELDS = 64;
  * failure (a cap, a malformed body, a bad digest field) every part staged so far is aborted.
  */
 export function stageMultipart(
-  config: ResolvedRouteOptions,
+  config: { store: FileStore },
   body: Readable,
   contentType: string,
   limits: UploadLimits,

@@ -3,8 +3,8 @@ import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
-import { FileRequests } from "../../src/ui/request-files.js";
 import { uploadPageForToken } from "../../src/ui/upload-page.js";
+import { FileRequests } from "../../src/uploads/request-files.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { codeOf, codeOfSync, sha256 } from "../support/helpers.js";
 

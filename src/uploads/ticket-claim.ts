@@ -5,9 +5,7 @@
  * usable, a successful one has used the ticket up by then.
  */
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import type { ResolvedRouteOptions } from "./options.js";
-import { report } from "./responses.js";
-import type { VerifiedTokenClaims } from "./types.js";
+import type { UploadHandlerConfig, UploadRequestContext, VerifiedTokenClaims } from "./handler-types.js";
 
 /** How long a claim outlives the longest upload, in case the process dies holding it. */
 const CLAIM_MARGIN_MS = 60_000;
@@ -24,7 +22,8 @@ export function uploadClaimKey(ticket: VerifiedTokenClaims): string {
  * none. Resolves with the function that releases the claim; fails with `UPLOAD_IN_PROGRESS`.
  */
 export async function claimTicket(
-  config: ResolvedRouteOptions,
+  config: Pick<UploadHandlerConfig, "state" | "uploadTimeoutMs" | "uploadsInFlight">,
+  ctx: Pick<UploadRequestContext, "report">,
   ticket: VerifiedTokenClaims,
 ): Promise<() => Promise<void>> {
   const key = uploadClaimKey(ticket);
@@ -55,7 +54,7 @@ export async function claimTicket(
       await state.delete(key);
     } catch (error) {
       // The claim then runs out by itself (its TTL); until then the ticket answers 409.
-      report(config, error);
+      ctx.report(error);
     }
   };
 }
