@@ -122,6 +122,15 @@ export interface ToolAdapter {
   after?(result: JsonObject, ctx: CallContext, state: unknown): Promise<JsonObject>;
 }
 
+/** One upstream mounted in the proxy. */
+export interface MountedUpstream {
+  port: UpstreamPort;
+  /** Prefix of its tool and prompt names downstream. @default "" */
+  prefix?: string;
+  /** The adapters of one of its tools (by upstream name); none = pass-through. */
+  adaptersFor?: (tool: JsonObject) => ToolAdapter[];
+}
+
 /** A tool the proxy itself serves (e.g. `get_upload_url`). */
 export interface LocalTool {
   definition: JsonObject;
