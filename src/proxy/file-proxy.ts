@@ -327,7 +327,9 @@ async function buildCore(
   let core: ProxyCore | undefined;
   const deps: MountDeps = {
     generation,
-    ...pieces,
+    store: pieces.store,
+    registry: pieces.registry,
+    uploads: pieces.uploads,
     ...limits,
     artifactTtl: (config.proxy?.ttl?.artifacts ?? "24h") as Duration,
     upstreamStderr: options.upstreamStderr ?? "inherit",

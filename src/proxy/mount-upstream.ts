@@ -40,7 +40,7 @@ export interface MountDeps {
 
 /** True when a server's rules mark any tool argument as an upload (the proxy then serves `get_upload_url`). */
 export function wantsUploads(rules: ServerRules | undefined): boolean {
-  return Object.values(rules?.tools ?? {}).some((rule) => rule.upload !== undefined);
+  return Object.values(rules?.tools ?? {}).some((rule) => Boolean(rule.upload));
 }
 
 /** The bridge that resolves one upstream's file arguments into its handoff folder. */
