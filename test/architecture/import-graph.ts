@@ -38,11 +38,14 @@ export interface Violation {
 
 const SDK = /^@modelcontextprotocol\//;
 /**
- * The only folders that may use the SDK at run time: the proxy runs a real MCP client (upstream) and
- * server (downstream), and is reached only through `mcp-file-bridge/proxy` and the CLI. The rule
- * "sdk-reachable-from-entry" checks that no other entry point can reach them.
+ * The only folders that may import the SDK: `mcp/` (the host port, types only) and `proxy/sdk/` (the
+ * proxy's own MCP client and server, which use the SDK at run time and are reached only through
+ * `mcp-file-bridge/proxy` and the CLI). The rule "sdk-reachable-from-entry" checks that no other entry
+ * point can reach them.
  */
-export const SDK_RUNTIME_FOLDERS: readonly string[] = ["mcp/upstream", "mcp/proxy"];
+export const SDK_FOLDERS: readonly string[] = ["mcp", "proxy/sdk"];
+/** Of those, the one that may import the SDK as values. */
+export const SDK_RUNTIME_FOLDERS: readonly string[] = ["proxy/sdk"];
 /** Entry points that must load without any SDK installed (every one but the proxy and the CLI). */
 export const SDK_FREE_ENTRIES: readonly string[] = [
   "index.ts",
@@ -54,8 +57,8 @@ export const SDK_FREE_ENTRIES: readonly string[] = [
   "redis/index.ts",
 ];
 
-function inRuntimeFolder(file: string): boolean {
-  return SDK_RUNTIME_FOLDERS.some((dir) => file.startsWith(`${dir}/`));
+function inFolder(file: string, folders: readonly string[]): boolean {
+  return folders.some((dir) => file.startsWith(`${dir}/`));
 }
 
 /** Top-level folder of a file (`registry`), or `""` for files directly in the root (`index.ts`). */
@@ -282,9 +285,9 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
     const folder = folderOf(file);
     for (const edge of edges) {
       if (SDK.test(edge.specifier)) {
-        if (folder !== "mcp") {
+        if (!inFolder(file, SDK_FOLDERS)) {
           violations.push({ rule: "sdk-outside-mcp", file, detail: edge.specifier });
-        } else if (!edge.typeOnly && !inRuntimeFolder(file)) {
+        } else if (!edge.typeOnly && !inFolder(file, SDK_RUNTIME_FOLDERS)) {
           violations.push({ rule: "sdk-value-import", file, detail: edge.specifier });
         }
       }
@@ -299,8 +302,8 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       if (folder === "scope" && !SCOPE_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "scope-imports-piece", file, detail: edge.target });
       }
-      // The port sits below every piece; the proxy's own MCP client and server sit above them.
-      if (folder === "mcp" && !inRuntimeFolder(file) && !MCP_MAY_IMPORT.includes(targetFolder)) {
+      // The port sits below every piece.
+      if (folder === "mcp" && !MCP_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "mcp-imports-piece", file, detail: edge.target });
       }
     }

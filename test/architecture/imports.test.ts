@@ -5,6 +5,7 @@ import {
   type ImportGraph,
   importsOf,
   readImportGraph,
+  SDK_FOLDERS,
   SDK_RUNTIME_FOLDERS,
   SRC_ROOT,
 } from "./import-graph.js";
@@ -25,7 +26,7 @@ describe("src/ import rules", () => {
     expect(checkImportGraph(graph)).toEqual([]);
   });
 
-  it("see the SDK only inside src/mcp, and only as types there but in the proxy's folders", () => {
+  it("see the SDK only inside src/mcp and src/proxy/sdk, and as values only in src/proxy/sdk", () => {
     const graph = readImportGraph(SRC_ROOT);
     const sdk = [...graph].flatMap(([file, edges]) =>
       edges
@@ -36,7 +37,7 @@ describe("src/ import rules", () => {
     expect(
       sdk.filter(
         ({ file, type }) =>
-          !file.startsWith("mcp/") ||
+          !SDK_FOLDERS.some((dir) => file.startsWith(`${dir}/`)) ||
           (!type && !SDK_RUNTIME_FOLDERS.some((dir) => file.startsWith(`${dir}/`))),
       ),
     ).toEqual([]);
@@ -71,14 +72,20 @@ describe("the checker", () => {
     ]);
   });
 
-  it("fails an SDK import outside src/mcp, type-only or not", () => {
+  it("fails an SDK import outside src/mcp and src/proxy/sdk, type-only or not", () => {
     expect(
       rules({
         "registry/r.ts": 'import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";',
         "artifacts/a.ts": 'import { McpError } from "@modelcontextprotocol/sdk/types.js";',
+        "proxy/core.ts": 'import type { Server } from "@modelcontextprotocol/sdk/server/index.js";',
         "mcp/ok.ts": 'import type { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "proxy/sdk/ok.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
       }),
-    ).toEqual(["sdk-outside-mcp registry/r.ts", "sdk-outside-mcp artifacts/a.ts"]);
+    ).toEqual([
+      "sdk-outside-mcp registry/r.ts",
+      "sdk-outside-mcp artifacts/a.ts",
+      "sdk-outside-mcp proxy/core.ts",
+    ]);
   });
 
   it("fails a value import of the SDK inside src/mcp (the package must load without it)", () => {
@@ -215,18 +222,26 @@ describe("browser-only sources", () => {
 });
 
 describe("run-time SDK use", () => {
-  it("is allowed in the proxy's folders, but no SDK-free entry point may reach them", () => {
+  it("is allowed in src/proxy/sdk only, and no SDK-free entry point may reach it", () => {
     expect(
       rules({
-        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
-        "proxy/index.ts": 'import { s } from "../mcp/proxy/server.js";',
+        "proxy/sdk/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "proxy/index.ts": 'import { s } from "./sdk/server.js";',
       }),
     ).toEqual([]);
     expect(
       rules({
-        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
-        "index.ts": 'import { s } from "./mcp/proxy/server.js";',
+        "proxy/sdk/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "index.ts": 'import { s } from "./proxy/sdk/server.js";',
       }),
-    ).toEqual(["sdk-reachable-from-entry mcp/proxy/server.ts"]);
+    ).toEqual(["sdk-reachable-from-entry proxy/sdk/server.ts"]);
+    // The port's own folders get no run-time exemption, wherever the proxy used to live.
+    expect(
+      rules({
+        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "mcp/upstream/client.ts": 'import { r } from "../../registry/r.js";',
+        "registry/r.ts": "",
+      }),
+    ).toEqual(["sdk-value-import mcp/proxy/server.ts", "mcp-imports-piece mcp/upstream/client.ts"]);
   });
 });

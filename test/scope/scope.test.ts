@@ -57,10 +57,15 @@ describe("scopeRef", () => {
 
 describe("defaultScope on a raw SDK v2 context (nobody normalized it)", () => {
   const signal = new AbortController().signal;
-  const raw = (http?: object) => ({ mcpReq: { id: 1, method: "tools/call", signal }, ...(http ? { http } : {}) });
+  const raw = (http?: object) => ({
+    mcpReq: { id: 1, method: "tools/call", signal },
+    ...(http ? { http } : {}),
+  });
 
   it("reads the user from http.authInfo, refuses HTTP without one, and is the default locally", () => {
-    expect(defaultScope(raw({ authInfo: { clientId: "app", extra: { sub: "alice" } } }) as never)).toBe("alice");
+    expect(defaultScope(raw({ authInfo: { clientId: "app", extra: { sub: "alice" } } }) as never)).toBe(
+      "alice",
+    );
     expect(codeOfSync(() => defaultScope(raw({}) as never))).toBe("FORBIDDEN");
     expect(codeOfSync(() => defaultScope(raw({ authInfo: { clientId: "app" } }) as never))).toBe("FORBIDDEN");
     expect(defaultScope({ ...raw({}), sessionId: "s2" } as never)).toBe("s2");
