@@ -19,6 +19,16 @@ export interface IntegerBounds {
   max?: number;
 }
 
+/** Bounds for {@link OptionCheck.duration}. */
+export interface DurationBounds {
+  positive?: boolean;
+  maxMs?: number;
+  /** How the error states `maxMs` (`"24 days"`). */
+  maxLabel?: string;
+  /** What 0 means, said in the error. */
+  zeroMeans?: string;
+}
+
 /** Checks one piece's options; every error names the piece and the option. */
 export class OptionCheck {
   /** @param piece the name a user calls: `"ResourceRegistry"`, `"createFileRoutes"`, … */
@@ -110,15 +120,26 @@ export class OptionCheck {
     return result;
   }
 
-  /** A {@link Duration} in milliseconds, or `fallback` when unset; `positive` refuses 0. */
-  duration(value: Duration | undefined, path: string, fallback: Duration, positive = false): number {
+  /**
+   * A {@link Duration} in milliseconds, or `fallback` when unset. `positive` refuses 0; `maxMs`
+   * caps it; `zeroMeans` says what 0 does, in the error (`"turns it off"`).
+   */
+  duration(
+    value: Duration | undefined,
+    path: string,
+    fallback: Duration,
+    bounds: DurationBounds = {},
+  ): number {
+    const hint = bounds.zeroMeans === undefined ? "" : ` (0 ${bounds.zeroMeans})`;
     let ms: number;
     try {
       ms = durationToMs(value ?? fallback, path);
     } catch (cause) {
-      throw this.error(path, 'must be seconds or a duration like "30s"', cause);
+      throw this.error(path, `must be seconds or a duration like "30s"${hint}`, cause);
     }
-    if (positive && ms <= 0) throw this.error(path, "must be positive");
+    if (bounds.positive && ms <= 0) throw this.error(path, "must be positive");
+    if (bounds.maxMs !== undefined && ms > bounds.maxMs)
+      throw this.error(path, `must be at most ${bounds.maxLabel ?? `${bounds.maxMs} ms`}`);
     return ms;
   }
 }

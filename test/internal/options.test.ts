@@ -120,6 +120,14 @@ describe("optionCheck", () => {
       message: 'Piece: ttl must be seconds or a duration like "30s"',
       option: "ttl",
     });
-    expect(failure(() => check.duration(0, "ttl", "1h", true)).message).toBe("Piece: ttl must be positive");
+    expect(failure(() => check.duration(0, "ttl", "1h", { positive: true })).message).toBe(
+      "Piece: ttl must be positive",
+    );
+    expect(
+      failure(() => check.duration("2d", "t", 0, { maxMs: 86_400_000, maxLabel: "1 day" })).message,
+    ).toBe("Piece: t must be at most 1 day");
+    expect(failure(() => check.duration("x" as "1h", "t", 0, { zeroMeans: "turns it off" })).message).toBe(
+      'Piece: t must be seconds or a duration like "30s" (0 turns it off)',
+    );
   });
 });
