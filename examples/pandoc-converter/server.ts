@@ -38,8 +38,6 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import {
   Artifacts,
-  type CallToolResult,
-  clientNameOf,
   createFileRoutes,
   defaultScope,
   FileBridge,
@@ -50,11 +48,12 @@ import {
   type ResolvedFile,
   ResourceRegistry,
   SignedUrlMinter,
-  sniffMediaType,
   toToolErrorResult,
   UploadHandleResolver,
   withFileOutputs,
 } from "../../src/index.js";
+import { type CallToolResult, clientNameOf } from "../../src/mcp/index.js";
+import { sniffMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";

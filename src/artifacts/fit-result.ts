@@ -1,8 +1,14 @@
-import { withFileOutputs } from "../links/file-output.js";
+import { type FileOutput, withFileOutputs } from "../links/file-output.js";
 import type { CallToolResult, ContentBlock, EmbeddedResource, MediaContent } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
-import type { CapturedArtifact } from "./artifacts.js";
 import type { InlineBudget } from "./inline-budget.js";
+
+/** What `fitResult` needs of a stored artifact (`Artifacts.capture()`'s answer has it). */
+export interface FitCaptured {
+  file: { name: string };
+  content: readonly ContentBlock[];
+  structuredContent: FileOutput;
+}
 
 /** What one oversized block is stored as: bytes (or an embedded resource) with a name. */
 export type FitCapture =
@@ -40,11 +46,11 @@ export async function fitResult(
   result: CallToolResult,
   budget: InlineBudget,
   textName: string,
-  capture: (what: FitCapture) => Promise<CapturedArtifact>,
+  capture: (what: FitCapture) => Promise<FitCaptured>,
 ): Promise<CallToolResult> {
   if (result.isError === true || !Array.isArray(result.content)) return result;
   const kept: ContentBlock[] = [];
-  const stored: CapturedArtifact[] = [];
+  const stored: FitCaptured[] = [];
   let textUsed = 0;
   let mediaUsed = 0;
   const storeText = async (text: string, name: string) => {

@@ -13,13 +13,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   Artifacts,
-  clientNameOf,
   fileOutputFields,
   memoryStore,
   ResourceRegistry,
   SignedUrlMinter,
   withFileOutputs,
 } from "../../src/index.js";
+import { clientNameOf } from "../../src/mcp/index.js";
 
 type Generation = "v1" | "v2";
 interface Result {

@@ -8,13 +8,13 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   Artifacts,
-  clientNameOf,
   fileOutputFields,
   memoryStore,
   ResourceRegistry,
   SignedUrlMinter,
   withFileOutputs,
 } from "../../../src/index.js";
+import { clientNameOf } from "../../../src/mcp/index.js";
 
 const SCOPE = "matrix";
 const store = memoryStore();
