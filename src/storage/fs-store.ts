@@ -492,7 +492,15 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const { file, data } = await writeData(source, putOptions);
       return stagedFile(
         file,
-        (staged) => commitData(staged, data),
+        // A staged file may wait long enough for a sweep to take its bytes: commit only if they remain.
+        async (staged) => {
+          try {
+            await stat(data);
+          } catch (error) {
+            throw storageError("find the staged bytes", error);
+          }
+          await commitData(staged, data);
+        },
         () => unlinkQuiet(data),
       );
     },

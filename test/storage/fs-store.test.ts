@@ -87,8 +87,9 @@ describe("fsStore", () => {
     let sawTemp = false;
     const source = (async function* () {
       for (let i = 0; i < 8; i++) yield Buffer.alloc(64 * 1024, i);
-      // By now the temp file exists on disk: prove it, then abort.
-      sawTemp = (await walk(dir)).some((path) => path.endsWith(".part"));
+      // By now the bytes exist on disk under their id, without metadata (invisible): prove it, then abort.
+      const paths = await walk(dir);
+      sawTemp = paths.some((path) => /[0-9a-z]{26}$/.test(path) && !paths.includes(`${path}.json`));
       controller.abort();
       await new Promise(() => {});
     })();

@@ -2,7 +2,7 @@
  * The put's streaming half: any source to a Node stream, the meter that counts, hashes and enforces
  * caps while bytes flow, and the error mapping. Options are validated first by `put-plan.ts`.
  */
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { addAbortSignal, Readable, Transform, type TransformCallback, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -11,6 +11,7 @@ import { SNIFF_BYTES } from "../../media/media-type.js";
 import type { PutSource } from "../types.js";
 import type { PutPlan } from "./put-plan.js";
 import type { StreamLimits } from "./quota.js";
+import { Sha256Stream } from "./sha256-stream.js";
 
 /** Bytes a {@link PutMeter} may hold for a slow sink (bounded memory per put). */
 const METER_BUFFER_BYTES = 1024 * 1024;
@@ -155,7 +156,8 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: Stre
 }
 
 /**
- * A pass-through that counts bytes, hashes sha256, keeps the first bytes for sniffing and enforces
+ * A pass-through that counts bytes, hashes sha256 (off the main thread past 1 MiB, see
+ * {@link Sha256Stream}), keeps the first bytes for sniffing and enforces
  * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes
  * over, so an endless source is cut off at the cap. At the end it checks the declared size and digest.
  *
@@ -167,7 +169,7 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: Stre
 export class PutMeter extends Transform {
   size = 0;
   sha256 = "";
-  private readonly hash: Hash = createHash("sha256");
+  private readonly hash = new Sha256Stream();
   private readonly headBytes = Buffer.alloc(SNIFF_BYTES);
   private headLength = 0;
 
@@ -203,13 +205,26 @@ export class PutMeter extends Transform {
       this.headLength += take;
     }
     this.size = size;
-    this.hash.update(chunk);
-    callback(null, chunk);
+    // A large body is hashed off the main thread; wait only when the worker is behind.
+    const behind = this.hash.update(chunk);
+    if (!behind) {
+      callback(null, chunk);
+      return;
+    }
+    this.push(chunk);
+    behind.then(() => callback(), callback);
   }
 
   override _flush(callback: TransformCallback): void {
-    this.sha256 = this.hash.digest("hex");
-    callback(finalError(this.plan, this.size, this.sha256));
+    this.hash.digest().then((sha256) => {
+      this.sha256 = sha256;
+      callback(finalError(this.plan, this.size, sha256));
+    }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.hash.dispose();
+    callback(error);
   }
 }
 
