@@ -10,8 +10,14 @@ import { Worker } from "node:worker_threads";
 const BATCH_BYTES = 1024 * 1024;
 /** Batches a put may have in the worker before its writer waits (memory bound per put). */
 const MAX_IN_FLIGHT = 4;
+/** Batch buffers kept for reuse (the worker hands each one back): no garbage per MiB hashed. */
+const POOL_SIZE = 16;
+const pool: ArrayBuffer[] = [];
 
-/** The worker: one hash per job id; acknowledges each batch, answers `end` with the digest. */
+/**
+ * The worker: one hash per job id; acknowledges each batch by handing its buffer back (so memory
+ * never waits for a worker GC), answers `end` with the digest.
+ */
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
@@ -29,7 +35,8 @@ parentPort.on("message", (message) => {
   }
   if (message.data) {
     hash.update(message.data);
-    parentPort.postMessage({ id, ack: true });
+    const buffer = message.data.buffer;
+    parentPort.postMessage({ id, ack: true, buffer }, [buffer]);
   }
   if (message.end) {
     jobs.delete(id);
@@ -72,7 +79,8 @@ class HashWorker {
 
   private start(): Worker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: "mcp-file-bridge sha256" });
-    worker.on("message", (message: { id: number; ack?: true; digest?: string }) => {
+    worker.on("message", (message: { id: number; ack?: true; buffer?: ArrayBuffer; digest?: string }) => {
+      if (message.buffer && pool.length < POOL_SIZE) pool.push(message.buffer);
       const job = this.jobs.get(message.id);
       if (!job) return;
       if (message.ack) job.onAck();
@@ -97,6 +105,12 @@ class HashWorker {
 }
 
 let shared: HashWorker | undefined;
+
+/** A batch buffer of its own ArrayBuffer (transferable), from the pool when one is free. */
+function batchBuffer(): Buffer {
+  const reused = pool.pop();
+  return reused ? Buffer.from(reused) : Buffer.allocUnsafeSlow(BATCH_BYTES);
+}
 
 /**
  * An incremental sha256 whose work leaves the main thread once the bytes pass one batch (1 MiB).
@@ -132,7 +146,7 @@ export class Sha256Stream {
     }
     let offset = 0;
     while (offset < chunk.byteLength) {
-      this.batch ??= Buffer.allocUnsafeSlow(BATCH_BYTES);
+      this.batch ??= batchBuffer();
       const take = Math.min(BATCH_BYTES - this.filled, chunk.byteLength - offset);
       this.batch.set(chunk.subarray(offset, offset + take), this.filled);
       this.filled += take;
