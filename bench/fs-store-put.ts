@@ -17,6 +17,8 @@ import { pipeline } from "node:stream/promises";
 import { fsStore } from "../src/storage/fs-store.js";
 import {
   compare,
+  cpuSeconds,
+  fmt,
   KiB,
   loadLine,
   MiB,
@@ -25,6 +27,7 @@ import {
   report,
   resetPeakRss,
   type Sample,
+  spread,
 } from "./_lib.js";
 
 const sizeMiB = positiveInt("BENCH_SIZE_MB", 1024);
@@ -49,13 +52,24 @@ function generated(): Readable {
   });
 }
 
-/** Times `run` with this process's peak RSS reset before and read after. */
-async function timed(run: () => Promise<void>): Promise<Sample> {
+/** Busy CPU seconds per round: the main thread's, and the whole process's (the hash worker too). */
+const cpu = {
+  ours: { main: [] as number[], all: [] as number[] },
+  raw: { main: [] as number[], all: [] as number[] },
+};
+
+/** Times `run` with this process's peak RSS reset before and read after, and its CPU time. */
+async function timed(side: "ours" | "raw", run: () => Promise<void>): Promise<Sample> {
   (globalThis as { gc?: () => void }).gc?.();
   resetPeakRss(process.pid);
+  const main = cpuSeconds(process.pid, process.pid);
+  const all = cpuSeconds(process.pid);
   const started = performance.now();
   await run();
-  return { seconds: (performance.now() - started) / 1000, peakRssMiB: peakRssMiB(process.pid) };
+  const seconds = (performance.now() - started) / 1000;
+  cpu[side].main.push(cpuSeconds(process.pid, process.pid) - main);
+  cpu[side].all.push(cpuSeconds(process.pid) - all);
+  return { seconds, peakRssMiB: peakRssMiB(process.pid) };
 }
 
 console.log(`fsStore.put of ${sizeMiB} MiB · ${loadLine()}`);
@@ -64,13 +78,13 @@ try {
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
   const target = join(dir, "raw.bin");
   const put = () =>
-    timed(async () => {
+    timed("ours", async () => {
       const file = await store.put(generated(), { scope: "bench", name: "big.bin", maxBytes: total });
       if (file.size !== total) throw new Error(`stored ${file.size} bytes, expected ${total}`);
       await store.delete("bench", file.id);
     });
   const raw = () =>
-    timed(async () => {
+    timed("raw", async () => {
       await pipeline(generated(), createWriteStream(target));
       await rm(target);
     });
@@ -81,7 +95,10 @@ try {
     { goal: 0.85 },
   );
   await store.close?.();
-  report("fs-store-put", [row], { sizeMiB });
+  const line = (side: "ours" | "raw") =>
+    `main thread ${fmt(spread(cpu[side].main))} s, process ${fmt(spread(cpu[side].all))} s`;
+  console.log(`    busy CPU per round (min/median/max): ours ${line("ours")} · baseline ${line("raw")}`);
+  report("fs-store-put", [row], { sizeMiB, cpuSeconds: cpu });
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
