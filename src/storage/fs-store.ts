@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import { mkdir, readdir, readFile, rmdir, stat, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { Readable, Writable } from "node:stream";
+import { Readable, type Writable } from "node:stream";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
@@ -29,7 +29,7 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/list-page.js";
-import { parseMetadataRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
+import { parseStoredRecord, type StoredRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
 import { measureBytes, readSmall, streamPut } from "./kit/put-pipeline.js";
 import { type PutPlan, planPut, storedFileOf } from "./kit/put-plan.js";
 import { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation, type StreamLimits } from "./kit/quota.js";
@@ -120,6 +120,18 @@ const renameAsync = promisify(renameCb);
  * `writeFile` instead of a stream pipeline (at most this much memory per put).
  */
 const SMALL_PUT_BYTES = 64 * 1024;
+/**
+ * Puts up to this size keep their bytes inside the metadata record (one file on disk, written once
+ * and renamed into place); `localPath()` writes the bytes out beside it on first use.
+ */
+const INLINE_BYTES = 8 * 1024;
+
+/** A put's verified bytes: where they are (or will be) on disk, or the bytes for an inline record. */
+interface Written {
+  readonly file: StoredFile;
+  readonly data: string;
+  readonly inline?: Uint8Array;
+}
 /** Scope folders one store remembers having made (so a put makes none); past this it forgets all. */
 const MADE_FOLDERS_LIMIT = 4096;
 /**
@@ -228,8 +240,8 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     }
   }
 
-  /** Metadata of a file in a scope, expired or not; `null` when missing. */
-  async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
+  /** The record of a file in a scope (metadata, and inline bytes if any), expired or not; `null` when missing. */
+  async function readRecord(scope: string, id: string): Promise<StoredRecord | null> {
     let text: string;
     try {
       text = await readFile(join(scopeDir(scope), id + META_SUFFIX), "utf8");
@@ -238,23 +250,39 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       if (code === "ENOENT" || code === "ENOTDIR") return null;
       throw storageError("read metadata", error);
     }
-    const file = parseMetadataRecord(text, id);
-    return file && file.scope === scope ? file : null;
+    const record = parseStoredRecord(text, id);
+    return record && record.file.scope === scope ? record : null;
+  }
+
+  /** Metadata of a file in a scope, expired or not; `null` when missing. */
+  async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
+    return (await readRecord(scope, id))?.file ?? null;
+  }
+
+  /** The live record (not expired, right scope, well-formed id), or `null`. */
+  async function liveRecord(scope: unknown, id: unknown): Promise<StoredRecord | null> {
+    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
+    const record = await readRecord(scope, id);
+    return record && !isExpired(record.file, now()) ? record : null;
   }
 
   /** Live metadata (not expired, right scope, well-formed id), or `null`. */
   async function liveMeta(scope: unknown, id: unknown): Promise<StoredFile | null> {
-    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
-    const file = await readMeta(scope, id);
-    return file && !isExpired(file, now()) ? file : null;
+    return (await liveRecord(scope, id))?.file ?? null;
   }
 
   /** Writes the metadata (temp name, then the one rename that makes the file visible). */
-  async function writeMeta(file: StoredFile): Promise<void> {
+  async function writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
     const path = join(scopeDir(file.scope), file.id + META_SUFFIX);
     const temp = `${path}.${randomSuffix()}${TMP_SUFFIX}`;
+    const text = serializeMetadataRecord(file, inline);
     try {
-      await writeFileAsync(temp, serializeMetadataRecord(file), { mode: FILE_MODE, flag: "wx" });
+      if (inline === undefined) await writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" });
+      // The first file of a put that inlines its bytes: make the folder if needed.
+      else
+        await inFolder(scopeDir(file.scope), () =>
+          writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" }),
+        );
       await renameAsync(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});
@@ -334,10 +362,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
    * {@link SMALL_PUT_BYTES} is measured in memory and written in one `writeFile`; a larger one streams
    * through the meter. On any failure the bytes written so far are removed.
    */
-  async function writeData(
-    source: PutSource,
-    putOptions: PutOptions,
-  ): Promise<{ file: StoredFile; data: string }> {
+  async function writeData(source: PutSource, putOptions: PutOptions): Promise<Written> {
     const plan = planPut(putOptions, now());
     const limits = await quotaLimits(plan);
     const folder = scopeDir(plan.scope);
@@ -345,6 +370,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     const read = await readSmall(source, SMALL_PUT_BYTES, plan.signal);
     if ("bytes" in read) {
       const file = storedFileOf(plan, measureBytes(read.bytes, plan, limits));
+      if (read.bytes.byteLength <= INLINE_BYTES) return { file, data, inline: read.bytes };
       try {
         await inFolder(folder, () => writeFileAsync(data, read.bytes, { mode: FILE_MODE, flag: "wx" }));
       } catch (error) {
@@ -384,8 +410,8 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
    * checked and the metadata written as one step, so concurrent commits cannot both fit. A refused
    * commit removes the bytes.
    */
-  async function commitData(file: StoredFile, data: string): Promise<void> {
-    if (!quota) return publish(file, data);
+  async function commitData({ file, data, inline }: Written): Promise<void> {
+    if (!quota) return publish(file, data, inline);
     const folder = scopeDir(file.scope);
     await COMMIT_LOCKS.run(folder, async () => {
       try {
@@ -395,19 +421,41 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
         await unlinkQuiet(data).catch(() => {});
         throw error;
       }
-      await publish(file, data);
+      await publish(file, data, inline);
       known.get(folder)?.set(file.id, { size: file.size, expiresAt: file.expiresAt });
     });
   }
 
   /** Writes the metadata that makes verified bytes visible; removes the bytes if that fails. */
-  async function publish(file: StoredFile, data: string): Promise<void> {
+  async function publish(file: StoredFile, data: string, inline?: Uint8Array): Promise<void> {
     try {
-      await writeMeta(file);
+      await writeMeta(file, inline);
     } catch (error) {
       await unlinkQuiet(data).catch(() => {});
       throw storageError("write metadata", error);
     }
+  }
+
+  /**
+   * Writes an inline file's bytes out to `<id>` (temp name + rename, so a reader never sees part of
+   * it) unless they are there already; returns the path.
+   */
+  async function writeOut(path: string, inline: string): Promise<string> {
+    try {
+      await stat(path);
+      return path;
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw storageError("find the file", error);
+    }
+    const temp = `${path}.${randomSuffix()}${TMP_SUFFIX}`;
+    try {
+      await writeFileAsync(temp, Buffer.from(inline, "base64"), { mode: FILE_MODE, flag: "wx" });
+      await renameAsync(temp, path);
+    } catch (error) {
+      await unlinkQuiet(temp).catch(() => {});
+      throw storageError("write the file out", error);
+    }
+    return path;
   }
 
   async function removeFile(folder: string, id: string): Promise<boolean> {
@@ -448,7 +496,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
         try {
           const id = entry.endsWith(META_SUFFIX) ? entry.slice(0, -META_SUFFIX.length) : undefined;
           if (id !== undefined && metaIds.has(id)) {
-            const file = parseMetadataRecord(await readFile(path, "utf8"), id);
+            const file = parseStoredRecord(await readFile(path, "utf8"), id)?.file;
             if (file && isExpired(file, at) && (await removeFile(folder, id))) removed++;
             continue;
           }
@@ -483,23 +531,26 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     ...(quota ? { quota } : {}),
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
-      const { file, data } = await writeData(source, putOptions);
-      await commitData(file, data);
-      return file;
+      const written = await writeData(source, putOptions);
+      await commitData(written);
+      return written.file;
     },
 
     async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
-      const { file, data } = await writeData(source, putOptions);
+      const { file, data, inline } = await writeData(source, putOptions);
       return stagedFile(
         file,
         // A staged file may wait long enough for a sweep to take its bytes: commit only if they remain.
+        // (Inline bytes wait in memory, at most INLINE_BYTES.)
         async (staged) => {
-          try {
-            await stat(data);
-          } catch (error) {
-            throw storageError("find the staged bytes", error);
+          if (inline === undefined) {
+            try {
+              await stat(data);
+            } catch (error) {
+              throw storageError("find the staged bytes", error);
+            }
           }
-          await commitData(staged, data);
+          await commitData({ file: staged, data, ...(inline ? { inline } : {}) });
         },
         () => unlinkQuiet(data),
       );
@@ -510,9 +561,16 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     },
 
     async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
-      const file = await liveMeta(scope, id);
-      if (!file) return null;
+      const record = await liveRecord(scope, id);
+      if (!record) return null;
+      const { file, inline } = record;
       const bounds = resolveRange(range, file.size);
+      if (inline !== undefined) {
+        const bytes = Buffer.from(inline, "base64");
+        return Readable.from([bounds ? bytes.subarray(bounds.start, bounds.end + 1) : bytes], {
+          objectMode: false,
+        });
+      }
       const path = join(scopeDir(scope), file.id);
       let fd: number;
       try {
@@ -579,9 +637,10 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     },
 
     async localPath(scope: string, id: string): Promise<string | null> {
-      const file = await liveMeta(scope, id);
-      if (!file) return null;
-      const path = join(scopeDir(scope), file.id);
+      const record = await liveRecord(scope, id);
+      if (!record) return null;
+      const path = join(scopeDir(scope), record.file.id);
+      if (record.inline !== undefined) return writeOut(path, record.inline);
       try {
         await stat(path);
       } catch (error) {
