@@ -27,6 +27,7 @@ import { fromObject, type ObjectFormHost } from "./sources/object.js";
 import { fromPath, looksLikePath } from "./sources/path.js";
 import { fileUriToPath, prepareRoots, type Root } from "./sources/path-containment.js";
 import { fromResolver } from "./sources/resolver.js";
+import { bareBase64Refused, jsonEncodedObject, looksLikeBareBase64 } from "./sources/stray-forms.js";
 import type { FileSourceResolver, ResolvedFile } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
@@ -154,10 +155,7 @@ export class FileBridge {
       );
     }
     if (typeof input === "string") return this.#resolveString(input, ctx);
-    if (isRecord(input)) {
-      if (!this.#settings.forms.object) throw this.#disabled("object");
-      return fromObject(input, ctx, this.#objectHost);
-    }
+    if (isRecord(input)) return this.#resolveObject(input, ctx);
     throw new FileBridgeError("INVALID_INPUT", "a file must be given as a string or an object", {
       data: { forms: this.enabledForms },
     });
@@ -268,9 +266,23 @@ export class FileBridge {
   }
 
   #disabled(form: string): FileBridgeError {
-    return new FileBridgeError("FORM_DISABLED", `this server does not accept files as ${form}`, {
-      data: { form, forms: this.enabledForms },
-    });
+    const forms = this.enabledForms;
+    return new FileBridgeError(
+      "FORM_DISABLED",
+      `this server does not accept files as ${form}; it accepts ${forms.join(", ") || "no form at all"}`,
+      { data: { form, forms } },
+    );
+  }
+
+  #resolveObject(input: Record<string, unknown>, ctx: CallContext): Promise<ResolvedFile> {
+    if (!this.#settings.forms.object) throw this.#disabled("object");
+    return fromObject(input, ctx, this.#objectHost);
+  }
+
+  /** Bare base64 on a server with that form off: an error showing the form to send instead. */
+  #bareBase64(input: string): FileBridgeError | undefined {
+    if (this.#settings.forms.base64 || !looksLikeBareBase64(input)) return undefined;
+    return bareBase64Refused(this.#settings.forms, this.enabledForms);
   }
 
   #roots$(): Promise<Root[]> {
@@ -284,6 +296,9 @@ export class FileBridge {
 
   async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
     if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
+    // An object form sent as a JSON string (`"{\"filename\": …}"`) is that object.
+    const encoded = jsonEncodedObject(input);
+    if (encoded !== undefined) return this.#resolveObject(encoded, ctx);
     // (1) registered resolvers
     let resolver: FileSourceResolver | undefined;
     try {
@@ -328,7 +343,8 @@ export class FileBridge {
         if (base64Candidate && isFileBridgeError(error, "NOT_FOUND")) return fromBase64(input, ctx);
         // Base64 may start with "/" (JPEG is "/9j/…"): an absolute "path" outside every root is tried
         // as base64 too, and if it is not valid base64 either, the path refusal stands.
-        if (base64Candidate && isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots) {
+        const outsideRoots = isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots === true;
+        if (base64Candidate && outsideRoots) {
           try {
             return await fromBase64(input, ctx);
           } catch (base64Error) {
@@ -336,6 +352,8 @@ export class FileBridge {
             throw base64Error;
           }
         }
+        // With bare base64 off, content that is surely base64 gets the form to use, not NOT_FOUND.
+        if (isFileBridgeError(error, "NOT_FOUND") || outsideRoots) throw this.#bareBase64(input) ?? error;
         throw error;
       }
     }
@@ -343,6 +361,8 @@ export class FileBridge {
     if (this.#settings.forms.base64) {
       if (base64Candidate || !looksLikePath(input)) return fromBase64(input, ctx);
     }
+    const bareBase64 = this.#bareBase64(input);
+    if (bareBase64) throw bareBase64;
     if (looksLikePath(input)) throw this.#disabled("local path");
     throw new FileBridgeError(
       "UNSUPPORTED_INPUT",

@@ -53,7 +53,7 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   UNSUPPORTED_INPUT: { status: 400, hint: "Send the file in one of the accepted forms listed above." },
   FORM_DISABLED: {
     status: 400,
-    hint: "This server does not accept that form; use one of the enabled forms.",
+    hint: "This server does not accept that form; send the file in one of the forms named above.",
   },
   INVALID_BASE64: {
     status: 400,
