@@ -27,8 +27,7 @@ import type {
 import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import { FileRequests } from "../ui/request-files.js";
-import { uploadWidgetToolMeta } from "../ui/widget-meta.js";
+import { FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
   type RequestFilesCallOptions,
@@ -49,6 +48,7 @@ import {
   ticketStateKey,
   UPLOAD_HANDLE_PREFIX,
 } from "./upload-handle.js";
+import { uploadWidgetToolMeta } from "./widget-meta.js";
 
 export type {
   RewrittenArgs,
