@@ -11,6 +11,7 @@ import { durationToMs } from "../internal/duration.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { aborted, resolverFailure } from "./failures.js";
+import { type FileInputOptions, fileInput } from "./file-input.js";
 import {
   type BridgeSettings,
   DEFAULT_SWEEP_OLDER_THAN,
@@ -118,6 +119,26 @@ export class FileBridge {
       const index = this.#resolvers.indexOf(resolver);
       if (index >= 0) this.#resolvers.splice(index, 1);
     };
+  }
+
+  /**
+   * {@link fileInput} for this bridge: the description also tells the model that a local path or
+   * `file://` URI works when `roots` are set, and that an `https://` URL works when hosts are allowed,
+   * and the schema advertises the bridge's `maxBytes`. Options given explicitly win.
+   *
+   * @example
+   * ```ts
+   * const bridge = new FileBridge({ roots: [process.cwd()] });
+   * server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } }, handler);
+   * ```
+   */
+  fileInput(options: FileInputOptions = {}): ReturnType<typeof fileInput> {
+    return fileInput({
+      ...options,
+      paths: options.paths ?? this.#settings.forms.path,
+      https: options.https ?? this.#settings.forms.https,
+      maxBytes: options.maxBytes ?? this.maxBytes,
+    });
   }
 
   /** The names of the forms currently enabled, as shown in `UNSUPPORTED_INPUT` errors. */
@@ -343,7 +364,8 @@ export class FileBridge {
         if (base64Candidate && isFileBridgeError(error, "NOT_FOUND")) return fromBase64(input, ctx);
         // Base64 may start with "/" (JPEG is "/9j/…"): an absolute "path" outside every root is tried
         // as base64 too, and if it is not valid base64 either, the path refusal stands.
-        const outsideRoots = isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots === true;
+        const outsideRoots =
+          isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots === true;
         if (base64Candidate && outsideRoots) {
           try {
             return await fromBase64(input, ctx);

@@ -98,10 +98,9 @@ export class CompletionRouter {
         if (mcpServer && ref?.type === "ref/resource") {
           // What an McpServer answers for a template it does not know (without the SDK's doubled
           // `MCP error -32602: ` prefix: the client adds one).
-          throw Object.assign(
-            new Error(`Resource template ${String(ref.uri)} not found`),
-            { code: JSONRPC_INVALID_PARAMS },
-          );
+          throw Object.assign(new Error(`Resource template ${String(ref.uri)} not found`), {
+            code: JSONRPC_INVALID_PARAMS,
+          });
         }
         return EMPTY_COMPLETION;
       }

@@ -25,14 +25,16 @@ const STRICT_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 /**
- * Whether a string is almost surely base64 content rather than a file name or path: at least 16
- * characters of the base64 alphabet (whitespace aside) in whole 4-character groups — or padded —
- * and either `=` padding or a mix of upper case, lower case and digits, which names rarely have.
+ * Whether a string is almost surely base64 content rather than a file name or path: the base64 (or
+ * base64url) alphabet only, whitespace aside, in whole 4-character groups, and either `=` padding
+ * (16 characters at least) or, unpadded, 24 characters at least mixing upper case, lower case and
+ * digits, which names rarely do.
  */
 export function looksLikeBareBase64(input: string): boolean {
   const text = input.replace(/\s+/g, "");
-  if (text.length < 16) return false;
   const padded = text.endsWith("=");
+  // Unpadded, 24 characters at least: a file name without an extension can be 16 letters and digits.
+  if (text.length < (padded ? 16 : 24)) return false;
   if (STRICT_BASE64.test(text)) {
     if (text.length % 4 !== 0) return false;
   } else if (!BASE64URL.test(text)) {
@@ -42,12 +44,17 @@ export function looksLikeBareBase64(input: string): boolean {
 }
 
 /** `FORM_DISABLED` for bare base64: the message shows the forms that carry the same bytes. */
-export function bareBase64Refused(forms: { dataUrl: boolean; object: boolean }, enabled: string[]): FileBridgeError {
+export function bareBase64Refused(
+  forms: { dataUrl: boolean; object: boolean },
+  enabled: string[],
+): FileBridgeError {
   const ways: string[] = [];
   if (forms.dataUrl) ways.push('a data URL: "data:<media type>;name=<file name>;base64,<the same base64>"');
   if (forms.object) ways.push('an object: {"name": "<file name>", "content": "<the same base64>"}');
   const instead =
-    ways.length > 0 ? `send it as ${ways.join(", or as ")}` : `send it in an accepted form: ${enabled.join(", ")}`;
+    ways.length > 0
+      ? `send it as ${ways.join(", or as ")}`
+      : `send it in an accepted form: ${enabled.join(", ")}`;
   return new FileBridgeError("FORM_DISABLED", `bare base64 is not accepted as a file; ${instead}`, {
     data: { form: "bare base64", forms: enabled },
   });
