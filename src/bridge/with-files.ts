@@ -1,7 +1,14 @@
-import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { randomUUID } from "node:crypto";
+import {
+  FileBridgeError,
+  isFileBridgeError,
+  type ToolErrorResult,
+  toToolErrorResult,
+} from "../errors/file-bridge-error.js";
 import { collectFieldSlots, type FieldStep, parseFieldPath } from "../internal/field-paths.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { jsonEncodedObject } from "./sources/stray-forms.js";
 import type { ResolvedFile } from "./types.js";
 
 /**
@@ -118,6 +125,34 @@ function prepare(options: WithFilesOptions): PreparedOptions {
   };
 }
 
+/** Whether a file argument carries its bytes inline (a data: URL or an object with content). */
+function isInline(value: unknown): boolean {
+  if (typeof value === "string") {
+    if (/^data:/i.test(value.trimStart())) return true;
+    const encoded = jsonEncodedObject(value);
+    return encoded !== undefined && isInline(encoded);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return ["content", "content_base64", "data"].some(
+    (key) => typeof (value as Record<string, unknown>)[key] === "string",
+  );
+}
+
+/**
+ * The caller's scope; when there is none (`FORBIDDEN`, `no_scope`) and every file is inline, a
+ * throwaway scope of this call: nothing is stored or looked up, so the call needs no identity, and
+ * the throwaway scope owns nothing another caller could reach.
+ */
+function scopeFor(prepared: PreparedOptions, source: ScopeSource, values: unknown[]): string {
+  try {
+    return prepared.scope(source);
+  } catch (error) {
+    const noScope = isFileBridgeError(error, "FORBIDDEN") && error.data?.reason === "no_scope";
+    if (noScope && values.every(isInline)) return `inline-call:${randomUUID()}`;
+    throw error;
+  }
+}
+
 function signalOf(extra: unknown): AbortSignal | undefined {
   if (typeof extra !== "object" || extra === null) return undefined;
   const signal = (extra as { signal?: unknown }).signal;
@@ -147,7 +182,11 @@ export function wrapWithFiles<Args, Extra, Result>(
       if (slots.length > 0) {
         // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
         const source = scopeSourceOf(extra ?? {});
-        const scope = prepared.scope(source as ScopeSource);
+        const scope = scopeFor(
+          prepared,
+          source as ScopeSource,
+          slots.map((slot) => slot.value),
+        );
         const signal = signalOf(source);
         files = await bridge.resolveAll(
           slots.map((slot) => slot.value),
