@@ -98,7 +98,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },
-  METHOD_NOT_ALLOWED: { status: 405, hint: "Use a method this route accepts." },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    hint: "Use one of the methods named in the message (and the Allow header).",
+  },
   RANGE_NOT_SATISFIABLE: { status: 416, hint: "Request a byte range inside the file." },
   TOO_LARGE_TO_INLINE: {
     status: 413,
