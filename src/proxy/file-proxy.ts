@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileBridge } from "../bridge/file-bridge.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { createFileRoutes } from "../http/create-file-routes.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import {
@@ -153,7 +154,11 @@ function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Ui
   if (env) {
     const value = process.env[env];
     if (!value) {
-      throw new Error(`proxy.secretEnv names ${env}, but that environment variable is empty`);
+      throw new FileBridgeError(
+        "INVALID_OPTION",
+        `proxy.secretEnv names ${env}, but that environment variable is empty: set it to a long random value ` +
+          `(e.g. export ${env}=$(openssl rand -hex 32)), or remove proxy.secretEnv for links that work until the process exits`,
+      );
     }
     return value;
   }
@@ -164,7 +169,13 @@ function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Ui
 function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
   if (env === undefined) return undefined;
   const value = process.env[env];
-  if (!value) throw new Error(`proxy.auth.tokensEnv names ${env}, but that environment variable is empty`);
+  if (!value) {
+    throw new FileBridgeError(
+      "INVALID_OPTION",
+      `proxy.auth.tokensEnv names ${env}, but that environment variable is empty: set it to "user:token" pairs ` +
+        `(e.g. export ${env}=alice:$(openssl rand -hex 24))`,
+    );
+  }
   return bearerTokens(parseBearerTokens(value, env));
 }
 
@@ -193,6 +204,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   // Everything that can fail on its own before anything starts: the SDK, the tokens.
   const generation = await loadProxySdk(options.sdk ?? gateway.sdk);
   const authenticate = options.authenticate ?? tokensFrom(gateway.auth?.tokensEnv);
+  const secret = secretFrom(options, config); // before the temp folder: a bad secret leaves nothing behind
 
   const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
   const storageDir = gateway.storage?.dir ?? (ownedDir as string);
@@ -201,7 +213,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   const state = memoryState();
   let host: ProxyHttpHost | undefined;
   const minter = new SignedUrlMinter({
-    secret: secretFrom(options, config),
+    secret,
     baseUrl: () => gateway.baseUrl ?? host?.url ?? "http://127.0.0.1",
     state,
     ...(ttl.downloadUrls !== undefined ? { ttl: ttl.downloadUrls as Duration } : {}),
