@@ -9,6 +9,7 @@ import {
 } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
+import type { TusOptions } from "../uploads/tus/service.js";
 import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
 import type { FileRoutesOptions, FileRoutesTokenVerifier, UploadPageRenderer } from "./types.js";
 
@@ -63,6 +64,8 @@ export interface ResolvedRouteOptions {
   cors: CorsPolicy | undefined;
   /** The injected upload page, when on. */
   uploadPage: UploadPageRenderer | undefined;
+  /** The tus endpoint's options; `undefined` = off. */
+  tus: TusOptions | undefined;
 }
 
 function invalidOption(name: string, message: string, cause?: unknown): FileBridgeError {
@@ -172,6 +175,7 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     onError: options.onError,
     cors,
     uploadPage,
+    tus: options.tus === false ? undefined : (options.tus ?? {}),
   };
 }
 
