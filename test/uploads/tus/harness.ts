@@ -34,13 +34,16 @@ export interface TusHarness {
   close(): Promise<void>;
 }
 
-export async function startTus(overrides: Partial<FileRoutesOptions> = {}): Promise<TusHarness> {
+export async function startTus(
+  overrides: Partial<FileRoutesOptions> = {},
+  clock: () => number = Date.now,
+): Promise<TusHarness> {
   const dir = await mkdtemp(join(tmpdir(), "mfb-tus-"));
   const stagingDir = join(dir, "staging");
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
-  const state = overrides.state ?? memoryState();
+  const state = overrides.state ?? memoryState({ now: clock });
   let origin = "http://127.0.0.1:9";
-  const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
+  const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state, now: clock });
   const stored: StoredFile[] = [];
   const progress: TusProgress[] = [];
   const routes = createFileRoutes({
@@ -51,7 +54,7 @@ export async function startTus(overrides: Partial<FileRoutesOptions> = {}): Prom
     onStored: (file) => {
       stored.push(file);
     },
-    tus: { staging: fsTusStaging(stagingDir), onProgress: (event) => progress.push(event) },
+    tus: { staging: fsTusStaging(stagingDir), onProgress: (event) => progress.push(event), now: clock },
     ...overrides,
   });
   const server: Server = createServer(toNodeHandler(routes));
@@ -76,7 +79,7 @@ export async function startTus(overrides: Partial<FileRoutesOptions> = {}): Prom
         action: "upload",
         claims,
         singleUse: options.singleUse ?? true,
-        ttl: "1h",
+        ttl: options.ttl ?? "1h",
       });
       return `${origin}/files/tus/${token}`;
     },
