@@ -28,7 +28,7 @@ export interface TusHarness {
   /** Mints an upload ticket; resolves with its tus endpoint. */
   endpoint(
     scope: string,
-    options?: { fileId?: string; maxBytes?: number; singleUse?: boolean; ttl?: string },
+    options?: { fileId?: string; maxBytes?: number; singleUse?: boolean; ttl?: `${number}m` | `${number}h` },
   ): Promise<string>;
   stagingFiles(): Promise<string[]>;
   close(): Promise<void>;
