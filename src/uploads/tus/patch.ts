@@ -12,7 +12,7 @@ import type { UploadRequestContext } from "../handler-types.js";
 import { commitTusUpload, type TusCommitted } from "./commit.js";
 import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
 import { type TusRecord, writeRecord } from "./records.js";
-import type { TusService, TusTicket } from "./service.js";
+import { publishProgress, type TusService, type TusTicket } from "./service.js";
 
 /** How often the progress hook hears of bytes arriving. */
 const PROGRESS_STEP = 4 * 1024 * 1024;
@@ -87,13 +87,7 @@ export async function writeBody(
   let written = 0;
   let failure: unknown;
   if (body) {
-    const progress = (count: number) =>
-      service.onProgress?.({
-        ticketId: ticket.verified.fileId,
-        scope: ticket.limits.scope,
-        offset: start + count,
-        length: record.length,
-      });
+    const progress = (count: number) => publishProgress(service, ticket, start + count, record.length);
     const meter = new BodyMeter(room, checksum ? createHash(checksum.algorithm) : undefined, progress);
     const watchdog = ctx.watch((error) => meter.destroy(error));
     body.on("data", watchdog.touch);
@@ -127,6 +121,7 @@ export async function writeBody(
   }
   const updated: TusRecord = { ...record, offset: start + written };
   await writeRecord(service.state, id, updated, service.now());
+  if (written > 0 && !updated.partial) publishProgress(service, ticket, updated.offset, updated.length);
   if (failure !== undefined) {
     throw isFileBridgeError(failure)
       ? failure

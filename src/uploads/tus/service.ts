@@ -7,7 +7,7 @@ import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-err
 import { memoryState } from "../../storage/memory-state.js";
 import type { StateStore } from "../../storage/types.js";
 import type { UploadHandlerConfig, VerifiedTokenClaims } from "../handler-types.js";
-import { TICKET_CLAIMS } from "../upload-handle.js";
+import { TICKET_CLAIMS, type UploadProgressRecord, uploadProgressKey } from "../upload-handle.js";
 import type { UploadLimits } from "../upload-staging.js";
 import { fsTusStaging, type TusStaging } from "./fs-staging.js";
 import { readRecord, type TusRecord } from "./records.js";
@@ -136,4 +136,31 @@ export async function ownedRecord(service: TusService, ticket: TusTicket, id: st
     throw noSuchUpload();
   }
   return record;
+}
+
+/**
+ * Tells of bytes received: the `onProgress` hook, and the progress record in the state store (what a
+ * tool waiting for the person reads, from any replica). Best effort: a failed write is dropped.
+ */
+export function publishProgress(
+  service: TusService,
+  ticket: TusTicket,
+  offset: number,
+  length?: number,
+): void {
+  const progress: TusProgress = {
+    ticketId: ticket.verified.fileId,
+    scope: ticket.limits.scope,
+    offset,
+    length,
+  };
+  try {
+    service.onProgress?.(progress);
+  } catch {
+    // a failing hook must not break an upload
+  }
+  const record: UploadProgressRecord = { scope: ticket.limits.scope, offset };
+  if (length !== undefined) record.length = length;
+  const ttl = Math.max(1, Math.ceil((ticket.expiresAt - service.now()) / 1000));
+  void service.state.set(uploadProgressKey(ticket.verified.fileId), record, { ttl }).catch(() => undefined);
 }

@@ -42,11 +42,16 @@ export async function startTus(
   const stagingDir = join(dir, "staging");
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
   const state = overrides.state ?? memoryState({ now: clock });
-  let origin = "http://127.0.0.1:9";
+  // Listen first, so the minter's URLs carry the real origin.
+  let routes: ((request: Request) => Promise<Response | undefined>) | undefined;
+  const server: Server = createServer(
+    toNodeHandler((request) => (routes as NonNullable<typeof routes>)(request)),
+  );
+  const origin = await listen(server);
   const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state, now: clock });
   const stored: StoredFile[] = [];
   const progress: TusProgress[] = [];
-  const routes = createFileRoutes({
+  routes = createFileRoutes({
     store,
     minter,
     state,
@@ -57,8 +62,6 @@ export async function startTus(
     tus: { staging: fsTusStaging(stagingDir), onProgress: (event) => progress.push(event), now: clock },
     ...overrides,
   });
-  const server: Server = createServer(toNodeHandler(routes));
-  origin = await listen(server);
   let next = 0;
   return {
     origin,
