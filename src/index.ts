@@ -172,6 +172,10 @@ export type {
   StoredFile,
 } from "./storage/types.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
+export type { StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
+export { defaultTusStagingDir, fsTusStaging } from "./uploads/tus/fs-staging.js";
+export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
+export { tusEndpointOf } from "./uploads/upload-handle.js";
 export type {
   RewrittenArgs,
   UploadAttachOptions,
