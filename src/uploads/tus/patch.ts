@@ -91,7 +91,14 @@ export async function writeBody(
     const meter = new BodyMeter(room, checksum ? createHash(checksum.algorithm) : undefined, progress);
     const watchdog = ctx.watch((error) => meter.destroy(error));
     body.on("data", watchdog.touch);
-    const onAbort = () => meter.destroy(new FileBridgeError("ABORTED", "The client aborted the upload"));
+    // A dropped client ends the body: what already arrived is flushed to the staging and counts.
+    let dropped: FileBridgeError | undefined;
+    const onAbort = () => {
+      if (dropped || meter.writableEnded) return;
+      dropped = new FileBridgeError("ABORTED", "The client aborted the upload");
+      body.unpipe(meter);
+      meter.end();
+    };
     request.signal.addEventListener("abort", onAbort, { once: true });
     body.once("error", (error) => meter.destroy(error));
     body.once("aborted", onAbort);
@@ -102,7 +109,7 @@ export async function writeBody(
     try {
       const result = await service.staging.write(id, start, body.pipe(meter));
       written = result.written;
-      failure = result.error;
+      failure = result.error ?? dropped;
     } finally {
       watchdog.stop();
       body.off("data", watchdog.touch);

@@ -77,6 +77,21 @@ export async function writeRecord(
   await state.set(tusRecordKey(id), record, { ttl: ttlSeconds(record.expiresAt, now) });
 }
 
+/** How long a request waits for another's lock before 423, and how often it looks. */
+const LOCK_WAIT_MS = 1000;
+const LOCK_POLL_MS = 20;
+
+/**
+ * Waits (at most `waitMs`) until no request holds the upload's lock, so a `HEAD` right after a
+ * dropped `PATCH` answers the offset that request recorded. Resolves either way.
+ */
+export async function settledUpload(state: StateStore, id: string, waitMs = LOCK_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  while ((await state.get(tusLockKey(id))) !== null && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
 /** A held upload lock. */
 export interface TusLock {
   /** Releases the lock (only if still ours). */
@@ -88,11 +103,24 @@ export interface TusLock {
  * same upload never writes next to the first. The lock lives `ttlMs` and is renewed every third of
  * it while held, so a replica that dies holding it frees it within `ttlMs`.
  */
-export async function lockUpload(state: StateStore, id: string, ttlMs: number): Promise<TusLock> {
+export async function lockUpload(
+  state: StateStore,
+  id: string,
+  ttlMs: number,
+  waitMs = LOCK_WAIT_MS,
+): Promise<TusLock> {
   const key = tusLockKey(id);
   const owner = randomBytes(9).toString("base64url");
   const ttl = Math.max(1, Math.ceil(ttlMs / 1000));
-  if (!(await state.setIfAbsent(key, owner, { ttl }))) {
+  const deadline = Date.now() + waitMs;
+  let taken = await state.setIfAbsent(key, owner, { ttl });
+  // A request whose client just dropped still holds the lock while it records its offset: a resume
+  // right behind it waits that moment out instead of failing.
+  while (!taken && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+    taken = await state.setIfAbsent(key, owner, { ttl });
+  }
+  if (!taken) {
     throw tusError("UPLOAD_IN_PROGRESS", "Another request is writing this upload", TUS_STATUS.locked, {
       retryable: true,
     });

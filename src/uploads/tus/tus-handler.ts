@@ -27,7 +27,14 @@ import {
   tusErrorResponse,
   tusResponse,
 } from "./protocol.js";
-import { isUploadId, lockUpload, type TusRecord, tusRecordKey, tusTicketKey } from "./records.js";
+import {
+  isUploadId,
+  lockUpload,
+  settledUpload,
+  type TusRecord,
+  tusRecordKey,
+  tusTicketKey,
+} from "./records.js";
 import { noSuchUpload, ownedRecord, type TusService, type TusTicket, verifyTusTicket } from "./service.js";
 
 /** How often creation also sweeps expired staging (in the background). */
@@ -69,7 +76,11 @@ export class TusUploadHandler implements UploadHandler {
         return await this.#create(request, ctx, ticket);
       }
       if (!isUploadId(id)) throw noSuchUpload();
-      if (method === "HEAD") return headResponse(await ownedRecord(this.#service, ticket, id), request);
+      if (method === "HEAD") {
+        await ownedRecord(this.#service, ticket, id);
+        await settledUpload(this.#service.state, id);
+        return headResponse(await ownedRecord(this.#service, ticket, id), request);
+      }
       if (method === "PATCH") return await this.#patch(request, ctx, ticket, id);
       if (method === "DELETE") return await this.#terminate(ticket, id);
       throw new FileBridgeError("METHOD_NOT_ALLOWED", "Use HEAD, PATCH or DELETE on an upload");

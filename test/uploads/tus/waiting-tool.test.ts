@@ -24,7 +24,7 @@ const SIZE = 64 * 1024 * 1024;
 const CHUNK = 8 * 1024 * 1024;
 const TUS = { "tus-resumable": "1.0.0" };
 /** The client's request timeout in these tests (the SDK default is 60 s). */
-const CLIENT_TIMEOUT_MS = 1500;
+const CLIENT_TIMEOUT_MS = 3000;
 
 let harness: TusHarness;
 const cleanups: Array<() => Promise<void>> = [];
@@ -103,7 +103,7 @@ describe("a tool that waits for a person's resumable upload", () => {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const params = request.params as { url: string };
       // The page URL is the ticket's upload URL; its tus endpoint takes the same ticket.
-      person = personUploads(tusEndpointOf(params.url), bytes, 400);
+      person = personUploads(tusEndpointOf(params.url), bytes, 700);
       return { action: "accept" };
     });
     const progress: number[] = [];
