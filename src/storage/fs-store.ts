@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { optionCheck } from "../internal/options.js";
 import { resolveRange } from "./kit/byte-range.js";
 import {
   decodeCursor,
@@ -39,6 +40,8 @@ import type {
   StagedFile,
   StoredFile,
 } from "./types.js";
+
+const check = optionCheck("fsStore");
 
 /**
  * Options of {@link fsStore}.
@@ -168,13 +171,13 @@ function randomSuffix(): string {
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
   if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
-    throw new FileBridgeError("INVALID_OPTION", "dir must be a non-empty path");
+    throw check.error("dir", "must be a non-empty path");
   }
   if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "fsStore options must be an object");
+    throw check.error("options", "must be an object");
   }
   if (options.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+    throw check.error("now", "must be a function returning milliseconds");
   }
   const quota = checkScopeQuota(options.quota, "fsStore: quota");
   const root = resolve(dir);

@@ -1,12 +1,10 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { materializeStoredFile } from "../bridge/materialize.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
-import type { FileSourceResolver, ResolvedFile } from "../bridge/types.js";
+import type { FileSourceResolver } from "../bridge/types.js";
 import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
 import {
@@ -28,6 +26,7 @@ import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { awaitUploadTool } from "./await-upload.js";
+import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
@@ -61,14 +60,12 @@ export type {
   UploadToolWidget,
 } from "./types.js";
 
+import { optionCheck } from "../internal/options.js";
+
 const FIELD = "file";
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `UploadHandleResolver: ${name} ${message}`, {
-    data: { option: name },
-  });
-}
+const check = optionCheck("UploadHandleResolver");
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -110,59 +107,59 @@ export class UploadHandleResolver {
   readonly #requests: FileRequests;
 
   constructor(options: UploadHandleResolverOptions) {
-    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
     const { store, minter, state } = options;
-    if (!store || typeof store.head !== "function") throw invalidOption("store", "must be a FileStore");
+    if (!store || typeof store.head !== "function") throw check.error("store", "must be a FileStore");
     if (!minter || typeof minter.mint !== "function")
-      throw invalidOption("minter", "must be a SignedUrlMinter");
-    if (!state || typeof state.get !== "function") throw invalidOption("state", "must be a StateStore");
+      throw check.error("minter", "must be a SignedUrlMinter");
+    if (!state || typeof state.get !== "function") throw check.error("state", "must be a StateStore");
     this.toolName = options.toolName ?? "get_upload_url";
     if (typeof this.toolName !== "string" || !TOOL_NAME.test(this.toolName)) {
-      throw invalidOption("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+      throw check.error("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
     }
     this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
     if (durationToMs(this.#ttl, "UploadHandleResolver: ttl") < 1000)
-      throw invalidOption("ttl", "must be at least 1s");
+      throw check.error("ttl", "must be at least 1s");
     const handleTtlMs = durationToMs(
       options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
       "UploadHandleResolver: handleTtl",
     );
-    if (handleTtlMs < 1000) throw invalidOption("handleTtl", "must be at least 1s");
+    if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
     this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
     this.maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
     if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
-      throw invalidOption("maxBytes", "must be a positive integer");
+      throw check.error("maxBytes", "must be a positive integer");
     }
     this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
     if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
-      throw invalidOption("maxFiles", "must be an integer from 1 to 1000");
+      throw check.error("maxFiles", "must be an integer from 1 to 1000");
     }
     if (options.singleUse !== undefined && typeof options.singleUse !== "boolean") {
-      throw invalidOption("singleUse", "must be a boolean");
+      throw check.error("singleUse", "must be a boolean");
     }
     this.#singleUse = options.singleUse ?? true;
     if (options.scope !== undefined && typeof options.scope !== "function") {
-      throw invalidOption("scope", "must be a function");
+      throw check.error("scope", "must be a function");
     }
     this.#scope = options.scope ?? defaultScope;
     if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
-      throw invalidOption("tmpDir", "must be a non-empty path");
+      throw check.error("tmpDir", "must be a non-empty path");
     }
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
     if (options.rateLimit !== undefined && typeof options.rateLimit !== "function") {
-      throw invalidOption("rateLimit", "must be a function");
+      throw check.error("rateLimit", "must be a function");
     }
     this.#rateLimit = options.rateLimit;
     if (options.bridge !== undefined) {
       if (typeof options.bridge?.addResolver !== "function")
-        throw invalidOption("bridge", "must be a FileBridge");
+        throw check.error("bridge", "must be a FileBridge");
     }
     this.#store = store;
     this.#minter = minter;
     this.#state = state;
     const fileRequests = options.fileRequests ?? {};
     if (typeof fileRequests !== "object" || fileRequests === null) {
-      throw invalidOption("fileRequests", "must be an object");
+      throw check.error("fileRequests", "must be an object");
     }
     this.#requests = new FileRequests({
       store,
@@ -233,10 +230,10 @@ export class UploadHandleResolver {
     let resource: HostResourceHandle | undefined;
     if (widget !== undefined) {
       if (typeof widget?.uri !== "string" || typeof widget.contents?.text !== "string") {
-        throw invalidOption("widget", "must be what uploadWidgetResource() returns");
+        throw check.error("widget", "must be what uploadWidgetResource() returns");
       }
       if (widget.toolName !== undefined && widget.toolName !== this.toolName) {
-        throw invalidOption(
+        throw check.error(
           "widget",
           `calls the tool ${JSON.stringify(widget.toolName)}, but this resolver's tool is ${JSON.stringify(this.toolName)}: build it with uploadWidgetResource({ toolName: ${JSON.stringify(this.toolName)} })`,
         );
@@ -335,7 +332,7 @@ export class UploadHandleResolver {
       throw new FileBridgeError("INVALID_INPUT", "attachAwaitTool() needs an McpServer");
     const name = options.name ?? "await_upload";
     if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-      throw invalidOption("name", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+      throw check.error("name", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
     }
     return host.registerTool(
       awaitUploadTool(name, this.#requests, (ctx) => this.#scope(ctx.extra as ScopeSource)),
@@ -389,7 +386,8 @@ export class UploadHandleResolver {
             `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each` +
               (ticket.single_use ? "; works for one successful upload." : "."),
             `Example: ${ticket.curl}`,
-            `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
+            `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +
+              "(for an argument that takes one file after several were uploaded, pass one of the files' own handles from the upload's JSON reply).",
           ].join("\n");
           return { content: [{ type: "text" as const, text }], structuredContent: ticket };
         } catch (error) {
@@ -413,16 +411,18 @@ export class UploadHandleResolver {
   }
 
   /**
-   * The stored file a handle stands for, in the caller's scope: a file handle, or a ticket handle
-   * whose upload finished (its first file). `null` when missing, expired, malformed or in another
-   * scope.
+   * Every stored file a handle stands for, in the caller's scope, in upload order: the upload's
+   * handle (the ticket's `handle`, also the `handle` of the upload's reply) stands for every file
+   * of that upload once it committed; a file's own handle (`files[i].handle` in the reply, the form
+   * handles were issued in before) for that one file. `null` when missing, expired, malformed or in
+   * another scope.
    *
    * @example
    * ```ts
-   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
+   * const files = await uploads.filesFor(ticket.handle, { scope }); // both files of a 2-file upload
    * ```
    */
-  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+  async filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null> {
     assertScope(options.scope);
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
     // A handle carries the reference of its scope: it resolves only in the scope with that
@@ -430,16 +430,37 @@ export class UploadHandleResolver {
     if (!parsed || parsed.scopeRef !== scopeRef(options.scope)) return null;
     const scope = options.scope;
     const file = await this.#store.head(scope, parsed.id);
-    if (file) return file;
+    if (file) return [file];
     const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
     if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
-    const first = record.files[0];
-    return typeof first === "string" ? await this.#store.head(scope, first) : null;
+    const ids = record.files.filter((id): id is string => typeof id === "string");
+    const files = await Promise.all(ids.map((id) => this.#store.head(scope, id)));
+    const found = files.filter((stored): stored is StoredFile => stored !== null);
+    return found.length > 0 ? found : null;
+  }
+
+  /**
+   * The one stored file a handle stands for, in the caller's scope: a file's own handle, or the
+   * handle of an upload that stored one file. The handle of an upload of several files is
+   * `INVALID_INPUT` naming how many and the files' own handles (use {@link filesFor} for all of
+   * them). `null` when missing, expired, malformed or in another scope.
+   *
+   * @example
+   * ```ts
+   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
+   * ```
+   */
+  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+    const files = await this.filesFor(handle, options);
+    if (files && files.length > 1) throw severalFiles(files);
+    return files?.[0] ?? null;
   }
 
   /**
    * A resolver for `FileBridge.addResolver`, so every `withFiles` tool accepts upload handles.
-   * Handles of other scopes resolve as "not found".
+   * Handles of other scopes resolve as "not found". The handle of an upload of several files
+   * resolves to all of them where a list of files is taken (`bridge.resolveEach`, a `"files[]"`
+   * field of `withFiles`) and is `INVALID_INPUT` where one file is (`bridge.resolve`, `"file"`).
    *
    * @example
    * ```ts
@@ -454,16 +475,21 @@ export class UploadHandleResolver {
         const file = await this.fileFor(input, { scope: context.scope });
         return file ? storedFileSource(this.#store, file) : null;
       },
+      resolveEach: async (input, context) => {
+        const files = await this.filesFor(input, { scope: context.scope });
+        return files ? files.map((file) => storedFileSource(this.#store, file)) : null;
+      },
     };
   }
 
   /**
    * Replaces upload handles at the given argument paths (`"file"`, `"files[]"`, `"input.doc"`) with
    * paths of local copies, for tools that must not know about handles. Values that are not upload
-   * handles are left as they are. Fails with `NOT_FOUND` (and keeps no copies) when a handle does
-   * not resolve in `scope`. Each distinct handle is copied once however often it appears; more than
-   * `maxFiles` distinct handles (default 32, see docs/limits.md) fail with `TOO_MANY_FILES` before
-   * anything is copied. Call `dispose()` (or `await using`) when the tool is done.
+   * handles are left as they are. A list item holding the handle of an upload of several files
+   * becomes one path per file, in place; a field that takes one file fails with `INVALID_INPUT` for
+   * such a handle. Fails with `NOT_FOUND` (and keeps no copies) when a handle does not resolve in
+   * `scope`. Each distinct handle is copied once however often it appears; more than `maxFiles`
+   * files (default 32, see docs/limits.md) fail with `TOO_MANY_FILES` before anything is copied. Call `dispose()` (or `await using`) when the tool is done.
    *
    * @example
    * ```ts
@@ -483,59 +509,8 @@ export class UploadHandleResolver {
     if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) {
       throw new FileBridgeError("INVALID_INPUT", "maxFiles must be a positive integer");
     }
-    const steps = paths.map((path) => parseFieldPath(path, "paths"));
-    const copy = structuredClone(args);
-    const slots = steps
-      .flatMap((path) => collectFieldSlots(copy, path))
-      .filter((slot) => typeof slot.value === "string" && slot.value.startsWith(UPLOAD_HANDLE_PREFIX));
-    // Each distinct handle is copied once per call, however often the arguments repeat it, and at
-    // most `maxFiles` distinct handles are copied (bounded disk per call).
-    const distinct = new Set(slots.map((slot) => slot.value as string));
-    if (distinct.size > maxFiles) {
-      throw new FileBridgeError("TOO_MANY_FILES", `at most ${maxFiles} files can be sent at once`, {
-        data: { limit: maxFiles, count: distinct.size },
-      });
-    }
-    // Each handle becomes a file in its own private per-call folder, made by the bridge's materializer
-    // (size and sha256 checked against the stored metadata while copying).
-    const files: ResolvedFile[] = [];
-    const byHandle = new Map<string, ResolvedFile>();
-    const dispose = async () => {
-      await Promise.all(files.map((file) => file.dispose()));
-    };
-    try {
-      for (const slot of slots) {
-        const handle = slot.value as string;
-        let local = byHandle.get(handle);
-        if (!local) {
-          const file = await this.fileFor(handle, options);
-          if (!file) {
-            throw new FileBridgeError("NOT_FOUND", `${slot.label}: no such upload`, {
-              data: { field: slot.label },
-            });
-          }
-          local = await materializeStoredFile(
-            {
-              tmpDir: this.#tmpDir,
-              maxBytes: Number.POSITIVE_INFINITY,
-              signal: undefined,
-              allowEmpty: true,
-              fallbackName: undefined,
-            },
-            this.#store,
-            file,
-            { kind: "resolver", detail: "upload handle" },
-          );
-          files.push(local);
-          byHandle.set(handle, local);
-        }
-        (slot.container as Record<string | number, unknown>)[slot.key] = local.path;
-      }
-    } catch (error) {
-      await dispose();
-      throw error;
-    }
-    return { args: copy, dispose, [Symbol.asyncDispose]: dispose };
+    const deps = { store: this.#store, tmpDir: this.#tmpDir, filesFor: this.filesFor.bind(this) };
+    return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }
 
