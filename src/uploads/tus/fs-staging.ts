@@ -10,7 +10,14 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 
-/** The result of one write: how many bytes reached the file, and the failure that ended it early. */
+/**
+ * The result of one write: how many bytes reached the file, and the failure that ended it early.
+ *
+ * @example
+ * ```ts
+ * const { written, error }: StagingWrite = await staging.write(id, offset, body);
+ * ```
+ */
 export interface StagingWrite {
   written: number;
   error?: unknown;
