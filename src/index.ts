@@ -55,5 +55,7 @@ export { memoryState } from "./storage/memory-state.js";
 export type { MemoryStoreOptions } from "./storage/memory-store.js";
 export { memoryStore } from "./storage/memory-store.js";
 export type { FileKind, FileStore, StateStore, StoredFile } from "./storage/types.js";
+export { fsTusStaging } from "./uploads/tus/fs-staging.js";
+export { tusEndpointOf } from "./uploads/upload-handle.js";
 export type { UploadHandleResolverOptions } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

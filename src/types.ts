@@ -53,6 +53,8 @@ export type {
   VerifyOptions,
 } from "./signing/signed-url-minter.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
+export type { StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
+export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
 export type {
   RewrittenArgs,
   UploadAttachOptions,

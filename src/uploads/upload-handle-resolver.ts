@@ -25,6 +25,7 @@ import type {
 import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import { awaitUploadTool } from "./await-upload.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { FileRequests } from "./request-files.js";
 import {
@@ -312,6 +313,31 @@ export class UploadHandleResolver {
       : requestContextOf(toHost(server, "requestFiles()"), extra);
     const scope = this.#scope(ctx.extra as ScopeSource);
     return requestFilesThrough(this.#requests, ctx, scope, options);
+  }
+
+  /**
+   * Registers `await_upload` (or `name`): the model's poll path for a pending upload. It waits up to
+   * `wait_seconds` (at most 55, below the SDKs' 60 s request timeout) for the upload of a
+   * `request_id` from {@link requestFiles}, sends MCP progress while the bytes of a resumable (tus)
+   * upload arrive, and answers the files, `status: "pending"` with the bytes so far, or
+   * `TOKEN_EXPIRED` once the link expired. Requests of other scopes are unknown.
+   *
+   * @example
+   * ```ts
+   * uploads.attachAwaitTool(server); // the model calls await_upload { request_id } until uploaded
+   * ```
+   */
+  attachAwaitTool(server: McpServerLike | McpHost, options: { name?: string } = {}): HostToolHandle {
+    const host = toHost(server);
+    if (!host.supportsTools)
+      throw new FileBridgeError("INVALID_INPUT", "attachAwaitTool() needs an McpServer");
+    const name = options.name ?? "await_upload";
+    if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+      throw check.error("name", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+    }
+    return host.registerTool(
+      awaitUploadTool(name, this.#requests, (ctx) => this.#scope(ctx.extra as ScopeSource)),
+    );
   }
 
   /**
