@@ -3,6 +3,7 @@
  */
 import type { Duration } from "../internal/duration.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 
 /**
  * The claims a verified token carries, as far as the routes need them.
@@ -40,6 +41,11 @@ export interface VerifiedTokenClaims {
  * ```
  */
 export interface FileRoutesTokenVerifier {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   /** Path prefix of the signed URLs, e.g. `/files`. */
   readonly basePath: string;
   /**

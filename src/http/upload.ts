@@ -14,6 +14,7 @@ import {
   ticketStateKey,
   uploadHandleOf,
 } from "../uploads/upload-handle.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 import { stageMultipart } from "./multipart.js";
 import { requestBodyAsNode } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
@@ -131,7 +132,7 @@ async function uploadReply(config: ResolvedRouteOptions, files: StoredFile[]): P
   }
   const reply: UploadReplyFile[] = files.map((file) => {
     const entry: UploadReplyFile = {
-      handle: uploadHandleOf(file),
+      handle: uploadHandleOf(file, scopeRefsOf(config.minter)),
       id: file.id,
       name: file.name,
       size: file.size,

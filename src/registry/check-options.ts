@@ -7,6 +7,7 @@ import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { ChangeFeed, FileStore } from "../storage/types.js";
 import type { AuthorizeFunction, DownloadUrlMinter, ResourceRegistryOptions } from "./options.js";
 import { TemplateSet } from "./templates.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 
 function invalidOption(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", message);
@@ -45,7 +46,7 @@ export function checkRegistryOptions(options: ResourceRegistryOptions): Registry
     throw invalidOption("store must be a FileStore");
   }
 
-  const templates = new TemplateSet(options.templates);
+  const templates = new TemplateSet(options.templates, scopeRefsOf(options.minter));
 
   if (options.scope !== undefined && typeof options.scope !== "function") {
     throw invalidOption("scope must be a function");

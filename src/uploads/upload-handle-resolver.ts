@@ -25,7 +25,8 @@ import type {
   McpServerLike,
 } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { FileRequests } from "../ui/request-files.js";
 import { uploadWidgetToolMeta } from "../ui/widget-meta.js";
@@ -99,6 +100,7 @@ export class UploadHandleResolver {
 
   readonly #store: FileStore;
   readonly #minter: UploadTicketMinter;
+  readonly #refs: ScopeRefs;
   readonly #state: StateStore;
   readonly #ttl: Duration;
   readonly #handleTtlSeconds: number;
@@ -158,6 +160,7 @@ export class UploadHandleResolver {
     }
     this.#store = store;
     this.#minter = minter;
+    this.#refs = scopeRefsOf(minter);
     this.#state = state;
     const fileRequests = options.fileRequests ?? {};
     if (typeof fileRequests !== "object" || fileRequests === null) {
@@ -210,7 +213,7 @@ export class UploadHandleResolver {
       max_bytes: this.maxBytes,
       max_files: this.maxFiles,
       single_use: this.#singleUse,
-      handle: formatUploadHandle(scope, ticketId),
+      handle: formatUploadHandle(scope, ticketId, this.#refs),
       curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
     };
   }
@@ -383,7 +386,7 @@ export class UploadHandleResolver {
    * ```
    */
   handleFor(file: Pick<StoredFile, "scope" | "id">): string {
-    return formatUploadHandle(file.scope, file.id);
+    return formatUploadHandle(file.scope, file.id, this.#refs);
   }
 
   /**
@@ -401,7 +404,7 @@ export class UploadHandleResolver {
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
     // A handle carries the reference of its scope: it resolves only in the scope with that
     // reference, so a handle of another scope is exactly "not found".
-    if (!parsed || parsed.scopeRef !== scopeRef(options.scope)) return null;
+    if (!parsed || !this.#refs.matches(parsed.scopeRef, options.scope)) return null;
     const scope = options.scope;
     const file = await this.#store.head(scope, parsed.id);
     if (file) return file;

@@ -29,6 +29,8 @@ const SECRET = "integration-secret-integration-secret-0123";
 let dir: string;
 let store: FileStore;
 let registry: ResourceRegistry;
+// The refs in URIs and handles are keyed by the minter's secret: the same secret computes them.
+const refsMinter = new SignedUrlMinter({ secret: SECRET, baseUrl: "http://127.0.0.1:9" });
 let http: Server;
 let origin: string;
 const clients: Client[] = [];
@@ -128,7 +130,7 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     const ticket = ticketResult.structuredContent as UploadTicket;
     expect(ticket.upload_url.startsWith(`${origin}/files/upload/`)).toBe(true);
     // The session id never appears in a handle or URI (it is a bearer value): its reference does.
-    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef(sessionId)}/`)).toBe(true);
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef(sessionId, refsMinter)}/`)).toBe(true);
     expect(JSON.stringify(ticketResult)).not.toContain(sessionId);
 
     const parts = [randomBytes(1024 * 1024 + 3), randomBytes(4096), randomBytes(77)];
@@ -154,7 +156,7 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     });
     expect(result.isError).toBeFalsy();
     const meta = result._meta as { artifact_uri: string; download_url: string };
-    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId)}/`)).toBe(true);
+    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId, refsMinter)}/`)).toBe(true);
     expect(JSON.stringify(result)).not.toContain(sessionId);
     const content = result.content as Array<{ type: string; uri?: string; text?: string }>;
     expect(content.some((block) => block.type === "resource_link" && block.uri === meta.artifact_uri)).toBe(
