@@ -21,8 +21,9 @@ export default defineConfig({
   // (instanceof and the Node fast path work across `mcp-file-bridge`, `/node`, `/storage`, ...).
   splitting: true,
   treeshake: true,
-  // p-limit 7 and its dependency are ESM-only; bundle them so `require()` works.
-  noExternal: ["p-limit", "yocto-queue"],
+  // ESM-only dependencies (p-limit 7 and its yocto-queue; the jshttp header parsers
+  // content-disposition 3, content-type 3, range-parser 2): bundle them so `require()` works.
+  noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser"],
   // Optional peers of `mcp-file-bridge/testing`: never bundled.
   external: ["vitest", "fast-check"],
 });

@@ -93,7 +93,9 @@ try {
     const app = await startChat({ apiKeys: ["k"], dataDir: join(root, "chat"), maxBytes: SIZE + 1 });
     const client = new Client({ name: "bench", version: "1" });
     await client.connect(
-      new StreamableHTTPClientTransport(app.mcpUrl, { requestInit: { headers: { "x-chat-id": "c1" } } }),
+      new StreamableHTTPClientTransport(app.mcpUrl, {
+        requestInit: { headers: { "x-chat-id": "c1", authorization: "Bearer k" } },
+      }),
     );
     await client.listResources();
     const changed = new Promise<void>((resolve) =>

@@ -200,7 +200,7 @@ try {
       }
     }),
   );
-  const { encodeCursor } = await import("../src/storage/kit/put-pipeline.js");
+  const { encodeCursor } = await import("../src/storage/kit/list-page.js");
   ids.sort();
   const times: number[] = [];
   for (let i = 0; i < 300; i++) {

@@ -39,7 +39,7 @@ import {
   UploadHandleResolver,
 } from "../../src/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
-import { type FileRequests, uploadWidgetResource } from "../../src/ui/index.js";
+import { type FileRequests, uploadPageRenderer, uploadWidgetResource } from "../../src/ui/index.js";
 import { serveHttp } from "../shared/serve-http.js";
 import { serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 
@@ -130,7 +130,13 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
   });
   // The page for browsers at every upload link, and any-origin CORS so the widget (on the host's
   // sandbox origin) can read its upload reply: the links are capabilities, no cookie is involved.
-  const routes = createFileRoutes({ store, minter, state, uploadPage: true, allowedOrigins: "*" });
+  const routes = createFileRoutes({
+    store,
+    minter,
+    state,
+    uploadPage: uploadPageRenderer(),
+    allowedOrigins: "*",
+  });
 
   // The same lines on both SDK generations: the ticket tool with the MCP App widget, and
   // request_document asking for a file through URL elicitation.

@@ -12,9 +12,9 @@ import { fileLinkContent } from "../links/file-link.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
-import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 
 /**
  * The part of a `SignedUrlMinter` artifacts use.
@@ -429,7 +429,9 @@ export class Artifacts {
     } finally {
       await opened?.handle.close().catch(() => undefined);
     }
-    const uri = this.#registry ? this.#registry.uriFor(file) : defaultArtifactUri(file, scopeRefsOf(this.#minter));
+    const uri = this.#registry
+      ? this.#registry.uriFor(file)
+      : defaultArtifactUri(file, scopeRefsOf(this.#minter));
     let download: { url: string; expiresAt: number } | undefined;
     if (this.#minter) {
       try {

@@ -1,9 +1,11 @@
 /**
  * The public factory of the file routes: checks the options once, then dispatches each request by
- * path and method to the download or upload handlers.
+ * path and method to the download handler (here, in `http/`) or to an upload handler of `uploads/`
+ * (the ticket protocol), handing it the transport through an `UploadRequestContext`.
  */
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { uploadPageForToken, uploadPageResponse, wantsUploadPage } from "../ui/upload-page.js";
+import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
+import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
 import {
   type CorsPolicy,
   type CorsVerdict,
@@ -13,11 +15,11 @@ import {
   withCorsHeaders,
 } from "./cors.js";
 import { handleDownload } from "./download.js";
-import { setForbiddenMethodAnswer } from "./node-fast-path.js";
-import { resolveOptions } from "./options.js";
+import { requestBodyAsNode, setForbiddenMethodAnswer } from "./node-fast-path.js";
+import { type ResolvedRouteOptions, resolveOptions } from "./options.js";
 import { errorResponse, invalidToken, methodNotAllowed, report } from "./responses.js";
+import { startWatchdog, uploadTimeoutError } from "./timeouts.js";
 import type { FileRoutes, FileRoutesOptions } from "./types.js";
-import { handleDirectUpload, handleTicketUpload } from "./upload.js";
 
 export { DEFAULT_INLINE_TYPES } from "./options.js";
 export type {
@@ -27,8 +29,14 @@ export type {
   FileRoutesOptions,
   FileRoutesRegistry,
   FileRoutesTokenVerifier,
+  UploadHandler,
+  UploadPageLink,
+  UploadPageRenderer,
   UploadRateLimitInfo,
+  UploadReply,
   UploadReplyFile,
+  UploadRequestContext,
+  UploadWatchdog,
   VerifiedTokenClaims,
 } from "./types.js";
 
@@ -48,7 +56,8 @@ const SAME_ORIGIN_ONLY: CorsPolicy = { kind: "list", origins: new Set() };
  *   Optional digests: `sha256` form fields, one per file part in file order (empty skips a file),
  *   or `X-Content-SHA256` / `?sha256=` for a raw body.
  * - `POST|PUT /files/scopes/{scope}/files/{name}`: direct upload for trusted callers (`authorize`).
- * - `GET|HEAD /files/upload/{token}` with `Accept: text/html`: the upload page (`uploadPage: true`).
+ * - `GET|HEAD /files/upload/{token}` with `Accept: text/html`: the upload page, when one is injected
+ *   (`uploadPage: uploadPageRenderer()` from `mcp-file-bridge/ui`).
  * - `OPTIONS` preflight of every route, for the origins in `allowedOrigins` (CORS).
  *
  * @example
@@ -61,6 +70,11 @@ const SAME_ORIGIN_ONLY: CorsPolicy = { kind: "list", origins: new Set() };
 export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   const config = resolveOptions(options);
   const base = config.basePath;
+  // The upload protocol lives in uploads/: one handler per upload route (a tus handler joins here).
+  const uploads: Record<"upload" | "direct", UploadHandler> = {
+    upload: new TicketUploadHandler(config),
+    direct: new DirectUploadHandler(config),
+  };
 
   /** Which route a path is, and the methods it accepts; `undefined` when it is not a file route. */
   const match = (pathname: string): RouteMatch | undefined => {
@@ -77,26 +91,22 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   /** The answer of a matched route, CORS aside. */
   const answer = async (request: Request, { route, allow, rest }: RouteMatch): Promise<Response> => {
     try {
-      if (route === "upload" && config.uploadPage && wantsUploadPage(request)) {
-        const token = rest[0] as string;
-        if (!TOKEN_SEGMENT.test(token)) return uploadPageResponse({ problem: "invalid" }, request);
-        return await uploadPageForToken(request, {
-          verifier: config.minter,
-          token,
+      if (route === "upload" && config.uploadPage?.wants(request)) {
+        const link = { token: rest[0] as string, verifier: config.minter };
+        return await config.uploadPage.render(request, {
+          ...link,
           maxBytes: config.maxBytes,
           maxFiles: config.maxFiles,
-          ...config.uploadPage,
         });
       }
       // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
       if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow);
-      if (route === "direct") {
-        return await handleDirectUpload(config, request, rest[0] as string, rest.slice(2).join("/"));
-      }
+      if (route === "direct")
+        return await uploads.direct.handle(request, uploadContext(config, request, rest));
       const token = rest[0] as string;
       if (!TOKEN_SEGMENT.test(token)) return errorResponse(invalidToken());
       if (route === "download") return await handleDownload(config, request, token);
-      return await handleTicketUpload(config, request, token);
+      return await uploads.upload.handle(request, uploadContext(config, request, rest));
     } catch (error) {
       // Server-side failures (500s, including storage errors wrapped as STORAGE_ERROR) reach onError.
       if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
@@ -147,4 +157,28 @@ interface RouteMatch {
   allow: string;
   /** The path segments after the route name. */
   rest: string[];
+}
+
+/** The transport an upload handler gets: the body as a Node stream, the timeouts, `onError`. */
+function uploadContext(
+  config: ResolvedRouteOptions,
+  request: Request,
+  segments: readonly string[],
+): UploadRequestContext {
+  return {
+    segments,
+    body: () => requestBodyAsNode(request),
+    // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
+    // `uploadTimeout` in all: the handler aborts the staging and the upload fails with REQUEST_TIMEOUT.
+    watch: (onTimeout) =>
+      startWatchdog({
+        idleMs: config.idleTimeoutMs,
+        totalMs: config.uploadTimeoutMs,
+        onTimeout: (kind) =>
+          onTimeout(
+            uploadTimeoutError(kind, kind === "idle" ? config.idleTimeoutMs : config.uploadTimeoutMs),
+          ),
+      }),
+    report: (error) => report(config, error),
+  };
 }

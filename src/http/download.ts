@@ -1,6 +1,6 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { formatContentDisposition } from "../internal/content-disposition.js";
 import { parseMediaType } from "../media/media-type.js";
-import { formatContentDisposition } from "./content-disposition.js";
 import { lazyWebStream, setNodeResponseBody } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
 import { parseRange } from "./range.js";

@@ -10,7 +10,7 @@ import {
 import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
-import type { FileRoutesOptions, FileRoutesTokenVerifier } from "./types.js";
+import type { FileRoutesOptions, FileRoutesTokenVerifier, UploadPageRenderer } from "./types.js";
 
 /**
  * Default of {@link FileRoutesOptions.inlineTypes}: media types served `inline`.
@@ -61,8 +61,8 @@ export interface ResolvedRouteOptions {
   onError: FileRoutesOptions["onError"];
   /** `allowedOrigins`, checked; `undefined` = no CORS. */
   cors: CorsPolicy | undefined;
-  /** The upload page, when on (`title`: its heading). */
-  uploadPage: { title?: string } | undefined;
+  /** The injected upload page, when on. */
+  uploadPage: UploadPageRenderer | undefined;
 }
 
 function invalidOption(name: string, message: string, cause?: unknown): FileBridgeError {
@@ -178,18 +178,18 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
 function resolveUploadPage(
   value: FileRoutesOptions["uploadPage"],
   minter: FileRoutesTokenVerifier,
-): { title?: string } | undefined {
-  if (value === undefined || value === false) return undefined;
-  if (value !== true && (typeof value !== "object" || value === null)) {
-    throw invalidOption("uploadPage", "must be a boolean or { title }");
-  }
-  const title = value === true ? undefined : value.title;
-  if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200)) {
-    throw invalidOption("uploadPage", "title must be 1 to 200 characters");
+): UploadPageRenderer | undefined {
+  if (value === undefined) return undefined;
+  const renderer = value as Partial<UploadPageRenderer> | null;
+  if (typeof renderer?.wants !== "function" || typeof renderer.render !== "function") {
+    throw invalidOption(
+      "uploadPage",
+      'must be an upload page renderer: uploadPage: uploadPageRenderer() from "mcp-file-bridge/ui"',
+    );
   }
   // Viewing the page must not use the ticket up: the verifier must check without consuming.
   if (typeof minter.consume !== "function") {
     throw invalidOption("uploadPage", "needs a minter with consume() (a SignedUrlMinter has it)");
   }
-  return title === undefined ? {} : { title };
+  return value;
 }

@@ -1,34 +1,26 @@
 /**
- * The public types of the file routes: options, hooks and what they receive, the reply shape.
+ * The public types of the file routes: options, hooks and what they receive. The upload protocol's
+ * own types (ticket claims, reply, handler) live in `uploads/handler-types.ts` and are re-exported.
  */
 import type { Duration } from "../internal/duration.js";
-import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type {
+  DirectUploadTarget,
+  UploadRateLimitInfo,
+  VerifiedTokenClaims,
+} from "../uploads/handler-types.js";
 
-/**
- * The claims a verified token carries, as far as the routes need them.
- *
- * @example
- * ```ts
- * const { scope, fileId, claims }: VerifiedTokenClaims = await minter.verify(token, { action: "download" });
- * ```
- */
-export interface VerifiedTokenClaims {
-  /** Scope the token is bound to. */
-  scope: string;
-  /** File id (downloads) or upload ticket id (uploads). */
-  fileId: string;
-  /** Extra claims set at mint time (upload tickets carry `max_bytes`, `max_files`, `file_ttl`). */
-  claims?: Record<string, string | number | boolean>;
-  /** The token's unique id; an upload in progress claims it (else `fileId`). */
-  jti?: string;
-  /**
-   * Whether the token works once. An upload with a single-use ticket claims it while it runs, so a
-   * second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` at once.
-   * @default true (treated as single-use when absent)
-   */
-  singleUse?: boolean;
-}
+export type {
+  DirectUploadTarget,
+  UploadHandler,
+  UploadRateLimitInfo,
+  UploadReply,
+  UploadReplyFile,
+  UploadRequestContext,
+  UploadWatchdog,
+  VerifiedTokenClaims,
+} from "../uploads/handler-types.js";
 
 /**
  * The part of a `SignedUrlMinter` the routes use. Any `SignedUrlMinter` fits; the interface is
@@ -105,83 +97,6 @@ export interface DownloadEvent {
   claims: Record<string, string | number | boolean>;
   /** The range that was sent, when the request asked for one. */
   range?: { start: number; end: number };
-}
-
-/**
- * What {@link FileRoutesOptions.authorize} receives besides the request.
- *
- * @example
- * ```ts
- * createFileRoutes({
- *   store,
- *   minter,
- *   authorize: (request, target: DirectUploadTarget) => isTrusted(request) && !target.name.endsWith(".exe"),
- * });
- * ```
- */
-export interface DirectUploadTarget {
-  /** Scope from the URL (percent-decoded). */
-  scope: string;
-  /** File name from the URL (percent-decoded, sanitized). */
-  name: string;
-}
-
-/**
- * What {@link FileRoutesOptions.rateLimit} receives: one upload about to start. The scope is verified
- * (it comes from a checked ticket, or from a direct upload that `authorize` let in), so a client
- * cannot spend another scope's budget.
- *
- * @example
- * ```ts
- * const perScope = new Map<string, number>();
- * const rateLimit = ({ scope }: UploadRateLimitInfo) => {
- *   const count = (perScope.get(scope) ?? 0) + 1;
- *   perScope.set(scope, count);
- *   return count <= 20; // false: 429 RATE_LIMITED
- * };
- * createFileRoutes({ store, minter, rateLimit });
- * ```
- */
-export interface UploadRateLimitInfo {
-  /** What is about to happen. */
-  action: "upload";
-  /** `"ticket"`: `POST|PUT {basePath}/upload/{token}`; `"direct"`: the direct route. */
-  route: "ticket" | "direct";
-  /** Scope the upload would store into. */
-  scope: string;
-  /** The ticket id, for ticket uploads. */
-  ticketId?: string;
-  /** The request (its headers, e.g. a client address your proxy sets); its body is not read yet. */
-  request: Request;
-}
-
-/**
- * One stored file in an upload reply.
- *
- * @example
- * ```ts
- * const response = await fetch(ticket.upload_url, { method: "POST", body: form });
- * const { files } = (await response.json()) as { files: UploadReplyFile[] };
- * console.log(files[0]?.handle); // upload://sessions/s1/01jc…
- * ```
- */
-export interface UploadReplyFile {
-  /** `upload://sessions/{scope}/{id}`: pass it to a tool. */
-  handle: string;
-  /** Resource URI, when {@link FileRoutesOptions.resourceUri} gives one. */
-  uri?: string;
-  /** File id. */
-  id: string;
-  /** Sanitized name. */
-  name: string;
-  /** Size in bytes. */
-  size: number;
-  /** Lower-case hex sha256. */
-  sha256: string;
-  /** Media type. */
-  mimeType: string;
-  /** Expiry as an ISO 8601 time, when the file expires. */
-  expiresAt?: string;
 }
 
 /**
@@ -316,11 +231,14 @@ export interface FileRoutesOptions {
   /**
    * Serve the upload page (a small self-contained HTML page where a person drops or picks files) to
    * a browser that opens an upload link: `GET|HEAD {basePath}/upload/{token}` with `text/html` in
-   * `Accept`. Viewing the page never uses the ticket up. Programs are unaffected (`POST`/`PUT`
-   * upload, a `GET` without `text/html` still gets `405`). `{ title }` sets the page heading.
-   * @default false
+   * `Accept`. The page is injected, not built in: pass `uploadPageRenderer()` from
+   * `mcp-file-bridge/ui` (`uploadPageRenderer({ title })` sets the heading), or your own
+   * {@link UploadPageRenderer}. Viewing the page never uses the ticket up (the minter must have
+   * `consume()`). Programs are unaffected (`POST`/`PUT` upload, a `GET` without `text/html` still
+   * gets `405`).
+   * @default undefined (no page)
    */
-  uploadPage?: boolean | { title?: string };
+  uploadPage?: UploadPageRenderer;
   /**
    * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
    * without details, and storage failures during an upload, with the original error as `cause`)
@@ -340,3 +258,40 @@ export interface FileRoutesOptions {
  * ```
  */
 export type FileRoutes = (request: Request) => Promise<Response | undefined>;
+
+/**
+ * What a browser opening an upload link is answered with, for {@link UploadPageRenderer.render}.
+ *
+ * @example
+ * ```ts
+ * const link: UploadPageLink = { token, verifier: minter, maxBytes: 100 * 1024 * 1024, maxFiles: 10 };
+ * ```
+ */
+export interface UploadPageLink {
+  /** The token segment of the URL, as received (not checked yet). */
+  token: string;
+  /** The routes' minter: verify with `consume: false`, so viewing the page never uses the ticket up. */
+  verifier: FileRoutesTokenVerifier;
+  /** Size cap per file for tickets that carry none (the routes' `maxBytes`). */
+  maxBytes: number;
+  /** Most files for tickets that carry no limit (the routes' `maxFiles`). */
+  maxFiles: number;
+}
+
+/**
+ * The upload page as {@link FileRoutesOptions.uploadPage} takes it: injected by whoever wires the
+ * routes, so the routes never load the page's HTML and script. `uploadPageRenderer()` from
+ * `mcp-file-bridge/ui` is the built-in one.
+ *
+ * @example
+ * ```ts
+ * import { uploadPageRenderer } from "mcp-file-bridge/ui";
+ * const routes = createFileRoutes({ store, minter, state, uploadPage: uploadPageRenderer({ title: "Send us the files" }) });
+ * ```
+ */
+export interface UploadPageRenderer {
+  /** Whether the request asks for the page (a `GET`/`HEAD` accepting `text/html`). */
+  wants(request: Request): boolean;
+  /** The page for the link (200), or the page of an unusable link (401 or 410). */
+  render(request: Request, link: UploadPageLink): Promise<Response>;
+}

@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import type { ProxyAuthenticate, ProxyAuthInfo } from "../mcp/proxy/http-host.js";
+import type { ProxyAuthenticate, ProxyAuthInfo } from "./http-host.js";
 
 const USER = /^[A-Za-z0-9_.@-]{1,128}$/;
 

@@ -9,12 +9,12 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_UPLOAD_MAX_BYTES } from "../internal/limits.js";
-import { loadProxySdk, type ProxyServer, type SdkGeneration } from "../mcp/proxy/downstream.js";
 import type { UpstreamServerConfig } from "./config.js";
 import { confinedFolders } from "./confined-file.js";
-import { localUploads, remoteDownloads } from "./connect-adapters.js";
+import { localUploads, remoteDownloads } from "./local-file-adapters.js";
 import { ProxyCore } from "./proxy-core.js";
 import { markedFileArgs } from "./schema-paths.js";
+import { loadProxySdk, type ProxyServer, type SdkGeneration } from "./sdk/load-sdk.js";
 import type { JsonObject, ToolAdapter } from "./types.js";
 
 /**

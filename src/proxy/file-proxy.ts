@@ -16,19 +16,6 @@ import {
   DEFAULT_MAX_FILES_PER_CALL,
   DEFAULT_UPLOAD_MAX_BYTES,
 } from "../internal/limits.js";
-import {
-  type Downstream,
-  loadProxySdk,
-  type ProxyServer,
-  type SdkGeneration,
-} from "../mcp/proxy/downstream.js";
-import {
-  type NodeRoute,
-  type ProxyAuthenticate,
-  type ProxyHttpHost,
-  serveProxyHttp,
-} from "../mcp/proxy/http-host.js";
-import { RegistryResources } from "../mcp/proxy/registry-resources.js";
 import { toNodeHandler } from "../node/index.js";
 import { ResourceRegistry } from "../registry/resource-registry.js";
 import { DEFAULT_SCOPE, type ScopeFunction } from "../scope/scope.js";
@@ -41,9 +28,12 @@ import { bearerTokens, parseBearerTokens } from "./bearer-tokens.js";
 import type { ProxyConfig, ServerRules } from "./config.js";
 import { parseProxyConfig } from "./config.js";
 import { confinedFolders } from "./confined-file.js";
-import { artifactProducer, uploadConsumer } from "./gateway-adapters.js";
 import { checkHealth, type HealthReport } from "./health.js";
+import { type NodeRoute, type ProxyAuthenticate, type ProxyHttpHost, serveProxyHttp } from "./http-host.js";
 import { type MountedUpstream, ProxyCore } from "./proxy-core.js";
+import { RegistryResources } from "./registry-resources.js";
+import { type Downstream, loadProxySdk, type ProxyServer, type SdkGeneration } from "./sdk/load-sdk.js";
+import { artifactProducer, uploadConsumer } from "./stored-file-adapters.js";
 import type { JsonObject, LocalTool, ToolAdapter } from "./types.js";
 
 /**

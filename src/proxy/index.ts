@@ -3,8 +3,6 @@
  * local shim that lets desktop clients hand local files to remote servers (`createConnectShim`).
  */
 
-export type { ProxyServer, ProxyTransportLike, SdkGeneration } from "../mcp/proxy/downstream.js";
-export type { ProxyAuthenticate, ProxyAuthInfo } from "../mcp/proxy/http-host.js";
 export { bearerTokens, parseBearerTokens } from "./bearer-tokens.js";
 export type {
   ArtifactRule,
@@ -20,3 +18,5 @@ export { createConnectShim } from "./connect-shim.js";
 export type { FileProxy, FileProxyOptions } from "./file-proxy.js";
 export { createFileProxy } from "./file-proxy.js";
 export type { HealthProblem, HealthReport } from "./health.js";
+export type { ProxyAuthenticate, ProxyAuthInfo } from "./http-host.js";
+export type { ProxyServer, ProxyTransportLike, SdkGeneration } from "./sdk/load-sdk.js";

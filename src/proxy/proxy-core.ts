@@ -2,7 +2,7 @@
  * The proxy core: routes downstream MCP requests to one or more upstreams (tools and prompts by name,
  * with optional prefixes; resources by URI), runs the tool adapters around marked tools, merges the
  * listings, and fans upstream notifications out to the connected downstream sessions. SDK-free: it
- * speaks plain JSON through {@link UpstreamPort}s; `src/mcp/proxy/` puts it behind an MCP server.
+ * speaks plain JSON through {@link UpstreamPort}s; `src/proxy/sdk/downstream/` puts it behind an MCP server.
  */
 import { isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";

@@ -1,6 +1,6 @@
 /**
  * The proxy core's view of MCP: plain JSON in and out. The SDK-facing halves live in
- * `src/mcp/upstream/` (the upstream client) and `src/mcp/proxy/` (the downstream server); this file
+ * `src/proxy/sdk/upstream/` (the upstream client) and `src/proxy/sdk/downstream/` (the downstream server); this file
  * is the port between them and the SDK-free core.
  */
 import type { ScopeSource } from "../scope/scope.js";
@@ -62,7 +62,7 @@ export class UpstreamUnavailableError extends Error {
 /** Messages an upstream sends on its own (not answers). */
 export type UpstreamNotificationHandler = (method: string, params: JsonObject | undefined) => void;
 
-/** One connection to an upstream MCP server, as the core sees it (see `src/mcp/upstream/`). */
+/** One connection to an upstream MCP server, as the core sees it (see `src/proxy/sdk/upstream/`). */
 export interface UpstreamPort {
   readonly name: string;
   /** Connects if not connected (also after a crash: the next call reconnects). */

@@ -3,11 +3,11 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { ChangeFeed, FileStore } from "../storage/types.js";
 import type { AuthorizeFunction, DownloadUrlMinter, ResourceRegistryOptions } from "./options.js";
 import { TemplateSet } from "./templates.js";
-import { scopeRefsOf } from "../scope/scope-refs.js";
 
 function invalidOption(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_OPTION", message);

@@ -193,7 +193,8 @@ export class TemplateSet {
    */
   scopeFor(parsed: ParsedUri, callerScope: string): string | null {
     if (parsed.scope !== undefined) return parsed.scope;
-    if (parsed.scopeRef !== undefined) return this.refs.matches(parsed.scopeRef, callerScope) ? callerScope : null;
+    if (parsed.scopeRef !== undefined)
+      return this.refs.matches(parsed.scopeRef, callerScope) ? callerScope : null;
     return callerScope;
   }
 

@@ -1,3 +1,10 @@
+/*
+ * Kept hand-written after measuring the two candidates (Node 20, 200k matches of
+ * `files://{scope}/{+name}`): the MCP SDK's `UriTemplate` matches in ~1.7 µs against ~0.5 µs here,
+ * returns matched values still percent-encoded (`a%20b`), and expands `{+var}` with `?` and `#` raw,
+ * so a file name holding them does not round-trip; `url-template` only expands, and we must match
+ * URIs back to names. Ours encodes `?`, `#` and `%` and decodes what it matches.
+ */
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 
 /**

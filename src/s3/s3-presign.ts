@@ -1,5 +1,5 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { formatContentDisposition } from "../http/content-disposition.js";
+import { formatContentDisposition } from "../internal/content-disposition.js";
 import type { StoredFile } from "../storage/types.js";
 
 /**

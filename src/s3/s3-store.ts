@@ -14,19 +14,17 @@ import { Upload } from "@aws-sdk/lib-storage";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { resolveRange } from "../storage/kit/byte-range.js";
 import {
   decodeCursor,
   encodeCursor,
   isExpired,
   listKind,
   listLimit,
-  planPut,
-  resolveRange,
-  storedFileOf,
-  streamPut,
-  toPutError,
   unrefInterval,
-} from "../storage/kit/put-pipeline.js";
+} from "../storage/kit/list-page.js";
+import { streamPut, toPutError } from "../storage/kit/put-pipeline.js";
+import { planPut, storedFileOf } from "../storage/kit/put-plan.js";
 import { stagedFile } from "../storage/kit/staged-file.js";
 import type {
   ByteRange,

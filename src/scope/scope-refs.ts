@@ -34,7 +34,9 @@ export class ScopeRefs {
    *   references made under it resolving). None: the unkeyed SHA-256 reference.
    */
   constructor(secrets: readonly Uint8Array[] = []) {
-    this.#keys = secrets.map((secret) => Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), KEYED_INFO, 32)));
+    this.#keys = secrets.map((secret) =>
+      Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), KEYED_INFO, 32)),
+    );
     this.keyed = this.#keys.length > 0;
   }
 
@@ -70,12 +72,22 @@ export class ScopeRefs {
 }
 
 function keyedRef(key: Buffer, scope: string): string {
-  return createHmac("sha256", key).update(SCOPE_REF_DOMAIN).update(scope).digest().subarray(0, 16).toString("base64url");
+  return createHmac("sha256", key)
+    .update(SCOPE_REF_DOMAIN)
+    .update(scope)
+    .digest()
+    .subarray(0, 16)
+    .toString("base64url");
 }
 
 /** The unkeyed reference: a domain-separated SHA-256 of the scope, the same in every deployment. */
 export function unkeyedScopeRef(scope: string): string {
-  return createHash("sha256").update(SCOPE_REF_DOMAIN).update(scope).digest().subarray(0, 16).toString("base64url");
+  return createHash("sha256")
+    .update(SCOPE_REF_DOMAIN)
+    .update(scope)
+    .digest()
+    .subarray(0, 16)
+    .toString("base64url");
 }
 
 /** References for pieces that have no secret (no minter): the unkeyed form. */

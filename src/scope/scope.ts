@@ -1,10 +1,11 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { scopeSourceOf } from "../mcp/scope-source.js";
 import { type ScopeRefs, scopeRefsOf } from "./scope-refs.js";
 
 /**
  * The parts of an MCP request context (the SDK's `RequestHandlerExtra`) a scope can come from.
- * Structural, so any SDK version's `extra` fits.
+ * Structural, so any SDK version's `extra` fits: SDK v1's `extra` as it is, and an SDK v2 context
+ * either as the pieces hand it to scope functions (normalized once by the host adapter or by
+ * `withFiles` / `withArtifacts`, with these fields added) or raw (auth in `http.authInfo`).
  *
  * @example
  * ```ts
@@ -27,6 +28,16 @@ export interface ScopeSource {
    * (stdio, in-process). Without it, a request with `requestInfo` counts as HTTP.
    */
   transport?: "http" | "local" | undefined;
+  /**
+   * A raw SDK v2 context's HTTP part: present exactly when the request came over HTTP, with the
+   * verified auth info. Read only when `transport` is absent (a context nobody normalized).
+   */
+  http?: { authInfo?: ScopeSource["authInfo"] } | undefined;
+}
+
+/** The verified auth info of a source: `authInfo`, or a raw SDK v2 context's `http.authInfo`. */
+function authOf(extra: ScopeSource): ScopeSource["authInfo"] {
+  return extra.authInfo ?? (extra.transport === undefined ? extra.http?.authInfo : undefined);
 }
 
 /**
@@ -61,14 +72,14 @@ export const DEFAULT_SCOPE = "default";
 
 /** The authenticated user of a request (`authInfo.extra.sub`), if the verifier recorded one. */
 export function subjectOf(extra: ScopeSource): string | undefined {
-  const sub = extra.authInfo?.extra?.sub;
+  const sub = authOf(extra)?.extra?.sub;
   return typeof sub === "string" && sub.length > 0 ? sub : undefined;
 }
 
 /** True when the request came over HTTP (many clients can reach the server). */
 export function isHttpRequest(extra: ScopeSource): boolean {
   if (extra.transport !== undefined) return extra.transport === "http";
-  return extra.requestInfo !== undefined;
+  return extra.requestInfo !== undefined || extra.http !== undefined;
 }
 
 /**
@@ -87,13 +98,13 @@ export function isHttpRequest(extra: ScopeSource): boolean {
  * defaultScope({}); // "default" (stdio)
  * ```
  */
-export function defaultScope(source: ScopeSource): string {
-  // An SDK v2 context (auth in `ctx.http.authInfo`) is read through the same fields.
-  const extra: ScopeSource = scopeSourceOf(source);
+export function defaultScope(extra: ScopeSource): string {
+  // Reads the fields as they are (a raw SDK v2 context through `http`): normalizing is the
+  // adapters' job, done once per call before any piece runs.
   const subject = subjectOf(extra);
   if (subject !== undefined) return subject;
   if (extra.sessionId) return extra.sessionId;
-  if (isHttpRequest(extra) || extra.authInfo !== undefined) {
+  if (isHttpRequest(extra) || authOf(extra) !== undefined) {
     throw new FileBridgeError(
       "FORBIDDEN",
       "this request has no scope: it came over HTTP with neither an MCP session nor an authenticated user. " +

@@ -12,21 +12,19 @@ import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
-import { parseMetadataRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
+import { resolveRange } from "./kit/byte-range.js";
 import {
   decodeCursor,
   encodeCursor,
   isExpired,
   listKind,
   listLimit,
-  type PutPlan,
-  planPut,
-  resolveRange,
-  storedFileOf,
-  streamPut,
   unrefInterval,
   upperBound,
-} from "./kit/put-pipeline.js";
+} from "./kit/list-page.js";
+import { parseMetadataRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
+import { streamPut } from "./kit/put-pipeline.js";
+import { type PutPlan, planPut, storedFileOf } from "./kit/put-plan.js";
 import { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation, type StreamLimits } from "./kit/quota.js";
 import { stagedFile } from "./kit/staged-file.js";
 import type {

@@ -1,6 +1,6 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { unrefInterval } from "./kit/put-pipeline.js";
+import { unrefInterval } from "./kit/list-page.js";
 import type { StateSetOptions, StateStore } from "./types.js";
 
 /**

@@ -3,21 +3,18 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { DEFAULT_MEMORY_SCOPE_SHARE } from "../internal/limits.js";
+import { resolveRange } from "./kit/byte-range.js";
 import {
   decodeCursor,
   encodeCursor,
   isExpired,
   listKind,
   listLimit,
-  measureBytes,
-  type PutPlan,
-  planPut,
-  resolveRange,
-  storedFileOf,
-  streamPut,
   unrefInterval,
   upperBound,
-} from "./kit/put-pipeline.js";
+} from "./kit/list-page.js";
+import { measureBytes, streamPut } from "./kit/put-pipeline.js";
+import { type PutPlan, planPut, storedFileOf } from "./kit/put-plan.js";
 import { checkScopeQuota, quotaExceeded, quotaViolation } from "./kit/quota.js";
 import type {
   ByteRange,

@@ -11,8 +11,8 @@ export type {
   RequestFilesOptions,
   UrlElicitationParams,
   WaitOptions,
-} from "./request-files.js";
-export { FileRequests } from "./request-files.js";
+} from "../uploads/request-files.js";
+export { FileRequests } from "../uploads/request-files.js";
 export type {
   UploadPage,
   UploadPageForTokenOptions,
@@ -25,6 +25,7 @@ export {
   renderUploadPageProblem,
   UPLOAD_PAGE_CLAIMS,
   uploadPageForToken,
+  uploadPageRenderer,
   uploadPageResponse,
   wantsUploadPage,
 } from "./upload-page.js";

@@ -1,30 +1,14 @@
 import { createHash } from "node:crypto";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import type { UploadPageLink, UploadPageRenderer } from "../http/types.js";
 import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
-import { TICKET_CLAIMS } from "../uploads/upload-handle.js";
+import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
+
+export { UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
+
 import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/page-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
-
-/**
- * Names of the extra claims an upload ticket may carry for the upload page: the request text shown
- * under the heading, and the file types the picker offers. Any minter that signs claims can set them;
- * {@link FileRequests} does.
- *
- * @example
- * ```ts
- * await minter.mint({
- *   scope, fileId: ticketId, action: "upload", singleUse: true,
- *   claims: { [UPLOAD_PAGE_CLAIMS.message]: "The invoice as a PDF", [UPLOAD_PAGE_CLAIMS.accept]: ".pdf" },
- * });
- * ```
- */
-export const UPLOAD_PAGE_CLAIMS = Object.freeze({
-  /** Request text shown on the page (at most 1024 characters). */
-  message: "page_message",
-  /** Comma-separated `accept` list of the file picker, e.g. `".pdf,image/*"`. */
-  accept: "page_accept",
-} as const);
 
 /**
  * Options of {@link renderUploadPage}.
@@ -434,4 +418,39 @@ export async function uploadPageForToken(
   }
   if (options.title !== undefined) page.title = options.title;
   return uploadPageResponse(page, { method });
+}
+
+const TOKEN_SEGMENT = /^[A-Za-z0-9_\-.~]+$/;
+
+/**
+ * The built-in upload page for `createFileRoutes({ uploadPage })`: the routes call it for a browser
+ * opening an upload link, and it answers with {@link uploadPageForToken} (the link checked without
+ * using it up) — or the invalid-link page for a token that is not even well-formed. Fails with
+ * `INVALID_OPTION` (option `uploadPage`) for a bad `title`.
+ *
+ * @example
+ * ```ts
+ * import { uploadPageRenderer } from "mcp-file-bridge/ui";
+ * const routes = createFileRoutes({ store, minter, state, uploadPage: uploadPageRenderer({ title: "Send us the files" }) });
+ * ```
+ */
+export function uploadPageRenderer(options: { title?: string } = {}): UploadPageRenderer {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_OPTION", "uploadPageRenderer: options must be { title }", {
+      data: { option: "uploadPage" },
+    });
+  }
+  const { title } = options;
+  if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200)) {
+    throw new FileBridgeError("INVALID_OPTION", "uploadPageRenderer: title must be 1 to 200 characters", {
+      data: { option: "uploadPage" },
+    });
+  }
+  return {
+    wants: wantsUploadPage,
+    render: async (request: Request, link: UploadPageLink) => {
+      if (!TOKEN_SEGMENT.test(link.token)) return uploadPageResponse({ problem: "invalid" }, request);
+      return uploadPageForToken(request, { ...link, ...(title === undefined ? {} : { title }) });
+    },
+  };
 }

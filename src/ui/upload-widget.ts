@@ -1,10 +1,14 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { assertUiUri, DEFAULT_UPLOAD_WIDGET_URI, MCP_APP_MIME_TYPE } from "../uploads/widget-meta.js";
 import { UPLOAD_CSS } from "./generated/page-assets.js";
 import { WIDGET_SCRIPT } from "./generated/widget-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
-import { assertUiUri, DEFAULT_UPLOAD_WIDGET_URI, MCP_APP_MIME_TYPE } from "./widget-meta.js";
 
-export { DEFAULT_UPLOAD_WIDGET_URI, MCP_APP_MIME_TYPE, uploadWidgetToolMeta } from "./widget-meta.js";
+export {
+  DEFAULT_UPLOAD_WIDGET_URI,
+  MCP_APP_MIME_TYPE,
+  uploadWidgetToolMeta,
+} from "../uploads/widget-meta.js";
 
 /**
  * Options of {@link uploadWidgetResource}.

@@ -11,7 +11,7 @@ import { isJsonRpcErrorLike } from "../mcp/errors.js";
 import type { HostRequestContext } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import type { StoredFile } from "../storage/types.js";
-import type { FileRequest, FileRequests, RequestFilesOptions } from "../ui/request-files.js";
+import type { FileRequest, FileRequests, RequestFilesOptions } from "./request-files.js";
 import { formatUploadHandle } from "./upload-handle.js";
 
 /**

@@ -1,9 +1,9 @@
 import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
-import type { FileStore, StateStore } from "../storage/types.js";
-import type { FileRequestsOptions } from "../ui/request-files.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { FileStore, StateStore } from "../storage/types.js";
+import type { FileRequestsOptions } from "./request-files.js";
 
 /**
  * The part of a `SignedUrlMinter` the resolver uses to mint upload tickets.

@@ -28,8 +28,7 @@ import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import { FileRequests } from "../ui/request-files.js";
-import { uploadWidgetToolMeta } from "../ui/widget-meta.js";
+import { FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
   type RequestFilesCallOptions,
@@ -50,6 +49,7 @@ import {
   ticketStateKey,
   UPLOAD_HANDLE_PREFIX,
 } from "./upload-handle.js";
+import { uploadWidgetToolMeta } from "./widget-meta.js";
 
 export type {
   RewrittenArgs,

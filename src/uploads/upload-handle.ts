@@ -14,6 +14,26 @@ export const TICKET_CLAIMS = {
   fileTtl: "file_ttl",
 } as const;
 
+/**
+ * Names of the extra claims an upload ticket may carry for the upload page: the request text shown
+ * under the heading, and the file types the picker offers. Any minter that signs claims can set them;
+ * `FileRequests` does.
+ *
+ * @example
+ * ```ts
+ * await minter.mint({
+ *   scope, fileId: ticketId, action: "upload", singleUse: true,
+ *   claims: { [UPLOAD_PAGE_CLAIMS.message]: "The invoice as a PDF", [UPLOAD_PAGE_CLAIMS.accept]: ".pdf" },
+ * });
+ * ```
+ */
+export const UPLOAD_PAGE_CLAIMS = Object.freeze({
+  /** Request text shown on the page (at most 1024 characters). */
+  message: "page_message",
+  /** Comma-separated `accept` list of the file picker, e.g. `".pdf,image/*"`. */
+  accept: "page_accept",
+} as const);
+
 /** What the routes record in the `StateStore` after a ticket upload, so a ticket handle resolves. */
 export interface TicketRecord {
   /** Scope of the ticket. */
@@ -40,7 +60,10 @@ export function formatUploadHandle(scope: string, id: string, refs: ScopeRefs = 
 }
 
 /** The handle of a stored file. */
-export function uploadHandleOf(file: Pick<StoredFile, "scope" | "id">, refs: ScopeRefs = UNKEYED_SCOPE_REFS): string {
+export function uploadHandleOf(
+  file: Pick<StoredFile, "scope" | "id">,
+  refs: ScopeRefs = UNKEYED_SCOPE_REFS,
+): string {
   return formatUploadHandle(file.scope, file.id, refs);
 }
 

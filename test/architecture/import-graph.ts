@@ -28,19 +28,24 @@ export interface Violation {
     | "sdk-reachable-from-entry"
     | "internal-imports-piece"
     | "mcp-imports-piece"
+    | "scope-imports-piece"
     | "browser-only-imported"
-    | "cycle";
+    | "cycle"
+    | "folder-cycle";
   file: string;
   detail: string;
 }
 
 const SDK = /^@modelcontextprotocol\//;
 /**
- * The only folders that may use the SDK at run time: the proxy runs a real MCP client (upstream) and
- * server (downstream), and is reached only through `mcp-file-bridge/proxy` and the CLI. The rule
- * "sdk-reachable-from-entry" checks that no other entry point can reach them.
+ * The only folders that may import the SDK: `mcp/` (the host port, types only) and `proxy/sdk/` (the
+ * proxy's own MCP client and server, which use the SDK at run time and are reached only through
+ * `mcp-file-bridge/proxy` and the CLI). The rule "sdk-reachable-from-entry" checks that no other entry
+ * point can reach them.
  */
-export const SDK_RUNTIME_FOLDERS: readonly string[] = ["mcp/upstream", "mcp/proxy"];
+export const SDK_FOLDERS: readonly string[] = ["mcp", "proxy/sdk"];
+/** Of those, the one that may import the SDK as values. */
+export const SDK_RUNTIME_FOLDERS: readonly string[] = ["proxy/sdk"];
 /** Entry points that must load without any SDK installed (every one but the proxy and the CLI). */
 export const SDK_FREE_ENTRIES: readonly string[] = [
   "index.ts",
@@ -52,8 +57,8 @@ export const SDK_FREE_ENTRIES: readonly string[] = [
   "redis/index.ts",
 ];
 
-function inRuntimeFolder(file: string): boolean {
-  return SDK_RUNTIME_FOLDERS.some((dir) => file.startsWith(`${dir}/`));
+function inFolder(file: string, folders: readonly string[]): boolean {
+  return folders.some((dir) => file.startsWith(`${dir}/`));
 }
 
 /** Top-level folder of a file (`registry`), or `""` for files directly in the root (`index.ts`). */
@@ -142,6 +147,12 @@ export function readImportGraph(root: string): ImportGraph {
 
 /** Folders `internal/` may import besides itself: shared leaves that import no piece either. */
 export const INTERNAL_MAY_IMPORT: readonly string[] = ["internal", "errors", "media"];
+/**
+ * Folders `scope/` may import besides itself: shared leaves only. The storage kit and every piece
+ * import `scope/`, so an adapter behind it would load with them; the adapters normalize their
+ * request context before they call a piece instead.
+ */
+export const SCOPE_MAY_IMPORT: readonly string[] = ["scope", "internal", "errors"];
 /** Folders `mcp/` may import besides itself: the port sits below every piece. */
 export const MCP_MAY_IMPORT: readonly string[] = ["mcp", "internal", "errors"];
 
@@ -167,6 +178,106 @@ function cycles(graph: ImportGraph): string[][] {
   return found;
 }
 
+/** Folder → folders its files import (top-level folders of `src/`; files in the root itself excluded). */
+function folderGraph(graph: ImportGraph): Map<string, Map<string, string>> {
+  const folders = new Map<string, Map<string, string>>();
+  for (const [file, edges] of graph) {
+    const from = folderOf(file);
+    if (from === "") continue;
+    for (const edge of edges) {
+      if (edge.target === undefined || !graph.has(edge.target)) continue;
+      const to = folderOf(edge.target);
+      if (to === "" || to === from) continue;
+      let targets = folders.get(from);
+      if (!targets) {
+        targets = new Map();
+        folders.set(from, targets);
+      }
+      // The first import seen names the edge in reports.
+      if (!targets.has(to)) targets.set(to, `${file} -> ${edge.target}`);
+    }
+  }
+  return folders;
+}
+
+/**
+ * The sets of top-level folders that import each other, directly or through others (the strongly
+ * connected components of the folder graph with more than one folder), type-only imports included;
+ * each sorted, the sets sorted by their first folder.
+ */
+export function folderComponents(graph: ImportGraph): string[][] {
+  const folders = folderGraph(graph);
+  const targetsOf = (folder: string) => [...(folders.get(folder)?.keys() ?? [])].sort();
+  const names = [...new Set([...folders.keys(), ...[...folders.values()].flatMap((t) => [...t.keys()])])];
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  const connect = (folder: string) => {
+    index.set(folder, index.size);
+    low.set(folder, index.get(folder) as number);
+    stack.push(folder);
+    onStack.add(folder);
+    for (const next of targetsOf(folder)) {
+      if (!index.has(next)) {
+        connect(next);
+        low.set(folder, Math.min(low.get(folder) as number, low.get(next) as number));
+      } else if (onStack.has(next)) {
+        low.set(folder, Math.min(low.get(folder) as number, index.get(next) as number));
+      }
+    }
+    if (low.get(folder) !== index.get(folder)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== folder);
+    if (component.length > 1) components.push(component.sort());
+  };
+  for (const folder of names.sort()) if (!index.has(folder)) connect(folder);
+  return components.sort((a, b) => (a[0] as string).localeCompare(b[0] as string));
+}
+
+/**
+ * One folder cycle per folder component: the shortest way from its first folder back to itself
+ * (e.g. `["mcp", "proxy", "mcp"]`).
+ */
+export function folderCycles(graph: ImportGraph): string[][] {
+  const folders = folderGraph(graph);
+  return folderComponents(graph).map((component) => {
+    const start = component[0] as string;
+    const inside = new Set(component);
+    const previous = new Map<string, string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const folder = queue.shift() as string;
+      for (const next of [...(folders.get(folder)?.keys() ?? [])].sort()) {
+        if (!inside.has(next)) continue;
+        if (next === start) {
+          const path: string[] = [];
+          for (let at: string | undefined = folder; at !== undefined; at = previous.get(at)) path.unshift(at);
+          return [...path, start];
+        }
+        if (!previous.has(next) && next !== start) {
+          previous.set(next, folder);
+          queue.push(next);
+        }
+      }
+    }
+    return [...component, start]; // unreachable: a component always has a way back
+  });
+}
+
+/** The imports that make up a folder cycle, one per step (`proxy/a.ts -> mcp/b.ts`). */
+export function folderCycleEdges(graph: ImportGraph, cycle: readonly string[]): string[] {
+  const folders = folderGraph(graph);
+  return cycle.slice(1).map((to, i) => folders.get(cycle[i] as string)?.get(to) ?? `${cycle[i]} -> ${to}`);
+}
+
 /** What breaks the rules. */
 export function checkImportGraph(graph: ImportGraph): Violation[] {
   const violations: Violation[] = [];
@@ -174,9 +285,9 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
     const folder = folderOf(file);
     for (const edge of edges) {
       if (SDK.test(edge.specifier)) {
-        if (folder !== "mcp") {
+        if (!inFolder(file, SDK_FOLDERS)) {
           violations.push({ rule: "sdk-outside-mcp", file, detail: edge.specifier });
-        } else if (!edge.typeOnly && !inRuntimeFolder(file)) {
+        } else if (!edge.typeOnly && !inFolder(file, SDK_RUNTIME_FOLDERS)) {
           violations.push({ rule: "sdk-value-import", file, detail: edge.specifier });
         }
       }
@@ -188,8 +299,11 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       if (folder === "internal" && !INTERNAL_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "internal-imports-piece", file, detail: edge.target });
       }
-      // The port sits below every piece; the proxy's own MCP client and server sit above them.
-      if (folder === "mcp" && !inRuntimeFolder(file) && !MCP_MAY_IMPORT.includes(targetFolder)) {
+      if (folder === "scope" && !SCOPE_MAY_IMPORT.includes(targetFolder)) {
+        violations.push({ rule: "scope-imports-piece", file, detail: edge.target });
+      }
+      // The port sits below every piece.
+      if (folder === "mcp" && !MCP_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "mcp-imports-piece", file, detail: edge.target });
       }
     }
@@ -220,6 +334,14 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
   for (const cycle of cycles(graph)) {
     violations.push({ rule: "cycle", file: cycle[0] as string, detail: cycle.join(" -> ") });
   }
+  const components = folderComponents(graph);
+  folderCycles(graph).forEach((cycle, i) => {
+    violations.push({
+      rule: "folder-cycle",
+      file: cycle[0] as string,
+      detail: `${cycle.join(" -> ")} (${folderCycleEdges(graph, cycle).join("; ")}); folders in the knot: ${components[i]?.join(", ")}`,
+    });
+  });
   return violations;
 }
 

@@ -5,6 +5,7 @@ import {
   type ImportGraph,
   importsOf,
   readImportGraph,
+  SDK_FOLDERS,
   SDK_RUNTIME_FOLDERS,
   SRC_ROOT,
 } from "./import-graph.js";
@@ -25,7 +26,7 @@ describe("src/ import rules", () => {
     expect(checkImportGraph(graph)).toEqual([]);
   });
 
-  it("see the SDK only inside src/mcp, and only as types there but in the proxy's folders", () => {
+  it("see the SDK only inside src/mcp and src/proxy/sdk, and as values only in src/proxy/sdk", () => {
     const graph = readImportGraph(SRC_ROOT);
     const sdk = [...graph].flatMap(([file, edges]) =>
       edges
@@ -36,7 +37,7 @@ describe("src/ import rules", () => {
     expect(
       sdk.filter(
         ({ file, type }) =>
-          !file.startsWith("mcp/") ||
+          !SDK_FOLDERS.some((dir) => file.startsWith(`${dir}/`)) ||
           (!type && !SDK_RUNTIME_FOLDERS.some((dir) => file.startsWith(`${dir}/`))),
       ),
     ).toEqual([]);
@@ -71,14 +72,20 @@ describe("the checker", () => {
     ]);
   });
 
-  it("fails an SDK import outside src/mcp, type-only or not", () => {
+  it("fails an SDK import outside src/mcp and src/proxy/sdk, type-only or not", () => {
     expect(
       rules({
         "registry/r.ts": 'import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";',
         "artifacts/a.ts": 'import { McpError } from "@modelcontextprotocol/sdk/types.js";',
+        "proxy/core.ts": 'import type { Server } from "@modelcontextprotocol/sdk/server/index.js";',
         "mcp/ok.ts": 'import type { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "proxy/sdk/ok.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
       }),
-    ).toEqual(["sdk-outside-mcp registry/r.ts", "sdk-outside-mcp artifacts/a.ts"]);
+    ).toEqual([
+      "sdk-outside-mcp registry/r.ts",
+      "sdk-outside-mcp artifacts/a.ts",
+      "sdk-outside-mcp proxy/core.ts",
+    ]);
   });
 
   it("fails a value import of the SDK inside src/mcp (the package must load without it)", () => {
@@ -108,7 +115,23 @@ describe("the checker", () => {
       "internal-imports-piece internal/b.ts",
       "mcp-imports-piece mcp/host.ts",
       "cycle internal/a.ts",
+      "folder-cycle internal",
     ]);
+  });
+
+  it("fails scope/ importing anything but shared leaves (an adapter, a piece), type-only or not", () => {
+    expect(
+      rules({
+        "scope/scope.ts":
+          'import { scopeSourceOf } from "../mcp/scope-source.js";\nimport { E } from "../errors/e.js";',
+        "scope/types.ts":
+          'import type { StoredFile } from "../storage/types.js";\nimport { i } from "../internal/i.js";',
+        "mcp/scope-source.ts": "export const scopeSourceOf = 1;",
+        "storage/types.ts": "export type StoredFile = 1;",
+        "errors/e.ts": "export class E {}",
+        "internal/i.ts": "export const i = 1;",
+      }),
+    ).toEqual(["scope-imports-piece scope/scope.ts", "scope-imports-piece scope/types.ts"]);
   });
 
   it("fails a cycle, type-only edges included, and reports each once", () => {
@@ -121,10 +144,59 @@ describe("the checker", () => {
         "e/self.ts": 'import { x } from "./self.js";',
       }),
     );
-    expect(found).toEqual([
+    expect(found.filter((v) => v.rule === "cycle")).toEqual([
       { rule: "cycle", file: "a/a.ts", detail: "a/a.ts -> b/b.ts -> c/c.ts -> a/a.ts" },
       { rule: "cycle", file: "e/self.ts", detail: "e/self.ts -> e/self.ts" },
     ]);
+  });
+
+  it("fails two folders that import each other without any file cycle, a type-only import included", () => {
+    const files = {
+      "registry/handlers.ts": 'import { bridge } from "../bridge/file-bridge.js";',
+      "bridge/file-bridge.ts": "export const bridge = 1;",
+      "bridge/options.ts": 'import type { Registry } from "../registry/types.js";',
+      "registry/types.ts": "export type Registry = 1;",
+    };
+    const found = checkImportGraph(graphOf(files));
+    expect(found.filter((v) => v.rule === "cycle")).toEqual([]);
+    expect(found).toEqual([
+      {
+        rule: "folder-cycle",
+        file: "bridge",
+        detail:
+          "bridge -> registry -> bridge (bridge/options.ts -> registry/types.ts; registry/handlers.ts -> bridge/file-bridge.ts); folders in the knot: bridge, registry",
+      },
+    ]);
+    // Without the type-only import the folders are layered again.
+    const { "bridge/options.ts": _typeOnly, ...layered } = files;
+    expect(rules(layered)).toEqual([]);
+  });
+
+  it("fails a folder cycle through a third folder, reported once with every folder in it", () => {
+    const found = checkImportGraph(
+      graphOf({
+        "uploads/a.ts": 'import { b } from "../ui/b.js";',
+        "ui/b.ts": 'import { c } from "../http/c.js";\nexport const b = 1;',
+        "http/c.ts": 'import { d } from "../uploads/d.js";\nexport const c = 1;',
+        "uploads/d.ts": "export const d = 1;",
+        "storage/s.ts": "export const s = 1;",
+        "http/e.ts": 'import { s } from "../storage/s.js";',
+      }),
+    );
+    expect(found.map((v) => `${v.rule} ${v.file}`)).toEqual(["folder-cycle http"]);
+    expect(found[0]?.detail).toMatch(
+      /^http -> uploads -> ui -> http .*folders in the knot: http, ui, uploads$/,
+    );
+  });
+
+  it("does not count the root entry (src/index.ts) as a folder", () => {
+    expect(
+      rules({
+        "index.ts": 'export { r } from "./registry/r.js";',
+        "registry/r.ts": 'import { i } from "../internal/i.js";\nexport const r = 1;',
+        "internal/i.ts": "export const i = 1;",
+      }),
+    ).toEqual([]);
   });
 
   it("passes an acyclic graph that keeps the rules", () => {
@@ -150,18 +222,26 @@ describe("browser-only sources", () => {
 });
 
 describe("run-time SDK use", () => {
-  it("is allowed in the proxy's folders, but no SDK-free entry point may reach them", () => {
+  it("is allowed in src/proxy/sdk only, and no SDK-free entry point may reach it", () => {
     expect(
       rules({
-        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
-        "proxy/index.ts": 'import { s } from "../mcp/proxy/server.js";',
+        "proxy/sdk/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "proxy/index.ts": 'import { s } from "./sdk/server.js";',
       }),
     ).toEqual([]);
     expect(
       rules({
-        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
-        "index.ts": 'import { s } from "./mcp/proxy/server.js";',
+        "proxy/sdk/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "index.ts": 'import { s } from "./proxy/sdk/server.js";',
       }),
-    ).toEqual(["sdk-reachable-from-entry mcp/proxy/server.ts"]);
+    ).toEqual(["sdk-reachable-from-entry proxy/sdk/server.ts"]);
+    // The port's own folders get no run-time exemption, wherever the proxy used to live.
+    expect(
+      rules({
+        "mcp/proxy/server.ts": 'import { Server } from "@modelcontextprotocol/sdk/server/index.js";',
+        "mcp/upstream/client.ts": 'import { r } from "../../registry/r.js";',
+        "registry/r.ts": "",
+      }),
+    ).toEqual(["sdk-value-import mcp/proxy/server.ts", "mcp-imports-piece mcp/upstream/client.ts"]);
   });
 });

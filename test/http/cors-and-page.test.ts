@@ -7,6 +7,7 @@ import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, StateStore } from "../../src/storage/types.js";
+import { uploadPageRenderer } from "../../src/ui/upload-page.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const BASE = "http://127.0.0.1:9";
@@ -76,12 +77,22 @@ describe("createFileRoutes: allowedOrigins (CORS)", () => {
     expect(() => routesWith({ uploadPage: "yes" as never })).toThrow(
       expect.objectContaining({ code: "INVALID_OPTION", data: { option: "uploadPage" } }),
     );
-    expect(() => routesWith({ uploadPage: { title: "" } })).toThrow(
-      expect.objectContaining({ code: "INVALID_OPTION" }),
+    // The page is injected: the old `true` / `{ title }` forms name the renderer to pass instead.
+    for (const old of [true, { title: "Files" }]) {
+      expect(() => routesWith({ uploadPage: old as never })).toThrow(
+        expect.objectContaining({
+          code: "INVALID_OPTION",
+          data: { option: "uploadPage" },
+          message: expect.stringContaining("uploadPageRenderer()"),
+        }),
+      );
+    }
+    expect(() => uploadPageRenderer({ title: "" })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION", data: { option: "uploadPage" } }),
     );
     // The page checks tickets without using them up: a verifier without consume() cannot serve it.
     const verifyOnly = { basePath: "/files", verify: minter.verify.bind(minter) };
-    expect(() => createFileRoutes({ store, minter: verifyOnly, uploadPage: true })).toThrow(
+    expect(() => createFileRoutes({ store, minter: verifyOnly, uploadPage: uploadPageRenderer() })).toThrow(
       expect.objectContaining({ code: "INVALID_OPTION", data: { option: "uploadPage" } }),
     );
   });
@@ -276,7 +287,7 @@ describe("createFileRoutes: uploadPage", () => {
   const html = { accept: "text/html,application/xhtml+xml,*/*;q=0.8" };
 
   it("serves the page to a browser at the upload URL, without using the ticket up", async () => {
-    const routes = routesWith({ uploadPage: true, maxFiles: 4 });
+    const routes = routesWith({ uploadPage: uploadPageRenderer(), maxFiles: 4 });
     const minted = await ticket({ page_message: "The signed contract, please" });
     const page = (await routes(new Request(minted.url, { headers: html }))) as Response;
     expect(page.status).toBe(200);
@@ -302,7 +313,7 @@ describe("createFileRoutes: uploadPage", () => {
   });
 
   it("answers expired and invalid links with their pages; programs still get 405", async () => {
-    const routes = routesWith({ uploadPage: { title: "Send us the files" } });
+    const routes = routesWith({ uploadPage: uploadPageRenderer({ title: "Send us the files" }) });
     const minted = await ticket();
     expect(await (await routes(new Request(minted.url, { headers: html })))?.text()).toContain(
       "Send us the files",

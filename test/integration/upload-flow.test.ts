@@ -156,7 +156,9 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     });
     expect(result.isError).toBeFalsy();
     const meta = result._meta as { artifact_uri: string; download_url: string };
-    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId, refsMinter)}/`)).toBe(true);
+    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId, refsMinter)}/`)).toBe(
+      true,
+    );
     expect(JSON.stringify(result)).not.toContain(sessionId);
     const content = result.content as Array<{ type: string; uri?: string; text?: string }>;
     expect(content.some((block) => block.type === "resource_link" && block.uri === meta.artifact_uri)).toBe(

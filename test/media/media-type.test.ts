@@ -94,3 +94,101 @@ describe("isTextualMediaType", () => {
     }
   });
 });
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The hand-written parser the `content-type` package replaced, kept as the reference. */
+function previousParseMediaType(value: string) {
+  const semicolon = value.indexOf(";");
+  const head = semicolon < 0 ? value : value.slice(0, semicolon);
+  const slash = head.indexOf("/");
+  if (slash < 0) return null;
+  const type = head.slice(0, slash).trim().toLowerCase();
+  const subtype = head
+    .slice(slash + 1)
+    .trim()
+    .toLowerCase();
+  if (!TOKEN.test(type) || !TOKEN.test(subtype)) return null;
+  const parameters: Record<string, string> = {};
+  let i = semicolon < 0 ? value.length : semicolon;
+  while (i < value.length) {
+    i++;
+    while (value[i] === " " || value[i] === "\t") i++;
+    const eq = value.indexOf("=", i);
+    const next = value.indexOf(";", i);
+    if (eq < 0 || (next >= 0 && next < eq)) {
+      i = next < 0 ? value.length : next;
+      continue;
+    }
+    const name = value.slice(i, eq).trim().toLowerCase();
+    i = eq + 1;
+    let val = "";
+    if (value[i] === '"') {
+      i++;
+      while (i < value.length && value[i] !== '"') {
+        if (value[i] === "\\" && i + 1 < value.length) i++;
+        val += value[i];
+        i++;
+      }
+      const rest = value.indexOf(";", i + 1);
+      i = rest < 0 ? value.length : rest;
+    } else {
+      const end = value.indexOf(";", i);
+      val = value.slice(i, end < 0 ? value.length : end).trim();
+      i = end < 0 ? value.length : end;
+    }
+    if (TOKEN.test(name) && !(name in parameters)) parameters[name] = val;
+  }
+  return { essence: `${type}/${subtype}`, type, subtype, parameters };
+}
+
+describe("parseMediaType on content-type, against the parser it replaced", () => {
+  const token = fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,10}$/);
+  const quoted = fc
+    .string({ maxLength: 12 })
+    .filter((s) => /^[\x20-\x7e]*$/.test(s))
+    .map((s) => `"${s.replace(/["\\]/g, "\\$&")}"`);
+  const ows = fc.constantFrom("", " ", "\t", "  ");
+
+  it("reads every well-formed media type exactly as before (property)", () => {
+    const param = fc
+      .tuple(ows, token, fc.oneof(token, quoted), ows)
+      .map(([a, k, v, b]) => `${a}${k}=${v}${b}`);
+    fc.assert(
+      fc.property(
+        ows,
+        token,
+        token,
+        ows,
+        fc.array(param, { maxLength: 4 }),
+        (lead, type, subtype, trail, params) => {
+          const value = [`${lead}${type}/${subtype}${trail}`, ...params].join(";");
+          expect(parseMediaType(value)).toEqual(previousParseMediaType(value));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("never accepts what the old parser refused, and agrees on the essence it accepts (property)", () => {
+    const noise = fc.constantFrom("text", "/", "plain", " ", ";", "=", '"', "\\", "a", "X+json", ",");
+    const value = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.array(noise, { maxLength: 12 }).map((parts) => parts.join("")),
+    );
+    fc.assert(
+      fc.property(value, (text) => {
+        const parsed = parseMediaType(text);
+        if (parsed) expect(parsed.essence).toBe(previousParseMediaType(text)?.essence);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it("is stricter where the old parser guessed", () => {
+    expect(previousParseMediaType("text / plain")?.essence).toBe("text/plain");
+    expect(parseMediaType("text / plain")).toBeNull();
+    expect(previousParseMediaType('text/plain; charset="utf-8')?.parameters).toEqual({ charset: "utf-8" });
+    expect(parseMediaType('text/plain; charset="utf-8')?.parameters).toEqual({});
+  });
+});

@@ -54,3 +54,27 @@ describe("scopeRef", () => {
     expect(refs.size).toBe(2000);
   });
 });
+
+describe("defaultScope on a raw SDK v2 context (nobody normalized it)", () => {
+  const signal = new AbortController().signal;
+  const raw = (http?: object) => ({
+    mcpReq: { id: 1, method: "tools/call", signal },
+    ...(http ? { http } : {}),
+  });
+
+  it("reads the user from http.authInfo, refuses HTTP without one, and is the default locally", () => {
+    expect(defaultScope(raw({ authInfo: { clientId: "app", extra: { sub: "alice" } } }) as never)).toBe(
+      "alice",
+    );
+    expect(codeOfSync(() => defaultScope(raw({}) as never))).toBe("FORBIDDEN");
+    expect(codeOfSync(() => defaultScope(raw({ authInfo: { clientId: "app" } }) as never))).toBe("FORBIDDEN");
+    expect(defaultScope({ ...raw({}), sessionId: "s2" } as never)).toBe("s2");
+    expect(defaultScope(raw() as never)).toBe(DEFAULT_SCOPE);
+  });
+
+  it("prefers the normalized fields when the context carries both", () => {
+    const source = { ...raw({ authInfo: { extra: { sub: "raw" } } }), transport: "local" as const };
+    expect(defaultScope(source)).toBe(DEFAULT_SCOPE);
+    expect(isHttpRequest(source)).toBe(false);
+  });
+});

@@ -343,8 +343,8 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
   });
 
   // FINDING (low): the v1 downstream hands whatever a route throws to the SDK as it is
-  // (src/mcp/proxy/v1/server.ts line 108, no try/catch), while v2 maps it with toMcpRequestError
-  // (src/mcp/proxy/v2/server.ts lines 100-104). On v1 a FileBridgeError thrown outside the registry
+  // (src/proxy/sdk/downstream/v1/server.ts line 108, no try/catch), while v2 maps it with toMcpRequestError
+  // (src/proxy/sdk/downstream/v2/server.ts lines 100-104). On v1 a FileBridgeError thrown outside the registry
   // (here: the scope function's FORBIDDEN on resources/read and resources/subscribe) becomes -32603
   // with the message, and any other error's message (paths, secrets) reaches the client verbatim.
   // Fix: wrap `route(core, params, ctx)` in v1/server.ts the way v2/server.ts does.

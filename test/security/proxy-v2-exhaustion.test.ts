@@ -90,8 +90,8 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave b
   // downstream server (which adds a sink to the core) before the transport looks at the body. When the
   // body is not an `initialize` (or not JSON at all), the transport answers 400 and the session is
   // never stored, so nothing ever closes that server: its sink, server and transport stay in memory
-  // for good, and every later broadcast walks them. v1: src/mcp/proxy/v1/endpoint.ts lines 48-61;
-  // v2: src/mcp/proxy/v2/endpoint.ts lines 84-100. Fix: close the server when the transport did not
+  // for good, and every later broadcast walks them. v1: src/proxy/sdk/downstream/v1/endpoint.ts lines 48-61;
+  // v2: src/proxy/sdk/downstream/v2/endpoint.ts lines 84-100. Fix: close the server when the transport did not
   // open a session (see the report), or build it only for an `initialize`.
   it("a refused POST without a session (not an initialize) leaves no sink behind", async () => {
     const { mcpUrl, sinks } = await start(sdk);
@@ -112,7 +112,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave b
   });
 
   // FINDING (medium, memory growth): the proxy's own resources are served through one DirectHost per
-  // scope (src/mcp/proxy/registry-resources.ts #host, line 41), attached to the registry and kept
+  // scope (src/proxy/registry-resources.ts #host, line 41), attached to the registry and kept
   // until the proxy closes. An anonymous 2025 session's scope is its session id, so every session
   // that lists resources once leaves a DirectHost, a registry attachment and (pinned, because the
   // host stays "connected") its scope index behind after the session is gone. Fix: release the

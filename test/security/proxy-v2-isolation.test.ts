@@ -150,8 +150,8 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: scope isolation over HTTP
 
   // FINDING (medium): a 2025 session is not bound to the identity that opened it. Anyone holding the
   // session id can send requests on it with another user's token or with none (v2:
-  // src/mcp/proxy/v2/endpoint.ts line 81 hands every request to the session's transport with the
-  // request's own authInfo; v1: src/mcp/proxy/v1/endpoint.ts lines 36-42). Each request is scoped by
+  // src/proxy/sdk/downstream/v2/endpoint.ts line 81 hands every request to the session's transport with the
+  // request's own authInfo; v1: src/proxy/sdk/downstream/v1/endpoint.ts lines 36-42). Each request is scoped by
   // its own token, so files stay apart, but the session's notification sink keeps the scope of its
   // first request: a GET stream opened with a stolen session id (and Bob's or no token) hears the
   // owner's list changes and the URIs of the owner's subscribed files. Fix: remember the opener's

@@ -8,8 +8,8 @@ import {
   connectRecording,
   encodingsOf,
   type RecordingClient,
-  SECRET,
   type ScopeServer,
+  SECRET,
   startScopeServer,
   tokensIn,
 } from "./scope-support.js";

@@ -14,6 +14,7 @@ import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore, StateStore } from "../../src/storage/types.js";
+import { uploadPageRenderer } from "../../src/ui/upload-page.js";
 import { uploadWidgetResource } from "../../src/ui/upload-widget.js";
 import type { FileRequestOutcome, RequestFilesCallOptions } from "../../src/uploads/request-files-flow.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
@@ -33,7 +34,7 @@ beforeEach(() => {
   store = memoryStore();
   state = memoryState();
   minter = new SignedUrlMinter({ secret: SECRET, baseUrl: "http://127.0.0.1:9", state });
-  routes = createFileRoutes({ store, minter, state, uploadPage: true });
+  routes = createFileRoutes({ store, minter, state, uploadPage: uploadPageRenderer() });
   uploads = new UploadHandleResolver({
     store,
     state,

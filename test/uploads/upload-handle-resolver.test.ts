@@ -144,10 +144,14 @@ describe("UploadHandleResolver", () => {
     expect(uploads.handleFor(byFile as never)).toBe(entry?.handle);
     expect(await uploads.fileFor(entry?.handle as string, { scope: "s2" })).toBeNull();
     expect(
-      await uploads.fileFor(String(entry?.handle).replace(scopeRef("s1", minter), scopeRef("s2", minter)), { scope: "s2" }),
+      await uploads.fileFor(String(entry?.handle).replace(scopeRef("s1", minter), scopeRef("s2", minter)), {
+        scope: "s2",
+      }),
     ).toBeNull();
     expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1", minter)}`, { scope: "s1" })).toBeNull();
-    expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1", minter)}/%E0%A4%A`, { scope: "s1" })).toBeNull();
+    expect(
+      await uploads.fileFor(`upload://sessions/${scopeRef("s1", minter)}/%E0%A4%A`, { scope: "s1" }),
+    ).toBeNull();
     clock += 31 * 60_000;
     expect(await uploads.fileFor(entry?.handle as string, { scope: "s1" })).toBeNull();
     expect(await uploads.fileFor(ticket.handle, { scope: "s1" })).toBeNull();

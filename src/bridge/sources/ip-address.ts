@@ -1,3 +1,10 @@
+/*
+ * Kept hand-written after measuring ipaddr.js 2.5.0 (what proxy-addr and Express trust): behind the
+ * same `isIP` gate it is no faster (IPv4 1.7–3.0 vs 1.3–1.6 µs, IPv6 7.3–7.7 vs 6.6–8.6 µs per call),
+ * and looser for this guard: it rewrites `::a.b.c.d` to `::ffff:a.b.c.d` (so `::8.8.8.8` passes),
+ * calls `1::` or `4000::1` unicast, and we would still own the embedded-IPv4 rules. Its range list
+ * gave us one prefix we lacked: 3fff::/20.
+ */
 import { isIP } from "node:net";
 
 /** Why an address is refused, or `null` when it is a public unicast address. */
@@ -55,13 +62,16 @@ export function parseIPv4(text: string): number | null {
 
 /** Parses an IPv6 address (with `::` and an embedded IPv4 tail, no zone) to 8 16-bit groups. */
 export function parseIPv6(text: string): number[] | null {
-  if (isIP(text) !== 6) return null;
+  return isIP(text) === 6 ? groupsOf(text) : null;
+}
+
+/** The 8 groups of `text`, which `isIP` has already found to be IPv6. */
+function groupsOf(text: string): number[] | null {
   let body = text;
   const lastColon = body.lastIndexOf(":");
   const last = body.slice(lastColon + 1);
   if (last.includes(".")) {
-    const value = parseIPv4(last);
-    if (value === null) return null;
+    const value = v4(last); // isIP accepted the whole address, so the tail is a dotted quad
     const high = Math.floor(value / 65536).toString(16);
     const low = (value % 65536).toString(16);
     body = `${body.slice(0, lastColon + 1)}${high}:${low}`;
@@ -106,6 +116,7 @@ function classifyV6(g: number[]): AddressClass | null {
   if (a === 0x2001 && b === 0x0db8) return "documentation";
   if (a === 0x2001 && b < 0x0200) return "reserved"; // IETF protocol assignments, Teredo
   if (a === 0x0100 && b === 0 && c === 0 && d === 0) return "reserved"; // discard prefix
+  if (a === 0x3fff && b < 0x1000) return "documentation"; // 3fff::/20, RFC 9637
   if ((a & 0xe000) !== 0x2000) return "reserved"; // outside global unicast 2000::/3
   return null;
 }
@@ -121,11 +132,10 @@ export function classifyAddress(address: string): AddressClass | null {
   if (text.startsWith("[") && text.endsWith("]")) text = text.slice(1, -1);
   const zone = text.indexOf("%");
   if (zone >= 0) text = text.slice(0, zone);
-  const value4 = parseIPv4(text);
-  if (value4 !== null) return classifyV4(value4);
-  const groups = parseIPv6(text);
-  if (groups !== null) return classifyV6(groups);
-  return "invalid";
+  const family = isIP(text); // node's own literal grammar: dotted quads only, no 0x7f.1 or 2130706433
+  if (family === 4) return classifyV4(v4(text));
+  const groups = family === 6 ? groupsOf(text) : null;
+  return groups === null ? "invalid" : classifyV6(groups);
 }
 
 /** True when the address is a public unicast address (see {@link classifyAddress}). */

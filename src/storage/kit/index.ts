@@ -20,8 +20,7 @@ export type {
   StateStore,
   StoredFile,
 } from "../types.js";
-export { parseMetadataRecord, serializeMetadataRecord } from "./metadata-record.js";
-export type { MeterLimits, PutMeasure, PutPlan } from "./put-pipeline.js";
+export { resolveRange } from "./byte-range.js";
 export {
   DEFAULT_LIST_LIMIT,
   decodeCursor,
@@ -30,18 +29,13 @@ export {
   listKind,
   listLimit,
   MAX_LIST_LIMIT,
-  MAX_METADATA_ENTRIES,
-  MAX_METADATA_LENGTH,
-  measureBytes,
-  PutMeter,
-  planPut,
-  resolveRange,
-  storedFileOf,
-  streamPut,
-  toPutError,
-  toReadable,
   upperBound,
-} from "./put-pipeline.js";
+} from "./list-page.js";
+export { parseMetadataRecord, serializeMetadataRecord } from "./metadata-record.js";
+export type { MeterLimits, PutMeasure } from "./put-pipeline.js";
+export { measureBytes, PutMeter, streamPut, toPutError, toReadable } from "./put-pipeline.js";
+export type { PutPlan } from "./put-plan.js";
+export { MAX_METADATA_ENTRIES, MAX_METADATA_LENGTH, planPut, storedFileOf } from "./put-plan.js";
 export type { StreamLimits } from "./quota.js";
 export { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation } from "./quota.js";
 export { stagedFile } from "./staged-file.js";

@@ -54,3 +54,23 @@ describe("classifyAddress", () => {
     expect(parseIPv6("1.2.3.4")).toBeNull();
   });
 });
+
+describe("classifyAddress where ipaddr.js differs", () => {
+  it.each([
+    ["3fff::1", "documentation"], // RFC 9637, taken from ipaddr.js's range list
+    ["3fff:fff::1", "documentation"],
+    ["::8.8.8.8", "reserved"], // IPv4-compatible: ipaddr.js rewrites it to ::ffff:8.8.8.8, a public address
+    ["1::", "reserved"], // outside 2000::/3: ipaddr.js says unicast
+    ["4000::1", "reserved"],
+    ["127.1", "invalid"], // inet_aton shorthands ipaddr.js parses: refused before any lookup
+    ["0x7f.0.0.1", "invalid"],
+    ["2130706433", "invalid"],
+  ])("%s is %s", (address, kind) => {
+    expect(classifyAddress(address)).toBe(kind);
+  });
+
+  it("keeps the rest of 3000::/4 public", () => {
+    expect(classifyAddress("3fff:1000::1")).toBeNull();
+    expect(classifyAddress("3ffe::1")).toBeNull();
+  });
+});

@@ -8,6 +8,7 @@ import { SignedUrlMinter } from "../../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../../src/storage/fs-store.js";
 import { memoryState } from "../../../src/storage/memory-state.js";
 import type { FileStore, StateStore, StoredFile } from "../../../src/storage/types.js";
+import { uploadPageRenderer } from "../../../src/ui/upload-page.js";
 import { UploadHandleResolver } from "../../../src/uploads/upload-handle-resolver.js";
 import { close, listen } from "../../http/server-helpers.js";
 
@@ -64,7 +65,7 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
     state,
     maxBytes,
     maxFiles,
-    uploadPage: true,
+    uploadPage: uploadPageRenderer(),
     ...(cors === "off" ? {} : { allowedOrigins: cors === "any" ? "*" : cors }),
   });
   const server: Server = createServer();

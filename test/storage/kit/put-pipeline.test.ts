@@ -2,17 +2,9 @@ import { Readable, Writable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FileBridgeError } from "../../../src/errors/file-bridge-error.js";
-import { newId } from "../../../src/internal/ids.js";
-import {
-  decodeCursor,
-  encodeCursor,
-  measureBytes,
-  planPut,
-  resolveRange,
-  streamPut,
-  upperBound,
-} from "../../../src/storage/kit/put-pipeline.js";
-import { codeOfSync, sha256 } from "../../support/helpers.js";
+import { measureBytes, streamPut } from "../../../src/storage/kit/put-pipeline.js";
+import { planPut } from "../../../src/storage/kit/put-plan.js";
+import { sha256 } from "../../support/helpers.js";
 
 /** Splits bytes at the given cut points. */
 function split(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
@@ -61,52 +53,6 @@ describe("put pipeline", () => {
         },
       ),
       { numRuns: 200 },
-    );
-  });
-
-  it("cursors round-trip every id; any other string is INVALID_CURSOR, never another error (property)", () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 47 }), (time) => {
-        const id = newId(time);
-        return decodeCursor(encodeCursor(id)) === id;
-      }),
-    );
-    fc.assert(
-      fc.property(fc.string({ maxLength: 100 }), (input) => {
-        const code = codeOfSync(() => decodeCursor(input));
-        if (code === "OK") return encodeCursor(decodeCursor(input)) === input;
-        return code === "INVALID_CURSOR";
-      }),
-      { numRuns: 2000 },
-    );
-  });
-
-  it("ranges are inside the file or RANGE_NOT_SATISFIABLE (property)", () => {
-    fc.assert(
-      fc.property(
-        fc.nat({ max: 1000 }),
-        fc.integer({ min: -5, max: 1200 }),
-        fc.option(fc.integer({ min: -5, max: 1200 }), { nil: undefined }),
-        (size, start, end) => {
-          const range = end === undefined ? { start } : { start, end };
-          const code = codeOfSync(() => resolveRange(range, size));
-          const valid = start >= 0 && start < size && (end === undefined || end >= start);
-          if (!valid) return code === "RANGE_NOT_SATISFIABLE";
-          const resolved = resolveRange(range, size)!;
-          return resolved.start === start && resolved.end === Math.min(end ?? size - 1, size - 1);
-        },
-      ),
-      { numRuns: 2000 },
-    );
-  });
-
-  it("upperBound finds the first id greater than the given one (property)", () => {
-    fc.assert(
-      fc.property(fc.array(fc.string(), { maxLength: 50 }), fc.string(), (values, probe) => {
-        const sorted = [...values].sort();
-        const at = upperBound(sorted, probe);
-        return sorted.slice(0, at).every((v) => v <= probe) && sorted.slice(at).every((v) => v > probe);
-      }),
     );
   });
 });

@@ -1,0 +1,227 @@
+/**
+ * What every bench shares: alternating rounds of "ours" against a named baseline measured in the same
+ * run, ratios reported as min / median / max, the machine load printed with the figures, exact peak
+ * RSS from `/proc/<pid>/status` (VmHWM, reset between rounds through `/proc/<pid>/clear_refs`), and
+ * helpers that run a server or a client in a process of its own.
+ *
+ * Knobs: `BENCH_ROUNDS` (default 3) rounds per row.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const MiB = 1024 * 1024;
+export const KiB = 1024;
+/** The signing secret the bench server and client share (the client mints upload tickets). */
+export const BENCH_SECRET = "bench-secret-bench-secret-bench-secret-0123";
+
+/** Rounds per row (`BENCH_ROUNDS`, default 3). */
+export const ROUNDS = positiveInt("BENCH_ROUNDS", 3);
+
+/** A positive integer from the environment, or `fallback`. */
+export function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+/** Min, median and max of some numbers. */
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+}
+
+export function spread(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[mid] as number)
+      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return { min: sorted[0] as number, median, max: sorted[sorted.length - 1] as number };
+}
+
+/** "min / median / max" with `digits` decimals. */
+export function fmt(s: Spread, digits = 2): string {
+  return `${s.min.toFixed(digits)} / ${s.median.toFixed(digits)} / ${s.max.toFixed(digits)}`;
+}
+
+/** The machine load, printed before and after each bench. */
+export function loadLine(): string {
+  const [one, five, fifteen] = loadavg().map((n) => n.toFixed(2));
+  return `load average ${one} ${five} ${fifteen} on ${cpus().length} cpus · node ${process.version}`;
+}
+
+/** One timed run: seconds, and the peak RSS of the process that did the work (MiB), when known. */
+export interface Sample {
+  seconds: number;
+  peakRssMiB?: number;
+}
+
+/** What {@link compare} measured for one row. */
+export interface Row {
+  name: string;
+  baseline: string;
+  /** ours ÷ baseline in speed (baseline seconds ÷ our seconds), per round. */
+  ratio: Spread;
+  oursSeconds: Spread;
+  baselineSeconds: Spread;
+  oursPeakRssMiB?: number;
+  baselinePeakRssMiB?: number;
+  goal?: number;
+}
+
+/**
+ * Runs `ours` and `baseline` in alternating order for `rounds` rounds (ours first on odd rounds) and
+ * reports the speed ratio per round. `goal` is only printed: targets live in bench output.
+ */
+export async function compare(
+  name: string,
+  ours: () => Promise<Sample>,
+  baseline: { name: string; run: () => Promise<Sample> },
+  options: { rounds?: number; goal?: number } = {},
+): Promise<Row> {
+  const rounds = options.rounds ?? ROUNDS;
+  const mine: Sample[] = [];
+  const theirs: Sample[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      theirs.push(await baseline.run());
+      mine.push(await ours());
+    } else {
+      mine.push(await ours());
+      theirs.push(await baseline.run());
+    }
+  }
+  const ratios = mine.map((m, i) => (theirs[i] as Sample).seconds / m.seconds);
+  const peak = (list: Sample[]) => {
+    const known = list.map((s) => s.peakRssMiB).filter((n): n is number => n !== undefined);
+    return known.length ? Math.max(...known) : undefined;
+  };
+  const row: Row = {
+    name,
+    baseline: baseline.name,
+    ratio: spread(ratios),
+    oursSeconds: spread(mine.map((s) => s.seconds)),
+    baselineSeconds: spread(theirs.map((s) => s.seconds)),
+  };
+  const oursPeak = peak(mine);
+  const baselinePeak = peak(theirs);
+  if (oursPeak !== undefined) row.oursPeakRssMiB = oursPeak;
+  if (baselinePeak !== undefined) row.baselinePeakRssMiB = baselinePeak;
+  if (options.goal !== undefined) row.goal = options.goal;
+  printRow(row);
+  return row;
+}
+
+function printRow(row: Row): void {
+  const goal =
+    row.goal === undefined ? "" : `  goal ≥ ${row.goal}× ${row.ratio.median >= row.goal ? "met" : "NOT met"}`;
+  const rss =
+    row.oursPeakRssMiB === undefined
+      ? ""
+      : `  peak RSS ${row.oursPeakRssMiB.toFixed(0)} MiB (baseline ${row.baselinePeakRssMiB?.toFixed(0) ?? "?"} MiB)`;
+  console.log(
+    `${row.name}\n    vs ${row.baseline}: ratio ${fmt(row.ratio)} (min/median/max)${goal}\n` +
+      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}`,
+  );
+}
+
+/** Prints the bench's machine-readable summary line (collected by `bench/run.ts`). */
+export function report(bench: string, rows: Row[], extra: Record<string, unknown> = {}): void {
+  console.log(loadLine());
+  console.log(`BENCH_JSON ${JSON.stringify({ bench, rounds: ROUNDS, load: loadavg(), rows, ...extra })}`);
+}
+
+/** Exact peak RSS of a process (VmHWM), in MiB. */
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  if (!match) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+/** Resets a process's peak RSS to its current RSS (Linux `clear_refs` 5). */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+}
+
+/** A bench helper script running in its own process, talking one JSON line per message. */
+export interface Peer {
+  readonly pid: number;
+  /** The JSON the process printed as `READY <json>`. */
+  readonly ready: Record<string, unknown>;
+  /** Sends one command line and waits for its `DONE <json>` reply. */
+  ask(command: Record<string, unknown>): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Starts `bench/<script>` under tsx in a process of its own and waits for its `READY` line. */
+export async function startPeer(script: string, args: string[] = []): Promise<Peer> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(here, script), ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const waiting: Array<(line: string) => void> = [];
+  const failed = new Promise<never>((_, reject) => {
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  failed.catch(() => {});
+  lines.on("line", (line) => {
+    if (line.startsWith("READY ") || line.startsWith("DONE ")) waiting.shift()?.(line);
+    else console.log(`    [${script}] ${line}`);
+  });
+  const next = () =>
+    Promise.race([new Promise<string>((resolve) => waiting.push(resolve)), failed]).then((line) => {
+      const json = JSON.parse(line.slice(line.indexOf(" ") + 1)) as Record<string, unknown>;
+      if (typeof json.error === "string") throw new Error(`${script}: ${json.error}`);
+      return json;
+    });
+  const ready = await next();
+  return {
+    pid: child.pid as number,
+    ready,
+    ask(command) {
+      const reply = next();
+      child.stdin?.write(`${JSON.stringify(command)}\n`);
+      return reply;
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      child.stdin?.end();
+      child.kill();
+      await exited;
+    },
+  };
+}
+
+/**
+ * The loop of a peer process: prints `READY <ready>`, then answers each JSON command line with
+ * `DONE <json>` (or `DONE {"error": ...}`) until stdin closes.
+ */
+export async function servePeer(
+  ready: Record<string, unknown>,
+  handle: (command: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  onClose: () => Promise<void> = async () => {},
+): Promise<void> {
+  console.log(`READY ${JSON.stringify(ready)}`);
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    try {
+      console.log(`DONE ${JSON.stringify(await handle(JSON.parse(line)))}`);
+    } catch (error) {
+      console.log(`DONE ${JSON.stringify({ error: String((error as Error)?.stack ?? error) })}`);
+    }
+  }
+  await onClose();
+  process.exit(0);
+}

@@ -1,0 +1,113 @@
+/**
+ * A bench server in a process of its own: `ours-fs`, `ours-memory` (the file routes on fsStore /
+ * memoryStore), `raw` (a plain node:http server that pipes bodies to files and files to responses)
+ * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
+ * `{"cmd": "clean"}` (drop stored files) and `{"cmd": "prepare", "source": path}` (store a file to
+ * download; replies with its download URL) on stdin.
+ *
+ *   node --import tsx bench/_server.ts ours-fs /tmp/dir
+ */
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, rm, stat } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { createFileRoutes } from "../src/http/create-file-routes.js";
+import { toNodeHandler } from "../src/node/index.js";
+import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
+import { fsStore } from "../src/storage/fs-store.js";
+import { memoryState } from "../src/storage/memory-state.js";
+import { memoryStore } from "../src/storage/memory-store.js";
+import type { FileStore } from "../src/storage/types.js";
+import { BENCH_SECRET, servePeer } from "./_lib.js";
+
+const [mode, dir] = process.argv.slice(2) as [string, string];
+const MAX_BYTES = 4 * 1024 * 1024 * 1024;
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+let handler: Handler = (_req, res) => res.end();
+const server = createServer((req, res) => handler(req, res));
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+await mkdir(dir, { recursive: true });
+
+let clean: () => Promise<void> = async () => {};
+let prepare: (source: string) => Promise<string> = async () => {
+  throw new Error(`${mode} serves no downloads`);
+};
+
+if (mode === "ours-fs" || mode === "ours-memory") {
+  const state = memoryState();
+  const storeDir = join(dir, "store");
+  let store: FileStore =
+    mode === "ours-fs" ? fsStore(storeDir, { sweepInterval: 0 }) : memoryStore({ sweepInterval: 0 });
+  const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
+  const routes = createFileRoutes({ store, minter, state, maxBytes: MAX_BYTES, basePath: "/files" });
+  handler = toNodeHandler(routes);
+  clean = async () => {
+    if (mode === "ours-fs") await rm(storeDir, { recursive: true, force: true });
+    else store = memoryStore({ sweepInterval: 0 });
+  };
+  prepare = async (source) => {
+    const file = await store.put(createReadStream(source), { scope: "bench", name: "big.bin" });
+    return (await minter.downloadUrl(file)).url;
+  };
+} else if (mode === "raw") {
+  let n = 0;
+  const files = join(dir, "raw");
+  await mkdir(files, { recursive: true });
+  let download = "";
+  handler = (req, res) => {
+    if (req.method === "PUT") {
+      pipeline(req, createWriteStream(join(files, `${n++}`))).then(
+        () => res.end("ok"),
+        () => res.destroy(),
+      );
+      return;
+    }
+    stat(download).then((info) => {
+      res.writeHead(200, { "content-length": String(info.size), "content-type": "application/octet-stream" });
+      pipeline(createReadStream(download), res).catch(() => undefined);
+    });
+  };
+  clean = async () => {
+    await rm(files, { recursive: true, force: true });
+    await mkdir(files, { recursive: true });
+  };
+  prepare = async (source) => {
+    download = source;
+    return `${url}/down`;
+  };
+} else if (mode === "tus") {
+  const { Server } = await import("@tus/server");
+  const { FileStore } = await import("@tus/file-store");
+  const files = join(dir, "tus");
+  await mkdir(files, { recursive: true });
+  const tus = new Server({ path: "/files", datastore: new FileStore({ directory: files }) });
+  handler = (req, res) => {
+    tus.handle(req, res);
+  };
+  clean = async () => {
+    await rm(files, { recursive: true, force: true });
+    await mkdir(files, { recursive: true });
+  };
+} else {
+  throw new Error(`unknown mode ${mode}`);
+}
+
+await servePeer(
+  { url },
+  async (command) => {
+    if (command.cmd === "clean") {
+      await clean();
+      return {};
+    }
+    if (command.cmd === "prepare") return { url: await prepare(String(command.source)) };
+    throw new Error(`unknown command ${JSON.stringify(command)}`);
+  },
+  async () => {
+    server.closeAllConnections();
+    server.close();
+  },
+);

@@ -1,0 +1,163 @@
+/**
+ * Small files, what users feel (issue 24), each row ours ÷ a named baseline in the same run,
+ * alternating rounds, min / median / max:
+ * - 2,000 uploads of 4 KiB, 16 at a time, ticket + PUT, server and client in processes of their own,
+ *   vs a raw node:http server writing each body to a file (and the same route on memoryStore);
+ * - `fsStore.put(4 KiB)` vs `fs.writeFile`, 16 at a time;
+ * - `FileBridge.resolve()` of a `data:` URL vs `Buffer.from(b64)` + `writeFile`, at 4 KiB and 1 MiB.
+ *
+ *   npm run bench -- small-files          # BENCH_ROUNDS=5 for more rounds, BENCH_SMALL_COUNT=2000
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FileBridge } from "../src/bridge/file-bridge.js";
+import { fsStore } from "../src/storage/fs-store.js";
+import {
+  compare,
+  KiB,
+  loadLine,
+  MiB,
+  type Peer,
+  peakRssMiB,
+  positiveInt,
+  type Row,
+  report,
+  resetPeakRss,
+  type Sample,
+  startPeer,
+} from "./_lib.js";
+
+const COUNT = positiveInt("BENCH_SMALL_COUNT", 2000);
+const CONCURRENCY = 16;
+const dir = await mkdtemp(join(tmpdir(), "mfb-bench-small-"));
+const rows: Row[] = [];
+console.log(`small files · ${loadLine()}`);
+
+/** One `small` run of the client against a server, the server's peak RSS taken exactly. */
+async function httpRound(client: Peer, server: Peer, mode: "ours" | "raw"): Promise<Sample> {
+  await server.ask({ cmd: "clean" });
+  resetPeakRss(server.pid);
+  const { seconds } = await client.ask({
+    cmd: "small",
+    url: server.ready.url,
+    mode,
+    count: COUNT,
+    size: 4 * KiB,
+    concurrency: CONCURRENCY,
+  });
+  return { seconds: Number(seconds), peakRssMiB: peakRssMiB(server.pid) };
+}
+
+/** `count` runs of `task`, `concurrency` at a time. */
+async function batch(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<Sample> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+  return { seconds: (performance.now() - started) / 1000 };
+}
+
+try {
+  const client = await startPeer("_client.ts");
+  const raw = await startPeer("_server.ts", ["raw", join(dir, "raw")]);
+  const oursFs = await startPeer("_server.ts", ["ours-fs", join(dir, "ours-fs")]);
+  const oursMemory = await startPeer("_server.ts", ["ours-memory", join(dir, "ours-memory")]);
+  const baseline = { name: "raw node:http server writing files", run: () => httpRound(client, raw, "raw") };
+  // One untimed warm-up of each, so JIT and connection setup do not land in round one.
+  await httpRound(client, raw, "raw");
+  await httpRound(client, oursFs, "ours");
+  await httpRound(client, oursMemory, "ours");
+  rows.push(
+    await compare(
+      `${COUNT} uploads of 4 KiB, ${CONCURRENCY} at a time, ticket + PUT (fsStore)`,
+      () => httpRound(client, oursFs, "ours"),
+      baseline,
+      { goal: 0.8 },
+    ),
+  );
+  rows.push(
+    await compare(
+      `${COUNT} uploads of 4 KiB, ${CONCURRENCY} at a time, ticket + PUT (memoryStore)`,
+      () => httpRound(client, oursMemory, "ours"),
+      baseline,
+    ),
+  );
+  for (const peer of [client, raw, oursFs, oursMemory]) await peer.stop();
+
+  const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
+  const plain = join(dir, "plain");
+  const body = randomBytes(4 * KiB);
+  const puts = async () => {
+    await rm(join(dir, "store"), { recursive: true, force: true });
+    return batch(COUNT, CONCURRENCY, (i) => store.put(body, { scope: "bench", name: `n${i}.txt` }));
+  };
+  const writes = async () => {
+    await rm(plain, { recursive: true, force: true });
+    await mkdir(plain);
+    return batch(COUNT, CONCURRENCY, (i) => writeFile(join(plain, `n${i}.txt`), body));
+  };
+  await puts();
+  await writes();
+  rows.push(
+    await compare(
+      `fsStore.put(4 KiB) × ${COUNT}, ${CONCURRENCY} at a time`,
+      puts,
+      {
+        name: "fs.writeFile",
+        run: writes,
+      },
+      { goal: 0.8 },
+    ),
+  );
+  await store.close?.();
+
+  const bridge = new FileBridge({ tmpDir: join(dir, "bridge"), maxBytes: 64 * MiB });
+  for (const [label, size, count] of [
+    ["4 KiB", 4 * KiB, Math.max(1, COUNT / 4)],
+    ["1 MiB", MiB, 50],
+  ] as const) {
+    const bytes = randomBytes(size);
+    // Strings as a server receives them: out of JSON.parse (a tool argument), not external strings.
+    const payload: string = JSON.parse(JSON.stringify(bytes.toString("base64")));
+    const url: string = JSON.parse(
+      JSON.stringify(`data:application/octet-stream;name=b.bin;base64,${payload}`),
+    );
+    const target = join(dir, "baseline.bin");
+    const resolves = () =>
+      batch(count, 1, async () => {
+        const file = await bridge.resolve(url, { scope: "bench" });
+        if (file.size !== size) throw new Error("size mismatch");
+        await file.dispose();
+      });
+    const decodes = () =>
+      batch(count, 1, async () => {
+        await writeFile(target, Buffer.from(payload, "base64"));
+        await rm(target);
+      });
+    await resolves();
+    await decodes();
+    rows.push(
+      await compare(
+        `resolve() of a ${label} data: URL (+ dispose) × ${count}`,
+        resolves,
+        {
+          name: "Buffer.from(b64) + writeFile (+ rm)",
+          run: decodes,
+        },
+        { goal: 0.8 },
+      ),
+    );
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+report("small-files", rows, { count: COUNT, concurrency: CONCURRENCY });

@@ -1,0 +1,117 @@
+/**
+ * Large transfers over 127.0.0.1 (issue 24), server and client each in a process of their own,
+ * alternating rounds, ours ÷ a named baseline, min / median / max, with the server's exact peak RSS:
+ * - upload and download at 64 MiB, 256 MiB and 1 GiB: the file routes on fsStore (sha256 while
+ *   streaming, size cap, staging then commit) vs a raw node:http server using `stream.pipeline`;
+ * - 1 GiB upload vs `@tus/server` + `@tus/file-store` (create, then one PATCH with the body).
+ *
+ *   npm run bench -- transfer                    # sizes 64,256,1024 MiB
+ *   BENCH_TRANSFER_MB=64,256 BENCH_ROUNDS=5 npm run bench -- transfer
+ */
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  compare,
+  loadLine,
+  MiB,
+  type Peer,
+  peakRssMiB,
+  type Row,
+  report,
+  resetPeakRss,
+  startPeer,
+} from "./_lib.js";
+
+const sizes = (process.env.BENCH_TRANSFER_MB ?? "64,256,1024").split(",").map((s) => {
+  const n = Number(s);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error("BENCH_TRANSFER_MB must list positive integers");
+  return n;
+});
+const dir = await mkdtemp(join(tmpdir(), "mfb-bench-transfer-"));
+const rows: Row[] = [];
+console.log(`transfers · ${loadLine()}`);
+
+/** A file of `mib` MiB of incompressible bytes (one 1 MiB block, varied per MiB). */
+async function sourceFile(mib: number): Promise<string> {
+  const path = join(dir, `source-${mib}.bin`);
+  const block = randomBytes(MiB);
+  const out = createWriteStream(path);
+  for (let i = 0; i < mib; i++) {
+    block[0] = i & 0xff;
+    if (!out.write(Buffer.from(block)))
+      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+  }
+  await new Promise<void>((resolve, reject) =>
+    out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+  );
+  return path;
+}
+
+async function round(client: Peer, server: Peer, command: Record<string, unknown>) {
+  resetPeakRss(server.pid);
+  const { seconds } = await client.ask(command);
+  const peak = peakRssMiB(server.pid);
+  if (command.cmd === "upload") await server.ask({ cmd: "clean" });
+  return { seconds: Number(seconds), peakRssMiB: peak };
+}
+
+try {
+  const client = await startPeer("_client.ts");
+  const raw = await startPeer("_server.ts", ["raw", join(dir, "raw")]);
+  const ours = await startPeer("_server.ts", ["ours-fs", join(dir, "ours")]);
+  for (const mib of sizes) {
+    const file = await sourceFile(mib);
+    const up = (server: Peer, mode: string) => () =>
+      round(client, server, { cmd: "upload", url: server.ready.url, file, mode });
+    rows.push(
+      await compare(
+        `upload ${mib} MiB (file routes on fsStore)`,
+        up(ours, "ours"),
+        {
+          name: "raw node:http + stream.pipeline to a file",
+          run: up(raw, "raw"),
+        },
+        { goal: 0.85 },
+      ),
+    );
+    if (mib === Math.max(...sizes)) {
+      const tus = await startPeer("_server.ts", ["tus", join(dir, "tus")]);
+      rows.push(
+        await compare(
+          `upload ${mib} MiB (file routes on fsStore, sha256 included)`,
+          up(ours, "ours"),
+          {
+            name: "@tus/server 2.4.5 + @tus/file-store 2.1.1",
+            run: up(tus, "tus"),
+          },
+          { goal: 1 },
+        ),
+      );
+      await tus.stop();
+    }
+    const oursUrl = (await ours.ask({ cmd: "prepare", source: file })).url;
+    const rawUrl = (await raw.ask({ cmd: "prepare", source: file })).url;
+    const down = (server: Peer, url: unknown) => () =>
+      round(client, server, { cmd: "download", url, size: mib * MiB });
+    rows.push(
+      await compare(
+        `download ${mib} MiB (file routes on fsStore)`,
+        down(ours, oursUrl),
+        {
+          name: "raw node:http + stream.pipeline from a file",
+          run: down(raw, rawUrl),
+        },
+        { goal: 0.85 },
+      ),
+    );
+    await ours.ask({ cmd: "clean" });
+    await rm(file);
+  }
+  for (const peer of [client, raw, ours]) await peer.stop();
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+report("transfer", rows, { sizesMiB: sizes });

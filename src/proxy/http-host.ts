@@ -1,0 +1,223 @@
+/**
+ * Serves a proxy over HTTP on a `node:http` server: the file routes, `GET /healthz`, and the MCP
+ * endpoint of either SDK generation (an {@link McpEndpoint}), behind the DNS-rebinding guard and the
+ * optional bearer-token check. No SDK here: the endpoints bring their own.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../http/host-guard.js";
+
+/** A Node handler that answers or calls `next()`. */
+export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/**
+ * The verified identity of an HTTP caller, in the SDKs' `AuthInfo` shape: the user id goes in
+ * `extra.sub`, and becomes the scope of the caller's files.
+ *
+ * @example
+ * ```ts
+ * const auth: ProxyAuthInfo = { token, clientId: "proxy", scopes: [], extra: { sub: "alice" } };
+ * ```
+ */
+export interface ProxyAuthInfo {
+  token: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt?: number;
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * Verifies an HTTP caller from its request (headers, method and URL; the body is not read): the
+ * caller's {@link ProxyAuthInfo}, `undefined` for an anonymous caller, or `false` to answer 401.
+ *
+ * @example
+ * ```ts
+ * const authenticate: ProxyAuthenticate = (request) =>
+ *   request.headers.get("authorization") === `Bearer ${token}`
+ *     ? { token, clientId: "proxy", scopes: [], extra: { sub: "alice" } }
+ *     : false;
+ * ```
+ */
+export type ProxyAuthenticate = (
+  request: Request,
+) => ProxyAuthInfo | undefined | false | Promise<ProxyAuthInfo | undefined | false>;
+
+/** The MCP endpoint of one SDK generation. */
+export interface McpEndpoint {
+  /** Answers one request to the MCP path. */
+  handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined): Promise<void>;
+  /** Open MCP sessions (2025-era clients; 2026-07-28 clients have none). */
+  readonly sessions: number;
+  close(): Promise<void>;
+}
+
+/** Options of {@link serveProxyHttp}. */
+export interface ProxyHttpOptions {
+  endpoint: McpEndpoint;
+  /** The file routes (tried first). */
+  routes?: NodeRoute;
+  /** Answers `GET /healthz`. */
+  health?: () => Promise<{ status: number; body: unknown }>;
+  /** Verifies callers of the MCP endpoint. @default every caller anonymous */
+  authenticate?: ProxyAuthenticate;
+  /**
+   * Host names requests may name in `Host` (and `Origin`, on the MCP path).
+   * @default the localhost names on a loopback bind; no check on any other bind
+   */
+  allowedHosts?: readonly string[];
+  /** @default "/mcp" */
+  mount?: string;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** @default 0 */
+  port?: number;
+  log?: (line: string) => void;
+}
+
+/** A running HTTP host. */
+export interface ProxyHttpHost {
+  url: string;
+  mcpUrl: string;
+  /** Open MCP sessions. */
+  readonly sessions: number;
+  /** Stops accepting connections. */
+  stopAccepting(): void;
+  /** Waits until every MCP POST in progress has had its response sent (or `timeoutMs` passed). */
+  drain(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function rpcError(message: string, code = -32000): unknown {
+  return { jsonrpc: "2.0", error: { code, message }, id: null };
+}
+
+/** A body-less web `Request` with the Node request's method, URL and headers (for `authenticate`). */
+function headersRequest(req: IncomingMessage, base: string): Request {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+  }
+  return new Request(new URL(req.url ?? "/", base), { method: req.method ?? "GET", headers });
+}
+
+/**
+ * Starts the HTTP host.
+ *
+ * @example
+ * ```ts
+ * const host = await serveProxyHttp({ endpoint: v1Endpoint(() => createProxyServer(core, info)), port: 8080 });
+ * console.log(host.mcpUrl);
+ * ```
+ */
+export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHttpHost> {
+  const mount = options.mount ?? "/mcp";
+  const bindHost = options.host ?? "127.0.0.1";
+  const allowedHosts = options.allowedHosts ?? (isLoopbackBind(bindHost) ? LOOPBACK_HOSTS : undefined);
+  const { endpoint } = options;
+  let activePosts = 0;
+  const idle: Array<() => void> = [];
+  let base = "http://127.0.0.1";
+
+  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let authInfo: ProxyAuthInfo | undefined;
+    if (options.authenticate) {
+      const verdict = await options.authenticate(headersRequest(req, base));
+      if (verdict === false) {
+        json(res, 401, rpcError("Unauthorized", -32001), {
+          "www-authenticate": 'Bearer realm="mcp"',
+          connection: "close",
+        });
+        return;
+      }
+      authInfo = verdict;
+    }
+    await endpoint.handle(req, res, authInfo);
+  }
+
+  const http = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (allowedHosts) {
+      // Host on every request; Origin on the MCP path only (the file routes decide about origins).
+      const refusal = hostRefusal(req.headers, allowedHosts, path === mount);
+      if (refusal) {
+        json(res, 403, rpcError(refusal), { connection: "close" });
+        return;
+      }
+    }
+    const rest = () => {
+      if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD") && options.health) {
+        options
+          .health()
+          .then(({ status, body }) => json(res, status, body))
+          .catch((error: unknown) => json(res, 500, { status: "error", message: String(error) }));
+        return;
+      }
+      if (path !== mount) {
+        json(res, 404, { error: { code: "NOT_FOUND", message: "no such route" } });
+        return;
+      }
+      // A 2026-07-28 `subscriptions/listen` stream stays open until the client goes: not a call to wait for.
+      if (req.method === "POST" && req.headers["mcp-method"] !== "subscriptions/listen") {
+        activePosts++;
+        res.once("close", () => {
+          activePosts--;
+          if (activePosts === 0) for (const resolve of idle.splice(0)) resolve();
+        });
+      }
+      handleMcp(req, res).catch((error: unknown) => {
+        options.log?.(`MCP request failed: ${String(error)}`);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    };
+    if (options.routes) options.routes(req, res, rest);
+    else rest();
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port ?? 0, bindHost, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  const { port, address } = http.address() as AddressInfo;
+  const host = address.includes(":") ? `[${address}]` : address;
+  const url = `http://${host}:${port}`;
+  base = url;
+  return {
+    url,
+    mcpUrl: `${url}${mount}`,
+    get sessions() {
+      return endpoint.sessions;
+    },
+    stopAccepting() {
+      http.close();
+    },
+    async drain(timeoutMs) {
+      if (activePosts === 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        idle.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+    async close() {
+      await endpoint.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

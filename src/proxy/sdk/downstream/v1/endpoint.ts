@@ -1,0 +1,93 @@
+/**
+ * The MCP endpoint of the proxy on SDK v1: stateful Streamable HTTP, one downstream server per
+ * session (the session id is the default scope); and one server over stdio.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
+import { SessionTable } from "../sessions.js";
+
+function refuse(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+/**
+ * Sessions over SDK v1's Streamable HTTP transport: a POST without a session id opens one with a
+ * fresh server from `createServer`; later requests name it in `Mcp-Session-Id`.
+ *
+ * @example
+ * ```ts
+ * const host = await serveProxyHttp({ endpoint: v1Endpoint(() => createProxyServer(core, info)) });
+ * ```
+ */
+export function v1Endpoint(createServer: () => Server, log?: (line: string) => void): McpEndpoint {
+  const sessions = new SessionTable<StreamableHTTPServerTransport>();
+  return {
+    get sessions() {
+      return sessions.size;
+    },
+    async handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined) {
+      // The SDK hands `req.auth` to every handler as `extra.authInfo`.
+      if (authInfo) (req as IncomingMessage & { auth?: ProxyAuthInfo }).auth = authInfo;
+      const sessionId = req.headers["mcp-session-id"];
+      if (sessionId !== undefined) {
+        // Unknown, or another user's: the same answer, so a session id reveals nothing.
+        const existing = typeof sessionId === "string" ? sessions.find(sessionId, authInfo) : undefined;
+        if (existing) await existing.handleRequest(req, res);
+        else refuse(res, 404, "Unknown session");
+        return;
+      }
+      if (req.method !== "POST") {
+        refuse(res, 400, "Missing session id");
+        return;
+      }
+      const server = createServer();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.open(id, transport, authInfo);
+          log?.(`session ${id.slice(0, 8)}… opened`);
+        },
+      });
+      transport.onclose = () => {
+        const id = transport.sessionId;
+        if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
+      };
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+      // Not an `initialize` (or not MCP at all): no session opened, so nothing may stay behind.
+      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
+    },
+    async close() {
+      await Promise.allSettled(sessions.values().map((transport) => transport.close()));
+    },
+  };
+}
+
+/**
+ * Serves one proxy server over stdio on SDK v1 (as a desktop client starts it).
+ *
+ * @example
+ * ```ts
+ * await serveProxyStdio(createProxyServer(core, info));
+ * ```
+ */
+export async function serveProxyStdio(
+  server: Server,
+): Promise<{ close(): Promise<void>; closed: Promise<void> }> {
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    const previous = server.onclose;
+    server.onclose = () => {
+      previous?.();
+      resolve();
+    };
+  });
+  process.stdin.once("end", () => void server.close());
+  await server.connect(transport);
+  return { close: () => server.close(), closed };
+}

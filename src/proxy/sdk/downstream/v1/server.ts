@@ -1,0 +1,103 @@
+/**
+ * The downstream face of the proxy on SDK v1 (`@modelcontextprotocol/sdk`, protocol 2025-11-25): a
+ * low-level `Server` whose handlers hand every request to the SDK-free {@link ProxyCore} and send
+ * its notifications (list changes, resource updates, log messages, progress) to the client. Upstream
+ * tools keep their raw JSON Schemas.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ProxyCore } from "../../../proxy-core.js";
+import type { JsonObject } from "../../../types.js";
+import {
+  answer,
+  connectionSink,
+  type ProxyServerOptions,
+  proxyCapabilities,
+  proxyRoutes,
+} from "../dispatch.js";
+import { ProgressRelay } from "../progress.js";
+
+export type { ProxyServerOptions } from "../dispatch.js";
+
+/** The SDK's request schema of every method the proxy answers: the SDK validates the params. */
+const SCHEMAS: Record<string, unknown> = {
+  "tools/list": ListToolsRequestSchema,
+  "tools/call": CallToolRequestSchema,
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "resources/subscribe": SubscribeRequestSchema,
+  "resources/unsubscribe": UnsubscribeRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "prompts/get": GetPromptRequestSchema,
+  "completion/complete": CompleteRequestSchema,
+  // pass-through: answered only when an upstream offers logging itself
+  "logging/setLevel": SetLevelRequestSchema,
+};
+
+type Extra = {
+  signal: AbortSignal;
+  sessionId?: string | undefined;
+  authInfo?: unknown;
+  requestInfo?: unknown;
+  sendNotification: (notification: never) => Promise<void>;
+};
+
+/**
+ * Makes one downstream MCP server on SDK v1 (one per session over HTTP) in front of a
+ * {@link ProxyCore}.
+ *
+ * @example
+ * ```ts
+ * const server = createProxyServer(core, { name: "my-proxy", version: "1.0.0" });
+ * await server.connect(new StdioServerTransport());
+ * ```
+ */
+export function createProxyServer(core: ProxyCore, options: ProxyServerOptions): Server {
+  const server = new Server(
+    { name: options.name, version: options.version },
+    {
+      capabilities: proxyCapabilities(options),
+      ...(options.instructions ? { instructions: options.instructions } : {}),
+    },
+  );
+  const { sink, learnScope } = connectionSink(core, server as never, options);
+
+  for (const [method, route] of proxyRoutes(options)) {
+    server.setRequestHandler(
+      SCHEMAS[method] as never,
+      (async (request: { params?: JsonObject }, raw: Extra) => {
+        const params = request.params ?? {};
+        const relay = new ProgressRelay(params, (notification) =>
+          raw.sendNotification(notification as never),
+        );
+        const ctx = {
+          extra: {
+            sessionId: raw.sessionId,
+            authInfo: raw.authInfo as never,
+            requestInfo: raw.requestInfo as never,
+          },
+          signal: raw.signal,
+          sink,
+          ...relay.context(),
+        };
+        learnScope(ctx);
+        const result = await answer(core, route, params, ctx, relay);
+        return result;
+      }) as never,
+    );
+  }
+  return server;
+}

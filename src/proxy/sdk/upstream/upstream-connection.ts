@@ -1,0 +1,97 @@
+/**
+ * One connection to an upstream MCP server through the SDK `Client`: a stdio command or a
+ * Streamable HTTP URL. Requests go out and results come back raw (no schema stripping), JSON-RPC
+ * errors keep their code, message and data, and a connection that drops is reopened on the next call.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../types.js";
+import { ClientConnection, transportFor } from "./client-connection.js";
+import { DEFAULT_CLIENT_INFO, upstreamErrors } from "./shared.js";
+
+export type { UpstreamConnectionOptions, UpstreamTarget } from "./shared.js";
+
+/** Accepts any result as it is (the SDK would otherwise drop unknown fields). */
+const RAW_RESULT = z.looseObject({});
+const MCP_PREFIX = /^MCP error -?\d+: /;
+
+/** The message the upstream sent, without the SDK's `MCP error <code>: ` prefix. */
+function originalMessage(error: McpError): string {
+  return error.message.replace(MCP_PREFIX, "");
+}
+
+/**
+ * An {@link UpstreamPort} over the MCP SDK client.
+ *
+ * @example
+ * ```ts
+ * const upstream = new UpstreamConnection({ name: "files", target: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"] } });
+ * await upstream.connect();
+ * const tools = await upstream.request("tools/list", {});
+ * ```
+ */
+export class UpstreamConnection extends ClientConnection<Client> {
+  #transport(): Transport {
+    return transportFor<Transport>(this.options.target, this.options.stderr, {
+      stdio: (parameters) => new StdioClientTransport(parameters),
+      http: (url, init) => new StreamableHTTPClientTransport(url, init),
+      defaultEnvironment: getDefaultEnvironment,
+    });
+  }
+
+  protected async open(): Promise<Client> {
+    const client = new Client(this.options.clientInfo ?? DEFAULT_CLIENT_INFO, { capabilities: {} });
+    client.fallbackNotificationHandler = async (notification) => {
+      this.options.onNotification?.(notification.method, notification.params as JsonObject | undefined);
+    };
+    const transport = this.#transport();
+    await this.start(client, transport, () =>
+      transport instanceof StdioClientTransport ? transport.pid : null,
+    );
+    return client;
+  }
+
+  protected async send(
+    client: Client,
+    method: string,
+    params: JsonObject | undefined,
+    options: UpstreamRequestOptions,
+  ): Promise<JsonObject> {
+    const request = params === undefined ? { method } : { method, params };
+    return (await client.request(request as never, RAW_RESULT, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+      timeout: this.timeout(options),
+    })) as JsonObject;
+  }
+
+  protected translate(error: unknown, client: Client, signal: AbortSignal | undefined): Error {
+    if (signal?.aborted) return upstreamErrors.cancelled();
+    if (error instanceof McpError) {
+      const lost = this.client !== client;
+      if (error.code === ErrorCode.ConnectionClosed && lost) {
+        return upstreamErrors.lostDuringCall(this.name, error);
+      }
+      if (error.code === ErrorCode.RequestTimeout && /timed out/i.test(error.message)) {
+        return upstreamErrors.timedOut(this.name, error);
+      }
+      return new RpcError(error.code, originalMessage(error), error.data);
+    }
+    if (error instanceof Error && error.name === "ZodError") {
+      return upstreamErrors.malformed(this.name);
+    }
+    return upstreamErrors.failed(this.name, error);
+  }
+
+  protected async shutdown(client: Client): Promise<void> {
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport) {
+      await transport.terminateSession().catch(() => undefined);
+    }
+    await client.close().catch(() => undefined);
+  }
+}

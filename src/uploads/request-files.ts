@@ -1,0 +1,547 @@
+/**
+ * File requests: the SDK-independent server state of URL-mode elicitation — the link minted, the
+ * ticket record watched until the upload committed, the tool results. (Moved from `ui/`: the
+ * upload protocol's state lives with the protocol; `ui/` keeps the page and the widget.)
+ */
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { newId } from "../internal/ids.js";
+import {
+  DEFAULT_UPLOAD_HANDLE_TTL,
+  DEFAULT_UPLOAD_MAX_BYTES,
+  DEFAULT_UPLOAD_MAX_FILES,
+  DEFAULT_UPLOAD_TICKET_TTL,
+} from "../internal/limits.js";
+import { assertScope } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import {
+  formatUploadHandle,
+  TICKET_CLAIMS,
+  type TicketRecord,
+  ticketStateKey,
+  UPLOAD_PAGE_CLAIMS,
+} from "./upload-handle.js";
+
+/**
+ * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets.
+ *
+ * @example
+ * ```ts
+ * const minter: FileRequestMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
+ * ```
+ */
+export interface FileRequestMinter {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
+  mint(options: {
+    scope: string;
+    fileId: string;
+    action: "upload";
+    ttl?: Duration;
+    singleUse?: boolean;
+    claims?: Record<string, string | number | boolean>;
+  }): Promise<{ url: string; token: string; expiresAt: number }>;
+}
+
+/**
+ * Options of {@link FileRequests}.
+ *
+ * @example
+ * ```ts
+ * const requests = new FileRequests({ store, state, minter, maxBytes: 500 * 1024 * 1024, timeout: "30m" });
+ * ```
+ */
+export interface FileRequestsOptions {
+  /** Where the uploads land (the store of `createFileRoutes`). */
+  store: FileStore;
+  /** Where the routes record ticket uploads (the `state` of `createFileRoutes` — required there too). */
+  state: StateStore;
+  /** Mints the upload links; its `state` must be set (links are single-use). */
+  minter: FileRequestMinter;
+  /**
+   * How long the link can be used (the upload must start before it expires).
+   * @default "10m"
+   */
+  ttl?: Duration;
+  /**
+   * How long the uploaded files, and so their handles, live.
+   * @default "1h"
+   */
+  handleTtl?: Duration;
+  /**
+   * Size cap per file, in bytes; a request may ask for less, never more.
+   * @default 104857600 (100 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Most files per request; a request may ask for fewer, never more.
+   * @default 10
+   */
+  maxFiles?: number;
+  /**
+   * How long {@link FileRequest.wait} waits for the upload by default.
+   * @default "15m"
+   */
+  timeout?: Duration;
+  /**
+   * How often {@link FileRequest.wait} checks the state store.
+   * @default "250ms"
+   */
+  pollInterval?: Duration;
+  /**
+   * The URL a person opens, from the signed upload URL.
+   * @default the upload URL itself: the routes answer a browser there with the upload page
+   */
+  pageUrl?: (uploadUrl: string) => string;
+}
+
+/**
+ * What a tool asks the person for.
+ *
+ * @example
+ * ```ts
+ * const options: RequestFilesOptions = { message: "Upload the scanned invoice (PDF)", accept: [".pdf"], maxFiles: 1 };
+ * ```
+ */
+export interface RequestFilesOptions {
+  /** Why the files are needed; shown by the client and on the upload page (at most 1024 characters). */
+  message: string;
+  /**
+   * File types the page's picker offers (`.pdf`, `image/*`); a hint, not enforced.
+   * @default any file
+   */
+  accept?: readonly string[];
+  /**
+   * Most files for this request (at most the configured `maxFiles`).
+   * @default the configured `maxFiles`
+   */
+  maxFiles?: number;
+  /**
+   * Size cap per file for this request (at most the configured `maxBytes`).
+   * @default the configured `maxBytes`
+   */
+  maxBytes?: number;
+}
+
+/**
+ * A tool result as plain data (the shape of MCP `CallToolResult`, without importing the SDK).
+ *
+ * @example
+ * ```ts
+ * const result: FileRequestToolResult = request.fallbackResult();
+ * return result; // from a tool handler
+ * ```
+ */
+export interface FileRequestToolResult {
+  [key: string]: unknown;
+  content: Array<{ type: "text"; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/**
+ * The params of an `elicitation/create` request in URL mode (MCP 2025-11-25).
+ *
+ * @example
+ * ```ts
+ * const params: UrlElicitationParams = request.elicitation;
+ * await extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema);
+ * ```
+ */
+export interface UrlElicitationParams {
+  [key: string]: unknown;
+  mode: "url";
+  message: string;
+  url: string;
+  elicitationId: string;
+}
+
+/**
+ * Options of {@link FileRequest.wait}.
+ *
+ * @example
+ * ```ts
+ * const files = await request.wait({ signal: extra.signal, timeout: "20m" });
+ * ```
+ */
+export interface WaitOptions {
+  /** Stops waiting (`ABORTED`), e.g. the tool call's `extra.signal`. */
+  signal?: AbortSignal;
+  /** How long to wait before `TIMEOUT`. @default the requests' `timeout` */
+  timeout?: Duration;
+}
+
+/**
+ * One request for files: a single-use upload link bound to the caller's scope, the URL a person
+ * opens, and the means to wait for the upload and to answer the tool call.
+ *
+ * @example
+ * ```ts
+ * const request: FileRequest = await requests.create(scope, { message: "Upload the contract" });
+ * console.log(request.url, request.elicitation.elicitationId === request.id); // … true
+ * ```
+ */
+export interface FileRequest {
+  /** Request id: the upload ticket id, also the `elicitationId`. */
+  readonly id: string;
+  /** Scope the upload lands in. */
+  readonly scope: string;
+  /** What is asked for. */
+  readonly message: string;
+  /** The URL to open in a browser (the upload page). */
+  readonly url: string;
+  /** The signed upload URL (programs may `POST` multipart to it directly). */
+  readonly uploadUrl: string;
+  /** When the link expires, milliseconds since the epoch. */
+  readonly expiresAt: number;
+  /** Size cap per file, in bytes. */
+  readonly maxBytes: number;
+  /** Most files. */
+  readonly maxFiles: number;
+  /** Handle of the first uploaded file, valid once the upload committed. */
+  readonly handle: string;
+  /** The `elicitation/create` params (`mode: "url"`). */
+  readonly elicitation: UrlElicitationParams;
+  /**
+   * Waits until the upload committed, then returns the stored files in upload order. Fails with
+   * `TIMEOUT` after the timeout and `ABORTED` when the signal fires.
+   */
+  wait(options?: WaitOptions): Promise<StoredFile[]>;
+  /** The stored files if the upload has committed, else `null` (no waiting). */
+  files(): Promise<StoredFile[] | null>;
+  /** The tool result listing the uploaded files and their handles. */
+  resultFor(files: readonly StoredFile[]): FileRequestToolResult;
+  /**
+   * The tool result for a client that cannot open URLs: the link, what to do, and the handle to
+   * pass once the person uploaded.
+   */
+  fallbackResult(): FileRequestToolResult;
+  /** The tool result after the person declined or cancelled (`isError: true`). */
+  declinedResult(action: "decline" | "cancel"): FileRequestToolResult;
+}
+
+function invalidOption(name: string, message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_OPTION", `FileRequests: ${name} ${message}`, {
+    data: { option: name },
+  });
+}
+
+function invalidInput(message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_INPUT", `requestFiles: ${message}`);
+}
+
+function positiveInteger(
+  value: unknown,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0 || value > max) {
+    throw invalidOption(name, `must be an integer from 1 to ${max}`);
+  }
+  return value;
+}
+
+function fileLine(file: StoredFile, refs: ScopeRefs): string {
+  return `- ${file.name} (${file.size} bytes, ${file.mimeType}, sha256 ${file.sha256}): ${formatUploadHandle(file.scope, file.id, refs)}`;
+}
+
+function fileEntry(file: StoredFile, refs: ScopeRefs): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    handle: formatUploadHandle(file.scope, file.id, refs),
+    id: file.id,
+    name: file.name,
+    size: file.size,
+    sha256: file.sha256,
+    mimeType: file.mimeType,
+  };
+  if (file.expiresAt !== undefined) entry.expiresAt = new Date(file.expiresAt).toISOString();
+  return entry;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * File requests a tool makes of the person in the chat: the SDK-independent half of URL-mode
+ * elicitation (MCP 2025-11-25). {@link FileRequests.create} mints a single-use upload link bound to
+ * the caller's scope and carrying the request text for the upload page; the SDK adapter sends
+ * `elicitation/create` with {@link FileRequest.elicitation}, then {@link FileRequest.wait} waits —
+ * bounded and cancellable — until the upload committed (it watches the routes' ticket record in the
+ * `StateStore`, so it works across replicas with a shared state), and the tool returns
+ * {@link FileRequest.resultFor}. Without the client capability the tool returns
+ * {@link FileRequest.fallbackResult} (the link as text).
+ *
+ * @example
+ * ```ts
+ * const requests = new FileRequests({ store, state, minter });
+ * const request = await requests.create(scope, { message: "Upload the contract to review", maxFiles: 1 });
+ * // src/mcp: elicitation/create with request.elicitation; on "accept":
+ * const files = await request.wait({ signal: extra.signal });
+ * return request.resultFor(files);
+ * ```
+ */
+export class FileRequests {
+  /** Size cap per file, in bytes. */
+  readonly maxBytes: number;
+  /** Most files per request. */
+  readonly maxFiles: number;
+  /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
+  readonly scopeRefs: ScopeRefs;
+
+  readonly #store: FileStore;
+  readonly #state: StateStore;
+  readonly #minter: FileRequestMinter;
+  readonly #ttl: Duration;
+  readonly #handleTtlSeconds: number;
+  readonly #timeoutMs: number;
+  readonly #pollMs: number;
+  readonly #pageUrl: (uploadUrl: string) => string;
+
+  constructor(options: FileRequestsOptions) {
+    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    const { store, state, minter } = options;
+    if (!store || typeof store.head !== "function") throw invalidOption("store", "must be a FileStore");
+    if (!state || typeof state.get !== "function") throw invalidOption("state", "must be a StateStore");
+    if (!minter || typeof minter.mint !== "function")
+      throw invalidOption("minter", "must be a SignedUrlMinter");
+    this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
+    if (durationToMs(this.#ttl, "FileRequests: ttl") < 1000)
+      throw invalidOption("ttl", "must be at least 1s");
+    const handleTtlMs = durationToMs(
+      options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
+      "FileRequests: handleTtl",
+    );
+    if (handleTtlMs < 1000) throw invalidOption("handleTtl", "must be at least 1s");
+    this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
+    this.#timeoutMs = durationToMs(options.timeout ?? "15m", "FileRequests: timeout");
+    if (this.#timeoutMs <= 0) throw invalidOption("timeout", "must be positive");
+    this.#pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
+    if (this.#pollMs < 10) throw invalidOption("pollInterval", "must be at least 10ms");
+    this.maxBytes = positiveInteger(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES);
+    this.maxFiles = positiveInteger(options.maxFiles, "maxFiles", DEFAULT_UPLOAD_MAX_FILES, 1000);
+    if (options.pageUrl !== undefined && typeof options.pageUrl !== "function") {
+      throw invalidOption("pageUrl", "must be a function");
+    }
+    this.#pageUrl = options.pageUrl ?? ((url) => url);
+    this.#store = store;
+    this.#state = state;
+    this.#minter = minter;
+    this.scopeRefs = scopeRefsOf(minter);
+  }
+
+  /**
+   * Mints a single-use upload link for `scope` and returns the request. Fails with
+   * `INVALID_INPUT` for an empty or over-long message, or limits above the configured ones.
+   *
+   * @example
+   * ```ts
+   * const request = await requests.create("session-1", { message: "Upload the photos", accept: ["image/*"], maxFiles: 5 });
+   * ```
+   */
+  async create(scope: string, options: RequestFilesOptions): Promise<FileRequest> {
+    assertScope(scope);
+    const message = options?.message;
+    if (typeof message !== "string" || message.trim() === "" || message.length > 1024) {
+      throw invalidInput("message must be 1 to 1024 characters");
+    }
+    const maxFiles = options.maxFiles ?? this.maxFiles;
+    if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0 || maxFiles > this.maxFiles) {
+      throw invalidInput(`maxFiles must be an integer from 1 to ${this.maxFiles}`);
+    }
+    const maxBytes = options.maxBytes ?? this.maxBytes;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0 || maxBytes > this.maxBytes) {
+      throw invalidInput(`maxBytes must be an integer from 1 to ${this.maxBytes}`);
+    }
+    const accept = (options.accept ?? []).map((entry) => String(entry).trim()).filter(Boolean);
+    if (accept.some((entry) => entry.includes(",")) || accept.join(",").length > 512) {
+      throw invalidInput("accept must be a short list of media types or extensions without commas");
+    }
+    const id = newId();
+    const claims: Record<string, string | number | boolean> = {
+      [TICKET_CLAIMS.maxBytes]: maxBytes,
+      [TICKET_CLAIMS.maxFiles]: maxFiles,
+      [TICKET_CLAIMS.fileTtl]: this.#handleTtlSeconds,
+      [UPLOAD_PAGE_CLAIMS.message]: message,
+    };
+    if (accept.length > 0) claims[UPLOAD_PAGE_CLAIMS.accept] = accept.join(",");
+    const minted = await this.#minter.mint({
+      scope,
+      fileId: id,
+      action: "upload",
+      ttl: this.#ttl,
+      singleUse: true,
+      claims,
+    });
+    const url = this.#pageUrl(minted.url);
+    const handle = formatUploadHandle(scope, id, this.scopeRefs);
+    const expiresIso = new Date(minted.expiresAt).toISOString();
+    const files = () => this.#filesOf(scope, id);
+    const request: FileRequest = {
+      id,
+      scope,
+      message,
+      url,
+      uploadUrl: minted.url,
+      expiresAt: minted.expiresAt,
+      maxBytes,
+      maxFiles,
+      handle,
+      elicitation: { mode: "url", message, url, elicitationId: id },
+      files,
+      wait: (waitOptions = {}) => this.#wait(files, waitOptions),
+      resultFor: (stored) => this.resultFor(id, stored),
+      fallbackResult: () => ({
+        content: [
+          {
+            type: "text",
+            text: [
+              `${message}`,
+              `Ask the user to open this link in a browser and upload ${maxFiles === 1 ? "the file" : `up to ${maxFiles} files`} there: ${url}`,
+              `The link works once, until ${expiresIso}; at most ${maxBytes} bytes per file.`,
+              `Once the user says the upload is done, pass ${handle} as the file argument (it stands for the first uploaded file).`,
+            ].join("\n"),
+          },
+        ],
+        structuredContent: {
+          status: "upload_required",
+          request_id: id,
+          url,
+          upload_url: minted.url,
+          handle,
+          expires_at: expiresIso,
+          max_files: maxFiles,
+          max_bytes: maxBytes,
+        },
+      }),
+      declinedResult: (action) => ({
+        content: [
+          {
+            type: "text",
+            text: `The user ${action === "decline" ? "declined" : "cancelled"} the upload request (${message}). Do not ask again unless the user wants to.`,
+          },
+        ],
+        structuredContent: { status: action === "decline" ? "declined" : "cancelled", request_id: id },
+        isError: true,
+      }),
+    };
+    return request;
+  }
+
+  /**
+   * Waits, like {@link FileRequest.wait}, for the upload of a request known only by its id (a
+   * request made in an earlier call: a retried call under the 2026-07-28 protocol, or a fallback
+   * link). Requests of other scopes are never found, so this ends in `TIMEOUT`.
+   *
+   * @example
+   * ```ts
+   * const files = await requests.waitFor(scope, requestId, { signal: extra.signal, timeout: "5m" });
+   * ```
+   */
+  waitFor(scope: string, requestId: string, options: WaitOptions = {}): Promise<StoredFile[]> {
+    assertScope(scope);
+    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
+      throw invalidInput("requestId must be a request id");
+    }
+    return this.#wait(() => this.#filesOf(scope, requestId), options);
+  }
+
+  /**
+   * The tool result listing a request's uploaded files and their `upload://` handles (what
+   * {@link FileRequest.resultFor} returns).
+   *
+   * @example
+   * ```ts
+   * return requests.resultFor(requestId, await requests.waitFor(scope, requestId));
+   * ```
+   */
+  resultFor(requestId: string, files: readonly StoredFile[]): FileRequestToolResult {
+    const list = [...files];
+    return {
+      content: [
+        {
+          type: "text",
+          text: [
+            `The user uploaded ${list.length} ${list.length === 1 ? "file" : "files"}. Pass a handle as the file argument of a tool:`,
+            ...list.map((file) => fileLine(file, this.scopeRefs)),
+          ].join("\n"),
+        },
+      ],
+      structuredContent: {
+        status: "uploaded",
+        request_id: requestId,
+        files: list.map((file) => fileEntry(file, this.scopeRefs)),
+      },
+    };
+  }
+
+  /**
+   * The files a request's upload stored, or `null` while nothing was uploaded (or the request id
+   * belongs to another scope). For a tool that gets the request id back later (a fallback link, or
+   * a retried call under the 2026 protocol).
+   *
+   * @example
+   * ```ts
+   * const files = await requests.filesOf(scope, args.request_id);
+   * if (!files) return { content: [{ type: "text", text: "Not uploaded yet." }] };
+   * ```
+   */
+  filesOf(scope: string, requestId: string): Promise<StoredFile[] | null> {
+    assertScope(scope);
+    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
+      return Promise.resolve(null);
+    }
+    return this.#filesOf(scope, requestId);
+  }
+
+  async #filesOf(scope: string, id: string): Promise<StoredFile[] | null> {
+    const record = await this.#state.get<TicketRecord>(ticketStateKey(id));
+    if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
+    const files = await Promise.all(
+      record.files
+        .filter((fileId) => typeof fileId === "string")
+        .map((fileId) => this.#store.head(scope, fileId)),
+    );
+    return files.filter((file): file is StoredFile => file !== null);
+  }
+
+  async #wait(files: () => Promise<StoredFile[] | null>, options: WaitOptions): Promise<StoredFile[]> {
+    const timeoutMs =
+      options.timeout === undefined ? this.#timeoutMs : durationToMs(options.timeout, "wait: timeout");
+    const deadline = Date.now() + timeoutMs;
+    const signal = options.signal;
+    for (;;) {
+      if (signal?.aborted) {
+        throw new FileBridgeError("ABORTED", "Stopped waiting for the upload", { cause: signal.reason });
+      }
+      const found = await files();
+      if (found !== null) {
+        if (found.length === 0) {
+          throw new FileBridgeError("NOT_FOUND", "The uploaded files are gone (expired or deleted)");
+        }
+        return found;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new FileBridgeError("TIMEOUT", `No upload within ${Math.round(timeoutMs / 1000)}s`, {
+          data: { timeoutMs },
+        });
+      }
+      await sleep(Math.min(this.#pollMs, left), signal);
+    }
+  }
+}

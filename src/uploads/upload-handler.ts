@@ -1,0 +1,321 @@
+/**
+ * The upload handlers `createFileRoutes()` routes to: ticket uploads (`POST|PUT {basePath}/upload/{token}`)
+ * and direct uploads (`POST|PUT {basePath}/scopes/{scope}/files/{name}`), and the all-or-nothing
+ * commit of every file a request carries. Parsing lives in `upload-staging.ts` (raw bodies) and
+ * `multipart.ts` (forms); the single-use claim in `ticket-claim.ts`. The transport (body stream,
+ * timeouts, error reporting) comes in the {@link UploadRequestContext}.
+ */
+import type { Readable } from "node:stream";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { sanitizeRelativePath } from "../internal/file-name.js";
+import { parseMediaType } from "../media/media-type.js";
+import { assertScope } from "../scope/scope.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
+import type { StagedFile, StoredFile } from "../storage/types.js";
+import type {
+  UploadHandler,
+  UploadHandlerConfig,
+  UploadRateLimitInfo,
+  UploadReply,
+  UploadReplyFile,
+  UploadRequestContext,
+} from "./handler-types.js";
+import { stageMultipart } from "./multipart.js";
+import { claimTicket } from "./ticket-claim.js";
+import {
+  formatUploadHandle,
+  TICKET_CLAIMS,
+  type TicketRecord,
+  ticketStateKey,
+  uploadHandleOf,
+} from "./upload-handle.js";
+import { stageRaw, type UploadLimits } from "./upload-staging.js";
+
+const JSON_HEADERS = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+};
+
+function positiveClaim(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : fallback;
+}
+
+/**
+ * `POST|PUT {basePath}/upload/{token}`: an upload with a ticket minted by `get_upload_url` (or
+ * `FileRequests`). The ticket's own claims (`max_bytes`, `max_files`, `file_ttl`) override the route
+ * defaults. With `state`, the upload is recorded under the ticket id, so the ticket's handle — the
+ * one the reply answers with — resolves to every file of the upload.
+ *
+ * @example
+ * ```ts
+ * const ticketUploads = new TicketUploadHandler(config);
+ * const response = await ticketUploads.handle(request, { segments: [token], body, watch, report });
+ * ```
+ */
+export class TicketUploadHandler implements UploadHandler {
+  readonly #config: UploadHandlerConfig;
+
+  constructor(config: UploadHandlerConfig) {
+    this.#config = config;
+  }
+
+  async handle(request: Request, ctx: UploadRequestContext): Promise<Response> {
+    const config = this.#config;
+    const token = ctx.segments[0] as string;
+    // A single-use ticket is checked now but used up only when every file is staged and verified,
+    // so a failed upload (too large, digest mismatch, aborted) can be retried with the same URL.
+    const deferred = typeof config.minter.consume === "function";
+    const verified = await config.minter.verify(token, { action: "upload", consume: !deferred });
+    const extra = verified.claims ?? {};
+    const ttlSeconds = extra[TICKET_CLAIMS.fileTtl];
+    const limits: UploadLimits = {
+      scope: verified.scope,
+      maxBytes: positiveClaim(extra[TICKET_CLAIMS.maxBytes], config.maxBytes),
+      maxFiles: positiveClaim(extra[TICKET_CLAIMS.maxFiles], config.maxFiles),
+      ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
+      kind: "upload",
+    };
+    await checkRateLimit(config, {
+      action: "upload",
+      route: "ticket",
+      scope: limits.scope,
+      ticketId: verified.fileId,
+      request,
+    });
+    // A single-use ticket used up only at commit must still not stage two uploads at once: claim it
+    // now, before any byte is read (a verifier without `consume` used the ticket up in `verify`).
+    const release =
+      deferred && verified.singleUse !== false ? await claimTicket(config, ctx, verified) : undefined;
+    let files: StoredFile[];
+    try {
+      files = await storeRequestFiles(config, ctx, request, limits, {
+        allowMultipart: true,
+        beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
+      });
+    } finally {
+      await release?.();
+    }
+    let recorded = false;
+    if (config.state) {
+      const record: TicketRecord = { scope: limits.scope, files: files.map((file) => file.id) };
+      try {
+        await config.state.set(ticketStateKey(verified.fileId), record, { ttl: limits.ttlMs / 1000 });
+        recorded = true;
+      } catch (error) {
+        ctx.report(error);
+      }
+    }
+    // One upload, one handle: the ticket's handle when the upload is recorded under it.
+    const handle = recorded
+      ? formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter))
+      : undefined;
+    return uploadReply(config, ctx, files, handle);
+  }
+}
+
+/** Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read. */
+async function checkRateLimit(config: UploadHandlerConfig, info: UploadRateLimitInfo): Promise<void> {
+  if (!config.rateLimit) return;
+  if ((await config.rateLimit(info)) !== true) {
+    throw new FileBridgeError("RATE_LIMITED", "Too many uploads; try again later", {
+      data: { scope: info.scope, route: info.route },
+    });
+  }
+}
+
+/**
+ * `POST|PUT {basePath}/scopes/{scope}/files/{name}`: a direct upload for callers `authorize` lets
+ * in (segments `[scope, "files", ...name]`). Exists only when the routes have `authorize`.
+ *
+ * @example
+ * ```ts
+ * const directUploads = new DirectUploadHandler(config);
+ * const response = await directUploads.handle(request, { segments: ["s1", "files", "a.txt"], body, watch, report });
+ * ```
+ */
+export class DirectUploadHandler implements UploadHandler {
+  readonly #config: UploadHandlerConfig;
+
+  constructor(config: UploadHandlerConfig) {
+    this.#config = config;
+  }
+
+  async handle(request: Request, ctx: UploadRequestContext): Promise<Response> {
+    const config = this.#config;
+    let scope: string;
+    let name: string;
+    try {
+      scope = decodeURIComponent(ctx.segments[0] as string);
+      name = sanitizeRelativePath(decodeURIComponent(ctx.segments.slice(2).join("/")));
+    } catch (cause) {
+      throw new FileBridgeError("INVALID_REQUEST", "The scope or name is not valid percent-encoding", {
+        cause,
+      });
+    }
+    assertScope(scope);
+    const allowed = await config.authorize?.(request, { scope, name });
+    if (allowed !== true) throw new FileBridgeError("FORBIDDEN", "Not allowed to upload to this scope");
+    await checkRateLimit(config, { action: "upload", route: "direct", scope, request });
+    const limits: UploadLimits = {
+      scope,
+      maxBytes: config.maxBytes,
+      maxFiles: 1,
+      ttlMs: config.uploadTtlMs,
+      kind: "upload",
+    };
+    const files = await storeRequestFiles(config, ctx, request, limits, { allowMultipart: false, name });
+    return uploadReply(config, ctx, files, undefined);
+  }
+}
+
+/**
+ * The `201` reply. `handle` is the upload's one handle: the ticket's when the upload was recorded,
+ * else the file's own when the upload stored one file (nothing else would resolve to all of them).
+ */
+async function uploadReply(
+  config: UploadHandlerConfig,
+  ctx: UploadRequestContext,
+  files: StoredFile[],
+  uploadHandle: string | undefined,
+): Promise<Response> {
+  for (const file of files) {
+    try {
+      await config.onStored?.(file);
+    } catch (error) {
+      ctx.report(error);
+    }
+  }
+  const reply: UploadReplyFile[] = files.map((file) => {
+    const entry: UploadReplyFile = {
+      handle: uploadHandleOf(file, scopeRefsOf(config.minter)),
+      id: file.id,
+      name: file.name,
+      size: file.size,
+      sha256: file.sha256,
+      mimeType: file.mimeType,
+    };
+    const uri = config.resourceUri?.(file);
+    if (uri) entry.uri = uri;
+    if (file.expiresAt !== undefined) entry.expiresAt = new Date(file.expiresAt).toISOString();
+    return entry;
+  });
+  const handle = uploadHandle ?? (reply.length === 1 ? reply[0]?.handle : undefined);
+  const body: UploadReply = handle === undefined ? { files: reply } : { handle, files: reply };
+  return new Response(JSON.stringify(body), { status: 201, headers: JSON_HEADERS });
+}
+
+function declaredLength(request: Request): number | undefined {
+  const value = request.headers.get("content-length");
+  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value);
+}
+
+/**
+ * Stages every file of the request, then commits all of them, or aborts all of them on any failure
+ * (cap, digest, malformed body, client abort): a batch is all-or-nothing.
+ */
+async function storeRequestFiles(
+  config: UploadHandlerConfig,
+  ctx: UploadRequestContext,
+  request: Request,
+  limits: UploadLimits,
+  mode: {
+    allowMultipart: boolean;
+    name?: string;
+    beforeCommit?: (() => Promise<void> | undefined) | undefined;
+  },
+): Promise<StoredFile[]> {
+  const contentType = request.headers.get("content-type");
+  const media = parseMediaType(contentType);
+  const multipart = mode.allowMultipart && media?.essence === "multipart/form-data";
+  const length = declaredLength(request);
+  // Framing overhead of a multipart body is small next to the cap; refuse what cannot fit early.
+  const ceiling = multipart
+    ? limits.maxBytes * limits.maxFiles + 64 * 1024 * limits.maxFiles
+    : limits.maxBytes;
+  if (length !== undefined && length > ceiling) {
+    throw new FileBridgeError("FILE_TOO_LARGE", `The upload is larger than ${limits.maxBytes} bytes`, {
+      data: { limit: limits.maxBytes },
+    });
+  }
+
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(request.signal.reason);
+  if (request.signal.aborted) onAbort();
+  else request.signal.addEventListener("abort", onAbort, { once: true });
+
+  const body = ctx.body();
+  if (!body) throw new FileBridgeError("INVALID_REQUEST", "The request has no body");
+
+  // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
+  // `uploadTimeout` in all: the staging is aborted and the upload fails with REQUEST_TIMEOUT.
+  const watchdog = ctx.watch((error) => controller.abort(error));
+  const staged: StagedFile[] = [];
+  try {
+    const staging = multipart
+      ? stageMultipart(config, body, contentType as string, limits, controller)
+      : stageRaw(config, request, body, limits, controller, mode.name).then((part) => [part]);
+    // Attached once the body is piped, in the same tick, so no chunk flows past the stager.
+    body.on("data", watchdog.touch);
+    body.on("pause", watchdog.pause);
+    body.on("resume", watchdog.resume);
+    const parts = await staging;
+    watchdog.stop();
+    staged.push(...parts.map((part) => part.staged));
+    for (const part of parts) {
+      if (part.sha256 !== undefined && part.sha256 !== part.staged.file.sha256) {
+        throw new FileBridgeError(
+          "DIGEST_MISMATCH",
+          `The sha256 of ${part.staged.file.name} does not match`,
+          {
+            data: { name: part.staged.file.name },
+          },
+        );
+      }
+    }
+    if (request.signal.aborted) throw new FileBridgeError("ABORTED", "The client aborted the upload");
+    await mode.beforeCommit?.();
+    const committed: StoredFile[] = [];
+    try {
+      for (const part of staged) committed.push(await part.commit());
+    } catch (error) {
+      await Promise.allSettled(committed.map((file) => config.store.delete(file.scope, file.id)));
+      throw error;
+    }
+    return committed;
+  } catch (error) {
+    await Promise.allSettled(staged.map((part) => part.abort()));
+    discard(body);
+    throw toUploadError(error, request.signal.aborted, controller.signal);
+  } finally {
+    watchdog.stop();
+    body.off("data", watchdog.touch);
+    body.off("pause", watchdog.pause);
+    body.off("resume", watchdog.resume);
+    request.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * Stops using a request body after a failure. A Node `IncomingMessage` is paused, not drained: the
+ * Node adapter answers with `Connection: close` and ends the socket, so the rest of an announced body
+ * is never read (destroying it here would destroy the socket before the client saw the error). A
+ * converted web body is cancelled.
+ */
+function discard(body: Readable): void {
+  body.unpipe();
+  if ("socket" in body) {
+    if (!body.destroyed) body.pause();
+    return;
+  }
+  if (!body.destroyed) body.destroy();
+}
+
+function toUploadError(error: unknown, aborted: boolean, signal: AbortSignal): unknown {
+  // A timeout aborts the staging; the store then reports ABORTED: answer with the timeout itself.
+  if (isFileBridgeError(signal.reason, "REQUEST_TIMEOUT")) return signal.reason;
+  if (isFileBridgeError(error)) return error;
+  if (aborted) return new FileBridgeError("ABORTED", "The client aborted the upload", { cause: error });
+  return new FileBridgeError("STORAGE_ERROR", "The upload could not be stored", { cause: error });
+}
