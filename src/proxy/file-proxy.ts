@@ -102,6 +102,8 @@ export interface FileProxy {
    * connect it to a transport of that SDK.
    */
   createServer(): ProxyServer;
+  /** Open 2025-era MCP sessions over HTTP (0 before `listen`). */
+  readonly sessions: number;
   /** Serves MCP (Streamable HTTP at `mount`), the file routes and `/healthz`. */
   listen(options?: { host?: string; port?: number }): Promise<{ url: string; mcpUrl: string }>;
   /** Serves one session over this process's stdin/stdout (no upload routes unless also listening). */
@@ -347,6 +349,9 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     minter,
     sdk: downstream.sdk,
     createServer: () => downstream.createServer(),
+    get sessions() {
+      return host?.sessions ?? 0;
+    },
     async listen(listenOptions = {}) {
       if (host) throw new Error("the proxy is already listening");
       host = await serveProxyHttp({
@@ -354,7 +359,18 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
         endpoint: downstream.endpoint(
           log,
           { logging: has("logging") && gateway.relayUpstreamLogs === true },
-          limits.listenStreams,
+          {
+            ...(limits.listenStreams !== undefined ? { listenStreams: limits.listenStreams } : {}),
+            ...(limits.sessionsPerUser !== undefined ? { sessionsPerUser: limits.sessionsPerUser } : {}),
+            ...(limits.anonymousSessions !== undefined
+              ? { anonymousSessions: limits.anonymousSessions }
+              : {}),
+            ...(limits.sessionIdle !== undefined
+              ? { sessionIdleMs: durationToMs(limits.sessionIdle as Duration, "proxy.limits.sessionIdle") }
+              : {}),
+            // With auth configured, an anonymous caller opens no session (401).
+            requireAuth: authenticate !== undefined,
+          },
         ),
         routes: fileRoutes,
         ...(authenticate ? { authenticate } : {}),
