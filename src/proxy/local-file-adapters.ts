@@ -5,12 +5,13 @@
  * embedded files in a result are saved into the local output folder, and their local paths are
  * added to the result text.
  */
-import { lstat } from "node:fs/promises";
+import { lstat, stat } from "node:fs/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import { type ConfinedFile, type Folders, isInside, openConfined } from "./confined-file.js";
 import { hashFile, localPathOf, multipartBody, readAll, saveDownload } from "./local-files.js";
+import { fetchOnOrigin } from "./remote-fetch.js";
 import { replaceSchemaAt } from "./schema-paths.js";
 import type { CallContext, JsonObject, ToolAdapter } from "./types.js";
 
@@ -24,6 +25,12 @@ export interface LocalUploadDeps {
   headers: Record<string, string>;
   /** The remote's upload tool, when it offers one. */
   uploadTool: () => string | undefined;
+  /**
+   * File arguments the user named on the command line (`--file-arg`, `fileArgs`): only there may a
+   * bare name (`notes.txt`) mean a local file. In an argument the remote marked (`x-mcp-file`), only
+   * an explicit path (`./x`, `~/x`, absolute, `file://`) does.
+   */
+  userArgs?: readonly string[];
 }
 
 function sameOrigin(url: string, origin: string): boolean {
@@ -67,7 +74,7 @@ async function uploadThroughTicket(
   );
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await fetchOnOrigin(url, deps.origin, {
       method: "POST",
       headers: { ...deps.headers, "content-type": contentType },
       body: body as unknown as BodyInit,
@@ -75,6 +82,7 @@ async function uploadThroughTicket(
       signal: ctx.signal,
     } as RequestInit);
   } catch (cause) {
+    if (cause instanceof FileBridgeError) throw cause;
     throw new FileBridgeError("FETCH_FAILED", `uploading ${file.name} to the remote failed`, { cause });
   }
   const reply = (await response.json().catch(() => ({}))) as {
@@ -104,7 +112,10 @@ async function isFile(path: string): Promise<boolean> {
  * Uploads local files named in the arguments at `paths` before the call.
  */
 export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapter {
-  const steps = paths.map((path) => parseFieldPath(path, "fileArgs"));
+  const steps = paths.map((path) => ({
+    step: parseFieldPath(path, "fileArgs"),
+    byUser: !!deps.userArgs?.includes(path),
+  }));
   const where = deps.allowed.real.join(", ");
   return {
     describe(tool) {
@@ -121,14 +132,19 @@ export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapte
       const copy = structuredClone(args);
       const base = deps.allowed.real[0] ?? process.cwd();
       const slots: Array<{ slot: ReturnType<typeof collectFieldSlots>[number]; path: string }> = [];
-      for (const slot of steps.flatMap((step) => collectFieldSlots(copy, step))) {
+      const found = steps.flatMap(({ step, byUser }) =>
+        collectFieldSlots(copy, step).map((slot) => ({ slot, byUser })),
+      );
+      for (const { slot, byUser } of found) {
         if (typeof slot.value !== "string") continue;
         const local = localPathOf(slot.value, base);
         if (!local) continue;
-        // A bare name is a local file only if one exists there; otherwise it goes to the remote as is.
+        // A bare name is a local file only in an argument the user marked, and only if one exists
+        // there; otherwise (and always in an argument only the remote marked) it goes as is.
         if (
           !local.explicit &&
-          !(deps.allowed.real.length > 0 && isInside(base, local.path) && (await isFile(local.path)))
+          (!byUser ||
+            !(deps.allowed.real.length > 0 && isInside(base, local.path) && (await isFile(local.path))))
         ) {
           continue;
         }
@@ -162,6 +178,10 @@ export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapte
 export interface RemoteDownloadDeps {
   outputDir: string;
   maxBytes: number;
+  /** Most outputs one result saves (the rest are skipped, and the result says how many). */
+  maxOutputs: number;
+  /** Most bytes one result saves in all. */
+  maxOutputBytes: number;
   origin: string;
   headers: Record<string, string>;
 }
@@ -253,11 +273,12 @@ function decodeSafe(value: string): string {
  * to the result text. A download that fails makes the result an error; nothing partial is kept.
  */
 export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
-  async function fetchTo(target: Target, url: string, ctx: CallContext): Promise<string> {
+  async function fetchTo(target: Target, url: string, ctx: CallContext, limit: number): Promise<string> {
     let response: Response;
     try {
-      response = await fetch(url, { headers: deps.headers, signal: ctx.signal });
+      response = await fetchOnOrigin(url, deps.origin, { headers: deps.headers, signal: ctx.signal });
     } catch (cause) {
+      if (cause instanceof FileBridgeError) throw cause;
       throw new FileBridgeError("FETCH_FAILED", `downloading ${target.name} from the remote failed`, {
         cause,
       });
@@ -272,13 +293,13 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
       );
     }
     const length = Number(response.headers.get("content-length") ?? Number.NaN);
-    if (Number.isFinite(length) && length > deps.maxBytes) {
+    if (Number.isFinite(length) && length > limit) {
       await response.body.cancel().catch(() => undefined);
       throw new FileBridgeError(
         "FILE_TOO_LARGE",
-        `${target.name} is ${length} bytes; the limit is ${deps.maxBytes}`,
+        `${target.name} is ${length} bytes; the limit is ${limit}`,
         {
-          data: { limit: deps.maxBytes },
+          data: { limit: limit },
         },
       );
     }
@@ -291,7 +312,7 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
         deps.outputDir,
         name,
         response.body as unknown as AsyncIterable<Uint8Array>,
-        deps.maxBytes,
+        limit,
       );
     } catch (cause) {
       if (cause instanceof FileBridgeError) throw cause;
@@ -299,39 +320,56 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
     }
   }
 
-  async function save(target: Target, ctx: CallContext): Promise<string> {
-    if (target.bytes) return await saveDownload(deps.outputDir, target.name, target.bytes, deps.maxBytes);
-    if (target.url) return await fetchTo(target, target.url, ctx);
+  async function save(target: Target, ctx: CallContext, limit: number): Promise<string> {
+    if (target.bytes) return await saveDownload(deps.outputDir, target.name, target.bytes, limit);
+    if (target.url) return await fetchTo(target, target.url, ctx, limit);
     const read = await ctx.readUpstream(target.uri as string);
     const first = ((read.contents as JsonObject[] | undefined) ?? [])[0];
     if (!first) throw new FileBridgeError("NOT_FOUND", `the remote has no content for ${target.uri}`);
     if (first.mimeType === "text/uri-list" && typeof first.text === "string") {
       const url = first.text.split(/\r?\n/).find((line) => line && !line.startsWith("#"));
-      if (url && sameOrigin(url, deps.origin)) return await fetchTo(target, url, ctx);
+      if (url && sameOrigin(url, deps.origin)) return await fetchTo(target, url, ctx, limit);
       throw new FileBridgeError(
         "HOST_NOT_ALLOWED",
         `the remote's link for ${target.name} is not on its own origin`,
       );
     }
     if (typeof first.blob === "string")
-      return await saveDownload(
-        deps.outputDir,
-        target.name,
-        Buffer.from(first.blob, "base64"),
-        deps.maxBytes,
-      );
+      return await saveDownload(deps.outputDir, target.name, Buffer.from(first.blob, "base64"), limit);
     if (typeof first.text === "string")
-      return await saveDownload(deps.outputDir, target.name, Buffer.from(first.text, "utf8"), deps.maxBytes);
+      return await saveDownload(deps.outputDir, target.name, Buffer.from(first.text, "utf8"), limit);
     throw new FileBridgeError("NOT_FOUND", `the remote has no content for ${target.uri}`);
   }
 
   return {
     async after(result, ctx) {
-      const targets = targetsOf(result, deps.origin);
-      if (targets.length === 0) return result;
+      const found = targetsOf(result, deps.origin);
+      if (found.length === 0) return result;
+      // One result saves at most maxOutputs files and maxOutputBytes bytes; the rest is skipped.
+      const targets = found.slice(0, deps.maxOutputs);
+      let skipped = found.length - targets.length;
+      let budget = deps.maxOutputBytes;
       const saved: string[] = [];
       try {
-        for (const target of targets) saved.push(await save(target, ctx));
+        for (const target of targets) {
+          const limit = Math.min(deps.maxBytes, budget);
+          if (limit <= 0) {
+            skipped++;
+            continue;
+          }
+          try {
+            const path = await save(target, ctx, limit);
+            budget -= (await stat(path)).size;
+            saved.push(path);
+          } catch (error) {
+            if (
+              !(limit < deps.maxBytes && error instanceof FileBridgeError && error.code === "FILE_TOO_LARGE")
+            ) {
+              throw error;
+            }
+            skipped++;
+          }
+        }
       } catch (error) {
         const message =
           error instanceof FileBridgeError
@@ -353,9 +391,23 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
         ...result,
         content: [
           ...((result.content as JsonObject[]) ?? []),
-          { type: "text", text: saved.map((path) => `Saved to ${path}`).join("\n") },
+          {
+            type: "text",
+            text: [
+              ...saved.map((path) => `Saved to ${path}`),
+              ...(skipped > 0
+                ? [
+                    `Skipped ${skipped} more remote output(s): one result saves at most ${deps.maxOutputs} files and ${deps.maxOutputBytes} bytes.`,
+                  ]
+                : []),
+            ].join("\n"),
+          },
         ],
-        _meta: { ...((result._meta as JsonObject | undefined) ?? {}), local_paths: saved },
+        _meta: {
+          ...((result._meta as JsonObject | undefined) ?? {}),
+          local_paths: saved,
+          ...(skipped > 0 ? { skipped_outputs: skipped } : {}),
+        },
       };
     },
   };

@@ -88,7 +88,7 @@ export class SessionTable<T> {
    */
   admit(authInfo: ProxyAuthInfo | undefined): SessionRefusal | { release(): void } {
     const user = userOf(authInfo);
-    if (user === undefined && this.#requireAuth) {
+    if (authInfo === undefined && this.#requireAuth) {
       return { status: 401, message: "Unauthorized: sessions need a bearer token" };
     }
     const key = user === undefined ? "" : `u:${user}`;
