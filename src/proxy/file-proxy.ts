@@ -29,7 +29,13 @@ import type { ProxyConfig, ServerRules } from "./config.js";
 import { parseProxyConfig } from "./config.js";
 import { confinedFolders } from "./confined-file.js";
 import { checkHealth, type HealthReport } from "./health.js";
-import { type NodeRoute, type ProxyAuthenticate, type ProxyHttpHost, serveProxyHttp } from "./http-host.js";
+import {
+  type NodeRoute,
+  type ProxyAuthenticate,
+  type ProxyAuthInfo,
+  type ProxyHttpHost,
+  serveProxyHttp,
+} from "./http-host.js";
 import { type MountedUpstream, ProxyCore } from "./proxy-core.js";
 import { RegistryResources } from "./registry-resources.js";
 import { type Downstream, loadProxySdk, type ProxyServer, type SdkGeneration } from "./sdk/load-sdk.js";
@@ -112,6 +118,37 @@ export interface FileProxy {
   health(): Promise<HealthReport>;
   /** Finishes in-flight calls (up to `timeoutMs`), closes sessions and upstreams, removes temp files. */
   close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/**
+ * The URIs of a `subscriptions/listen` request a caller may hear `resources/updated` for: upstream
+ * URIs (not the proxy's own), and the proxy's own files' URIs of the caller's scope. A caller
+ * without a scope hears about none of the proxy's files.
+ */
+function ownListenUris(
+  uris: readonly string[],
+  authInfo: ProxyAuthInfo | undefined,
+  core: ProxyCore,
+  registry: ResourceRegistry,
+  minter: SignedUrlMinter,
+): string[] {
+  let scope: string | undefined;
+  try {
+    scope = core.scopeOf({
+      extra: { ...(authInfo ? { authInfo } : {}), transport: "http", requestInfo: { headers: {} } },
+      signal: new AbortController().signal,
+    });
+  } catch {
+    scope = undefined;
+  }
+  return uris.filter((uri) => {
+    const parsed = registry.parseUri(uri);
+    if (!parsed) return true;
+    if (scope === undefined) return false;
+    if (parsed.scope !== undefined) return parsed.scope === scope;
+    if (parsed.scopeRef !== undefined) return minter.scopeRefs.matches(parsed.scopeRef, scope);
+    return true;
+  });
 }
 
 /** The `get_upload_url` tool served by the proxy itself. */
@@ -370,6 +407,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
               : {}),
             // With auth configured, an anonymous caller opens no session (401).
             requireAuth: authenticate !== undefined,
+            listenUris: (uris, authInfo) => ownListenUris(uris, authInfo, coreInstance, registry, minter),
           },
         ),
         routes: fileRoutes,

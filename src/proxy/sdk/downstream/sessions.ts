@@ -33,6 +33,12 @@ export interface EndpointLimits {
   sessionIdleMs?: number;
   /** Auth is configured: an anonymous caller may not open a session (401). */
   requireAuth?: boolean;
+  /**
+   * The `resourceSubscriptions` URIs of a `subscriptions/listen` request the caller may hear
+   * `resources/updated` for (SDK v2): the proxy keeps upstream URIs and its own files' URIs of the
+   * caller's scope, and drops the rest. @default all kept
+   */
+  listenUris?: (uris: readonly string[], authInfo: ProxyAuthInfo | undefined) => string[];
 }
 
 /** Default: open sessions per user. */

@@ -43,6 +43,37 @@ function refusal(status: number, message: string): Response {
 }
 
 /**
+ * A `subscriptions/listen` request with only the `resourceSubscriptions` the caller may hear about
+ * (issue 21 part 4): naming another user's URI subscribes to nothing, so `resources/updated` is no
+ * oracle for whether that user stored a file of a guessed name. A body that is not JSON goes on as
+ * it is (the handler answers it).
+ */
+async function ownListen(
+  request: Request,
+  authInfo: ProxyAuthInfo | undefined,
+  keep: NonNullable<EndpointLimits["listenUris"]>,
+): Promise<Request> {
+  const text = await request.text();
+  let body: { params?: { notifications?: { resourceSubscriptions?: unknown } } };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new Request(request.url, { method: request.method, headers: request.headers, body: text });
+  }
+  const uris = body?.params?.notifications?.resourceSubscriptions;
+  if (Array.isArray(uris) && uris.every((uri) => typeof uri === "string")) {
+    (
+      body.params as { notifications: { resourceSubscriptions: string[] } }
+    ).notifications.resourceSubscriptions = keep(uris, authInfo);
+  }
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: JSON.stringify(body),
+  });
+}
+
+/**
  * The v2 endpoint: 2026-07-28 statelessly, 2025-era clients on sessions.
  *
  * @example
@@ -135,7 +166,11 @@ export function v2Endpoint(
 
   async function fetch(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
     if (await isLegacyRequest(request)) return await legacy(request, authInfo);
-    return await modern.fetch(request, authInfo ? { authInfo } : {});
+    const served =
+      limits.listenUris && request.headers.get("mcp-method") === "subscriptions/listen"
+        ? await ownListen(request, authInfo, limits.listenUris)
+        : request;
+    return await modern.fetch(served, authInfo ? { authInfo } : {});
   }
 
   return {
