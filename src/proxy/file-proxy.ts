@@ -413,6 +413,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
         routes: fileRoutes,
         ...(authenticate ? { authenticate } : {}),
         ...(gateway.allowedHosts ? { allowedHosts: gateway.allowedHosts } : {}),
+        ...(gateway.baseUrl ? { baseUrl: gateway.baseUrl } : {}),
         health: async () => {
           const report = await health();
           return { status: report.status === "ok" ? 200 : 503, body: report };
