@@ -26,7 +26,7 @@ import { fromBase64, fromDataUrl } from "./sources/inline.js";
 import { fromObject, type ObjectFormHost } from "./sources/object.js";
 import { fromPath, looksLikePath } from "./sources/path.js";
 import { fileUriToPath, prepareRoots, type Root } from "./sources/path-containment.js";
-import { fromResolver } from "./sources/resolver.js";
+import { fromResolver, fromResolverEach } from "./sources/resolver.js";
 import type { FileSourceResolver, ResolvedFile } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
@@ -164,8 +164,31 @@ export class FileBridge {
   }
 
   /**
-   * Resolves several file arguments (any mix of forms), at most `concurrency` at a time and at most
-   * `maxFiles` in all (`TOO_MANY_FILES`). All or nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
+   * Resolves one file argument to every file it stands for: the handle of an upload that carried
+   * several files gives all of them, in upload order; any other form gives its one file (what
+   * {@link resolve} gives). At most `maxFiles` (`TOO_MANY_FILES`, before anything is copied); all or
+   * nothing. `withFiles` resolves list fields (`"files[]"`) this way, so one upload handle in a list
+   * becomes every file of that upload.
+   *
+   * @example
+   * ```ts
+   * const files = await bridge.resolveEach(ticket.handle, { scope }); // all 3 files of a 3-file upload
+   * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
+   * ```
+   */
+  async resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
+    const ctx = this.#context(options);
+    if (ctx.signal?.aborted) throw aborted();
+    const resolver =
+      typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
+    if (!resolver) return [await this.resolve(input, options)];
+    return fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
+  }
+
+  /**
+   * Resolves several file arguments (any mix of forms), each to one file (an upload handle that
+   * stands for several files is `INVALID_INPUT` here; {@link resolveEach} gives them all), at most
+   * `concurrency` at a time and at most `maxFiles` in all (`TOO_MANY_FILES`). All or nothing: when one fails, the others are aborted and the ones already resolved are disposed, then
    * the first error is thrown.
    *
    * @example
@@ -176,16 +199,24 @@ export class FileBridge {
    */
   async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
     if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
+    const groups = await this.#resolveGroups(
+      inputs.map((value) => ({ value, each: false })),
+      options,
+    );
+    return groups.map((group) => group[0] as ResolvedFile);
+  }
+
+  /**
+   * Resolves file arguments, each to one file or (`each`) to every file it stands for, at most
+   * `concurrency` at a time and at most `maxFiles` files in all. All or nothing: when one fails, the
+   * others are aborted and the ones already resolved are disposed, then the first error is thrown.
+   */
+  async #resolveGroups(
+    items: ReadonlyArray<{ value: unknown; each: boolean }>,
+    options: ResolveOptions,
+  ): Promise<ResolvedFile[][]> {
     this.#context(options);
-    if (inputs.length > this.#settings.maxFiles) {
-      throw new FileBridgeError(
-        "TOO_MANY_FILES",
-        `at most ${this.#settings.maxFiles} files can be sent at once`,
-        {
-          data: { limit: this.#settings.maxFiles, count: inputs.length },
-        },
-      );
-    }
+    if (items.length > this.#settings.maxFiles) throw this.#tooMany(items.length);
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -193,11 +224,14 @@ export class FileBridge {
     const limit = pLimit(this.#settings.concurrency);
     let firstError: unknown;
     const settled = await Promise.allSettled(
-      inputs.map((input) =>
+      items.map((item) =>
         limit(async () => {
           if (controller.signal.aborted) throw aborted();
+          const inner = { ...options, signal: controller.signal };
           try {
-            return await this.resolve(input, { ...options, signal: controller.signal });
+            return item.each
+              ? await this.resolveEach(item.value, inner)
+              : [await this.resolve(item.value, inner)];
           } catch (error) {
             if (firstError === undefined) {
               firstError = error;
@@ -210,9 +244,17 @@ export class FileBridge {
     );
     options.signal?.removeEventListener("abort", onAbort);
     const resolved = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-    if (resolved.length === inputs.length) return resolved;
-    await Promise.allSettled(resolved.map((file) => file.dispose()));
-    throw firstError ?? aborted();
+    const count = resolved.reduce((sum, group) => sum + group.length, 0);
+    if (resolved.length === items.length && count <= this.#settings.maxFiles) return resolved;
+    await Promise.allSettled(resolved.flat().map((file) => file.dispose()));
+    throw firstError ?? (resolved.length === items.length ? this.#tooMany(count) : aborted());
+  }
+
+  #tooMany(count: number): FileBridgeError {
+    const limit = this.#settings.maxFiles;
+    return new FileBridgeError("TOO_MANY_FILES", `at most ${limit} files can be sent at once`, {
+      data: { limit, count },
+    });
   }
 
   /**
@@ -243,7 +285,11 @@ export class FileBridge {
     handler: (args: WithFilesArgs<Args, Fields, Pass>, extra: Extra) => Result | Promise<Result>,
     options: WithFilesOptions & { fields: Fields; pass?: Pass },
   ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
-    return wrapWithFiles(this, handler as (args: Args, extra: Extra) => Result | Promise<Result>, options);
+    return wrapWithFiles(
+      (items, resolveOptions) => this.#resolveGroups(items, resolveOptions),
+      handler as (args: Args, extra: Extra) => Result | Promise<Result>,
+      options,
+    );
   }
 
   /**
@@ -282,15 +328,18 @@ export class FileBridge {
     return this.#roots;
   }
 
-  async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
-    if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
-    // (1) registered resolvers
-    let resolver: FileSourceResolver | undefined;
+  #resolverFor(input: string): FileSourceResolver | undefined {
     try {
-      resolver = this.#resolvers.find((candidate) => candidate.matches(input));
+      return this.#resolvers.find((candidate) => candidate.matches(input));
     } catch (error) {
       throw resolverFailure("a resolver's matches()", error);
     }
+  }
+
+  async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
+    if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
+    // (1) registered resolvers
+    const resolver = this.#resolverFor(input);
     if (resolver) {
       if (!this.#settings.forms.resolver) throw this.#disabled(resolver.name);
       return fromResolver(resolver, input, ctx);

@@ -135,4 +135,10 @@ export interface FileSourceResolver {
   matches(input: string): boolean;
   /** Resolves the string in the caller's scope; `null` = not found (also for other scopes). */
   resolve(input: string, context: ResolverContext): Promise<ResolverResult | null>;
+  /**
+   * For a string that may stand for several files (the handle of a batch upload): every one of
+   * them, in order; `null` = not found. Used by `FileBridge.resolveEach`; `resolve` then answers
+   * the first. Without it, `resolveEach` gives `resolve`'s one file.
+   */
+  resolveEach?(input: string, context: ResolverContext): Promise<ResolverResult[] | null>;
 }

@@ -1,5 +1,10 @@
 import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
-import { collectFieldSlots, type FieldStep, parseFieldPath } from "../internal/field-paths.js";
+import {
+  collectFieldSlots,
+  type FieldSlot,
+  type FieldStep,
+  parseFieldPath,
+} from "../internal/field-paths.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { ResolvedFile } from "./types.js";
@@ -78,13 +83,14 @@ export type WithFilesArgs<
   ? WithFilesArgs<AtPath<Args, Field, PassedFile<Pass>>, More, Pass>
   : Args;
 
-/** The part of a FileBridge that `withFiles` uses. */
-export interface FileResolverLike {
-  resolveAll(
-    inputs: unknown[],
-    options: { scope: string; signal?: AbortSignal; maxBytes?: number },
-  ): Promise<ResolvedFile[]>;
-}
+/**
+ * How `withFiles` resolves its fields (a FileBridge's): each value to one file, or (`each`, for the
+ * items of a list field) to every file it stands for; all or nothing.
+ */
+export type ResolveFields = (
+  items: ReadonlyArray<{ value: unknown; each: boolean }>,
+  options: { scope: string; signal?: AbortSignal; maxBytes?: number },
+) => Promise<ResolvedFile[][]>;
 
 interface PreparedOptions {
   readonly fields: FieldStep[][];
@@ -118,6 +124,28 @@ function prepare(options: WithFilesOptions): PreparedOptions {
   };
 }
 
+/**
+ * Puts the resolved files where their values were: a field's one file in its place, and a list
+ * item's files spliced in at the item's position (later items move along).
+ */
+function placeFiles(slots: readonly FieldSlot[], groups: ResolvedFile[][], pass: "path" | "file"): void {
+  const lists = new Map<unknown[], Map<number, unknown[]>>();
+  slots.forEach((slot, i) => {
+    const values = (groups[i] as ResolvedFile[]).map((file) => (pass === "path" ? file.path : file));
+    if (!Array.isArray(slot.container)) {
+      (slot.container as Record<string, unknown>)[slot.key] = values[0];
+      return;
+    }
+    const items = lists.get(slot.container) ?? new Map<number, unknown[]>();
+    items.set(slot.key as number, values);
+    lists.set(slot.container, items);
+  });
+  for (const [list, items] of lists) {
+    const next = list.flatMap((item, index) => items.get(index) ?? [item]);
+    list.splice(0, list.length, ...next);
+  }
+}
+
 function signalOf(extra: unknown): AbortSignal | undefined {
   if (typeof extra !== "object" || extra === null) return undefined;
   const signal = (extra as { signal?: unknown }).signal;
@@ -127,11 +155,13 @@ function signalOf(extra: unknown): AbortSignal | undefined {
 /**
  * The implementation behind `FileBridge.withFiles`: resolves the configured fields of a copy of the
  * arguments (all or nothing), calls the handler with paths or files in their place, and disposes
- * every file once the handler has returned or thrown. A resolution failure is returned as an
- * `isError` tool result and the handler is not called.
+ * every file once the handler has returned or thrown. A field that takes one file gets one file (an
+ * upload handle of several files fails with `INVALID_INPUT`); an item of a list field gets every
+ * file it stands for, in place (one upload handle of a 3-file upload becomes 3 items). A resolution
+ * failure is returned as an `isError` tool result and the handler is not called.
  */
 export function wrapWithFiles<Args, Extra, Result>(
-  bridge: FileResolverLike,
+  resolveFields: ResolveFields,
   handler: (args: Args, extra: Extra) => Result | Promise<Result>,
   options: WithFilesOptions,
 ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
@@ -149,19 +179,16 @@ export function wrapWithFiles<Args, Extra, Result>(
         const source = scopeSourceOf(extra ?? {});
         const scope = prepared.scope(source as ScopeSource);
         const signal = signalOf(source);
-        files = await bridge.resolveAll(
-          slots.map((slot) => slot.value),
+        const groups = await resolveFields(
+          slots.map((slot) => ({ value: slot.value, each: Array.isArray(slot.container) })),
           {
             scope,
             ...(signal ? { signal } : {}),
             ...(prepared.maxBytes !== undefined ? { maxBytes: prepared.maxBytes } : {}),
           },
         );
-        slots.forEach((slot, i) => {
-          const file = files[i] as ResolvedFile;
-          const value = prepared.pass === "path" ? file.path : file;
-          (slot.container as Record<string | number, unknown>)[slot.key] = value;
-        });
+        files = groups.flat();
+        placeFiles(slots, groups, prepared.pass);
       }
     } catch (error) {
       return toToolErrorResult(error);

@@ -413,7 +413,7 @@ export class FileRequests {
               `${message}`,
               `Ask the user to open this link in a browser and upload ${maxFiles === 1 ? "the file" : `up to ${maxFiles} files`} there: ${url}`,
               `The link works once, until ${expiresIso}; at most ${maxBytes} bytes per file.`,
-              `Once the user says the upload is done, pass ${handle} as the file argument (it stands for the first uploaded file).`,
+              `Once the user says the upload is done, pass ${handle} as the file argument (it stands for every uploaded file; where a tool takes one file and several were uploaded, the error names each file's own handle).`,
             ].join("\n"),
           },
         ],

@@ -1,12 +1,10 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { materializeStoredFile } from "../bridge/materialize.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
-import type { FileSourceResolver, ResolvedFile } from "../bridge/types.js";
+import type { FileSourceResolver } from "../bridge/types.js";
 import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
 import {
@@ -28,6 +26,7 @@ import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
@@ -366,7 +365,8 @@ export class UploadHandleResolver {
             `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each` +
               (ticket.single_use ? "; works for one successful upload." : "."),
             `Example: ${ticket.curl}`,
-            `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
+            `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +
+              "(for an argument that takes one file after several were uploaded, pass one of the files' own handles from the upload's JSON reply).",
           ].join("\n");
           return { content: [{ type: "text" as const, text }], structuredContent: ticket };
         } catch (error) {
@@ -390,16 +390,18 @@ export class UploadHandleResolver {
   }
 
   /**
-   * The stored file a handle stands for, in the caller's scope: a file handle, or a ticket handle
-   * whose upload finished (its first file). `null` when missing, expired, malformed or in another
-   * scope.
+   * Every stored file a handle stands for, in the caller's scope, in upload order: the upload's
+   * handle (the ticket's `handle`, also the `handle` of the upload's reply) stands for every file
+   * of that upload once it committed; a file's own handle (`files[i].handle` in the reply, the form
+   * handles were issued in before) for that one file. `null` when missing, expired, malformed or in
+   * another scope.
    *
    * @example
    * ```ts
-   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
+   * const files = await uploads.filesFor(ticket.handle, { scope }); // both files of a 2-file upload
    * ```
    */
-  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+  async filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null> {
     assertScope(options.scope);
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
     // A handle carries the reference of its scope: it resolves only in the scope with that
@@ -407,16 +409,37 @@ export class UploadHandleResolver {
     if (!parsed || !this.#refs.matches(parsed.scopeRef, options.scope)) return null;
     const scope = options.scope;
     const file = await this.#store.head(scope, parsed.id);
-    if (file) return file;
+    if (file) return [file];
     const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
     if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
-    const first = record.files[0];
-    return typeof first === "string" ? await this.#store.head(scope, first) : null;
+    const ids = record.files.filter((id): id is string => typeof id === "string");
+    const files = await Promise.all(ids.map((id) => this.#store.head(scope, id)));
+    const found = files.filter((stored): stored is StoredFile => stored !== null);
+    return found.length > 0 ? found : null;
+  }
+
+  /**
+   * The one stored file a handle stands for, in the caller's scope: a file's own handle, or the
+   * handle of an upload that stored one file. The handle of an upload of several files is
+   * `INVALID_INPUT` naming how many and the files' own handles (use {@link filesFor} for all of
+   * them). `null` when missing, expired, malformed or in another scope.
+   *
+   * @example
+   * ```ts
+   * const file = await uploads.fileFor(uploads.handleFor(stored), { scope: stored.scope });
+   * ```
+   */
+  async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
+    const files = await this.filesFor(handle, options);
+    if (files && files.length > 1) throw severalFiles(files);
+    return files?.[0] ?? null;
   }
 
   /**
    * A resolver for `FileBridge.addResolver`, so every `withFiles` tool accepts upload handles.
-   * Handles of other scopes resolve as "not found".
+   * Handles of other scopes resolve as "not found". The handle of an upload of several files
+   * resolves to all of them where a list of files is taken (`bridge.resolveEach`, a `"files[]"`
+   * field of `withFiles`) and is `INVALID_INPUT` where one file is (`bridge.resolve`, `"file"`).
    *
    * @example
    * ```ts
@@ -431,16 +454,21 @@ export class UploadHandleResolver {
         const file = await this.fileFor(input, { scope: context.scope });
         return file ? storedFileSource(this.#store, file) : null;
       },
+      resolveEach: async (input, context) => {
+        const files = await this.filesFor(input, { scope: context.scope });
+        return files ? files.map((file) => storedFileSource(this.#store, file)) : null;
+      },
     };
   }
 
   /**
    * Replaces upload handles at the given argument paths (`"file"`, `"files[]"`, `"input.doc"`) with
    * paths of local copies, for tools that must not know about handles. Values that are not upload
-   * handles are left as they are. Fails with `NOT_FOUND` (and keeps no copies) when a handle does
-   * not resolve in `scope`. Each distinct handle is copied once however often it appears; more than
-   * `maxFiles` distinct handles (default 32, see docs/limits.md) fail with `TOO_MANY_FILES` before
-   * anything is copied. Call `dispose()` (or `await using`) when the tool is done.
+   * handles are left as they are. A list item holding the handle of an upload of several files
+   * becomes one path per file, in place; a field that takes one file fails with `INVALID_INPUT` for
+   * such a handle. Fails with `NOT_FOUND` (and keeps no copies) when a handle does not resolve in
+   * `scope`. Each distinct handle is copied once however often it appears; more than `maxFiles`
+   * files (default 32, see docs/limits.md) fail with `TOO_MANY_FILES` before anything is copied. Call `dispose()` (or `await using`) when the tool is done.
    *
    * @example
    * ```ts
@@ -460,59 +488,8 @@ export class UploadHandleResolver {
     if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) {
       throw new FileBridgeError("INVALID_INPUT", "maxFiles must be a positive integer");
     }
-    const steps = paths.map((path) => parseFieldPath(path, "paths"));
-    const copy = structuredClone(args);
-    const slots = steps
-      .flatMap((path) => collectFieldSlots(copy, path))
-      .filter((slot) => typeof slot.value === "string" && slot.value.startsWith(UPLOAD_HANDLE_PREFIX));
-    // Each distinct handle is copied once per call, however often the arguments repeat it, and at
-    // most `maxFiles` distinct handles are copied (bounded disk per call).
-    const distinct = new Set(slots.map((slot) => slot.value as string));
-    if (distinct.size > maxFiles) {
-      throw new FileBridgeError("TOO_MANY_FILES", `at most ${maxFiles} files can be sent at once`, {
-        data: { limit: maxFiles, count: distinct.size },
-      });
-    }
-    // Each handle becomes a file in its own private per-call folder, made by the bridge's materializer
-    // (size and sha256 checked against the stored metadata while copying).
-    const files: ResolvedFile[] = [];
-    const byHandle = new Map<string, ResolvedFile>();
-    const dispose = async () => {
-      await Promise.all(files.map((file) => file.dispose()));
-    };
-    try {
-      for (const slot of slots) {
-        const handle = slot.value as string;
-        let local = byHandle.get(handle);
-        if (!local) {
-          const file = await this.fileFor(handle, options);
-          if (!file) {
-            throw new FileBridgeError("NOT_FOUND", `${slot.label}: no such upload`, {
-              data: { field: slot.label },
-            });
-          }
-          local = await materializeStoredFile(
-            {
-              tmpDir: this.#tmpDir,
-              maxBytes: Number.POSITIVE_INFINITY,
-              signal: undefined,
-              allowEmpty: true,
-              fallbackName: undefined,
-            },
-            this.#store,
-            file,
-            { kind: "resolver", detail: "upload handle" },
-          );
-          files.push(local);
-          byHandle.set(handle, local);
-        }
-        (slot.container as Record<string | number, unknown>)[slot.key] = local.path;
-      }
-    } catch (error) {
-      await dispose();
-      throw error;
-    }
-    return { args: copy, dispose, [Symbol.asyncDispose]: dispose };
+    const deps = { store: this.#store, tmpDir: this.#tmpDir, filesFor: this.filesFor.bind(this) };
+    return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }
 

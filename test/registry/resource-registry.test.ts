@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { ResourceRegistry, type ResourceRegistryOptions } from "../../src/registry/resource-registry.js";
-import { scopeRef } from "../../src/scope/scope.js";
+import { defaultScope, scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore } from "../../src/storage/types.js";
@@ -557,7 +557,7 @@ describe("link()", () => {
     const { client } = await open({}, (server, registry) => {
       server.registerTool("make", { description: "makes a file" }, async (extra) => {
         const file = await registry.add(bytes("made by a tool"), {
-          scope: extra.sessionId ?? "default",
+          scope: defaultScope(extra),
           name: "made.txt",
           kind: "artifact",
         });

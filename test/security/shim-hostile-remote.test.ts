@@ -257,7 +257,7 @@ describe.each(["v1", "v2"] as const)("connect shim on SDK %s in front of a hosti
 
   it("a Windows device name from the remote is saved under a safe name", async () => {
     const result = await call("device");
-    const [path] = result._meta?.local_paths as string[];
+    const [path] = (result._meta?.local_paths ?? []) as string[];
     expect(path?.endsWith("/_CON.txt")).toBe(true);
     expect(await readFile(path as string, "utf8")).toBe("not a device");
   });

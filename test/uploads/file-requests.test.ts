@@ -71,9 +71,17 @@ describe("FileRequests", () => {
     ]);
     expect(await requests.filesOf("s1", request.id)).toEqual(files);
     expect(await requests.filesOf("other-scope", request.id)).toBeNull();
-    // The request's own handle stands for the first file.
+    // The request's own handle stands for every file of the upload; where one file is asked for,
+    // it is INVALID_INPUT naming how many files it holds.
     const resolver = new UploadHandleResolver({ store, minter, state });
-    expect((await resolver.fileFor(request.handle, { scope: "s1" }))?.name).toBe("a.txt");
+    expect((await resolver.filesFor(request.handle, { scope: "s1" }))?.map((file) => file.name)).toEqual([
+      "a.txt",
+      "b.txt",
+    ]);
+    await expect(resolver.fileFor(request.handle, { scope: "s1" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      data: { count: 2 },
+    });
 
     const result = request.resultFor(files);
     expect(result.isError).toBeUndefined();

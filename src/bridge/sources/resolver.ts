@@ -28,6 +28,57 @@ export async function fromResolver(
   }
   if (ctx.signal?.aborted) throw aborted();
   if (!result) throw new FileBridgeError("NOT_FOUND", `no such ${resolver.name}`, { data: { uri: input } });
+  return materializeResult(resolver, result, ctx);
+}
+
+/**
+ * Resolves `input` to each file it stands for: the resolver's `resolveEach` when it has one (an
+ * upload handle stands for every file of its upload), else its one file. More than `maxFiles` is
+ * `TOO_MANY_FILES` before anything is copied. All or nothing: a failure disposes the files already
+ * made. `null`, or no file at all, is `NOT_FOUND`.
+ */
+export async function fromResolverEach(
+  resolver: FileSourceResolver,
+  input: string,
+  ctx: CallContext,
+  maxFiles: number,
+): Promise<ResolvedFile[]> {
+  if (!resolver.resolveEach) return [await fromResolver(resolver, input, ctx)];
+  let results: ResolverResult[] | null;
+  try {
+    results = await resolver.resolveEach(input, {
+      scope: ctx.scope,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+  } catch (error) {
+    if (ctx.signal?.aborted) throw aborted();
+    throw resolverFailure(`the ${resolver.name} resolver`, error);
+  }
+  if (ctx.signal?.aborted) throw aborted();
+  if (!results || results.length === 0) {
+    throw new FileBridgeError("NOT_FOUND", `no such ${resolver.name}`, { data: { uri: input } });
+  }
+  if (results.length > maxFiles) {
+    throw new FileBridgeError("TOO_MANY_FILES", `at most ${maxFiles} files can be sent at once`, {
+      data: { limit: maxFiles, count: results.length },
+    });
+  }
+  const files: ResolvedFile[] = [];
+  try {
+    for (const result of results) files.push(await materializeResult(resolver, result, ctx));
+  } catch (error) {
+    await Promise.allSettled(files.map((file) => file.dispose()));
+    throw error;
+  }
+  return files;
+}
+
+/** Copies a resolver's file through the materializer, checked against its declared size and sha256. */
+function materializeResult(
+  resolver: FileSourceResolver,
+  result: ResolverResult,
+  ctx: CallContext,
+): Promise<ResolvedFile> {
   if (result.size !== undefined && result.size > ctx.maxBytes) throw tooLarge(result.size, ctx.maxBytes);
   const spec: MaterializeSpec = {
     kind: "resolver",

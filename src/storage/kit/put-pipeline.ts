@@ -9,27 +9,13 @@ import { pipeline } from "node:stream/promises";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { SNIFF_BYTES } from "../../media/media-type.js";
 import type { PutSource } from "../types.js";
-import type { PutPlan } from "./put-plan.js";
+import type { PutMeasure, PutPlan } from "./put-plan.js";
 import type { StreamLimits } from "./quota.js";
+
+export type { PutMeasure };
 
 /** Bytes a {@link PutMeter} may hold for a slow sink (bounded memory per put). */
 const METER_BUFFER_BYTES = 1024 * 1024;
-
-/**
- * What streaming measured.
- *
- * @example
- * ```ts
- * const measure: PutMeasure = await streamPut(source, plan, sink);
- * console.log(measure.size, measure.sha256);
- * ```
- */
-export interface PutMeasure {
-  readonly size: number;
-  readonly sha256: string;
-  /** The first few bytes, for media-type sniffing. */
-  readonly head: Uint8Array;
-}
 
 function isNodeReadable(value: unknown): value is Readable {
   return (

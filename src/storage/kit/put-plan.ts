@@ -10,7 +10,6 @@ import { chooseMediaType } from "../../media/media-type.js";
 import { assertScope } from "../../scope/scope.js";
 import type { FileKind, PutOptions, StoredFile } from "../types.js";
 import { isSafeNonNegativeInteger } from "./byte-range.js";
-import type { PutMeasure } from "./put-pipeline.js";
 
 /** The kinds a stored file may have. */
 export const KINDS: ReadonlySet<FileKind> = new Set(["upload", "artifact", "file"]);
@@ -150,6 +149,22 @@ function checkMetadata(input: unknown): Readonly<Record<string, string>> | undef
     copy[key] = value;
   }
   return Object.freeze({ ...copy });
+}
+
+/**
+ * What streaming measured.
+ *
+ * @example
+ * ```ts
+ * const measure: PutMeasure = await streamPut(source, plan, sink);
+ * console.log(measure.size, measure.sha256);
+ * ```
+ */
+export interface PutMeasure {
+  readonly size: number;
+  readonly sha256: string;
+  /** The first few bytes, for media-type sniffing. */
+  readonly head: Uint8Array;
 }
 
 /**
