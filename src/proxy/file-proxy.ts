@@ -28,13 +28,7 @@ import { bearerTokens, parseBearerTokens } from "./bearer-tokens.js";
 import type { ProxyConfig } from "./config.js";
 import { parseProxyConfig } from "./config.js";
 import { checkHealth, type HealthReport } from "./health.js";
-import {
-  type NodeRoute,
-  type ProxyAuthenticate,
-  type ProxyAuthInfo,
-  type ProxyHttpHost,
-  serveProxyHttp,
-} from "./http-host.js";
+import { type NodeRoute, type ProxyAuthenticate, type ProxyHttpHost, serveProxyHttp } from "./http-host.js";
 import { ownListenUris } from "./listen-uris.js";
 import { type MountDeps, mountUpstream, wantsUploads } from "./mount-upstream.js";
 import { ProxyCore } from "./proxy-core.js";
