@@ -431,7 +431,7 @@ export class UploadHandleResolver {
    */
   async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
     const files = await this.filesFor(handle, options);
-    if (files && files.length > 1) throw severalFiles(files);
+    if (files && files.length > 1) throw severalFiles(files, undefined, this.#refs);
     return files?.[0] ?? null;
   }
 
@@ -488,7 +488,12 @@ export class UploadHandleResolver {
     if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) {
       throw new FileBridgeError("INVALID_INPUT", "maxFiles must be a positive integer");
     }
-    const deps = { store: this.#store, tmpDir: this.#tmpDir, filesFor: this.filesFor.bind(this) };
+    const deps = {
+      store: this.#store,
+      tmpDir: this.#tmpDir,
+      filesFor: this.filesFor.bind(this),
+      refs: this.#refs,
+    };
     return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }

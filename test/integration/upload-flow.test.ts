@@ -319,7 +319,7 @@ describe("one upload, one handle (SDK client, HTTP upload)", () => {
     const bytes = randomBytes(512);
     const reply = (await (await uploadParts(ticket, [bytes])).json()) as Reply;
     const old = reply.files[0] as { handle: string; id: string };
-    expect(old.handle).toBe(`upload://sessions/${scopeRef(sessionId)}/${old.id}`);
+    expect(old.handle).toBe(`upload://sessions/${scopeRef(sessionId, refsMinter)}/${old.id}`);
     expect(old.handle).not.toBe(ticket.handle);
     expect(textOf(await client.callTool({ name: "digest", arguments: { file: old.handle } }))).toBe(
       sha256(bytes),
@@ -334,7 +334,7 @@ describe("one upload, one handle (SDK client, HTTP upload)", () => {
     const ticket = await ticketOf(owner.client);
     await uploadParts(ticket, [randomBytes(100), randomBytes(200)]);
     const other = await connect();
-    const unknown = `upload://sessions/${scopeRef(other.sessionId)}/01jzzzzzzzzzzzzzzzzzzzzzzz`;
+    const unknown = `upload://sessions/${scopeRef(other.sessionId, refsMinter)}/01jzzzzzzzzzzzzzzzzzzzzzzz`;
     for (const [name, args] of [
       ["digest", (handle: string) => ({ file: handle })],
       ["concat", (handle: string) => ({ files: [handle] })],
