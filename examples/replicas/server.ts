@@ -48,9 +48,9 @@ import {
   ResourceRegistry,
   type ScopeSource,
   SignedUrlMinter,
-  scopeSourceOf,
   UploadHandleResolver,
 } from "../../src/index.js";
+import { scopeSourceOf } from "../../src/mcp/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { redisCatalog, redisChangeFeed, redisState } from "../../src/redis/index.js";
 import { s3Store } from "../../src/s3/index.js";
@@ -134,16 +134,13 @@ export async function startReplica(options: ReplicaOptions) {
   };
   // The feed carries what this replica stores or deletes to the others, and theirs to this one.
   const registry = new ResourceRegistry({ store, minter, scope, feed });
-  const bridge = new FileBridge({ tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`) });
-  bridge.addResolver(registry.resolver());
-  const uploads = new UploadHandleResolver({
-    store,
-    minter,
-    state,
-    bridge,
-    scope,
+  // One size limit: uploads take what the tools accept (the upload limit defaults to the bridge's).
+  const bridge = new FileBridge({
+    tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`),
     maxBytes: 256 * 1024 * 1024,
   });
+  bridge.addResolver(registry.resolver());
+  const uploads = new UploadHandleResolver({ store, minter, state, bridge, scope });
 
   await feed.ready();
 

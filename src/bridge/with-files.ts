@@ -1,12 +1,15 @@
-import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { randomUUID } from "node:crypto";
+import { isFileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
 import {
   collectFieldSlots,
   type FieldSlot,
   type FieldStep,
   parseFieldPath,
 } from "../internal/field-paths.js";
+import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { jsonEncodedObject } from "./sources/stray-forms.js";
 import type { ResolvedFile } from "./types.js";
 
 /**
@@ -99,29 +102,52 @@ interface PreparedOptions {
   readonly maxBytes: number | undefined;
 }
 
+const check = optionCheck("withFiles");
+
 function prepare(options: WithFilesOptions): PreparedOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "withFiles options must be an object with fields");
-  }
-  if (!Array.isArray(options.fields) || options.fields.length === 0) {
-    throw new FileBridgeError("INVALID_OPTION", "fields must be a non-empty list of field paths");
-  }
-  const pass = options.pass ?? "path";
-  if (pass !== "path" && pass !== "file") {
-    throw new FileBridgeError("INVALID_OPTION", 'pass must be "path" or "file"');
-  }
-  if (options.scope !== undefined && typeof options.scope !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "scope must be a function");
-  }
-  if (options.maxBytes !== undefined && (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0)) {
-    throw new FileBridgeError("INVALID_OPTION", "maxBytes must be a positive integer");
-  }
+  check.object(options);
+  check.require(
+    Array.isArray(options.fields) && options.fields.length > 0,
+    "fields",
+    "must be a non-empty list of field paths",
+  );
+  const pass = check.oneOf(options.pass, "pass", ["path", "file"], "path");
+  check.optionalFunction(options.scope, "scope");
+  if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
   return {
     fields: options.fields.map((field) => parseFieldPath(field, "fields")),
     pass,
     scope: options.scope ?? defaultScope,
     maxBytes: options.maxBytes,
   };
+}
+
+/** Whether a file argument carries its bytes inline (a data: URL or an object with content). */
+function isInline(value: unknown): boolean {
+  if (typeof value === "string") {
+    if (/^data:/i.test(value.trimStart())) return true;
+    const encoded = jsonEncodedObject(value);
+    return encoded !== undefined && isInline(encoded);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return ["content", "content_base64", "data"].some(
+    (key) => typeof (value as Record<string, unknown>)[key] === "string",
+  );
+}
+
+/**
+ * The caller's scope; when there is none (`FORBIDDEN`, `no_scope`) and every file is inline, a
+ * throwaway scope of this call: nothing is stored or looked up, so the call needs no identity, and
+ * the throwaway scope owns nothing another caller could reach.
+ */
+function scopeFor(prepared: PreparedOptions, source: ScopeSource, values: unknown[]): string {
+  try {
+    return prepared.scope(source);
+  } catch (error) {
+    const noScope = isFileBridgeError(error, "FORBIDDEN") && error.data?.reason === "no_scope";
+    if (noScope && values.every(isInline)) return `inline-call:${randomUUID()}`;
+    throw error;
+  }
 }
 
 /**
@@ -165,8 +191,7 @@ export function wrapWithFiles<Args, Extra, Result>(
   handler: (args: Args, extra: Extra) => Result | Promise<Result>,
   options: WithFilesOptions,
 ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
-  if (typeof handler !== "function")
-    throw new FileBridgeError("INVALID_OPTION", "handler must be a function");
+  check.require(typeof handler === "function", "handler", "must be a function");
   const prepared = prepare(options);
   return async (args: Args, extra: Extra): Promise<Result | ToolErrorResult> => {
     let files: ResolvedFile[] = [];
@@ -177,7 +202,11 @@ export function wrapWithFiles<Args, Extra, Result>(
       if (slots.length > 0) {
         // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
         const source = scopeSourceOf(extra ?? {});
-        const scope = prepared.scope(source as ScopeSource);
+        const scope = scopeFor(
+          prepared,
+          source as ScopeSource,
+          slots.map((slot) => slot.value),
+        );
         const signal = signalOf(source);
         const groups = await resolveFields(
           slots.map((slot) => ({ value: slot.value, each: Array.isArray(slot.container) })),

@@ -53,7 +53,7 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   UNSUPPORTED_INPUT: { status: 400, hint: "Send the file in one of the accepted forms listed above." },
   FORM_DISABLED: {
     status: 400,
-    hint: "This server does not accept that form; use one of the enabled forms.",
+    hint: "This server does not accept that form; send the file in one of the forms named above.",
   },
   INVALID_BASE64: {
     status: 400,
@@ -98,7 +98,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },
-  METHOD_NOT_ALLOWED: { status: 405, hint: "Use a method this route accepts." },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    hint: "Use one of the methods named in the message (and the Allow header).",
+  },
   RANGE_NOT_SATISFIABLE: { status: 416, hint: "Request a byte range inside the file." },
   TOO_LARGE_TO_INLINE: {
     status: 413,

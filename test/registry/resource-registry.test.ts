@@ -124,6 +124,28 @@ describe("options", () => {
     expect(optionCode(options)).toBe("INVALID_OPTION");
   });
 
+  it.each<[string, unknown, string]>([
+    ["store", { store: {} }, "store"],
+    ["pageSize", { store, pageSize: 0 }, "pageSize"],
+    [
+      "a template's kind",
+      { store, templates: [{ name: "a", uriTemplate: "x://{id}", kind: "nope" }] },
+      "templates[0].kind",
+    ],
+    ["textTypes", { store, textTypes: ["not a type"] }, "textTypes"],
+  ])("a bad %s names the option (message and data.option)", (_label, options, option) => {
+    let caught: unknown;
+    try {
+      new ResourceRegistry(options as ResourceRegistryOptions);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isFileBridgeError(caught) && caught.data?.option).toBe(option);
+    expect(isFileBridgeError(caught) && caught.message).toMatch(
+      new RegExp(`^ResourceRegistry: ${option.replace(/[[\]]/g, "\\$&")} `),
+    );
+  });
+
   it("accepts a Wire-style template by configuration alone", () => {
     expect(
       optionCode({

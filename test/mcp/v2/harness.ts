@@ -26,9 +26,9 @@ import {
   type StateStore,
   type StoredFile,
   UploadHandleResolver,
-  type UploadTicket,
 } from "../../../src/index.js";
 import { toNodeHandler } from "../../../src/node/index.js";
+import type { UploadTicket } from "../../../src/types.js";
 
 export const SECRET = "v2-harness-secret-v2-harness-secret-0123";
 export const TOKENS = { "token-alice": "alice", "token-bob": "bob" } as const;
@@ -233,12 +233,14 @@ export async function upload(
 }
 
 /** The JSON-RPC error a request failed with (code and data), or a failure when it did not fail. */
-export async function rpcError(promise: Promise<unknown>): Promise<{ code: number; data?: unknown }> {
+export async function rpcError(
+  promise: Promise<unknown>,
+): Promise<{ code: number; data?: unknown; message: string }> {
   try {
     await promise;
   } catch (error) {
-    const { code, data } = error as { code?: unknown; data?: unknown };
-    return { code: code as number, data };
+    const { code, data, message } = error as { code?: unknown; data?: unknown; message?: unknown };
+    return { code: code as number, data, message: String(message) };
   }
   throw new Error("the request did not fail");
 }
