@@ -48,7 +48,7 @@ export type {
   SignedClaimValue,
   VerifiedToken,
   VerifyOptions,
-} from "./signing/signed-url-minter.js";
+} from "./signing/types.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type {
   RewrittenArgs,

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
-import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
 import type { ChangeFeed, FileStore } from "../storage/types.js";
 import type { AuthorizeFunction, DownloadUrlMinter, ResourceRegistryOptions } from "./options.js";
 import { TemplateSet } from "./templates.js";
