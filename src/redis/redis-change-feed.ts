@@ -59,8 +59,9 @@ function parseChange(message: string): Envelope | null {
  * A {@link ChangeFeed} on Redis pub/sub: what one replica publishes reaches every other replica
  * subscribed to the same channel (an instance never receives its own changes). Publishing uses the
  * main connection; subscribing opens a second one (Redis requires it) on first `subscribe`, which
- * resubscribes by itself after a reconnect. Delivery is at most once: a replica that was cut off
- * reloads from the store.
+ * resubscribes after a reconnect. Delivery is at most once: changes published while an instance was
+ * cut off are lost to it, so once it is subscribed again it calls its `onResync` listeners (the
+ * registry reloads the scopes it holds from the store).
  *
  * @example
  * ```ts
@@ -73,7 +74,9 @@ function parseChange(message: string): Envelope | null {
  * await feed.ready();
  * ```
  */
-export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & { ready(): Promise<void> } {
+export function redisChangeFeed(
+  options: RedisChangeFeedOptions,
+): ChangeFeed & { ready(): Promise<void>; onResync(listener: () => void): () => void } {
   const connection = connect(options, "redisChangeFeed");
   const channel = options.channel ?? `${connection.prefix}changes`;
   if (typeof channel !== "string" || channel.length === 0 || channel.length > 256) {
@@ -81,6 +84,7 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
   }
   const origin = randomUUID();
   const listeners = new Set<(change: StoreChange) => void>();
+  const resyncListeners = new Set<() => void>();
   let subscriber: ReturnType<typeof connection.client.duplicate> | undefined;
   let subscribed: Promise<void> | undefined;
   let closed = false;
@@ -97,11 +101,39 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
     }
   }
 
+  /** Once subscribed again after a lost connection: whatever was published meanwhile was missed. */
+  async function resubscribed(sub: NonNullable<typeof subscriber>): Promise<void> {
+    try {
+      // ioredis resubscribes by itself on "ready"; subscribing again (idempotent) makes sure the
+      // channel is live before the listeners reload, so nothing published after that is missed.
+      await sub.subscribe(channel);
+    } catch {
+      return; // cut off again: the next "ready" comes back here
+    }
+    if (closed) return;
+    for (const listener of [...resyncListeners]) {
+      try {
+        listener();
+      } catch {
+        // one listener's failure does not stop the others
+      }
+    }
+  }
+
   function listen(): Promise<void> {
     if (!subscribed) {
       const sub = connection.client.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
       subscriber = sub;
+      let lost = false;
       sub.on("error", () => {});
+      sub.on("close", () => {
+        lost = true;
+      });
+      sub.on("ready", () => {
+        if (!lost || closed) return;
+        lost = false;
+        resubscribed(sub).catch(() => {});
+      });
       sub.on("message", (from: string, message: string) => {
         if (from === channel) deliver(message);
       });
@@ -135,6 +167,17 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
       };
     },
 
+    onResync(listener: () => void): () => void {
+      if (typeof listener !== "function") {
+        throw new FileBridgeError("INVALID_INPUT", "listener must be a function");
+      }
+      resyncListeners.add(listener);
+      listen();
+      return () => {
+        resyncListeners.delete(listener);
+      };
+    },
+
     async ready(): Promise<void> {
       try {
         await listen();
@@ -146,6 +189,7 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
     async close(): Promise<void> {
       closed = true;
       listeners.clear();
+      resyncListeners.clear();
       if (subscriber) {
         try {
           await subscriber.quit();
