@@ -55,6 +55,7 @@ import { toNodeHandler } from "../../src/node/index.js";
 import { redisCatalog, redisChangeFeed, redisState } from "../../src/redis/index.js";
 import { s3Store } from "../../src/s3/index.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2 } from "../shared/serve-http-v2.js";
+import { EXAMPLE_TICKET_RATE_LIMIT, httpServerOptions, ticketRateLimit } from "../shared/server-limits.js";
 
 /** Settings of one replica. */
 export interface ReplicaOptions {
@@ -143,6 +144,8 @@ export async function startReplica(options: ReplicaOptions) {
     bridge,
     scope,
     maxBytes: 256 * 1024 * 1024,
+    // At most 20 upload URLs per user per minute (per replica).
+    rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT),
   });
 
   await feed.ready();
@@ -304,7 +307,7 @@ export async function startReplica(options: ReplicaOptions) {
     await transport.handleRequest(req, res);
   }
 
-  const http = createServer((req, res) => {
+  const http = createServer(httpServerOptions(), (req, res) => {
     res.setHeader("x-replica", options.replica);
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const fail = (error: unknown) => {

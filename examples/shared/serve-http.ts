@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../../src/http/host-guard.js";
+import { type HttpServerTimeouts, httpServerOptions } from "./server-limits.js";
 
 /** A Node handler that answers a request or calls `next()` when the request is not its own. */
 export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -30,6 +31,8 @@ export interface ServeOptions {
    * @default ["localhost", "127.0.0.1", "[::1]"] for a loopback bind; required for any other bind
    */
   allowedHosts?: readonly string[];
+  /** Overrides of the server's header/request/keep-alive timeouts. @default HTTP_SERVER_TIMEOUTS */
+  timeouts?: Partial<HttpServerTimeouts>;
 }
 
 /**
@@ -92,7 +95,8 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
     await transport.handleRequest(req, res);
   }
 
-  const server = createServer((req, res) => {
+  // Header and request timeouts (Node's defaults let a silent socket sit for a minute or more).
+  const server = createServer(httpServerOptions(options.timeouts), (req, res) => {
     // Host on every request; Origin on the MCP endpoint only: the file routes decide about foreign
     // origins themselves (`allowedOrigins`, CORS), and refuse them by default.
     const refusal = rebindingRefusal(
