@@ -37,6 +37,7 @@ export type { FileRoutes, FileRoutesOptions } from "./http/create-file-routes.js
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
 export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
+export { fileOutputFields, withFileOutputs } from "./links/file-output.js";
 export type {
   AuthorizeFunction,
   AuthorizeRequest,
@@ -54,5 +55,7 @@ export { memoryState } from "./storage/memory-state.js";
 export type { MemoryStoreOptions } from "./storage/memory-store.js";
 export { memoryStore } from "./storage/memory-store.js";
 export type { FileKind, FileStore, StateStore, StoredFile } from "./storage/types.js";
+export { fsTusStaging } from "./uploads/tus/fs-staging.js";
+export { tusEndpointOf } from "./uploads/upload-handle.js";
 export type { UploadHandleResolverOptions } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

@@ -8,7 +8,9 @@ export type {
   ArtifactRegistry,
   ArtifactUrlMinter,
   EmbeddedResourceContents,
+  FitOptions,
 } from "./artifacts/artifacts.js";
+export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
 export type { SweepOptions } from "./bridge/options.js";
 export type {
   FileSource,
@@ -27,6 +29,7 @@ export type {
   UploadReplyFile,
   VerifiedTokenClaims,
 } from "./http/create-file-routes.js";
+export type { FileOutput, FileOutputBlocks } from "./links/file-output.js";
 export type {
   AttachOptions,
   DownloadUrlMinter,
@@ -50,6 +53,8 @@ export type {
   VerifyOptions,
 } from "./signing/signed-url-minter.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
+export type { StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
+export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
 export type {
   RewrittenArgs,
   UploadAttachOptions,

@@ -38,14 +38,18 @@ export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
   const state = memoryState();
   const minter = new SignedUrlMinter({ secret: randomBytes(32), baseUrl, state });
   const registry = new ResourceRegistry({ store, minter });
-  const bridge = new FileBridge({ roots: [join(dataDir, "workspace")], tmpDir: join(dataDir, "tmp") });
+  // One size limit: uploads take what the tools accept (the upload limit defaults to the bridge's).
+  const bridge = new FileBridge({
+    roots: [join(dataDir, "workspace")],
+    tmpDir: join(dataDir, "tmp"),
+    maxBytes: 64 * 1024 * 1024,
+  });
   bridge.addResolver(registry.resolver());
   const uploads = new UploadHandleResolver({
     store,
     minter,
     state,
     bridge,
-    maxBytes: 64 * 1024 * 1024,
     rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT), // 20 upload URLs per scope per minute
   });
   const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dataDir, "tmp") });

@@ -135,7 +135,11 @@ export async function startReplica(options: ReplicaOptions) {
   };
   // The feed carries what this replica stores or deletes to the others, and theirs to this one.
   const registry = new ResourceRegistry({ store, minter, scope, feed });
-  const bridge = new FileBridge({ tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`) });
+  // One size limit: uploads take what the tools accept (the upload limit defaults to the bridge's).
+  const bridge = new FileBridge({
+    tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`),
+    maxBytes: 256 * 1024 * 1024,
+  });
   bridge.addResolver(registry.resolver());
   const uploads = new UploadHandleResolver({
     store,
@@ -143,7 +147,6 @@ export async function startReplica(options: ReplicaOptions) {
     state,
     bridge,
     scope,
-    maxBytes: 256 * 1024 * 1024,
     // At most 20 upload URLs per user per minute (per replica).
     rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT),
   });

@@ -2,6 +2,7 @@
  * The public types of the file routes: options, hooks and what they receive. The upload protocol's
  * own types (ticket claims, reply, handler) live in `uploads/handler-types.ts` and are re-exported.
  */
+
 import type { Duration } from "../internal/duration.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type {
@@ -9,6 +10,7 @@ import type {
   UploadRateLimitInfo,
   VerifiedTokenClaims,
 } from "../uploads/handler-types.js";
+import type { TusOptions } from "../uploads/tus/service.js";
 
 export type {
   DirectUploadTarget,
@@ -242,6 +244,13 @@ export interface FileRoutesOptions {
    * @default undefined (no page)
    */
   uploadPage?: UploadPageRenderer;
+  /**
+   * The tus 1.0 endpoint behind upload tickets (`{basePath}/tus/{token}`; see
+   * docs/resumable-uploads.md): its byte staging, lock lifetime and progress hook. `false` turns
+   * the endpoint off (its paths then answer `undefined`, like any path outside the routes).
+   * @default {} (on, staging in a folder under the OS temp folder)
+   */
+  tus?: TusOptions | false;
   /**
    * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
    * without details, and storage failures during an upload, with the original error as `cause`)

@@ -391,6 +391,30 @@ function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | nul
   return Object.fromEntries(entries);
 }
 
+/** `verify`'s options, checked before the token is looked at. */
+function assertVerifyOptions(options: VerifyOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_INPUT", "verify options must be an object");
+  }
+  assertAction(options.action, "action");
+  if (options.scope !== undefined) assertScope(options.scope);
+  if (options.fileId !== undefined) assertFileId(options.fileId, "fileId");
+}
+
+/** A compact JWS of bounded length, each segment in canonical base64url. */
+function assertCanonicalToken(token: unknown): asserts token is string {
+  if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
+    throw invalidToken("The token is malformed.");
+  }
+  // Only the canonical base64url spelling is accepted, so a token cannot be re-spelled (e.g. by
+  // flipping unused trailing bits) into a different string that still verifies.
+  for (const segment of token.split(".")) {
+    if (Buffer.from(segment, "base64url").toString("base64url") !== segment) {
+      throw invalidToken("The token is malformed.");
+    }
+  }
+}
+
 /** The private claims this package writes, next to `iss`, `iat`, `exp`, `nbf` and `jti`. */
 interface BridgeClaims extends JWTPayload {
   /** The scope, sealed (see scope-seal.ts): never readable from the URL. */
@@ -634,26 +658,28 @@ export class SignedUrlMinter {
    * ```
    */
   async verify(token: string, options: VerifyOptions): Promise<VerifiedToken> {
-    if (typeof options !== "object" || options === null) {
-      throw new FileBridgeError("INVALID_INPUT", "verify options must be an object");
-    }
-    assertAction(options.action, "action");
-    if (options.scope !== undefined) assertScope(options.scope);
-    if (options.fileId !== undefined) assertFileId(options.fileId, "fileId");
-    if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
-      throw invalidToken("The token is malformed.");
-    }
-    // Only the canonical base64url spelling is accepted, so a token cannot be re-spelled (e.g. by
-    // flipping unused trailing bits) into a different string that still verifies.
-    for (const segment of token.split(".")) {
-      if (Buffer.from(segment, "base64url").toString("base64url") !== segment) {
-        throw invalidToken("The token is malformed.");
-      }
-    }
-
+    assertVerifyOptions(options);
+    assertCanonicalToken(token);
     const now = this.#clock();
-    let payload: JWTPayload;
-    let kid: string;
+    const { payload, kid } = await this.#verifySignature(token, now);
+    const verified = this.#readClaims(payload, kid, now);
+    if (
+      verified.action !== options.action ||
+      (options.scope !== undefined && verified.scope !== options.scope) ||
+      (options.fileId !== undefined && verified.fileId !== options.fileId)
+    ) {
+      throw new FileBridgeError("NOT_FOUND", "No such file.");
+    }
+    if (verified.singleUse) {
+      if (this.#state === undefined) throw check.error("state", "is required to verify single-use tokens");
+      if (options.consume === false) await this.#assertUnused(verified.jti);
+      else await this.#claim(verified.jti, verified.exp);
+    }
+    return verified;
+  }
+
+  /** The signature, `kid`, `typ`, issuer, required claims, `nbf` and expiry, as jose checks them. */
+  async #verifySignature(token: string, now: number): Promise<{ payload: JWTPayload; kid: string }> {
     try {
       const result = await jwtVerify(
         token,
@@ -671,8 +697,7 @@ export class SignedUrlMinter {
           clockTolerance: Math.floor(this.#toleranceMs / 1000),
         },
       );
-      payload = result.payload;
-      kid = result.protectedHeader.kid as string;
+      return { payload: result.payload, kid: result.protectedHeader.kid as string };
     } catch (error) {
       if (isFileBridgeError(error)) throw error;
       if (error instanceof joseErrors.JWTExpired) {
@@ -680,7 +705,10 @@ export class SignedUrlMinter {
       }
       throw invalidToken("The token is invalid.", error);
     }
+  }
 
+  /** This package's claims of a signature-checked payload: shape, sealed scope, `iat` and `exp`. */
+  #readClaims(payload: JWTPayload, kid: string, now: number): VerifiedToken {
     const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
     const extra = readExtraClaims(payload.ext);
     const scp =
@@ -702,22 +730,6 @@ export class SignedUrlMinter {
     }
     if (iat * 1000 > now + this.#toleranceMs) throw invalidToken("The token is not valid yet.");
     if (now >= exp * 1000) throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.");
-
-    if (
-      act !== options.action ||
-      (options.scope !== undefined && scp !== options.scope) ||
-      (options.fileId !== undefined && fid !== options.fileId)
-    ) {
-      throw new FileBridgeError("NOT_FOUND", "No such file.");
-    }
-
-    const singleUse = one === true;
-    if (singleUse) {
-      if (this.#state === undefined) throw check.error("state", "is required to verify single-use tokens");
-      if (options.consume === false) await this.#assertUnused(jti);
-      else await this.#claim(jti, exp * 1000);
-    }
-
     return {
       scope: scp,
       fileId: fid,
@@ -726,7 +738,7 @@ export class SignedUrlMinter {
       kid,
       iat: iat * 1000,
       exp: exp * 1000,
-      singleUse,
+      singleUse: one === true,
       claims: extra,
     };
   }

@@ -25,6 +25,7 @@ import type {
 import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import { awaitUploadTool } from "./await-upload.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { FileRequests } from "./request-files.js";
 import {
@@ -125,10 +126,11 @@ export class UploadHandleResolver {
     );
     if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
     this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
-    this.maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
+    this.maxBytes = options.maxBytes ?? uploadLimitFor(options.bridge);
     if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
       throw check.error("maxBytes", "must be a positive integer");
     }
+    checkAgainstBridge(this.maxBytes, options.bridge);
     this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
     if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
       throw check.error("maxFiles", "must be an integer from 1 to 1000");
@@ -311,6 +313,31 @@ export class UploadHandleResolver {
       : requestContextOf(toHost(server, "requestFiles()"), extra);
     const scope = this.#scope(ctx.extra as ScopeSource);
     return requestFilesThrough(this.#requests, ctx, scope, options);
+  }
+
+  /**
+   * Registers `await_upload` (or `name`): the model's poll path for a pending upload. It waits up to
+   * `wait_seconds` (at most 55, below the SDKs' 60 s request timeout) for the upload of a
+   * `request_id` from {@link requestFiles}, sends MCP progress while the bytes of a resumable (tus)
+   * upload arrive, and answers the files, `status: "pending"` with the bytes so far, or
+   * `TOKEN_EXPIRED` once the link expired. Requests of other scopes are unknown.
+   *
+   * @example
+   * ```ts
+   * uploads.attachAwaitTool(server); // the model calls await_upload { request_id } until uploaded
+   * ```
+   */
+  attachAwaitTool(server: McpServerLike | McpHost, options: { name?: string } = {}): HostToolHandle {
+    const host = toHost(server);
+    if (!host.supportsTools)
+      throw new FileBridgeError("INVALID_INPUT", "attachAwaitTool() needs an McpServer");
+    const name = options.name ?? "await_upload";
+    if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+      throw check.error("name", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+    }
+    return host.registerTool(
+      awaitUploadTool(name, this.#requests, (ctx) => this.#scope(ctx.extra as ScopeSource)),
+    );
   }
 
   /**
@@ -508,4 +535,26 @@ function requestContextOf(host: McpHost, extra: unknown): HostRequestContext {
     );
   }
   return host.requestContext(extra);
+}
+
+/** The default upload limit: the bridge's `maxBytes` when a bridge is given, so the two agree. */
+function uploadLimitFor(bridge: UploadHandleResolverOptions["bridge"]): number {
+  const bridgeMax = bridge?.maxBytes;
+  return typeof bridgeMax === "number" ? bridgeMax : DEFAULT_UPLOAD_MAX_BYTES;
+}
+
+/**
+ * An upload limit above the bridge's: every upload between the two would be stored and then refused
+ * by the tool with `FILE_TOO_LARGE`, so it is refused here, at start-up.
+ */
+function checkAgainstBridge(maxBytes: number, bridge: UploadHandleResolverOptions["bridge"]): void {
+  const bridgeMax = bridge?.maxBytes;
+  if (typeof bridgeMax === "number" && maxBytes > bridgeMax) {
+    throw check.error(
+      "maxBytes",
+      `(${maxBytes} bytes) is above the bridge's maxBytes (${bridgeMax} bytes): uploads between the two would be ` +
+        "accepted and then refused by the tool with FILE_TOO_LARGE; give the FileBridge a maxBytes at least as large, " +
+        "or leave the upload maxBytes out to use the bridge's",
+    );
+  }
 }

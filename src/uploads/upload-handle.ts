@@ -82,3 +82,37 @@ export function parseUploadHandle(input: string): { scopeRef: string; id: string
     return null;
   }
 }
+
+/**
+ * How far a ticket's resumable (tus) upload got, as the state store holds it while bytes arrive:
+ * what a tool waiting for the person reads to send progress, from any replica.
+ */
+export interface UploadProgressRecord {
+  /** Scope of the ticket. */
+  scope: string;
+  /** Bytes received. */
+  offset: number;
+  /** Declared length, when known. */
+  length?: number;
+}
+
+/** State key of a ticket's upload progress. */
+export function uploadProgressKey(ticketId: string): string {
+  return `mcp-file-bridge:upload-progress:${ticketId}`;
+}
+
+/**
+ * The tus endpoint of an upload ticket's URL: `{basePath}/upload/{token}` → `{basePath}/tus/{token}`
+ * (the same ticket, spoken over tus 1.0 by the routes).
+ *
+ * @example
+ * ```ts
+ * tusEndpointOf("https://files.example.com/files/upload/eyJ…"); // "https://files.example.com/files/tus/eyJ…"
+ * ```
+ */
+export function tusEndpointOf(uploadUrl: string): string {
+  const url = new URL(uploadUrl);
+  url.pathname = url.pathname.replace(/\/upload\/([^/]+)$/, "/tus/$1");
+  url.search = "";
+  return url.href;
+}

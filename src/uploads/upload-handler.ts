@@ -112,7 +112,7 @@ export class TicketUploadHandler implements UploadHandler {
 }
 
 /** Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read. */
-async function checkRateLimit(config: UploadHandlerConfig, info: UploadRateLimitInfo): Promise<void> {
+export async function checkRateLimit(config: UploadHandlerConfig, info: UploadRateLimitInfo): Promise<void> {
   if (!config.rateLimit) return;
   if ((await config.rateLimit(info)) !== true) {
     throw new FileBridgeError("RATE_LIMITED", "Too many uploads; try again later", {
