@@ -4,6 +4,7 @@
  */
 
 import type { Duration } from "../internal/duration.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type {
   DirectUploadTarget,
@@ -34,6 +35,11 @@ export type {
  * ```
  */
 export interface FileRoutesTokenVerifier {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   /** Path prefix of the signed URLs, e.g. `/files`. */
   readonly basePath: string;
   /**

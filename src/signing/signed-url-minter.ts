@@ -11,6 +11,7 @@ import { DEFAULT_URL_TTL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import type { ScopeSource } from "../scope/scope.js";
 import { assertScope } from "../scope/scope.js";
+import { ScopeRefs } from "../scope/scope-refs.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
 import { openScope, type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
 
@@ -454,6 +455,12 @@ export class SignedUrlMinter {
   readonly basePath: string;
   /** Issuer written into and required from every token. */
   readonly issuer: string;
+  /**
+   * How scopes become their opaque references in URIs and handles: an HMAC under a key derived
+   * from this minter's secrets (the signing key first, older keys still match). Every piece given
+   * this minter uses it, so they agree; replicas with the same keys agree too.
+   */
+  readonly scopeRefs: ScopeRefs;
 
   readonly #baseUrl: string | (() => string);
   readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
@@ -528,6 +535,7 @@ export class SignedUrlMinter {
     this.#keys = imported;
     this.#signingKid = (list[0] as { kid: string }).kid;
     this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
+    this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
   }
 
   /**

@@ -108,7 +108,7 @@ function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]
     status: "uploaded",
     requestId,
     files,
-    handles: files.map((file) => formatUploadHandle(file.scope, file.id)),
+    handles: files.map((file) => formatUploadHandle(file.scope, file.id, requests.scopeRefs)),
     result: requests.resultFor(requestId, files) as CallToolResult,
   };
 }

@@ -14,6 +14,7 @@ import {
 } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
   formatUploadHandle,
@@ -35,6 +36,11 @@ import {
  * ```
  */
 export interface FileRequestMinter {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   mint(options: {
     scope: string;
     fileId: string;
@@ -258,13 +264,13 @@ function positiveInteger(
   return value;
 }
 
-function fileLine(file: StoredFile): string {
-  return `- ${file.name} (${file.size} bytes, ${file.mimeType}, sha256 ${file.sha256}): ${formatUploadHandle(file.scope, file.id)}`;
+function fileLine(file: StoredFile, refs: ScopeRefs): string {
+  return `- ${file.name} (${file.size} bytes, ${file.mimeType}, sha256 ${file.sha256}): ${formatUploadHandle(file.scope, file.id, refs)}`;
 }
 
-function fileEntry(file: StoredFile): Record<string, unknown> {
+function fileEntry(file: StoredFile, refs: ScopeRefs): Record<string, unknown> {
   const entry: Record<string, unknown> = {
-    handle: formatUploadHandle(file.scope, file.id),
+    handle: formatUploadHandle(file.scope, file.id, refs),
     id: file.id,
     name: file.name,
     size: file.size,
@@ -311,6 +317,8 @@ export class FileRequests {
   readonly maxBytes: number;
   /** Most files per request. */
   readonly maxFiles: number;
+  /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
+  readonly scopeRefs: ScopeRefs;
 
   readonly #store: FileStore;
   readonly #state: StateStore;
@@ -349,6 +357,7 @@ export class FileRequests {
     this.#store = store;
     this.#state = state;
     this.#minter = minter;
+    this.scopeRefs = scopeRefsOf(minter);
   }
 
   /**
@@ -400,7 +409,7 @@ export class FileRequests {
       ttl: Math.max(1, Math.ceil((minted.expiresAt - Date.now()) / 1000)) + this.#handleTtlSeconds,
     });
     const url = this.#pageUrl(minted.url);
-    const handle = formatUploadHandle(scope, id);
+    const handle = formatUploadHandle(scope, id, this.scopeRefs);
     const expiresIso = new Date(minted.expiresAt).toISOString();
     const files = () => this.#filesOf(scope, id);
     const request: FileRequest = {
@@ -527,11 +536,15 @@ export class FileRequests {
           type: "text",
           text: [
             `The user uploaded ${list.length} ${list.length === 1 ? "file" : "files"}. Pass a handle as the file argument of a tool:`,
-            ...list.map(fileLine),
+            ...list.map((file) => fileLine(file, this.scopeRefs)),
           ].join("\n"),
         },
       ],
-      structuredContent: { status: "uploaded", request_id: requestId, files: list.map(fileEntry) },
+      structuredContent: {
+        status: "uploaded",
+        request_id: requestId,
+        files: list.map((file) => fileEntry(file, this.scopeRefs)),
+      },
     };
   }
 

@@ -23,7 +23,8 @@ import type {
   McpServerLike,
 } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { awaitUploadTool } from "./await-upload.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
@@ -97,6 +98,7 @@ export class UploadHandleResolver {
 
   readonly #store: FileStore;
   readonly #minter: UploadTicketMinter;
+  readonly #refs: ScopeRefs;
   readonly #state: StateStore;
   readonly #ttl: Duration;
   readonly #handleTtlSeconds: number;
@@ -157,6 +159,7 @@ export class UploadHandleResolver {
     }
     this.#store = store;
     this.#minter = minter;
+    this.#refs = scopeRefsOf(minter);
     this.#state = state;
     const fileRequests = options.fileRequests ?? {};
     if (typeof fileRequests !== "object" || fileRequests === null) {
@@ -209,7 +212,7 @@ export class UploadHandleResolver {
       max_bytes: this.maxBytes,
       max_files: this.maxFiles,
       single_use: this.#singleUse,
-      handle: formatUploadHandle(scope, ticketId),
+      handle: formatUploadHandle(scope, ticketId, this.#refs),
       curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
     };
   }
@@ -408,7 +411,7 @@ export class UploadHandleResolver {
    * ```
    */
   handleFor(file: Pick<StoredFile, "scope" | "id">): string {
-    return formatUploadHandle(file.scope, file.id);
+    return formatUploadHandle(file.scope, file.id, this.#refs);
   }
 
   /**
@@ -428,7 +431,7 @@ export class UploadHandleResolver {
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
     // A handle carries the reference of its scope: it resolves only in the scope with that
     // reference, so a handle of another scope is exactly "not found".
-    if (!parsed || parsed.scopeRef !== scopeRef(options.scope)) return null;
+    if (!parsed || !this.#refs.matches(parsed.scopeRef, options.scope)) return null;
     const scope = options.scope;
     const file = await this.#store.head(scope, parsed.id);
     if (file) return [file];
@@ -453,7 +456,7 @@ export class UploadHandleResolver {
    */
   async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
     const files = await this.filesFor(handle, options);
-    if (files && files.length > 1) throw severalFiles(files);
+    if (files && files.length > 1) throw severalFiles(files, undefined, this.#refs);
     return files?.[0] ?? null;
   }
 
@@ -510,7 +513,12 @@ export class UploadHandleResolver {
     if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) {
       throw new FileBridgeError("INVALID_INPUT", "maxFiles must be a positive integer");
     }
-    const deps = { store: this.#store, tmpDir: this.#tmpDir, filesFor: this.filesFor.bind(this) };
+    const deps = {
+      store: this.#store,
+      tmpDir: this.#tmpDir,
+      filesFor: this.filesFor.bind(this),
+      refs: this.#refs,
+    };
     return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }

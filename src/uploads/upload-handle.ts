@@ -1,4 +1,4 @@
-import { scopeRef } from "../scope/scope.js";
+import { type ScopeRefs, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { StoredFile } from "../storage/types.js";
 
 /** Every upload handle starts with this. */
@@ -53,14 +53,18 @@ const SCOPE_REF = /^[A-Za-z0-9_-]{22}$/;
 /**
  * `upload://sessions/{scopeRef}/{id}`: the scope's opaque reference, never the scope itself (a
  * scope is often a session id, a bearer value; handles are shown to the model and the person).
+ * `refs` are the minter's (`minter.scopeRefs`), keyed by the server secret.
  */
-export function formatUploadHandle(scope: string, id: string): string {
-  return `${UPLOAD_HANDLE_PREFIX}${scopeRef(scope)}/${encodeURIComponent(id)}`;
+export function formatUploadHandle(scope: string, id: string, refs: ScopeRefs = UNKEYED_SCOPE_REFS): string {
+  return `${UPLOAD_HANDLE_PREFIX}${refs.of(scope)}/${encodeURIComponent(id)}`;
 }
 
 /** The handle of a stored file. */
-export function uploadHandleOf(file: Pick<StoredFile, "scope" | "id">): string {
-  return formatUploadHandle(file.scope, file.id);
+export function uploadHandleOf(
+  file: Pick<StoredFile, "scope" | "id">,
+  refs: ScopeRefs = UNKEYED_SCOPE_REFS,
+): string {
+  return formatUploadHandle(file.scope, file.id, refs);
 }
 
 /**

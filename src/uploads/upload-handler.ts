@@ -10,6 +10,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { sanitizeRelativePath } from "../internal/file-name.js";
 import { parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
 import type {
   UploadHandler,
@@ -106,7 +107,9 @@ export class TicketUploadHandler implements UploadHandler {
       }
     }
     // One upload, one handle: the ticket's handle when the upload is recorded under it.
-    const handle = recorded ? formatUploadHandle(limits.scope, verified.fileId) : undefined;
+    const handle = recorded
+      ? formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter))
+      : undefined;
     return uploadReply(config, ctx, files, handle);
   }
 }
@@ -185,7 +188,7 @@ async function uploadReply(
   }
   const reply: UploadReplyFile[] = files.map((file) => {
     const entry: UploadReplyFile = {
-      handle: uploadHandleOf(file),
+      handle: uploadHandleOf(file, scopeRefsOf(config.minter)),
       id: file.id,
       name: file.name,
       size: file.size,
