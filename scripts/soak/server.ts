@@ -5,7 +5,7 @@
  * stdin with its memory (after a full GC when run with `--expose-gc`) and the sizes of the state it
  * holds; `{"cmd": "snapshot", "path": ...}` writes a heap snapshot.
  *
- *   node --expose-gc --import tsx scripts/soak/server.ts /tmp/soak-dir [sessionIdleMs]
+ *   node --expose-gc --import tsx scripts/soak/server.ts /tmp/soak-dir [sessionIdleMs] [indexIdleMs]
  */
 
 import { join } from "node:path";
@@ -21,12 +21,17 @@ import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 
-const [dir, idle] = process.argv.slice(2) as [string, string | undefined];
+const [dir, idle, indexIdle] = process.argv.slice(2) as [string, string | undefined, string | undefined];
 const store = fsStore(join(dir, "store"));
 const state = memoryState();
 let baseUrl = "http://127.0.0.1";
 const minter = new SignedUrlMinter({ secret: "soak-secret-".repeat(4), baseUrl: () => baseUrl, state });
-const registry = new ResourceRegistry({ store, minter });
+// Scope indexes of sessions gone are dropped after this long unused (the registry's default: 10 min).
+const registry = new ResourceRegistry({
+  store,
+  minter,
+  indexIdleTimeout: `${Number(indexIdle ?? 600_000)}ms`,
+});
 const uploads = new UploadHandleResolver({ store, minter, state, maxBytes: 1024 * 1024 });
 const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry, maxBytes: 1024 * 1024 }));
 

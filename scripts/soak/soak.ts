@@ -31,6 +31,7 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "15" },
     size: { type: "string", default: "16384" },
     "session-idle": { type: "string", default: "30" },
+    "index-idle": { type: "string", default: "600" },
     snapshots: { type: "string" },
   },
 });
@@ -55,6 +56,7 @@ const child = spawn(
     "scripts/soak/server.ts",
     dir,
     String(Number(values["session-idle"]) * 1000),
+    String(Number(values["index-idle"]) * 1000),
   ],
   {
     stdio: ["pipe", "pipe", "inherit"],

@@ -37,6 +37,21 @@ function isStoredFile(value: unknown): value is StoredFile {
   );
 }
 
+/** What a replica whose publishes failed sends once it can again: "reload, you may have missed mine". */
+interface ResyncEnvelope {
+  o: string;
+  r: 1;
+}
+
+function isResync(message: string, origin: string): boolean {
+  try {
+    const envelope = JSON.parse(message) as ResyncEnvelope;
+    return typeof envelope?.o === "string" && envelope.o !== origin && envelope.r === 1;
+  } catch {
+    return false;
+  }
+}
+
 /** Parses a message; `null` for anything that is not a well-formed change. */
 function parseChange(message: string): Envelope | null {
   let envelope: Envelope;
@@ -61,7 +76,8 @@ function parseChange(message: string): Envelope | null {
  * main connection; subscribing opens a second one (Redis requires it) on first `subscribe`, which
  * resubscribes after a reconnect. Delivery is at most once: changes published while an instance was
  * cut off are lost to it, so once it is subscribed again it calls its `onResync` listeners (the
- * registry reloads the scopes it holds from the store).
+ * registry reloads the scopes it holds from the store). An instance whose own publish failed tells
+ * the others to do the same once it can publish again.
  *
  * @example
  * ```ts
@@ -90,6 +106,10 @@ export function redisChangeFeed(
   let closed = false;
 
   function deliver(message: string): void {
+    if (message.includes('"r":1') && isResync(message, origin)) {
+      resync();
+      return;
+    }
     const envelope = parseChange(message);
     if (!envelope || envelope.o === origin) return;
     for (const listener of [...listeners]) {
@@ -110,7 +130,10 @@ export function redisChangeFeed(
     } catch {
       return; // cut off again: the next "ready" comes back here
     }
-    if (closed) return;
+    if (!closed) resync();
+  }
+
+  function resync(): void {
     for (const listener of [...resyncListeners]) {
       try {
         listener();
@@ -143,6 +166,23 @@ export function redisChangeFeed(
     return subscribed;
   }
 
+  // A publish that failed was lost to every other replica: once publishing works again (the main
+  // connection is back, or the next publish goes through), tell them to reload.
+  let unsentChanges = false;
+  async function announceResync(): Promise<void> {
+    if (!unsentChanges || closed) return;
+    unsentChanges = false;
+    try {
+      await connection.client.publish(channel, JSON.stringify({ o: origin, r: 1 } satisfies ResyncEnvelope));
+    } catch {
+      unsentChanges = true;
+    }
+  }
+  const onReady = () => {
+    announceResync().catch(() => {});
+  };
+  connection.client.on("ready", onReady);
+
   return {
     driver: "redis",
 
@@ -152,8 +192,10 @@ export function redisChangeFeed(
       try {
         await connection.client.publish(channel, message);
       } catch (error) {
+        unsentChanges = true;
         throw redisError("publish a change", error);
       }
+      await announceResync();
     },
 
     subscribe(listener: (change: StoreChange) => void): () => void {
@@ -190,6 +232,7 @@ export function redisChangeFeed(
       closed = true;
       listeners.clear();
       resyncListeners.clear();
+      connection.client.off("ready", onReady);
       if (subscriber) {
         try {
           await subscriber.quit();

@@ -143,6 +143,22 @@ describeWithServices("a replica cut off from Redis resyncs when it is back (issu
     await eventually(async () => expect((await two.client.listResources()).resources).toEqual([]));
   });
 
+  it("a file stored through a replica whose own Redis link was down reaches the others once that link is back", async () => {
+    const link = await relay(server.port);
+    open.push({ close: link.cut });
+    // Replica 1 is the one cut off this time: its publish of the new file fails.
+    const { one, two } = await replicas(`redis://127.0.0.1:${link.port}`, `redis://127.0.0.1:${server.port}`);
+    expect((await two.client.listResources()).resources).toEqual([]);
+    const changed = countListChanged(two);
+
+    await link.cut();
+    await one.registry.add(bytes("stored by the cut-off replica"), { scope: "chat-1", name: "unsent.txt" });
+    await link.restore();
+
+    await eventually(() => expect(changed.count).toBeGreaterThanOrEqual(1));
+    expect((await two.client.listResources()).resources.map((r) => r.name)).toEqual(["unsent.txt"]);
+  });
+
   it("after a Redis restart both replicas list what was stored while it was down", async () => {
     const url = `redis://127.0.0.1:${server.port}`;
     const { one, two } = await replicas(url, url);
