@@ -8,6 +8,7 @@ import { startRedis } from "../../scripts/services/services.js";
 import { describeWithServices } from "../../scripts/services/test-env.js";
 import { redisChangeFeed } from "../../src/redis/redis-change-feed.js";
 import { fsStore } from "../../src/storage/fs-store.js";
+import type { ChangeFeed } from "../../src/storage/types.js";
 import { bytes, connect, type Harness } from "../registry/support.js";
 
 /**
@@ -88,14 +89,18 @@ describeWithServices("a replica cut off from Redis resyncs when it is back (issu
   });
 
   /** Two replicas on one shared store, each with its own feed (and optionally its own Redis URL). */
-  async function replicas(url1: string, url2: string) {
+  async function replicas(
+    url1: string,
+    url2: string,
+    wrap1: (feed: ChangeFeed) => ChangeFeed = (feed) => feed,
+  ) {
     const store = fsStore(join(dir, `store-${open.length}`));
     const feed1 = redisChangeFeed({ url: url1 });
     const feed2 = redisChangeFeed({ url: url2 });
     open.push(feed1, feed2);
     await Promise.all([feed1.ready(), feed2.ready()]);
     const scope = () => "chat-1";
-    const one = await connect({ store, feed: feed1, scope, notifyDelayMs: 10 });
+    const one = await connect({ store, feed: wrap1(feed1), scope, notifyDelayMs: 10 });
     const two = await connect({ store, feed: feed2, scope, notifyDelayMs: 10 });
     open.push(one, two);
     return { store, feed1, feed2, one, two };
@@ -147,12 +152,28 @@ describeWithServices("a replica cut off from Redis resyncs when it is back (issu
     const link = await relay(server.port);
     open.push({ close: link.cut });
     // Replica 1 is the one cut off this time: its publish of the new file fails.
-    const { one, two } = await replicas(`redis://127.0.0.1:${link.port}`, `redis://127.0.0.1:${server.port}`);
+    const failedPublishes: string[] = [];
+    const { one, two } = await replicas(
+      `redis://127.0.0.1:${link.port}`,
+      `redis://127.0.0.1:${server.port}`,
+      (feed) => ({
+        ...feed,
+        driver: feed.driver,
+        publish: (change) =>
+          feed.publish(change).catch((error: { code?: string }) => {
+            failedPublishes.push(error.code ?? "?");
+            throw error;
+          }),
+      }),
+    );
     expect((await two.client.listResources()).resources).toEqual([]);
     const changed = countListChanged(two);
 
     await link.cut();
     await one.registry.add(bytes("stored by the cut-off replica"), { scope: "chat-1", name: "unsent.txt" });
+    // Wait until its publish has really failed (not just queued for the reconnect).
+    await eventually(() => expect(failedPublishes.length).toBeGreaterThanOrEqual(1));
+    expect(failedPublishes[0]).toBe("STORAGE_ERROR");
     await link.restore();
 
     await eventually(() => expect(changed.count).toBeGreaterThanOrEqual(1));
