@@ -46,9 +46,8 @@ export type {
 export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resource-registry.js";
 export type { ScopeFunction, ScopeSource } from "./scope/scope.js";
 export { DEFAULT_SCOPE, defaultScope, scopeRef } from "./scope/scope.js";
-export { ScopeRefs } from "./scope/scope-refs.js";
-export type { SignedUrlMinterOptions, SigningKey } from "./signing/signed-url-minter.js";
 export { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "./signing/signed-url-minter.js";
+export type { SignedUrlMinterOptions, SigningKey } from "./signing/types.js";
 export type { FsFileStore, FsStoreOptions } from "./storage/fs-store.js";
 export { fsStore } from "./storage/fs-store.js";
 export type { MemoryStateOptions } from "./storage/memory-state.js";

@@ -51,7 +51,7 @@ export type {
   SignedClaimValue,
   VerifiedToken,
   VerifyOptions,
-} from "./signing/signed-url-minter.js";
+} from "./signing/types.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type { StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
 export type { TusOptions, TusProgress } from "./uploads/tus/service.js";

@@ -4,7 +4,7 @@ import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
-import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
 import type { ChangeFeed, FileStore } from "../storage/types.js";
 import type { AuthorizeFunction, DownloadUrlMinter, ResourceRegistryOptions } from "./options.js";
 import { TemplateSet } from "./templates.js";

@@ -2,7 +2,7 @@ import type { Duration } from "../internal/duration.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
-import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
 import type { ChangeFeed, FileKind, FileStore, StoredFile } from "../storage/types.js";
 
 // The public options and result shapes of ResourceRegistry.
