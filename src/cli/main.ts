@@ -12,7 +12,7 @@ import {
   type UpstreamServerConfig,
 } from "../proxy/config.js";
 import { createConnectShim } from "../proxy/connect-shim.js";
-import { createFileProxy } from "../proxy/file-proxy.js";
+import { createFileProxy, type FileProxy } from "../proxy/file-proxy.js";
 import type { HealthReport } from "../proxy/health.js";
 import { splitCommandLine } from "./command-line.js";
 
@@ -185,29 +185,54 @@ function sdkFrom(value: string | undefined): "v1" | "v2" | undefined {
   return value;
 }
 
+const PROXY_OPTIONS = {
+  config: { type: "string", short: "c" },
+  "upstream-cmd": { type: "string" },
+  "upstream-url": { type: "string" },
+  header: { type: "string", short: "H", multiple: true },
+  host: { type: "string" },
+  port: { type: "string", short: "p" },
+  stdio: { type: "boolean" },
+  check: { type: "boolean" },
+  sdk: { type: "string" },
+  "auth-tokens-env": { type: "string" },
+  "wait-for-upstreams": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type ProxyArgs = ReturnType<typeof parseArgs<{ options: typeof PROXY_OPTIONS; allowPositionals: true }>>;
+
 async function proxyCommand(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: "string", short: "c" },
-      "upstream-cmd": { type: "string" },
-      "upstream-url": { type: "string" },
-      header: { type: "string", short: "H", multiple: true },
-      host: { type: "string" },
-      port: { type: "string", short: "p" },
-      stdio: { type: "boolean" },
-      check: { type: "boolean" },
-      sdk: { type: "string" },
-      "auth-tokens-env": { type: "string" },
-      "wait-for-upstreams": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: PROXY_OPTIONS });
   if (values.help) {
     process.stdout.write(PROXY_HELP);
     return;
   }
+  const config = await proxyConfigFrom(values, positionals);
+  const port = portFrom(values.port);
+  const sdk = sdkFrom(values.sdk);
+  const proxy = await createFileProxy({ config, log, upstreamStderr: "inherit", ...(sdk ? { sdk } : {}) });
+  if (values.check) {
+    const report = await proxy.health();
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    await proxy.close();
+    process.exitCode = report.status === "ok" ? 0 : 1;
+    return;
+  }
+  const url = await startProxy(proxy, config, values, port);
+  onSignals(() => proxy.close());
+  log(`health: ${url}/healthz`);
+  if (values.stdio) {
+    const { closed } = await proxy.serveStdio();
+    await closed;
+    log("stdin closed: shutting down");
+    await proxy.close();
+    process.exit(0);
+  }
+}
+
+/** The proxy's configuration: from exactly one of --config, --upstream-cmd, --upstream-url or `--`. */
+async function proxyConfigFrom(values: ProxyArgs["values"], positionals: string[]): Promise<ProxyConfig> {
   const sources = [
     values.config,
     values["upstream-cmd"],
@@ -232,26 +257,31 @@ async function proxyCommand(argv: string[]): Promise<void> {
     }
     config = parseProxyConfig({ mcpServers: { upstream } }, "the command line");
   }
-  const port = values.port === undefined ? undefined : Number(values.port);
+  if (!values["auth-tokens-env"]) return config;
+  return parseProxyConfig(
+    { ...config, proxy: { ...config.proxy, auth: { tokensEnv: values["auth-tokens-env"] } } },
+    "the command line",
+  );
+}
+
+function portFrom(value: string | undefined): number | undefined {
+  const port = value === undefined ? undefined : Number(value);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-    throw new UsageError(`--port must be 0–65535, got ${values.port}`);
+    throw new UsageError(`--port must be 0–65535, got ${value}`);
   }
-  const sdk = sdkFrom(values.sdk);
-  if (values["auth-tokens-env"]) {
-    config = parseProxyConfig(
-      { ...config, proxy: { ...config.proxy, auth: { tokensEnv: values["auth-tokens-env"] } } },
-      "the command line",
-    );
-  }
-  const proxy = await createFileProxy({ config, log, upstreamStderr: "inherit", ...(sdk ? { sdk } : {}) });
-  if (values.check) {
-    const report = await proxy.health();
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    await proxy.close();
-    process.exitCode = report.status === "ok" ? 0 : 1;
-    return;
-  }
-  let url: string;
+  return port;
+}
+
+/**
+ * Checks the upstreams, then listens: its URL. An unreachable upstream (unless waiting for it is
+ * configured) or a port in use closes the proxy first, so nothing is left behind.
+ */
+async function startProxy(
+  proxy: FileProxy,
+  config: ProxyConfig,
+  values: ProxyArgs["values"],
+  port: number | undefined,
+): Promise<string> {
   try {
     const report = await proxy.health();
     const unreachable = unreachableUpstreams(report, config);
@@ -261,25 +291,17 @@ async function proxyCommand(argv: string[]): Promise<void> {
     for (const problem of report.problems) log(`${problem.code}: ${problem.message}`);
     const host = values.host ?? config.proxy?.host ?? "127.0.0.1";
     try {
-      ({ url } = await proxy.listen({
+      const { url } = await proxy.listen({
         ...(values.host ? { host: values.host } : {}),
         ...(port !== undefined ? { port } : {}),
-      }));
+      });
+      return url;
     } catch (error) {
       throw listenFailure(error, host, port ?? config.proxy?.port) ?? error;
     }
   } catch (error) {
     await proxy.close(); // nothing left behind: the temp folder and the upstream processes go
     throw error;
-  }
-  onSignals(() => proxy.close());
-  log(`health: ${url}/healthz`);
-  if (values.stdio) {
-    const { closed } = await proxy.serveStdio();
-    await closed;
-    log("stdin closed: shutting down");
-    await proxy.close();
-    process.exit(0);
   }
 }
 
