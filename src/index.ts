@@ -171,6 +171,9 @@ export type {
   StoreChange,
   StoredFile,
 } from "./storage/types.js";
+export type { FilesExtensionOptions } from "./uploads/files-extension.js";
+export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from "./uploads/files-wire.js";
+export { clientFilesCapability, FILES_EXTENSION_ID } from "./uploads/files-wire.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type {
   RewrittenArgs,

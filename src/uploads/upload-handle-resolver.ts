@@ -25,6 +25,8 @@ import type {
 import { toHost } from "../mcp/to-host.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type { FilesExtensionOptions } from "./files-extension.js";
+import { FilesExtension, type FilesExtensionMinter } from "./files-extension.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { FileRequests } from "./request-files.js";
 import {
@@ -256,26 +258,30 @@ export class UploadHandleResolver {
         read: async () => ({ contents: [{ ...contents }] }),
       });
     }
-    let tool: HostToolHandle;
+    const files = options?.files ? this.#filesExtension(options.files) : undefined;
+    let tool: HostToolHandle | undefined;
     try {
       tool = this.#registerTool(host, widget === undefined ? undefined : uploadWidgetToolMeta(widget.uri));
+      files?.mount(host);
     } catch (error) {
       resource?.remove();
+      tool?.remove();
       throw error;
     }
     if (!resource) return tool;
     const widgetResource = resource;
+    const registered = tool;
     return {
       get enabled() {
-        return tool.enabled;
+        return registered.enabled;
       },
       set enabled(value: boolean) {
-        tool.enabled = value;
+        registered.enabled = value;
       },
-      enable: () => tool.enable(),
-      disable: () => tool.disable(),
+      enable: () => registered.enable(),
+      disable: () => registered.disable(),
       remove: () => {
-        tool.remove();
+        registered.remove();
         widgetResource.remove();
       },
     };
@@ -326,6 +332,20 @@ export class UploadHandleResolver {
    */
   get fileRequests(): FileRequests {
     return this.#requests;
+  }
+
+  #filesExtension(options: true | FilesExtensionOptions): FilesExtension {
+    return new FilesExtension(
+      {
+        minter: this.#minter as FilesExtensionMinter,
+        scope: this.#scope,
+        maxBytes: this.maxBytes,
+        ticketTtl: this.#ttl,
+        handleTtlSeconds: this.#handleTtlSeconds,
+        filesFor: this.filesFor.bind(this),
+      },
+      options === true ? {} : options,
+    );
   }
 
   #registerTool(host: McpHost, meta: Record<string, unknown> | undefined): HostToolHandle {

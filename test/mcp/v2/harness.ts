@@ -25,6 +25,7 @@ import {
   SignedUrlMinter,
   type StateStore,
   type StoredFile,
+  type UploadAttachOptions,
   UploadHandleResolver,
   type UploadTicket,
 } from "../../../src/index.js";
@@ -47,7 +48,13 @@ export interface FilesApp {
 
 /** Builds the pieces over one fsStore folder (`dir`, made when not given). */
 export async function filesApp(
-  options: { dir?: string; listMode?: "list" | "none"; state?: StateStore } = {},
+  options: {
+    dir?: string;
+    listMode?: "list" | "none";
+    state?: StateStore;
+    /** Serve the files extension too (`uploads.attach(server, { files })`). */
+    files?: UploadAttachOptions["files"];
+  } = {},
 ): Promise<FilesApp> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "mfb-v2-")));
   let origin = "http://127.0.0.1:1";
@@ -67,7 +74,7 @@ export async function filesApp(
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
 
   function mount<S extends V1McpServer | V2McpServer>(server: S): S {
-    uploads.attach(server);
+    uploads.attach(server, options.files === undefined ? {} : { files: options.files });
     registry.attach(server);
     (server as V1McpServer).registerTool(
       "concat",
