@@ -33,9 +33,9 @@ import {
   uriParam,
 } from "./files-wire.js";
 import type { FilesExtensionOptions, UploadTicketMinter } from "./types.js";
+import { formatUploadHandle, TICKET_CLAIMS } from "./upload-handle.js";
 
 export type { FilesExtensionOptions } from "./types.js";
-import { formatUploadHandle, TICKET_CLAIMS } from "./upload-handle.js";
 
 /** The minter the extension needs: upload tickets (the resolver's) and signed downloads. */
 export interface FilesExtensionMinter extends UploadTicketMinter {

@@ -268,4 +268,3 @@ export interface FilesExtensionOptions {
   /** Lifetime of the signed download URLs `authorizeDownload` hands out. @default the minter's ttl */
   downloadTtl?: Duration;
 }
-
