@@ -35,6 +35,12 @@ export interface FileInputOptions {
   paths?: boolean;
   /** Mention `https://` URLs in the description (when the bridge fetches them). @default false */
   https?: boolean;
+  /**
+   * The server serves the MCP files extension (`uploads.attach(server, { files: true })`): the
+   * marker says `transferModes: ["inline", "upload"]`, which is how clients of the Codex variant
+   * infer that they may upload the file and pass its file URI. @default false (no `transferModes`)
+   */
+  upload?: boolean;
 }
 
 const alias = (of: string) => z.string().optional().describe(`Same as ${of}`);
@@ -97,6 +103,9 @@ export function fileInput(options: FileInputOptions = {}) {
   if (options.maxBytes !== undefined && (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0)) {
     throw new FileBridgeError("INVALID_OPTION", "maxBytes must be a positive integer");
   }
+  if (options.upload !== undefined && typeof options.upload !== "boolean") {
+    throw new FileBridgeError("INVALID_OPTION", "upload must be a boolean");
+  }
   const forms = [
     'a data URL ("data:<type>;name=<file name>;base64,<data>")',
     'an object {"name": "<file name>", "content": "<base64>", "mimeType": "<type>"}',
@@ -109,5 +118,10 @@ export function fileInput(options: FileInputOptions = {}) {
   const marker: Record<string, unknown> = {};
   if (options.accept) marker.accept = [...options.accept];
   if (options.maxBytes !== undefined) marker.maxSize = options.maxBytes;
-  return z.union([z.string().min(1), fileObject]).meta({ description, [MCP_FILE_KEYWORD]: marker });
+  if (options.upload) marker.transferModes = ["inline", "upload"];
+  // The files extension's form (SEP-2631): a `{type: "string", format: "uri"}` branch carrying the
+  // marker (a data: URI or a file URI); the marker also stays on the property itself, where the
+  // variant clients look. The plain string branch keeps handles, paths and URLs valid.
+  const fileUri = z.url().meta({ [MCP_FILE_KEYWORD]: { ...marker } });
+  return z.union([fileUri, z.string().min(1), fileObject]).meta({ description, [MCP_FILE_KEYWORD]: marker });
 }
