@@ -3,8 +3,11 @@ import { defineConfig } from "tsup";
 export default defineConfig({
   entry: {
     index: "src/index.ts",
+    mcp: "src/mcp/index.ts",
+    types: "src/types.ts",
+    media: "src/media/index.ts",
     node: "src/node/index.ts",
-    storage: "src/storage/kit/index.ts",
+    "storage-kit": "src/storage/kit/index.ts",
     testing: "src/testing/index.ts",
     ui: "src/ui/index.ts",
     s3: "src/s3/index.ts",

@@ -148,6 +148,20 @@ export function peakRssMiB(pid: number): number {
   return Number(match[1]) / 1024;
 }
 
+/**
+ * CPU seconds (user + system) used so far by process `pid`, or by its thread `tid` only (the main
+ * thread's id is the pid), from `/proc` (clock-tick resolution). Busy CPU time barely depends on the
+ * machine's load, so it complements the ratios on a shared machine.
+ */
+export function cpuSeconds(pid: number, tid?: number): number {
+  const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const text = readFileSync(path, "utf8");
+  // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 /** Resets a process's peak RSS to its current RSS (Linux `clear_refs` 5). */
 export function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, "5");

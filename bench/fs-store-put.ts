@@ -1,9 +1,11 @@
 /**
- * fsStore put of a generated stream vs a raw `stream.pipeline` to a file, in the same run.
- * Targets: throughput ratio >= 0.85, peak RSS growth < 64 MiB (the put must stream).
+ * `fsStore.put` of one large stream (sha256, size cap, commit) vs a raw `stream.pipeline` to a file,
+ * in the same process, alternating rounds, ours ÷ baseline, min / median / max, with this process's
+ * exact peak RSS (VmHWM, reset before each round): the store level under the transfer bench's HTTP
+ * rows, where the digest's cost shows without a network in the way (target ≥ 0.85×, flat memory).
  *
- *   npx tsx bench/fs-store-put.ts            # 1 GiB
- *   BENCH_SIZE_MB=256 npx tsx bench/fs-store-put.ts
+ *   npm run bench -- fs-store-put                  # 1 GiB
+ *   BENCH_SIZE_MB=256 npm run bench -- fs-store-put
  */
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
@@ -13,18 +15,29 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fsStore } from "../src/storage/fs-store.js";
+import {
+  compare,
+  cpuSeconds,
+  fmt,
+  KiB,
+  loadLine,
+  MiB,
+  peakRssMiB,
+  positiveInt,
+  report,
+  resetPeakRss,
+  type Sample,
+  spread,
+} from "./_lib.js";
 
-const MIB = 1024 * 1024;
-const CHUNK = 64 * 1024;
-const sizeMb = Number(process.env.BENCH_SIZE_MB ?? 1024);
-if (!Number.isFinite(sizeMb) || sizeMb <= 0) throw new Error("BENCH_SIZE_MB must be a positive number");
-const totalBytes = Math.floor(sizeMb * MIB);
-const ROUNDS = 3;
+const sizeMiB = positiveInt("BENCH_SIZE_MB", 1024);
+const total = sizeMiB * MiB;
+const CHUNK = 64 * KiB;
+const block = randomBytes(CHUNK);
 
-/** A byte stream of `totalBytes` made from one reused 64 KiB buffer (never held whole). */
+/** `total` bytes from one reused 64 KiB block, as a socket would hand them over (never held whole). */
 function generated(): Readable {
-  const chunk = randomBytes(CHUNK);
-  let left = totalBytes;
+  let left = total;
   return new Readable({
     highWaterMark: CHUNK,
     read() {
@@ -34,91 +47,58 @@ function generated(): Readable {
       }
       const size = Math.min(CHUNK, left);
       left -= size;
-      this.push(size === CHUNK ? chunk : chunk.subarray(0, size));
+      this.push(Buffer.from(block.subarray(0, size)));
     },
   });
 }
 
-interface Measure {
-  seconds: number;
-  mibPerSecond: number;
-  peakRssGrowthMib: number;
-}
+/** Busy CPU seconds per round: the main thread's, and the whole process's (the hash worker too). */
+const cpu = {
+  ours: { main: [] as number[], all: [] as number[] },
+  raw: { main: [] as number[], all: [] as number[] },
+};
 
-async function measure(run: () => Promise<unknown>): Promise<Measure> {
+/** Times `run` with this process's peak RSS reset before and read after, and its CPU time. */
+async function timed(side: "ours" | "raw", run: () => Promise<void>): Promise<Sample> {
   (globalThis as { gc?: () => void }).gc?.();
-  const baseRss = process.memoryUsage().rss;
-  let peakRss = baseRss;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 50);
-  const start = performance.now();
-  try {
-    await run();
-  } finally {
-    clearInterval(sampler);
-  }
-  const seconds = (performance.now() - start) / 1000;
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  return {
-    seconds,
-    mibPerSecond: totalBytes / MIB / seconds,
-    peakRssGrowthMib: (peakRss - baseRss) / MIB,
-  };
+  resetPeakRss(process.pid);
+  const main = cpuSeconds(process.pid, process.pid);
+  const all = cpuSeconds(process.pid);
+  const started = performance.now();
+  await run();
+  const seconds = (performance.now() - started) / 1000;
+  cpu[side].main.push(cpuSeconds(process.pid, process.pid) - main);
+  cpu[side].all.push(cpuSeconds(process.pid) - all);
+  return { seconds, peakRssMiB: peakRssMiB(process.pid) };
 }
 
+console.log(`fsStore.put of ${sizeMiB} MiB · ${loadLine()}`);
 const dir = await mkdtemp(join(tmpdir(), "mfb-bench-fs-put-"));
 try {
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
-  const raw: Measure[] = [];
-  const put: Measure[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const target = join(dir, "raw.bin");
-    raw.push(await measure(() => pipeline(generated(), createWriteStream(target))));
-    await rm(target);
-    let id = "";
-    put.push(
-      await measure(async () => {
-        const file = await store.put(generated(), { scope: "bench", name: "big.bin", maxBytes: totalBytes });
-        if (file.size !== totalBytes) throw new Error(`stored ${file.size} bytes, expected ${totalBytes}`);
-        id = file.id;
-      }),
-    );
-    await store.delete("bench", id);
-  }
+  const target = join(dir, "raw.bin");
+  const put = () =>
+    timed("ours", async () => {
+      const file = await store.put(generated(), { scope: "bench", name: "big.bin", maxBytes: total });
+      if (file.size !== total) throw new Error(`stored ${file.size} bytes, expected ${total}`);
+      await store.delete("bench", file.id);
+    });
+  const raw = () =>
+    timed("raw", async () => {
+      await pipeline(generated(), createWriteStream(target));
+      await rm(target);
+    });
+  const row = await compare(
+    `fsStore.put of ${sizeMiB} MiB (sha256 while streaming, cap, commit)`,
+    put,
+    { name: "stream.pipeline to a file", run: raw },
+    { goal: 0.85 },
+  );
   await store.close?.();
-
-  const best = (list: Measure[]) => list.reduce((a, b) => (b.mibPerSecond > a.mibPerSecond ? b : a));
-  const bestRaw = best(raw);
-  const bestPut = best(put);
-  const ratio = bestPut.mibPerSecond / bestRaw.mibPerSecond;
-  const peakGrowth = Math.max(...put.map((m) => m.peakRssGrowthMib));
-  const rawPeakGrowth = Math.max(...raw.map((m) => m.peakRssGrowthMib));
-
-  const row = (label: string, m: Measure, peak: number) =>
-    `${label.padEnd(26)} ${m.mibPerSecond.toFixed(0).padStart(8)} ${m.seconds.toFixed(2).padStart(8)} ${peak.toFixed(1).padStart(14)}`;
-  console.log(`fsStore put vs raw pipeline, ${sizeMb} MiB, best of ${ROUNDS} rounds`);
-  console.log(
-    `${"".padEnd(26)} ${"MiB/s".padStart(8)} ${"seconds".padStart(8)} ${"peak RSS +MiB".padStart(14)}`,
-  );
-  console.log(row("raw stream.pipeline", bestRaw, rawPeakGrowth));
-  console.log(row("fsStore.put (sha256, cap)", bestPut, peakGrowth));
-  console.log(
-    `ratio ${ratio.toFixed(3)} (target >= 0.85)   peak RSS growth ${peakGrowth.toFixed(1)} MiB (target < 64)`,
-  );
-  console.log(
-    `BENCH_JSON ${JSON.stringify({
-      sizeMiB: sizeMb,
-      rounds: ROUNDS,
-      rawMiBps: Number(bestRaw.mibPerSecond.toFixed(1)),
-      putMiBps: Number(bestPut.mibPerSecond.toFixed(1)),
-      ratio: Number(ratio.toFixed(3)),
-      peakRssGrowthMiB: Number(peakGrowth.toFixed(1)),
-      rawPeakRssGrowthMiB: Number(rawPeakGrowth.toFixed(1)),
-      ratioTargetMet: ratio >= 0.85,
-      rssTargetMet: peakGrowth < 64,
-    })}`,
-  );
+  const line = (side: "ours" | "raw") =>
+    `main thread ${fmt(spread(cpu[side].main))} s, process ${fmt(spread(cpu[side].all))} s`;
+  console.log(`    busy CPU per round (min/median/max): ours ${line("ours")} · baseline ${line("raw")}`);
+  report("fs-store-put", [row], { sizeMiB, cpuSeconds: cpu });
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -22,6 +22,8 @@ import { redisCatalog } from "../src/redis/redis-catalog.js";
 import { redisState } from "../src/redis/redis-state.js";
 import { s3Store } from "../src/s3/s3-store.js";
 
+import { peakRssMiB, resetPeakRss } from "./_lib.js";
+
 const MIB = 1024 * 1024;
 const sizeMb = Number(process.env.BENCH_SIZE_MB ?? 1024);
 if (!Number.isFinite(sizeMb) || sizeMb <= 0) throw new Error("BENCH_SIZE_MB must be a positive number");
@@ -37,21 +39,15 @@ interface Measure {
   peakRssGrowthMib: number;
 }
 
+/** Times `run`; peak RSS growth is exact: VmHWM (reset first) minus the RSS at the start. */
 async function measure(run: () => Promise<unknown>): Promise<Measure> {
   (globalThis as { gc?: () => void }).gc?.();
   const baseRss = process.memoryUsage().rss;
-  let peakRss = baseRss;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 20);
+  resetPeakRss(process.pid);
   const start = performance.now();
-  try {
-    await run();
-  } finally {
-    clearInterval(sampler);
-  }
+  await run();
   const seconds = (performance.now() - start) / 1000;
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  const peakRss = peakRssMiB(process.pid) * MIB;
   return { seconds, mibPerSecond: totalBytes / MIB / seconds, peakRssGrowthMib: (peakRss - baseRss) / MIB };
 }
 

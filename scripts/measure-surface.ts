@@ -20,52 +20,10 @@ import {
   type ImportGraph,
   readImportGraph,
 } from "../test/architecture/import-graph.js";
+import { entrySurfaces as surfaces } from "../test/architecture/public-surface.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const srcRoot = join(root, "src");
-
-/** The entry points tsup builds, by name (`index`, `node`, `storage`, …), without the CLI. */
-function entries(): Array<[string, string]> {
-  const tsup = readFileSync(join(root, "tsup.config.ts"), "utf8");
-  return [...tsup.matchAll(/^\s+"?([\w-]+)"?: "(src\/[^"]+\.ts)",$/gm)]
-    .map((m) => [m[1] as string, join(root, m[2] as string)] as [string, string])
-    .filter(([name]) => name !== "cli");
-}
-
-interface EntrySurface {
-  values: string[];
-  types: string[];
-}
-
-function surfaces(): Record<string, EntrySurface> {
-  const list = entries();
-  const program = ts.createProgram(
-    list.map(([, file]) => file),
-    {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      target: ts.ScriptTarget.ES2022,
-      strict: true,
-      skipLibCheck: true,
-    },
-  );
-  const checker = program.getTypeChecker();
-  const out: Record<string, EntrySurface> = {};
-  for (const [name, file] of list) {
-    const source = program.getSourceFile(file);
-    const moduleSymbol = source && checker.getSymbolAtLocation(source);
-    if (!moduleSymbol) throw new Error(`cannot read ${file}`);
-    const surface: EntrySurface = { values: [], types: [] };
-    for (const exported of checker.getExportsOfModule(moduleSymbol)) {
-      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-      (symbol.flags & ts.SymbolFlags.Value ? surface.values : surface.types).push(exported.name);
-    }
-    surface.values.sort();
-    surface.types.sort();
-    out[name] = surface;
-  }
-  return out;
-}
 
 function sourceFiles(dir: string): string[] {
   const files: string[] = [];

@@ -17,12 +17,12 @@ import {
   FileBridge,
   fileInput,
   fsStore,
-  isTextualMediaType,
   memoryState,
   ResourceRegistry,
   SignedUrlMinter,
   UploadHandleResolver,
 } from "../../src/index.js";
+import { isTextualMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 
 export interface DemoAppOptions {

@@ -19,7 +19,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { UploadTicket } from "../../src/index.js";
+import type { UploadTicket } from "../../src/types.js";
 import { serveHttp } from "../shared/serve-http.js";
 import { serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 import { createDemoApp } from "./app.js";

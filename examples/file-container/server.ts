@@ -30,20 +30,20 @@ import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
   createFileRoutes,
-  type DownloadEvent,
   FileBridge,
   FileBridgeError,
   type FileStore,
   fsStore,
-  isTextualMediaType,
   ResourceRegistry,
   type ScopeSource,
   SignedUrlMinter,
   type StoredFile,
-  scopeSourceOf,
   toToolErrorResult,
 } from "../../src/index.js";
+import { scopeSourceOf } from "../../src/mcp/index.js";
+import { isTextualMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
+import type { DownloadEvent } from "../../src/types.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { serveHttpV2 } from "../shared/serve-http-v2.js";
 import { UsageLedger } from "./usage-ledger.js";

@@ -48,10 +48,10 @@ import {
   type ResolvedFile,
   ResourceRegistry,
   SignedUrlMinter,
-  sniffMediaType,
   toToolErrorResult,
   UploadHandleResolver,
 } from "../../src/index.js";
+import { sniffMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";

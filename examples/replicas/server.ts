@@ -48,9 +48,9 @@ import {
   ResourceRegistry,
   type ScopeSource,
   SignedUrlMinter,
-  scopeSourceOf,
   UploadHandleResolver,
 } from "../../src/index.js";
+import { scopeSourceOf } from "../../src/mcp/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { redisCatalog, redisChangeFeed, redisState } from "../../src/redis/index.js";
 import { s3Store } from "../../src/s3/index.js";

@@ -34,10 +34,10 @@ import {
   memoryState,
   type ScopeSource,
   SignedUrlMinter,
-  scopeSourceOf,
   toToolErrorResult,
   UploadHandleResolver,
 } from "../../src/index.js";
+import { scopeSourceOf } from "../../src/mcp/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type FileRequests, uploadPageRenderer, uploadWidgetResource } from "../../src/ui/index.js";
 import { serveHttp } from "../shared/serve-http.js";

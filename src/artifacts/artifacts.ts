@@ -6,6 +6,7 @@ import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
+import { optionCheck } from "../internal/options.js";
 import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { fileLinkContent } from "../links/file-link.js";
@@ -213,9 +214,7 @@ export interface WithArtifactsOptions {
 
 const ARG_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
 
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `Artifacts: ${name} ${message}`, { data: { option: name } });
-}
+const check = optionCheck("Artifacts");
 
 /**
  * `artifact://sessions/{scopeRef}/{id}/{filename}`, each part percent-encoded: the URI of an
@@ -277,32 +276,32 @@ export class Artifacts {
   readonly #tmpDir: string;
 
   constructor(options: ArtifactsOptions) {
-    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
     const { store, minter, registry } = options;
-    if (!store || typeof store.put !== "function") throw invalidOption("store", "must be a FileStore");
+    if (!store || typeof store.put !== "function") throw check.error("store", "must be a FileStore");
     if (minter !== undefined && typeof minter?.downloadUrl !== "function") {
-      throw invalidOption("minter", "must be a SignedUrlMinter");
+      throw check.error("minter", "must be a SignedUrlMinter");
     }
     if (
       registry !== undefined &&
       (typeof registry?.add !== "function" || typeof registry.uriFor !== "function")
     ) {
-      throw invalidOption("registry", "must be a ResourceRegistry");
+      throw check.error("registry", "must be a ResourceRegistry");
     }
     const ttlMs = durationToMs(options.ttl ?? "24h", "Artifacts: ttl");
-    if (ttlMs < 1000) throw invalidOption("ttl", "must be at least 1s");
+    if (ttlMs < 1000) throw check.error("ttl", "must be at least 1s");
     if (options.downloadTtl !== undefined) durationToMs(options.downloadTtl, "Artifacts: downloadTtl");
     const maxBytes = options.maxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)
-      throw invalidOption("maxBytes", "must be a positive integer");
+      throw check.error("maxBytes", "must be a positive integer");
     if (options.scope !== undefined && typeof options.scope !== "function") {
-      throw invalidOption("scope", "must be a function");
+      throw check.error("scope", "must be a function");
     }
     if (options.downloadClaims !== undefined && typeof options.downloadClaims !== "function") {
-      throw invalidOption("downloadClaims", "must be a function");
+      throw check.error("downloadClaims", "must be a function");
     }
     if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
-      throw invalidOption("tmpDir", "must be a non-empty path");
+      throw check.error("tmpDir", "must be a non-empty path");
     }
     this.#store = store;
     this.#minter = minter;
@@ -474,11 +473,11 @@ export class Artifacts {
     handler: (args: Args, extra: Extra) => CallToolResult | Promise<CallToolResult>,
     options: WithArtifactsOptions,
   ): (args: Args, extra: Extra) => Promise<CallToolResult> {
-    if (typeof handler !== "function") throw invalidOption("handler", "must be a function");
-    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    if (typeof handler !== "function") throw check.error("handler", "must be a function");
+    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
     const { outputPathArg } = options;
     if (typeof outputPathArg !== "string" || !ARG_NAME.test(outputPathArg) || outputPathArg === "__proto__") {
-      throw invalidOption("outputPathArg", "must be an argument name");
+      throw check.error("outputPathArg", "must be an argument name");
     }
     const fallbackName = sanitizeFileName(options.outputName ?? "output", "output");
     return async (args: Args, extra: Extra) => {

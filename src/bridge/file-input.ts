@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { optionCheck } from "../internal/options.js";
+
+const check = optionCheck("fileInput");
 
 /**
  * The JSON Schema keyword that marks a file argument (in the style of SEP-2356).
@@ -88,24 +90,24 @@ const fileObject = z.object({
  * ```
  */
 export function fileInput(options: FileInputOptions = {}) {
-  if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "fileInput options must be an object");
-  }
-  if (options.description !== undefined && typeof options.description !== "string") {
-    throw new FileBridgeError("INVALID_OPTION", "description must be a string");
-  }
-  if (
-    options.accept !== undefined &&
-    (!Array.isArray(options.accept) || options.accept.some((t) => typeof t !== "string"))
-  ) {
-    throw new FileBridgeError("INVALID_OPTION", "accept must be a list of media types");
-  }
-  if (options.maxBytes !== undefined && (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0)) {
-    throw new FileBridgeError("INVALID_OPTION", "maxBytes must be a positive integer");
-  }
-  if (options.upload !== undefined && typeof options.upload !== "boolean") {
-    throw new FileBridgeError("INVALID_OPTION", "upload must be a boolean");
-  }
+  check.object(options);
+  check.require(
+    options.description === undefined || typeof options.description === "string",
+    "description",
+    "must be a string",
+  );
+  check.require(
+    options.accept === undefined ||
+      (Array.isArray(options.accept) && options.accept.every((t) => typeof t === "string")),
+    "accept",
+    "must be a list of media types",
+  );
+  if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
+  check.require(
+    options.upload === undefined || typeof options.upload === "boolean",
+    "upload",
+    "must be a boolean",
+  );
   const forms = [
     'a data URL ("data:<type>;name=<file name>;base64,<data>")',
     'an object {"name": "<file name>", "content": "<base64>", "mimeType": "<type>"}',

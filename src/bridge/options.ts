@@ -5,9 +5,9 @@
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
+import type { Duration } from "../internal/duration.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
+import { optionCheck } from "../internal/options.js";
 import { type HostPattern, parseHostPattern } from "./sources/safe-fetch.js";
 import type { FileSourceResolver } from "./types.js";
 
@@ -184,59 +184,57 @@ export interface BridgeSettings {
   readonly sweepOnStart: boolean;
 }
 
-function positiveInteger(value: unknown, option: string): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new FileBridgeError("INVALID_OPTION", `${option} must be a positive integer`);
-  }
-  return value;
-}
+const check = optionCheck("FileBridge");
+const FORMS = ["path", "dataUrl", "object", "resolver", "https", "base64"] as const;
 
 /** Validates {@link FileBridgeOptions} and fills in the defaults; a bad option fails with `INVALID_OPTION`. */
 export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
-  if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "options must be an object");
-  }
-  const roots = options.roots ?? [];
-  if (!Array.isArray(roots) || roots.some((root) => typeof root !== "string" || root.trim() === "")) {
-    throw new FileBridgeError("INVALID_OPTION", "roots must be a list of folder paths");
-  }
-  if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.trim() === "")) {
-    throw new FileBridgeError("INVALID_OPTION", "tmpDir must be a folder path");
-  }
-  const tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
-  const maxBytes =
-    options.maxBytes === undefined ? DEFAULT_MAX_BYTES : positiveInteger(options.maxBytes, "maxBytes");
-  const sweepOnStart = options.sweepOnStart ?? true;
-  if (typeof sweepOnStart !== "boolean")
-    throw new FileBridgeError("INVALID_OPTION", "sweepOnStart must be a boolean");
-  const allowEmpty = options.allowEmpty ?? false;
-  if (typeof allowEmpty !== "boolean")
-    throw new FileBridgeError("INVALID_OPTION", "allowEmpty must be a boolean");
-  const concurrency =
-    options.concurrency === undefined
-      ? DEFAULT_CONCURRENCY
-      : positiveInteger(options.concurrency, "concurrency");
-  const maxFiles =
-    options.maxFiles === undefined
-      ? DEFAULT_MAX_FILES_PER_CALL
-      : positiveInteger(options.maxFiles, "maxFiles");
-  if (options.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function");
-  }
-  const now = options.now ?? Date.now;
+  check.object(options);
+  const roots = checkRoots(options.roots ?? []);
   const https = options.https === undefined ? undefined : normalizeHttps(options.https);
+  return {
+    tmpDir: checkTmpDir(options.tmpDir),
+    sweepOnStart: check.boolean(options.sweepOnStart, "sweepOnStart", true),
+    maxBytes: check.integer(options.maxBytes, "maxBytes", DEFAULT_MAX_BYTES, { min: 1 }),
+    roots,
+    forms: checkForms(options.forms ?? {}, roots, https),
+    allowEmpty: check.boolean(options.allowEmpty, "allowEmpty", false),
+    concurrency: check.integer(options.concurrency, "concurrency", DEFAULT_CONCURRENCY, { min: 1 }),
+    maxFiles: check.integer(options.maxFiles, "maxFiles", DEFAULT_MAX_FILES_PER_CALL, { min: 1 }),
+    now: check.optionalFunction(options.now, "now") ?? Date.now,
+    https,
+    resolvers: options.resolvers ?? [],
+  };
+}
 
-  const forms = options.forms ?? {};
-  if (typeof forms !== "object" || forms === null) {
-    throw new FileBridgeError("INVALID_OPTION", "forms must be an object");
-  }
+function checkRoots(roots: readonly string[]): string[] {
+  check.require(
+    Array.isArray(roots) && roots.every((root) => typeof root === "string" && root.trim() !== ""),
+    "roots",
+    "must be a list of folder paths",
+  );
+  return [...roots];
+}
+
+function checkTmpDir(tmpDir: string | undefined): string {
+  check.require(
+    tmpDir === undefined || (typeof tmpDir === "string" && tmpDir.trim() !== ""),
+    "tmpDir",
+    "must be a folder path",
+  );
+  return tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+}
+
+/** Which input forms are on: each a boolean; `path` needs roots, `https` needs `https.allowHosts`. */
+function checkForms(
+  forms: FileBridgeForms,
+  roots: readonly string[],
+  https: HttpsSettings | undefined,
+): Required<FileBridgeForms> {
+  check.object(forms, "forms");
   for (const [key, value] of Object.entries(forms)) {
-    if (!["path", "dataUrl", "object", "resolver", "https", "base64"].includes(key)) {
-      throw new FileBridgeError("INVALID_OPTION", `forms.${key} is not a known form`);
-    }
-    if (value !== undefined && typeof value !== "boolean") {
-      throw new FileBridgeError("INVALID_OPTION", `forms.${key} must be a boolean`);
-    }
+    check.require((FORMS as readonly string[]).includes(key), `forms.${key}`, "is not a known form");
+    if (value !== undefined) check.boolean(value, `forms.${key}`, false);
   }
   const enabled: Required<FileBridgeForms> = {
     path: forms.path ?? roots.length > 0,
@@ -246,45 +244,26 @@ export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
     https: forms.https ?? https !== undefined,
     base64: forms.base64 ?? false,
   };
-  if (enabled.path && roots.length === 0) {
-    throw new FileBridgeError("INVALID_OPTION", "forms.path needs at least one entry in roots");
-  }
-  if (enabled.https && https === undefined) {
-    throw new FileBridgeError("INVALID_OPTION", "forms.https needs https.allowHosts");
-  }
-  return {
-    tmpDir,
-    sweepOnStart,
-    maxBytes,
-    roots: [...roots],
-    forms: enabled,
-    allowEmpty,
-    concurrency,
-    maxFiles,
-    now,
-    https,
-    resolvers: options.resolvers ?? [],
-  };
+  check.require(!enabled.path || roots.length > 0, "forms.path", "needs at least one entry in roots");
+  check.require(!enabled.https || https !== undefined, "forms.https", "needs https.allowHosts");
+  return enabled;
 }
 
 function normalizeHttps(https: FileBridgeHttpsOptions): HttpsSettings {
-  if (
-    typeof https !== "object" ||
-    https === null ||
-    !Array.isArray(https.allowHosts) ||
-    https.allowHosts.length === 0
-  ) {
-    throw new FileBridgeError("INVALID_OPTION", "https.allowHosts must be a non-empty list of hosts");
-  }
-  const maxRedirects = https.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0) {
-    throw new FileBridgeError("INVALID_OPTION", "https.maxRedirects must be a non-negative integer");
-  }
-  const timeoutMs = durationToMs(https.timeout ?? DEFAULT_TIMEOUT, "https.timeout");
-  if (timeoutMs <= 0) throw new FileBridgeError("INVALID_OPTION", "https.timeout must be more than zero");
-  if (https.ca !== undefined && typeof https.ca !== "string" && !Buffer.isBuffer(https.ca)) {
-    throw new FileBridgeError("INVALID_OPTION", "https.ca must be a PEM string or Buffer");
-  }
+  check.object(https, "https");
+  check.require(
+    Array.isArray(https.allowHosts) && https.allowHosts.length > 0,
+    "https.allowHosts",
+    "must be a non-empty list of hosts",
+  );
+  const ca = https.ca;
+  check.require(
+    ca === undefined || typeof ca === "string" || Buffer.isBuffer(ca),
+    "https.ca",
+    "must be a PEM string or Buffer",
+  );
+  const maxRedirects = check.integer(https.maxRedirects, "https.maxRedirects", DEFAULT_MAX_REDIRECTS);
+  const timeoutMs = check.duration(https.timeout, "https.timeout", DEFAULT_TIMEOUT, { positive: true });
   return {
     allowHosts: https.allowHosts.map((entry) => parseHostPattern(entry, "https.allowHosts")),
     timeoutMs,

@@ -68,7 +68,8 @@ export class LocalResolvedFile implements ResolvedFile {
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      if (this.#tempDir) await removeDir(this.#tempDir);
+      // The folder holds the one file resolve() wrote unless the caller added more: unlink + rmdir.
+      if (this.#tempDir) await removeDir(this.#tempDir, this.path);
       this.#onDispose?.();
     })();
     return this.#disposing;

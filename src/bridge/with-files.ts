@@ -1,10 +1,11 @@
-import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
 import {
   collectFieldSlots,
   type FieldSlot,
   type FieldStep,
   parseFieldPath,
 } from "../internal/field-paths.js";
+import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import type { ResolvedFile } from "./types.js";
@@ -99,23 +100,18 @@ interface PreparedOptions {
   readonly maxBytes: number | undefined;
 }
 
+const check = optionCheck("withFiles");
+
 function prepare(options: WithFilesOptions): PreparedOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "withFiles options must be an object with fields");
-  }
-  if (!Array.isArray(options.fields) || options.fields.length === 0) {
-    throw new FileBridgeError("INVALID_OPTION", "fields must be a non-empty list of field paths");
-  }
-  const pass = options.pass ?? "path";
-  if (pass !== "path" && pass !== "file") {
-    throw new FileBridgeError("INVALID_OPTION", 'pass must be "path" or "file"');
-  }
-  if (options.scope !== undefined && typeof options.scope !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "scope must be a function");
-  }
-  if (options.maxBytes !== undefined && (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0)) {
-    throw new FileBridgeError("INVALID_OPTION", "maxBytes must be a positive integer");
-  }
+  check.object(options);
+  check.require(
+    Array.isArray(options.fields) && options.fields.length > 0,
+    "fields",
+    "must be a non-empty list of field paths",
+  );
+  const pass = check.oneOf(options.pass, "pass", ["path", "file"], "path");
+  check.optionalFunction(options.scope, "scope");
+  if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
   return {
     fields: options.fields.map((field) => parseFieldPath(field, "fields")),
     pass,
@@ -165,8 +161,7 @@ export function wrapWithFiles<Args, Extra, Result>(
   handler: (args: Args, extra: Extra) => Result | Promise<Result>,
   options: WithFilesOptions,
 ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
-  if (typeof handler !== "function")
-    throw new FileBridgeError("INVALID_OPTION", "handler must be a function");
+  check.require(typeof handler === "function", "handler", "must be a function");
   const prepared = prepare(options);
   return async (args: Args, extra: Extra): Promise<Result | ToolErrorResult> => {
     let files: ResolvedFile[] = [];

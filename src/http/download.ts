@@ -1,12 +1,22 @@
+import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { formatContentDisposition } from "../internal/content-disposition.js";
 import { parseMediaType } from "../media/media-type.js";
+import type { StoredFile } from "../storage/types.js";
 import { lazyWebStream, setNodeResponseBody } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
 import { parseRange } from "./range.js";
 import { JSON_HEADERS, report } from "./responses.js";
 import { watchedDownload } from "./timeouts.js";
-import type { DownloadEvent } from "./types.js";
+import type { DownloadEvent, VerifiedTokenClaims } from "./types.js";
+
+/** The bytes a download sends: the whole file (200) or one satisfiable range (206). */
+interface Slice {
+  /** The range asked for and sent, or `undefined` for the whole file. */
+  range: { start: number; end: number } | undefined;
+  length: number;
+  status: 200 | 206;
+}
 
 /**
  * `GET|HEAD {basePath}/download/{token}`: verifies the token and streams the file, with ranges,
@@ -28,6 +38,33 @@ export async function handleDownload(
   if (!file) throw new FileBridgeError("NOT_FOUND", "File not found");
 
   const etag = `"${file.sha256}"`;
+  const headers = downloadHeaders(config, file, etag);
+  const ifNoneMatch = request.headers.get("if-none-match");
+  if (ifNoneMatch && etagListMatches(ifNoneMatch, etag)) {
+    return new Response(null, { status: 304, headers });
+  }
+
+  const slice = requestedSlice(request, etag, file.size);
+  if (slice === undefined) return rangeNotSatisfiable(headers, file.size);
+  headers.set("content-length", String(slice.length));
+  if (slice.range) headers.set("content-range", `bytes ${slice.range.start}-${slice.range.end}/${file.size}`);
+  if (request.method === "HEAD") return new Response(null, { status: slice.status, headers });
+
+  const stream = await config.store.read(file.scope, file.id, slice.range ? { ...slice.range } : undefined);
+  if (!stream) throw new FileBridgeError("NOT_FOUND", "File not found");
+  if (deferred) {
+    try {
+      await config.minter.consume?.(claims);
+    } catch (error) {
+      stream.destroy();
+      throw error;
+    }
+  }
+  return streamedResponse(config, { file, token, claims, slice, headers }, stream);
+}
+
+/** The headers every answer about the file carries (200, 206, 304 and HEAD alike). */
+function downloadHeaders(config: ResolvedRouteOptions, file: StoredFile, etag: string): Headers {
   const essence = parseMediaType(file.mimeType)?.essence;
   const disposition = essence && config.inlineTypes.has(essence) ? "inline" : "attachment";
   const headers = new Headers({
@@ -40,60 +77,61 @@ export async function handleDownload(
     "content-security-policy": "default-src 'none'; sandbox",
   });
   if (!Number.isNaN(file.createdAt)) headers.set("last-modified", new Date(file.createdAt).toUTCString());
+  return headers;
+}
 
-  const ifNoneMatch = request.headers.get("if-none-match");
-  if (ifNoneMatch && etagListMatches(ifNoneMatch, etag)) {
-    return new Response(null, { status: 304, headers });
-  }
-
+/** What `Range` (honoured only when `If-Range` names the current ETag) asks for; `undefined` when unsatisfiable. */
+function requestedSlice(request: Request, etag: string, size: number): Slice | undefined {
   const ifRange = request.headers.get("if-range");
   const rangeHeader = ifRange !== null && ifRange.trim() !== etag ? null : request.headers.get("range");
-  const range = parseRange(rangeHeader, file.size);
-  if (range.kind === "unsatisfiable") {
-    headers.set("content-range", `bytes */${file.size}`);
-    const body = {
-      error: {
-        code: "RANGE_NOT_SATISFIABLE",
-        message: "The requested range is outside the file",
-        hint: "Request a byte range inside the file.",
-      },
+  const range = parseRange(rangeHeader, size);
+  if (range.kind === "unsatisfiable") return undefined;
+  if (range.kind === "partial") {
+    return {
+      range: { start: range.start, end: range.end },
+      length: range.end - range.start + 1,
+      status: 206,
     };
-    headers.set("content-type", JSON_HEADERS["content-type"]);
-    headers.delete("content-disposition");
-    return new Response(JSON.stringify(body), { status: 416, headers });
   }
+  return { range: undefined, length: size, status: 200 };
+}
 
-  const start = range.kind === "partial" ? range.start : 0;
-  const end = range.kind === "partial" ? range.end : file.size - 1;
-  const length = file.size === 0 ? 0 : end - start + 1;
-  const status = range.kind === "partial" ? 206 : 200;
-  headers.set("content-length", String(length));
-  if (range.kind === "partial") headers.set("content-range", `bytes ${start}-${end}/${file.size}`);
+/** The 416 answer: a JSON error body, a `Content-Range` naming the size, no `Content-Disposition`. */
+function rangeNotSatisfiable(headers: Headers, size: number): Response {
+  headers.set("content-range", `bytes */${size}`);
+  const body = {
+    error: {
+      code: "RANGE_NOT_SATISFIABLE",
+      message: "The requested range is outside the file",
+      hint: "Request a byte range inside the file.",
+    },
+  };
+  headers.set("content-type", JSON_HEADERS["content-type"]);
+  headers.delete("content-disposition");
+  return new Response(JSON.stringify(body), { status: 416, headers });
+}
 
-  if (request.method === "HEAD") return new Response(null, { status, headers });
+interface Transfer {
+  file: StoredFile;
+  token: string;
+  claims: VerifiedTokenClaims;
+  slice: Slice;
+  headers: Headers;
+}
 
-  const stream = await config.store.read(
-    file.scope,
-    file.id,
-    range.kind === "partial" ? { start, end } : undefined,
-  );
-  if (!stream) throw new FileBridgeError("NOT_FOUND", "File not found");
-  if (deferred) {
-    try {
-      await config.minter.consume?.(claims);
-    } catch (error) {
-      stream.destroy();
-      throw error;
-    }
-  }
-
+/**
+ * The streamed body, behind a watchdog, with `onDownload` called once when every byte of the slice
+ * was sent (by the web stream's end, or by the Node fast path when it takes the stream over).
+ */
+function streamedResponse(config: ResolvedRouteOptions, transfer: Transfer, stream: Readable): Response {
+  const { file, token, claims, slice } = transfer;
   let done = false;
   const finish = (bytes: number) => {
     if (done) return;
     done = true;
     if (!config.onDownload) return;
     const event: DownloadEvent = { scope: file.scope, file, bytes, token, claims: { ...claims.claims } };
-    if (range.kind === "partial") event.range = { start, end };
+    if (slice.range) event.range = { ...slice.range };
     Promise.resolve()
       .then(() => config.onDownload?.(event))
       .catch((error: unknown) => report(config, error));
@@ -104,16 +142,16 @@ export async function handleDownload(
   let claimed = false;
   const body = lazyWebStream(watched, {
     onEnd: (bytes) => {
-      if (!claimed && bytes === length) finish(bytes);
+      if (!claimed && bytes === slice.length) finish(bytes);
     },
   });
-  const response = new Response(body, { status, headers });
+  const response = new Response(body, { status: slice.status, headers: transfer.headers });
   setNodeResponseBody(response, {
     stream: watched,
     claim: () => {
       claimed = true;
     },
-    onSent: () => finish(length),
+    onSent: () => finish(slice.length),
   });
   return response;
 }

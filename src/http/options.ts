@@ -1,5 +1,4 @@
-import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
+import type { Duration } from "../internal/duration.js";
 import {
   DEFAULT_DOWNLOAD_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
@@ -7,6 +6,7 @@ import {
   DEFAULT_UPLOAD_MAX_FILES,
   DEFAULT_UPLOAD_TIMEOUT,
 } from "../internal/limits.js";
+import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
@@ -65,114 +65,99 @@ export interface ResolvedRouteOptions {
   uploadPage: UploadPageRenderer | undefined;
 }
 
-function invalidOption(name: string, message: string, cause?: unknown): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `createFileRoutes: ${name} ${message}`, {
-    data: { option: name },
-    cause,
-  });
-}
+const check = optionCheck("createFileRoutes");
+
+/** Node timers take at most a signed 32-bit number of milliseconds. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** A timeout option in milliseconds (`0` = off); the error names the option. */
 function timeoutMs(value: Duration | undefined, fallback: Duration, name: string): number {
-  let ms: number;
-  try {
-    ms = durationToMs(value ?? fallback, `createFileRoutes: ${name}`);
-  } catch (cause) {
-    throw invalidOption(name, 'must be seconds or a duration like "30s" (0 turns it off)', cause);
-  }
-  // Node timers take at most a signed 32-bit number of milliseconds.
-  if (ms > 2_147_483_647) throw invalidOption(name, "must be at most 24 days");
-  return ms;
+  return check.duration(value, name, fallback, {
+    maxMs: MAX_TIMER_MS,
+    maxLabel: "24 days",
+    zeroMeans: "turns it off",
+  });
 }
 
+/** `createFileRoutes`' options, one kit step each, defaults filled in. */
 export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions {
-  if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
-  const { store, minter } = options;
-  if (!store || typeof store.put !== "function" || typeof store.stage !== "function") {
-    throw invalidOption("store", "must be a FileStore");
-  }
-  if (!minter || typeof minter.verify !== "function")
-    throw invalidOption("minter", "must be a SignedUrlMinter");
-  const basePath = (options.basePath ?? minter.basePath ?? "/files").replace(/\/+$/, "");
-  if (basePath !== "" && (!/^\/[A-Za-z0-9_\-.~/]*$/.test(basePath) || basePath.includes("//"))) {
-    throw invalidOption("basePath", 'must be a path like /files (or "/" for the root)');
-  }
-  const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
-  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)
-    throw invalidOption("maxBytes", "must be a positive integer");
-  const maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
-  if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0)
-    throw invalidOption("maxFiles", "must be a positive integer");
-  const uploadTtlMs = durationToMs(options.uploadTtl ?? "1h", "createFileRoutes: uploadTtl");
-  if (uploadTtlMs <= 0) throw invalidOption("uploadTtl", "must be positive");
-  const idleTimeoutMs = timeoutMs(options.idleTimeout, DEFAULT_IDLE_TIMEOUT, "idleTimeout");
-  const uploadTimeoutMs = timeoutMs(options.uploadTimeout, DEFAULT_UPLOAD_TIMEOUT, "uploadTimeout");
-  const downloadTimeoutMs = timeoutMs(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT, "downloadTimeout");
-  const inlineTypes = new Set<string>();
-  for (const type of options.inlineTypes ?? DEFAULT_INLINE_TYPES) {
-    const parsed = parseMediaType(type);
-    if (!parsed) throw invalidOption("inlineTypes", `has an invalid media type: ${String(type)}`);
-    inlineTypes.add(parsed.essence);
-  }
-  for (const hook of [
-    "authorize",
-    "rateLimit",
-    "onDownload",
-    "onStored",
-    "resourceUri",
-    "onError",
-  ] as const) {
-    if (options[hook] !== undefined && typeof options[hook] !== "function") {
-      throw invalidOption(hook, "must be a function");
-    }
-  }
-  const { registry } = options;
-  if (
-    registry !== undefined &&
-    (typeof registry?.uriFor !== "function" || typeof registry.register !== "function")
-  ) {
-    throw invalidOption("registry", "must be a ResourceRegistry");
-  }
-  if (
-    options.state !== undefined &&
-    (typeof options.state?.set !== "function" ||
-      typeof options.state.setIfAbsent !== "function" ||
-      typeof options.state.delete !== "function")
-  ) {
-    throw invalidOption("state", "must be a StateStore");
-  }
-  let cors: CorsPolicy | undefined;
-  try {
-    cors = resolveCorsPolicy(options.allowedOrigins);
-  } catch (cause) {
-    throw invalidOption("allowedOrigins", cause instanceof Error ? cause.message : String(cause), cause);
-  }
-  const uploadPage = resolveUploadPage(options.uploadPage, minter);
+  check.object(options);
+  const store = check.implementing(options.store, "store", ["put", "stage"], "a FileStore");
+  const minter = check.implementing(options.minter, "minter", ["verify"], "a SignedUrlMinter");
+  const registry = check.optionalImplementing(
+    options.registry,
+    "registry",
+    ["uriFor", "register"],
+    "a ResourceRegistry",
+  );
+  const hooks = checkHooks(options);
   return {
     store,
     minter,
-    basePath,
-    state: options.state,
-    maxBytes,
-    maxFiles,
-    uploadTtlMs,
-    idleTimeoutMs,
-    uploadTimeoutMs,
-    downloadTimeoutMs,
-    inlineTypes,
+    basePath: checkBasePath(options.basePath ?? minter.basePath ?? "/files"),
+    state: check.optionalImplementing(
+      options.state,
+      "state",
+      ["set", "setIfAbsent", "delete"],
+      "a StateStore",
+    ),
+    maxBytes: check.integer(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES, { min: 1 }),
+    maxFiles: check.integer(options.maxFiles, "maxFiles", DEFAULT_UPLOAD_MAX_FILES, { min: 1 }),
+    uploadTtlMs: check.duration(options.uploadTtl, "uploadTtl", "1h", { positive: true }),
+    idleTimeoutMs: timeoutMs(options.idleTimeout, DEFAULT_IDLE_TIMEOUT, "idleTimeout"),
+    uploadTimeoutMs: timeoutMs(options.uploadTimeout, DEFAULT_UPLOAD_TIMEOUT, "uploadTimeout"),
+    downloadTimeoutMs: timeoutMs(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT, "downloadTimeout"),
+    inlineTypes: checkInlineTypes(options.inlineTypes ?? DEFAULT_INLINE_TYPES),
     uploadsInFlight: new Set(),
-    authorize: options.authorize,
-    rateLimit: options.rateLimit,
-    onDownload: options.onDownload,
+    ...hooks,
     onStored: async (file) => {
       if (registry) await registry.register(file);
-      await options.onStored?.(file);
+      await hooks.onStored?.(file);
     },
-    resourceUri: options.resourceUri ?? (registry ? (file) => registry.uriFor(file) : undefined),
-    onError: options.onError,
-    cors,
-    uploadPage,
+    resourceUri: hooks.resourceUri ?? (registry ? (file) => registry.uriFor(file) : undefined),
+    cors: checkCors(options.allowedOrigins),
+    uploadPage: resolveUploadPage(options.uploadPage, minter),
   };
+}
+
+function checkBasePath(value: string): string {
+  const basePath = value.replace(/\/+$/, "");
+  check.require(
+    basePath === "" || (/^\/[A-Za-z0-9_\-.~/]*$/.test(basePath) && !basePath.includes("//")),
+    "basePath",
+    'must be a path like /files (or "/" for the root)',
+  );
+  return basePath;
+}
+
+function checkInlineTypes(types: readonly string[]): Set<string> {
+  const inlineTypes = new Set<string>();
+  for (const type of types) {
+    const parsed = parseMediaType(type);
+    if (!parsed) throw check.error("inlineTypes", `has an invalid media type: ${String(type)}`);
+    inlineTypes.add(parsed.essence);
+  }
+  return inlineTypes;
+}
+
+/** The callbacks, each optional. */
+function checkHooks(options: FileRoutesOptions) {
+  return {
+    authorize: check.optionalFunction(options.authorize, "authorize"),
+    rateLimit: check.optionalFunction(options.rateLimit, "rateLimit"),
+    onDownload: check.optionalFunction(options.onDownload, "onDownload"),
+    onStored: check.optionalFunction(options.onStored, "onStored"),
+    resourceUri: check.optionalFunction(options.resourceUri, "resourceUri"),
+    onError: check.optionalFunction(options.onError, "onError"),
+  };
+}
+
+function checkCors(allowedOrigins: FileRoutesOptions["allowedOrigins"]): CorsPolicy | undefined {
+  try {
+    return resolveCorsPolicy(allowedOrigins);
+  } catch (cause) {
+    throw check.error("allowedOrigins", cause instanceof Error ? cause.message : String(cause), cause);
+  }
 }
 
 function resolveUploadPage(
@@ -182,14 +167,14 @@ function resolveUploadPage(
   if (value === undefined) return undefined;
   const renderer = value as Partial<UploadPageRenderer> | null;
   if (typeof renderer?.wants !== "function" || typeof renderer.render !== "function") {
-    throw invalidOption(
+    throw check.error(
       "uploadPage",
       'must be an upload page renderer: uploadPage: uploadPageRenderer() from "mcp-file-bridge/ui"',
     );
   }
   // Viewing the page must not use the ticket up: the verifier must check without consuming.
   if (typeof minter.consume !== "function") {
-    throw invalidOption("uploadPage", "needs a minter with consume() (a SignedUrlMinter has it)");
+    throw check.error("uploadPage", "needs a minter with consume() (a SignedUrlMinter has it)");
   }
   return value;
 }

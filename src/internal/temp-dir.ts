@@ -1,5 +1,5 @@
-import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, mkdtemp, readdir, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 
 /** Prefix of per-call temp folders: `call-<pid>-<random>`. */
@@ -63,8 +63,22 @@ function inUse(dir: string): string {
   return dir;
 }
 
-/** Removes a folder and everything in it; a missing folder is fine. */
-export async function removeDir(dir: string): Promise<void> {
+/**
+ * Removes a folder and everything in it; a missing folder is fine. With `only` (the one file this
+ * code put there), that file is unlinked and the folder removed in two calls; anything else in it
+ * (or any error) falls back to a recursive remove.
+ */
+export async function removeDir(dir: string, only?: string): Promise<void> {
+  if (only !== undefined && dirname(only) === dir) {
+    try {
+      await unlink(only);
+      await rmdir(dir);
+      ACTIVE_CALL_DIRS.delete(dir);
+      return;
+    } catch {
+      // something else is in the folder, or the file went already: remove what is there
+    }
+  }
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   ACTIVE_CALL_DIRS.delete(dir);
 }

@@ -207,7 +207,7 @@ export interface HostResourceHandle {
  *
  * @example
  * ```ts
- * const scopeOf = (extra: HostExtra) => extra.sessionId ?? "default";
+ * const scope = defaultScope(extra as ScopeSource); // the documented rule, over any SDK's extra
  * ```
  */
 export interface HostExtra {

@@ -10,6 +10,9 @@ import {
   setNodeRequestBody,
   takeNodeResponseBody,
 } from "../http/node-fast-path.js";
+import { optionCheck } from "../internal/options.js";
+
+const check = optionCheck("toNodeHandler");
 
 /**
  * A web-standard handler such as the one `createFileRoutes()` returns.
@@ -87,18 +90,13 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "up
  */
 export function toNodeHandler(handler: WebHandler, options: NodeHandlerOptions = {}): NodeHandler {
   if (typeof handler !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "toNodeHandler: handler must be a function", {
-      data: { option: "handler" },
-    });
+    throw check.error("handler", "must be a function");
   }
   const fallbackOrigin = options.fallbackOrigin ?? "http://localhost";
   try {
     new URL(fallbackOrigin);
   } catch (cause) {
-    throw new FileBridgeError("INVALID_OPTION", "toNodeHandler: fallbackOrigin must be an absolute URL", {
-      cause,
-      data: { option: "fallbackOrigin" },
-    });
+    throw check.error("fallbackOrigin", "must be an absolute URL", cause);
   }
   return (req, res, next) => {
     void serve(handler, req, res, next, fallbackOrigin, options.onError);

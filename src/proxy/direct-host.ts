@@ -9,6 +9,7 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { McpRequestError, toMcpRequestError } from "../mcp/errors.js";
 import {
   type HostCompletionProvider,
+  type HostExtra,
   type HostMethod,
   type HostMethods,
   type HostRequestHandler,
@@ -18,8 +19,10 @@ import {
 } from "../mcp/host.js";
 
 /**
- * A {@link McpHost} for one fixed session: requests come in through {@link DirectHost.request}, with
- * the session id as the only context (a stdio-like, `"local"` transport).
+ * A {@link McpHost} for one fixed session: requests come in through {@link DirectHost.request} with
+ * the caller's own request context (`extra`), so the pieces attached to it derive the caller's scope
+ * with the same scope function as the code that called; without one, the session id is the only
+ * context (a stdio-like, `"local"` transport).
  *
  * @example
  * ```ts
@@ -102,13 +105,15 @@ export class DirectHost implements McpHost {
   }
 
   /**
-   * Calls the handler of `method`. Throws what an SDK server would answer: `-32601` for a method
-   * nobody handles, and the JSON-RPC error of whatever the handler throws (`code`, `message`,
-   * `data`).
+   * Calls the handler of `method` with the caller's `extra` (its session, verified identity and
+   * transport, as the scope functions read them). Throws what an SDK server would answer: `-32601` for
+   * a method nobody handles, and the JSON-RPC error of whatever the handler throws (`code`,
+   * `message`, `data`).
    */
   async request<M extends HostMethod>(
     method: M,
     params: HostMethods[M]["params"],
+    extra: HostExtra = { sessionId: this.#sessionId },
     signal: AbortSignal = new AbortController().signal,
   ): Promise<HostMethods[M]["result"]> {
     const handler = this.#handlers.get(method) as HostRequestHandler<M> | undefined;
@@ -118,7 +123,7 @@ export class DirectHost implements McpHost {
         sessionId: this.#sessionId,
         transport: "local",
         signal,
-        extra: { sessionId: this.#sessionId },
+        extra,
       });
     } catch (error) {
       throw toMcpRequestError(error);

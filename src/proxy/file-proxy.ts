@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FileBridge } from "../bridge/file-bridge.js";
 import { createFileRoutes } from "../http/create-file-routes.js";
+import type { FileRoutes } from "../http/types.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import {
   DEFAULT_ARTIFACT_MAX_BYTES,
@@ -18,23 +18,29 @@ import {
 } from "../internal/limits.js";
 import { toNodeHandler } from "../node/index.js";
 import { ResourceRegistry } from "../registry/resource-registry.js";
-import { DEFAULT_SCOPE, type ScopeFunction } from "../scope/scope.js";
+import { defaultScope, type ScopeFunction } from "../scope/scope.js";
 import { SignedUrlMinter } from "../signing/signed-url-minter.js";
 import { fsStore } from "../storage/fs-store.js";
 import { memoryState } from "../storage/memory-state.js";
 import type { FileStore } from "../storage/types.js";
 import { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
 import { bearerTokens, parseBearerTokens } from "./bearer-tokens.js";
-import type { ProxyConfig, ServerRules } from "./config.js";
+import type { ProxyConfig } from "./config.js";
 import { parseProxyConfig } from "./config.js";
-import { confinedFolders } from "./confined-file.js";
 import { checkHealth, type HealthReport } from "./health.js";
 import { type NodeRoute, type ProxyAuthenticate, type ProxyHttpHost, serveProxyHttp } from "./http-host.js";
-import { type MountedUpstream, ProxyCore } from "./proxy-core.js";
+import { type MountDeps, mountUpstream, wantsUploads } from "./mount-upstream.js";
+import { ProxyCore } from "./proxy-core.js";
 import { RegistryResources } from "./registry-resources.js";
-import { type Downstream, loadProxySdk, type ProxyServer, type SdkGeneration } from "./sdk/load-sdk.js";
-import { artifactProducer, uploadConsumer } from "./stored-file-adapters.js";
-import type { JsonObject, LocalTool, ToolAdapter } from "./types.js";
+import {
+  type Downstream,
+  loadProxySdk,
+  type ProxySdk,
+  type ProxyServer,
+  type SdkGeneration,
+} from "./sdk/load-sdk.js";
+import type { LocalResources, MountedUpstream } from "./types.js";
+import { uploadUrlTool } from "./upload-url-tool.js";
 
 /**
  * Options of {@link createFileProxy}.
@@ -112,41 +118,6 @@ export interface FileProxy {
   close(options?: { timeoutMs?: number }): Promise<void>;
 }
 
-/** The `get_upload_url` tool served by the proxy itself. */
-function uploadUrlTool(uploads: UploadHandleResolver): LocalTool {
-  return {
-    definition: {
-      name: uploads.toolName,
-      title: "Get an upload URL",
-      description:
-        "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too large to " +
-        "pass inline. After the upload, pass the returned handle (upload://…) as the file argument of another tool.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          filename: {
-            type: "string",
-            maxLength: 200,
-            description: "Name of the file to upload, used in the example command line.",
-          },
-        },
-      },
-      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
-    },
-    async call(args, { scope }) {
-      const filename = typeof args.filename === "string" && args.filename ? args.filename : undefined;
-      const ticket = await uploads.createTicket(scope, filename ? { filename } : {});
-      const text = [
-        `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes with ?filename=…): ${ticket.upload_url}`,
-        `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each${ticket.single_use ? "; works for one successful upload." : "."}`,
-        `Example: ${ticket.curl}`,
-        `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
-      ].join("\n");
-      return { content: [{ type: "text", text }], structuredContent: ticket as unknown as JsonObject };
-    },
-  };
-}
-
 function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Uint8Array {
   if (options.secret !== undefined) return options.secret;
   const env = config.proxy?.secretEnv;
@@ -168,6 +139,249 @@ function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
   return bearerTokens(parseBearerTokens(value, env));
 }
 
+/** The proxy's limits, with their defaults (validated before anything starts). */
+function limitsOf(config: ProxyConfig) {
+  const limits = config.proxy?.limits ?? {};
+  return {
+    maxBytes: limits.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES,
+    maxFiles: limits.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL,
+    artifactMaxBytes: limits.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES,
+    callTimeoutMs: durationToMs((limits.callTimeout ?? "10m") as Duration, "proxy.limits.callTimeout"),
+  };
+}
+
+/** The proxy's own file pieces: where files live, who signs their URLs, who lists and hands them out. */
+interface FilePieces {
+  store: FileStore;
+  minter: SignedUrlMinter;
+  registry: ResourceRegistry;
+  uploads: UploadHandleResolver;
+  routes: FileRoutes;
+  /** The temp storage folder the proxy made (removed on close) when the config names none. */
+  ownedDir: string | undefined;
+}
+
+/**
+ * Makes the file pieces of a config: an `fsStore` in `proxy.storage.dir` (else a fresh temp
+ * folder), in-memory state, the URL minter (on `baseUrl()`, known once listening), the registry on
+ * the proxy's one scope rule, the upload tickets and the file routes.
+ */
+async function openFilePieces(
+  options: FileProxyOptions,
+  config: ProxyConfig,
+  scope: ScopeFunction,
+  baseUrl: () => string,
+): Promise<FilePieces> {
+  const gateway = config.proxy ?? {};
+  const ttl = gateway.ttl ?? {};
+  const { maxBytes } = limitsOf(config);
+  const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
+  const storageDir = gateway.storage?.dir ?? (ownedDir as string);
+  await mkdir(storageDir, { recursive: true, mode: 0o700 });
+  const store = fsStore(storageDir);
+  const state = memoryState();
+  const minter = new SignedUrlMinter({
+    secret: secretFrom(options, config),
+    baseUrl,
+    state,
+    ...(ttl.downloadUrls !== undefined ? { ttl: ttl.downloadUrls as Duration } : {}),
+  });
+  // One scope rule for the whole proxy: the registry derives the scope from the caller's own
+  // context with the core's function (see RegistryResources).
+  const registry = new ResourceRegistry({ store, minter, scope });
+  const uploads = new UploadHandleResolver({
+    store,
+    minter,
+    state,
+    maxBytes,
+    ...(ttl.uploadUrls !== undefined ? { ttl: ttl.uploadUrls as Duration } : {}),
+    ...(ttl.uploads !== undefined ? { handleTtl: ttl.uploads as Duration } : {}),
+  });
+  const routes = createFileRoutes({ store, minter, state, registry, maxBytes });
+  return { store, minter, registry, uploads, routes, ownedDir };
+}
+
+/**
+ * The core's view of the proxy's own resources, served by the {@link RegistryResources} `local()`
+ * returns: it is made after the core, whose `broadcast` it notifies through.
+ */
+function localResourcesOf(local: () => RegistryResources | undefined): LocalResources {
+  const served = () => local() as RegistryResources;
+  return {
+    owns: (uri) => local()?.owns(uri) ?? false,
+    list: (scope, cursor, extra) => served().list(scope, cursor, extra),
+    templates: (scope, extra) => served().templates(scope, extra),
+    read: (scope, uri, extra) => served().read(scope, uri, extra),
+    subscribe: (scope, uri, extra) => served().subscribe(scope, uri, extra),
+    unsubscribe: (scope, uri, extra) => served().unsubscribe(scope, uri, extra),
+    release: (scope) => local()?.release(scope),
+  };
+}
+
+/** Connects every upstream at once; one that fails is logged and retried on its next call. */
+async function connectUpstreams(upstreams: MountedUpstream[], log: (line: string) => void): Promise<void> {
+  await Promise.all(
+    upstreams.map(async (upstream) => {
+      try {
+        await upstream.port.connect();
+        log(`upstream ${upstream.port.name}: connected`);
+      } catch (error) {
+        log(`upstream ${upstream.port.name}: ${(error as Error).message} (retried on the next call)`);
+      }
+    }),
+  );
+}
+
+/** Whether any upstream declares a capability (prompts, logging, completions, resources). */
+function anyDeclares(upstreams: MountedUpstream[], capability: string): boolean {
+  return upstreams.some((u) => u.port.capabilities?.[capability] !== undefined);
+}
+
+/** The file routes (under the minter's base path) as a Node route in front of the MCP endpoint. */
+function nodeFileRoutes(routes: FileRoutes, basePath: string): NodeRoute {
+  const files = toNodeHandler(routes);
+  return (req, res, next) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path.startsWith(`${basePath}/`)) files(req, res, next);
+    else next();
+  };
+}
+
+/** What a running proxy is made of, as {@link listenHttp} and {@link closeProxy} need it. */
+interface RunningParts {
+  config: ProxyConfig;
+  core: ProxyCore;
+  downstream: Downstream;
+  pieces: FilePieces;
+  local: RegistryResources;
+  authenticate: ProxyAuthenticate | undefined;
+  health: () => Promise<HealthReport>;
+  log: (line: string) => void;
+}
+
+/** Serves MCP at `proxy.mount`, the file routes and `/healthz` over HTTP. */
+async function listenHttp(
+  parts: RunningParts,
+  listenOptions: { host?: string; port?: number },
+): Promise<ProxyHttpHost> {
+  const gateway = parts.config.proxy ?? {};
+  const logging = anyDeclares(parts.core.upstreams, "logging");
+  return await serveProxyHttp({
+    // An upstream's log is about every caller's calls: over HTTP it is relayed only when asked.
+    endpoint: parts.downstream.endpoint(
+      parts.log,
+      { logging: logging && gateway.relayUpstreamLogs === true },
+      gateway.limits?.listenStreams,
+    ),
+    routes: nodeFileRoutes(parts.pieces.routes, parts.pieces.minter.basePath),
+    ...(parts.authenticate ? { authenticate: parts.authenticate } : {}),
+    ...(gateway.allowedHosts ? { allowedHosts: gateway.allowedHosts } : {}),
+    health: async () => {
+      const report = await parts.health();
+      return { status: report.status === "ok" ? 200 : 503, body: report };
+    },
+    mount: gateway.mount ?? "/mcp",
+    host: listenOptions.host ?? gateway.host ?? "127.0.0.1",
+    port: listenOptions.port ?? gateway.port ?? 0,
+    log: parts.log,
+  });
+}
+
+/**
+ * Shuts a proxy down in order: stop accepting, let calls in flight finish (up to `timeoutMs`) and
+ * their results go out, close sessions, the proxy's own resources, the upstreams and the registry,
+ * and remove the temp storage folder the proxy made.
+ */
+async function closeProxy(
+  parts: RunningParts,
+  host: ProxyHttpHost | undefined,
+  timeoutMs: number,
+): Promise<void> {
+  const { core, log } = parts;
+  host?.stopAccepting();
+  if (core.inFlight > 0) log(`waiting for ${core.inFlight} call(s) to finish`);
+  await core.drain(timeoutMs);
+  // the results of those calls are still on their way out
+  await host?.drain(Math.min(timeoutMs, 5000));
+  await host?.close();
+  await parts.local.close();
+  await core.close();
+  await parts.pieces.registry.close();
+  if (parts.pieces.ownedDir) await rm(parts.pieces.ownedDir, { recursive: true, force: true });
+  log("closed");
+}
+
+/**
+ * Mounts every upstream of the config with its rules, and builds the core on them with the proxy's
+ * own tool (`get_upload_url`, when a tool takes uploads) and resources, on one scope rule.
+ */
+async function buildCore(
+  options: FileProxyOptions,
+  config: ProxyConfig,
+  generation: ProxySdk,
+  pieces: FilePieces,
+  scope: ScopeFunction,
+): Promise<{ core: ProxyCore; local: RegistryResources }> {
+  const log = options.log ?? (() => {});
+  const limits = limitsOf(config);
+  let core: ProxyCore | undefined;
+  const deps: MountDeps = {
+    generation,
+    store: pieces.store,
+    registry: pieces.registry,
+    uploads: pieces.uploads,
+    ...limits,
+    artifactTtl: (config.proxy?.ttl?.artifacts ?? "24h") as Duration,
+    upstreamStderr: options.upstreamStderr ?? "inherit",
+    onNotification: (port, method, params) => core?.onUpstreamNotification(port, method, params),
+    log,
+  };
+  const upstreams: MountedUpstream[] = [];
+  for (const [name, target] of Object.entries(config.mcpServers)) {
+    upstreams.push(await mountUpstream(name, target, config.servers?.[name], deps));
+  }
+  const uploadsWanted = Object.keys(config.mcpServers).some((name) => wantsUploads(config.servers?.[name]));
+  let local: RegistryResources | undefined;
+  const built = new ProxyCore({
+    upstreams,
+    localTools: uploadsWanted ? [uploadUrlTool(pieces.uploads)] : [],
+    localResources: localResourcesOf(() => local),
+    scope,
+    callTimeoutMs: limits.callTimeoutMs,
+    log,
+  });
+  core = built;
+  local = new RegistryResources(pieces.registry, (scope, method, params) =>
+    built.broadcast(method, params, scope),
+  );
+  return { core: built, local };
+}
+
+/**
+ * Puts the core behind a downstream server of the proxy's SDK generation, and sends changes of the
+ * proxy's own files to 2026-07-28 listen streams (list changes carry no content; an update only
+ * reaches streams that named its URI).
+ */
+function bindDownstream(
+  options: FileProxyOptions,
+  generation: ProxySdk,
+  core: ProxyCore,
+  registry: ResourceRegistry,
+): Downstream {
+  const info = options.serverInfo ?? { name: "mcp-file-bridge-proxy", version: "0.1.0" };
+  const downstream = generation.bind(core, {
+    ...info,
+    prompts: anyDeclares(core.upstreams, "prompts"),
+    logging: anyDeclares(core.upstreams, "logging"),
+    completions: anyDeclares(core.upstreams, "completions"),
+  });
+  registry.publishTo({
+    resourcesChanged: () => core.notifyListeners("notifications/resources/list_changed"),
+    resourceUpdated: (uri) => core.notifyListeners("notifications/resources/updated", { uri }),
+  });
+  return downstream;
+}
+
 /**
  * Starts a file-handling proxy in front of the upstreams of a config: connects to them (failures are
  * logged and reported by `health()`; calls retry), and returns the pieces plus ways to serve it.
@@ -184,210 +398,46 @@ function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
 export async function createFileProxy(options: FileProxyOptions): Promise<FileProxy> {
   const config = parseProxyConfig(options.config, "config");
   const log = options.log ?? (() => {});
+  const scope: ScopeFunction = options.scope ?? defaultScope;
   const gateway = config.proxy ?? {};
-  const limits = gateway.limits ?? {};
-  const ttl = gateway.ttl ?? {};
-  const maxBytes = limits.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
-  const maxFiles = limits.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL;
-  const callTimeoutMs = durationToMs((limits.callTimeout ?? "10m") as Duration, "proxy.limits.callTimeout");
-  // Everything that can fail on its own before anything starts: the SDK, the tokens.
+  // Everything that can fail on its own before anything starts: the limits, the SDK, the tokens.
+  limitsOf(config);
   const generation = await loadProxySdk(options.sdk ?? gateway.sdk);
   const authenticate = options.authenticate ?? tokensFrom(gateway.auth?.tokensEnv);
 
-  const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
-  const storageDir = gateway.storage?.dir ?? (ownedDir as string);
-  await mkdir(storageDir, { recursive: true, mode: 0o700 });
-  const store = fsStore(storageDir);
-  const state = memoryState();
   let host: ProxyHttpHost | undefined;
-  const minter = new SignedUrlMinter({
-    secret: secretFrom(options, config),
-    baseUrl: () => gateway.baseUrl ?? host?.url ?? "http://127.0.0.1",
-    state,
-    ...(ttl.downloadUrls !== undefined ? { ttl: ttl.downloadUrls as Duration } : {}),
-  });
-  const registry = new ResourceRegistry({
-    store,
-    minter,
-    scope: (extra) => extra.sessionId ?? DEFAULT_SCOPE,
-  });
-  const uploads = new UploadHandleResolver({
-    store,
-    minter,
-    state,
-    maxBytes,
-    ...(ttl.uploadUrls !== undefined ? { ttl: ttl.uploadUrls as Duration } : {}),
-    ...(ttl.uploads !== undefined ? { handleTtl: ttl.uploads as Duration } : {}),
-  });
-  const routes = createFileRoutes({ store, minter, state, registry, maxBytes });
-
-  const rulesOf = new Map<MountedUpstream, ServerRules | undefined>();
-  const upstreams: MountedUpstream[] = [];
-  let core: ProxyCore | undefined;
-  let wantsUploads = false;
-  for (const [name, target] of Object.entries(config.mcpServers)) {
-    const rules = config.servers?.[name];
-    const port = generation.upstream({
-      name,
-      target,
-      stderr: options.upstreamStderr ?? "inherit",
-      timeoutMs: callTimeoutMs,
-      onNotification: (method, params) => core?.onUpstreamNotification(port, method, params),
-      onError: (error) => log(`upstream ${name}: ${error.message}`),
-    });
-    if (rules?.handoffDir) await mkdir(rules.handoffDir, { recursive: true, mode: 0o700 });
-    for (const dir of rules?.outputDirs ?? []) await mkdir(dir, { recursive: true, mode: 0o700 });
-    const outputs = await confinedFolders(rules?.outputDirs ?? []);
-    const bridge = new FileBridge({
-      maxBytes,
-      maxFiles,
-      forms: { path: false, dataUrl: true, object: true, resolver: true, https: false, base64: false },
-      resolvers: [uploads.fileSourceResolver(), registry.resolver()],
-      ...(rules?.handoffDir ? { tmpDir: rules.handoffDir } : {}),
-    });
-    const tools = rules?.tools ?? {};
-    if (Object.values(tools).some((rule) => rule.upload)) wantsUploads = true;
-    const mounted: MountedUpstream = {
-      port,
-      ...(rules?.prefix ? { prefix: rules.prefix } : {}),
-      adaptersFor: (tool: JsonObject) => {
-        const rule = tools[String(tool.name)];
-        if (!rule) return [];
-        const adapters: ToolAdapter[] = [];
-        if (rule.upload) {
-          adapters.push(
-            uploadConsumer(rule.upload, {
-              bridge,
-              uploads,
-              store,
-              maxFiles,
-              ...(rules?.handoffDir ? { handoffDir: rules.handoffDir } : {}),
-            }),
-          );
-        }
-        if (rule.artifacts) {
-          adapters.push(
-            artifactProducer(rule.artifacts, {
-              registry,
-              outputs,
-              maxBytes: limits.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES,
-              ttl: (ttl.artifacts ?? "24h") as Duration,
-            }),
-          );
-        }
-        return adapters;
-      },
-    };
-    rulesOf.set(mounted, rules);
-    upstreams.push(mounted);
-  }
-
-  let local: RegistryResources | undefined;
-  const coreInstance = new ProxyCore({
-    upstreams,
-    localTools: wantsUploads ? [uploadUrlTool(uploads)] : [],
-    localResources: {
-      owns: (uri) => local?.owns(uri) ?? false,
-      list: (scope, cursor) => (local as RegistryResources).list(scope, cursor),
-      templates: (scope) => (local as RegistryResources).templates(scope),
-      read: (scope, uri) => (local as RegistryResources).read(scope, uri),
-      subscribe: (scope, uri) => (local as RegistryResources).subscribe(scope, uri),
-      unsubscribe: (scope, uri) => (local as RegistryResources).unsubscribe(scope, uri),
-      release: (scope) => local?.release(scope),
-    },
-    ...(options.scope ? { scope: options.scope } : {}),
-    callTimeoutMs,
-    log,
-  });
-  core = coreInstance;
-  local = new RegistryResources(registry, (scope, method, params) =>
-    coreInstance.broadcast(method, params, scope),
+  const pieces = await openFilePieces(
+    options,
+    config,
+    scope,
+    () => gateway.baseUrl ?? host?.url ?? "http://127.0.0.1",
   );
-
-  await Promise.all(
-    upstreams.map(async (upstream) => {
-      try {
-        await upstream.port.connect();
-        log(`upstream ${upstream.port.name}: connected`);
-      } catch (error) {
-        log(`upstream ${upstream.port.name}: ${(error as Error).message} (retried on the next call)`);
-      }
-    }),
-  );
-  const has = (capability: string) => upstreams.some((u) => u.port.capabilities?.[capability] !== undefined);
-  const info = options.serverInfo ?? { name: "mcp-file-bridge-proxy", version: "0.1.0" };
-  const downstream: Downstream = generation.bind(coreInstance, {
-    ...info,
-    prompts: has("prompts"),
-    logging: has("logging"),
-    completions: has("completions"),
-  });
+  const { core, local } = await buildCore(options, config, generation, pieces, scope);
+  await connectUpstreams(core.upstreams, log);
+  const downstream = bindDownstream(options, generation, core, pieces.registry);
   log(`serving with MCP SDK ${downstream.sdk}`);
-  // Changes of the proxy's own files reach 2026-07-28 listen streams (list changes carry no content;
-  // an update only reaches streams that named its URI).
-  registry.publishTo({
-    resourcesChanged: () => coreInstance.notifyListeners("notifications/resources/list_changed"),
-    resourceUpdated: (uri) => coreInstance.notifyListeners("notifications/resources/updated", { uri }),
-  });
-  const health = () => checkHealth(coreInstance, (upstream) => rulesOf.get(upstream));
-  const files = toNodeHandler(routes);
-  const basePath = minter.basePath;
-  const fileRoutes: NodeRoute = (req, res, next) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    if (path.startsWith(`${basePath}/`)) files(req, res, next);
-    else next();
-  };
+  const health = () => checkHealth(core, (upstream) => config.servers?.[upstream.port.name]);
+  const parts: RunningParts = { config, core, downstream, pieces, local, authenticate, health, log };
   let closing: Promise<void> | undefined;
 
   return {
-    core: coreInstance,
-    store,
-    registry,
-    uploads,
-    minter,
+    core,
+    store: pieces.store,
+    registry: pieces.registry,
+    uploads: pieces.uploads,
+    minter: pieces.minter,
     sdk: downstream.sdk,
     createServer: () => downstream.createServer(),
     async listen(listenOptions = {}) {
       if (host) throw new Error("the proxy is already listening");
-      host = await serveProxyHttp({
-        // An upstream's log is about every caller's calls: over HTTP it is relayed only when asked.
-        endpoint: downstream.endpoint(
-          log,
-          { logging: has("logging") && gateway.relayUpstreamLogs === true },
-          limits.listenStreams,
-        ),
-        routes: fileRoutes,
-        ...(authenticate ? { authenticate } : {}),
-        ...(gateway.allowedHosts ? { allowedHosts: gateway.allowedHosts } : {}),
-        health: async () => {
-          const report = await health();
-          return { status: report.status === "ok" ? 200 : 503, body: report };
-        },
-        mount: gateway.mount ?? "/mcp",
-        host: listenOptions.host ?? gateway.host ?? "127.0.0.1",
-        port: listenOptions.port ?? gateway.port ?? 0,
-        log,
-      });
+      host = await listenHttp(parts, listenOptions);
       log(`listening on ${host.mcpUrl}`);
       return { url: host.url, mcpUrl: host.mcpUrl };
     },
     serveStdio: () => downstream.serveStdio(),
     health,
     close(closeOptions = {}) {
-      closing ??= (async () => {
-        host?.stopAccepting();
-        if (coreInstance.inFlight > 0) log(`waiting for ${coreInstance.inFlight} call(s) to finish`);
-        const timeoutMs = closeOptions.timeoutMs ?? 30_000;
-        await coreInstance.drain(timeoutMs);
-        // the results of those calls are still on their way out
-        await host?.drain(Math.min(timeoutMs, 5000));
-        await host?.close();
-        await local?.close();
-        await coreInstance.close();
-        await registry.close();
-        if (ownedDir) await rm(ownedDir, { recursive: true, force: true });
-        log("closed");
-      })();
+      closing ??= closeProxy(parts, host, closeOptions.timeoutMs ?? 30_000);
       return closing;
     },
   };

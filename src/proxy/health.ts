@@ -3,9 +3,9 @@
  * the upstream's real `tools/list`? A missing one is `adapter_wiring_incomplete` (status 503).
  */
 import type { ServerRules } from "./config.js";
-import type { MountedUpstream, ProxyCore } from "./proxy-core.js";
+import type { ProxyCore } from "./proxy-core.js";
 import { schemaAt } from "./schema-paths.js";
-import type { JsonObject } from "./types.js";
+import type { JsonObject, MountedUpstream } from "./types.js";
 
 /**
  * One problem found by the health check.

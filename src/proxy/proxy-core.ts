@@ -6,29 +6,20 @@
  */
 import { isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
+import { decodeCursor, encodeCursor } from "./merged-cursor.js";
+import { callLocalTool, callRoute, proxyToolError, type ToolRoute } from "./tool-call.js";
 import {
-  type CallContext,
   type DownstreamSink,
   type JsonObject,
   type LocalResources,
   type LocalTool,
-  type PreparedCall,
+  type MountedUpstream,
   type RequestContext,
   RPC,
   RpcError,
-  type ToolAdapter,
   type UpstreamPort,
   UpstreamUnavailableError,
 } from "./types.js";
-
-/** One upstream mounted in the proxy. */
-export interface MountedUpstream {
-  port: UpstreamPort;
-  /** Prefix of its tool and prompt names downstream. @default "" */
-  prefix?: string;
-  /** The adapters of one of its tools (by upstream name); none = pass-through. */
-  adaptersFor?: (tool: JsonObject) => ToolAdapter[];
-}
 
 /** Options of {@link ProxyCore}. */
 export interface ProxyCoreOptions {
@@ -41,38 +32,6 @@ export interface ProxyCoreOptions {
   callTimeoutMs?: number;
   /** Log lines (what happened). */
   log?: (line: string) => void;
-}
-
-interface ToolRoute {
-  upstream: MountedUpstream;
-  upstreamName: string;
-  definition: JsonObject;
-  adapters: ToolAdapter[];
-}
-
-/** A tool error result for a failure of the proxy itself (never a pass-through). */
-export function proxyToolError(code: string, message: string): JsonObject {
-  return { isError: true, content: [{ type: "text", text: `Error ${code}: ${message}` }] };
-}
-
-function encodeCursor(index: number, cursor: unknown): string {
-  return Buffer.from(JSON.stringify({ i: index, c: cursor ?? null })).toString("base64url");
-}
-
-function decodeCursor(cursor: unknown): { i: number; c: string | undefined } {
-  if (cursor === undefined) return { i: 0, c: undefined };
-  try {
-    const parsed = JSON.parse(Buffer.from(String(cursor), "base64url").toString("utf8")) as {
-      i: unknown;
-      c: unknown;
-    };
-    if (Number.isSafeInteger(parsed.i) && (parsed.c === null || typeof parsed.c === "string")) {
-      return { i: parsed.i as number, c: (parsed.c as string | null) ?? undefined };
-    }
-  } catch {
-    // fall through
-  }
-  throw new RpcError(RPC.INVALID_PARAMS, "Invalid cursor");
 }
 
 /**
@@ -278,110 +237,43 @@ export class ProxyCore {
     const name = String(params.name);
     // Asked for only when the call handles files: a pass-through tool needs no scope.
     let scope: string | undefined;
-    const scopeOf = () => {
+    const scopeOf = (): string => {
       scope ??= this.scopeOf(ctx);
       return scope;
     };
     const local = this.#options.localTools?.find((tool) => tool.definition.name === name);
-    if (local) {
-      try {
-        return await local.call((params.arguments as JsonObject | undefined) ?? {}, {
-          scope: scopeOf(),
-          extra: ctx.extra,
-          signal: ctx.signal,
-        });
-      } catch (error) {
-        return toToolErrorResult(error);
-      }
-    }
-    let routes: Map<string, ToolRoute>;
-    try {
-      routes = await this.#buildRoutes();
-    } catch {
-      routes = new Map();
-    }
-    let route = routes.get(name);
-    if (!route) {
-      // Unknown here: the upstream it would belong to answers (its own "unknown tool" error).
-      const owner = this.#byPrefix(name);
-      if (!owner) throw new RpcError(RPC.INVALID_PARAMS, `Tool ${name} not found`);
-      route = { upstream: owner.upstream, upstreamName: owner.rest, definition: {}, adapters: [] };
-    }
-    const { upstream, upstreamName, adapters } = route;
+    if (local) return await callLocalTool(local, params, ctx, scopeOf);
+    const route = await this.#routeOf(name);
     // A tool that handles files needs the caller's scope: ask before the upstream does any work.
-    if (adapters.length > 0) {
+    if (route.adapters.length > 0) {
       try {
         scopeOf();
       } catch (error) {
         return toToolErrorResult(error);
       }
     }
-    const port = upstream.port;
-    const callCtx: CallContext = {
-      get scope() {
-        return scopeOf();
-      },
-      extra: ctx.extra,
-      signal: ctx.signal,
-      tool: name,
-      upstream: port.name,
-      callUpstream: (tool, args) =>
-        port.request("tools/call", { name: tool, arguments: args }, { signal: ctx.signal }),
-      readUpstream: (uri) => port.request("resources/read", { uri }, { signal: ctx.signal }),
-    };
-    const prepared: PreparedCall[] = [];
-    const dispose = async () => {
-      await Promise.allSettled(prepared.map((p) => p.dispose?.()));
-    };
+    return await callRoute(route, params, ctx, scopeOf, {
+      timeoutMs: this.#options.callTimeoutMs ?? 600_000,
+      log: (line) => this.#log(line),
+    });
+  }
+
+  /**
+   * The route of a downstream tool name: from the listing, else (a name the listing does not have)
+   * the upstream its prefix names, which answers with its own "unknown tool" error.
+   */
+  async #routeOf(name: string): Promise<ToolRoute> {
+    let routes: Map<string, ToolRoute>;
     try {
-      let args = params.arguments as JsonObject | undefined;
-      for (const adapter of adapters) {
-        if (!adapter.before) {
-          prepared.push({ args: args ?? {} });
-          continue;
-        }
-        const step = await adapter.before(args ?? {}, callCtx);
-        prepared.push(step);
-        args = step.args;
-      }
-      const forwarded: JsonObject = { ...params, name: upstreamName };
-      if (adapters.length > 0) forwarded.arguments = args ?? {};
-      const meta = params._meta as JsonObject | undefined;
-      if (meta && "progressToken" in meta) {
-        const { progressToken: _token, ...rest } = meta;
-        if (Object.keys(rest).length > 0) forwarded._meta = rest;
-        else delete forwarded._meta;
-      }
-      let result = await port.request("tools/call", forwarded, {
-        signal: ctx.signal,
-        ...(ctx.progress ? { onprogress: ctx.progress } : {}),
-        timeoutMs: this.#options.callTimeoutMs ?? 600_000,
-      });
-      if (result.isError !== true) {
-        for (let i = adapters.length - 1; i >= 0; i--) {
-          const adapter = adapters[i] as ToolAdapter;
-          if (adapter.after) result = await adapter.after(result, callCtx, prepared[i]?.state);
-        }
-      }
-      return result;
-    } catch (error) {
-      if (error instanceof RpcError) throw error;
-      if (error instanceof UpstreamUnavailableError) {
-        this.#log(`tools/call ${name}: ${error.message}`);
-        return proxyToolError(
-          "UPSTREAM_UNAVAILABLE",
-          `${error.message}. The call did not complete; try again (the proxy reconnects on the next call).`,
-        );
-      }
-      if (isFileBridgeError(error)) {
-        this.#log(`tools/call ${name}: ${error.code}: ${error.message}`);
-        return toToolErrorResult(error);
-      }
-      this.#log(`tools/call ${name}: unexpected ${(error as Error)?.stack ?? String(error)}`);
-      return toToolErrorResult(error);
-    } finally {
-      await dispose();
+      routes = await this.#buildRoutes();
+    } catch {
+      routes = new Map();
     }
+    const route = routes.get(name);
+    if (route) return route;
+    const owner = this.#byPrefix(name);
+    if (!owner) throw new RpcError(RPC.INVALID_PARAMS, `Tool ${name} not found`);
+    return { upstream: owner.upstream, upstreamName: owner.rest, definition: {}, adapters: [] };
   }
 
   // ---------------------------------------------------------------- prompts
@@ -443,7 +335,7 @@ export class ProxyCore {
       if (i === sources.length) {
         const scope = local ? this.#scopeIfAny(ctx) : undefined;
         if (!local || scope === undefined) break;
-        page = await local.list(scope, cursor);
+        page = await local.list(scope, cursor, ctx.extra);
       } else {
         const upstream = sources[i] as MountedUpstream;
         try {
@@ -476,7 +368,7 @@ export class ProxyCore {
     }
     const scope = this.#options.localResources ? this.#scopeIfAny(ctx) : undefined;
     if (this.#options.localResources && scope !== undefined) {
-      resourceTemplates.push(...(await this.#options.localResources.templates(scope)));
+      resourceTemplates.push(...(await this.#options.localResources.templates(scope, ctx.extra)));
     }
     return { resourceTemplates };
   }
@@ -502,7 +394,7 @@ export class ProxyCore {
     const local = this.#options.localResources;
     if (local?.owns(uri)) {
       try {
-        return await local.read(this.scopeOf(ctx), uri);
+        return await local.read(this.scopeOf(ctx), uri, ctx.extra);
       } catch (error) {
         // An upstream may serve URIs of the same shape (e.g. its own artifact://…).
         if (this.#with("resources").length === 0) throw error;
@@ -518,7 +410,12 @@ export class ProxyCore {
     const uri = String(params.uri);
     const local = this.#options.localResources;
     if (local?.owns(uri)) {
-      await (unsubscribe ? local.unsubscribe : local.subscribe)?.call(local, this.scopeOf(ctx), uri);
+      await (unsubscribe ? local.unsubscribe : local.subscribe)?.call(
+        local,
+        this.scopeOf(ctx),
+        uri,
+        ctx.extra,
+      );
       return {};
     }
     return await this.#routeUri(

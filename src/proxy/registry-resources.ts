@@ -7,19 +7,21 @@
  */
 
 import { isJsonRpcErrorLike } from "../mcp/errors.js";
-import type { HostMethod, HostMethods } from "../mcp/host.js";
+import type { HostExtra, HostMethod, HostMethods } from "../mcp/host.js";
 import type { ResourceRegistry } from "../registry/resource-registry.js";
+import type { ScopeSource } from "../scope/scope.js";
 import { DirectHost } from "./direct-host.js";
 import type { JsonObject, LocalResources } from "./types.js";
 import { RpcError } from "./types.js";
 
 /**
- * {@link LocalResources} served by a `ResourceRegistry`. Give the registry
- * `scope: (extra) => extra.sessionId ?? "default"`: each private host's session id is the scope.
+ * {@link LocalResources} served by a `ResourceRegistry`. Give the registry the scope function the
+ * core uses (`defaultScope` unless configured): each request reaches the registry with the caller's
+ * own `extra`, so the registry derives the same scope the core did, by the one documented rule.
  *
  * @example
  * ```ts
- * const registry = new ResourceRegistry({ store, minter, scope: (extra) => extra.sessionId ?? "default" });
+ * const registry = new ResourceRegistry({ store, minter, scope: defaultScope });
  * const local = new RegistryResources(registry, (scope, method, params) => core.broadcast(method, params, scope));
  * ```
  */
@@ -56,9 +58,13 @@ export class RegistryResources implements LocalResources {
     scope: string,
     method: M,
     params: HostMethods[M]["params"],
+    extra: ScopeSource | undefined,
   ): Promise<JsonObject> {
+    const host = this.#host(scope);
     try {
-      return (await this.#host(scope).request(method, params)) as unknown as JsonObject;
+      return (await (extra === undefined
+        ? host.request(method, params)
+        : host.request(method, params, extra as HostExtra))) as unknown as JsonObject;
     } catch (error) {
       if (isJsonRpcErrorLike(error)) {
         throw new RpcError(error.code, error.message.replace(/^MCP error -?\d+: /, ""), error.data);
@@ -67,25 +73,25 @@ export class RegistryResources implements LocalResources {
     }
   }
 
-  async list(scope: string, cursor: string | undefined): Promise<JsonObject> {
-    return await this.#request(scope, "resources/list", cursor === undefined ? {} : { cursor });
+  async list(scope: string, cursor: string | undefined, extra?: ScopeSource): Promise<JsonObject> {
+    return await this.#request(scope, "resources/list", cursor === undefined ? {} : { cursor }, extra);
   }
 
-  async templates(scope: string): Promise<JsonObject[]> {
-    const result = await this.#request(scope, "resources/templates/list", {});
+  async templates(scope: string, extra?: ScopeSource): Promise<JsonObject[]> {
+    const result = await this.#request(scope, "resources/templates/list", {}, extra);
     return (result.resourceTemplates as JsonObject[] | undefined) ?? [];
   }
 
-  async read(scope: string, uri: string): Promise<JsonObject> {
-    return await this.#request(scope, "resources/read", { uri });
+  async read(scope: string, uri: string, extra?: ScopeSource): Promise<JsonObject> {
+    return await this.#request(scope, "resources/read", { uri }, extra);
   }
 
-  async subscribe(scope: string, uri: string): Promise<void> {
-    await this.#request(scope, "resources/subscribe", { uri });
+  async subscribe(scope: string, uri: string, extra?: ScopeSource): Promise<void> {
+    await this.#request(scope, "resources/subscribe", { uri }, extra);
   }
 
-  async unsubscribe(scope: string, uri: string): Promise<void> {
-    await this.#request(scope, "resources/unsubscribe", { uri });
+  async unsubscribe(scope: string, uri: string, extra?: ScopeSource): Promise<void> {
+    await this.#request(scope, "resources/unsubscribe", { uri }, extra);
   }
 
   release(scope: string): void {

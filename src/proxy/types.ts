@@ -122,6 +122,15 @@ export interface ToolAdapter {
   after?(result: JsonObject, ctx: CallContext, state: unknown): Promise<JsonObject>;
 }
 
+/** One upstream mounted in the proxy. */
+export interface MountedUpstream {
+  port: UpstreamPort;
+  /** Prefix of its tool and prompt names downstream. @default "" */
+  prefix?: string;
+  /** The adapters of one of its tools (by upstream name); none = pass-through. */
+  adaptersFor?: (tool: JsonObject) => ToolAdapter[];
+}
+
 /** A tool the proxy itself serves (e.g. `get_upload_url`). */
 export interface LocalTool {
   definition: JsonObject;
@@ -131,15 +140,19 @@ export interface LocalTool {
   ): Promise<JsonObject>;
 }
 
-/** Resources served by the proxy itself (captured artifacts, uploads), per scope. */
+/**
+ * Resources served by the proxy itself (captured artifacts, uploads), per scope. `scope` is what the
+ * core derived from `extra` (the caller's request context); an implementation that derives a scope
+ * itself must use the core's scope function on that `extra`, so both sides keep one rule.
+ */
 export interface LocalResources {
-  list(scope: string, cursor: string | undefined): Promise<JsonObject>;
-  templates(scope: string): Promise<JsonObject[]>;
+  list(scope: string, cursor: string | undefined, extra?: ScopeSource): Promise<JsonObject>;
+  templates(scope: string, extra?: ScopeSource): Promise<JsonObject[]>;
   /** True when the URI is one of ours. */
   owns(uri: string): boolean;
-  read(scope: string, uri: string): Promise<JsonObject>;
-  subscribe?(scope: string, uri: string): Promise<void>;
-  unsubscribe?(scope: string, uri: string): Promise<void>;
+  read(scope: string, uri: string, extra?: ScopeSource): Promise<JsonObject>;
+  subscribe?(scope: string, uri: string, extra?: ScopeSource): Promise<void>;
+  unsubscribe?(scope: string, uri: string, extra?: ScopeSource): Promise<void>;
   /** Forgets the scope (its session ended); later requests of the scope start afresh. */
   release?(scope: string): void;
 }

@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { optionCheck } from "../internal/options.js";
 import type { ChangeFeed, StoreChange, StoredFile } from "../storage/types.js";
 import { connect, disconnect, type RedisConnectionOptions, redisError } from "./connection.js";
+
+const check = optionCheck("redisChangeFeed");
 
 /**
  * Options of {@link redisChangeFeed}.
@@ -74,10 +77,7 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
   const connection = connect(options, "redisChangeFeed");
   const channel = options.channel ?? `${connection.prefix}changes`;
   if (typeof channel !== "string" || channel.length === 0 || channel.length > 256) {
-    throw new FileBridgeError(
-      "INVALID_OPTION",
-      "channel must be a non-empty string of at most 256 characters",
-    );
+    throw check.error("channel", "must be a non-empty string of at most 256 characters");
   }
   const origin = randomUUID();
   const listeners = new Set<(change: StoreChange) => void>();

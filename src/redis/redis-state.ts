@@ -1,5 +1,6 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
+import { optionCheck } from "../internal/options.js";
 import { MAX_STATE_KEY_LENGTH } from "../storage/memory-state.js";
 import type { StateSetOptions, StateStore } from "../storage/types.js";
 import {
@@ -10,6 +11,8 @@ import {
   type RedisConnectionOptions,
   redisError,
 } from "./connection.js";
+
+const check = optionCheck("redisState");
 
 /**
  * Options of {@link redisState}.
@@ -104,7 +107,7 @@ export interface RedisStateStore extends StateStore {
  */
 export function redisState(options: RedisStateOptions): RedisStateStore {
   if (options?.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+    throw check.error("now", "must be a function returning milliseconds");
   }
   const connection = connect(options, "redisState");
   const { client, prefix } = connection;

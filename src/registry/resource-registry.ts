@@ -3,6 +3,7 @@ import type { FileSourceResolver, ResolverResult } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { optionCheck } from "../internal/options.js";
 import { fileLinkContent } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
@@ -56,9 +57,7 @@ export type {
 } from "./options.js";
 export { DEFAULT_RESOURCE_TEMPLATES } from "./templates.js";
 
-function invalidOption(message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", message);
-}
+const check = optionCheck("ResourceRegistry");
 
 /**
  * Exposes stored files as MCP resources: URI templates, scoped and paginated `resources/list`,
@@ -502,9 +501,10 @@ export class ResourceRegistry {
       if (options.scope !== undefined) existing.scopes.add(options.scope);
       return;
     }
-    if (host.isConnected()) throw invalidOption("attach() must run before server.connect()");
+    if (host.isConnected())
+      throw check.error("server", "is already connected: attach() must run before server.connect()");
     for (const method of RESOURCE_METHODS) {
-      if (!host.canHandle(method)) throw invalidOption(`the server already handles ${method}`);
+      if (!host.canHandle(method)) throw check.error("server", `already handles ${method}`);
     }
     host.declareCapabilities({ resources: { subscribe: true, listChanged: true }, completions: {} });
 
@@ -563,9 +563,7 @@ export class ResourceRegistry {
       typeof sink.resourcesChanged !== "function" ||
       typeof sink.resourceUpdated !== "function"
     ) {
-      throw invalidOption(
-        "publishTo() needs a handler with `notify`, or { resourcesChanged, resourceUpdated }",
-      );
+      throw check.error("publishTo(handler)", "needs `notify`, or { resourcesChanged, resourceUpdated }");
     }
     this.notifier.sinks.add(sink);
     return () => {

@@ -1,5 +1,5 @@
-import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
+import { optionCheck } from "../internal/options.js";
 import type { McpResourceTemplate } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
 import { assertScope, MAX_SCOPE_LENGTH, scopeRef } from "../scope/scope.js";
@@ -64,9 +64,7 @@ export const DEFAULT_RESOURCE_TEMPLATES: readonly ResourceTemplateOptions[] = Ob
 
 const KINDS: readonly FileKind[] = ["upload", "artifact", "file"];
 
-function invalidOption(message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", message);
-}
+const check = optionCheck("ResourceRegistry");
 
 /** What `scopeRef()` produces: 128 bits, base64url, 22 characters. */
 const SCOPE_REF = /^[A-Za-z0-9_-]{22}$/;
@@ -87,20 +85,20 @@ export function validScope(scope: string): boolean {
 
 function compileTemplate(options: ResourceTemplateOptions, index: number): Template {
   const label = `templates[${index}]`;
-  if (typeof options !== "object" || options === null) throw invalidOption(`${label} must be an object`);
+  if (typeof options !== "object" || options === null) throw check.error(label, "must be an object");
   if (typeof options.name !== "string" || options.name.length === 0) {
-    throw invalidOption(`${label}.name must be a non-empty string`);
+    throw check.error(`${label}.name`, "must be a non-empty string");
   }
   const parsed = parseTemplate(options.uriTemplate, `${label}.uriTemplate`);
   if (options.kind !== undefined && !KINDS.includes(options.kind)) {
-    throw invalidOption(`${label}.kind must be one of ${KINDS.join(", ")}`);
+    throw check.error(`${label}.kind`, `must be one of ${KINDS.join(", ")}`);
   }
   if (options.mimeType !== undefined && parseMediaType(options.mimeType) === null) {
-    throw invalidOption(`${label}.mimeType must be a media type`);
+    throw check.error(`${label}.mimeType`, "must be a media type");
   }
   const scopeInUri = options.scopeInUri ?? "ref";
   if (scopeInUri !== "ref" && scopeInUri !== "raw") {
-    throw invalidOption(`${label}.scopeInUri must be "ref" or "raw"`);
+    throw check.error(`${label}.scopeInUri`, 'must be "ref" or "raw"');
   }
   const mapping = options.variables ?? {};
   const has = (name: string | undefined): name is string =>
@@ -108,7 +106,8 @@ function compileTemplate(options: ResourceTemplateOptions, index: number): Templ
   const pick = (role: keyof TemplateVariables, defaults: string[]): string | undefined => {
     const given = mapping[role];
     if (given !== undefined) {
-      if (!has(given)) throw invalidOption(`${label}.variables.${role}: the template has no {${given}}`);
+      if (!has(given))
+        throw check.error(`${label}.variables.${role}`, `names {${given}}, which the template does not have`);
       return given;
     }
     return defaults.find((name) => has(name) && !Object.values(mapping).includes(name));
@@ -118,15 +117,15 @@ function compileTemplate(options: ResourceTemplateOptions, index: number): Templ
   const pathVar = pick("path", ["path", "filename", "name"]);
   const roles = [scopeVar, idVar, pathVar].filter((name) => name !== undefined);
   if (new Set(roles).size !== roles.length) {
-    throw invalidOption(`${label}.variables: one variable cannot play two parts`);
+    throw check.error(`${label}.variables`, "cannot give one variable two parts");
   }
   for (const variable of parsed.variables) {
     if (!roles.includes(variable)) {
-      throw invalidOption(`${label}: the variable {${variable}} plays no part; map it in variables`);
+      throw check.error(`${label}.variables`, `does not map {${variable}}: every variable needs a part`);
     }
   }
   if (idVar === undefined && pathVar === undefined) {
-    throw invalidOption(`${label} needs an id or a path variable to find files`);
+    throw check.error(label, "needs an id or a path variable to find files");
   }
   return {
     index,
@@ -148,13 +147,13 @@ export class TemplateSet {
   constructor(templates: readonly ResourceTemplateOptions[] | undefined) {
     const templateOptions = templates ?? DEFAULT_RESOURCE_TEMPLATES;
     if (!Array.isArray(templateOptions) || templateOptions.length === 0) {
-      throw invalidOption("templates must be a non-empty array");
+      throw check.error("templates", "must be a non-empty array");
     }
     this.all = templateOptions.map(compileTemplate);
     const names = new Set(this.all.map((t) => t.options.name));
     const sources = new Set(this.all.map((t) => t.parsed.source));
-    if (names.size !== this.all.length) throw invalidOption("templates: names must be unique");
-    if (sources.size !== this.all.length) throw invalidOption("templates: uriTemplates must be unique");
+    if (names.size !== this.all.length) throw check.error("templates", "must have unique names");
+    if (sources.size !== this.all.length) throw check.error("templates", "must have unique uriTemplates");
     const forKind = (kind: FileKind): Template =>
       this.all.find((t) => t.options.kind === kind) ??
       this.all.find((t) => t.options.kind === undefined) ??

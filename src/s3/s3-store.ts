@@ -14,6 +14,7 @@ import { Upload } from "@aws-sdk/lib-storage";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { optionCheck } from "../internal/options.js";
 import { resolveRange } from "../storage/kit/byte-range.js";
 import {
   decodeCursor,
@@ -40,6 +41,8 @@ import type {
 import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
 import { presignDownload } from "./s3-presign.js";
+
+const check = optionCheck("s3Store");
 
 /**
  * Options of {@link s3Store}.
@@ -150,37 +153,34 @@ function s3Error(action: string, error: unknown): FileBridgeError {
 
 function validate(options: S3StoreOptions): void {
   if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "s3Store options must be an object");
+    throw check.error("options", "must be an object");
   }
   if (typeof options.bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(options.bucket)) {
-    throw new FileBridgeError("INVALID_OPTION", "bucket must be a valid S3 bucket name");
+    throw check.error("bucket", "must be a valid S3 bucket name");
   }
   if (options.client !== undefined && !(options.client instanceof S3Client)) {
-    throw new FileBridgeError("INVALID_OPTION", "client must be an S3Client from @aws-sdk/client-s3");
+    throw check.error("client", "must be an S3Client from @aws-sdk/client-s3");
   }
   const prefix = options.prefix;
   if (prefix !== undefined && (typeof prefix !== "string" || prefix.length > 512 || prefix.startsWith("/"))) {
-    throw new FileBridgeError(
-      "INVALID_OPTION",
-      "prefix must be a string of at most 512 characters, not starting with /",
-    );
+    throw check.error("prefix", "must be a string of at most 512 characters, not starting with /");
   }
   const { partSize, queueSize } = options;
   if (partSize !== undefined && (!Number.isSafeInteger(partSize) || partSize < 5 * MiB)) {
-    throw new FileBridgeError("INVALID_OPTION", "partSize must be an integer of at least 5 MiB");
+    throw check.error("partSize", "must be an integer of at least 5 MiB");
   }
   if (queueSize !== undefined && (!Number.isSafeInteger(queueSize) || queueSize < 1 || queueSize > 64)) {
-    throw new FileBridgeError("INVALID_OPTION", "queueSize must be an integer from 1 to 64");
+    throw check.error("queueSize", "must be an integer from 1 to 64");
   }
   if (options.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+    throw check.error("now", "must be a function returning milliseconds");
   }
   const catalog = options.catalog;
   if (
     catalog !== undefined &&
     (typeof catalog !== "object" || catalog === null || typeof catalog.page !== "function")
   ) {
-    throw new FileBridgeError("INVALID_OPTION", "catalog must be a FileCatalog");
+    throw check.error("catalog", "must be a FileCatalog");
   }
 }
 

@@ -8,6 +8,7 @@ import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose"
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
+import { optionCheck } from "../internal/options.js";
 import type { ScopeSource } from "../scope/scope.js";
 import { assertScope } from "../scope/scope.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
@@ -273,9 +274,7 @@ const BASE_PATH_PATTERN = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*\/?$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-function option(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `${name} ${message}`, { data: { option: name } });
-}
+const check = optionCheck("SignedUrlMinter");
 
 function invalidToken(message: string, cause?: unknown): FileBridgeError {
   return new FileBridgeError("INVALID_TOKEN", message, cause === undefined ? {} : { cause });
@@ -285,27 +284,29 @@ function secretBytes(secret: unknown, name: string): Uint8Array<ArrayBuffer> {
   let bytes: Uint8Array<ArrayBuffer>;
   if (typeof secret === "string") bytes = new TextEncoder().encode(secret);
   else if (secret instanceof Uint8Array) bytes = Uint8Array.from(secret);
-  else throw option(name, "must be a string or a Uint8Array");
+  else throw check.error(name, "must be a string or a Uint8Array");
   if (bytes.byteLength < MIN_SECRET_BYTES) {
-    throw option(name, `must be at least ${MIN_SECRET_BYTES} bytes`);
+    throw check.error(name, `must be at least ${MIN_SECRET_BYTES} bytes`);
   }
   return bytes;
 }
 
 function normalizeBaseUrl(value: unknown): string {
-  if (typeof value !== "string" || value.length === 0) throw option("baseUrl", "must be an absolute URL");
+  if (typeof value !== "string" || value.length === 0)
+    throw check.error("baseUrl", "must be an absolute URL");
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw option("baseUrl", "must be an absolute http(s) URL");
+    throw check.error("baseUrl", "must be an absolute http(s) URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw option("baseUrl", "must use http: or https:");
+    throw check.error("baseUrl", "must use http: or https:");
   }
-  if (url.username !== "" || url.password !== "") throw option("baseUrl", "must not contain credentials");
+  if (url.username !== "" || url.password !== "")
+    throw check.error("baseUrl", "must not contain credentials");
   if (url.search !== "" || url.hash !== "" || value.includes("?") || value.includes("#")) {
-    throw option("baseUrl", "must not have a query or fragment");
+    throw check.error("baseUrl", "must not have a query or fragment");
   }
   return url.origin + url.pathname.replace(/\/+$/, "");
 }
@@ -313,18 +314,18 @@ function normalizeBaseUrl(value: unknown): string {
 function normalizeBasePath(value: unknown): string {
   if (value === undefined) return "/files";
   if (typeof value !== "string" || !value.startsWith("/") || !BASE_PATH_PATTERN.test(value)) {
-    throw option("basePath", "must be a path starting with / (no query, no empty segments)");
+    throw check.error("basePath", "must be a path starting with / (no query, no empty segments)");
   }
   const trimmed = value.replace(/\/$/, "");
   if (trimmed.split("/").some((segment) => segment === "." || segment === "..")) {
-    throw option("basePath", "must not contain . or .. segments");
+    throw check.error("basePath", "must not contain . or .. segments");
   }
   return trimmed;
 }
 
 function ttlMs(value: Duration, name: string): number {
   const ms = durationToMs(value, name);
-  if (ms < 1000) throw option(name, "must be at least 1 second");
+  if (ms < 1000) throw check.error(name, "must be at least 1 second");
   return ms;
 }
 
@@ -390,6 +391,30 @@ function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | nul
   return Object.fromEntries(entries);
 }
 
+/** `verify`'s options, checked before the token is looked at. */
+function assertVerifyOptions(options: VerifyOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_INPUT", "verify options must be an object");
+  }
+  assertAction(options.action, "action");
+  if (options.scope !== undefined) assertScope(options.scope);
+  if (options.fileId !== undefined) assertFileId(options.fileId, "fileId");
+}
+
+/** A compact JWS of bounded length, each segment in canonical base64url. */
+function assertCanonicalToken(token: unknown): asserts token is string {
+  if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
+    throw invalidToken("The token is malformed.");
+  }
+  // Only the canonical base64url spelling is accepted, so a token cannot be re-spelled (e.g. by
+  // flipping unused trailing bits) into a different string that still verifies.
+  for (const segment of token.split(".")) {
+    if (Buffer.from(segment, "base64url").toString("base64url") !== segment) {
+      throw invalidToken("The token is malformed.");
+    }
+  }
+}
+
 /** The private claims this package writes, next to `iss`, `iat`, `exp`, `nbf` and `jti`. */
 interface BridgeClaims extends JWTPayload {
   /** The scope, sealed (see scope-seal.ts): never readable from the URL. */
@@ -440,28 +465,29 @@ export class SignedUrlMinter {
   readonly #now: () => number;
 
   constructor(options: SignedUrlMinterOptions) {
-    if (typeof options !== "object" || options === null) throw option("options", "must be an object");
+    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
     const { secret, keys } = options;
-    if (secret !== undefined && keys !== undefined) throw option("secret", "and keys must not both be given");
+    if (secret !== undefined && keys !== undefined)
+      throw check.error("secret", "and keys must not both be given");
     let list: Array<{ kid: string; bytes: Uint8Array<ArrayBuffer> }>;
     if (secret !== undefined) {
       list = [{ kid: DEFAULT_KID, bytes: secretBytes(secret, "secret") }];
     } else if (keys !== undefined) {
-      if (!Array.isArray(keys) || keys.length === 0) throw option("keys", "must be a non-empty array");
+      if (!Array.isArray(keys) || keys.length === 0) throw check.error("keys", "must be a non-empty array");
       list = keys.map((key: unknown, index) => {
         const name = `keys[${index}]`;
-        if (typeof key !== "object" || key === null) throw option(name, "must be { kid, secret }");
+        if (typeof key !== "object" || key === null) throw check.error(name, "must be { kid, secret }");
         const { kid, secret: keySecret } = key as { kid?: unknown; secret?: unknown };
         if (typeof kid !== "string" || !KID_PATTERN.test(kid)) {
-          throw option(`${name}.kid`, "must be 1-64 characters of A-Z a-z 0-9 . _ -");
+          throw check.error(`${name}.kid`, "must be 1-64 characters of A-Z a-z 0-9 . _ -");
         }
         return { kid, bytes: secretBytes(keySecret, `${name}.secret`) };
       });
       if (new Set(list.map((key) => key.kid)).size !== list.length) {
-        throw option("keys", "must not repeat a kid");
+        throw check.error("keys", "must not repeat a kid");
       }
     } else {
-      throw option("secret", "or keys is required");
+      throw check.error("secret", "or keys is required");
     }
 
     // A function is validated when it is called: with port 0 the URL is not known yet.
@@ -472,20 +498,20 @@ export class SignedUrlMinter {
     this.#toleranceMs = durationToMs(options.clockTolerance ?? "5s", "clockTolerance");
 
     if (options.issuer !== undefined && (typeof options.issuer !== "string" || options.issuer.length === 0)) {
-      throw option("issuer", "must be a non-empty string");
+      throw check.error("issuer", "must be a non-empty string");
     }
     this.issuer = options.issuer ?? "mcp-file-bridge";
 
     if (options.state !== undefined) {
       const state = options.state as Partial<StateStore> | null;
       if (typeof state !== "object" || state === null || typeof state.setIfAbsent !== "function") {
-        throw option("state", "must be a StateStore");
+        throw check.error("state", "must be a StateStore");
       }
     }
     this.#state = options.state;
 
     if (options.now !== undefined && typeof options.now !== "function") {
-      throw option("now", "must be a function returning milliseconds");
+      throw check.error("now", "must be a function returning milliseconds");
     }
     this.#now = options.now ?? Date.now;
 
@@ -532,7 +558,7 @@ export class SignedUrlMinter {
   #clock(): number {
     const now = this.#now();
     if (typeof now !== "number" || !Number.isFinite(now)) {
-      throw option("now", "must return a finite number of milliseconds");
+      throw check.error("now", "must return a finite number of milliseconds");
     }
     return now;
   }
@@ -565,10 +591,10 @@ export class SignedUrlMinter {
     const extra = checkExtraClaims(options.claims);
     const lifetime = options.ttl === undefined ? this.#ttlMs : ttlMs(options.ttl, "ttl");
     const delay = options.notBefore === undefined ? 0 : durationToMs(options.notBefore, "notBefore");
-    if (delay >= lifetime) throw option("notBefore", "must be shorter than ttl");
+    if (delay >= lifetime) throw check.error("notBefore", "must be shorter than ttl");
     const singleUse = options.singleUse === true;
     if (singleUse && this.#state === undefined) {
-      throw option("state", "is required to mint single-use tokens");
+      throw check.error("state", "is required to mint single-use tokens");
     }
 
     const baseUrl = this.baseUrl; // before signing: a bad function baseUrl fails without minting
@@ -632,26 +658,28 @@ export class SignedUrlMinter {
    * ```
    */
   async verify(token: string, options: VerifyOptions): Promise<VerifiedToken> {
-    if (typeof options !== "object" || options === null) {
-      throw new FileBridgeError("INVALID_INPUT", "verify options must be an object");
-    }
-    assertAction(options.action, "action");
-    if (options.scope !== undefined) assertScope(options.scope);
-    if (options.fileId !== undefined) assertFileId(options.fileId, "fileId");
-    if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
-      throw invalidToken("The token is malformed.");
-    }
-    // Only the canonical base64url spelling is accepted, so a token cannot be re-spelled (e.g. by
-    // flipping unused trailing bits) into a different string that still verifies.
-    for (const segment of token.split(".")) {
-      if (Buffer.from(segment, "base64url").toString("base64url") !== segment) {
-        throw invalidToken("The token is malformed.");
-      }
-    }
-
+    assertVerifyOptions(options);
+    assertCanonicalToken(token);
     const now = this.#clock();
-    let payload: JWTPayload;
-    let kid: string;
+    const { payload, kid } = await this.#verifySignature(token, now);
+    const verified = this.#readClaims(payload, kid, now);
+    if (
+      verified.action !== options.action ||
+      (options.scope !== undefined && verified.scope !== options.scope) ||
+      (options.fileId !== undefined && verified.fileId !== options.fileId)
+    ) {
+      throw new FileBridgeError("NOT_FOUND", "No such file.");
+    }
+    if (verified.singleUse) {
+      if (this.#state === undefined) throw check.error("state", "is required to verify single-use tokens");
+      if (options.consume === false) await this.#assertUnused(verified.jti);
+      else await this.#claim(verified.jti, verified.exp);
+    }
+    return verified;
+  }
+
+  /** The signature, `kid`, `typ`, issuer, required claims, `nbf` and expiry, as jose checks them. */
+  async #verifySignature(token: string, now: number): Promise<{ payload: JWTPayload; kid: string }> {
     try {
       const result = await jwtVerify(
         token,
@@ -669,8 +697,7 @@ export class SignedUrlMinter {
           clockTolerance: Math.floor(this.#toleranceMs / 1000),
         },
       );
-      payload = result.payload;
-      kid = result.protectedHeader.kid as string;
+      return { payload: result.payload, kid: result.protectedHeader.kid as string };
     } catch (error) {
       if (isFileBridgeError(error)) throw error;
       if (error instanceof joseErrors.JWTExpired) {
@@ -678,7 +705,10 @@ export class SignedUrlMinter {
       }
       throw invalidToken("The token is invalid.", error);
     }
+  }
 
+  /** This package's claims of a signature-checked payload: shape, sealed scope, `iat` and `exp`. */
+  #readClaims(payload: JWTPayload, kid: string, now: number): VerifiedToken {
     const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
     const extra = readExtraClaims(payload.ext);
     const scp =
@@ -700,22 +730,6 @@ export class SignedUrlMinter {
     }
     if (iat * 1000 > now + this.#toleranceMs) throw invalidToken("The token is not valid yet.");
     if (now >= exp * 1000) throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.");
-
-    if (
-      act !== options.action ||
-      (options.scope !== undefined && scp !== options.scope) ||
-      (options.fileId !== undefined && fid !== options.fileId)
-    ) {
-      throw new FileBridgeError("NOT_FOUND", "No such file.");
-    }
-
-    const singleUse = one === true;
-    if (singleUse) {
-      if (this.#state === undefined) throw option("state", "is required to verify single-use tokens");
-      if (options.consume === false) await this.#assertUnused(jti);
-      else await this.#claim(jti, exp * 1000);
-    }
-
     return {
       scope: scp,
       fileId: fid,
@@ -724,7 +738,7 @@ export class SignedUrlMinter {
       kid,
       iat: iat * 1000,
       exp: exp * 1000,
-      singleUse,
+      singleUse: one === true,
       claims: extra,
     };
   }
@@ -744,7 +758,7 @@ export class SignedUrlMinter {
    */
   async consume(token: VerifiedToken): Promise<void> {
     if (!token.singleUse) return;
-    if (this.#state === undefined) throw option("state", "is required to consume single-use tokens");
+    if (this.#state === undefined) throw check.error("state", "is required to consume single-use tokens");
     await this.#claim(token.jti, token.exp);
   }
 

@@ -4,14 +4,22 @@
  */
 
 import { createHash, randomBytes } from "node:crypto";
-import { close as closeFd, createReadStream, createWriteStream, open as openFd } from "node:fs";
-import { mkdir, readdir, readFile, rename, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import {
+  close as closeFd,
+  createReadStream,
+  createWriteStream,
+  open as openFd,
+  rename as renameCb,
+  writeFile as writeFileCb,
+} from "node:fs";
+import { mkdir, readdir, readFile, rmdir, stat, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { Readable, Writable } from "node:stream";
+import { Readable, type Writable } from "node:stream";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
+import { optionCheck } from "../internal/options.js";
 import { resolveRange } from "./kit/byte-range.js";
 import {
   decodeCursor,
@@ -22,8 +30,8 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/list-page.js";
-import { parseMetadataRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
-import { streamPut } from "./kit/put-pipeline.js";
+import { parseStoredRecord, type StoredRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
+import { measureBytes, readSmall, streamPut } from "./kit/put-pipeline.js";
 import { type PutPlan, planPut, storedFileOf } from "./kit/put-plan.js";
 import { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation, type StreamLimits } from "./kit/quota.js";
 import { stagedFile } from "./kit/staged-file.js";
@@ -39,6 +47,8 @@ import type {
   StagedFile,
   StoredFile,
 } from "./types.js";
+
+const check = optionCheck("fsStore");
 
 /**
  * Options of {@link fsStore}.
@@ -105,6 +115,28 @@ const WRITE_HIGH_WATER_MARK = 1024 * 1024;
 /** Read chunk size: fewer, larger reads for downloads. */
 const READ_HIGH_WATER_MARK = 256 * 1024;
 const openFdAsync = promisify(openFd);
+// The callback forms: one thread-pool trip per step, without FileHandle's extra promise machinery.
+const writeFileAsync = promisify(writeFileCb);
+const renameAsync = promisify(renameCb);
+/**
+ * Puts that end within this many bytes are read whole, measured in memory and written with one
+ * `writeFile` instead of a stream pipeline (at most this much memory per put).
+ */
+const SMALL_PUT_BYTES = 64 * 1024;
+/**
+ * Puts up to this size keep their bytes inside the metadata record (one file on disk, written once
+ * and renamed into place); `localPath()` writes the bytes out beside it on first use.
+ */
+const INLINE_BYTES = 8 * 1024;
+
+/** A put's verified bytes: where they are (or will be) on disk, or the bytes for an inline record. */
+interface Written {
+  readonly file: StoredFile;
+  readonly data: string;
+  readonly inline?: Uint8Array;
+}
+/** Scope folders one store remembers having made (so a put makes none); past this it forgets all. */
+const MADE_FOLDERS_LIMIT = 4096;
 /**
  * One commit lock per scope folder for every `fsStore` of this process: two instances over one
  * folder check a scope's quota one commit at a time.
@@ -147,9 +179,11 @@ function randomSuffix(): string {
 /**
  * A {@link FileStore} on the local disk. Each scope gets a folder named by a hash of the scope; each
  * file is `<id>` (bytes) beside `<id>.json` (metadata), so neither scopes nor user file names ever
- * reach a path. Bytes are streamed to a temp name, verified (size cap, sha256, declared size) and
- * only then renamed into place, and the metadata is written last (temp + rename): a crash or abort
- * never leaves a visible partial file. A new instance over the same folder sees the same files.
+ * reach a path. A file exists for readers only once its metadata does: bytes are written under their
+ * random id (exclusively), verified (size cap, sha256, declared size), and only then is the metadata
+ * written (temp name + one rename), so a crash or abort never leaves a visible partial file, and the
+ * bytes a reader finds are complete. Small puts (up to 64 KiB) are written in one `writeFile`; scope
+ * folders are made once per store. A new instance over the same folder sees the same files.
  *
  * @example
  * ```ts
@@ -168,13 +202,13 @@ function randomSuffix(): string {
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
   if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
-    throw new FileBridgeError("INVALID_OPTION", "dir must be a non-empty path");
+    throw check.error("dir", "must be a non-empty path");
   }
   if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "fsStore options must be an object");
+    throw check.error("options", "must be an object");
   }
   if (options.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+    throw check.error("now", "must be a function returning milliseconds");
   }
   const quota = checkScopeQuota(options.quota, "fsStore: quota");
   const root = resolve(dir);
@@ -186,24 +220,31 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     return join(root, createHash("sha256").update(scope, "utf8").digest("hex").slice(0, 32));
   }
 
+  /** Scope folders this store has made or seen: a put into one of them makes no folder. */
+  const made = new Set<string>();
+
   /**
-   * Creates a temp file exclusively and returns its descriptor (a plain fd: callback-based write
-   * streams are markedly faster than `FileHandle` ones). Re-creates the scope folder if a sweep
-   * removed it meanwhile.
+   * Runs `create` (which creates one file in `folder`), making the folder first if this store has not
+   * made it yet, and again if a sweep (of any instance) removed it meanwhile (`ENOENT`).
    */
-  async function openTemp(folder: string, path: string): Promise<number> {
+  async function inFolder<T>(folder: string, create: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      await mkdir(folder, { recursive: true, mode: DIR_MODE });
+      if (!made.has(folder)) {
+        await mkdir(folder, { recursive: true, mode: DIR_MODE });
+        if (made.size >= MADE_FOLDERS_LIMIT) made.clear();
+        made.add(folder);
+      }
       try {
-        return await openFdAsync(path, "wx", FILE_MODE);
+        return await create();
       } catch (error) {
         if (errorCode(error) !== "ENOENT" || attempt >= 3) throw error;
+        made.delete(folder);
       }
     }
   }
 
-  /** Metadata of a file in a scope, expired or not; `null` when missing. */
-  async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
+  /** The record of a file in a scope (metadata, and inline bytes if any), expired or not; `null` when missing. */
+  async function readRecord(scope: string, id: string): Promise<StoredRecord | null> {
     let text: string;
     try {
       text = await readFile(join(scopeDir(scope), id + META_SUFFIX), "utf8");
@@ -212,23 +253,40 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       if (code === "ENOENT" || code === "ENOTDIR") return null;
       throw storageError("read metadata", error);
     }
-    const file = parseMetadataRecord(text, id);
-    return file && file.scope === scope ? file : null;
+    const record = parseStoredRecord(text, id);
+    return record && record.file.scope === scope ? record : null;
+  }
+
+  /** Metadata of a file in a scope, expired or not; `null` when missing. */
+  async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
+    return (await readRecord(scope, id))?.file ?? null;
+  }
+
+  /** The live record (not expired, right scope, well-formed id), or `null`. */
+  async function liveRecord(scope: unknown, id: unknown): Promise<StoredRecord | null> {
+    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
+    const record = await readRecord(scope, id);
+    return record && !isExpired(record.file, now()) ? record : null;
   }
 
   /** Live metadata (not expired, right scope, well-formed id), or `null`. */
   async function liveMeta(scope: unknown, id: unknown): Promise<StoredFile | null> {
-    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
-    const file = await readMeta(scope, id);
-    return file && !isExpired(file, now()) ? file : null;
+    return (await liveRecord(scope, id))?.file ?? null;
   }
 
-  async function writeMeta(file: StoredFile): Promise<void> {
+  /** Writes the metadata (temp name, then the one rename that makes the file visible). */
+  async function writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
     const path = join(scopeDir(file.scope), file.id + META_SUFFIX);
     const temp = `${path}.${randomSuffix()}${TMP_SUFFIX}`;
+    const text = serializeMetadataRecord(file, inline);
     try {
-      await writeFile(temp, serializeMetadataRecord(file), { mode: FILE_MODE, flag: "wx" });
-      await rename(temp, path);
+      if (inline === undefined) await writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" });
+      // The first file of a put that inlines its bytes: make the folder if needed.
+      else
+        await inFolder(scopeDir(file.scope), () =>
+          writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" }),
+        );
+      await renameAsync(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});
       throw error;
@@ -301,75 +359,106 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     return { scopeQuota: { bytesLeft, limit: maxBytesPerScope } };
   }
 
-  /** Streams a put into a verified temp file; returns its metadata and path. */
-  async function writeTemp(
-    source: PutSource,
-    putOptions: PutOptions,
-  ): Promise<{ file: StoredFile; temp: string }> {
+  /**
+   * Writes a put's verified bytes under its final name `<id>` (created exclusively; invisible until
+   * its metadata exists) and returns the metadata and that path. A source that ends within
+   * {@link SMALL_PUT_BYTES} is measured in memory and written in one `writeFile`; a larger one streams
+   * through the meter. On any failure the bytes written so far are removed.
+   */
+  async function writeData(source: PutSource, putOptions: PutOptions): Promise<Written> {
     const plan = planPut(putOptions, now());
     const limits = await quotaLimits(plan);
     const folder = scopeDir(plan.scope);
-    const temp = join(folder, `${plan.id}.${randomSuffix()}${PART_SUFFIX}`);
+    const data = join(folder, plan.id);
+    const read = await readSmall(source, SMALL_PUT_BYTES, plan.signal);
+    if ("bytes" in read) {
+      const file = storedFileOf(plan, measureBytes(read.bytes, plan, limits));
+      if (read.bytes.byteLength <= INLINE_BYTES) return { file, data, inline: read.bytes };
+      try {
+        await inFolder(folder, () => writeFileAsync(data, read.bytes, { mode: FILE_MODE, flag: "wx" }));
+      } catch (error) {
+        await unlinkQuiet(data).catch(() => {});
+        throw storageError("write the file", error);
+      }
+      return { file, data };
+    }
     let fd: number;
     try {
-      fd = await openTemp(folder, temp);
+      fd = await inFolder(folder, () => openFdAsync(data, "wx", FILE_MODE));
     } catch (error) {
-      throw storageError("create a temp file", error);
+      read.stream.destroy();
+      throw storageError("create a file", error);
     }
     let sink: Writable;
     try {
-      sink = createWriteStream(temp, { fd, highWaterMark: WRITE_HIGH_WATER_MARK });
+      sink = createWriteStream(data, { fd, highWaterMark: WRITE_HIGH_WATER_MARK });
     } catch (error) {
       closeFd(fd, () => {});
-      await unlinkQuiet(temp).catch(() => {});
-      throw storageError("create a temp file", error);
+      read.stream.destroy();
+      await unlinkQuiet(data).catch(() => {});
+      throw storageError("create a file", error);
     }
     try {
-      const measure = await streamPut(source, plan, sink, limits);
-      return { file: storedFileOf(plan, measure), temp };
+      const measure = await streamPut(read.stream, plan, sink, limits);
+      return { file: storedFileOf(plan, measure), data };
     } catch (error) {
       sink.destroy();
-      await unlinkQuiet(temp).catch(() => {});
+      await unlinkQuiet(data).catch(() => {});
       throw error;
     }
   }
 
   /**
    * Makes verified bytes visible. With a quota, under the scope's commit lock: the usage is read,
-   * checked and the file moved into place as one step, so concurrent commits cannot both fit. A
-   * refused commit removes its temp file.
+   * checked and the metadata written as one step, so concurrent commits cannot both fit. A refused
+   * commit removes the bytes.
    */
-  async function commitTemp(file: StoredFile, temp: string): Promise<void> {
-    if (!quota) return moveIntoPlace(file, temp);
+  async function commitData({ file, data, inline }: Written): Promise<void> {
+    if (!quota) return publish(file, data, inline);
     const folder = scopeDir(file.scope);
     await COMMIT_LOCKS.run(folder, async () => {
       try {
         const violation = quotaViolation(quota, await scopeUsage(file.scope), file.size);
         if (violation) throw violation;
       } catch (error) {
-        await unlinkQuiet(temp).catch(() => {});
+        await unlinkQuiet(data).catch(() => {});
         throw error;
       }
-      await moveIntoPlace(file, temp);
+      await publish(file, data, inline);
       known.get(folder)?.set(file.id, { size: file.size, expiresAt: file.expiresAt });
     });
   }
 
-  /** Moves verified bytes into place, then writes the metadata that makes them visible. */
-  async function moveIntoPlace(file: StoredFile, temp: string): Promise<void> {
-    const data = join(scopeDir(file.scope), file.id);
+  /** Writes the metadata that makes verified bytes visible; removes the bytes if that fails. */
+  async function publish(file: StoredFile, data: string, inline?: Uint8Array): Promise<void> {
     try {
-      await rename(temp, data);
-    } catch (error) {
-      await unlinkQuiet(temp).catch(() => {});
-      throw storageError("move the file into place", error);
-    }
-    try {
-      await writeMeta(file);
+      await writeMeta(file, inline);
     } catch (error) {
       await unlinkQuiet(data).catch(() => {});
       throw storageError("write metadata", error);
     }
+  }
+
+  /**
+   * Writes an inline file's bytes out to `<id>` (temp name + rename, so a reader never sees part of
+   * it) unless they are there already; returns the path.
+   */
+  async function writeOut(path: string, inline: string): Promise<string> {
+    try {
+      await stat(path);
+      return path;
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw storageError("find the file", error);
+    }
+    const temp = `${path}.${randomSuffix()}${TMP_SUFFIX}`;
+    try {
+      await writeFileAsync(temp, Buffer.from(inline, "base64"), { mode: FILE_MODE, flag: "wx" });
+      await renameAsync(temp, path);
+    } catch (error) {
+      await unlinkQuiet(temp).catch(() => {});
+      throw storageError("write the file out", error);
+    }
+    return path;
   }
 
   async function removeFile(folder: string, id: string): Promise<boolean> {
@@ -410,7 +499,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
         try {
           const id = entry.endsWith(META_SUFFIX) ? entry.slice(0, -META_SUFFIX.length) : undefined;
           if (id !== undefined && metaIds.has(id)) {
-            const file = parseMetadataRecord(await readFile(path, "utf8"), id);
+            const file = parseStoredRecord(await readFile(path, "utf8"), id)?.file;
             if (file && isExpired(file, at) && (await removeFile(folder, id))) removed++;
             continue;
           }
@@ -426,7 +515,10 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       // An empty, old scope folder goes too; a put racing with this re-creates it (see openTemp).
       try {
         const info = await stat(folder);
-        if (at - info.mtimeMs >= staleMs) await rmdir(folder);
+        if (at - info.mtimeMs >= staleMs) {
+          await rmdir(folder);
+          made.delete(folder);
+        }
       } catch {
         // not empty, or already gone
       }
@@ -442,17 +534,28 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     ...(quota ? { quota } : {}),
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
-      const { file, temp } = await writeTemp(source, putOptions);
-      await commitTemp(file, temp);
-      return file;
+      const written = await writeData(source, putOptions);
+      await commitData(written);
+      return written.file;
     },
 
     async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
-      const { file, temp } = await writeTemp(source, putOptions);
+      const { file, data, inline } = await writeData(source, putOptions);
       return stagedFile(
         file,
-        (staged) => commitTemp(staged, temp),
-        () => unlinkQuiet(temp),
+        // A staged file may wait long enough for a sweep to take its bytes: commit only if they remain.
+        // (Inline bytes wait in memory, at most INLINE_BYTES.)
+        async (staged) => {
+          if (inline === undefined) {
+            try {
+              await stat(data);
+            } catch (error) {
+              throw storageError("find the staged bytes", error);
+            }
+          }
+          await commitData({ file: staged, data, ...(inline ? { inline } : {}) });
+        },
+        () => unlinkQuiet(data),
       );
     },
 
@@ -461,9 +564,16 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     },
 
     async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
-      const file = await liveMeta(scope, id);
-      if (!file) return null;
+      const record = await liveRecord(scope, id);
+      if (!record) return null;
+      const { file, inline } = record;
       const bounds = resolveRange(range, file.size);
+      if (inline !== undefined) {
+        const bytes = Buffer.from(inline, "base64");
+        return Readable.from([bounds ? bytes.subarray(bounds.start, bounds.end + 1) : bytes], {
+          objectMode: false,
+        });
+      }
       const path = join(scopeDir(scope), file.id);
       let fd: number;
       try {
@@ -530,9 +640,10 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     },
 
     async localPath(scope: string, id: string): Promise<string | null> {
-      const file = await liveMeta(scope, id);
-      if (!file) return null;
-      const path = join(scopeDir(scope), file.id);
+      const record = await liveRecord(scope, id);
+      if (!record) return null;
+      const path = join(scopeDir(scope), record.file.id);
+      if (record.inline !== undefined) return writeOut(path, record.inline);
       try {
         await stat(path);
       } catch (error) {

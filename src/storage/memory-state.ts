@@ -1,7 +1,10 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
+import { optionCheck } from "../internal/options.js";
 import { unrefInterval } from "./kit/list-page.js";
 import type { StateSetOptions, StateStore } from "./types.js";
+
+const check = optionCheck("memoryState");
 
 /**
  * Options of {@link memoryState}.
@@ -72,10 +75,10 @@ function serialize(value: unknown): string {
  */
 export function memoryState(options: MemoryStateOptions = {}): StateStore {
   if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "memoryState options must be an object");
+    throw check.error("options", "must be an object");
   }
   if (options.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+    throw check.error("now", "must be a function returning milliseconds");
   }
   const now = options.now ?? Date.now;
   const sweepMs = durationToMs(options.sweepInterval ?? "1m", "sweepInterval");

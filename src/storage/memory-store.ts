@@ -3,6 +3,7 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { DEFAULT_MEMORY_SCOPE_SHARE } from "../internal/limits.js";
+import { optionCheck } from "../internal/options.js";
 import { resolveRange } from "./kit/byte-range.js";
 import {
   decodeCursor,
@@ -28,6 +29,8 @@ import type {
   StagedFile,
   StoredFile,
 } from "./types.js";
+
+const check = optionCheck("memoryStore");
 
 /**
  * Options of {@link memoryStore}.
@@ -170,24 +173,22 @@ function* sliceChunks(chunks: readonly Buffer[], start: number, end: number): Ge
  */
 export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
   if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "memoryStore options must be an object");
+    throw check.error("options", "must be an object");
   }
   const { maxTotalBytes } = options;
   if (
     maxTotalBytes !== undefined &&
     (typeof maxTotalBytes !== "number" || !Number.isSafeInteger(maxTotalBytes) || maxTotalBytes < 0)
   ) {
-    throw new FileBridgeError("INVALID_OPTION", "maxTotalBytes must be a non-negative integer");
+    throw check.error("maxTotalBytes", "must be a non-negative integer");
   }
   const share = options.maxScopeShare ?? DEFAULT_MEMORY_SCOPE_SHARE;
   if (typeof share !== "number" || !(share > 0 && share <= 1)) {
-    throw new FileBridgeError("INVALID_OPTION", "maxScopeShare must be a number above 0 and at most 1", {
-      data: { option: "maxScopeShare" },
-    });
+    throw check.error("maxScopeShare", "must be a number above 0 and at most 1");
   }
   const quota = checkScopeQuota(options.quota, "memoryStore: quota");
   if (options.now !== undefined && typeof options.now !== "function") {
-    throw new FileBridgeError("INVALID_OPTION", "now must be a function returning milliseconds");
+    throw check.error("now", "must be a function returning milliseconds");
   }
   const now = options.now ?? Date.now;
   const sweepMs = durationToMs(options.sweepInterval ?? "1m", "sweepInterval");

@@ -7,6 +7,7 @@ import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 
 export { UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 
+import { optionCheck } from "../internal/options.js";
 import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/page-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
 
@@ -172,11 +173,7 @@ function expiryIso(value: UploadPageOptions["expiresAt"]): string | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `renderUploadPage: ${name} ${message}`, {
-    data: { option: name },
-  });
-}
+const check = optionCheck("renderUploadPage");
 
 /**
  * Renders the upload page for a signed upload URL: a small, self-contained, accessible HTML
@@ -193,19 +190,19 @@ function invalidOption(name: string, message: string): FileBridgeError {
  */
 export function renderUploadPage(options: UploadPageOptions): UploadPage {
   if (typeof options?.uploadUrl !== "string" || options.uploadUrl.length === 0) {
-    throw invalidOption("uploadUrl", "must be a non-empty URL");
+    throw check.error("uploadUrl", "must be a non-empty URL");
   }
   if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
-    throw invalidOption("maxBytes", "must be a positive integer");
+    throw check.error("maxBytes", "must be a positive integer");
   }
   if (!Number.isSafeInteger(options.maxFiles) || options.maxFiles <= 0) {
-    throw invalidOption("maxFiles", "must be a positive integer");
+    throw check.error("maxFiles", "must be a positive integer");
   }
   let connect = "'self'";
   try {
     const absolute = new URL(options.uploadUrl);
     if (absolute.protocol !== "https:" && absolute.protocol !== "http:") {
-      throw invalidOption("uploadUrl", "must be an http(s) URL");
+      throw check.error("uploadUrl", "must be an http(s) URL");
     }
     connect = absolute.origin;
   } catch (error) {
@@ -245,7 +242,7 @@ export function renderUploadPageProblem(
   options: { lang?: string } = {},
 ): UploadPage {
   const info = PROBLEMS[problem];
-  if (!info) throw invalidOption("problem", 'must be "expired", "used" or "invalid"');
+  if (!info) throw check.error("problem", 'must be "expired", "used" or "invalid"');
   const body = `<main>
 <h1>${escapeHtml(info.title)}</h1>
 <p id="problem" role="alert">${escapeHtml(info.text)}</p>

@@ -1,4 +1,3 @@
-import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { assertUiUri, DEFAULT_UPLOAD_WIDGET_URI, MCP_APP_MIME_TYPE } from "../uploads/widget-meta.js";
 import { UPLOAD_CSS } from "./generated/page-assets.js";
 import { WIDGET_SCRIPT } from "./generated/widget-assets.js";
@@ -9,6 +8,8 @@ export {
   MCP_APP_MIME_TYPE,
   uploadWidgetToolMeta,
 } from "../uploads/widget-meta.js";
+
+import { optionCheck } from "../internal/options.js";
 
 /**
  * Options of {@link uploadWidgetResource}.
@@ -132,24 +133,20 @@ export interface UploadWidgetResource {
   };
 }
 
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `uploadWidgetResource: ${name} ${message}`, {
-    data: { option: name },
-  });
-}
+const check = optionCheck("uploadWidgetResource");
 
 function originOf(value: string): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw invalidOption("uploadOrigin", `must be an http(s) origin, got ${JSON.stringify(value)}`);
+    throw check.error("uploadOrigin", `must be an http(s) origin, got ${JSON.stringify(value)}`);
   }
   if ((url.protocol !== "https:" && url.protocol !== "http:") || url.origin === "null") {
-    throw invalidOption("uploadOrigin", `must be an http(s) origin, got ${JSON.stringify(value)}`);
+    throw check.error("uploadOrigin", `must be an http(s) origin, got ${JSON.stringify(value)}`);
   }
   if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
-    throw invalidOption(
+    throw check.error(
       "uploadOrigin",
       `must be an origin only (scheme, host, port), got ${JSON.stringify(value)}`,
     );
@@ -177,19 +174,19 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  * ```
  */
 export function uploadWidgetResource(options: UploadWidgetOptions): UploadWidgetResource {
-  if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+  if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
   const origins = (
     typeof options.uploadOrigin === "string" ? [options.uploadOrigin] : [...(options.uploadOrigin ?? [])]
   ).map(originOf);
-  if (origins.length === 0) throw invalidOption("uploadOrigin", "must name at least one origin");
+  if (origins.length === 0) throw check.error("uploadOrigin", "must name at least one origin");
   const uri = options.uri ?? DEFAULT_UPLOAD_WIDGET_URI;
   assertUiUri(uri);
   const toolName = options.toolName ?? "get_upload_url";
   if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
-    throw invalidOption("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+    throw check.error("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
   }
   if (options.domain !== undefined && (typeof options.domain !== "string" || options.domain.trim() === "")) {
-    throw invalidOption("domain", "must be a non-empty string");
+    throw check.error("domain", "must be a non-empty string");
   }
   const title = options.title ?? "Upload files";
   const config = { toolName, sendMessage: options.sendMessage ?? true, version: "1" };

@@ -12,6 +12,7 @@ import {
   DEFAULT_UPLOAD_MAX_FILES,
   DEFAULT_UPLOAD_TICKET_TTL,
 } from "../internal/limits.js";
+import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
@@ -218,11 +219,7 @@ export interface FileRequest {
   declinedResult(action: "decline" | "cancel"): FileRequestToolResult;
 }
 
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `FileRequests: ${name} ${message}`, {
-    data: { option: name },
-  });
-}
+const check = optionCheck("FileRequests");
 
 function invalidInput(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_INPUT", `requestFiles: ${message}`);
@@ -236,7 +233,7 @@ function positiveInteger(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0 || value > max) {
-    throw invalidOption(name, `must be an integer from 1 to ${max}`);
+    throw check.error(name, `must be an integer from 1 to ${max}`);
   }
   return value;
 }
@@ -305,29 +302,28 @@ export class FileRequests {
   readonly #pageUrl: (uploadUrl: string) => string;
 
   constructor(options: FileRequestsOptions) {
-    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
     const { store, state, minter } = options;
-    if (!store || typeof store.head !== "function") throw invalidOption("store", "must be a FileStore");
-    if (!state || typeof state.get !== "function") throw invalidOption("state", "must be a StateStore");
+    if (!store || typeof store.head !== "function") throw check.error("store", "must be a FileStore");
+    if (!state || typeof state.get !== "function") throw check.error("state", "must be a StateStore");
     if (!minter || typeof minter.mint !== "function")
-      throw invalidOption("minter", "must be a SignedUrlMinter");
+      throw check.error("minter", "must be a SignedUrlMinter");
     this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
-    if (durationToMs(this.#ttl, "FileRequests: ttl") < 1000)
-      throw invalidOption("ttl", "must be at least 1s");
+    if (durationToMs(this.#ttl, "FileRequests: ttl") < 1000) throw check.error("ttl", "must be at least 1s");
     const handleTtlMs = durationToMs(
       options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
       "FileRequests: handleTtl",
     );
-    if (handleTtlMs < 1000) throw invalidOption("handleTtl", "must be at least 1s");
+    if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
     this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
     this.#timeoutMs = durationToMs(options.timeout ?? "15m", "FileRequests: timeout");
-    if (this.#timeoutMs <= 0) throw invalidOption("timeout", "must be positive");
+    if (this.#timeoutMs <= 0) throw check.error("timeout", "must be positive");
     this.#pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
-    if (this.#pollMs < 10) throw invalidOption("pollInterval", "must be at least 10ms");
+    if (this.#pollMs < 10) throw check.error("pollInterval", "must be at least 10ms");
     this.maxBytes = positiveInteger(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES);
     this.maxFiles = positiveInteger(options.maxFiles, "maxFiles", DEFAULT_UPLOAD_MAX_FILES, 1000);
     if (options.pageUrl !== undefined && typeof options.pageUrl !== "function") {
-      throw invalidOption("pageUrl", "must be a function");
+      throw check.error("pageUrl", "must be a function");
     }
     this.#pageUrl = options.pageUrl ?? ((url) => url);
     this.#store = store;

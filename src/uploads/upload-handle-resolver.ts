@@ -61,14 +61,12 @@ export type {
   UploadToolWidget,
 } from "./types.js";
 
+import { optionCheck } from "../internal/options.js";
+
 const FIELD = "file";
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `UploadHandleResolver: ${name} ${message}`, {
-    data: { option: name },
-  });
-}
+const check = optionCheck("UploadHandleResolver");
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -110,59 +108,59 @@ export class UploadHandleResolver {
   readonly #requests: FileRequests;
 
   constructor(options: UploadHandleResolverOptions) {
-    if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
     const { store, minter, state } = options;
-    if (!store || typeof store.head !== "function") throw invalidOption("store", "must be a FileStore");
+    if (!store || typeof store.head !== "function") throw check.error("store", "must be a FileStore");
     if (!minter || typeof minter.mint !== "function")
-      throw invalidOption("minter", "must be a SignedUrlMinter");
-    if (!state || typeof state.get !== "function") throw invalidOption("state", "must be a StateStore");
+      throw check.error("minter", "must be a SignedUrlMinter");
+    if (!state || typeof state.get !== "function") throw check.error("state", "must be a StateStore");
     this.toolName = options.toolName ?? "get_upload_url";
     if (typeof this.toolName !== "string" || !TOOL_NAME.test(this.toolName)) {
-      throw invalidOption("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+      throw check.error("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
     }
     this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
     if (durationToMs(this.#ttl, "UploadHandleResolver: ttl") < 1000)
-      throw invalidOption("ttl", "must be at least 1s");
+      throw check.error("ttl", "must be at least 1s");
     const handleTtlMs = durationToMs(
       options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
       "UploadHandleResolver: handleTtl",
     );
-    if (handleTtlMs < 1000) throw invalidOption("handleTtl", "must be at least 1s");
+    if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
     this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
     this.maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
     if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
-      throw invalidOption("maxBytes", "must be a positive integer");
+      throw check.error("maxBytes", "must be a positive integer");
     }
     this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
     if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
-      throw invalidOption("maxFiles", "must be an integer from 1 to 1000");
+      throw check.error("maxFiles", "must be an integer from 1 to 1000");
     }
     if (options.singleUse !== undefined && typeof options.singleUse !== "boolean") {
-      throw invalidOption("singleUse", "must be a boolean");
+      throw check.error("singleUse", "must be a boolean");
     }
     this.#singleUse = options.singleUse ?? true;
     if (options.scope !== undefined && typeof options.scope !== "function") {
-      throw invalidOption("scope", "must be a function");
+      throw check.error("scope", "must be a function");
     }
     this.#scope = options.scope ?? defaultScope;
     if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
-      throw invalidOption("tmpDir", "must be a non-empty path");
+      throw check.error("tmpDir", "must be a non-empty path");
     }
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
     if (options.rateLimit !== undefined && typeof options.rateLimit !== "function") {
-      throw invalidOption("rateLimit", "must be a function");
+      throw check.error("rateLimit", "must be a function");
     }
     this.#rateLimit = options.rateLimit;
     if (options.bridge !== undefined) {
       if (typeof options.bridge?.addResolver !== "function")
-        throw invalidOption("bridge", "must be a FileBridge");
+        throw check.error("bridge", "must be a FileBridge");
     }
     this.#store = store;
     this.#minter = minter;
     this.#state = state;
     const fileRequests = options.fileRequests ?? {};
     if (typeof fileRequests !== "object" || fileRequests === null) {
-      throw invalidOption("fileRequests", "must be an object");
+      throw check.error("fileRequests", "must be an object");
     }
     this.#requests = new FileRequests({
       store,
@@ -233,10 +231,10 @@ export class UploadHandleResolver {
     let resource: HostResourceHandle | undefined;
     if (widget !== undefined) {
       if (typeof widget?.uri !== "string" || typeof widget.contents?.text !== "string") {
-        throw invalidOption("widget", "must be what uploadWidgetResource() returns");
+        throw check.error("widget", "must be what uploadWidgetResource() returns");
       }
       if (widget.toolName !== undefined && widget.toolName !== this.toolName) {
-        throw invalidOption(
+        throw check.error(
           "widget",
           `calls the tool ${JSON.stringify(widget.toolName)}, but this resolver's tool is ${JSON.stringify(this.toolName)}: build it with uploadWidgetResource({ toolName: ${JSON.stringify(this.toolName)} })`,
         );

@@ -16,8 +16,9 @@ describe("the package without an SDK installed", () => {
     const out = await loadWithoutSdk(
       [
         `const lib = await import(${JSON.stringify(join(repoRoot, "src/index.ts"))});`,
+        `const port = await import(${JSON.stringify(join(repoRoot, "src/mcp/index.ts"))});`,
         "const registry = new lib.ResourceRegistry({ store: lib.memoryStore() });",
-        "console.log(typeof lib.toHost, typeof registry.attach, Object.keys(lib).length > 20);",
+        "console.log(typeof port.toHost, typeof registry.attach, Object.keys(lib).length > 20);",
       ].join("\n"),
     );
     expect(out).toBe("function function true");

@@ -56,6 +56,25 @@ describe("temp dirs", () => {
     );
   });
 
+  it("removeDir with the one file it made removes file and folder; extra or missing files fall back to rm -r", async () => {
+    for (const extra of ["none", "more", "gone"] as const) {
+      const dir = await createCallDir(base);
+      const file = join(dir, "a.txt");
+      await writeFile(file, "a");
+      if (extra === "more") await writeFile(join(dir, "b.txt"), "b");
+      if (extra === "gone") await rm(file);
+      await removeDir(dir, file);
+      expect(ACTIVE_CALL_DIRS.has(dir)).toBe(false);
+      expect(await readdir(base)).toEqual([]);
+    }
+    // A path outside the folder is never unlinked on its strength.
+    const dir = await createCallDir(base);
+    const outside = join(base, "outside.txt");
+    await writeFile(outside, "x");
+    await removeDir(dir, outside);
+    expect(await readdir(base)).toEqual(["outside.txt"]);
+  });
+
   it("returns 0 for a missing temp dir", async () => {
     expect(
       await sweepCallDirs(join(base, "missing"), { olderThanMs: 1, now: Date.now(), active: new Set() }),

@@ -64,17 +64,17 @@ describe("built package", () => {
       () => console.log(JSON.stringify({ code: null })),
       (e) => console.log(JSON.stringify({ code: e.code, same: e instanceof m.FileBridgeError })));`;
 
-  it("exports the storage kit at mcp-file-bridge/storage, sharing classes with the root (require)", () => {
+  it("exports the storage kit at mcp-file-bridge/storage-kit, sharing classes with the root (require)", () => {
     const out = JSON.parse(
       node([
         "-e",
-        `const m = require("mcp-file-bridge"); const kit = require("mcp-file-bridge/storage"); ${kitProbe}`,
+        `const m = require("mcp-file-bridge"); const kit = require("mcp-file-bridge/storage-kit"); ${kitProbe}`,
       ]),
     );
     expect(out).toEqual({ code: "FILE_TOO_LARGE", same: true });
   });
 
-  it("exports the storage kit at mcp-file-bridge/storage (import)", () => {
+  it("keeps mcp-file-bridge/storage as the storage kit's former name (import)", () => {
     const out = JSON.parse(
       node([
         "--input-type=module",
@@ -84,6 +84,37 @@ describe("built package", () => {
       ]),
     );
     expect(out).toEqual({ code: "FILE_TOO_LARGE", same: true });
+  });
+
+  // The root's former names that moved to subpaths (issue 20): the same objects, under both formats.
+  const movedProbe = `const host = load("mcp-file-bridge/mcp"); const media = load("mcp-file-bridge/media");
+    const types = load("mcp-file-bridge/types");
+    console.log(JSON.stringify({ toHost: typeof host.toHost, v2Host: typeof host.v2Host,
+      scopeSourceOf: typeof host.scopeSourceOf, mcpRequestError: new host.McpRequestError(-32602, "x").code,
+      textual: media.isTextualMediaType("application/json"), typesValues: Object.keys(types).length }));`;
+
+  it("exports the host port at ./mcp, media helpers at ./media and a types-only ./types (require and import)", () => {
+    const cjs = JSON.parse(node(["-e", `const load = require; ${movedProbe}`]));
+    const esm = JSON.parse(
+      node([
+        "--input-type=module",
+        "-e",
+        `const mods = { "mcp-file-bridge/mcp": await import("mcp-file-bridge/mcp"),
+           "mcp-file-bridge/media": await import("mcp-file-bridge/media"),
+           "mcp-file-bridge/types": await import("mcp-file-bridge/types") };
+         const load = (name) => mods[name]; ${movedProbe}`,
+      ]),
+    );
+    const expected = {
+      toHost: "function",
+      v2Host: "function",
+      scopeSourceOf: "function",
+      mcpRequestError: -32602,
+      textual: true,
+      typesValues: 0,
+    };
+    expect(cjs).toEqual(expected);
+    expect(esm).toEqual(expected);
   });
 
   it("exports the driver suites at mcp-file-bridge/testing under import and require", () => {
@@ -102,7 +133,8 @@ describe("built package", () => {
     const out = JSON.parse(
       node([
         "-e",
-        `require("mcp-file-bridge"); require("mcp-file-bridge/node"); require("mcp-file-bridge/storage");
+        `require("mcp-file-bridge"); require("mcp-file-bridge/node"); require("mcp-file-bridge/storage-kit");
+         require("mcp-file-bridge/mcp"); require("mcp-file-bridge/types"); require("mcp-file-bridge/media");
          console.log(JSON.stringify(Object.keys(require.cache).filter((k) => /node_modules[\\/](vitest|fast-check)[\\/]/.test(k))))`,
       ]),
     );

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { ResourceRegistry, type ResourceRegistryOptions } from "../../src/registry/resource-registry.js";
-import { scopeRef } from "../../src/scope/scope.js";
+import { defaultScope, scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore } from "../../src/storage/types.js";
@@ -122,6 +122,28 @@ describe("options", () => {
     ["now not a function", { store, now: 5 }],
   ])("%s → INVALID_OPTION", (_label, options) => {
     expect(optionCode(options)).toBe("INVALID_OPTION");
+  });
+
+  it.each<[string, unknown, string]>([
+    ["store", { store: {} }, "store"],
+    ["pageSize", { store, pageSize: 0 }, "pageSize"],
+    [
+      "a template's kind",
+      { store, templates: [{ name: "a", uriTemplate: "x://{id}", kind: "nope" }] },
+      "templates[0].kind",
+    ],
+    ["textTypes", { store, textTypes: ["not a type"] }, "textTypes"],
+  ])("a bad %s names the option (message and data.option)", (_label, options, option) => {
+    let caught: unknown;
+    try {
+      new ResourceRegistry(options as ResourceRegistryOptions);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isFileBridgeError(caught) && caught.data?.option).toBe(option);
+    expect(isFileBridgeError(caught) && caught.message).toMatch(
+      new RegExp(`^ResourceRegistry: ${option.replace(/[[\]]/g, "\\$&")} `),
+    );
   });
 
   it("accepts a Wire-style template by configuration alone", () => {
@@ -557,7 +579,7 @@ describe("link()", () => {
     const { client } = await open({}, (server, registry) => {
       server.registerTool("make", { description: "makes a file" }, async (extra) => {
         const file = await registry.add(bytes("made by a tool"), {
-          scope: extra.sessionId ?? "default",
+          scope: defaultScope(extra),
           name: "made.txt",
           kind: "artifact",
         });

@@ -46,13 +46,24 @@ describe("fsStore", () => {
     const store = fsStore(dir);
     const scope = "../../chat 42";
     const file = await store.put(text("hello"), { scope, name: "../../etc/secret name.txt" });
+    const big = await store.put(randomBytes(20_000), { scope, name: "../../etc/secret big.bin" });
+    // A small file lives inside its record (one file on disk); a larger one has its bytes beside it.
+    expect(await walk(dir)).toEqual(
+      [`${file.id}.json`, big.id, `${big.id}.json`].map((name) => join(scopeFolder(scope), name)).sort(),
+    );
+    // localPath() writes a small file's bytes out beside its record, once.
+    expect(await store.localPath(scope, file.id)).toBe(join(dir, scopeFolder(scope), file.id));
+    expect(await store.localPath(scope, file.id)).toBe(join(dir, scopeFolder(scope), file.id));
     const files = await walk(dir);
-    expect(files).toEqual([join(scopeFolder(scope), file.id), join(scopeFolder(scope), `${file.id}.json`)]);
+    expect(files).toEqual(
+      [file.id, `${file.id}.json`, big.id, `${big.id}.json`]
+        .map((name) => join(scopeFolder(scope), name))
+        .sort(),
+    );
     for (const path of files) {
       expect(path).not.toContain("secret");
       expect(path).not.toContain("chat");
     }
-    expect(await store.localPath(scope, file.id)).toBe(join(dir, scopeFolder(scope), file.id));
     expect((await readFile(join(dir, scopeFolder(scope), file.id))).toString()).toBe("hello");
     const mode = (await stat(join(dir, scopeFolder(scope), file.id))).mode & 0o777;
     expect(mode).toBe(0o600);
@@ -87,8 +98,9 @@ describe("fsStore", () => {
     let sawTemp = false;
     const source = (async function* () {
       for (let i = 0; i < 8; i++) yield Buffer.alloc(64 * 1024, i);
-      // By now the temp file exists on disk: prove it, then abort.
-      sawTemp = (await walk(dir)).some((path) => path.endsWith(".part"));
+      // By now the bytes exist on disk under their id, without metadata (invisible): prove it, then abort.
+      const paths = await walk(dir);
+      sawTemp = paths.some((path) => /[0-9a-z]{26}$/.test(path) && !paths.includes(`${path}.json`));
       controller.abort();
       await new Promise(() => {});
     })();
@@ -120,7 +132,11 @@ describe("fsStore", () => {
     ).toBe("DIGEST_MISMATCH");
     expect(await codeOf(store.put(failing, { scope: "s", name: "a" }))).toBe("STORAGE_ERROR");
     expect(await codeOf(store.put(42 as never, { scope: "s", name: "a" }))).toBe("INVALID_INPUT");
-    const staged = await store.stage(text("staged"), { scope: "s", name: "a" });
+    // A small staged file waits in memory; a larger one on disk, and aborting removes it.
+    const small = await store.stage(text("staged"), { scope: "s", name: "a" });
+    expect(await walk(dir)).toEqual(before);
+    await small.abort();
+    const staged = await store.stage(randomBytes(20_000), { scope: "s", name: "a" });
     expect((await walk(dir)).length).toBe(before.length + 1);
     await staged.abort();
     expect(await walk(dir)).toEqual(before);
@@ -155,16 +171,13 @@ describe("fsStore", () => {
     await writeFile(join(folder, `${orphanId}.abc.part`), "partial");
     await writeFile(join(folder, `${kept.id}.json.abc.tmp`), "{");
     await writeFile(join(folder, orphanId), "orphan");
-    const staged = await store.stage(text("staged long ago"), { scope: "s", name: "a" });
+    const staged = await store.stage(randomBytes(20_000), { scope: "s", name: "a" });
     expect(await store.sweep()).toBe(0); // all fresh
-    expect((await walk(dir)).length).toBe(6);
+    expect((await walk(dir)).length).toBe(5); // kept.txt is small: its bytes are inside its record
     time += 2 * 3_600_000;
     // The real mtimes are "now"; the store's clock is two hours ahead, so they are stale.
     expect(await store.sweep()).toBe(4);
-    expect(await walk(dir)).toEqual([
-      join(scopeFolder("s"), kept.id),
-      join(scopeFolder("s"), `${kept.id}.json`),
-    ]);
+    expect(await walk(dir)).toEqual([join(scopeFolder("s"), `${kept.id}.json`)]);
     expect(await codeOf(staged.commit())).toBe("STORAGE_ERROR");
     expect(await store.head("s", staged.file.id)).toBeNull();
     expect(await store.head("s", kept.id)).toEqual(kept);

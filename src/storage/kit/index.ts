@@ -1,12 +1,17 @@
 /**
- * `mcp-file-bridge/storage`: the storage kit for driver authors. A driver built on it gets the same
+ * `mcp-file-bridge/storage-kit` (also reachable as `mcp-file-bridge/storage`, its former name): the
+ * kit for driver authors. A driver built on it gets the same
  * put pipeline as `memoryStore` and `fsStore` (validation, size cap and sha256 while streaming,
  * declared size and digest checks, staging then commit), the same list and range rules, and the
  * per-scope quota helpers (`checkScopeQuota`, `quotaViolation`, `KeyedLock`). Run the
- * conformance suites from `mcp-file-bridge/testing` against it.
+ * conformance suites from `mcp-file-bridge/testing` against it. It also holds the storage
+ * contracts' secondary types (catalogs, change feeds, list and put arguments).
  */
 export type {
   ByteRange,
+  CatalogPageOptions,
+  ChangeFeed,
+  FileCatalog,
   FileKind,
   FileStore,
   ListOptions,
@@ -18,6 +23,7 @@ export type {
   StagedFile,
   StateSetOptions,
   StateStore,
+  StoreChange,
   StoredFile,
 } from "../types.js";
 export { resolveRange } from "./byte-range.js";

@@ -16,8 +16,48 @@ const KINDS: ReadonlySet<string> = new Set(["upload", "artifact", "file"]);
  * await writeFile(metaPath, serializeMetadataRecord(file), { flag: "wx" });
  * ```
  */
-export function serializeMetadataRecord(file: StoredFile): string {
-  return JSON.stringify({ v: RECORD_VERSION, ...file });
+export function serializeMetadataRecord(file: StoredFile, inline?: Uint8Array): string {
+  if (inline === undefined) return JSON.stringify({ v: RECORD_VERSION, ...file });
+  return JSON.stringify({ v: RECORD_VERSION, ...file, inline: Buffer.from(inline).toString("base64") });
+}
+
+/**
+ * A parsed record: the file, and its bytes (base64) when a driver kept a small file inside its
+ * record (`fsStore` does, up to a few KiB: one file on disk instead of two).
+ *
+ * @example
+ * ```ts
+ * const record = parseStoredRecord(text, id);
+ * const bytes = record?.inline === undefined ? undefined : Buffer.from(record.inline, "base64");
+ * ```
+ */
+export interface StoredRecord {
+  readonly file: StoredFile;
+  readonly inline?: string;
+}
+
+/**
+ * Parses a metadata record with its inline bytes, if any; `null` for anything that is not a
+ * complete record of file `id` (inline bytes of the wrong length included).
+ *
+ * @example
+ * ```ts
+ * const record = parseStoredRecord(await readFile(metaPath, "utf8"), id); // StoredRecord | null
+ * ```
+ */
+export function parseStoredRecord(text: string, id: string): StoredRecord | null {
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const file = recordOf(raw, id);
+  if (!file) return null;
+  const { inline } = raw;
+  if (inline === undefined) return { file };
+  if (typeof inline !== "string" || Buffer.byteLength(inline, "base64") !== file.size) return null;
+  return { file, inline };
 }
 
 /**
@@ -29,12 +69,10 @@ export function serializeMetadataRecord(file: StoredFile): string {
  * ```
  */
 export function parseMetadataRecord(text: string, id: string): StoredFile | null {
-  let raw: Record<string, unknown>;
-  try {
-    raw = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
+  return parseStoredRecord(text, id)?.file ?? null;
+}
+
+function recordOf(raw: Record<string, unknown>, id: string): StoredFile | null {
   if (typeof raw !== "object" || raw === null || raw.v !== RECORD_VERSION || raw.id !== id) return null;
   const { scope, name, mimeType, size, sha256, createdAt, expiresAt, kind, metadata } = raw;
   if (

@@ -2,15 +2,16 @@
  * The put's streaming half: any source to a Node stream, the meter that counts, hashes and enforces
  * caps while bytes flow, and the error mapping. Options are validated first by `put-plan.ts`.
  */
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { Readable, Transform, type TransformCallback, type Writable } from "node:stream";
+import { addAbortSignal, Readable, Transform, type TransformCallback, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { SNIFF_BYTES } from "../../media/media-type.js";
 import type { PutSource } from "../types.js";
 import type { PutMeasure, PutPlan } from "./put-plan.js";
 import type { StreamLimits } from "./quota.js";
+import { Sha256Stream } from "./sha256-stream.js";
 
 export type { PutMeasure };
 
@@ -131,8 +132,8 @@ export type MeterLimits = Pick<PutPlan, "maxBytes" | "expectedSize" | "expectedS
  * const measure = source instanceof Uint8Array ? measureBytes(source, plan) : await streamPut(source, plan, sink);
  * ```
  */
-export function measureBytes(bytes: Uint8Array, plan: MeterLimits): PutMeasure {
-  const grown = growthError(plan, bytes.byteLength);
+export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: StreamLimits): PutMeasure {
+  const grown = growthError(plan, bytes.byteLength, limits);
   if (grown) throw grown;
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   const failed = finalError(plan, bytes.byteLength, sha256);
@@ -141,7 +142,8 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits): PutMeasure {
 }
 
 /**
- * A pass-through that counts bytes, hashes sha256, keeps the first bytes for sniffing and enforces
+ * A pass-through that counts bytes, hashes sha256 (off the main thread past 1 MiB, see
+ * {@link Sha256Stream}), keeps the first bytes for sniffing and enforces
  * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes
  * over, so an endless source is cut off at the cap. At the end it checks the declared size and digest.
  *
@@ -153,7 +155,7 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits): PutMeasure {
 export class PutMeter extends Transform {
   size = 0;
   sha256 = "";
-  private readonly hash: Hash = createHash("sha256");
+  private readonly hash = new Sha256Stream();
   private readonly headBytes = Buffer.alloc(SNIFF_BYTES);
   private headLength = 0;
 
@@ -189,13 +191,26 @@ export class PutMeter extends Transform {
       this.headLength += take;
     }
     this.size = size;
-    this.hash.update(chunk);
-    callback(null, chunk);
+    // A large body is hashed off the main thread; wait only when the worker is behind.
+    const behind = this.hash.update(chunk);
+    if (!behind) {
+      callback(null, chunk);
+      return;
+    }
+    this.push(chunk);
+    behind.then(() => callback(), callback);
   }
 
   override _flush(callback: TransformCallback): void {
-    this.sha256 = this.hash.digest("hex");
-    callback(finalError(this.plan, this.size, this.sha256));
+    this.hash.digest().then((sha256) => {
+      this.sha256 = sha256;
+      callback(finalError(this.plan, this.size, sha256));
+    }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.hash.dispose();
+    callback(error);
   }
 }
 
@@ -261,4 +276,74 @@ export async function streamPut(
     throw toPutError(error, plan.signal);
   }
   return { size: meter.size, sha256: meter.sha256, head: meter.head };
+}
+
+/**
+ * What {@link readSmall} found: the whole source when it ended within the limit, or the bytes read so
+ * far and a stream of the whole source (those bytes first, then the rest) to put the long way.
+ *
+ * @example
+ * ```ts
+ * const read = await readSmall(source, 64 * 1024, plan.signal);
+ * if ("bytes" in read) writeInOneGo(read.bytes);
+ * else await streamPut(read.stream, plan, sink);
+ * ```
+ */
+export type SmallRead = { readonly bytes: Uint8Array } | { readonly stream: Readable };
+
+/**
+ * Reads a {@link PutSource} until it ends or passes `limit` bytes. A small source comes back whole,
+ * so a driver can measure it with {@link measureBytes} and store it in one write instead of a
+ * stream pipeline; a larger one comes back as a stream that yields every byte read so far and then
+ * the rest, so nothing is read twice and memory stays bounded by `limit`. Chunks that are not bytes
+ * fail with `INVALID_INPUT`, an aborted signal with `ABORTED`, like {@link streamPut}.
+ *
+ * @example
+ * ```ts
+ * const read = await readSmall(source, SMALL_PUT_BYTES, plan.signal);
+ * const measure = "bytes" in read ? measureBytes(read.bytes, plan) : await streamPut(read.stream, plan, sink);
+ * ```
+ */
+export async function readSmall(source: PutSource, limit: number, signal?: AbortSignal): Promise<SmallRead> {
+  if (source instanceof Uint8Array) {
+    return source.byteLength <= limit ? { bytes: source } : { stream: toReadable(source) };
+  }
+  let readable: Readable;
+  try {
+    readable = toReadable(source);
+  } catch (error) {
+    throw toPutError(error, signal);
+  }
+  if (signal) addAbortSignal(signal, readable);
+  const iterator = readable[Symbol.asyncIterator]();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size <= limit) {
+      const next = await iterator.next();
+      if (next.done) {
+        const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
+        return { bytes };
+      }
+      const chunk: unknown = next.value;
+      if (!(chunk instanceof Uint8Array)) {
+        throw new FileBridgeError("INVALID_INPUT", "put sources must produce bytes (Uint8Array chunks)");
+      }
+      chunks.push(chunk);
+      size += chunk.byteLength;
+    }
+  } catch (error) {
+    readable.destroy();
+    throw toPutError(error, signal);
+  }
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    yield* chunks;
+    chunks.length = 0;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  const stream = Readable.from(rest(), { objectMode: true });
+  stream.once("close", () => {
+    if (!readable.destroyed) readable.destroy();
+  });
+  return { stream };
 }

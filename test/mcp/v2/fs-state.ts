@@ -6,7 +6,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { StateSetOptions, StateStore } from "../../../src/index.js";
+import type { StateStore } from "../../../src/index.js";
+import type { StateSetOptions } from "../../../src/storage/kit/index.js";
 
 interface Entry {
   value: unknown;

@@ -25,11 +25,10 @@ import {
   SignedUrlMinter,
   type StateStore,
   type StoredFile,
-  type UploadAttachOptions,
   UploadHandleResolver,
-  type UploadTicket,
 } from "../../../src/index.js";
 import { toNodeHandler } from "../../../src/node/index.js";
+import type { UploadAttachOptions, UploadTicket } from "../../../src/types.js";
 
 export const SECRET = "v2-harness-secret-v2-harness-secret-0123";
 export const TOKENS = { "token-alice": "alice", "token-bob": "bob" } as const;

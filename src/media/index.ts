@@ -1,0 +1,16 @@
+/**
+ * `mcp-file-bridge/media`: the media-type helpers the pieces use, for code that decides what a file
+ * is the same way they do: parse and normalize a `Content-Type`, guess one from a name or from the
+ * first bytes, tell text from binary.
+ */
+export type { MediaType } from "./media-type.js";
+export {
+  chooseMediaType,
+  isTextualMediaType,
+  mediaTypeFromName,
+  normalizeMediaType,
+  OCTET_STREAM,
+  parseMediaType,
+  SNIFF_BYTES,
+  sniffMediaType,
+} from "./media-type.js";

@@ -1,0 +1,62 @@
+/**
+ * `mcp-file-bridge/types`: the pieces' secondary types, for code that names them: the parts of an
+ * option (a hook, a sub-object), a method's arguments and results, the structural interfaces a
+ * piece accepts in place of another piece. Types only; nothing here runs. The types a server author
+ * names most (each piece's options, `ResolvedFile`, `StoredFile`, `FileStore`, …) are in the root.
+ */
+export type {
+  ArtifactRegistry,
+  ArtifactUrlMinter,
+  EmbeddedResourceContents,
+} from "./artifacts/artifacts.js";
+export type { SweepOptions } from "./bridge/options.js";
+export type {
+  FileSource,
+  FileSourceKind,
+  ResolverContext,
+  ResolverResult,
+} from "./bridge/types.js";
+export type { PassedFile, WithFilesArgs } from "./bridge/with-files.js";
+export type { FileBridgeErrorOptions } from "./errors/file-bridge-error.js";
+export type {
+  DirectUploadTarget,
+  DownloadEvent,
+  FileRoutesRegistry,
+  FileRoutesTokenVerifier,
+  UploadRateLimitInfo,
+  UploadReplyFile,
+  VerifiedTokenClaims,
+} from "./http/create-file-routes.js";
+export type {
+  AttachOptions,
+  DownloadUrlMinter,
+  FileLinkInfo,
+  FileLinkResult,
+  LinkOptions,
+  ParsedResourceUri,
+  ResourceChangeSink,
+  ResourceTemplateOptions,
+  SyncResult,
+  TemplateVariables,
+} from "./registry/resource-registry.js";
+export type {
+  DownloadClaimsFunction,
+  DownloadUrlOptions,
+  MintedUrl,
+  MintOptions,
+  SignedAction,
+  SignedClaimValue,
+  VerifiedToken,
+  VerifyOptions,
+} from "./signing/signed-url-minter.js";
+export type { FilesExtensionOptions } from "./uploads/files-extension.js";
+export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from "./uploads/files-wire.js";
+export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
+export type {
+  RewrittenArgs,
+  UploadAttachOptions,
+  UploadTicket,
+  UploadTicketMinter,
+  UploadTicketRateLimitInfo,
+  UploadToolWidget,
+} from "./uploads/upload-handle-resolver.js";
