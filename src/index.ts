@@ -37,6 +37,7 @@ export type { FileRoutes, FileRoutesOptions } from "./http/create-file-routes.js
 export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
 export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
+export { fileOutputFields, withFileOutputs } from "./links/file-output.js";
 export type {
   AuthorizeFunction,
   AuthorizeRequest,

@@ -8,7 +8,9 @@ export type {
   ArtifactRegistry,
   ArtifactUrlMinter,
   EmbeddedResourceContents,
+  FitOptions,
 } from "./artifacts/artifacts.js";
+export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
 export type { SweepOptions } from "./bridge/options.js";
 export type {
   FileSource,
@@ -27,6 +29,7 @@ export type {
   UploadReplyFile,
   VerifiedTokenClaims,
 } from "./http/create-file-routes.js";
+export type { FileOutput, FileOutputBlocks } from "./links/file-output.js";
 export type {
   AttachOptions,
   DownloadUrlMinter,

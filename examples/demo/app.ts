@@ -37,9 +37,14 @@ export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
   const state = memoryState();
   const minter = new SignedUrlMinter({ secret: randomBytes(32), baseUrl, state });
   const registry = new ResourceRegistry({ store, minter });
-  const bridge = new FileBridge({ roots: [join(dataDir, "workspace")], tmpDir: join(dataDir, "tmp") });
+  // One size limit: uploads take what the tools accept (the upload limit defaults to the bridge's).
+  const bridge = new FileBridge({
+    roots: [join(dataDir, "workspace")],
+    tmpDir: join(dataDir, "tmp"),
+    maxBytes: 64 * 1024 * 1024,
+  });
   bridge.addResolver(registry.resolver());
-  const uploads = new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 64 * 1024 * 1024 });
+  const uploads = new UploadHandleResolver({ store, minter, state, bridge });
   const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dataDir, "tmp") });
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
 

@@ -50,13 +50,26 @@ import {
   SignedUrlMinter,
   toToolErrorResult,
   UploadHandleResolver,
+  withFileOutputs,
 } from "../../src/index.js";
+import { type CallToolResult, clientNameOf } from "../../src/mcp/index.js";
 import { sniffMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
 
 const run = promisify(execFile);
+
+/** Text outputs up to this size are read to be returned (inline or, past the budget, stored). */
+const MAX_TEXT_READ = 16 * 1024 * 1024;
+
+/** A text output that `fit` stored: its structured copy is the preview in `files`, not the whole text. */
+function dropInlineTextIfStored(result: CallToolResult): CallToolResult {
+  const structured = result.structuredContent;
+  if (!structured || !Array.isArray(structured.files)) return result;
+  const { text: _dropped, ...rest } = structured;
+  return { ...result, structuredContent: rest };
+}
 
 /** Output formats: pandoc writer, file extension, and whether the result is text. */
 const WRITERS = {
@@ -103,7 +116,11 @@ export interface PandocConverterOptions {
   timeoutMs?: number;
   /** Largest input, in bytes. @default 52428800 (50 MiB) */
   maxBytes?: number;
-  /** Text outputs larger than this come back as an artifact instead, in bytes. @default 1048576 */
+  /**
+   * Text outputs longer than this many characters come back as an artifact (a preview, the link and
+   * the download URL) instead of inline.
+   * @default the calling client's inline budget (10,000 characters; Claude Code 40,000, Gemini CLI 30,000)
+   */
   maxInlineText?: number;
   /** Folder of the file store (uploads and artifacts). @default a new temp folder */
   dataDir?: string;
@@ -179,7 +196,7 @@ function stem(name: string): string {
 export async function start(options: PandocConverterOptions = {}): Promise<PandocConverter> {
   const pandoc = options.pandoc ?? "pandoc";
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const maxInlineText = options.maxInlineText ?? 1024 * 1024;
+  const maxInlineText = options.maxInlineText;
   const tmp = options.tmpDir ?? tmpdir();
   const bridgeOptions = {
     ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
@@ -217,6 +234,7 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
     from: string | undefined,
     scope: string,
     pieces: Pieces,
+    client: string | undefined,
   ) {
     const ext = extname(file.name).slice(1).toLowerCase();
     const reader = from ?? READERS[ext];
@@ -268,19 +286,35 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
         });
       }
       const size = (await stat(outPath)).size;
-      if (writer.text && size <= maxInlineText) {
+      if (writer.text && size <= MAX_TEXT_READ) {
+        // Claude Code and Codex show only structuredContent, Gemini CLI only the text: the output
+        // goes in both, and past the client's budget it is stored and previewed, with its link.
         const text = await readFile(outPath, "utf8");
-        return {
-          content: [{ type: "text" as const, text }],
-          structuredContent: { format: to, name: outName, size },
-        };
+        return pieces.artifacts
+          .fit(
+            {
+              content: [{ type: "text" as const, text }],
+              structuredContent: { format: to, name: outName, size, text },
+            },
+            {
+              scope,
+              client,
+              name: outName,
+              ...(maxInlineText === undefined ? {} : { budget: { text: maxInlineText } }),
+            },
+          )
+          .then(dropInlineTextIfStored);
       }
       const captured = await pieces.artifacts.capture({ scope, path: outPath, name: outName });
-      return {
-        content: [{ type: "text" as const, text: `Converted ${file.name} to ${to}.` }, ...captured.content],
-        structuredContent: { format: to, name: outName, size, uri: captured.uri, ...captured._meta },
-        _meta: captured._meta,
-      };
+      // The link blocks for Gemini CLI, `files` for Claude Code and Codex (which show only structuredContent).
+      return withFileOutputs(
+        {
+          content: [{ type: "text" as const, text: `Converted ${file.name} to ${to}.` }],
+          structuredContent: { format: to, name: outName, size, uri: captured.uri, ...captured._meta },
+          _meta: captured._meta,
+        },
+        captured,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -316,7 +350,7 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
       pathBridge.withFiles(
         async ({ input_path, to, from }, extra) => {
           try {
-            return await convert(input_path, to, from, defaultScope(extra), pieces);
+            return await convert(input_path, to, from, defaultScope(extra), pieces, clientNameOf(server));
           } catch (error) {
             return toToolErrorResult(error);
           }
@@ -349,7 +383,7 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
             ...(isDataUrl && filename ? { name: filename } : {}),
           });
           try {
-            return await convert(file, to, from, scope, pieces);
+            return await convert(file, to, from, scope, pieces, clientNameOf(server));
           } finally {
             await file.dispose();
           }
@@ -373,7 +407,7 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
       resourceBridge.withFiles(
         async ({ uri, to, from }, extra) => {
           try {
-            return await convert(uri, to, from, defaultScope(extra), pieces);
+            return await convert(uri, to, from, defaultScope(extra), pieces, clientNameOf(server));
           } catch (error) {
             return toToolErrorResult(error);
           }

@@ -134,16 +134,13 @@ export async function startReplica(options: ReplicaOptions) {
   };
   // The feed carries what this replica stores or deletes to the others, and theirs to this one.
   const registry = new ResourceRegistry({ store, minter, scope, feed });
-  const bridge = new FileBridge({ tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`) });
-  bridge.addResolver(registry.resolver());
-  const uploads = new UploadHandleResolver({
-    store,
-    minter,
-    state,
-    bridge,
-    scope,
+  // One size limit: uploads take what the tools accept (the upload limit defaults to the bridge's).
+  const bridge = new FileBridge({
+    tmpDir: join(tmpdir(), `mcp-replica-${options.replica}`),
     maxBytes: 256 * 1024 * 1024,
   });
+  bridge.addResolver(registry.resolver());
+  const uploads = new UploadHandleResolver({ store, minter, state, bridge, scope });
 
   await feed.ready();
 

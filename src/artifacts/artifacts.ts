@@ -9,12 +9,20 @@ import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
-import { fileLinkContent } from "../links/file-link.js";
+import { fileLinkContent, fileOutputOf } from "../links/file-link.js";
+import { type FileOutput, withFileOutputs } from "../links/file-output.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
+import { type FitCapture, fitResult } from "./fit-result.js";
+import {
+  checkInlineBudget,
+  type InlineBudget,
+  type InlineBudgetOptions,
+  inlineBudgetFor,
+} from "./inline-budget.js";
 
 /**
  * The part of a `SignedUrlMinter` artifacts use.
@@ -105,6 +113,39 @@ export interface ArtifactsOptions {
    * @default join(os.tmpdir(), "mcp-file-bridge")
    */
   tmpDir?: string;
+  /**
+   * What {@link Artifacts.fit} keeps inline: `text` characters and `media` base64 characters for a
+   * client it does not know, and per `clientInfo.name` in `clients` (over the measured
+   * `CLIENT_INLINE_BUDGETS`).
+   * @default { text: 10000, media: 750000 } and the measured budgets of Claude Code, Codex CLI and Gemini CLI
+   */
+  inlineBudget?: InlineBudgetOptions;
+}
+
+/**
+ * Options of {@link Artifacts.fit}.
+ *
+ * @example
+ * ```ts
+ * await artifacts.fit(result, { scope, client: clientNameOf(server), name: "report.html" });
+ * ```
+ */
+export interface FitOptions {
+  /** Scope the stored outputs belong to. */
+  scope: string;
+  /** The caller's `clientInfo.name` (`clientNameOf(server)`); picks the client's budget. @default undefined (the default budget) */
+  client?: string | undefined;
+  /** File name of a text output that is stored. @default "output.txt" */
+  name?: string;
+  /**
+   * This call's budget, for whichever client called (e.g. a tool's own `maxInlineText` option).
+   * @default the client's budget from {@link ArtifactsOptions.inlineBudget} and `CLIENT_INLINE_BUDGETS`
+   */
+  budget?: Partial<InlineBudget>;
+  /** Aborts storing; nothing is stored. */
+  signal?: AbortSignal;
+  /** The tool call's `extra`, handed to {@link ArtifactsOptions.downloadClaims}. @default undefined */
+  extra?: ScopeSource;
 }
 
 /**
@@ -180,6 +221,11 @@ export interface CapturedArtifact {
   uri: string;
   /** A `resource_link` plus a text block with the URI and the download URL; append to a tool result. */
   content: [ResourceLink, TextContent];
+  /**
+   * The same as data (URI, name, type, size, download URL): what goes into a result's
+   * `structuredContent.files` (see `withFileOutputs` and `fileOutputFields`).
+   */
+  structuredContent: FileOutput;
   /** For a tool result's `_meta`. */
   _meta: {
     artifact_uri: string;
@@ -274,6 +320,7 @@ export class Artifacts {
   readonly #maxBytes: number;
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
+  readonly #inlineBudget: InlineBudgetOptions;
 
   constructor(options: ArtifactsOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -312,6 +359,45 @@ export class Artifacts {
     this.#maxBytes = maxBytes;
     this.#scope = options.scope ?? defaultScope;
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+    this.#inlineBudget = checkInlineBudget(options.inlineBudget);
+  }
+
+  /**
+   * Keeps a tool result inside the inline budget of the client that called: text past the budget,
+   * images and audio past the media budget, and every embedded blob that is not an image or audio
+   * are stored as artifacts and replaced by a short preview plus their link blocks (URI and download
+   * URL in the text); the stored files are added to `structuredContent.files` when the result has
+   * `structuredContent` (spread `fileOutputFields` into the tool's `outputSchema`).
+   *
+   * @example
+   * ```ts
+   * const html = await render(doc);
+   * return artifacts.fit({ content: [{ type: "text", text: html }] }, { scope, client: clientNameOf(server), name: "doc.html" });
+   * ```
+   */
+  async fit(result: CallToolResult, options: FitOptions): Promise<CallToolResult> {
+    if (typeof options !== "object" || options === null) {
+      throw new FileBridgeError("INVALID_INPUT", "fit() needs { scope }");
+    }
+    assertScope(options.scope);
+    const base = inlineBudgetFor(options.client, this.#inlineBudget);
+    const own = checkInlineBudget(options.budget);
+    const budget = inlineBudgetFor(undefined, {
+      text: own.text ?? base.text,
+      media: own.media ?? base.media,
+    });
+    const name = sanitizeFileName(options.name ?? "output.txt", "output.txt");
+    return fitResult(result, budget, name, (what: FitCapture) =>
+      this.#capture(
+        {
+          scope: options.scope,
+          ...what,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          ...(options.extra === undefined ? {} : { extra: options.extra }),
+        },
+        undefined,
+      ),
+    );
   }
 
   /**
@@ -446,15 +532,17 @@ export class Artifacts {
       meta.download_url = download.url;
       meta.download_url_expires_at = new Date(download.expiresAt).toISOString();
     }
-    return { file, uri, content, _meta: meta };
+    return { file, uri, content, structuredContent: fileOutputOf(file, uri, download), _meta: meta };
   }
 
   /**
    * Wraps a tool handler that writes one output file: a fresh temp folder is made per call, the
    * path of the output file inside it is put in `args[outputPathArg]` (a name the caller gave there
    * is kept, sanitized), the handler runs, and what it wrote is captured as an artifact whose link
-   * blocks are appended to the result's `content` and whose `artifact_uri` / `download_url` go into
-   * `_meta`. The temp folder is removed whether the handler returned or threw. A handler that
+   * blocks are appended to the result's `content`, whose structured form is appended to
+   * `structuredContent.files` when the handler returned `structuredContent` (spread
+   * `fileOutputFields` into the tool's `outputSchema`), and whose `artifact_uri` / `download_url` go
+   * into `_meta`. The temp folder is removed whether the handler returned or threw. A handler that
    * returns `isError` or writes nothing gets its result back unchanged.
    *
    * @example
@@ -524,8 +612,7 @@ export class Artifacts {
           throw error;
         }
         return {
-          ...result,
-          content: [...(Array.isArray(result.content) ? result.content : []), ...captured.content],
+          ...withFileOutputs(result, captured),
           _meta: { ...(result._meta ?? {}), ...captured._meta },
         };
       } finally {

@@ -11,6 +11,7 @@ import { durationToMs } from "../internal/duration.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { aborted, resolverFailure } from "./failures.js";
+import { type FileInputOptions, fileInput } from "./file-input.js";
 import {
   type BridgeSettings,
   DEFAULT_SWEEP_OLDER_THAN,
@@ -27,6 +28,7 @@ import { fromObject, type ObjectFormHost } from "./sources/object.js";
 import { fromPath, looksLikePath } from "./sources/path.js";
 import { fileUriToPath, prepareRoots, type Root } from "./sources/path-containment.js";
 import { fromResolver, fromResolverEach } from "./sources/resolver.js";
+import { bareBase64Refused, jsonEncodedObject, looksLikeBareBase64 } from "./sources/stray-forms.js";
 import type { FileSourceResolver, ResolvedFile } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
@@ -119,6 +121,26 @@ export class FileBridge {
     };
   }
 
+  /**
+   * {@link fileInput} for this bridge: the description also tells the model that a local path or
+   * `file://` URI works when `roots` are set, and that an `https://` URL works when hosts are allowed,
+   * and the schema advertises the bridge's `maxBytes`. Options given explicitly win.
+   *
+   * @example
+   * ```ts
+   * const bridge = new FileBridge({ roots: [process.cwd()] });
+   * server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } }, handler);
+   * ```
+   */
+  fileInput(options: FileInputOptions = {}): ReturnType<typeof fileInput> {
+    return fileInput({
+      ...options,
+      paths: options.paths ?? this.#settings.forms.path,
+      https: options.https ?? this.#settings.forms.https,
+      maxBytes: options.maxBytes ?? this.maxBytes,
+    });
+  }
+
   /** The names of the forms currently enabled, as shown in `UNSUPPORTED_INPUT` errors. */
   get enabledForms(): string[] {
     const names: string[] = [];
@@ -154,10 +176,7 @@ export class FileBridge {
       );
     }
     if (typeof input === "string") return this.#resolveString(input, ctx);
-    if (isRecord(input)) {
-      if (!this.#settings.forms.object) throw this.#disabled("object");
-      return fromObject(input, ctx, this.#objectHost);
-    }
+    if (isRecord(input)) return this.#resolveObject(input, ctx);
     throw new FileBridgeError("INVALID_INPUT", "a file must be given as a string or an object", {
       data: { forms: this.enabledForms },
     });
@@ -314,9 +333,23 @@ export class FileBridge {
   }
 
   #disabled(form: string): FileBridgeError {
-    return new FileBridgeError("FORM_DISABLED", `this server does not accept files as ${form}`, {
-      data: { form, forms: this.enabledForms },
-    });
+    const forms = this.enabledForms;
+    return new FileBridgeError(
+      "FORM_DISABLED",
+      `this server does not accept files as ${form}; it accepts ${forms.join(", ") || "no form at all"}`,
+      { data: { form, forms } },
+    );
+  }
+
+  #resolveObject(input: Record<string, unknown>, ctx: CallContext): Promise<ResolvedFile> {
+    if (!this.#settings.forms.object) throw this.#disabled("object");
+    return fromObject(input, ctx, this.#objectHost);
+  }
+
+  /** Bare base64 on a server with that form off: an error showing the form to send instead. */
+  #bareBase64(input: string): FileBridgeError | undefined {
+    if (this.#settings.forms.base64 || !looksLikeBareBase64(input)) return undefined;
+    return bareBase64Refused(this.#settings.forms, this.enabledForms);
   }
 
   #roots$(): Promise<Root[]> {
@@ -338,6 +371,9 @@ export class FileBridge {
 
   async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
     if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
+    // An object form sent as a JSON string (`"{\"filename\": …}"`) is that object.
+    const encoded = jsonEncodedObject(input);
+    if (encoded !== undefined) return this.#resolveObject(encoded, ctx);
     // (1) registered resolvers
     const resolver = this.#resolverFor(input);
     if (resolver) {
@@ -377,7 +413,9 @@ export class FileBridge {
         if (base64Candidate && isFileBridgeError(error, "NOT_FOUND")) return fromBase64(input, ctx);
         // Base64 may start with "/" (JPEG is "/9j/…"): an absolute "path" outside every root is tried
         // as base64 too, and if it is not valid base64 either, the path refusal stands.
-        if (base64Candidate && isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots) {
+        const outsideRoots =
+          isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots === true;
+        if (base64Candidate && outsideRoots) {
           try {
             return await fromBase64(input, ctx);
           } catch (base64Error) {
@@ -385,6 +423,8 @@ export class FileBridge {
             throw base64Error;
           }
         }
+        // With bare base64 off, content that is surely base64 gets the form to use, not NOT_FOUND.
+        if (isFileBridgeError(error, "NOT_FOUND") || outsideRoots) throw this.#bareBase64(input) ?? error;
         throw error;
       }
     }
@@ -392,6 +432,8 @@ export class FileBridge {
     if (this.#settings.forms.base64) {
       if (base64Candidate || !looksLikePath(input)) return fromBase64(input, ctx);
     }
+    const bareBase64 = this.#bareBase64(input);
+    if (bareBase64) throw bareBase64;
     if (looksLikePath(input)) throw this.#disabled("local path");
     throw new FileBridgeError(
       "UNSUPPORTED_INPUT",

@@ -115,7 +115,9 @@ export function fileInput(options: FileInputOptions = {}) {
   ];
   if (options.https) forms.push("an https:// URL");
   if (options.paths) forms.push("a file:// URI or a path inside the server's shared folders");
-  const lead = options.description?.trim() || "A file.";
+  const given = options.description?.trim() || "A file.";
+  // "The PDF to summarize" + "Send it as …": sentences joined with their full stop.
+  const lead = /[.!?:]$/.test(given) ? given : `${given}.`;
   const description = `${lead} Send it as ${forms.join("; or ")}.`;
   const marker: Record<string, unknown> = {};
   if (options.accept) marker.accept = [...options.accept];

@@ -1,4 +1,5 @@
-import { type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { randomUUID } from "node:crypto";
+import { isFileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
 import {
   collectFieldSlots,
   type FieldSlot,
@@ -8,6 +9,7 @@ import {
 import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { jsonEncodedObject } from "./sources/stray-forms.js";
 import type { ResolvedFile } from "./types.js";
 
 /**
@@ -120,6 +122,34 @@ function prepare(options: WithFilesOptions): PreparedOptions {
   };
 }
 
+/** Whether a file argument carries its bytes inline (a data: URL or an object with content). */
+function isInline(value: unknown): boolean {
+  if (typeof value === "string") {
+    if (/^data:/i.test(value.trimStart())) return true;
+    const encoded = jsonEncodedObject(value);
+    return encoded !== undefined && isInline(encoded);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return ["content", "content_base64", "data"].some(
+    (key) => typeof (value as Record<string, unknown>)[key] === "string",
+  );
+}
+
+/**
+ * The caller's scope; when there is none (`FORBIDDEN`, `no_scope`) and every file is inline, a
+ * throwaway scope of this call: nothing is stored or looked up, so the call needs no identity, and
+ * the throwaway scope owns nothing another caller could reach.
+ */
+function scopeFor(prepared: PreparedOptions, source: ScopeSource, values: unknown[]): string {
+  try {
+    return prepared.scope(source);
+  } catch (error) {
+    const noScope = isFileBridgeError(error, "FORBIDDEN") && error.data?.reason === "no_scope";
+    if (noScope && values.every(isInline)) return `inline-call:${randomUUID()}`;
+    throw error;
+  }
+}
+
 /**
  * Puts the resolved files where their values were: a field's one file in its place, and a list
  * item's files spliced in at the item's position (later items move along).
@@ -172,7 +202,11 @@ export function wrapWithFiles<Args, Extra, Result>(
       if (slots.length > 0) {
         // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
         const source = scopeSourceOf(extra ?? {});
-        const scope = prepared.scope(source as ScopeSource);
+        const scope = scopeFor(
+          prepared,
+          source as ScopeSource,
+          slots.map((slot) => slot.value),
+        );
         const signal = signalOf(source);
         const groups = await resolveFields(
           slots.map((slot) => ({ value: slot.value, each: Array.isArray(slot.container) })),

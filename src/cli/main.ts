@@ -13,6 +13,7 @@ import {
 } from "../proxy/config.js";
 import { createConnectShim } from "../proxy/connect-shim.js";
 import { createFileProxy } from "../proxy/file-proxy.js";
+import type { HealthReport } from "../proxy/health.js";
 import { splitCommandLine } from "./command-line.js";
 
 const VERSION = "0.1.0";
@@ -50,6 +51,8 @@ Options:
       --auth-tokens-env <N>  Environment variable of "user:token" pairs (comma-separated): HTTP callers
                              send "Authorization: Bearer <token>"; their files are their user's.
                              Stateless (2026-07-28) callers need it to use files.
+      --wait-for-upstreams   Start even when an upstream cannot be reached (proxy.waitForUpstreams);
+                             without it, an unreachable upstream (a missing command) exits 1.
       --check                Connect, print the health report (JSON) and exit: 0 when healthy.
   -h, --help                 Show this help.
 
@@ -105,6 +108,55 @@ function headersFrom(values: string[] | undefined): Record<string, string> {
 
 class UsageError extends Error {}
 
+/** A start-up failure the person can fix: one line (or a few), no stack, and its exit code. */
+class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+/** One line per upstream the proxy could not reach at start-up, naming the command when it is missing. */
+function unreachableUpstreams(report: HealthReport, config: ProxyConfig): string | undefined {
+  const lines = report.problems
+    .filter((problem) => problem.code === "upstream_unreachable")
+    .map(({ upstream, message }) => {
+      const target = config.mcpServers[upstream];
+      const missing = /spawn (.+) (ENOENT|EACCES)\b/.exec(message);
+      if (missing && target && "command" in target) {
+        const why = missing[2] === "ENOENT" ? "was not found" : "is not executable";
+        return `upstream "${upstream}": the command ${JSON.stringify(target.command)} ${why}; install it or fix mcpServers.${upstream}.command`;
+      }
+      return `upstream "${upstream}": ${message}`;
+    });
+  if (lines.length === 0) return undefined;
+  return `${lines.join("\n")}\n(to start anyway and retry on each call, set proxy.waitForUpstreams: true or pass --wait-for-upstreams)`;
+}
+
+/** EADDRINUSE / EACCES of `listen` as a sentence with the fix. */
+function listenFailure(error: unknown, host: string, port: number | undefined): StartupError | undefined {
+  const code = (error as { code?: unknown })?.code;
+  const where = `${host}:${port ?? 0}`;
+  if (code === "EADDRINUSE")
+    return new StartupError(
+      `port ${where} is already in use: choose another with --port <n> (or proxy.port), or --port 0 for a free one`,
+      2,
+    );
+  if (code === "EACCES")
+    return new StartupError(
+      `may not listen on ${where}: use a port above 1023, or run with the right to bind it`,
+      2,
+    );
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
+    return new StartupError(
+      `cannot listen on ${host}: it is not an address of this machine; fix --host (or proxy.host)`,
+      2,
+    );
+  return undefined;
+}
+
 function onSignals(shutdown: (signal: string) => Promise<void>): void {
   let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -148,6 +200,7 @@ async function proxyCommand(argv: string[]): Promise<void> {
       check: { type: "boolean" },
       sdk: { type: "string" },
       "auth-tokens-env": { type: "string" },
+      "wait-for-upstreams": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -198,16 +251,29 @@ async function proxyCommand(argv: string[]): Promise<void> {
     process.exitCode = report.status === "ok" ? 0 : 1;
     return;
   }
-  onSignals(() => proxy.close());
-  const { url } = await proxy.listen({
-    ...(values.host ? { host: values.host } : {}),
-    ...(port !== undefined ? { port } : {}),
-  });
-  log(`health: ${url}/healthz`);
-  const report = await proxy.health();
-  if (report.status !== "ok") {
+  let url: string;
+  try {
+    const report = await proxy.health();
+    const unreachable = unreachableUpstreams(report, config);
+    if (unreachable && !values["wait-for-upstreams"] && !config.proxy?.waitForUpstreams) {
+      throw new StartupError(unreachable, 1);
+    }
     for (const problem of report.problems) log(`${problem.code}: ${problem.message}`);
+    const host = values.host ?? config.proxy?.host ?? "127.0.0.1";
+    try {
+      ({ url } = await proxy.listen({
+        ...(values.host ? { host: values.host } : {}),
+        ...(port !== undefined ? { port } : {}),
+      }));
+    } catch (error) {
+      throw listenFailure(error, host, port ?? config.proxy?.port) ?? error;
+    }
+  } catch (error) {
+    await proxy.close(); // nothing left behind: the temp folder and the upstream processes go
+    throw error;
   }
+  onSignals(() => proxy.close());
+  log(`health: ${url}/healthz`);
   if (values.stdio) {
     const { closed } = await proxy.serveStdio();
     await closed;
@@ -311,6 +377,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string })?.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     process.stderr.write(`mcp-file-bridge: ${(error as Error).message}\nRun "mcp-file-bridge --help".\n`);
     process.exit(2);
+  }
+  if (error instanceof StartupError) {
+    process.stderr.write(`mcp-file-bridge: ${error.message}\n`);
+    process.exit(error.exitCode);
   }
   if (isFileBridgeError(error, "INVALID_OPTION")) {
     process.stderr.write(`mcp-file-bridge: ${error.message}\n`);

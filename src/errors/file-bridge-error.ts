@@ -53,7 +53,7 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   UNSUPPORTED_INPUT: { status: 400, hint: "Send the file in one of the accepted forms listed above." },
   FORM_DISABLED: {
     status: 400,
-    hint: "This server does not accept that form; use one of the enabled forms.",
+    hint: "This server does not accept that form; send the file in one of the forms named above.",
   },
   INVALID_BASE64: {
     status: 400,
@@ -98,7 +98,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },
   INVALID_CURSOR: { status: 400, hint: "Restart the listing without a cursor." },
   INVALID_REQUEST: { status: 400, hint: "Fix the request and try again." },
-  METHOD_NOT_ALLOWED: { status: 405, hint: "Use a method this route accepts." },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    hint: "Use one of the methods named in the message (and the Allow header).",
+  },
   RANGE_NOT_SATISFIABLE: { status: 416, hint: "Request a byte range inside the file." },
   TOO_LARGE_TO_INLINE: {
     status: 413,
@@ -133,6 +136,8 @@ export interface FileBridgeErrorOptions {
   cause?: unknown;
   /** Structured details safe to show to the caller (e.g. `{ uri }`, `{ limit }`). */
   data?: Record<string, unknown>;
+  /** What the caller should do, when the code's usual hint would mislead. @default the code's hint */
+  hint?: string;
 }
 
 /**
@@ -163,11 +168,14 @@ export class FileBridgeError extends Error {
     this.code = code;
     this.status = CODES[code].status;
     this.data = options.data;
+    this.#hint = options.hint;
   }
+
+  readonly #hint: string | undefined;
 
   /** What the caller should do about this error. */
   get hint(): string {
-    return CODES[this.code].hint;
+    return this.#hint ?? CODES[this.code].hint;
   }
 }
 
@@ -236,7 +244,7 @@ export function toToolErrorResult(error: unknown): ToolErrorResult {
   const known = isFileBridgeError(error) ? error : undefined;
   const code: FileBridgeErrorCode = known?.code ?? "STORAGE_ERROR";
   const message = known?.message ?? "Internal error while handling the file.";
-  const hint = CODES[code].hint;
+  const hint = known?.hint ?? CODES[code].hint;
   return {
     isError: true,
     content: [

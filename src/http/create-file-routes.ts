@@ -100,7 +100,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
         });
       }
       // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
-      if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow);
+      if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow, request, route);
       if (route === "direct")
         return await uploads.direct.handle(request, uploadContext(config, request, rest));
       const token = rest[0] as string;
@@ -146,7 +146,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   // The Node adapter asks this for methods a web `Request` cannot carry (TRACE): 405 with `Allow`.
   setForbiddenMethodAnswer(routes, (pathname) => {
     const matched = match(pathname);
-    return matched ? methodNotAllowed(matched.allow) : undefined;
+    return matched ? methodNotAllowed(matched.allow, undefined, matched.route) : undefined;
   });
   return routes;
 }

@@ -30,10 +30,36 @@ export function errorResponse(error: unknown, extra: Record<string, string> = {}
   );
 }
 
-export function methodNotAllowed(allow: string): Response {
-  return errorResponse(new FileBridgeError("METHOD_NOT_ALLOWED", "Method not allowed on this route"), {
-    allow,
-  });
+/**
+ * 405 with `Allow`, a message naming the methods, and for a browser (`Accept: text/html`) opening an
+ * upload link, a page with one sentence saying what the link is for and what to do instead.
+ */
+export function methodNotAllowed(allow: string, request?: Request, route?: string): Response {
+  const upload = route === "upload";
+  const message = upload
+    ? `This is an upload link: send files to it with ${allow.replace(", ", " or ")} (multipart/form-data or the raw bytes); ${request?.method ?? "this method"} does nothing here`
+    : `This route accepts ${allow} only`;
+  if (upload && request?.method === "GET" && wantsHtml(request)) {
+    const page =
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Upload link</title></head><body>' +
+      "<h1>This is an upload link</h1><p>It takes files from the app that asked for them; it has no page to " +
+      "show here. Go back to the chat and ask for an upload page, or send the files with the app.</p></body></html>";
+    return new Response(page, {
+      status: 405,
+      headers: {
+        allow,
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'",
+      },
+    });
+  }
+  return errorResponse(new FileBridgeError("METHOD_NOT_ALLOWED", message), { allow });
+}
+
+function wantsHtml(request: Request): boolean {
+  return /\btext\/html\b/i.test(request.headers.get("accept") ?? "");
 }
 
 export function invalidToken(): FileBridgeError {

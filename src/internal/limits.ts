@@ -23,6 +23,26 @@ export const DEFAULT_UPLOAD_MAX_BYTES = 100 * MiB;
 export const DEFAULT_UPLOAD_MAX_FILES = 10;
 /** `Artifacts`: largest file a tool may produce (1 GiB). */
 export const DEFAULT_ARTIFACT_MAX_BYTES = 1024 * MiB;
+/**
+ * `Artifacts.fit`: characters of text a result keeps inline for a client it does not know (Codex CLI
+ * cuts MCP text near 11,000); longer text is stored as an artifact and previewed.
+ *
+ * @example
+ * ```ts
+ * await artifacts.fit(result, { scope }); // text past DEFAULT_INLINE_TEXT_BUDGET (10000) is stored
+ * ```
+ */
+export const DEFAULT_INLINE_TEXT_BUDGET = 10_000;
+/**
+ * `Artifacts.fit`: base64 characters of images and audio a result keeps inline (under Claude
+ * Desktop's 1 MB per result); larger media is stored as an artifact.
+ *
+ * @example
+ * ```ts
+ * new Artifacts({ store, inlineBudget: { media: DEFAULT_INLINE_MEDIA_BUDGET / 2 } });
+ * ```
+ */
+export const DEFAULT_INLINE_MEDIA_BUDGET = 750_000;
 /** `ResourceRegistry`: largest file `resources/read` returns inline as text or blob (4 MiB). */
 export const DEFAULT_MAX_INLINE_BYTES = 4 * MiB;
 /** `SignedUrlMinter`: lifetime of a signed URL. */

@@ -1,5 +1,6 @@
 import { baseName } from "../internal/file-name.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
+import type { FileOutput } from "./file-output.js";
 
 /**
  * The one builder of the blocks a tool returns for a stored file: a `resource_link` plus a text
@@ -19,6 +20,7 @@ export interface LinkedFile {
   size: number;
   /** Ms since the epoch. */
   createdAt: number;
+  sha256?: string;
 }
 
 /** A minted download URL and when it expires (ms since the epoch). */
@@ -63,4 +65,19 @@ export function fileLinkContent(
     );
   }
   return [link, { type: "text", text: lines.join("\n") }];
+}
+
+/** The structured form of the same link: a {@link FileOutput} for `structuredContent`. */
+export function fileOutputOf(file: LinkedFile, uri: string, download?: MintedDownload): FileOutput {
+  return {
+    uri,
+    name: file.name,
+    mimeType: file.mimeType,
+    size: file.size,
+    ...(file.sha256 === undefined ? {} : { sha256: file.sha256 }),
+    lastModified: new Date(file.createdAt).toISOString(),
+    ...(download
+      ? { downloadUrl: download.url, downloadUrlExpiresAt: new Date(download.expiresAt).toISOString() }
+      : {}),
+  };
 }

@@ -3,8 +3,9 @@ import { toJsonRpcError } from "../errors/file-bridge-error.js";
 /**
  * A JSON-RPC error a request handler throws: every SDK generation answers a thrown error that has a
  * numeric `code` with `{ code, message, data }`. Built without the SDK's error class, so the package
- * loads without an SDK installed. The message reads like the SDK's `McpError` (`MCP error -32602:
- * …`), so the wire text is the one SDK v1 sent.
+ * loads without an SDK installed. The message is the bare text: the client's SDK adds its own
+ * `MCP error <code>: ` prefix when it reports the error, so a prefix here would arrive twice
+ * (`MCP error -32602: MCP error -32602: …`).
  *
  * @example
  * ```ts
@@ -16,7 +17,7 @@ export class McpRequestError extends Error {
   readonly data: unknown;
 
   constructor(code: number, message: string, data?: unknown) {
-    super(`MCP error ${code}: ${message}`);
+    super(message);
     this.name = "McpRequestError";
     this.code = code;
     this.data = data;

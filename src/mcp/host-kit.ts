@@ -96,11 +96,11 @@ export class CompletionRouter {
       if (request.method === "completion/complete") {
         const ref = (request.params as { ref?: { type?: unknown; uri?: unknown } } | undefined)?.ref;
         if (mcpServer && ref?.type === "ref/resource") {
-          // What an McpServer answers for a template it does not know.
-          throw Object.assign(
-            new Error(`MCP error ${JSONRPC_INVALID_PARAMS}: Resource template ${String(ref.uri)} not found`),
-            { code: JSONRPC_INVALID_PARAMS },
-          );
+          // What an McpServer answers for a template it does not know (without the SDK's doubled
+          // `MCP error -32602: ` prefix: the client adds one).
+          throw Object.assign(new Error(`Resource template ${String(ref.uri)} not found`), {
+            code: JSONRPC_INVALID_PARAMS,
+          });
         }
         return EMPTY_COMPLETION;
       }

@@ -10,6 +10,7 @@ export {
   JSONRPC_INVALID_PARAMS,
   toJsonRpcError,
 } from "../errors/file-bridge-error.js";
+export { clientNameOf } from "./client-name.js";
 export { McpRequestError } from "./errors.js";
 export type {
   HostAuthInfo,

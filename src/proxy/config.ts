@@ -10,10 +10,18 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 
-const duration = z.union([
-  z.number().nonnegative(),
-  z.string().regex(/^\d+(?:\.\d+)?(?:ms|s|m|h|d)$/, 'a duration like "90s", "5m", "1h" or seconds'),
-]);
+/** The message of a union none of whose branches fits: what is expected, with an example. */
+const unionError = (expected: string) => ({
+  error: (issue: { code?: string }) => (issue.code === "invalid_union" ? expected : undefined),
+});
+
+const duration = z.union(
+  [
+    z.number().nonnegative(),
+    z.string().regex(/^\d+(?:\.\d+)?(?:ms|s|m|h|d)$/, 'a duration like "90s", "5m", "1h" or seconds'),
+  ],
+  unionError('a duration like "90s", "5m", "1h", or a number of seconds'),
+);
 const positiveInt = z.number().int().positive();
 const nonEmpty = z.string().min(1);
 const fieldPath = z
@@ -39,7 +47,12 @@ const httpServer = z.strictObject({
   headers: z.record(z.string(), z.string()).optional(),
 });
 
-const upstreamServer = z.union([stdioServer, httpServer]);
+/** What an `mcpServers` entry with neither `command` nor `url` is told. */
+export const UPSTREAM_ENTRY_HELP =
+  'needs "command" (a stdio server, e.g. {"command": "npx", "args": ["-y", "some-mcp-server"]}) ' +
+  'or "url" (a Streamable HTTP server, e.g. {"url": "https://mcp.example.com/mcp"})';
+
+const upstreamServer = z.union([stdioServer, httpServer], unionError(UPSTREAM_ENTRY_HELP));
 
 const uploadRule = z.strictObject({
   /** Argument paths that take a file. */
@@ -48,31 +61,40 @@ const uploadRule = z.strictObject({
   as: z.enum(["path", "base64", "data_url"]).default("path"),
 });
 
-const artifactRule = z.discriminatedUnion("locator", [
-  z.strictObject({
-    locator: z.literal("regex"),
-    pattern: nonEmpty.refine((source) => {
-      try {
-        new RegExp(source);
-        return true;
-      } catch {
-        return false;
-      }
-    }, "an invalid regular expression"),
-  }),
-  z.strictObject({
-    locator: z.literal("structured"),
-    pointer: z.union([nonEmpty, z.array(nonEmpty).min(1)]),
-  }),
-  z.strictObject({ locator: z.literal("embedded") }),
-  z.strictObject({
-    locator: z.literal("none"),
-    /** The argument the proxy fills with a path inside an output folder. */
-    outputArg: z.string().regex(/^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/, "an argument name"),
-    /** File name used when the caller gave none. */
-    outputName: nonEmpty.optional(),
-  }),
-]);
+const artifactRule = z.discriminatedUnion(
+  "locator",
+  [
+    z.strictObject({
+      locator: z.literal("regex"),
+      pattern: nonEmpty.refine((source) => {
+        try {
+          new RegExp(source);
+          return true;
+        } catch {
+          return false;
+        }
+      }, "an invalid regular expression"),
+    }),
+    z.strictObject({
+      locator: z.literal("structured"),
+      pointer: z.union(
+        [nonEmpty, z.array(nonEmpty).min(1)],
+        unionError('a JSON pointer like "/file" or a list of them, e.g. ["/result/path"]'),
+      ),
+    }),
+    z.strictObject({ locator: z.literal("embedded") }),
+    z.strictObject({
+      locator: z.literal("none"),
+      /** The argument the proxy fills with a path inside an output folder. */
+      outputArg: z.string().regex(/^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/, "an argument name"),
+      /** File name used when the caller gave none. */
+      outputName: nonEmpty.optional(),
+    }),
+  ],
+  unionError(
+    'needs "locator": "regex" (with "pattern"), "structured" (with "pointer"), "embedded", or "none" (with "outputArg")',
+  ),
+);
 
 const toolRule = z.strictObject({
   upload: uploadRule.optional(),
@@ -128,6 +150,11 @@ const gatewayOptions = z.strictObject({
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Environment variable holding the signing secret (at least 32 bytes). */
   secretEnv: envName.optional(),
+  /**
+   * Start the CLI even when an upstream cannot be reached at start-up (calls retry it, `/healthz` is
+   * 503 until it answers). Without it, `mcp-file-bridge proxy` exits 1 naming the upstream.
+   */
+  waitForUpstreams: z.boolean().optional(),
   storage: z.strictObject({ dir: nonEmpty.optional() }).optional(),
   limits: z
     .strictObject({

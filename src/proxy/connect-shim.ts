@@ -91,7 +91,7 @@ export interface ConnectShim {
  */
 export async function createConnectShim(options: ConnectShimOptions): Promise<ConnectShim> {
   const log = options.log ?? (() => {});
-  const generation = await loadProxySdk(options.sdk);
+  const generation = await loadProxySdk(options.sdk, "connect");
   const maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
   const home = (path: string) =>
     path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;

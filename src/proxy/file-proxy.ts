@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { createFileRoutes } from "../http/create-file-routes.js";
 import type { FileRoutes } from "../http/types.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
@@ -124,7 +125,11 @@ function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Ui
   if (env) {
     const value = process.env[env];
     if (!value) {
-      throw new Error(`proxy.secretEnv names ${env}, but that environment variable is empty`);
+      throw new FileBridgeError(
+        "INVALID_OPTION",
+        `proxy.secretEnv names ${env}, but that environment variable is empty: set it to a long random value ` +
+          `(e.g. export ${env}=$(openssl rand -hex 32)), or remove proxy.secretEnv for links that work until the process exits`,
+      );
     }
     return value;
   }
@@ -135,7 +140,13 @@ function secretFrom(options: FileProxyOptions, config: ProxyConfig): string | Ui
 function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
   if (env === undefined) return undefined;
   const value = process.env[env];
-  if (!value) throw new Error(`proxy.auth.tokensEnv names ${env}, but that environment variable is empty`);
+  if (!value) {
+    throw new FileBridgeError(
+      "INVALID_OPTION",
+      `proxy.auth.tokensEnv names ${env}, but that environment variable is empty: set it to "user:token" pairs ` +
+        `(e.g. export ${env}=alice:$(openssl rand -hex 24))`,
+    );
+  }
   return bearerTokens(parseBearerTokens(value, env));
 }
 
@@ -175,13 +186,14 @@ async function openFilePieces(
   const gateway = config.proxy ?? {};
   const ttl = gateway.ttl ?? {};
   const { maxBytes } = limitsOf(config);
+  const secret = secretFrom(options, config); // before the temp folder: a bad secret leaves nothing behind
   const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
   const storageDir = gateway.storage?.dir ?? (ownedDir as string);
   await mkdir(storageDir, { recursive: true, mode: 0o700 });
   const store = fsStore(storageDir);
   const state = memoryState();
   const minter = new SignedUrlMinter({
-    secret: secretFrom(options, config),
+    secret,
     baseUrl,
     state,
     ...(ttl.downloadUrls !== undefined ? { ttl: ttl.downloadUrls as Duration } : {}),

@@ -5,9 +5,12 @@
  * embedded files in a result are saved into the local output folder, and their local paths are
  * added to the result text.
  */
-import { lstat } from "node:fs/promises";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { lstat, stat } from "node:fs/promises";
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
+import type { FileOutput } from "../links/file-output.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import { type ConfinedFile, type Folders, isInside, openConfined } from "./confined-file.js";
 import { hashFile, localPathOf, multipartBody, readAll, saveDownload } from "./local-files.js";
@@ -100,6 +103,24 @@ async function isFile(path: string): Promise<boolean> {
   return (await lstat(path).catch(() => null)) !== null;
 }
 
+/** What the model is told when a local path is refused: the shim's own folders, not the server's. */
+const OUTSIDE_HINT =
+  "Use a path inside a folder the local connect shim was started with (--allow-dir), or send the file's content instead.";
+
+/** `openConfined`, with a refusal that names the shim's `--allow-dir` folders. */
+async function openLocal(path: string, deps: LocalUploadDeps): Promise<ConfinedFile> {
+  try {
+    return await openConfined(path, deps.allowed, { maxBytes: deps.maxBytes });
+  } catch (error) {
+    if (!isFileBridgeError(error, "PATH_NOT_ALLOWED")) throw error;
+    throw new FileBridgeError("PATH_NOT_ALLOWED", error.message, {
+      cause: error,
+      hint: OUTSIDE_HINT,
+      ...(error.data === undefined ? {} : { data: error.data }),
+    });
+  }
+}
+
 /**
  * Uploads local files named in the arguments at `paths` before the call.
  */
@@ -137,8 +158,7 @@ export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapte
       // Every path is checked (and opened) before anything is sent.
       const opened: ConfinedFile[] = [];
       try {
-        for (const { path } of slots)
-          opened.push(await openConfined(path, deps.allowed, { maxBytes: deps.maxBytes }));
+        for (const { path } of slots) opened.push(await openLocal(path, deps));
         const tool = deps.uploadTool();
         for (const [index, { slot }] of slots.entries()) {
           const file = opened[index] as ConfinedFile;
@@ -171,6 +191,9 @@ interface Target {
   url?: string;
   uri?: string;
   bytes?: Buffer;
+  mimeType?: string;
+  /** Index of an embedded `resource` block: replaced by its saved path, never forwarded as bytes too. */
+  embedded?: number;
 }
 
 const URL_PATTERN = /https?:\/\/[^\s"'<>)\]]+/g;
@@ -216,7 +239,8 @@ function targetsOf(result: JsonObject, origin: string): Target[] {
       }
       if (url) urls.delete(url);
       const name = typeof block.name === "string" ? block.name : (uri.split("/").pop() ?? "download");
-      targets.push({ name: decodeSafe(name), uri, ...(url ? { url } : {}) });
+      const mimeType = typeof block.mimeType === "string" ? { mimeType: block.mimeType } : {};
+      targets.push({ name: decodeSafe(name), uri, ...(url ? { url } : {}), ...mimeType });
     } else if (block.type === "resource" && typeof block.resource === "object" && block.resource !== null) {
       const resource = block.resource as JsonObject;
       const name = decodeSafe(
@@ -224,10 +248,15 @@ function targetsOf(result: JsonObject, origin: string): Target[] {
           .split("/")
           .pop() || `resource-${index + 1}`,
       );
-      if (typeof resource.blob === "string")
-        targets.push({ name, bytes: Buffer.from(resource.blob, "base64") });
-      else if (typeof resource.text === "string")
-        targets.push({ name, bytes: Buffer.from(resource.text, "utf8") });
+      const mimeType = typeof resource.mimeType === "string" ? { mimeType: resource.mimeType } : {};
+      const uri = typeof resource.uri === "string" ? { uri: resource.uri } : {};
+      const bytes =
+        typeof resource.blob === "string"
+          ? Buffer.from(resource.blob, "base64")
+          : typeof resource.text === "string"
+            ? Buffer.from(resource.text, "utf8")
+            : undefined;
+      if (bytes) targets.push({ name, bytes, embedded: index, ...mimeType, ...uri });
     } else if ((block.type === "image" || block.type === "audio") && typeof block.data === "string") {
       const ext =
         String(block.mimeType ?? "")
@@ -249,8 +278,53 @@ function decodeSafe(value: string): string {
 }
 
 /**
+ * The result with the saved paths in it, by the output contract (`links/file-output.ts`): a
+ * "Saved to PATH" line in the text (an embedded file's block is replaced by it, so its bytes are
+ * not forwarded a second time), and, when the result has `structuredContent`, `localPath` on the
+ * matching `files` entry or a new entry — Claude Code and Codex CLI show only `structuredContent`.
+ */
+async function withSavedPaths(result: JsonObject, targets: Target[], saved: string[]): Promise<JsonObject> {
+  const content = [...((result.content as JsonObject[] | undefined) ?? [])];
+  const lines: string[] = [];
+  const outputs: FileOutput[] = [];
+  for (const [i, target] of targets.entries()) {
+    const path = saved[i] as string;
+    const size = (await stat(path)).size;
+    const mimeType = target.mimeType ?? mediaTypeFromName(target.name) ?? "application/octet-stream";
+    const line = `Saved to ${path}`;
+    if (target.embedded !== undefined) {
+      content[target.embedded] = {
+        type: "text",
+        text: `${basename(path)} (${mimeType}, ${size} bytes). ${line}`,
+      };
+    } else lines.push(line);
+    outputs.push({
+      uri: target.uri ?? pathToFileURL(path).href,
+      name: basename(path),
+      mimeType,
+      size,
+      localPath: path,
+    });
+  }
+  if (lines.length > 0) content.push({ type: "text", text: lines.join("\n") });
+  const meta = { ...((result._meta as JsonObject | undefined) ?? {}), local_paths: saved };
+  const next: JsonObject = { ...result, content, _meta: meta };
+  const structured = result.structuredContent as JsonObject | undefined;
+  if (structured === null || typeof structured !== "object" || Array.isArray(structured)) return next;
+  const files = structured.files;
+  if (files !== undefined && !Array.isArray(files)) return next;
+  const listed = [...((files as JsonObject[] | undefined) ?? [])];
+  for (const output of outputs) {
+    const at = listed.findIndex((entry) => entry.uri === output.uri);
+    if (at >= 0) listed[at] = { ...listed[at], localPath: output.localPath };
+    else listed.push(output);
+  }
+  return { ...next, structuredContent: { ...structured, files: listed } };
+}
+
+/**
  * Saves the remote outputs of every result into the local output folder and adds their local paths
- * to the result text. A download that fails makes the result an error; nothing partial is kept.
+ * to the result (text and `structuredContent.files`). A download that fails makes the result an error; nothing partial is kept.
  */
 export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
   async function fetchTo(target: Target, url: string, ctx: CallContext): Promise<string> {
@@ -349,14 +423,7 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
           ],
         };
       }
-      return {
-        ...result,
-        content: [
-          ...((result.content as JsonObject[]) ?? []),
-          { type: "text", text: saved.map((path) => `Saved to ${path}`).join("\n") },
-        ],
-        _meta: { ...((result._meta as JsonObject | undefined) ?? {}), local_paths: saved },
-      };
+      return withSavedPaths(result, targets, saved);
     },
   };
 }

@@ -15,6 +15,8 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
+import { type FileOutput, withFileOutputs } from "../links/file-output.js";
+import type { CallToolResult, ContentBlock } from "../mcp/types.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import type { ResourceRegistry } from "../registry/resource-registry.js";
 import type { FileStore, PutSource } from "../storage/types.js";
@@ -143,6 +145,20 @@ interface Captured {
   content: JsonObject[];
   uri: string;
   downloadUrl?: string;
+  /** The structured form (`structuredContent.files` entry) of the artifact. */
+  output: FileOutput;
+  /** The upstream's path it was read from (deleted after the call): replaced by `uri` in the result. */
+  path?: string;
+}
+
+/** `value` with every string's occurrences of each `[from, to]` pair replaced (JSON values only). */
+function replaceStrings(value: unknown, pairs: Array<[string, string]>): unknown {
+  if (typeof value === "string") return pairs.reduce((text, [from, to]) => text.split(from).join(to), value);
+  if (Array.isArray(value)) return value.map((item) => replaceStrings(item, pairs));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replaceStrings(item, pairs)]));
+  }
+  return value;
 }
 
 const EXTENSIONS: Record<string, string> = {
@@ -161,7 +177,9 @@ const EXTENSIONS: Record<string, string> = {
 /**
  * An artifact producer: after the upstream answers, the files its result names (or embeds) are
  * stored as artifacts and linked in the result (`resource_link` + text with URI and download URL,
- * `_meta.artifact_uri` / `_meta.download_url` / `_meta.artifacts`).
+ * `structuredContent.files` when the upstream returned `structuredContent`, `_meta.artifact_uri` /
+ * `_meta.download_url` / `_meta.artifacts`); the upstream's own paths of them, deleted after the
+ * call, are replaced by the artifact URIs.
  */
 export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps): ToolAdapter {
   const ttlSeconds = durationToMs(deps.ttl, "ttl.artifacts") / 1000;
@@ -188,6 +206,7 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
       content: link.content as unknown as JsonObject[],
       uri: info.uri,
       ...(info.downloadUrl ? { downloadUrl: info.downloadUrl } : {}),
+      output: info,
     };
   }
 
@@ -205,7 +224,8 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
     }
     try {
       const stream = confined.handle.createReadStream({ start: 0, autoClose: false });
-      return await store(stream, confined.name, mediaTypeFromName(confined.name) ?? undefined, ctx);
+      const stored = await store(stream, confined.name, mediaTypeFromName(confined.name) ?? undefined, ctx);
+      return { ...stored, path };
     } finally {
       await confined.close();
     }
@@ -279,12 +299,20 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
       if (captured.length === 0) return result;
       const first = captured[0] as Captured;
       const meta = (result._meta ?? {}) as JsonObject;
+      // The upstream's temp paths are gone after the call: the model is shown the artifact URI instead.
+      const moved = captured.flatMap((c): Array<[string, string]> => (c.path ? [[c.path, c.uri]] : []));
+      const upstream = { content: result.content, structuredContent: result.structuredContent };
+      const rewritten = (moved.length > 0 ? replaceStrings(upstream, moved) : upstream) as JsonObject;
+      // The output contract: link blocks in content, and `structuredContent.files` when there is one.
+      const linked = withFileOutputs(
+        { ...result, ...rewritten } as unknown as CallToolResult,
+        ...captured.map((c) => ({
+          content: c.content as unknown as ContentBlock[],
+          structuredContent: c.output,
+        })),
+      ) as unknown as JsonObject;
       return {
-        ...result,
-        content: [
-          ...((result.content as JsonObject[] | undefined) ?? []),
-          ...captured.flatMap((c) => c.content),
-        ],
+        ...linked,
         _meta: {
           ...meta,
           artifact_uri: first.uri,

@@ -4,7 +4,7 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
-import { fileLinkContent } from "../links/file-link.js";
+import { fileLinkContent, fileOutputOf } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
@@ -403,24 +403,13 @@ export class ResourceRegistry {
     const fresh = await this.store.head(file.scope, file.id);
     if (!fresh) throw new FileBridgeError("NOT_FOUND", "file not found", uriHint);
     const uri = this.uriFor(fresh);
-    const lastModified = new Date(fresh.createdAt).toISOString();
     const download = await this.mintDownload(fresh, options.extra);
     const content = fileLinkContent(fresh, uri, {
       noun: "File",
       notes: ["Pass this URI as a file argument to other tools, or read it with resources/read."],
       download,
     });
-    const structured: FileLinkInfo = {
-      uri,
-      name: fresh.name,
-      mimeType: fresh.mimeType,
-      size: fresh.size,
-      sha256: fresh.sha256,
-      lastModified,
-      ...(download
-        ? { downloadUrl: download.url, downloadUrlExpiresAt: new Date(download.expiresAt).toISOString() }
-        : {}),
-    };
+    const structured = fileOutputOf(fresh, uri, download) as FileLinkInfo;
     return { content, structuredContent: structured };
   }
 

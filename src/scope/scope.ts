@@ -105,15 +105,31 @@ export function defaultScope(extra: ScopeSource): string {
   if (subject !== undefined) return subject;
   if (extra.sessionId) return extra.sessionId;
   if (isHttpRequest(extra) || authOf(extra) !== undefined) {
+    adviseAuthor();
     throw new FileBridgeError(
       "FORBIDDEN",
-      "this request has no scope: it came over HTTP with neither an MCP session nor an authenticated user. " +
-        "Use a stateful Streamable HTTP server (sessionIdGenerator), authenticate callers and put the user id " +
-        "in authInfo.extra.sub, or pass a `scope` function that derives the scope from verified identity.",
+      "files on this server belong to a signed-in user or to an MCP session, and this request has neither: " +
+        "sign in (send an access token) or connect with a session, then try again",
       { data: { reason: "no_scope" } },
     );
   }
   return DEFAULT_SCOPE;
+}
+
+/** What the server's author can do about a `no_scope` refusal: logged, never sent to the client. */
+export const NO_SCOPE_ADVICE =
+  "mcp-file-bridge refused an HTTP request that has neither an MCP session nor an authenticated user " +
+  "(FORBIDDEN, reason no_scope). Use a stateful Streamable HTTP server (sessionIdGenerator), authenticate " +
+  "callers and put the user id in authInfo.extra.sub, or pass a `scope` function that derives the scope " +
+  "from verified identity.";
+
+let advised = false;
+
+/** Logs {@link NO_SCOPE_ADVICE} once per process as a Node warning (`MCP_FILE_BRIDGE_NO_SCOPE`). */
+function adviseAuthor(): void {
+  if (advised) return;
+  advised = true;
+  process.emitWarning(NO_SCOPE_ADVICE, { code: "MCP_FILE_BRIDGE_NO_SCOPE" });
 }
 
 const SCOPE_REF_DOMAIN = "mcp-file-bridge/scope-ref/v1\0";

@@ -67,10 +67,11 @@ export interface UploadHandleResolverOptions {
    */
   state: StateStore;
   /**
-   * A `FileBridge` to teach `upload://` handles to (`bridge.addResolver(resolver.fileSourceResolver())`).
+   * A `FileBridge` to teach `upload://` handles to (`bridge.addResolver(resolver.fileSourceResolver())`);
+   * its `maxBytes` is the default upload limit and the highest one allowed.
    * @default undefined (call `addResolver` yourself)
    */
-  bridge?: { addResolver(resolver: FileSourceResolver): unknown };
+  bridge?: { addResolver(resolver: FileSourceResolver): unknown; readonly maxBytes?: number };
   /**
    * Name of the tool {@link UploadHandleResolver.attach} registers.
    * @default "get_upload_url"
@@ -87,8 +88,9 @@ export interface UploadHandleResolverOptions {
    */
   handleTtl?: Duration;
   /**
-   * Size cap per uploaded file, in bytes (carried in the ticket, enforced by the routes).
-   * @default 104857600 (100 MiB)
+   * Size cap per uploaded file, in bytes (carried in the ticket, enforced by the routes). It may not
+   * exceed the `bridge`'s `maxBytes` (an `INVALID_OPTION`): the tool would refuse those uploads.
+   * @default the `bridge`'s `maxBytes` when a bridge is given, else 104857600 (100 MiB)
    */
   maxBytes?: number;
   /**

@@ -127,10 +127,11 @@ export class UploadHandleResolver {
     );
     if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
     this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
-    this.maxBytes = options.maxBytes ?? DEFAULT_UPLOAD_MAX_BYTES;
+    this.maxBytes = options.maxBytes ?? uploadLimitFor(options.bridge);
     if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
       throw check.error("maxBytes", "must be a positive integer");
     }
+    checkAgainstBridge(this.maxBytes, options.bridge);
     this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
     if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
       throw check.error("maxFiles", "must be an integer from 1 to 1000");
@@ -528,4 +529,26 @@ function requestContextOf(host: McpHost, extra: unknown): HostRequestContext {
     );
   }
   return host.requestContext(extra);
+}
+
+/** The default upload limit: the bridge's `maxBytes` when a bridge is given, so the two agree. */
+function uploadLimitFor(bridge: UploadHandleResolverOptions["bridge"]): number {
+  const bridgeMax = bridge?.maxBytes;
+  return typeof bridgeMax === "number" ? bridgeMax : DEFAULT_UPLOAD_MAX_BYTES;
+}
+
+/**
+ * An upload limit above the bridge's: every upload between the two would be stored and then refused
+ * by the tool with `FILE_TOO_LARGE`, so it is refused here, at start-up.
+ */
+function checkAgainstBridge(maxBytes: number, bridge: UploadHandleResolverOptions["bridge"]): void {
+  const bridgeMax = bridge?.maxBytes;
+  if (typeof bridgeMax === "number" && maxBytes > bridgeMax) {
+    throw check.error(
+      "maxBytes",
+      `(${maxBytes} bytes) is above the bridge's maxBytes (${bridgeMax} bytes): uploads between the two would be ` +
+        "accepted and then refused by the tool with FILE_TOO_LARGE; give the FileBridge a maxBytes at least as large, " +
+        "or leave the upload maxBytes out to use the bridge's",
+    );
+  }
 }

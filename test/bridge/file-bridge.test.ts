@@ -37,10 +37,15 @@ describe("other strings and values", () => {
   });
 
   it("decodes bare base64 only when enabled, strictly", async () => {
+    // Off, content that is surely base64 gets the form to send instead, not "no file at that path".
     const off = bridge();
-    expect(await codeOf(off.resolve("aGVsbG8gd29ybGQ=", { scope }))).toBe("NOT_FOUND");
+    const refusal = await off.resolve("aGVsbG8gd29ybGQ=", { scope }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: "FORM_DISABLED", data: { form: "bare base64" } });
+    expect((refusal as Error).message).toContain('"data:<media type>;name=<file name>;base64,');
     const noPaths = new FileBridge({ tmpDir: tmp });
-    expect(await codeOf(noPaths.resolve("aGVsbG8gd29ybGQ=", { scope }))).toBe("UNSUPPORTED_INPUT");
+    expect(await codeOf(noPaths.resolve("aGVsbG8gd29ybGQ=", { scope }))).toBe("FORM_DISABLED");
+    // A name is not mistaken for base64: a missing file is still NOT_FOUND.
+    expect(await codeOf(off.resolve("docs/missing-report.pdf", { scope }))).toBe("NOT_FOUND");
     const on = new FileBridge({ tmpDir: tmp, forms: { base64: true } });
     const file = await on.resolve("aGVsbG8gd29ybGQ=", { scope, name: "hello.txt" });
     expect([file.name, (await file.bytes()).toString(), file.source.kind]).toEqual([

@@ -23,6 +23,14 @@ describe("fileInput", () => {
     expect(String(json.description)).toContain("https://");
   });
 
+  it("joins a description without a full stop to the forms as a sentence", () => {
+    const json = z.toJSONSchema(fileInput({ description: "The PDF to summarize" })) as Record<
+      string,
+      unknown
+    >;
+    expect(String(json.description)).toMatch(/^The PDF to summarize\. Send it as /);
+  });
+
   it.each([{ description: 3 }, { accept: "application/pdf" }, { maxBytes: 0 }])(
     "refuses %j with INVALID_OPTION",
     (options) => {

@@ -148,12 +148,38 @@ describe("withFiles at run time", () => {
     // The OAuth client id names the application shared by all its users: never a scope.
     const appOnly = await wrap()({ file: "mem:x" }, { authInfo: { clientId: "client-3" } });
     const stateless = await wrap()({ file: "mem:x" }, { requestInfo: { headers: {} } });
-    for (const result of [appOnly, stateless]) {
+    // A handle next to inline content still needs an identity.
+    const mixed = await wrap()({ file: "mem:x", more: "data:,y" }, { requestInfo: { headers: {} } });
+    for (const result of [appOnly, stateless, mixed]) {
       expect(result).toMatchObject({ isError: true });
-      expect(JSON.stringify(result)).toMatch(/Error FORBIDDEN: .*authInfo\.extra\.sub/);
+      // The text speaks to the model or person; the advice to the author goes to the log.
+      expect(JSON.stringify(result)).toMatch(
+        /Error FORBIDDEN: files on this server belong to a signed-in user/,
+      );
+      expect(JSON.stringify(result)).not.toMatch(/sessionIdGenerator|authInfo/);
     }
     expect(calls).toBe(0);
     expect(scopesSeen).toEqual([]);
+  });
+
+  it("takes inline files (data: URL, object, JSON-encoded object) from a caller with no scope: nothing is stored", async () => {
+    const seen: string[] = [];
+    const wrapped = bridge().withFiles(
+      async ({ files }: { files: string[] }) => {
+        for (const path of files) seen.push(await readFile(path, "utf8"));
+        return { content: [] };
+      },
+      { fields: ["files[]"] },
+    );
+    const files = [
+      "data:,one",
+      { name: "two.txt", content: Buffer.from("two").toString("base64") },
+      JSON.stringify({ filename: "three.txt", content: "three", encoding: "utf8" }),
+    ];
+    const result = await wrapped({ files: files as unknown as string[] }, { requestInfo: { headers: {} } });
+    expect(result).toEqual({ content: [] });
+    expect(seen).toEqual(["one", "two", "three"]);
+    expect(await tempEntries()).toEqual([]);
   });
 
   it("passes ResolvedFiles with pass: 'file', removed after the handler", async () => {

@@ -80,6 +80,9 @@ describe("mcp-file-bridge connect in front of a remote built on our pieces", () 
       const result = await client.callTool({ name: "digest", arguments: { file: path } });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^Error PATH_NOT_ALLOWED/);
+      // The shim's own folders are named, not the remote server's.
+      expect(textOf(result)).toContain("--allow-dir");
+      expect(textOf(result)).not.toContain("server's allowed folders");
     }
     expect(remote.seen.slice(before)).toEqual([]);
   });
@@ -170,5 +173,27 @@ describe("mcp-file-bridge connect in front of a plain SDK server (data: URLs)", 
     const result = await client.callTool({ name: "embedded", arguments: {} });
     expect(textOf(result)).toContain(`Saved to ${join(out, "result.csv")}`);
     expect(await readFile(join(out, "result.csv"), "utf8")).toBe("a,b\n1,2\n");
+    // Saved, so not forwarded as bytes too.
+    expect(result.content).not.toContainEqual(expect.objectContaining({ type: "resource" }));
+  });
+
+  it("puts the saved path into structuredContent.files when the result has structuredContent", async () => {
+    const result = await client.callTool({ name: "embedded_structured", arguments: {} });
+    const path = join(out, "data.bin");
+    expect(textOf(result)).toContain(`Saved to ${path}`);
+    expect(result.content).not.toContainEqual(expect.objectContaining({ type: "resource" }));
+    expect(result.structuredContent).toEqual({
+      rows: 2,
+      files: [
+        {
+          uri: "file:///out/data.bin",
+          name: "data.bin",
+          mimeType: "application/octet-stream",
+          size: 4,
+          localPath: path,
+        },
+      ],
+    });
+    expect(await readFile(path)).toEqual(Buffer.from([0, 1, 2, 3]));
   });
 });

@@ -178,6 +178,24 @@ export async function startPlainRemote(): Promise<Remote> {
           ],
         };
       });
+      server.registerTool(
+        "embedded_structured",
+        { description: "Returns an embedded file and structuredContent." },
+        async () => ({
+          content: [
+            { type: "text", text: "here it is" },
+            {
+              type: "resource",
+              resource: {
+                uri: "file:///out/data.bin",
+                mimeType: "application/octet-stream",
+                blob: "AAECAw==",
+              },
+            },
+          ],
+          structuredContent: { rows: 2 },
+        }),
+      );
       return server;
     },
   });

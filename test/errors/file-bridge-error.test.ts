@@ -54,6 +54,14 @@ describe("toToolErrorResult", () => {
     );
   });
 
+  it("uses an error's own hint when it was given one", () => {
+    const error = new FileBridgeError("PATH_NOT_ALLOWED", "outside", { hint: "Use --allow-dir." });
+    expect(error.hint).toBe("Use --allow-dir.");
+    expect(toToolErrorResult(error).content[0]?.text).toBe(
+      "Error PATH_NOT_ALLOWED: outside. Use --allow-dir.",
+    );
+  });
+
   it("hides the message of unknown errors", () => {
     const result = toToolErrorResult(new Error("/secret/path/leaked"));
     expect(result.content[0]?.text).toContain("STORAGE_ERROR");

@@ -293,6 +293,30 @@ describe("download route", () => {
     const get = (await routes(new Request(upload.url))) as Response;
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST, PUT");
+    const body = (await get.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({ code: "METHOD_NOT_ALLOWED" });
+    expect(body.error.message).toBe(
+      "This is an upload link: send files to it with POST or PUT (multipart/form-data or the raw bytes); GET does nothing here",
+    );
+    expect(await (await routes(new Request(url, { method: "DELETE" })))?.json()).toMatchObject({
+      error: { message: "This route accepts GET, HEAD only" },
+    });
+  });
+
+  it("tells a person who opens an upload link in a browser what it is for (no upload page configured)", async () => {
+    const upload = await uploadUrl("s1");
+    const page = (await routes(
+      new Request(upload.url, { headers: { accept: "text/html,*/*" } }),
+    )) as Response;
+    expect(page.status).toBe(405);
+    expect(page.headers.get("allow")).toBe("POST, PUT");
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await page.text()).toContain("This is an upload link");
+    // The link is not used up: an upload with it still works.
+    const form = new FormData();
+    form.append("file", new Blob(["still works"]), "a.txt");
+    const post = (await routes(new Request(upload.url, { method: "POST", body: form }))) as Response;
+    expect(post.status).toBe(201);
   });
 });
 

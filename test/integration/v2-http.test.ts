@@ -109,7 +109,7 @@ describe.each<ClientKind>(["v2-modern", "v2-legacy", "v1"])(
       const ticket = (await anonymous.callTool({ name: "get_upload_url", arguments: {} })) as ToolResult;
       expect(ticket.isError).toBe(true);
       expect(ticket.content[0]?.text).toMatch(
-        /^Error FORBIDDEN: this request has no scope.*authInfo\.extra\.sub/,
+        /^Error FORBIDDEN: files on this server belong to a signed-in user or to an MCP session/,
       );
       const dataUrl = `data:text/plain;base64,${Buffer.from("x").toString("base64")}`;
       const call = (await anonymous.callTool({
@@ -118,7 +118,7 @@ describe.each<ClientKind>(["v2-modern", "v2-legacy", "v1"])(
       })) as ToolResult;
       expect(call.isError).toBe(true);
       // withArtifacts derives the scope before the call and throws: the SDK's own tool-error text.
-      expect(call.content[0]?.text).toMatch(/this request has no scope.*authInfo\.extra\.sub/);
+      expect(call.content[0]?.text).toMatch(/this request has neither: sign in/);
       const list = await rpcError(anonymous.listResources());
       expect(list.code).toBe(-32602);
       expect(list.data).toMatchObject({ code: "FORBIDDEN" });

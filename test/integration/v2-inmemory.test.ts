@@ -108,6 +108,8 @@ describe.each<Generation>(["v1", "v2"])("SDK %s McpServer in memory", (generatio
     const missing = `${uploaded.uri}-missing`;
     const error = await rpcError(client.readResource({ uri: missing }));
     expect(error).toMatchObject({ code: -32602, data: { uri: missing } });
+    // The server sends the bare text; a v1 client adds its `MCP error <code>: ` prefix once, v2 none.
+    expect(error.message).toBe(`${v1 ? "MCP error -32602: " : ""}resource ${missing} not found`);
 
     // 2025 era: per-resource subscribe and list_changed on the connection itself.
     await client.subscribeResource({ uri: uploaded.uri });
@@ -135,5 +137,7 @@ describe.each<Generation>(["v1", "v2"])("SDK %s McpServer in memory", (generatio
       client.complete({ ref: { type: "ref/resource", uri: "x://{y}" }, argument: { name: "y", value: "" } }),
     );
     expect(unknown.code).toBe(-32602);
+    const prefix = generation === "v1" ? "MCP error -32602: " : "";
+    expect(unknown.message).toBe(`${prefix}Resource template x://{y} not found`);
   });
 });

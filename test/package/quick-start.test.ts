@@ -129,6 +129,15 @@ describe("README quick start in a fresh project from the packed tarball", () => 
         expect(text(await call(object))).toBe("2 words");
         await writeFile(join(dir, "notes.txt"), "six seven eight nine");
         expect(text(await call("notes.txt"))).toBe("4 words");
+        // What models and clients really send: the description names the path form (roots are set),
+        // an object sent as a JSON string works, bare base64 is told the data: form to use.
+        const { tools } = await client.listTools();
+        expect(JSON.stringify(tools[0]?.inputSchema)).toContain("a path inside the server's shared folders");
+        expect(text(await call(JSON.stringify(object)))).toBe("2 words");
+        const bare = await call(Buffer.from("ten eleven twelve thirteen").toString("base64"));
+        expect(bare.isError).toBe(true);
+        expect(text(bare)).toContain("FORM_DISABLED");
+        expect(text(bare)).toContain("data:<media type>;name=<file name>;base64,");
         const refused = await call("/etc/passwd");
         expect(refused.isError).toBe(true);
         expect(text(refused)).toContain("PATH_NOT_ALLOWED");

@@ -151,6 +151,11 @@ describe("installed with no SDK", () => {
       expect(result.stderr).toMatch(
         /npm install @modelcontextprotocol\/sdk .*@modelcontextprotocol\/server @modelcontextprotocol\/client/,
       );
+      // The message names the command that was run, and how to run it with npx.
+      expect(result.stderr).toContain(`mcp-file-bridge ${command[0]} needs an MCP SDK installed next to it`);
+      expect(result.stderr).toContain(
+        `npx -y -p mcp-file-bridge -p @modelcontextprotocol/sdk mcp-file-bridge ${command[0]}`,
+      );
     }
   });
 

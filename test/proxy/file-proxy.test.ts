@@ -194,6 +194,17 @@ describe.each(["stdio", "http"] as const)("createFileProxy over a %s upstream", 
     expect(link?.uri).toMatch(/^artifact:\/\//);
     const meta = result._meta as { artifact_uri: string; download_url: string };
     expect(meta.artifact_uri).toBe(link?.uri);
+    // The output contract: the artifact is in structuredContent.files too (Claude Code and Codex show
+    // only structuredContent), and the upstream's own path of it is replaced by the artifact URI.
+    const structured = result.structuredContent as {
+      output: { path: string };
+      files: Array<Record<string, unknown>>;
+    };
+    expect(structured.output.path).toBe(meta.artifact_uri);
+    expect(structured.files).toEqual([
+      expect.objectContaining({ uri: meta.artifact_uri, name: "report.txt", downloadUrl: meta.download_url }),
+    ]);
+    expect(JSON.stringify(result.content)).not.toContain(out);
     const response = await fetch(meta.download_url);
     expect(response.status).toBe(200);
     expect(Buffer.from(await response.arrayBuffer()).toString()).toBe(body);

@@ -1,6 +1,13 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { DEFAULT_SCOPE, defaultScope, isHttpRequest, scopeRef, subjectOf } from "../../src/scope/scope.js";
+import { describe, expect, it, vi } from "vitest";
+import {
+  DEFAULT_SCOPE,
+  defaultScope,
+  isHttpRequest,
+  NO_SCOPE_ADVICE,
+  scopeRef,
+  subjectOf,
+} from "../../src/scope/scope.js";
 import { codeOfSync } from "../support/helpers.js";
 
 const http = { requestInfo: { headers: {} } };
@@ -21,7 +28,9 @@ describe("defaultScope (fails closed)", () => {
     expect(
       codeOfSync(() => defaultScope({ ...http, authInfo: { clientId: "app", extra: { sub: "" } } })),
     ).toBe("FORBIDDEN");
-    expect(() => defaultScope(http)).toThrow(/sessionIdGenerator|authInfo\.extra\.sub|`scope` function/);
+    expect(() => defaultScope(http)).toThrow(
+      /^files on this server belong to a signed-in user or to an MCP session/,
+    );
   });
 
   it('gives single-connection transports (stdio, in-process) the one "default" scope', () => {
@@ -34,6 +43,25 @@ describe("defaultScope (fails closed)", () => {
     expect(isHttpRequest({ requestInfo: {} })).toBe(true);
     expect(isHttpRequest({})).toBe(false);
     expect(subjectOf({ authInfo: { extra: { sub: 42 } } })).toBeUndefined();
+  });
+
+  it("logs the advice to the author once per process as a Node warning, never in the error", async () => {
+    // Warnings from earlier tests are delivered first; then a fresh copy of the module starts unwarned.
+    await new Promise((resolve) => setImmediate(resolve));
+    vi.resetModules();
+    const fresh = await import("../../src/scope/scope.js");
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      for (let i = 0; i < 3; i++) expect(() => fresh.defaultScope(http)).toThrow(/sign in/);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    const advice = warnings.filter((w) => (w as { code?: string }).code === "MCP_FILE_BRIDGE_NO_SCOPE");
+    expect(advice.map((w) => w.message)).toEqual([fresh.NO_SCOPE_ADVICE]);
+    expect(NO_SCOPE_ADVICE).toMatch(/sessionIdGenerator.*authInfo\.extra\.sub.*`scope` function/);
   });
 });
 

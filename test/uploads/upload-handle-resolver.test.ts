@@ -73,6 +73,25 @@ describe("UploadHandleResolver", () => {
     }
   });
 
+  it("agrees with the bridge on the size limit: takes the bridge's by default, refuses a larger one", async () => {
+    const bridge = new FileBridge({ tmpDir: join(dir, "tmp"), maxBytes: 2000 });
+    const derived = new UploadHandleResolver({ store, minter, state, bridge });
+    expect(derived.maxBytes).toBe(2000);
+    expect((await derived.createTicket("s1")).max_bytes).toBe(2000);
+    expect(new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 1500 }).maxBytes).toBe(1500);
+    expect(() => new UploadHandleResolver({ store, minter, state, bridge, maxBytes: 2001 })).toThrowError(
+      expect.objectContaining({
+        code: "INVALID_OPTION",
+        message: expect.stringContaining("above the bridge's maxBytes (2000 bytes)"),
+      }),
+    );
+    // So an upload the tool would refuse is refused at the upload, before anything is stored.
+    const ticket = await derived.createTicket("s1");
+    const tooBig = await uploadWith(ticket, [["big.bin", randomBytes(2001)]]);
+    expect(tooBig.status).toBe(413);
+    expect((await store.list("s1")).files).toEqual([]);
+  });
+
   it("mints a single-use ticket bound to the scope and carrying the caps", async () => {
     const ticket = await uploads.createTicket("s1", { filename: "report's.pdf" });
     expect(ticket).toMatchObject({

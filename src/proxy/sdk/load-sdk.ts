@@ -93,12 +93,16 @@ export interface ProxySdk {
 
 /**
  * Loads the downstream of `sdk`: the generation asked for, or else SDK v1 when it is installed,
- * else SDK v2. Load it before starting anything, so a missing SDK fails first.
+ * else SDK v2. Load it before starting anything, so a missing SDK fails first; `command` is the CLI
+ * command the error names.
  *
  * @throws FileBridgeError `INVALID_OPTION` naming the package to install when the SDK asked for (or
  *   any SDK) is missing.
  */
-export async function loadProxySdk(sdk: SdkGeneration | undefined): Promise<ProxySdk> {
+export async function loadProxySdk(
+  sdk: SdkGeneration | undefined,
+  command: "proxy" | "connect" = "proxy",
+): Promise<ProxySdk> {
   const order: SdkGeneration[] = sdk === undefined ? ["v1", "v2"] : [sdk];
   for (const generation of order) {
     try {
@@ -110,8 +114,10 @@ export async function loadProxySdk(sdk: SdkGeneration | undefined): Promise<Prox
   throw new FileBridgeError(
     "INVALID_OPTION",
     sdk === undefined
-      ? "the proxy needs an MCP SDK: npm install @modelcontextprotocol/sdk (SDK v1), or @modelcontextprotocol/server @modelcontextprotocol/client (SDK v2)"
-      : `the proxy was asked to run on MCP SDK ${sdk}, but it is not installed (npm install ${PACKAGES[sdk].join(" ")})`,
+      ? `mcp-file-bridge ${command} needs an MCP SDK installed next to it: npm install @modelcontextprotocol/sdk ` +
+          "(SDK v1), or npm install @modelcontextprotocol/server @modelcontextprotocol/client (SDK v2); " +
+          `with npx: npx -y -p mcp-file-bridge -p @modelcontextprotocol/sdk mcp-file-bridge ${command} …`
+      : `mcp-file-bridge ${command} was asked to run on MCP SDK ${sdk}, but it is not installed: npm install ${PACKAGES[sdk].join(" ")}`,
     { data: { option: "sdk" } },
   );
 }

@@ -239,12 +239,14 @@ export async function upload(
 }
 
 /** The JSON-RPC error a request failed with (code and data), or a failure when it did not fail. */
-export async function rpcError(promise: Promise<unknown>): Promise<{ code: number; data?: unknown }> {
+export async function rpcError(
+  promise: Promise<unknown>,
+): Promise<{ code: number; data?: unknown; message: string }> {
   try {
     await promise;
   } catch (error) {
-    const { code, data } = error as { code?: unknown; data?: unknown };
-    return { code: code as number, data };
+    const { code, data, message } = error as { code?: unknown; data?: unknown; message?: unknown };
+    return { code: code as number, data, message: String(message) };
   }
   throw new Error("the request did not fail");
 }

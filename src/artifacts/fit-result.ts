@@ -1,0 +1,132 @@
+import { type FileOutput, withFileOutputs } from "../links/file-output.js";
+import type { CallToolResult, ContentBlock, EmbeddedResource, MediaContent } from "../mcp/types.js";
+import { parseMediaType } from "../media/media-type.js";
+import type { InlineBudget } from "./inline-budget.js";
+
+/** What `fitResult` needs of a stored artifact (`Artifacts.capture()`'s answer has it). */
+export interface FitCaptured {
+  file: { name: string };
+  content: readonly ContentBlock[];
+  structuredContent: FileOutput;
+}
+
+/** What one oversized block is stored as: bytes (or an embedded resource) with a name. */
+export type FitCapture =
+  | { bytes: Uint8Array; name: string; mimeType?: string }
+  | { resource: EmbeddedResource["resource"]; name?: string };
+
+/** Characters of an oversized text shown inline before its link. */
+const PREVIEW_CHARS = 1_000;
+
+/** True for `image/*` and `audio/*` (parsed, never substring-matched). */
+function isMedia(mimeType: string | undefined): boolean {
+  const type = mimeType === undefined ? null : parseMediaType(mimeType);
+  return type !== null && (type.type === "image" || type.type === "audio");
+}
+
+function previewOf(text: string, room: number): string {
+  const length = Math.max(0, Math.min(PREVIEW_CHARS, room));
+  return text.slice(0, length);
+}
+
+function previewNote(preview: string, total: number, name: string): string {
+  const head = preview.length > 0 ? `${preview}\n` : "";
+  return `${head}[… ${total} characters in all: too long to show here, so the whole output is stored as "${name}" — read it with the link below]`;
+}
+
+/**
+ * Keeps a tool result inside an inline budget: text past `budget.text` characters, images and audio
+ * past `budget.media` base64 characters, and every embedded blob that is not an image or audio are
+ * stored through `capture` and replaced by a short preview (text) plus the file's link blocks; the
+ * files are added to `structuredContent.files` when the result has `structuredContent`. A result
+ * whose inline text passes Claude Code's 50,000-character cap gets
+ * `_meta["anthropic/maxResultSizeChars"]` so Claude Code shows it rather than persisting it.
+ */
+export async function fitResult(
+  result: CallToolResult,
+  budget: InlineBudget,
+  textName: string,
+  capture: (what: FitCapture) => Promise<FitCaptured>,
+): Promise<CallToolResult> {
+  if (result.isError === true || !Array.isArray(result.content)) return result;
+  const kept: ContentBlock[] = [];
+  const stored: FitCaptured[] = [];
+  let textUsed = 0;
+  let mediaUsed = 0;
+  const storeText = async (text: string, name: string) => {
+    const captured = await capture({ bytes: Buffer.from(text, "utf8"), name });
+    const preview = previewOf(text, budget.text - textUsed - 400);
+    textUsed += preview.length;
+    kept.push({ type: "text", text: previewNote(preview, text.length, captured.file.name) });
+    kept.push(...captured.content);
+    stored.push({ ...captured, structuredContent: { ...captured.structuredContent, preview } });
+  };
+  let index = 0;
+  for (const block of result.content) {
+    index += 1;
+    const suffix = index === 1 ? "" : `-${index}`;
+    if (block.type === "text") {
+      if (textUsed + block.text.length <= budget.text) {
+        textUsed += block.text.length;
+        kept.push(block);
+      } else {
+        const dot = textName.lastIndexOf(".");
+        const name =
+          dot > 0 ? `${textName.slice(0, dot)}${suffix}${textName.slice(dot)}` : `${textName}${suffix}`;
+        await storeText(block.text, dot > 0 ? name : `${name}.txt`);
+      }
+      continue;
+    }
+    if (block.type === "image" || block.type === "audio") {
+      const media = block as MediaContent;
+      if (mediaUsed + media.data.length <= budget.media) {
+        mediaUsed += media.data.length;
+        kept.push(block);
+        continue;
+      }
+      const name = `${block.type}${suffix}`;
+      const captured = await capture({
+        resource: { uri: `mem://${name}`, mimeType: media.mimeType, blob: media.data },
+        name,
+      });
+      kept.push(...captured.content);
+      stored.push(captured);
+      continue;
+    }
+    if (block.type === "resource") {
+      const resource = (block as EmbeddedResource).resource;
+      const text = typeof resource.text === "string" ? resource.text : undefined;
+      const blob = typeof resource.blob === "string" ? resource.blob : undefined;
+      if (text !== undefined && textUsed + text.length <= budget.text) {
+        textUsed += text.length;
+        kept.push(block);
+        continue;
+      }
+      if (blob !== undefined && isMedia(resource.mimeType) && mediaUsed + blob.length <= budget.media) {
+        mediaUsed += blob.length;
+        kept.push(block);
+        continue;
+      }
+      if (text !== undefined || blob !== undefined) {
+        const captured = await capture({ resource });
+        if (text !== undefined) {
+          const preview = previewOf(text, budget.text - textUsed - 400);
+          textUsed += preview.length;
+          kept.push({ type: "text", text: previewNote(preview, text.length, captured.file.name) });
+          stored.push({ ...captured, structuredContent: { ...captured.structuredContent, preview } });
+        } else stored.push(captured);
+        kept.push(...captured.content);
+        continue;
+      }
+    }
+    kept.push(block);
+  }
+  const fitted: CallToolResult = { ...result, content: kept };
+  if (stored.length === 0) return fitted;
+  // Blocks are already in place; only the structured forms are added.
+  const structuredOnly = stored.map((captured) => ({
+    content: [],
+    structuredContent: captured.structuredContent,
+  }));
+  return withFileOutputs(fitted, ...structuredOnly);
+}

@@ -1,0 +1,119 @@
+import { z } from "zod";
+import type { CallToolResult, ContentBlock } from "../mcp/types.js";
+
+/**
+ * The output contract: what a model needs to act on a file a tool produced, as data. Measured in
+ * real agents (docs/client-compatibility.md): Claude Code and Codex CLI show only
+ * `structuredContent` when a result has it (text blocks dropped, Codex drops `resource_link` too),
+ * Gemini CLI ignores `structuredContent`. So a file output goes into the text content (the
+ * `links/file-link.ts` text block) **and**, whenever the result has `structuredContent`, into its
+ * `files` array, while the `resource_link` stays for the clients that render it.
+ */
+
+/**
+ * One file output, as it appears in `structuredContent.files` (and as `registry.link()`'s
+ * `structuredContent`).
+ *
+ * @example
+ * ```ts
+ * const output: FileOutput = { uri: "artifact://sessions/q3X0…/01jc…/out.html", name: "out.html", mimeType: "text/html", size: 96 };
+ * ```
+ */
+export interface FileOutput {
+  [key: string]: unknown;
+  /** The resource URI (pass it back to tools, or read it with `resources/read`). */
+  uri: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  sha256?: string;
+  /** Creation time, ISO 8601. */
+  lastModified?: string;
+  /** Signed download URL, when a minter is configured. */
+  downloadUrl?: string;
+  /** When `downloadUrl` expires, ISO 8601. */
+  downloadUrlExpiresAt?: string;
+  /** Where a local client (the `connect` shim) saved the file. */
+  localPath?: string;
+  /** The first characters of a text output that was too large to return inline. */
+  preview?: string;
+}
+
+/**
+ * The zod schema of one {@link FileOutput}: use it in a tool's `outputSchema` (or spread
+ * {@link fileOutputFields}) so a result that carries file outputs validates on the client, which
+ * checks `structuredContent` against the listed schema (`additionalProperties: false` included).
+ *
+ * @example
+ * ```ts
+ * const outputSchema = { report: fileOutputSchema, pages: z.number() };
+ * ```
+ */
+export const fileOutputSchema = z.object({
+  uri: z.string().describe("Resource URI: pass it to tools, or read it with resources/read"),
+  name: z.string(),
+  mimeType: z.string(),
+  size: z.number().int().nonnegative(),
+  sha256: z.string().optional(),
+  lastModified: z.string().optional(),
+  downloadUrl: z.string().optional().describe("Signed download URL"),
+  downloadUrlExpiresAt: z.string().optional(),
+  localPath: z.string().optional().describe("Where the file was saved on this machine"),
+  preview: z.string().optional(),
+});
+
+/**
+ * The `files` field {@link withFileOutputs}, `Artifacts.withArtifacts` and `Artifacts.fit` add to
+ * a result's `structuredContent`: spread it into the `outputSchema` of a tool that returns files.
+ * Without it a client that validates `structuredContent` refuses the result (`-32602`, "data must
+ * NOT have additional properties").
+ *
+ * @example
+ * ```ts
+ * server.registerTool("render", { inputSchema, outputSchema: { pages: z.number(), ...fileOutputFields } }, handler);
+ * ```
+ */
+export const fileOutputFields = {
+  files: z.array(fileOutputSchema).optional().describe("Files this call produced"),
+};
+
+/**
+ * Blocks to append for one file plus its structured form (`registry.link()`, `artifacts.capture()`).
+ *
+ * @example
+ * ```ts
+ * const output: FileOutputBlocks = await registry.link(file);
+ * ```
+ */
+export interface FileOutputBlocks {
+  content: readonly ContentBlock[];
+  structuredContent: FileOutput;
+}
+
+/**
+ * Appends file outputs to a tool result: their blocks (a `resource_link` plus the text fallback)
+ * to `content`, and, when the result has `structuredContent`, their structured forms to its
+ * `files` array (created, or extended when it is already an array; a non-array `files` the tool
+ * set itself is left alone). Returns a new result.
+ *
+ * @example
+ * ```ts
+ * const captured = await artifacts.capture({ scope, bytes, name: "chart.png" });
+ * return withFileOutputs({ content: [{ type: "text", text: "Done." }], structuredContent: { points: 12 } }, captured);
+ * ```
+ */
+export function withFileOutputs<R extends CallToolResult>(result: R, ...outputs: FileOutputBlocks[]): R {
+  const content = [...(Array.isArray(result.content) ? result.content : [])];
+  for (const output of outputs) content.push(...output.content);
+  const next: R = { ...result, content };
+  const structured = result.structuredContent;
+  if (structured !== null && typeof structured === "object" && !Array.isArray(structured)) {
+    const existing = structured.files;
+    // A tool's own non-array `files` field is left alone: the text blocks still carry the outputs.
+    if (existing === undefined || Array.isArray(existing)) {
+      const files = [...(existing ?? []), ...outputs.map((o) => o.structuredContent)];
+      next.structuredContent = { ...structured, files };
+    }
+  }
+  return next;
+}

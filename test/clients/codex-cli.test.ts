@@ -1,0 +1,154 @@
+/**
+ * Codex CLI (the real CLI from npm, pinned) driven offline against the output server: a fake OpenAI
+ * Responses server on 127.0.0.1 (`wire_api = "responses"`, a custom provider `base_url`) plays the
+ * model, calls each tool in turn (`namespace: "mcp__files"`) and keeps the `function_call_output`
+ * Codex sent back. The assertions are on what the model received.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  hasPandoc,
+  installCli,
+  offlineEnv,
+  outputServerCommand,
+  pandocConverter,
+  run,
+  tempHome,
+} from "./support/cli.js";
+import { type FakeModel, startFakeModel } from "./support/fake-model.js";
+import { openaiResponses } from "./support/openai-responses.js";
+
+/** The version the matrix (and docs/client-compatibility.md) measured. */
+const CODEX_VERSION = "0.169.0";
+
+const TOOLS = [
+  "whoami",
+  "link_structured",
+  "link_plain",
+  "legacy_structured",
+  "big_text",
+  "big_text_raised",
+  "blob",
+] as const;
+
+const installed = await installCli("@openai/codex", CODEX_VERSION, "codex");
+if (installed.skip !== undefined) console.warn(`client matrix: Codex CLI skipped: ${installed.skip}`);
+
+function config(url: string): string {
+  const server = outputServerCommand();
+  return [
+    'model = "gpt-5-codex"',
+    'model_provider = "offline"',
+    'approval_policy = "never"',
+    'sandbox_mode = "danger-full-access"',
+    "[model_providers.offline]",
+    'name = "offline"',
+    `base_url = "${url}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "OFFLINE_OPENAI_KEY"',
+    "[mcp_servers.files]",
+    `command = ${JSON.stringify(server.command)}`,
+    `args = ${JSON.stringify(server.args)}`,
+    // Without it `codex exec` may start the turn before the server's tools are listed.
+    "required = true",
+    ...(hasPandoc
+      ? [
+          "[mcp_servers.pandoc]",
+          `command = ${JSON.stringify(pandocConverter.command)}`,
+          `args = ${JSON.stringify(pandocConverter.args)}`,
+          "required = true",
+        ]
+      : []),
+    "",
+  ].join("\n");
+}
+
+describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what reaches the model`, () => {
+  let model: FakeModel;
+  let cleanup: () => Promise<void> = async () => undefined;
+  const seen = (tool: (typeof TOOLS)[number]): string => {
+    const text = model.results.get(tool);
+    if (text === undefined) throw new Error(`the model never received ${tool}'s result`);
+    return text;
+  };
+
+  beforeAll(async () => {
+    model = await startFakeModel(openaiResponses);
+    const { home, remove } = await tempHome();
+    cleanup = remove;
+    await mkdir(join(home, ".codex"));
+    await writeFile(join(home, ".codex", "config.toml"), config(model.url));
+    const lines = TOOLS.map((tool) => `CALL ${tool}`);
+    // Codex turns the hyphens of MCP tool names into underscores.
+    const pandocTool = pandocConverter.tool.replaceAll("-", "_");
+    if (hasPandoc) lines.push(`CALL ${pandocTool} ${JSON.stringify(pandocConverter.input)}`);
+    const prompt = lines.join("\n");
+    const args = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt];
+    const exit = await run(installed.bin as string, args, {
+      cwd: home,
+      timeoutMs: 240_000,
+      env: { ...offlineEnv(home), CODEX_HOME: join(home, ".codex"), OFFLINE_OPENAI_KEY: "sk-offline-test" },
+    });
+    if (exit.code !== 0) throw new Error(`codex exited ${exit.code}:\n${exit.stdout}\n${exit.stderr}`);
+  }, 300_000);
+
+  afterAll(async () => {
+    await model?.close();
+    await cleanup();
+  });
+
+  it("sends clientInfo.name codex-mcp-client (the key of its inline budget)", () => {
+    expect(seen("whoami")).toContain("client=codex-mcp-client");
+  });
+
+  it("shows only structuredContent when a result has it: the file is in structuredContent.files", () => {
+    const text = seen("link_structured");
+    expect(text).not.toContain("One table.");
+    expect(text).not.toContain("resource_link");
+    const json = /(\{"rows":1,"files":.*\})/.exec(text)?.[1];
+    const [file] = (JSON.parse(json ?? "{}") as { files: Array<Record<string, unknown>> }).files;
+    expect(file).toMatchObject({ name: "table.csv", mimeType: "text/csv", size: 8 });
+    expect(String(file?.uri)).toMatch(/^file:\/\/uploads\/[^/]+\/table\.csv$/);
+  });
+
+  it("shows each block as text without structuredContent, the resource_link as raw JSON", () => {
+    const text = seen("link_plain");
+    expect(text).toContain("One table.");
+    expect(text).toContain('{"type":"resource_link","uri":"file://uploads/');
+    expect(text).toMatch(/Resource URI: file:\/\/uploads\/[^/]+\/table\.csv/);
+  });
+
+  it("loses the link (text and resource_link) of the pre-contract shape", () => {
+    const text = seen("legacy_structured");
+    expect(text).toContain('{"rows":1}');
+    expect(text).not.toContain("file://uploads/");
+  });
+
+  it("gets a preview, the artifact URI and the download URL for text over its budget", () => {
+    const text = seen("big_text");
+    expect(text.length).toBeLessThan(10_000);
+    expect(text).toContain("BIG-TEXT-HEAD");
+    expect(text).toMatch(/Resource URI: artifact:\/\/sessions\/[^/]+\/[^/]+\/big\.txt/);
+    expect(text).toMatch(/Download URL \(valid until [^)]+\): http:\/\/127\.0\.0\.1:9\/files\//);
+  });
+
+  it("cuts 60,000 characters of inline text itself: why its budget is 10,000", () => {
+    const text = seen("big_text_raised");
+    expect(text.length).toBeLessThan(15_000);
+    expect(text).toContain("BIG-TEXT-HEAD");
+  });
+
+  it.skipIf(!hasPandoc)("gets pandoc-converter's HTML: structuredContent carries the text too", () => {
+    const text = model.results.get(pandocConverter.tool.replaceAll("-", "_")) ?? "";
+    expect(text).toContain('"format":"html"');
+    expect(text).toContain("<em>twelve</em>");
+  });
+
+  it("gets a stored non-media blob as its URI and download URL, never its bytes", () => {
+    const text = seen("blob");
+    expect(text.length).toBeLessThan(5_000);
+    expect(text).toMatch(/"uri":"artifact:\/\/sessions\/[^"]+\/archive\.bin"/);
+    expect(text).toMatch(/"downloadUrl":"http:\/\/127\.0\.0\.1:9\/files\//);
+  });
+});
