@@ -4,7 +4,7 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
-import { fileLinkContent, fileOutputOf } from "../links/file-link.js";
+import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
@@ -410,7 +410,8 @@ export class ResourceRegistry {
       download,
     });
     const structured = fileOutputOf(fresh, uri, download) as FileLinkInfo;
-    return { content, structuredContent: structured };
+    const value = fileValueOutput(fresh, options.clientCapabilities);
+    return { content, structuredContent: value ? { ...structured, file: value } : structured };
   }
 
   /**

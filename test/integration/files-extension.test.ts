@@ -10,9 +10,14 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { McpServer as V1McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer as V2McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { serveHttp } from "../../examples/shared/serve-http.js";
 import { serveHttpV2, staticTokens } from "../../examples/shared/serve-http-v2.js";
+import { toHost } from "../../src/mcp/to-host.js";
+import { defaultScope } from "../../src/scope/scope.js";
 import {
   type FilesApp,
   filesApp,
@@ -76,18 +81,37 @@ async function connect(
   return client;
 }
 
+/** The app's pieces plus a `make_report` tool that stores a file and returns `registry.link()` for the caller's client. */
+function mountWithReport<S extends V1McpServer | V2McpServer>(app: FilesApp, server: S): S {
+  app.mount(server);
+  (server as V1McpServer).registerTool("make_report", { description: "Writes a report" }, async (extra) => {
+    const ctx = toHost(server).requestContext?.(extra);
+    if (!ctx) throw new Error("no request context");
+    const scope = defaultScope(ctx.extra);
+    const file = await app.registry.add(Buffer.from(REPORT), { scope, name: "report.txt", kind: "artifact" });
+    const linked = await app.registry.link(file, { scope, clientCapabilities: ctx.clientCapabilities });
+    return linked as never;
+  });
+  return server;
+}
+
+const REPORT = "the report\n";
+
 /** The pieces on a server of `setup.server`, with the files extension on. */
 async function serve(setup: Setup): Promise<{ app: FilesApp; url: URL; auth: boolean }> {
   const app = await filesApp({ files: true });
   cleanups.push(() => app.close());
   if (setup.server === "v1") {
-    const http = await serveHttp({ createServer: () => app.mount(newV1Server()), routes: app.routes });
+    const http = await serveHttp({
+      createServer: () => mountWithReport(app, newV1Server()),
+      routes: app.routes,
+    });
     app.setOrigin(http.url);
     cleanups.push(() => http.close());
     return { app, url: http.mcpUrl, auth: false };
   }
   const http = await serveHttpV2({
-    createServer: () => app.mount(newV2Server()),
+    createServer: () => mountWithReport(app, newV2Server()),
     routes: app.routes,
     authenticate: staticTokens(TOKENS),
     legacy: setup.legacy ?? "stateless",
@@ -237,5 +261,32 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     });
     const { transfer: download } = await files.getDownload(file.uri);
     expect(Buffer.from(await fetchBytes(download)).toString()).toBe("variant bytes\n");
+  });
+
+  it("adds the output's FileValue to structuredContent for a client that declared files (in every era), and nothing for one that did not", async () => {
+    const { url, auth } = await serve(setup);
+    const alice = await connect(setup.client, url, auth ? "token-alice" : undefined);
+    // The tool result as the draft's client reads it (its SDK's own schema does not know the file block).
+    const loose = z.looseObject({
+      content: z.array(z.looseObject({ type: z.string() })),
+      structuredContent: z.looseObject({}).optional(),
+    });
+    const result = (await alice.request(
+      { method: "tools/call", params: { name: "make_report", arguments: {} } },
+      loose as never,
+    )) as z.infer<typeof loose>;
+    // No {type: "file"} block: both SDK generations' servers refuse an unknown block type in a result.
+    expect(result.content.map((block) => block.type)).toEqual(["resource_link", "text"]);
+    const value = (
+      result.structuredContent as { file: { uri: string; digest: { algorithm: string; value: string } } }
+    ).file;
+    expect(value.digest).toEqual({ algorithm: "sha-256", value: sha256Hex(Buffer.from(REPORT)) });
+    const { download } = await draftFiles(alice).authorizeDownload(value.uri);
+    expect(sha256Hex(await fetchBytes(download))).toBe(value.digest.value);
+
+    const plain = await connect(setup.client, url, auth ? "token-bob" : undefined, {});
+    const today = (await plain.callTool({ name: "make_report", arguments: {} })) as ToolResult;
+    expect(today.content.map((block) => block.type)).toEqual(["resource_link", "text"]);
+    expect(today.structuredContent).not.toHaveProperty("file");
   });
 });
