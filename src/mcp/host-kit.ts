@@ -142,13 +142,27 @@ export class InitializeCapture {
     this.#installed = true;
     const connect = low.connect;
     low.connect = async (transport: never) => {
+      // The SDK sets `onmessage` and then calls `start()`, which may deliver queued messages at once
+      // (in-memory transports): the watch goes in between, so the `initialize` is never missed.
+      const startable = transport as RoutableTransport & { start?: () => Promise<void> };
+      const start = startable.start;
+      if (typeof start === "function") {
+        startable.start = async () => {
+          this.#watch(startable);
+          return start.call(startable);
+        };
+      }
       await connect.call(low, transport);
       this.#watch(transport as RoutableTransport);
     };
     if (low.transport) this.#watch(low.transport as RoutableTransport);
   }
 
+  readonly #watched = new WeakSet<object>();
+
   #watch(transport: RoutableTransport): void {
+    if (this.#watched.has(transport)) return;
+    this.#watched.add(transport);
     const inner = transport.onmessage;
     if (!inner) return;
     transport.onmessage = ((message: unknown, extra?: unknown) => {

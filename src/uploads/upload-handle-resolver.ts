@@ -106,6 +106,8 @@ export class UploadHandleResolver {
   readonly #tmpDir: string;
   readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
   readonly #requests: FileRequests;
+  /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
+  #widgetTool: string | undefined;
 
   constructor(options: UploadHandleResolverOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -268,6 +270,7 @@ export class UploadHandleResolver {
       throw error;
     }
     if (!resource) return tool;
+    this.#widgetTool = this.toolName;
     const widgetResource = resource;
     const registered = tool;
     return {
@@ -317,7 +320,7 @@ export class UploadHandleResolver {
       ? extra
       : requestContextOf(toHost(server, "requestFiles()"), extra);
     const scope = this.#scope(ctx.extra as ScopeSource);
-    return requestFilesThrough(this.#requests, ctx, scope, options);
+    return requestFilesThrough(this.#requests, ctx, scope, options, { widgetTool: this.#widgetTool });
   }
 
   /**
