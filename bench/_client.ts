@@ -21,11 +21,14 @@ interface Reply {
   bytes: number;
 }
 
+/** A file body, whole or a byte range of it (`end` exclusive). */
+type FileBody = string | { path: string; start: number; end: number };
+
 function send(
   url: string,
   method: string,
   headers: Record<string, string>,
-  body?: Buffer | string,
+  body?: Buffer | FileBody,
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers, agent }, (res) => {
@@ -39,7 +42,12 @@ function send(
     req.on("error", reject);
     if (body === undefined) req.end();
     else if (typeof body === "string") createReadStream(body, { highWaterMark: 256 * 1024 }).pipe(req);
-    else req.end(body);
+    else if (Buffer.isBuffer(body)) req.end(body);
+    else {
+      const range = { start: body.start, end: body.end - 1, highWaterMark: 256 * 1024 };
+      if (body.end > body.start) createReadStream(body.path, range).pipe(req);
+      else req.end();
+    }
   });
 }
 
@@ -102,8 +110,110 @@ async function upload(command: Record<string, unknown>): Promise<void> {
   }
 }
 
+const TUS = { "tus-resumable": "1.0.0" };
+
+/** The tus endpoint: ours (a fresh ticket's `/files/tus/{token}`) or `@tus/server`'s `/files`. */
+async function tusEndpoint(url: string, ours: boolean): Promise<string> {
+  if (!ours) return `${url}/files`;
+  const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state: memoryState() });
+  const ticket = await minter.mint({
+    scope: "bench",
+    fileId: `tus-${Date.now()}`,
+    action: "upload",
+    ttl: "1h",
+  });
+  return ticket.url.replace("/files/upload/", "/files/tus/");
+}
+
+/** A tus PATCH of `[start, end)` of `file`. */
+function tusPatch(location: string, file: string, start: number, end: number): Promise<Reply> {
+  const headers = {
+    ...TUS,
+    "upload-offset": String(start),
+    "content-type": "application/offset+octet-stream",
+    "content-length": String(end - start),
+  };
+  return send(location, "PATCH", headers, { path: file, start, end });
+}
+
+/**
+ * `tus-upload`: create + PATCHes of `chunk` bytes (0: one PATCH) to ours (`ours: true`) or
+ * `@tus/server`.
+ */
+async function tusUpload(command: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const file = String(command.file);
+  const size = (await stat(file)).size;
+  const endpoint = await tusEndpoint(String(command.url), command.ours === true);
+  const created = await send(endpoint, "POST", { ...TUS, "upload-length": String(size) });
+  expect(created, 201, "tus create");
+  const location = new URL(String(created.headers.location), endpoint).href;
+  const chunk = Number(command.chunk) || size;
+  for (let offset = 0; offset < size; offset += chunk) {
+    expect(await tusPatch(location, file, offset, Math.min(size, offset + chunk)), 204, "tus patch");
+  }
+  return {};
+}
+
+/**
+ * `tus-resume`: one PATCH whose connection is cut after half the file went out, then HEAD (one round
+ * trip) and one PATCH of the missing bytes. Answers the bytes sent before the cut, the offset the
+ * server kept, and the bytes of the resuming PATCH.
+ */
+async function tusResume(command: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const file = String(command.file);
+  const size = (await stat(file)).size;
+  const endpoint = await tusEndpoint(String(command.url), command.ours === true);
+  const created = await send(endpoint, "POST", { ...TUS, "upload-length": String(size) });
+  expect(created, 201, "tus create");
+  const location = new URL(String(created.headers.location), endpoint).href;
+  const half = Math.floor(size / 2);
+  const sentBeforeCut = await new Promise<number>((resolve) => {
+    const req = request(location, {
+      method: "PATCH",
+      headers: {
+        ...TUS,
+        "upload-offset": "0",
+        "content-type": "application/offset+octet-stream",
+        "content-length": String(size),
+      },
+    });
+    req.on("error", () => undefined);
+    const source = createReadStream(file, { start: 0, end: half - 1, highWaterMark: 256 * 1024 });
+    source.pipe(req, { end: false });
+    source.on("end", () => {
+      req.destroy();
+      resolve(half);
+    });
+  });
+  const resumedAt = performance.now();
+  let offset = 0;
+  let roundTrips = 0;
+  for (;;) {
+    const head = await send(location, "HEAD", TUS);
+    roundTrips++;
+    offset = Number(head.headers["upload-offset"]);
+    const patched = await tusPatch(location, file, offset, size);
+    if (patched.status === 204) break;
+    // The server may still be closing the cut request (423) or recording its offset (409).
+    if (patched.status !== 423 && patched.status !== 409) expect(patched, 204, "tus resume");
+  }
+  return {
+    sentBeforeCut,
+    keptOffset: offset,
+    resentBytes: size - offset,
+    missingBytes: size - sentBeforeCut,
+    headRoundTrips: roundTrips,
+    resumeSeconds: (performance.now() - resumedAt) / 1000,
+  };
+}
+
 await servePeer({}, async (command) => {
   const started = performance.now();
+  if (command.cmd === "tus-upload") {
+    await tusUpload(command);
+    return { seconds: (performance.now() - started) / 1000 };
+  }
+  if (command.cmd === "tus-resume") return tusResume(command);
   if (command.cmd === "small") await small(command);
   else if (command.cmd === "upload") await upload(command);
   else if (command.cmd === "download") {

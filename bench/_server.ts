@@ -20,6 +20,7 @@ import { fsStore } from "../src/storage/fs-store.js";
 import { memoryState } from "../src/storage/memory-state.js";
 import { memoryStore } from "../src/storage/memory-store.js";
 import type { FileStore } from "../src/storage/types.js";
+import { fsTusStaging } from "../src/uploads/tus/fs-staging.js";
 import { BENCH_SECRET, servePeer } from "./_lib.js";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];
@@ -43,7 +44,14 @@ if (mode === "ours-fs" || mode === "ours-memory") {
   let store: FileStore =
     mode === "ours-fs" ? fsStore(storeDir, { sweepInterval: 0 }) : memoryStore({ sweepInterval: 0 });
   const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
-  const routes = createFileRoutes({ store, minter, state, maxBytes: MAX_BYTES, basePath: "/files" });
+  const routes = createFileRoutes({
+    store,
+    minter,
+    state,
+    maxBytes: MAX_BYTES,
+    basePath: "/files",
+    tus: { staging: fsTusStaging(join(dir, "tus-staging")) },
+  });
   handler = toNodeHandler(routes);
   clean = async () => {
     if (mode === "ours-fs") await rm(storeDir, { recursive: true, force: true });

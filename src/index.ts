@@ -46,8 +46,8 @@ export type {
 export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resource-registry.js";
 export type { ScopeFunction, ScopeSource } from "./scope/scope.js";
 export { DEFAULT_SCOPE, defaultScope, scopeRef } from "./scope/scope.js";
-export type { SignedUrlMinterOptions, SigningKey } from "./signing/signed-url-minter.js";
 export { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "./signing/signed-url-minter.js";
+export type { SignedUrlMinterOptions, SigningKey } from "./signing/types.js";
 export type { FsFileStore, FsStoreOptions } from "./storage/fs-store.js";
 export { fsStore } from "./storage/fs-store.js";
 export type { MemoryStateOptions } from "./storage/memory-state.js";
@@ -55,5 +55,7 @@ export { memoryState } from "./storage/memory-state.js";
 export type { MemoryStoreOptions } from "./storage/memory-store.js";
 export { memoryStore } from "./storage/memory-store.js";
 export type { FileKind, FileStore, StateStore, StoredFile } from "./storage/types.js";
+export { fsTusStaging } from "./uploads/tus/fs-staging.js";
+export { tusEndpointOf } from "./uploads/upload-handle.js";
 export type { UploadHandleResolverOptions } from "./uploads/upload-handle-resolver.js";
 export { UploadHandleResolver } from "./uploads/upload-handle-resolver.js";

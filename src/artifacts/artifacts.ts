@@ -14,7 +14,8 @@ import { type FileOutput, withFileOutputs } from "../links/file-output.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import { type FitCapture, fitResult } from "./fit-result.js";
@@ -35,6 +36,11 @@ import {
  * ```
  */
 export interface ArtifactUrlMinter {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   downloadUrl(
     file: Pick<StoredFile, "scope" | "id">,
     options?: { ttl?: Duration; claims?: Record<string, string | number | boolean> },
@@ -279,8 +285,11 @@ const check = optionCheck("Artifacts");
  * defaultArtifactUri({ scope: "s 1", id: "01jc…", name: "a b.png" }); // artifact://sessions/q3X0…/01jc…/a%20b.png
  * ```
  */
-export function defaultArtifactUri(file: Pick<StoredFile, "scope" | "id" | "name">): string {
-  return `artifact://sessions/${scopeRef(file.scope)}/${encodeURIComponent(file.id)}/${encodeURIComponent(
+export function defaultArtifactUri(
+  file: Pick<StoredFile, "scope" | "id" | "name">,
+  refs: ScopeRefs = UNKEYED_SCOPE_REFS,
+): string {
+  return `artifact://sessions/${refs.of(file.scope)}/${encodeURIComponent(file.id)}/${encodeURIComponent(
     file.name,
   )}`;
 }
@@ -512,7 +521,9 @@ export class Artifacts {
     } finally {
       await opened?.handle.close().catch(() => undefined);
     }
-    const uri = this.#registry ? this.#registry.uriFor(file) : defaultArtifactUri(file);
+    const uri = this.#registry
+      ? this.#registry.uriFor(file)
+      : defaultArtifactUri(file, scopeRefsOf(this.#minter));
     let download: { url: string; expiresAt: number } | undefined;
     if (this.#minter) {
       try {

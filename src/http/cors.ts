@@ -21,10 +21,16 @@ export type CorsVerdict =
   /** A foreign origin that may not: answer 403 at once. */
   | { kind: "refused" };
 
-export const CORS_ALLOW_METHODS = "GET, HEAD, POST, PUT";
+export const CORS_ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 export const CORS_ALLOW_HEADERS =
-  "Content-Type, Content-Disposition, X-Content-SHA256, Range, If-Range, If-None-Match";
-export const CORS_EXPOSE_HEADERS = "ETag, Content-Range, Content-Disposition, Location";
+  "Content-Type, Content-Disposition, X-Content-SHA256, Range, If-Range, If-None-Match, " +
+  // tus 1.0 (the resumable endpoint)
+  "Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata, Upload-Defer-Length, Upload-Concat, " +
+  "Upload-Checksum, X-HTTP-Method-Override, X-Requested-With";
+export const CORS_EXPOSE_HEADERS =
+  "ETag, Content-Range, Content-Disposition, Location, Tus-Resumable, Tus-Version, Tus-Extension, " +
+  "Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Metadata, " +
+  "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle";
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /** Whether `value` is a serialized http(s) origin (`https://host[:port]`, nothing else). */

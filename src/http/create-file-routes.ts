@@ -5,6 +5,8 @@
  */
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
+import { tusService } from "../uploads/tus/service.js";
+import { TusUploadHandler } from "../uploads/tus/tus-handler.js";
 import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
 import {
   type CorsPolicy,
@@ -58,6 +60,8 @@ const SAME_ORIGIN_ONLY: CorsPolicy = { kind: "list", origins: new Set() };
  * - `POST|PUT /files/scopes/{scope}/files/{name}`: direct upload for trusted callers (`authorize`).
  * - `GET|HEAD /files/upload/{token}` with `Accept: text/html`: the upload page, when one is injected
  *   (`uploadPage: uploadPageRenderer()` from `mcp-file-bridge/ui`).
+ * - `POST|OPTIONS /files/tus/{token}`, `HEAD|PATCH|DELETE|OPTIONS /files/tus/{token}/{id}`: the tus
+ *   1.0 endpoint behind the same tickets (resumable uploads; `tus: false` turns it off).
  * - `OPTIONS` preflight of every route, for the origins in `allowedOrigins` (CORS).
  *
  * @example
@@ -70,11 +74,12 @@ const SAME_ORIGIN_ONLY: CorsPolicy = { kind: "list", origins: new Set() };
 export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   const config = resolveOptions(options);
   const base = config.basePath;
-  // The upload protocol lives in uploads/: one handler per upload route (a tus handler joins here).
+  // The upload protocol lives in uploads/: one handler per upload route.
   const uploads: Record<"upload" | "direct", UploadHandler> = {
     upload: new TicketUploadHandler(config),
     direct: new DirectUploadHandler(config),
   };
+  const tus = config.tus ? new TusUploadHandler(tusService(config, config.tus)) : undefined;
 
   /** Which route a path is, and the methods it accepts; `undefined` when it is not a file route. */
   const match = (pathname: string): RouteMatch | undefined => {
@@ -82,6 +87,10 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     const [route, ...rest] = pathname.slice(base.length + 1).split("/");
     if (route === "download" && rest.length === 1) return { route, allow: "GET, HEAD", rest };
     if (route === "upload" && rest.length === 1) return { route, allow: "POST, PUT", rest };
+    if (route === "tus" && tus && rest.length === 1) return { route, allow: "POST, OPTIONS", rest };
+    if (route === "tus" && tus && rest.length === 2) {
+      return { route, allow: "HEAD, PATCH, DELETE, OPTIONS, POST", rest };
+    }
     if (route === "scopes" && rest.length >= 3 && rest[1] === "files" && config.authorize) {
       return { route: "direct", allow: "POST, PUT", rest };
     }
@@ -106,6 +115,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       const token = rest[0] as string;
       if (!TOKEN_SEGMENT.test(token)) return errorResponse(invalidToken());
       if (route === "download") return await handleDownload(config, request, token);
+      if (route === "tus" && tus) return await tus.handle(request, uploadContext(config, request, rest));
       return await uploads.upload.handle(request, uploadContext(config, request, rest));
     } catch (error) {
       // Server-side failures (500s, including storage errors wrapped as STORAGE_ERROR) reach onError.
@@ -152,7 +162,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
 }
 
 interface RouteMatch {
-  route: "download" | "upload" | "direct";
+  route: "download" | "upload" | "direct" | "tus";
   /** The methods the route accepts, as an `Allow` header value. */
   allow: string;
   /** The path segments after the route name. */

@@ -9,6 +9,7 @@ import {
 import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
+import type { TusOptions } from "../uploads/tus/service.js";
 import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
 import type { FileRoutesOptions, FileRoutesTokenVerifier, UploadPageRenderer } from "./types.js";
 
@@ -63,6 +64,8 @@ export interface ResolvedRouteOptions {
   cors: CorsPolicy | undefined;
   /** The injected upload page, when on. */
   uploadPage: UploadPageRenderer | undefined;
+  /** The tus endpoint's options; `undefined` = off. */
+  tus: TusOptions | undefined;
 }
 
 const check = optionCheck("createFileRoutes");
@@ -117,6 +120,7 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     resourceUri: hooks.resourceUri ?? (registry ? (file) => registry.uriFor(file) : undefined),
     cors: checkCors(options.allowedOrigins),
     uploadPage: resolveUploadPage(options.uploadPage, minter),
+    tus: options.tus === false ? undefined : (options.tus ?? {}),
   };
 }
 

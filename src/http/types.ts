@@ -2,13 +2,16 @@
  * The public types of the file routes: options, hooks and what they receive. The upload protocol's
  * own types (ticket claims, reply, handler) live in `uploads/handler-types.ts` and are re-exported.
  */
+
 import type { Duration } from "../internal/duration.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type {
   DirectUploadTarget,
   UploadRateLimitInfo,
   VerifiedTokenClaims,
 } from "../uploads/handler-types.js";
+import type { TusOptions } from "../uploads/tus/service.js";
 
 export type {
   DirectUploadTarget,
@@ -32,6 +35,11 @@ export type {
  * ```
  */
 export interface FileRoutesTokenVerifier {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   /** Path prefix of the signed URLs, e.g. `/files`. */
   readonly basePath: string;
   /**
@@ -233,6 +241,13 @@ export interface FileRoutesOptions {
    * @default undefined (no page)
    */
   uploadPage?: UploadPageRenderer;
+  /**
+   * The tus 1.0 endpoint behind upload tickets (`{basePath}/tus/{token}`; see
+   * docs/resumable-uploads.md): its byte staging, lock lifetime and progress hook. `false` turns
+   * the endpoint off (its paths then answer `undefined`, like any path outside the routes).
+   * @default {} (on, staging in a folder under the OS temp folder)
+   */
+  tus?: TusOptions | false;
   /**
    * Sees server-side failures (every 500 answer: unexpected errors, answered as `STORAGE_ERROR`
    * without details, and storage failures during an upload, with the original error as `cause`)

@@ -8,6 +8,13 @@ export const FALLBACK_NAME = "file";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const RESERVED = /[<>:"|?*]/g;
+/**
+ * Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`, also with the
+ * superscript digits Windows treats the same), with or without an extension: a file saved under one
+ * on Windows opens the device instead.
+ */
+const DEVICE_NAME =
+  /^(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3])\s*(\.|$)/i;
 
 function shorten(name: string, max: number): string {
   if (name.length <= max) return name;
@@ -23,8 +30,8 @@ function shorten(name: string, max: number): string {
 /**
  * Makes a user-given name safe to keep as metadata and to show: the last path segment only (both
  * `/` and `\`), no control or bidi-override characters, no characters Windows forbids, no leading
- * dots or trailing dots/spaces, at most {@link MAX_NAME_LENGTH} characters (extension kept), and never
- * empty (`"file"`). The result never touches a path: stores use random ids for that.
+ * dots or trailing dots/spaces, no Windows device name (`CON`, `nul.txt`, `COM1` get a leading `_`),
+ * at most {@link MAX_NAME_LENGTH} characters (extension kept), and never empty (`"file"`). The result never touches a path: stores use random ids for that.
  */
 export function sanitizeFileName(input: unknown, fallback: string = FALLBACK_NAME): string {
   if (typeof input !== "string") return fallback;
@@ -37,7 +44,9 @@ export function sanitizeFileName(input: unknown, fallback: string = FALLBACK_NAM
     .replace(/[.\s]+$/, "")
     .trim();
   if (cleaned.length === 0) return fallback;
-  return shorten(cleaned, MAX_NAME_LENGTH);
+  // `CON.txt` → `_CON.txt`: safe on every OS the name may be saved on.
+  const safe = DEVICE_NAME.test(cleaned) ? `_${cleaned}` : cleaned;
+  return shorten(safe, MAX_NAME_LENGTH);
 }
 
 /**

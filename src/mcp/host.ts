@@ -114,6 +114,12 @@ export interface HostRequestContext {
    * @default undefined (not a retry)
    */
   elicitationAnswers?: ReadonlyMap<string, HostElicitationAnswer>;
+  /**
+   * Sends `notifications/progress` related to this request, when the client asked for progress
+   * (its request carried `_meta.progressToken`); `progress` must grow from call to call.
+   * @default undefined (the client asked for no progress, or the adapter cannot send it)
+   */
+  notifyProgress?(progress: number, total?: number, message?: string): Promise<void>;
 }
 
 /**

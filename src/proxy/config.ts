@@ -74,6 +74,11 @@ const artifactRule = z.discriminatedUnion(
           return false;
         }
       }, "an invalid regular expression"),
+      /**
+       * Folder that relative paths the tool names are relative to (absolute, or relative to the config
+       * file). Without it a relative path is refused. Paths must still be inside an output folder.
+       */
+      relativeTo: nonEmpty.optional(),
     }),
     z.strictObject({
       locator: z.literal("structured"),
@@ -81,6 +86,11 @@ const artifactRule = z.discriminatedUnion(
         [nonEmpty, z.array(nonEmpty).min(1)],
         unionError('a JSON pointer like "/file" or a list of them, e.g. ["/result/path"]'),
       ),
+      /**
+       * Folder that relative paths the tool names are relative to (absolute, or relative to the config
+       * file). Without it a relative path is refused. Paths must still be inside an output folder.
+       */
+      relativeTo: nonEmpty.optional(),
     }),
     z.strictObject({ locator: z.literal("embedded") }),
     z.strictObject({
@@ -164,6 +174,12 @@ const gatewayOptions = z.strictObject({
       callTimeout: duration.optional(),
       /** SDK v2: `subscriptions/listen` streams one user may hold open. */
       listenStreams: positiveInt.optional(),
+      /** 2025-era MCP sessions one verified user may hold open (429 past it). */
+      sessionsPerUser: positiveInt.optional(),
+      /** 2025-era MCP sessions all anonymous callers together may hold open (429 past it). */
+      anonymousSessions: positiveInt.optional(),
+      /** A session with no request or stream in progress for this long is closed. */
+      sessionIdle: duration.optional(),
     })
     .optional(),
   ttl: z
@@ -329,6 +345,22 @@ export function parseProxyConfig(input: unknown, source = "config"): ProxyConfig
   );
 }
 
+/** The tool rules with each artifacts rule's `relativeTo` made absolute. */
+function absoluteTools(
+  tools: Record<string, ToolRule>,
+  abs: (path: string) => string,
+): Record<string, ToolRule> {
+  const out: Record<string, ToolRule> = {};
+  for (const [name, rule] of Object.entries(tools)) {
+    const artifacts = rule.artifacts;
+    out[name] =
+      artifacts && "relativeTo" in artifacts && artifacts.relativeTo
+        ? { ...rule, artifacts: { ...artifacts, relativeTo: abs(artifacts.relativeTo) } }
+        : rule;
+  }
+  return out;
+}
+
 /** Makes the folders of a config absolute, relative to the config file's folder. */
 function absolutize(config: ProxyConfig, base: string): ProxyConfig {
   const abs = (path: string) => {
@@ -341,6 +373,7 @@ function absolutize(config: ProxyConfig, base: string): ProxyConfig {
       ...rules,
       ...(rules.handoffDir ? { handoffDir: abs(rules.handoffDir) } : {}),
       ...(rules.outputDirs ? { outputDirs: rules.outputDirs.map(abs) } : {}),
+      ...(rules.tools ? { tools: absoluteTools(rules.tools, abs) } : {}),
     };
   }
   const storageDir = config.proxy?.storage?.dir;

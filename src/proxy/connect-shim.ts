@@ -4,18 +4,24 @@
  * arguments (only from the allowed folders), and saves the files the remote returns into a local
  * output folder.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_UPLOAD_MAX_BYTES } from "../internal/limits.js";
 import type { UpstreamServerConfig } from "./config.js";
-import { confinedFolders } from "./confined-file.js";
+import { confinedFolders, isInside } from "./confined-file.js";
 import { localUploads, remoteDownloads } from "./local-file-adapters.js";
 import { ProxyCore } from "./proxy-core.js";
 import { markedFileArgs } from "./schema-paths.js";
 import { loadProxySdk, type ProxyServer, type SdkGeneration } from "./sdk/load-sdk.js";
 import type { JsonObject, ToolAdapter } from "./types.js";
+
+/** Default: most remote outputs one result saves. */
+const DEFAULT_MAX_OUTPUTS = 20;
+/** Default: most bytes one result saves, as a multiple of `maxBytes`. */
+const DEFAULT_OUTPUT_BYTES_FACTOR = 4;
 
 /**
  * Options of {@link createConnectShim}.
@@ -38,7 +44,15 @@ export interface ConnectShimOptions {
   outputDir?: string;
   /** Largest file sent or saved, in bytes. @default 104857600 (100 MiB) */
   maxBytes?: number;
-  /** File arguments by tool name, on top of those marked with `x-mcp-file`. @default {} */
+  /** Most remote outputs one result saves; the rest are skipped (the result says how many). @default 20 */
+  maxOutputs?: number;
+  /** Most bytes one result saves in all. @default 4 × maxBytes */
+  maxOutputBytes?: number;
+  /**
+   * File arguments by tool name, on top of those marked with `x-mcp-file`. Only in these may a bare
+   * name (`notes.txt`) mean a local file; in a remote-marked argument only an explicit path does
+   * (`./notes.txt`, `~/…`, absolute). @default {}
+   */
   fileArgs?: Record<string, string[]>;
   /** Longest a remote call may take (reset by progress). @default "10m" */
   callTimeout?: Duration;
@@ -98,6 +112,17 @@ export async function createConnectShim(options: ConnectShimOptions): Promise<Co
   const outputDir = resolve(home(options.outputDir ?? "mcp-downloads"));
   await mkdir(outputDir, { recursive: true, mode: 0o700 });
   const allowed = await confinedFolders((options.allowDirs ?? []).map(home));
+  // A downloaded file must not be re-uploadable by name: the output folder may not sit in an
+  // allowed folder (issue 21, part 2).
+  const realOutput = await realpath(outputDir);
+  const holding = allowed.real.find((dir) => isInside(dir, realOutput));
+  if (holding !== undefined) {
+    throw new FileBridgeError(
+      "INVALID_OPTION",
+      `the output folder ${outputDir} is inside the allowed folder ${holding}: a file the remote sends could then be sent back by name. Choose an output folder outside every --allow-dir`,
+      { data: { option: "outputDir" } },
+    );
+  }
   const uploadToolName = options.uploadTool ?? "get_upload_url";
   const remote = options.remote;
   const origin = "url" in remote ? new URL(remote.url).origin : "http://127.0.0.1";
@@ -113,7 +138,14 @@ export async function createConnectShim(options: ConnectShimOptions): Promise<Co
     onNotification: (method, params) => core?.onUpstreamNotification(port, method, params),
     onError: (error) => log(`remote: ${error.message}`),
   });
-  const downloads = remoteDownloads({ outputDir, maxBytes, origin, headers });
+  const downloads = remoteDownloads({
+    outputDir,
+    maxBytes,
+    maxOutputs: options.maxOutputs ?? DEFAULT_MAX_OUTPUTS,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES_FACTOR * maxBytes,
+    origin,
+    headers,
+  });
   core = new ProxyCore({
     upstreams: [
       {
@@ -133,6 +165,7 @@ export async function createConnectShim(options: ConnectShimOptions): Promise<Co
                 origin,
                 headers,
                 uploadTool: () => (remoteUploadTool ? uploadToolName : undefined),
+                userArgs: options.fileArgs?.[name] ?? [],
               }),
             );
           }

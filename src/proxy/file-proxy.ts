@@ -30,9 +30,11 @@ import type { ProxyConfig } from "./config.js";
 import { parseProxyConfig } from "./config.js";
 import { checkHealth, type HealthReport } from "./health.js";
 import { type NodeRoute, type ProxyAuthenticate, type ProxyHttpHost, serveProxyHttp } from "./http-host.js";
+import { ownListenUris } from "./listen-uris.js";
 import { type MountDeps, mountUpstream, wantsUploads } from "./mount-upstream.js";
 import { ProxyCore } from "./proxy-core.js";
 import { RegistryResources } from "./registry-resources.js";
+import type { EndpointLimits } from "./sdk/downstream/sessions.js";
 import {
   type Downstream,
   loadProxySdk,
@@ -109,6 +111,8 @@ export interface FileProxy {
    * connect it to a transport of that SDK.
    */
   createServer(): ProxyServer;
+  /** Open 2025-era MCP sessions over HTTP (0 before `listen`). */
+  readonly sessions: number;
   /** Serves MCP (Streamable HTTP at `mount`), the file routes and `/healthz`. */
   listen(options?: { host?: string; port?: number }): Promise<{ url: string; mcpUrl: string }>;
   /** Serves one session over this process's stdin/stdout (no upload routes unless also listening). */
@@ -272,6 +276,23 @@ interface RunningParts {
 }
 
 /** Serves MCP at `proxy.mount`, the file routes and `/healthz` over HTTP. */
+/** The bounds of the HTTP endpoint's sessions and streams (issue 21 parts 3 and 4). */
+function endpointLimits(parts: RunningParts, gateway: NonNullable<ProxyConfig["proxy"]>): EndpointLimits {
+  const limits = gateway.limits ?? {};
+  const { core, pieces } = parts;
+  return {
+    ...(limits.listenStreams !== undefined ? { listenStreams: limits.listenStreams } : {}),
+    ...(limits.sessionsPerUser !== undefined ? { sessionsPerUser: limits.sessionsPerUser } : {}),
+    ...(limits.anonymousSessions !== undefined ? { anonymousSessions: limits.anonymousSessions } : {}),
+    ...(limits.sessionIdle !== undefined
+      ? { sessionIdleMs: durationToMs(limits.sessionIdle as Duration, "proxy.limits.sessionIdle") }
+      : {}),
+    // With auth configured, an anonymous caller opens no session (401).
+    requireAuth: parts.authenticate !== undefined,
+    listenUris: (uris, authInfo) => ownListenUris(uris, authInfo, core, pieces.registry, pieces.minter),
+  };
+}
+
 async function listenHttp(
   parts: RunningParts,
   listenOptions: { host?: string; port?: number },
@@ -283,11 +304,12 @@ async function listenHttp(
     endpoint: parts.downstream.endpoint(
       parts.log,
       { logging: logging && gateway.relayUpstreamLogs === true },
-      gateway.limits?.listenStreams,
+      endpointLimits(parts, gateway),
     ),
     routes: nodeFileRoutes(parts.pieces.routes, parts.pieces.minter.basePath),
     ...(parts.authenticate ? { authenticate: parts.authenticate } : {}),
     ...(gateway.allowedHosts ? { allowedHosts: gateway.allowedHosts } : {}),
+    ...(gateway.baseUrl ? { baseUrl: gateway.baseUrl } : {}),
     health: async () => {
       const report = await parts.health();
       return { status: report.status === "ok" ? 200 : 503, body: report };
@@ -440,6 +462,9 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     minter: pieces.minter,
     sdk: downstream.sdk,
     createServer: () => downstream.createServer(),
+    get sessions() {
+      return host?.sessions ?? 0;
+    },
     async listen(listenOptions = {}) {
       if (host) throw new Error("the proxy is already listening");
       host = await listenHttp(parts, listenOptions);

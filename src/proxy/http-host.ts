@@ -62,10 +62,13 @@ export interface ProxyHttpOptions {
   /** Verifies callers of the MCP endpoint. @default every caller anonymous */
   authenticate?: ProxyAuthenticate;
   /**
-   * Host names requests may name in `Host` (and `Origin`, on the MCP path).
-   * @default the localhost names on a loopback bind; no check on any other bind
+   * Host names requests may name in `Host` (and `Origin`, on the MCP path). Always checked.
+   * @default the localhost names; on another bind also the `baseUrl` host and the bind address
+   *   (not a wildcard one), with a warning at start-up that says so
    */
   allowedHosts?: readonly string[];
+  /** The public URL of the server (behind a reverse proxy): its host is allowed by default. */
+  baseUrl?: string;
   /** @default "/mcp" */
   mount?: string;
   /** @default "127.0.0.1" */
@@ -111,6 +114,30 @@ function headersRequest(req: IncomingMessage, base: string): Request {
   return new Request(new URL(req.url ?? "/", base), { method: req.method ?? "GET", headers });
 }
 
+const WILDCARD_BINDS = new Set(["0.0.0.0", "::", "[::]", "0:0:0:0:0:0:0:0"]);
+
+/**
+ * The host names a server answers by default (issue 21 part 6): the localhost names on a loopback
+ * bind; on any other bind also the `baseUrl` host and the bind address itself (not a wildcard), and
+ * a warning says so, since a client naming the machine by another name or address is refused.
+ */
+export function defaultAllowedHosts(
+  bindHost: string,
+  baseUrl: string | undefined,
+  log?: (line: string) => void,
+): readonly string[] {
+  if (isLoopbackBind(bindHost)) return LOOPBACK_HOSTS;
+  const names = new Set(LOOPBACK_HOSTS);
+  if (baseUrl) names.add(new URL(baseUrl).hostname);
+  if (!WILDCARD_BINDS.has(bindHost))
+    names.add(bindHost.includes(":") ? `[${bindHost.replace(/^\[|\]$/g, "")}]` : bindHost);
+  const list = [...names];
+  log?.(
+    `warning: listening on ${bindHost}, requests are answered only when their Host (and, on the MCP path, Origin) names ${list.join(", ")} (DNS-rebinding guard); set allowedHosts (proxy.allowedHosts) to allow other names`,
+  );
+  return list;
+}
+
 /**
  * Starts the HTTP host.
  *
@@ -123,7 +150,7 @@ function headersRequest(req: IncomingMessage, base: string): Request {
 export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHttpHost> {
   const mount = options.mount ?? "/mcp";
   const bindHost = options.host ?? "127.0.0.1";
-  const allowedHosts = options.allowedHosts ?? (isLoopbackBind(bindHost) ? LOOPBACK_HOSTS : undefined);
+  const allowedHosts = options.allowedHosts ?? defaultAllowedHosts(bindHost, options.baseUrl, options.log);
   const { endpoint } = options;
   let activePosts = 0;
   const idle: Array<() => void> = [];
@@ -147,13 +174,12 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
 
   const http = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    if (allowedHosts) {
-      // Host on every request; Origin on the MCP path only (the file routes decide about origins).
-      const refusal = hostRefusal(req.headers, allowedHosts, path === mount);
-      if (refusal) {
-        json(res, 403, rpcError(refusal), { connection: "close" });
-        return;
-      }
+    // Host on every request, whatever the bind; Origin on the MCP path only (the file routes decide
+    // about origins).
+    const refusal = hostRefusal(req.headers, allowedHosts, path === mount);
+    if (refusal) {
+      json(res, 403, rpcError(refusal), { connection: "close" });
+      return;
     }
     const rest = () => {
       if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD") && options.health) {

@@ -14,6 +14,7 @@ import type { FileOutput } from "../links/file-output.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import { type ConfinedFile, type Folders, isInside, openConfined } from "./confined-file.js";
 import { hashFile, localPathOf, multipartBody, readAll, saveDownload } from "./local-files.js";
+import { fetchOnOrigin } from "./remote-fetch.js";
 import { replaceSchemaAt } from "./schema-paths.js";
 import type { CallContext, JsonObject, ToolAdapter } from "./types.js";
 
@@ -27,6 +28,12 @@ export interface LocalUploadDeps {
   headers: Record<string, string>;
   /** The remote's upload tool, when it offers one. */
   uploadTool: () => string | undefined;
+  /**
+   * File arguments the user named on the command line (`--file-arg`, `fileArgs`): only there may a
+   * bare name (`notes.txt`) mean a local file. In an argument the remote marked (`x-mcp-file`), only
+   * an explicit path (`./x`, `~/x`, absolute, `file://`) does.
+   */
+  userArgs?: readonly string[];
 }
 
 function sameOrigin(url: string, origin: string): boolean {
@@ -70,7 +77,7 @@ async function uploadThroughTicket(
   );
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await fetchOnOrigin(url, deps.origin, {
       method: "POST",
       headers: { ...deps.headers, "content-type": contentType },
       body: body as unknown as BodyInit,
@@ -78,6 +85,7 @@ async function uploadThroughTicket(
       signal: ctx.signal,
     } as RequestInit);
   } catch (cause) {
+    if (cause instanceof FileBridgeError) throw cause;
     throw new FileBridgeError("FETCH_FAILED", `uploading ${file.name} to the remote failed`, { cause });
   }
   const reply = (await response.json().catch(() => ({}))) as {
@@ -125,7 +133,10 @@ async function openLocal(path: string, deps: LocalUploadDeps): Promise<ConfinedF
  * Uploads local files named in the arguments at `paths` before the call.
  */
 export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapter {
-  const steps = paths.map((path) => parseFieldPath(path, "fileArgs"));
+  const steps = paths.map((path) => ({
+    step: parseFieldPath(path, "fileArgs"),
+    byUser: !!deps.userArgs?.includes(path),
+  }));
   const where = deps.allowed.real.join(", ");
   return {
     describe(tool) {
@@ -142,14 +153,19 @@ export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapte
       const copy = structuredClone(args);
       const base = deps.allowed.real[0] ?? process.cwd();
       const slots: Array<{ slot: ReturnType<typeof collectFieldSlots>[number]; path: string }> = [];
-      for (const slot of steps.flatMap((step) => collectFieldSlots(copy, step))) {
+      const found = steps.flatMap(({ step, byUser }) =>
+        collectFieldSlots(copy, step).map((slot) => ({ slot, byUser })),
+      );
+      for (const { slot, byUser } of found) {
         if (typeof slot.value !== "string") continue;
         const local = localPathOf(slot.value, base);
         if (!local) continue;
-        // A bare name is a local file only if one exists there; otherwise it goes to the remote as is.
+        // A bare name is a local file only in an argument the user marked, and only if one exists
+        // there; otherwise (and always in an argument only the remote marked) it goes as is.
         if (
           !local.explicit &&
-          !(deps.allowed.real.length > 0 && isInside(base, local.path) && (await isFile(local.path)))
+          (!byUser ||
+            !(deps.allowed.real.length > 0 && isInside(base, local.path) && (await isFile(local.path))))
         ) {
           continue;
         }
@@ -182,6 +198,10 @@ export function localUploads(paths: string[], deps: LocalUploadDeps): ToolAdapte
 export interface RemoteDownloadDeps {
   outputDir: string;
   maxBytes: number;
+  /** Most outputs one result saves (the rest are skipped, and the result says how many). */
+  maxOutputs: number;
+  /** Most bytes one result saves in all. */
+  maxOutputBytes: number;
   origin: string;
   headers: Record<string, string>;
 }
@@ -283,7 +303,13 @@ function decodeSafe(value: string): string {
  * not forwarded a second time), and, when the result has `structuredContent`, `localPath` on the
  * matching `files` entry or a new entry — Claude Code and Codex CLI show only `structuredContent`.
  */
-async function withSavedPaths(result: JsonObject, targets: Target[], saved: string[]): Promise<JsonObject> {
+async function withSavedPaths(
+  result: JsonObject,
+  targets: Target[],
+  saved: string[],
+  notes: string[] = [],
+  extraMeta: JsonObject = {},
+): Promise<JsonObject> {
   const content = [...((result.content as JsonObject[] | undefined) ?? [])];
   const lines: string[] = [];
   const outputs: FileOutput[] = [];
@@ -306,8 +332,9 @@ async function withSavedPaths(result: JsonObject, targets: Target[], saved: stri
       localPath: path,
     });
   }
+  lines.push(...notes);
   if (lines.length > 0) content.push({ type: "text", text: lines.join("\n") });
-  const meta = { ...((result._meta as JsonObject | undefined) ?? {}), local_paths: saved };
+  const meta = { ...((result._meta as JsonObject | undefined) ?? {}), local_paths: saved, ...extraMeta };
   const next: JsonObject = { ...result, content, _meta: meta };
   const structured = result.structuredContent as JsonObject | undefined;
   if (structured === null || typeof structured !== "object" || Array.isArray(structured)) return next;
@@ -327,11 +354,12 @@ async function withSavedPaths(result: JsonObject, targets: Target[], saved: stri
  * to the result (text and `structuredContent.files`). A download that fails makes the result an error; nothing partial is kept.
  */
 export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
-  async function fetchTo(target: Target, url: string, ctx: CallContext): Promise<string> {
+  async function fetchTo(target: Target, url: string, ctx: CallContext, limit: number): Promise<string> {
     let response: Response;
     try {
-      response = await fetch(url, { headers: deps.headers, signal: ctx.signal });
+      response = await fetchOnOrigin(url, deps.origin, { headers: deps.headers, signal: ctx.signal });
     } catch (cause) {
+      if (cause instanceof FileBridgeError) throw cause;
       throw new FileBridgeError("FETCH_FAILED", `downloading ${target.name} from the remote failed`, {
         cause,
       });
@@ -346,13 +374,13 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
       );
     }
     const length = Number(response.headers.get("content-length") ?? Number.NaN);
-    if (Number.isFinite(length) && length > deps.maxBytes) {
+    if (Number.isFinite(length) && length > limit) {
       await response.body.cancel().catch(() => undefined);
       throw new FileBridgeError(
         "FILE_TOO_LARGE",
-        `${target.name} is ${length} bytes; the limit is ${deps.maxBytes}`,
+        `${target.name} is ${length} bytes; the limit is ${limit}`,
         {
-          data: { limit: deps.maxBytes },
+          data: { limit: limit },
         },
       );
     }
@@ -365,7 +393,7 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
         deps.outputDir,
         name,
         response.body as unknown as AsyncIterable<Uint8Array>,
-        deps.maxBytes,
+        limit,
       );
     } catch (cause) {
       if (cause instanceof FileBridgeError) throw cause;
@@ -373,39 +401,58 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
     }
   }
 
-  async function save(target: Target, ctx: CallContext): Promise<string> {
-    if (target.bytes) return await saveDownload(deps.outputDir, target.name, target.bytes, deps.maxBytes);
-    if (target.url) return await fetchTo(target, target.url, ctx);
+  async function save(target: Target, ctx: CallContext, limit: number): Promise<string> {
+    if (target.bytes) return await saveDownload(deps.outputDir, target.name, target.bytes, limit);
+    if (target.url) return await fetchTo(target, target.url, ctx, limit);
     const read = await ctx.readUpstream(target.uri as string);
     const first = ((read.contents as JsonObject[] | undefined) ?? [])[0];
     if (!first) throw new FileBridgeError("NOT_FOUND", `the remote has no content for ${target.uri}`);
     if (first.mimeType === "text/uri-list" && typeof first.text === "string") {
       const url = first.text.split(/\r?\n/).find((line) => line && !line.startsWith("#"));
-      if (url && sameOrigin(url, deps.origin)) return await fetchTo(target, url, ctx);
+      if (url && sameOrigin(url, deps.origin)) return await fetchTo(target, url, ctx, limit);
       throw new FileBridgeError(
         "HOST_NOT_ALLOWED",
         `the remote's link for ${target.name} is not on its own origin`,
       );
     }
     if (typeof first.blob === "string")
-      return await saveDownload(
-        deps.outputDir,
-        target.name,
-        Buffer.from(first.blob, "base64"),
-        deps.maxBytes,
-      );
+      return await saveDownload(deps.outputDir, target.name, Buffer.from(first.blob, "base64"), limit);
     if (typeof first.text === "string")
-      return await saveDownload(deps.outputDir, target.name, Buffer.from(first.text, "utf8"), deps.maxBytes);
+      return await saveDownload(deps.outputDir, target.name, Buffer.from(first.text, "utf8"), limit);
     throw new FileBridgeError("NOT_FOUND", `the remote has no content for ${target.uri}`);
   }
 
   return {
     async after(result, ctx) {
-      const targets = targetsOf(result, deps.origin);
-      if (targets.length === 0) return result;
+      const found = targetsOf(result, deps.origin);
+      if (found.length === 0) return result;
+      // One result saves at most maxOutputs files and maxOutputBytes bytes; the rest is skipped.
+      const targets = found.slice(0, deps.maxOutputs);
+      let skipped = found.length - targets.length;
+      let budget = deps.maxOutputBytes;
       const saved: string[] = [];
+      const savedTargets: Target[] = [];
       try {
-        for (const target of targets) saved.push(await save(target, ctx));
+        for (const target of targets) {
+          const limit = Math.min(deps.maxBytes, budget);
+          if (limit <= 0) {
+            skipped++;
+            continue;
+          }
+          try {
+            const path = await save(target, ctx, limit);
+            budget -= (await stat(path)).size;
+            saved.push(path);
+            savedTargets.push(target);
+          } catch (error) {
+            if (
+              !(limit < deps.maxBytes && error instanceof FileBridgeError && error.code === "FILE_TOO_LARGE")
+            ) {
+              throw error;
+            }
+            skipped++;
+          }
+        }
       } catch (error) {
         const message =
           error instanceof FileBridgeError
@@ -423,7 +470,19 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
           ],
         };
       }
-      return withSavedPaths(result, targets, saved);
+      const notes =
+        skipped > 0
+          ? [
+              `Skipped ${skipped} more remote output(s): one result saves at most ${deps.maxOutputs} files and ${deps.maxOutputBytes} bytes.`,
+            ]
+          : [];
+      return withSavedPaths(
+        result,
+        savedTargets,
+        saved,
+        notes,
+        skipped > 0 ? { skipped_outputs: skipped } : {},
+      );
     },
   };
 }

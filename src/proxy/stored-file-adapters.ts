@@ -5,7 +5,7 @@
  * output path) or embedded in its result are stored as artifacts and linked in the result.
  */
 import { constants } from "node:fs";
-import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { z } from "zod";
 import type { FileBridge } from "../bridge/file-bridge.js";
@@ -21,8 +21,16 @@ import { mediaTypeFromName } from "../media/media-type.js";
 import type { ResourceRegistry } from "../registry/resource-registry.js";
 import type { FileStore, PutSource } from "../storage/types.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
+import {
+  assertWrittenDuringCall,
+  type CallStart,
+  folderStart,
+  markCallStart,
+  notWrittenByCall,
+  outputPath,
+} from "./call-outputs.js";
 import type { ArtifactRule } from "./config.js";
-import { type Folders, openConfined } from "./confined-file.js";
+import { confinedFolders, type Folders, openConfined } from "./confined-file.js";
 import { locateOutputs } from "./locators.js";
 import { makeOptional, replaceSchemaAt } from "./schema-paths.js";
 import type { CallContext, JsonObject, PreparedCall, ToolAdapter } from "./types.js";
@@ -141,6 +149,13 @@ export interface ArtifactProducerDeps {
   ttl: Duration;
 }
 
+/** The `none` locator's call: the path it pre-allocated, in a folder of its own. */
+interface NoneState {
+  path: string;
+  folders: Folders;
+  start: CallStart;
+}
+
 interface Captured {
   content: JsonObject[];
   uri: string;
@@ -210,25 +225,35 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
     };
   }
 
+  /**
+   * Stores the file at `path` if this call wrote it (see call-outputs.ts): inside `folders`, one
+   * link, modified since `start`. `remove`: unlink it from the shared folder once stored.
+   */
   async function capturePath(
     path: string,
     ctx: CallContext,
-    optional: boolean,
+    within: { folders: Folders; start: CallStart; optional: boolean; remove: boolean },
   ): Promise<Captured | undefined> {
     let confined: Awaited<ReturnType<typeof openConfined>>;
     try {
-      confined = await openConfined(path, deps.outputs, { maxBytes: deps.maxBytes });
+      confined = await openConfined(path, within.folders, { maxBytes: deps.maxBytes });
     } catch (error) {
-      if (optional && error instanceof FileBridgeError && error.code === "NOT_FOUND") return undefined;
-      throw error;
+      if (!(error instanceof FileBridgeError && error.code === "NOT_FOUND")) throw error;
+      if (within.optional) return undefined;
+      throw notWrittenByCall(path);
     }
+    let captured: Captured;
     try {
+      await assertWrittenDuringCall(confined.handle, confined.path, path, within.start);
       const stream = confined.handle.createReadStream({ start: 0, autoClose: false });
       const stored = await store(stream, confined.name, mediaTypeFromName(confined.name) ?? undefined, ctx);
-      return { ...stored, path };
+      captured = { ...stored, path };
     } finally {
       await confined.close();
     }
+    // Captured: it does not stay in a folder every caller's results can name.
+    if (within.remove) await unlink(confined.path).catch(() => undefined);
+    return captured;
   }
 
   async function captureEmbedded(result: JsonObject, ctx: CallContext): Promise<Captured[]> {
@@ -267,7 +292,9 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
       return { ...tool, inputSchema };
     },
     async before(args, _ctx): Promise<PreparedCall> {
-      if (rule.locator !== "none") return { args };
+      if (rule.locator === "embedded") return { args };
+      if (rule.locator !== "none") return { args, state: await markCallStart(deps.outputs.real) };
+      // The call's own folder: only what lands in it is this call's output.
       const folder = deps.outputs.real[0] as string;
       const dir = await mkdtemp(join(folder, "out-"));
       const given = args[rule.outputArg];
@@ -278,9 +305,10 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
         "output",
       );
       const path = join(dir, name);
+      const own: NoneState = { path, folders: await confinedFolders([dir]), start: await folderStart(dir) };
       return {
         args: { ...args, [rule.outputArg]: path },
-        state: path,
+        state: own,
         dispose: () => rm(dir, { recursive: true, force: true }),
       };
     },
@@ -288,11 +316,13 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
       let captured: Captured[] = [];
       if (rule.locator === "embedded") captured = await captureEmbedded(result, ctx);
       else if (rule.locator === "none") {
-        const one = await capturePath(String(state), ctx, true);
+        const own = state as NoneState;
+        const one = await capturePath(own.path, ctx, { ...own, optional: true, remove: false });
         if (one) captured.push(one);
       } else {
+        const within = { folders: deps.outputs, start: state as CallStart, optional: false, remove: true };
         for (const path of locateOutputs(result, rule)) {
-          const one = await capturePath(path, ctx, false);
+          const one = await capturePath(outputPath(path, rule.relativeTo), ctx, within);
           if (one) captured.push(one);
         }
       }

@@ -3,7 +3,8 @@ import { DEFAULT_MAX_INLINE_BYTES } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
-import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
 import type { ChangeFeed, FileStore } from "../storage/types.js";
 import type { AuthorizeFunction, DownloadUrlMinter, ResourceRegistryOptions } from "./options.js";
 import { TemplateSet } from "./templates.js";
@@ -30,7 +31,7 @@ export interface RegistrySettings {
 /** Checks a registry's options when it is constructed: one kit step per option. */
 export function checkRegistryOptions(options: ResourceRegistryOptions): RegistrySettings {
   check.object(options);
-  const templates = new TemplateSet(options.templates);
+  const templates = new TemplateSet(options.templates, scopeRefsOf(options.minter));
   return {
     store: check.implementing(options.store, "store", STORE_METHODS, "a FileStore"),
     templates,

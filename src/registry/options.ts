@@ -2,7 +2,8 @@ import type { Duration } from "../internal/duration.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
-import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
 import type { ChangeFeed, FileKind, FileStore, StoredFile } from "../storage/types.js";
 
 // The public options and result shapes of ResourceRegistry.
@@ -90,6 +91,11 @@ export interface ResourceTemplateOptions {
  * ```
  */
 export interface DownloadUrlMinter {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   /**
    * A short-lived URL that downloads `file`, and when it expires (ms since the epoch). `claims` are
    * extra data to sign into the URL (from {@link ResourceRegistryOptions.downloadClaims}).

@@ -9,7 +9,7 @@ import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
 import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
-import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
 import type {
   ChangeFeed,
   FileStore,

@@ -2,7 +2,8 @@ import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
 import type { McpResourceTemplate } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
-import { assertScope, MAX_SCOPE_LENGTH, scopeRef } from "../scope/scope.js";
+import { assertScope, MAX_SCOPE_LENGTH } from "../scope/scope.js";
+import { type ScopeRefs, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { FileKind, StoredFile } from "../storage/types.js";
 import type { ParsedResourceUri, ResourceTemplateOptions, TemplateVariables } from "./options.js";
 import { expandTemplate, matchTemplate, type ParsedTemplate, parseTemplate } from "./uri-template.js";
@@ -144,7 +145,11 @@ export class TemplateSet {
   private readonly byKind: Readonly<Record<FileKind, Template>>;
 
   /** @throws FileBridgeError `INVALID_OPTION` naming the bad template. */
-  constructor(templates: readonly ResourceTemplateOptions[] | undefined) {
+  constructor(
+    templates: readonly ResourceTemplateOptions[] | undefined,
+    /** How scopes become references: the registry minter's (`minter.scopeRefs`). */
+    readonly refs: ScopeRefs = UNKEYED_SCOPE_REFS,
+  ) {
     const templateOptions = templates ?? DEFAULT_RESOURCE_TEMPLATES;
     if (!Array.isArray(templateOptions) || templateOptions.length === 0) {
       throw check.error("templates", "must be a non-empty array");
@@ -176,7 +181,7 @@ export class TemplateSet {
 
   /** What a template's scope variable holds for `scope`: its reference, or (raw) the scope itself. */
   scopeValue(template: Template, scope: string): string {
-    return template.scopeInUri === "raw" ? scope : scopeRef(scope);
+    return template.scopeInUri === "raw" ? scope : this.refs.of(scope);
   }
 
   /**
@@ -187,7 +192,8 @@ export class TemplateSet {
    */
   scopeFor(parsed: ParsedUri, callerScope: string): string | null {
     if (parsed.scope !== undefined) return parsed.scope;
-    if (parsed.scopeRef !== undefined) return parsed.scopeRef === scopeRef(callerScope) ? callerScope : null;
+    if (parsed.scopeRef !== undefined)
+      return this.refs.matches(parsed.scopeRef, callerScope) ? callerScope : null;
     return callerScope;
   }
 

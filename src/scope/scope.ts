@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { type ScopeRefs, scopeRefsOf } from "./scope-refs.js";
 
 /**
  * The parts of an MCP request context (the SDK's `RequestHandlerExtra`) a scope can come from.
@@ -132,29 +132,27 @@ function adviseAuthor(): void {
   process.emitWarning(NO_SCOPE_ADVICE, { code: "MCP_FILE_BRIDGE_NO_SCOPE" });
 }
 
-const SCOPE_REF_DOMAIN = "mcp-file-bridge/scope-ref/v1\0";
-
 /**
  * The opaque reference that stands for a scope in anything shareable: resource URIs, upload
  * handles, artifact URIs, tool text, upload replies. A scope is often a bearer value (an MCP
- * session id is one when the transport has no auth), so it never appears there itself. The
- * reference is a SHA-256 of the scope (domain-separated, 128 bits, base64url): the same on every
- * replica and after a restart, and it reveals nothing about a random scope such as a session id.
- * It is only ever compared with the reference of the caller's own scope; it grants nothing.
+ * session id is one when the transport has no auth), so it never appears there itself.
+ *
+ * Given a `SignedUrlMinter` (anything with its `scopeRefs`), the reference is an HMAC under a key
+ * derived from the minter's secret: the same on every replica sharing the secret and after a
+ * restart, and nobody without the secret can compute the reference of a guessable scope (a user
+ * name). Without one, it is the unkeyed SHA-256 of the scope (128 bits, base64url), which reveals
+ * nothing about a random scope such as a session id but can be computed for a guessable one. The
+ * pieces use their minter's references. A reference is only ever compared with the reference of
+ * the caller's own scope; it grants nothing.
  *
  * @example
  * ```ts
- * const ref = scopeRef(sessionId); // "q3X0…", 22 characters
+ * const ref = scopeRef("user-42", minter); // "q3X0…", 22 characters, keyed by the minter's secret
  * `upload://sessions/${ref}/${file.id}`;
  * ```
  */
-export function scopeRef(scope: string): string {
-  return createHash("sha256")
-    .update(SCOPE_REF_DOMAIN)
-    .update(scope)
-    .digest()
-    .subarray(0, 16)
-    .toString("base64url");
+export function scopeRef(scope: string, minter?: { readonly scopeRefs?: ScopeRefs }): string {
+  return scopeRefsOf(minter).of(scope);
 }
 
 /** Longest scope string accepted. */

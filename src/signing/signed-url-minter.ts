@@ -1,7 +1,7 @@
 /**
- * `SignedUrlMinter`: one job, minting and verifying the signed URL tokens (its options, `mint`,
- * `verify`, `consume` and the claim checks they share), so it stays one file past ~600 lines.
- * The sealed scope claim lives in scope-seal.ts.
+ * `SignedUrlMinter`: mints and verifies the signed URL tokens (its options, `mint`, `verify` and
+ * `consume`). Its public types live in types.ts, the claim checks in claims.ts, the sealed scope
+ * claim in scope-seal.ts.
  */
 import { randomBytes } from "node:crypto";
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
@@ -9,245 +9,31 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
-import type { ScopeSource } from "../scope/scope.js";
 import { assertScope } from "../scope/scope.js";
+import { ScopeRefs } from "../scope/scope-refs.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
-import { openScope, type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
+import {
+  assertAction,
+  assertCanonicalToken,
+  assertFileId,
+  assertVerifyOptions,
+  type BridgeClaims,
+  checkExtraClaims,
+  invalidToken,
+  readBridgeClaims,
+} from "./claims.js";
+import { type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
+import type {
+  DownloadUrlOptions,
+  MintedUrl,
+  MintOptions,
+  SignedUrlMinterOptions,
+  VerifiedToken,
+  VerifyOptions,
+} from "./types.js";
 
-/**
- * What a signed URL lets its holder do: fetch a stored file, or upload against a ticket.
- *
- * @example
- * ```ts
- * const action: SignedAction = "upload";
- * const ticket = await minter.verify(token, { action });
- * ```
- */
-export type SignedAction = "download" | "upload";
-
-/**
- * Value types allowed in the extra claims of a token (`ext`).
- *
- * @example
- * ```ts
- * const claims: Record<string, SignedClaimValue> = { key: "key_123", maxBytes: 10485760, trial: true };
- * const { url } = await minter.downloadUrl(file, { claims });
- * ```
- */
-export type SignedClaimValue = string | number | boolean;
-
-/**
- * One signing key of a {@link SignedUrlMinter}, for key rotation.
- *
- * @example
- * ```ts
- * const keys: SigningKey[] = [
- *   { kid: "2025-06", secret: newSecret }, // signs new tokens
- *   { kid: "2025-01", secret: oldSecret }, // still verifies older ones
- * ];
- * const minter = new SignedUrlMinter({ keys, baseUrl: "https://files.example.com" });
- * ```
- */
-export interface SigningKey {
-  /** Key id, written into the token's `kid` header: 1–64 characters of `A-Z a-z 0-9 . _ -`. */
-  kid: string;
-  /** HMAC secret, at least 32 bytes (a string counts its UTF-8 bytes). */
-  secret: string | Uint8Array;
-}
-
-/**
- * Options of {@link SignedUrlMinter}. Give exactly one of `secret` or `keys`.
- *
- * @example
- * ```ts
- * const options: SignedUrlMinterOptions = {
- *   secret: process.env.FILE_URL_SECRET!, // at least 32 bytes
- *   baseUrl: "https://files.example.com",
- *   ttl: "10m",
- *   state: memoryState(),
- * };
- * ```
- */
-export interface SignedUrlMinterOptions {
-  /**
-   * The one HMAC secret (key id `"default"`), at least 32 bytes. Use `keys` instead to rotate keys.
-   * @default none — `secret` or `keys` is required
-   */
-  secret?: string | Uint8Array;
-  /**
-   * Signing keys for rotation: new tokens are signed with the FIRST key (put the newest first);
-   * tokens signed with any listed key still verify. Remove a key to revoke every token it signed.
-   * @default none — `secret` or `keys` is required
-   */
-  keys?: readonly SigningKey[];
-  /**
-   * Absolute `http:` or `https:` URL the routes are reachable at, e.g. `"https://files.example.com"`
-   * or `"http://127.0.0.1:3000/mcp-files"`. No query, fragment or credentials. A trailing `/` is dropped.
-   *
-   * May also be a function returning that URL, called (and its result validated) each time a URL is
-   * minted or {@link SignedUrlMinter.baseUrl} is read — for a server on port 0, whose URL is known
-   * only after `listen()`: `baseUrl: () => server.url`. A bad result fails that call with
-   * `INVALID_OPTION` (`data.option: "baseUrl"`).
-   * @default none — required
-   */
-  baseUrl: string | (() => string);
-  /**
-   * Path prefix of the file routes, starting with `/` (a trailing `/` is dropped; `"/"` means no prefix).
-   * @default "/files"
-   */
-  basePath?: string;
-  /**
-   * Lifetime of minted tokens: seconds, or a string such as `"90s"`, `"5m"`, `"1h"`. At least 1 second.
-   * @default "5m"
-   */
-  ttl?: Duration;
-  /**
-   * Where single-use token ids (`jti`) are claimed. Required to mint or verify single-use tokens.
-   * @default none — single-use tokens are refused with `INVALID_OPTION`
-   */
-  state?: StateStore;
-  /**
-   * Issuer (`iss` claim) written into and required from every token. Give each deployment that shares
-   * a secret its own issuer so their tokens are not interchangeable.
-   * @default "mcp-file-bridge"
-   */
-  issuer?: string;
-  /**
-   * Allowed clock difference between the minting and the verifying machine, applied to `nbf` and
-   * `iat` (a token from "slightly in the future" is accepted). Expiry is enforced without tolerance.
-   * @default "5s"
-   */
-  clockTolerance?: Duration;
-  /**
-   * Current time in milliseconds since the epoch; drives both minting and verifying.
-   * @default Date.now
-   */
-  now?: () => number;
-}
-
-/**
- * Options of {@link SignedUrlMinter.mint}.
- *
- * @example
- * ```ts
- * const options: MintOptions = { scope, fileId: file.id, action: "download", ttl: "1h", singleUse: true };
- * const { url } = await minter.mint(options);
- * ```
- */
-export interface MintOptions {
-  /** Scope the file or ticket belongs to. */
-  scope: string;
-  /** Stored file id (for `download`) or upload ticket id (for `upload`). */
-  fileId: string;
-  /** What the URL allows. */
-  action: SignedAction;
-  /** Lifetime of this token. @default the minter's `ttl` */
-  ttl?: Duration;
-  /**
-   * Delay before the token becomes valid (writes an `nbf` claim).
-   * @default none — valid at once
-   */
-  notBefore?: Duration;
-  /**
-   * The token works once: the first successful `verify()` claims its `jti` in the minter's `state`,
-   * later ones fail with `TOKEN_ALREADY_USED`. Needs the minter's `state` option.
-   * @default false
-   */
-  singleUse?: boolean;
-  /**
-   * Extra signed data carried in the token (`ext` claim), e.g. `{ maxBytes: 10485760 }` for an upload
-   * ticket. At most 32 entries; keys are 1–64 characters of `A-Z a-z 0-9 . _ -`; strings at most 1024
-   * characters; numbers finite. The token is readable by its holder: put no secrets here.
-   * @default {}
-   */
-  claims?: Readonly<Record<string, SignedClaimValue>>;
-}
-
-/**
- * Options of {@link SignedUrlMinter.downloadUrl}.
- *
- * @example
- * ```ts
- * const options: DownloadUrlOptions = { ttl: "15m", claims: { key: "key_123" } };
- * const { url } = await minter.downloadUrl(file, options);
- * ```
- */
-export type DownloadUrlOptions = Omit<MintOptions, "scope" | "fileId" | "action">;
-
-/**
- * What {@link SignedUrlMinter.mint} returns.
- *
- * @example
- * ```ts
- * const { url, expiresAt }: MintedUrl = await minter.downloadUrl(file);
- * const text = `Download: ${url} (until ${new Date(expiresAt).toISOString()})`;
- * ```
- */
-export interface MintedUrl {
-  /** `{baseUrl}{basePath}/{action}/{token}`. */
-  url: string;
-  /** The compact JWT. */
-  token: string;
-  /** When the token expires, milliseconds since the epoch (a whole second). */
-  expiresAt: number;
-  /** The token's unique id (`jti` claim). */
-  jti: string;
-}
-
-/**
- * Options of {@link SignedUrlMinter.verify}: the binding the token must match.
- *
- * @example
- * ```ts
- * const options: VerifyOptions = { action: "download", scope: sessionId, fileId: file.id };
- * await minter.verify(token, options); // NOT_FOUND if the token is for another scope or file
- * ```
- */
-export interface VerifyOptions {
-  /** The action the caller is about to perform; a token for another action fails with `NOT_FOUND`. */
-  action: SignedAction;
-  /** Required scope; another scope fails with `NOT_FOUND`. @default any scope (read it from the result) */
-  scope?: string;
-  /** Required file or ticket id; another id fails with `NOT_FOUND`. @default any id (read it from the result) */
-  fileId?: string;
-  /**
-   * Use up a single-use token now. With `false`, a token that was already used still fails with
-   * `TOKEN_ALREADY_USED`, but this call does not use it: call {@link SignedUrlMinter.consume} once the
-   * action succeeded (an upload route does, so a failed upload does not waste its ticket).
-   * @default true
-   */
-  consume?: boolean;
-}
-
-/**
- * The verified content of a token.
- *
- * @example
- * ```ts
- * const verified: VerifiedToken = await minter.verify(token, { action: "download" });
- * const file = await store.head(verified.scope, verified.fileId);
- * ```
- */
-export interface VerifiedToken {
-  /** Scope the token is bound to. */
-  scope: string;
-  /** File id or upload ticket id the token is bound to. */
-  fileId: string;
-  /** Action the token allows. */
-  action: SignedAction;
-  /** Unique token id. */
-  jti: string;
-  /** Key id the token was signed with. */
-  kid: string;
-  /** Issue time, milliseconds since the epoch (the JWT `iat` × 1000). */
-  iat: number;
-  /** Expiry time, milliseconds since the epoch (the JWT `exp` × 1000). */
-  exp: number;
-  /** True for a single-use token (it has now been claimed). */
-  singleUse: boolean;
-  /** The extra claims given at mint time. */
-  claims: Record<string, SignedClaimValue>;
-}
+// Only for src/artifacts/artifacts.ts, which still imports it from here; remove once it imports ./types.js.
+export type { DownloadClaimsFunction } from "./types.js";
 
 /**
  * The JOSE `typ` header of every token this package mints; other JWTs are refused.
@@ -263,22 +49,10 @@ export const SIGNED_URL_TOKEN_TYPE = "mcp-file-bridge+jwt";
 const ALGORITHM = "HS256";
 const DEFAULT_KID = "default";
 const MIN_SECRET_BYTES = 32;
-const MAX_TOKEN_LENGTH = 8192;
-const MAX_ID_LENGTH = 256;
-const MAX_EXTRA_CLAIMS = 32;
-const MAX_CLAIM_STRING = 1024;
 const KID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-const CLAIM_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BASE_PATH_PATTERN = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*\/?$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 const check = optionCheck("SignedUrlMinter");
-
-function invalidToken(message: string, cause?: unknown): FileBridgeError {
-  return new FileBridgeError("INVALID_TOKEN", message, cause === undefined ? {} : { cause });
-}
 
 function secretBytes(secret: unknown, name: string): Uint8Array<ArrayBuffer> {
   let bytes: Uint8Array<ArrayBuffer>;
@@ -329,102 +103,6 @@ function ttlMs(value: Duration, name: string): number {
   return ms;
 }
 
-function assertAction(action: unknown, name: string): asserts action is SignedAction {
-  if (action !== "download" && action !== "upload") {
-    throw new FileBridgeError("INVALID_INPUT", `${name} must be "download" or "upload"`);
-  }
-}
-
-function assertFileId(fileId: unknown, name: string): asserts fileId is string {
-  if (
-    typeof fileId !== "string" ||
-    fileId.length === 0 ||
-    fileId.length > MAX_ID_LENGTH ||
-    CONTROL.test(fileId)
-  ) {
-    throw new FileBridgeError(
-      "INVALID_INPUT",
-      `${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters without control characters`,
-    );
-  }
-}
-
-function isClaimValue(value: unknown): value is SignedClaimValue {
-  return (
-    typeof value === "boolean" ||
-    (typeof value === "number" && Number.isFinite(value)) ||
-    (typeof value === "string" && value.length <= MAX_CLAIM_STRING)
-  );
-}
-
-function checkExtraClaims(claims: unknown): Record<string, SignedClaimValue> | undefined {
-  if (claims === undefined) return undefined;
-  if (typeof claims !== "object" || claims === null || Array.isArray(claims)) {
-    throw new FileBridgeError("INVALID_INPUT", "claims must be a plain object");
-  }
-  const entries = Object.entries(claims);
-  if (entries.length > MAX_EXTRA_CLAIMS) {
-    throw new FileBridgeError("INVALID_INPUT", `claims must have at most ${MAX_EXTRA_CLAIMS} entries`);
-  }
-  for (const [key, value] of entries) {
-    if (!CLAIM_KEY_PATTERN.test(key)) {
-      throw new FileBridgeError("INVALID_INPUT", "claims keys must be 1-64 characters of A-Z a-z 0-9 . _ -");
-    }
-    if (!isClaimValue(value)) {
-      throw new FileBridgeError(
-        "INVALID_INPUT",
-        `claims.${key} must be a boolean, a finite number or a string of at most ${MAX_CLAIM_STRING} characters`,
-      );
-    }
-  }
-  return entries.length === 0 ? undefined : Object.fromEntries(entries);
-}
-
-function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | null {
-  if (value === undefined) return {};
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const entries = Object.entries(value);
-  if (entries.length > MAX_EXTRA_CLAIMS) return null;
-  for (const [key, item] of entries) {
-    if (!CLAIM_KEY_PATTERN.test(key) || !isClaimValue(item)) return null;
-  }
-  return Object.fromEntries(entries);
-}
-
-/** `verify`'s options, checked before the token is looked at. */
-function assertVerifyOptions(options: VerifyOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_INPUT", "verify options must be an object");
-  }
-  assertAction(options.action, "action");
-  if (options.scope !== undefined) assertScope(options.scope);
-  if (options.fileId !== undefined) assertFileId(options.fileId, "fileId");
-}
-
-/** A compact JWS of bounded length, each segment in canonical base64url. */
-function assertCanonicalToken(token: unknown): asserts token is string {
-  if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
-    throw invalidToken("The token is malformed.");
-  }
-  // Only the canonical base64url spelling is accepted, so a token cannot be re-spelled (e.g. by
-  // flipping unused trailing bits) into a different string that still verifies.
-  for (const segment of token.split(".")) {
-    if (Buffer.from(segment, "base64url").toString("base64url") !== segment) {
-      throw invalidToken("The token is malformed.");
-    }
-  }
-}
-
-/** The private claims this package writes, next to `iss`, `iat`, `exp`, `nbf` and `jti`. */
-interface BridgeClaims extends JWTPayload {
-  /** The scope, sealed (see scope-seal.ts): never readable from the URL. */
-  scs: string;
-  fid: string;
-  act: SignedAction;
-  one?: true;
-  ext?: Record<string, SignedClaimValue>;
-}
-
 /**
  * Mints and verifies short-lived signed URLs for the upload and download routes. Each token is an
  * HS256 JWT bound to one scope, one file (or upload ticket) id and one action; `verify()` refuses
@@ -454,6 +132,12 @@ export class SignedUrlMinter {
   readonly basePath: string;
   /** Issuer written into and required from every token. */
   readonly issuer: string;
+  /**
+   * How scopes become their opaque references in URIs and handles: an HMAC under a key derived
+   * from this minter's secrets (the signing key first, older keys still match). Every piece given
+   * this minter uses it, so they agree; replicas with the same keys agree too.
+   */
+  readonly scopeRefs: ScopeRefs;
 
   readonly #baseUrl: string | (() => string);
   readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
@@ -528,6 +212,7 @@ export class SignedUrlMinter {
     this.#keys = imported;
     this.#signingKid = (list[0] as { kid: string }).kid;
     this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
+    this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
   }
 
   /**
@@ -662,7 +347,13 @@ export class SignedUrlMinter {
     assertCanonicalToken(token);
     const now = this.#clock();
     const { payload, kid } = await this.#verifySignature(token, now);
-    const verified = this.#readClaims(payload, kid, now);
+    const verified = readBridgeClaims(
+      payload,
+      kid,
+      now,
+      this.#sealKeys.get(kid) as SealKey,
+      this.#toleranceMs,
+    );
     if (
       verified.action !== options.action ||
       (options.scope !== undefined && verified.scope !== options.scope) ||
@@ -705,42 +396,6 @@ export class SignedUrlMinter {
       }
       throw invalidToken("The token is invalid.", error);
     }
-  }
-
-  /** This package's claims of a signature-checked payload: shape, sealed scope, `iat` and `exp`. */
-  #readClaims(payload: JWTPayload, kid: string, now: number): VerifiedToken {
-    const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
-    const extra = readExtraClaims(payload.ext);
-    const scp =
-      typeof scs === "string" && typeof jti === "string"
-        ? openScope(this.#sealKeys.get(kid) as SealKey, scs, jti)
-        : null;
-    if (
-      scp === null ||
-      typeof fid !== "string" ||
-      (act !== "download" && act !== "upload") ||
-      (one !== undefined && one !== true) ||
-      typeof jti !== "string" ||
-      jti.length === 0 ||
-      typeof iat !== "number" ||
-      typeof exp !== "number" ||
-      extra === null
-    ) {
-      throw invalidToken("The token's claims are malformed.");
-    }
-    if (iat * 1000 > now + this.#toleranceMs) throw invalidToken("The token is not valid yet.");
-    if (now >= exp * 1000) throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.");
-    return {
-      scope: scp,
-      fileId: fid,
-      action: act,
-      jti,
-      kid,
-      iat: iat * 1000,
-      exp: exp * 1000,
-      singleUse: one === true,
-      claims: extra,
-    };
   }
 
   /**
@@ -787,21 +442,3 @@ export class SignedUrlMinter {
     if (used !== null) throw new FileBridgeError("TOKEN_ALREADY_USED", "The token was already used.");
   }
 }
-
-/**
- * Extra claims to sign into a download URL that a `ResourceRegistry` or `Artifacts` mints, e.g. the
- * id of the API key to charge. `extra` is the MCP request's `extra` (a `resources/read`, a tool call),
- * or what was passed to `link(file, { extra })` / `capture({ extra })` (`undefined` when not given). The download route hands the verified claims to its `onDownload` hook as `claims`.
- *
- * @example
- * ```ts
- * const downloadClaims: DownloadClaimsFunction = (file, extra) => ({ key: keyIdOf(extra) });
- * ```
- */
-export type DownloadClaimsFunction = (
-  file: StoredFile,
-  extra: ScopeSource | undefined,
-) =>
-  | Record<string, string | number | boolean>
-  | undefined
-  | Promise<Record<string, string | number | boolean> | undefined>;

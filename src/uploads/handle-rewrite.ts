@@ -3,10 +3,12 @@
  * copies, for tools that must not know about handles. A field that takes one file gets one copy; a
  * list item gets a copy of every file its handle stands for, spliced in at its position.
  */
+
 import { materializeStoredFile } from "../bridge/materialize.js";
 import type { ResolvedFile } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, type FieldSlot, parseFieldPath } from "../internal/field-paths.js";
+import { type ScopeRefs, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import type { RewrittenArgs } from "./types.js";
 import { UPLOAD_HANDLE_PREFIX, uploadHandleOf } from "./upload-handle.js";
@@ -17,6 +19,8 @@ export interface RewriteDeps {
   tmpDir: string;
   /** Every stored file a handle stands for in the caller's scope, `null` when none. */
   filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
+  /** How scopes become references in handles (the minter's). @default the unkeyed ones */
+  refs?: ScopeRefs;
 }
 
 /**
@@ -28,8 +32,12 @@ export interface RewriteDeps {
  * if (files.length > 1) throw severalFiles(files, "file");
  * ```
  */
-export function severalFiles(files: readonly StoredFile[], field?: string): FileBridgeError {
-  const handles = files.map((file) => uploadHandleOf(file));
+export function severalFiles(
+  files: readonly StoredFile[],
+  field?: string,
+  refs: ScopeRefs = UNKEYED_SCOPE_REFS,
+): FileBridgeError {
+  const handles = files.map((file) => uploadHandleOf(file, refs));
   const shown = handles.slice(0, 5).join(", ") + (handles.length > 5 ? ", …" : "");
   const where = field ? `${field} takes one file` : "one file is expected here";
   return new FileBridgeError(
@@ -121,7 +129,7 @@ async function lookUp(
       count += found.length;
       if (count > options.maxFiles) throw tooMany(count);
     }
-    if (!Array.isArray(slot.container) && found.length > 1) throw severalFiles(found, slot.label);
+    if (!Array.isArray(slot.container) && found.length > 1) throw severalFiles(found, slot.label, deps.refs);
   }
   return stored;
 }

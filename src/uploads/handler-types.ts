@@ -31,6 +31,11 @@ export interface VerifiedTokenClaims {
    * @default true (treated as single-use when absent)
    */
   singleUse?: boolean;
+  /**
+   * Expiry, milliseconds since the epoch (a `SignedUrlMinter` sets it). A tus upload under the ticket
+   * expires with it (`Upload-Expires`).
+   */
+  exp?: number;
 }
 
 /**

@@ -45,6 +45,8 @@ export interface RequestFilesCallOptions extends RequestFilesOptions {
  * - `input_required` (SDK v2, protocol 2026-07-28): `result` is the `input_required` result that
  *   asks the client to open the link; return it from the tool, and the client's retry runs the tool
  *   again, where `requestFiles` then waits for the upload.
+ * - `pending` / `expired` (the `await_upload` poll path only): not uploaded yet (`result` says how far
+ *   the upload got; call again), or the link expired first (`result.isError`, code `TOKEN_EXPIRED`).
  *
  * @example
  * ```ts
@@ -76,7 +78,7 @@ export type FileRequestOutcome =
       result: CallToolResult;
     }
   | {
-      status: "declined" | "cancelled" | "timeout" | "input_required";
+      status: "declined" | "cancelled" | "timeout" | "input_required" | "pending" | "expired";
       requestId: string;
       files?: undefined;
       handles?: undefined;
@@ -94,6 +96,21 @@ function inputRequiredResult(error: unknown): CallToolResult | undefined {
     : undefined;
 }
 
+/** Sends `notifications/progress` for an upload's offsets, when the caller asked for progress. */
+export function progressNotifier(
+  ctx: Pick<HostRequestContext, "notifyProgress">,
+): ((offset: number, length: number | undefined) => Promise<void>) | undefined {
+  const notify = ctx.notifyProgress;
+  if (!notify) return undefined;
+  return (offset, length) =>
+    notify.call(
+      ctx,
+      offset,
+      length,
+      `${offset}${length === undefined ? "" : ` of ${length}`} bytes received`,
+    );
+}
+
 /** JSON-RPC code of SDK request timeouts (`ErrorCode.RequestTimeout`). */
 const REQUEST_TIMEOUT = -32001;
 
@@ -102,7 +119,7 @@ function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]
     status: "uploaded",
     requestId,
     files,
-    handles: files.map((file) => formatUploadHandle(file.scope, file.id)),
+    handles: files.map((file) => formatUploadHandle(file.scope, file.id, requests.scopeRefs)),
     result: requests.resultFor(requestId, files) as CallToolResult,
   };
 }
@@ -190,9 +207,13 @@ export async function requestFilesThrough(
   options: RequestFilesCallOptions,
   ladder: { widgetTool?: string | undefined } = {},
 ): Promise<FileRequestOutcome> {
+  // While bytes of a resumable upload arrive, the open call gets MCP progress (which also keeps a
+  // client's `resetTimeoutOnProgress` timeout from firing).
+  const onProgress = progressNotifier(ctx);
   const waitOptions = {
     signal: ctx.signal,
     ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+    ...(onProgress ? { onProgress } : {}),
   };
   // A retry under 2026-07-28: the first round asked; the answer came back with the retry.
   const resumed = ctx.elicitationAnswers ? [...ctx.elicitationAnswers][0] : undefined;

@@ -14,13 +14,17 @@ import {
 } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import {
   formatUploadHandle,
   TICKET_CLAIMS,
   type TicketRecord,
   ticketStateKey,
+  tusEndpointOf,
   UPLOAD_PAGE_CLAIMS,
+  type UploadProgressRecord,
+  uploadProgressKey,
 } from "./upload-handle.js";
 
 /**
@@ -32,6 +36,11 @@ import {
  * ```
  */
 export interface FileRequestMinter {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   mint(options: {
     scope: string;
     fileId: string;
@@ -168,6 +177,11 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** How long to wait before `TIMEOUT`. @default the requests' `timeout` */
   timeout?: Duration;
+  /**
+   * Called while the bytes of a resumable (tus) upload arrive, each time the offset grew (read from
+   * the state store, so from any replica).
+   */
+  onProgress?: (offset: number, length: number | undefined) => void | Promise<void>;
 }
 
 /**
@@ -191,6 +205,8 @@ export interface FileRequest {
   readonly url: string;
   /** The signed upload URL (programs may `POST` multipart to it directly). */
   readonly uploadUrl: string;
+  /** The same ticket's tus 1.0 endpoint (resumable uploads; any tus client). */
+  readonly tusUrl: string;
   /** When the link expires, milliseconds since the epoch. */
   readonly expiresAt: number;
   /** Size cap per file, in bytes. */
@@ -219,6 +235,16 @@ export interface FileRequest {
   declinedResult(action: "decline" | "cancel"): FileRequestToolResult;
 }
 
+/** What the state store keeps of a request: its scope and when its link expires. */
+interface FileRequestRecord {
+  scope: string;
+  expiresAt: number;
+}
+
+function fileRequestKey(id: string): string {
+  return `mcp-file-bridge:file-request:${id}`;
+}
+
 const check = optionCheck("FileRequests");
 
 function invalidInput(message: string): FileBridgeError {
@@ -238,13 +264,13 @@ function positiveInteger(
   return value;
 }
 
-function fileLine(file: StoredFile): string {
-  return `- ${file.name} (${file.size} bytes, ${file.mimeType}, sha256 ${file.sha256}): ${formatUploadHandle(file.scope, file.id)}`;
+function fileLine(file: StoredFile, refs: ScopeRefs): string {
+  return `- ${file.name} (${file.size} bytes, ${file.mimeType}, sha256 ${file.sha256}): ${formatUploadHandle(file.scope, file.id, refs)}`;
 }
 
-function fileEntry(file: StoredFile): Record<string, unknown> {
+function fileEntry(file: StoredFile, refs: ScopeRefs): Record<string, unknown> {
   const entry: Record<string, unknown> = {
-    handle: formatUploadHandle(file.scope, file.id),
+    handle: formatUploadHandle(file.scope, file.id, refs),
     id: file.id,
     name: file.name,
     size: file.size,
@@ -291,6 +317,8 @@ export class FileRequests {
   readonly maxBytes: number;
   /** Most files per request. */
   readonly maxFiles: number;
+  /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
+  readonly scopeRefs: ScopeRefs;
 
   readonly #store: FileStore;
   readonly #state: StateStore;
@@ -329,6 +357,7 @@ export class FileRequests {
     this.#store = store;
     this.#state = state;
     this.#minter = minter;
+    this.scopeRefs = scopeRefsOf(minter);
   }
 
   /**
@@ -374,8 +403,13 @@ export class FileRequests {
       singleUse: true,
       claims,
     });
+    // What a later call needs to tell "not uploaded yet" from "expired" (the await_upload poll path).
+    const record: FileRequestRecord = { scope, expiresAt: minted.expiresAt };
+    await this.#state.set(fileRequestKey(id), record, {
+      ttl: Math.max(1, Math.ceil((minted.expiresAt - Date.now()) / 1000)) + this.#handleTtlSeconds,
+    });
     const url = this.#pageUrl(minted.url);
-    const handle = formatUploadHandle(scope, id);
+    const handle = formatUploadHandle(scope, id, this.scopeRefs);
     const expiresIso = new Date(minted.expiresAt).toISOString();
     const files = () => this.#filesOf(scope, id);
     const request: FileRequest = {
@@ -384,13 +418,14 @@ export class FileRequests {
       message,
       url,
       uploadUrl: minted.url,
+      tusUrl: tusEndpointOf(minted.url),
       expiresAt: minted.expiresAt,
       maxBytes,
       maxFiles,
       handle,
       elicitation: { mode: "url", message, url, elicitationId: id },
       files,
-      wait: (waitOptions = {}) => this.#wait(files, waitOptions),
+      wait: (waitOptions = {}) => this.#wait(files, { ...waitOptions, progress: { scope, id } }),
       resultFor: (stored) => this.resultFor(id, stored),
       fallbackResult: () => ({
         content: [
@@ -444,7 +479,44 @@ export class FileRequests {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
       throw invalidInput("requestId must be a request id");
     }
-    return this.#wait(() => this.#filesOf(scope, requestId), options);
+    return this.#wait(() => this.#filesOf(scope, requestId), {
+      ...options,
+      progress: { scope, id: requestId },
+    });
+  }
+
+  /**
+   * When a request's link expires (epoch ms), or `null` for an unknown request or one of another scope.
+   *
+   * @example
+   * ```ts
+   * const expiresAt = await requests.expiryOf(scope, requestId);
+   * ```
+   */
+  async expiryOf(scope: string, requestId: string): Promise<number | null> {
+    assertScope(scope);
+    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return null;
+    const record = await this.#state.get<FileRequestRecord>(fileRequestKey(requestId));
+    return record && record.scope === scope && typeof record.expiresAt === "number" ? record.expiresAt : null;
+  }
+
+  /**
+   * How far the person's resumable (tus) upload for a request got: bytes received and the declared
+   * length, or `null` before the first byte (or for a request of another scope).
+   *
+   * @example
+   * ```ts
+   * const progress = await requests.progressOf(scope, requestId); // { offset: 8388608, length: 67108864 }
+   * ```
+   */
+  async progressOf(scope: string, requestId: string): Promise<{ offset: number; length?: number } | null> {
+    assertScope(scope);
+    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return null;
+    const record = await this.#state.get<UploadProgressRecord>(uploadProgressKey(requestId));
+    if (!record || record.scope !== scope || typeof record.offset !== "number") return null;
+    return record.length === undefined
+      ? { offset: record.offset }
+      : { offset: record.offset, length: record.length };
   }
 
   /**
@@ -464,11 +536,15 @@ export class FileRequests {
           type: "text",
           text: [
             `The user uploaded ${list.length} ${list.length === 1 ? "file" : "files"}. Pass a handle as the file argument of a tool:`,
-            ...list.map(fileLine),
+            ...list.map((file) => fileLine(file, this.scopeRefs)),
           ].join("\n"),
         },
       ],
-      structuredContent: { status: "uploaded", request_id: requestId, files: list.map(fileEntry) },
+      structuredContent: {
+        status: "uploaded",
+        request_id: requestId,
+        files: list.map((file) => fileEntry(file, this.scopeRefs)),
+      },
     };
   }
 
@@ -502,11 +578,16 @@ export class FileRequests {
     return files.filter((file): file is StoredFile => file !== null);
   }
 
-  async #wait(files: () => Promise<StoredFile[] | null>, options: WaitOptions): Promise<StoredFile[]> {
+  async #wait(
+    files: () => Promise<StoredFile[] | null>,
+    options: WaitOptions & { progress?: { scope: string; id: string } },
+  ): Promise<StoredFile[]> {
     const timeoutMs =
       options.timeout === undefined ? this.#timeoutMs : durationToMs(options.timeout, "wait: timeout");
     const deadline = Date.now() + timeoutMs;
     const signal = options.signal;
+    let reported = -1;
+    const { onProgress, progress } = options;
     for (;;) {
       if (signal?.aborted) {
         throw new FileBridgeError("ABORTED", "Stopped waiting for the upload", { cause: signal.reason });
@@ -517,6 +598,13 @@ export class FileRequests {
           throw new FileBridgeError("NOT_FOUND", "The uploaded files are gone (expired or deleted)");
         }
         return found;
+      }
+      if (onProgress && progress) {
+        const now = await this.progressOf(progress.scope, progress.id).catch(() => null);
+        if (now && now.offset > reported) {
+          reported = now.offset;
+          await Promise.resolve(onProgress(now.offset, now.length)).catch(() => undefined);
+        }
       }
       const left = deadline - Date.now();
       if (left <= 0) {

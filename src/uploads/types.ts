@@ -1,6 +1,7 @@
 import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import type { FileRequestsOptions } from "./request-files.js";
 
@@ -14,6 +15,11 @@ import type { FileRequestsOptions } from "./request-files.js";
  * ```
  */
 export interface UploadTicketMinter {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
   mint(options: {
     scope: string;
     fileId: string;

@@ -23,8 +23,10 @@ import type {
   McpServerLike,
 } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource, scopeRef } from "../scope/scope.js";
+import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import { awaitUploadTool } from "./await-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
 import { FilesExtension, type FilesExtensionMinter } from "./files-extension.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
@@ -98,6 +100,7 @@ export class UploadHandleResolver {
 
   readonly #store: FileStore;
   readonly #minter: UploadTicketMinter;
+  readonly #refs: ScopeRefs;
   readonly #state: StateStore;
   readonly #ttl: Duration;
   readonly #handleTtlSeconds: number;
@@ -160,6 +163,7 @@ export class UploadHandleResolver {
     }
     this.#store = store;
     this.#minter = minter;
+    this.#refs = scopeRefsOf(minter);
     this.#state = state;
     const fileRequests = options.fileRequests ?? {};
     if (typeof fileRequests !== "object" || fileRequests === null) {
@@ -212,7 +216,7 @@ export class UploadHandleResolver {
       max_bytes: this.maxBytes,
       max_files: this.maxFiles,
       single_use: this.#singleUse,
-      handle: formatUploadHandle(scope, ticketId),
+      handle: formatUploadHandle(scope, ticketId, this.#refs),
       curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
     };
   }
@@ -324,6 +328,31 @@ export class UploadHandleResolver {
   }
 
   /**
+   * Registers `await_upload` (or `name`): the model's poll path for a pending upload. It waits up to
+   * `wait_seconds` (at most 55, below the SDKs' 60 s request timeout) for the upload of a
+   * `request_id` from {@link requestFiles}, sends MCP progress while the bytes of a resumable (tus)
+   * upload arrive, and answers the files, `status: "pending"` with the bytes so far, or
+   * `TOKEN_EXPIRED` once the link expired. Requests of other scopes are unknown.
+   *
+   * @example
+   * ```ts
+   * uploads.attachAwaitTool(server); // the model calls await_upload { request_id } until uploaded
+   * ```
+   */
+  attachAwaitTool(server: McpServerLike | McpHost, options: { name?: string } = {}): HostToolHandle {
+    const host = toHost(server);
+    if (!host.supportsTools)
+      throw new FileBridgeError("INVALID_INPUT", "attachAwaitTool() needs an McpServer");
+    const name = options.name ?? "await_upload";
+    if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+      throw check.error("name", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+    }
+    return host.registerTool(
+      awaitUploadTool(name, this.#requests, (ctx) => this.#scope(ctx.extra as ScopeSource)),
+    );
+  }
+
+  /**
    * The {@link FileRequests} behind {@link requestFiles}, for a flow of your own (a later call that
    * checks a fallback link with `filesOf`, or `waitFor`).
    *
@@ -405,7 +434,7 @@ export class UploadHandleResolver {
    * ```
    */
   handleFor(file: Pick<StoredFile, "scope" | "id">): string {
-    return formatUploadHandle(file.scope, file.id);
+    return formatUploadHandle(file.scope, file.id, this.#refs);
   }
 
   /**
@@ -425,7 +454,7 @@ export class UploadHandleResolver {
     const parsed = typeof handle === "string" ? parseUploadHandle(handle) : null;
     // A handle carries the reference of its scope: it resolves only in the scope with that
     // reference, so a handle of another scope is exactly "not found".
-    if (!parsed || parsed.scopeRef !== scopeRef(options.scope)) return null;
+    if (!parsed || !this.#refs.matches(parsed.scopeRef, options.scope)) return null;
     const scope = options.scope;
     const file = await this.#store.head(scope, parsed.id);
     if (file) return [file];
@@ -450,7 +479,7 @@ export class UploadHandleResolver {
    */
   async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
     const files = await this.filesFor(handle, options);
-    if (files && files.length > 1) throw severalFiles(files);
+    if (files && files.length > 1) throw severalFiles(files, undefined, this.#refs);
     return files?.[0] ?? null;
   }
 
@@ -507,7 +536,12 @@ export class UploadHandleResolver {
     if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) {
       throw new FileBridgeError("INVALID_INPUT", "maxFiles must be a positive integer");
     }
-    const deps = { store: this.#store, tmpDir: this.#tmpDir, filesFor: this.filesFor.bind(this) };
+    const deps = {
+      store: this.#store,
+      tmpDir: this.#tmpDir,
+      filesFor: this.filesFor.bind(this),
+      refs: this.#refs,
+    };
     return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }

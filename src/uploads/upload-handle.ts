@@ -1,4 +1,4 @@
-import { scopeRef } from "../scope/scope.js";
+import { type ScopeRefs, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { StoredFile } from "../storage/types.js";
 
 /** Every upload handle starts with this. */
@@ -59,14 +59,18 @@ const SCOPE_REF = /^[A-Za-z0-9_-]{22}$/;
 /**
  * `upload://sessions/{scopeRef}/{id}`: the scope's opaque reference, never the scope itself (a
  * scope is often a session id, a bearer value; handles are shown to the model and the person).
+ * `refs` are the minter's (`minter.scopeRefs`), keyed by the server secret.
  */
-export function formatUploadHandle(scope: string, id: string): string {
-  return `${UPLOAD_HANDLE_PREFIX}${scopeRef(scope)}/${encodeURIComponent(id)}`;
+export function formatUploadHandle(scope: string, id: string, refs: ScopeRefs = UNKEYED_SCOPE_REFS): string {
+  return `${UPLOAD_HANDLE_PREFIX}${refs.of(scope)}/${encodeURIComponent(id)}`;
 }
 
 /** The handle of a stored file. */
-export function uploadHandleOf(file: Pick<StoredFile, "scope" | "id">): string {
-  return formatUploadHandle(file.scope, file.id);
+export function uploadHandleOf(
+  file: Pick<StoredFile, "scope" | "id">,
+  refs: ScopeRefs = UNKEYED_SCOPE_REFS,
+): string {
+  return formatUploadHandle(file.scope, file.id, refs);
 }
 
 /**
@@ -87,4 +91,38 @@ export function parseUploadHandle(input: string): { scopeRef: string; id: string
   } catch {
     return null;
   }
+}
+
+/**
+ * How far a ticket's resumable (tus) upload got, as the state store holds it while bytes arrive:
+ * what a tool waiting for the person reads to send progress, from any replica.
+ */
+export interface UploadProgressRecord {
+  /** Scope of the ticket. */
+  scope: string;
+  /** Bytes received. */
+  offset: number;
+  /** Declared length, when known. */
+  length?: number;
+}
+
+/** State key of a ticket's upload progress. */
+export function uploadProgressKey(ticketId: string): string {
+  return `mcp-file-bridge:upload-progress:${ticketId}`;
+}
+
+/**
+ * The tus endpoint of an upload ticket's URL: `{basePath}/upload/{token}` → `{basePath}/tus/{token}`
+ * (the same ticket, spoken over tus 1.0 by the routes).
+ *
+ * @example
+ * ```ts
+ * tusEndpointOf("https://files.example.com/files/upload/eyJ…"); // "https://files.example.com/files/tus/eyJ…"
+ * ```
+ */
+export function tusEndpointOf(uploadUrl: string): string {
+  const url = new URL(uploadUrl);
+  url.pathname = url.pathname.replace(/\/upload\/([^/]+)$/, "/tus/$1");
+  url.search = "";
+  return url.href;
 }

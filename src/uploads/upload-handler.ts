@@ -10,6 +10,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { sanitizeRelativePath } from "../internal/file-name.js";
 import { parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
 import type {
   UploadHandler,
@@ -109,7 +110,9 @@ export class TicketUploadHandler implements UploadHandler {
       }
     }
     // One upload, one handle: the ticket's handle when the upload is recorded under it.
-    const handle = recorded ? formatUploadHandle(limits.scope, verified.fileId) : undefined;
+    const handle = recorded
+      ? formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter))
+      : undefined;
     return uploadReply(config, ctx, files, handle);
   }
 }
@@ -165,7 +168,7 @@ function withSizeReason(error: unknown, declared: unknown): unknown {
 }
 
 /** Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read. */
-async function checkRateLimit(config: UploadHandlerConfig, info: UploadRateLimitInfo): Promise<void> {
+export async function checkRateLimit(config: UploadHandlerConfig, info: UploadRateLimitInfo): Promise<void> {
   if (!config.rateLimit) return;
   if ((await config.rateLimit(info)) !== true) {
     throw new FileBridgeError("RATE_LIMITED", "Too many uploads; try again later", {
@@ -238,7 +241,7 @@ async function uploadReply(
   }
   const reply: UploadReplyFile[] = files.map((file) => {
     const entry: UploadReplyFile = {
-      handle: uploadHandleOf(file),
+      handle: uploadHandleOf(file, scopeRefsOf(config.minter)),
       id: file.id,
       name: file.name,
       size: file.size,

@@ -39,7 +39,9 @@ describe("public surface", () => {
 
   it("keeps the root a front door: about 60 names", () => {
     const root = actual.index as EntrySurface;
-    expect(root.values.length + root.types.length).toBeLessThanOrEqual(60);
+    // 58 after the re-housing; the file outputs (issue 22) and tus (issue 25) each added two names
+    // a server author calls. Raising this is a decision, made here.
+    expect(root.values.length + root.types.length).toBeLessThanOrEqual(62);
   });
 
   it("publishes every entry point as a package.json subpath, and ./storage as the storage kit's former name", () => {

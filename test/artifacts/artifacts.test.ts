@@ -68,8 +68,8 @@ describe("Artifacts.capture", () => {
     });
     expect(captured.file.expiresAt).toBe(clock + 2 * 3_600_000);
     // The scope's reference, never the scope (security change: scopes are often session ids).
-    expect(captured.uri).toBe(`artifact://sessions/${scopeRef("s 1")}/${captured.file.id}/chart.png`);
-    expect(captured.uri).toBe(defaultArtifactUri(captured.file));
+    expect(captured.uri).toBe(`artifact://sessions/${scopeRef("s 1", minter)}/${captured.file.id}/chart.png`);
+    expect(captured.uri).toBe(defaultArtifactUri(captured.file, minter.scopeRefs));
     const [link, text] = captured.content;
     expect(link).toMatchObject({ type: "resource_link", uri: captured.uri, name: "chart.png", size: 2000 });
     expect(text.text).toContain(captured.uri);
@@ -216,7 +216,7 @@ describe("Artifacts.withArtifacts", () => {
     ]);
     expect(result._meta).toMatchObject({ mine: 1 });
     expect(String(result._meta?.artifact_uri)).toMatch(
-      new RegExp(`^artifact://sessions/${scopeRef("s1")}/[0-9a-z]{26}/result\\.txt$`),
+      new RegExp(`^artifact://sessions/${scopeRef("s1", minter)}/[0-9a-z]{26}/result\\.txt$`),
     );
     expect(typeof result._meta?.download_url).toBe("string");
     expect(await readdir(join(dir, "tmp"))).toEqual([]);

@@ -113,9 +113,11 @@ describe("createFileRoutes: allowedOrigins (CORS)", () => {
     expect(response.status).toBe(204);
     expect(Object.fromEntries(response.headers)).toMatchObject({
       "access-control-allow-origin": APP,
-      "access-control-allow-methods": "GET, HEAD, POST, PUT",
+      "access-control-allow-methods": "GET, HEAD, POST, PUT, PATCH, DELETE",
       "access-control-allow-headers":
-        "Content-Type, Content-Disposition, X-Content-SHA256, Range, If-Range, If-None-Match",
+        "Content-Type, Content-Disposition, X-Content-SHA256, Range, If-Range, If-None-Match, " +
+        "Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata, Upload-Defer-Length, Upload-Concat, " +
+        "Upload-Checksum, X-HTTP-Method-Override, X-Requested-With",
       "access-control-max-age": "600",
       vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
     });
@@ -161,7 +163,9 @@ describe("createFileRoutes: allowedOrigins (CORS)", () => {
     expect(upload.status).toBe(201);
     expect(upload.headers.get("access-control-allow-origin")).toBe(APP);
     expect(upload.headers.get("access-control-expose-headers")).toBe(
-      "ETag, Content-Range, Content-Disposition, Location",
+      "ETag, Content-Range, Content-Disposition, Location, Tus-Resumable, Tus-Version, Tus-Extension, " +
+        "Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Metadata, " +
+        "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle",
     );
     expect(upload.headers.get("vary")).toBe("Origin");
     const { files } = (await upload.json()) as { files: Array<{ id: string }> };

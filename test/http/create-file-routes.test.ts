@@ -341,7 +341,7 @@ describe("upload route", () => {
       ["a.bin", 5000, sha256(a)],
       ["b.txt", 12, sha256(b)],
     ]);
-    expect(reply.files[0]?.handle).toBe(`upload://sessions/${scopeRef("s1")}/${reply.files[0]?.id}`);
+    expect(reply.files[0]?.handle).toBe(`upload://sessions/${scopeRef("s1", minter)}/${reply.files[0]?.id}`);
     expect(reply.files[1]?.uri).toBe("file://uploads/s1/b.txt");
     expect(reply.files[1]?.mimeType.startsWith("text/plain")).toBe(true);
     const files = await listAll("s1");

@@ -148,7 +148,9 @@ describe("concurrency", () => {
     expect(await store.head("scope-1", first?.id as string)).toBeNull();
     const foreign = await minter.mint({ scope: "scope-1", fileId: first?.id as string, action: "download" });
     expect((await fetch(foreign.url)).status).toBe(404);
-    expect(replies.every((r) => r.handle === `upload://sessions/${scopeRef(r.scope)}/${r.id}`)).toBe(true);
+    expect(replies.every((r) => r.handle === `upload://sessions/${scopeRef(r.scope, minter)}/${r.id}`)).toBe(
+      true,
+    );
     expect(
       (await filesUnder(join(dir, "store"))).some((p) => p.endsWith(".part") || p.endsWith(".tmp")),
     ).toBe(false);

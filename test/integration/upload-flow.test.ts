@@ -30,6 +30,8 @@ const SECRET = "integration-secret-integration-secret-0123";
 let dir: string;
 let store: FileStore;
 let registry: ResourceRegistry;
+// The refs in URIs and handles are keyed by the minter's secret: the same secret computes them.
+const refsMinter = new SignedUrlMinter({ secret: SECRET, baseUrl: "http://127.0.0.1:9" });
 let http: Server;
 let origin: string;
 /** Added to the minter's clock: ticket expiry without waiting. */
@@ -147,7 +149,7 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     const ticket = ticketResult.structuredContent as UploadTicket;
     expect(ticket.upload_url.startsWith(`${origin}/files/upload/`)).toBe(true);
     // The session id never appears in a handle or URI (it is a bearer value): its reference does.
-    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef(sessionId)}/`)).toBe(true);
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef(sessionId, refsMinter)}/`)).toBe(true);
     expect(JSON.stringify(ticketResult)).not.toContain(sessionId);
 
     const parts = [randomBytes(1024 * 1024 + 3), randomBytes(4096), randomBytes(77)];
@@ -173,7 +175,9 @@ describe("upload → tool → artifact → download over Streamable HTTP", () =>
     });
     expect(result.isError).toBeFalsy();
     const meta = result._meta as { artifact_uri: string; download_url: string };
-    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId)}/`)).toBe(true);
+    expect(meta.artifact_uri.startsWith(`artifact://sessions/${scopeRef(sessionId, refsMinter)}/`)).toBe(
+      true,
+    );
     expect(JSON.stringify(result)).not.toContain(sessionId);
     const content = result.content as Array<{ type: string; uri?: string; text?: string }>;
     expect(content.some((block) => block.type === "resource_link" && block.uri === meta.artifact_uri)).toBe(
@@ -315,7 +319,7 @@ describe("one upload, one handle (SDK client, HTTP upload)", () => {
     const bytes = randomBytes(512);
     const reply = (await (await uploadParts(ticket, [bytes])).json()) as Reply;
     const old = reply.files[0] as { handle: string; id: string };
-    expect(old.handle).toBe(`upload://sessions/${scopeRef(sessionId)}/${old.id}`);
+    expect(old.handle).toBe(`upload://sessions/${scopeRef(sessionId, refsMinter)}/${old.id}`);
     expect(old.handle).not.toBe(ticket.handle);
     expect(textOf(await client.callTool({ name: "digest", arguments: { file: old.handle } }))).toBe(
       sha256(bytes),
@@ -330,7 +334,7 @@ describe("one upload, one handle (SDK client, HTTP upload)", () => {
     const ticket = await ticketOf(owner.client);
     await uploadParts(ticket, [randomBytes(100), randomBytes(200)]);
     const other = await connect();
-    const unknown = `upload://sessions/${scopeRef(other.sessionId)}/01jzzzzzzzzzzzzzzzzzzzzzzz`;
+    const unknown = `upload://sessions/${scopeRef(other.sessionId, refsMinter)}/01jzzzzzzzzzzzzzzzzzzzzzzz`;
     for (const [name, args] of [
       ["digest", (handle: string) => ({ file: handle })],
       ["concat", (handle: string) => ({ files: [handle] })],

@@ -22,6 +22,7 @@ import {
 import { INITIALIZE, JSON_HEADERS, LEGACY } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
+const NO_SUBJECT = "no-subject-token-0123456";
 const TOOLS_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
 
 /** One raw HTTP/1.1 request (headers exactly as given, no Host added unless given). */
@@ -76,6 +77,8 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
       authenticate: bearerTokens(parseBearerTokens(`alice:${ALICE}`, "test")),
       log: (line) => logs.push(line),
       config: {
+        // Alice opens many sessions here and never closes them.
+        proxy: { limits: { sessionsPerUser: 1000 } },
         mcpServers: { up: fixtureCommand({ OUTPUT_DIR: out, MARKER_DIR: out }) },
         servers: {
           up: {
@@ -131,8 +134,9 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
     expect(await initializeWith({ authorization: [`Bearer ${ALICE}`, "Bearer nope-nope-nope-nope"] })).toBe(
       401,
     );
-    // No Authorization at all: anonymous, not 401.
-    expect(await initializeWith({})).toBe(200);
+    // No Authorization at all: anonymous, and an anonymous caller opens no session when auth is
+    // configured (issue 21 part 3): 401.
+    expect(await initializeWith({})).toBe(401);
   });
 
   it("never puts the token (or the user id) into results, URIs, download URLs or log lines", async () => {
@@ -170,7 +174,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
     const { port } = new URL(url);
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, "localhost"]) {
       expect((await raw(`${url}/healthz`, { method: "GET", headers: { host } })).status, host).toBe(200);
-      expect(await initializeWith({ host }), host).toBe(200);
+      expect(await initializeWith({ host, authorization: `Bearer ${ALICE}` }), host).toBe(200);
     }
     const basePath = proxy.minter.basePath;
     for (const host of ["evil.example", `evil.example:${port}`, "localhost.", "127.0.0.1.nip.io", "[::2]"]) {
@@ -188,7 +192,9 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: tokens and the host guard
 
   it("refuses a foreign Origin on /mcp; a cross-site request that needs no preflight cannot open a session", async () => {
     const { port } = new URL(url);
-    expect(await initializeWith({ origin: `http://localhost:${port}` })).toBe(200);
+    expect(
+      await initializeWith({ origin: `http://localhost:${port}`, authorization: `Bearer ${ALICE}` }),
+    ).toBe(200);
     for (const origin of ["https://evil.example", `http://evil.example:${port}`, "not a url"]) {
       expect(await initializeWith({ origin }), origin).toBe(403);
     }
@@ -263,6 +269,7 @@ describe("proxy: proxy.allowedHosts replaces the loopback names", () => {
 });
 
 describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
+  const verify = bearerTokens(parseBearerTokens(`alice:${ALICE}`, "test"));
   const proxies: FileProxy[] = [];
   const clients: AnyClient[] = [];
   const urls: Record<"v1" | "v2", URL> = {} as never;
@@ -273,7 +280,12 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
     for (const sdk of ["v1", "v2"] as const) {
       const proxy = await createFileProxy({
         sdk,
-        authenticate: bearerTokens(parseBearerTokens(`alice:${ALICE}`, "test")),
+        // A caller verified without a subject (NO_SUBJECT) has no user; with auth configured an
+        // anonymous caller opens no session at all (issue 21 part 3).
+        authenticate: (request) =>
+          request.headers.get("authorization") === `Bearer ${NO_SUBJECT}`
+            ? { token: NO_SUBJECT, clientId: "test", scopes: [], extra: {} }
+            : verify(request),
         // Only verified users have a scope; a caller with the header "x-boom" makes the scope fail
         // with an internal error whose message must not reach the client.
         scope: (extra) => {
@@ -333,7 +345,7 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
   it("passes an upstream's JSON-RPC error through unchanged", async () => {
     const seen = await Promise.all(
       (["v1", "v2"] as const).map(async (sdk) => {
-        const anyone = await client(sdk);
+        const anyone = await client(sdk, ALICE);
         const failed = await rpcError(anyone.getPrompt({ name: "no-such-prompt", arguments: {} }));
         return failed.code;
       }),
@@ -351,7 +363,7 @@ describe("proxy: errors reach the client the same way on SDK v1 and v2", () => {
   it("maps a scope failure on resources/read and /subscribe to -32602 FORBIDDEN and hides internal messages, on both", async () => {
     for (const sdk of ["v1", "v2"] as const) {
       const uri = await artifactUri(sdk);
-      const anonymous = await client(sdk);
+      const anonymous = await client(sdk, NO_SUBJECT);
       const read = await rpcError(anonymous.readResource({ uri }));
       expect(read.code, sdk).toBe(-32602);
       expect(read.data, sdk).toMatchObject({ code: "FORBIDDEN" });

@@ -32,11 +32,12 @@ afterEach(async () => {
   }
 });
 
-async function start(sdk: "v1" | "v2"): Promise<Counted> {
+/** A proxy with Alice's token (`auth`), else without auth (anonymous 2025 sessions are refused with auth). */
+async function start(sdk: "v1" | "v2", auth = true): Promise<Counted> {
   const out = await tempDir("proxy-v2-ex-out-");
   const proxy = await createFileProxy({
     sdk,
-    authenticate: bearerTokens(parseBearerTokens(`alice:${ALICE}`, "test")),
+    ...(auth ? { authenticate: bearerTokens(parseBearerTokens(`alice:${ALICE}`, "test")) } : {}),
     config: {
       mcpServers: { up: fixtureCommand({ OUTPUT_DIR: out, MARKER_DIR: out }) },
       servers: {
@@ -77,7 +78,7 @@ async function start(sdk: "v1" | "v2"): Promise<Counted> {
 
 describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave behind", (sdk) => {
   it("a closed 2025 session leaves no sink in the core", async () => {
-    const { mcpUrl, sinks } = await start(sdk);
+    const { mcpUrl, sinks } = await start(sdk, false);
     const baseline = sinks.size;
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await openSession(mcpUrl));
@@ -94,7 +95,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave b
   // v2: src/proxy/sdk/downstream/v2/endpoint.ts lines 84-100. Fix: close the server when the transport did not
   // open a session (see the report), or build it only for an `initialize`.
   it("a refused POST without a session (not an initialize) leaves no sink behind", async () => {
-    const { mcpUrl, sinks } = await start(sdk);
+    const { mcpUrl, sinks } = await start(sdk, false);
     const baseline = sinks.size;
     for (let i = 0; i < 20; i++) {
       const response = await fetch(mcpUrl, {
@@ -118,7 +119,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave b
   // host stays "connected") its scope index behind after the session is gone. Fix: release the
   // scope's host when the last session of that scope closes (see the report).
   it("a closed anonymous 2025 session leaves no registry attachment behind", async () => {
-    const { mcpUrl, attached } = await start(sdk);
+    const { mcpUrl, attached } = await start(sdk, false);
     const baseline = attached.size;
     for (let i = 0; i < 10; i++) {
       const id = await openSession(mcpUrl);
@@ -145,7 +146,7 @@ describe.each(["v1", "v2"] as const)("proxy on SDK %s: what HTTP callers leave b
     const counted = await start(sdk);
     // (A session answers only the identity that opened it: Alice's stream carries her token.)
     const opened: Array<[string, string | undefined]> = [
-      [await openSession(counted.mcpUrl), undefined],
+      [await openSession(counted.mcpUrl, ALICE), ALICE],
       [await openSession(counted.mcpUrl, ALICE), ALICE],
     ];
     const streams = await Promise.all(

@@ -26,7 +26,7 @@ import {
 import { FILE_TOOLS, fixtureCommand, removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { waitUntil } from "../support/helpers.js";
 import { v1Sessions } from "../support/v1-sessions.js";
-import { LEGACY, onSession, openSession } from "./raw-mcp.js";
+import { INITIALIZE, JSON_HEADERS, LEGACY, onSession, openSession } from "./raw-mcp.js";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789ab";
@@ -286,28 +286,21 @@ describe("proxy on SDK v2: callers without a scope never fall back to a shared o
     ]);
   });
 
-  it("an anonymous 2025 session's files are its own (session scope), never the default scope", async () => {
-    const session = await connectHttp("v2-legacy", mcpUrl);
-    clients.push(session);
-    const uploaded = await upload(session, "mine.txt", Buffer.from("session bytes"));
-    const read = (await session.callTool({
-      name: "read_file",
-      arguments: { path: uploaded.handle },
-    })) as ToolResult;
-    expect(read.isError).toBeFalsy();
+  // Issue 21 part 3: with auth configured an anonymous caller opens no 2025 session at all (401), so
+  // it can neither store files under a session scope nor hold sessions open.
+  it("an anonymous 2025 session is refused with 401 when auth is configured; nothing lands in the default scope", async () => {
+    const refused = await fetch(mcpUrl, { method: "POST", headers: JSON_HEADERS, body: INITIALIZE });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(refused.headers.get("mcp-session-id")).toBeNull();
+    await refused.text();
+    await expect(connectHttp("v2-legacy", mcpUrl)).rejects.toThrow();
     expect((await proxy.store.list(DEFAULT_SCOPE)).files).toEqual([]);
-    const other = await connectHttp("v2-legacy", mcpUrl);
-    clients.push(other);
-    const stolen = (await other.callTool({
-      name: "read_file",
-      arguments: { path: uploaded.handle },
-    })) as ToolResult;
-    expect(textOf(stolen)).toMatch(/^Error NOT_FOUND/);
     const modern = await connectHttp("v2-modern", mcpUrl);
     clients.push(modern);
     const fromModern = (await modern.callTool({
       name: "read_file",
-      arguments: { path: uploaded.handle },
+      arguments: { path: "upload://sessions/AAAAAAAAAAAAAAAAAAAAAA/x" },
     })) as ToolResult;
     expect(fromModern.isError).toBe(true);
   });

@@ -2,15 +2,20 @@ import { randomBytes } from "node:crypto";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { scopeRef } from "../../src/scope/scope.js";
+import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import type { UploadTicket } from "../../src/uploads/upload-handle-resolver.js";
 import {
   connectRecording,
   encodingsOf,
   type RecordingClient,
   type ScopeServer,
+  SECRET,
   startScopeServer,
   tokensIn,
 } from "./scope-support.js";
+
+// The references in URIs and handles are keyed by the server's secret: only its holder computes them.
+const refsMinter = new SignedUrlMinter({ secret: SECRET, baseUrl: "http://127.0.0.1:9" });
 
 // Attacks on a stateful Streamable HTTP server without transport auth, where the MCP session id is
 // the scope and so a bearer credential:
@@ -114,7 +119,7 @@ describe("attack: another session, and a third party holding one link", () => {
     const everything = [await v.a.received(), v.ticketText, v.replyText, v.artifact.text].join("\n");
 
     // Sanity: the handles and URIs are really in what we search, with the scope's reference.
-    const ref = scopeRef(v.sessionId);
+    const ref = scopeRef(v.sessionId, refsMinter);
     expect(everything).toContain(`upload://sessions/${ref}/`);
     expect(everything).toContain(`file://uploads/${ref}/`);
     expect(everything).toContain(`artifact://sessions/${ref}/`);
@@ -155,8 +160,8 @@ describe("attack: another session, and a third party holding one link", () => {
       expect(textOf(copy)).toContain("NOT_FOUND");
     }
     // A's URIs rewritten with B's own reference name B's scope, where A's files are not.
-    const bRef = scopeRef(b.transport.sessionId as string);
-    const aRef = scopeRef(v.sessionId);
+    const bRef = scopeRef(b.transport.sessionId as string, refsMinter);
+    const aRef = scopeRef(v.sessionId, refsMinter);
     for (const uri of targets) {
       expect((await rpcFailure(b.client.readResource({ uri: uri.replace(aRef, bRef) }))).data.code).toBe(
         "NOT_FOUND",
@@ -190,7 +195,7 @@ describe("attack: another session, and a third party holding one link", () => {
     const candidates = new Set<string>([
       token,
       ...token.split("."),
-      scopeRef(v.sessionId),
+      scopeRef(v.sessionId, refsMinter),
       ...v.reply.files.map((f) => f.id),
       ...held.flatMap((value) => value.split(/[/.?#=&]/)).filter((part) => part.length >= 8),
     ]);

@@ -3,11 +3,8 @@ import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT,
 import { afterEach, describe, expect, it } from "vitest";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { sealKeyFor, sealScope } from "../../src/signing/scope-seal.js";
-import {
-  SIGNED_URL_TOKEN_TYPE,
-  SignedUrlMinter,
-  type SignedUrlMinterOptions,
-} from "../../src/signing/signed-url-minter.js";
+import { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import type { SignedUrlMinterOptions } from "../../src/signing/types.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { StateStore } from "../../src/storage/types.js";
 import { codeOf } from "../support/helpers.js";

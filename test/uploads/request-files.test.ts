@@ -160,7 +160,7 @@ describe("UploadHandleResolver.requestFiles (SDK v1)", () => {
       ["b.csv", sha256("c\n3\n"), SCOPE],
     ]);
     expect(outcome.handles).toEqual(
-      outcome.files.map((file) => `upload://sessions/${scopeRef(SCOPE)}/${file.id}`),
+      outcome.files.map((file) => `upload://sessions/${scopeRef(SCOPE, minter)}/${file.id}`),
     );
     expect(result.structuredContent).toMatchObject({ status: "uploaded", request_id: outcome.requestId });
     await expect.poll(() => completed).toEqual([outcome.requestId]);

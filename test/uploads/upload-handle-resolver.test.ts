@@ -102,7 +102,7 @@ describe("UploadHandleResolver", () => {
       single_use: true,
     });
     // The handle carries the scope's reference, never the scope (security: session ids are bearer values).
-    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef("s1")}/`)).toBe(true);
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef("s1", minter)}/`)).toBe(true);
     expect(ticket.curl).toBe(`curl -sS -F 'file=@report'\\''s.pdf' '${ticket.upload_url}'`);
     const token = ticket.upload_url.slice(`${BASE}/files/upload/`.length);
     const claims = await minter.verify(token, { action: "upload" });
@@ -142,7 +142,7 @@ describe("UploadHandleResolver", () => {
     expect(tools.tools.map((t) => t.name)).toContain("upload_url");
     const result = await client.callTool({ name: "upload_url", arguments: {} });
     const ticket = result.structuredContent as UploadTicket;
-    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef("chat-7")}/`)).toBe(true);
+    expect(ticket.handle.startsWith(`upload://sessions/${scopeRef("chat-7", minter)}/`)).toBe(true);
     expect(JSON.stringify(result)).not.toContain("chat-7");
     const response = await uploadWith(ticket, [["x.bin", randomBytes(10)]]);
     expect(response.status).toBe(201);
@@ -163,10 +163,14 @@ describe("UploadHandleResolver", () => {
     expect(uploads.handleFor(byFile as never)).toBe(entry?.handle);
     expect(await uploads.fileFor(entry?.handle as string, { scope: "s2" })).toBeNull();
     expect(
-      await uploads.fileFor(String(entry?.handle).replace(scopeRef("s1"), scopeRef("s2")), { scope: "s2" }),
+      await uploads.fileFor(String(entry?.handle).replace(scopeRef("s1", minter), scopeRef("s2", minter)), {
+        scope: "s2",
+      }),
     ).toBeNull();
-    expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1")}`, { scope: "s1" })).toBeNull();
-    expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1")}/%E0%A4%A`, { scope: "s1" })).toBeNull();
+    expect(await uploads.fileFor(`upload://sessions/${scopeRef("s1", minter)}`, { scope: "s1" })).toBeNull();
+    expect(
+      await uploads.fileFor(`upload://sessions/${scopeRef("s1", minter)}/%E0%A4%A`, { scope: "s1" }),
+    ).toBeNull();
     clock += 31 * 60_000;
     expect(await uploads.fileFor(entry?.handle as string, { scope: "s1" })).toBeNull();
     expect(await uploads.fileFor(ticket.handle, { scope: "s1" })).toBeNull();

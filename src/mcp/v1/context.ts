@@ -50,6 +50,20 @@ export function contextFromV1(extra: V1Extra, low?: Server): HostRequestContext 
     requestId: extra.requestId,
     extra: extra as unknown as HostExtra,
   };
+  const token = (extra._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  if (typeof token === "string" || typeof token === "number") {
+    context.notifyProgress = async (progress, total, message) => {
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        },
+      } as ServerNotification);
+    };
+  }
   if (!low) return context;
   const capabilities = low.getClientCapabilities() as HostClientCapabilities | undefined;
   if (capabilities) context.clientCapabilities = capabilities;

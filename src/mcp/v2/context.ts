@@ -97,7 +97,7 @@ export function contextFromV2(ctx: V2Context): HostRequestContext {
   const extra = v2Extra(ctx);
   const authInfo = ctx.http?.authInfo;
   const headers = extra.requestInfo?.headers;
-  return {
+  const context: HostRequestContext = {
     ...(typeof ctx.sessionId === "string" ? { sessionId: ctx.sessionId } : {}),
     ...(authInfo ? { authInfo: authOfV2(authInfo) } : {}),
     ...(headers === undefined ? {} : { headers }),
@@ -106,4 +106,20 @@ export function contextFromV2(ctx: V2Context): HostRequestContext {
     requestId: ctx.mcpReq.id,
     extra,
   };
+  const token = (ctx.mcpReq._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  const notify = (ctx.mcpReq as { notify?: (notification: unknown) => Promise<void> }).notify;
+  if ((typeof token === "string" || typeof token === "number") && typeof notify === "function") {
+    context.notifyProgress = async (progress, total, message) => {
+      await notify.call(ctx.mcpReq, {
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        },
+      });
+    };
+  }
+  return context;
 }

@@ -8,6 +8,7 @@ import type { McpEndpoint } from "../http-host.js";
 import type { ProxyCore } from "../proxy-core.js";
 import type { UpstreamPort } from "../types.js";
 import type { ProxyServerOptions } from "./downstream/dispatch.js";
+import type { EndpointLimits } from "./downstream/sessions.js";
 import type { UpstreamConnectionOptions } from "./upstream/shared.js";
 
 /**
@@ -62,12 +63,12 @@ export interface Downstream {
   createServer(): ProxyServer;
   /**
    * The HTTP endpoint; `overrides` change the server options for it (e.g. no log relay);
-   * `listenStreams` bounds each user's open `subscriptions/listen` streams (SDK v2).
+   * `limits` bound its sessions and (SDK v2) each user's open `subscriptions/listen` streams.
    */
   endpoint(
     log?: (line: string) => void,
     overrides?: Partial<ProxyServerOptions>,
-    listenStreams?: number,
+    limits?: EndpointLimits,
   ): McpEndpoint;
   /** Serves one connection over this process's stdin and stdout. */
   serveStdio(): Promise<{ closed: Promise<void> }>;
@@ -136,8 +137,8 @@ async function v1Generation(): Promise<ProxySdk> {
       return {
         sdk: "v1",
         createServer: () => createServer() as unknown as ProxyServer,
-        endpoint: (log, overrides = {}) =>
-          v1Endpoint(() => createProxyServer(core, { ...options, ...overrides }), log),
+        endpoint: (log, overrides = {}, limits) =>
+          v1Endpoint(() => createProxyServer(core, { ...options, ...overrides }), log, limits),
         async serveStdio() {
           const served = await serveProxyStdio(createServer());
           return { closed: served.closed };
@@ -162,12 +163,12 @@ async function v2Generation(): Promise<ProxySdk> {
       return {
         sdk: "v2",
         createServer: () => createServer("connection") as unknown as ProxyServer,
-        endpoint: (log, overrides = {}, listenStreams) =>
+        endpoint: (log, overrides = {}, limits) =>
           v2Endpoint(
             core,
             (serving) => createProxyServerV2(core, { ...options, ...overrides }, serving),
             log,
-            listenStreams,
+            limits,
           ),
         async serveStdio() {
           const served = serveProxyStdioV2(createServer);

@@ -8,10 +8,14 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
-import { SessionTable } from "../sessions.js";
+import { type EndpointLimits, SessionTable } from "../sessions.js";
 
 function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "cache-control": "no-store",
+    ...(status === 401 ? { "www-authenticate": 'Bearer realm="mcp"' } : {}),
+  });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
@@ -24,8 +28,15 @@ function refuse(res: ServerResponse, status: number, message: string): void {
  * const host = await serveProxyHttp({ endpoint: v1Endpoint(() => createProxyServer(core, info)) });
  * ```
  */
-export function v1Endpoint(createServer: () => Server, log?: (line: string) => void): McpEndpoint {
-  const sessions = new SessionTable<StreamableHTTPServerTransport>();
+export function v1Endpoint(
+  createServer: () => Server,
+  log?: (line: string) => void,
+  limits: EndpointLimits = {},
+): McpEndpoint {
+  const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, async (transport) => {
+    log?.(`session ${transport.sessionId?.slice(0, 8)}… idle: closed`);
+    await transport.close();
+  });
   return {
     get sessions() {
       return sessions.size;
@@ -37,35 +48,55 @@ export function v1Endpoint(createServer: () => Server, log?: (line: string) => v
       if (sessionId !== undefined) {
         // Unknown, or another user's: the same answer, so a session id reveals nothing.
         const existing = typeof sessionId === "string" ? sessions.find(sessionId, authInfo) : undefined;
-        if (existing) await existing.handleRequest(req, res);
-        else refuse(res, 404, "Unknown session");
+        if (existing) {
+          sessions.hold(sessionId as string, res);
+          await existing.handleRequest(req, res);
+        } else refuse(res, 404, "Unknown session");
         return;
       }
       if (req.method !== "POST") {
         refuse(res, 400, "Missing session id");
         return;
       }
-      const server = createServer();
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.open(id, transport, authInfo);
-          log?.(`session ${id.slice(0, 8)}… opened`);
-        },
-      });
-      transport.onclose = () => {
-        const id = transport.sessionId;
-        if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
-      };
-      await server.connect(transport);
-      await transport.handleRequest(req, res);
-      // Not an `initialize` (or not MCP at all): no session opened, so nothing may stay behind.
-      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
+      const admitted = sessions.admit(authInfo);
+      if ("status" in admitted) {
+        refuse(res, admitted.status, admitted.message);
+        return;
+      }
+      try {
+        await openSession(req, res, authInfo);
+      } finally {
+        admitted.release();
+      }
     },
     async close() {
+      sessions.stop();
       await Promise.allSettled(sessions.values().map((transport) => transport.close()));
     },
   };
+
+  async function openSession(
+    req: IncomingMessage,
+    res: ServerResponse,
+    authInfo: ProxyAuthInfo | undefined,
+  ): Promise<void> {
+    const server = createServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.open(id, transport, authInfo);
+        log?.(`session ${id.slice(0, 8)}… opened`);
+      },
+    });
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+    // Not an `initialize` (or not MCP at all): no session opened, so nothing may stay behind.
+    if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
+  }
 }
 
 /**

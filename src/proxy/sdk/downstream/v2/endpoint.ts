@@ -24,7 +24,7 @@ import { toNodeHandler } from "../../../../node/index.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
 import type { ProxyCore } from "../../../proxy-core.js";
 import type { DownstreamSink } from "../../../types.js";
-import { SessionTable, userOf } from "../sessions.js";
+import { type EndpointLimits, SessionTable, userOf } from "../sessions.js";
 
 /** Makes the server of one request (`"request"`) or one connection (`"connection"`). */
 export type V2ServerFactory = (serving: "connection" | "request") => Server;
@@ -32,8 +32,45 @@ export type V2ServerFactory = (serving: "connection" | "request") => Server;
 function refusal(status: number, message: string): Response {
   return Response.json(
     { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
-    { status, headers: { "cache-control": "no-store" } },
+    {
+      status,
+      headers: {
+        "cache-control": "no-store",
+        ...(status === 401 ? { "www-authenticate": 'Bearer realm="mcp"' } : {}),
+      },
+    },
   );
+}
+
+/**
+ * A `subscriptions/listen` request with only the `resourceSubscriptions` the caller may hear about
+ * (issue 21 part 4): naming another user's URI subscribes to nothing, so `resources/updated` is no
+ * oracle for whether that user stored a file of a guessed name. A body that is not JSON goes on as
+ * it is (the handler answers it).
+ */
+async function ownListen(
+  request: Request,
+  authInfo: ProxyAuthInfo | undefined,
+  keep: NonNullable<EndpointLimits["listenUris"]>,
+): Promise<Request> {
+  const text = await request.text();
+  let body: { params?: { notifications?: { resourceSubscriptions?: unknown } } };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new Request(request.url, { method: request.method, headers: request.headers, body: text });
+  }
+  const uris = body?.params?.notifications?.resourceSubscriptions;
+  if (Array.isArray(uris) && uris.every((uri) => typeof uri === "string")) {
+    (
+      body.params as { notifications: { resourceSubscriptions: string[] } }
+    ).notifications.resourceSubscriptions = keep(uris, authInfo);
+  }
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: JSON.stringify(body),
+  });
 }
 
 /**
@@ -49,8 +86,9 @@ export function v2Endpoint(
   core: ProxyCore,
   createServer: V2ServerFactory,
   log?: (line: string) => void,
-  listenStreamsPerUser: number = DEFAULT_LISTEN_STREAMS_PER_USER,
+  limits: EndpointLimits = {},
 ): McpEndpoint {
+  const listenStreamsPerUser = limits.listenStreams ?? DEFAULT_LISTEN_STREAMS_PER_USER;
   const listening = new Map<string, number>();
   const modern = createMcpHandler(() => createServer("request"), {
     legacy: "reject",
@@ -79,7 +117,10 @@ export function v2Endpoint(
     },
   };
   const removeSink = core.addSink(listenSink);
-  const sessions = new SessionTable<WebStandardStreamableHTTPServerTransport>();
+  const sessions = new SessionTable<WebStandardStreamableHTTPServerTransport>(limits, async (transport) => {
+    log?.(`session ${transport.sessionId?.slice(0, 8)}… idle: closed`);
+    await transport.close();
+  });
 
   async function legacy(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
     const options = authInfo ? { authInfo } : {};
@@ -90,6 +131,20 @@ export function v2Endpoint(
       return existing ? await existing.handleRequest(request, options) : refusal(404, "Unknown session");
     }
     if (request.method !== "POST") return refusal(400, "Missing session id");
+    const admitted = sessions.admit(authInfo);
+    if ("status" in admitted) return refusal(admitted.status, admitted.message);
+    try {
+      return await openSession(request, options, authInfo);
+    } finally {
+      admitted.release();
+    }
+  }
+
+  async function openSession(
+    request: Request,
+    options: { authInfo?: ProxyAuthInfo },
+    authInfo: ProxyAuthInfo | undefined,
+  ): Promise<Response> {
     const server = createServer("connection");
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -111,7 +166,11 @@ export function v2Endpoint(
 
   async function fetch(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
     if (await isLegacyRequest(request)) return await legacy(request, authInfo);
-    return await modern.fetch(request, authInfo ? { authInfo } : {});
+    const served =
+      limits.listenUris && request.headers.get("mcp-method") === "subscriptions/listen"
+        ? await ownListen(request, authInfo, limits.listenUris)
+        : request;
+    return await modern.fetch(served, authInfo ? { authInfo } : {});
   }
 
   return {
@@ -119,6 +178,9 @@ export function v2Endpoint(
       return sessions.size;
     },
     async handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined) {
+      const sessionId = req.headers["mcp-session-id"];
+      // A request or stream on a session keeps it from idling out while it lasts.
+      if (typeof sessionId === "string" && sessions.find(sessionId, authInfo)) sessions.hold(sessionId, res);
       // A listen stream stays open: each user (and all anonymous callers together) may hold a few,
       // so nobody can fill the handler's shared capacity and shut everyone else out.
       if (req.headers["mcp-method"] === "subscriptions/listen") {
@@ -150,6 +212,7 @@ export function v2Endpoint(
       });
     },
     async close() {
+      sessions.stop();
       removeSink();
       await Promise.allSettled(sessions.values().map((transport) => transport.close()));
       await modern.close();

@@ -1,0 +1,169 @@
+/**
+ * The claim checks of signed URL tokens: the binding a caller gives to `mint` and `verify` (action,
+ * file id, extra claims), the token's shape before its signature is checked, and the claims this
+ * package writes, read back from a signature-checked payload.
+ */
+import type { JWTPayload } from "jose";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { assertScope } from "../scope/scope.js";
+import { openScope, type SealKey } from "./scope-seal.js";
+import type { SignedAction, SignedClaimValue, VerifiedToken, VerifyOptions } from "./types.js";
+
+const MAX_TOKEN_LENGTH = 8192;
+const MAX_ID_LENGTH = 256;
+const MAX_EXTRA_CLAIMS = 32;
+const MAX_CLAIM_STRING = 1024;
+const CLAIM_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** The `INVALID_TOKEN` error (the message never quotes the token). */
+export function invalidToken(message: string, cause?: unknown): FileBridgeError {
+  return new FileBridgeError("INVALID_TOKEN", message, cause === undefined ? {} : { cause });
+}
+
+/** `action` is `"download"` or `"upload"`, else `INVALID_INPUT` naming `name`. */
+export function assertAction(action: unknown, name: string): asserts action is SignedAction {
+  if (action !== "download" && action !== "upload") {
+    throw new FileBridgeError("INVALID_INPUT", `${name} must be "download" or "upload"`);
+  }
+}
+
+/** A file or ticket id: 1–256 characters, no control characters, else `INVALID_INPUT` naming `name`. */
+export function assertFileId(fileId: unknown, name: string): asserts fileId is string {
+  if (
+    typeof fileId !== "string" ||
+    fileId.length === 0 ||
+    fileId.length > MAX_ID_LENGTH ||
+    CONTROL.test(fileId)
+  ) {
+    throw new FileBridgeError(
+      "INVALID_INPUT",
+      `${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters without control characters`,
+    );
+  }
+}
+
+function isClaimValue(value: unknown): value is SignedClaimValue {
+  return (
+    typeof value === "boolean" ||
+    (typeof value === "number" && Number.isFinite(value)) ||
+    (typeof value === "string" && value.length <= MAX_CLAIM_STRING)
+  );
+}
+
+/**
+ * The `claims` given to `mint`: at most 32 entries, keys of `A-Z a-z 0-9 . _ -`, values a boolean, a
+ * finite number or a string of at most 1024 characters, else `INVALID_INPUT`; `undefined` when empty.
+ */
+export function checkExtraClaims(claims: unknown): Record<string, SignedClaimValue> | undefined {
+  if (claims === undefined) return undefined;
+  if (typeof claims !== "object" || claims === null || Array.isArray(claims)) {
+    throw new FileBridgeError("INVALID_INPUT", "claims must be a plain object");
+  }
+  const entries = Object.entries(claims);
+  if (entries.length > MAX_EXTRA_CLAIMS) {
+    throw new FileBridgeError("INVALID_INPUT", `claims must have at most ${MAX_EXTRA_CLAIMS} entries`);
+  }
+  for (const [key, value] of entries) {
+    if (!CLAIM_KEY_PATTERN.test(key)) {
+      throw new FileBridgeError("INVALID_INPUT", "claims keys must be 1-64 characters of A-Z a-z 0-9 . _ -");
+    }
+    if (!isClaimValue(value)) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        `claims.${key} must be a boolean, a finite number or a string of at most ${MAX_CLAIM_STRING} characters`,
+      );
+    }
+  }
+  return entries.length === 0 ? undefined : Object.fromEntries(entries);
+}
+
+/** The `ext` claim of a verified payload, held to the same rules as at mint time; `null` when it breaks them. */
+function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | null {
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const entries = Object.entries(value);
+  if (entries.length > MAX_EXTRA_CLAIMS) return null;
+  for (const [key, item] of entries) {
+    if (!CLAIM_KEY_PATTERN.test(key) || !isClaimValue(item)) return null;
+  }
+  return Object.fromEntries(entries);
+}
+
+/** `verify`'s options, checked before the token is looked at. */
+export function assertVerifyOptions(options: VerifyOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new FileBridgeError("INVALID_INPUT", "verify options must be an object");
+  }
+  assertAction(options.action, "action");
+  if (options.scope !== undefined) assertScope(options.scope);
+  if (options.fileId !== undefined) assertFileId(options.fileId, "fileId");
+}
+
+/** A compact JWS of bounded length, each segment in canonical base64url, else `INVALID_TOKEN`. */
+export function assertCanonicalToken(token: unknown): asserts token is string {
+  if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
+    throw invalidToken("The token is malformed.");
+  }
+  // Only the canonical base64url spelling is accepted, so a token cannot be re-spelled (e.g. by
+  // flipping unused trailing bits) into a different string that still verifies.
+  for (const segment of token.split(".")) {
+    if (Buffer.from(segment, "base64url").toString("base64url") !== segment) {
+      throw invalidToken("The token is malformed.");
+    }
+  }
+}
+
+/** The private claims this package writes, next to `iss`, `iat`, `exp`, `nbf` and `jti`. */
+export interface BridgeClaims extends JWTPayload {
+  /** The scope, sealed (see scope-seal.ts): never readable from the URL. */
+  scs: string;
+  fid: string;
+  act: SignedAction;
+  one?: true;
+  ext?: Record<string, SignedClaimValue>;
+}
+
+/**
+ * This package's claims of a signature-checked payload: shape, sealed scope (opened with
+ * `sealKey`, the key of the token's `kid`), `iat` (not after `now` + `toleranceMs`) and `exp`.
+ */
+export function readBridgeClaims(
+  payload: JWTPayload,
+  kid: string,
+  now: number,
+  sealKey: SealKey,
+  toleranceMs: number,
+): VerifiedToken {
+  const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
+  const extra = readExtraClaims(payload.ext);
+  const scp = typeof scs === "string" && typeof jti === "string" ? openScope(sealKey, scs, jti) : null;
+  if (
+    scp === null ||
+    typeof fid !== "string" ||
+    (act !== "download" && act !== "upload") ||
+    (one !== undefined && one !== true) ||
+    typeof jti !== "string" ||
+    jti.length === 0 ||
+    typeof iat !== "number" ||
+    typeof exp !== "number" ||
+    extra === null
+  ) {
+    throw invalidToken("The token's claims are malformed.");
+  }
+  if (iat * 1000 > now + toleranceMs) throw invalidToken("The token is not valid yet.");
+  if (now >= exp * 1000) throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.");
+  return {
+    scope: scp,
+    fileId: fid,
+    action: act,
+    jti,
+    kid,
+    iat: iat * 1000,
+    exp: exp * 1000,
+    singleUse: one === true,
+    claims: extra,
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * The public types of signed URLs: `SignedUrlMinter`'s options, what `mint` and `verify` take and
+ * return, and the hook that adds claims to the download URLs other pieces mint.
+ */
+import type { Duration } from "../internal/duration.js";
+import type { ScopeSource } from "../scope/scope.js";
+import type { StateStore, StoredFile } from "../storage/types.js";
+
+/**
+ * What a signed URL lets its holder do: fetch a stored file, or upload against a ticket.
+ *
+ * @example
+ * ```ts
+ * const action: SignedAction = "upload";
+ * const ticket = await minter.verify(token, { action });
+ * ```
+ */
+export type SignedAction = "download" | "upload";
+
+/**
+ * Value types allowed in the extra claims of a token (`ext`).
+ *
+ * @example
+ * ```ts
+ * const claims: Record<string, SignedClaimValue> = { key: "key_123", maxBytes: 10485760, trial: true };
+ * const { url } = await minter.downloadUrl(file, { claims });
+ * ```
+ */
+export type SignedClaimValue = string | number | boolean;
+
+/**
+ * One signing key of a {@link SignedUrlMinter}, for key rotation.
+ *
+ * @example
+ * ```ts
+ * const keys: SigningKey[] = [
+ *   { kid: "2025-06", secret: newSecret }, // signs new tokens
+ *   { kid: "2025-01", secret: oldSecret }, // still verifies older ones
+ * ];
+ * const minter = new SignedUrlMinter({ keys, baseUrl: "https://files.example.com" });
+ * ```
+ */
+export interface SigningKey {
+  /** Key id, written into the token's `kid` header: 1–64 characters of `A-Z a-z 0-9 . _ -`. */
+  kid: string;
+  /** HMAC secret, at least 32 bytes (a string counts its UTF-8 bytes). */
+  secret: string | Uint8Array;
+}
+
+/**
+ * Options of {@link SignedUrlMinter}. Give exactly one of `secret` or `keys`.
+ *
+ * @example
+ * ```ts
+ * const options: SignedUrlMinterOptions = {
+ *   secret: process.env.FILE_URL_SECRET!, // at least 32 bytes
+ *   baseUrl: "https://files.example.com",
+ *   ttl: "10m",
+ *   state: memoryState(),
+ * };
+ * ```
+ */
+export interface SignedUrlMinterOptions {
+  /**
+   * The one HMAC secret (key id `"default"`), at least 32 bytes. Use `keys` instead to rotate keys.
+   * @default none — `secret` or `keys` is required
+   */
+  secret?: string | Uint8Array;
+  /**
+   * Signing keys for rotation: new tokens are signed with the FIRST key (put the newest first);
+   * tokens signed with any listed key still verify. Remove a key to revoke every token it signed.
+   * @default none — `secret` or `keys` is required
+   */
+  keys?: readonly SigningKey[];
+  /**
+   * Absolute `http:` or `https:` URL the routes are reachable at, e.g. `"https://files.example.com"`
+   * or `"http://127.0.0.1:3000/mcp-files"`. No query, fragment or credentials. A trailing `/` is dropped.
+   *
+   * May also be a function returning that URL, called (and its result validated) each time a URL is
+   * minted or {@link SignedUrlMinter.baseUrl} is read — for a server on port 0, whose URL is known
+   * only after `listen()`: `baseUrl: () => server.url`. A bad result fails that call with
+   * `INVALID_OPTION` (`data.option: "baseUrl"`).
+   * @default none — required
+   */
+  baseUrl: string | (() => string);
+  /**
+   * Path prefix of the file routes, starting with `/` (a trailing `/` is dropped; `"/"` means no prefix).
+   * @default "/files"
+   */
+  basePath?: string;
+  /**
+   * Lifetime of minted tokens: seconds, or a string such as `"90s"`, `"5m"`, `"1h"`. At least 1 second.
+   * @default "5m"
+   */
+  ttl?: Duration;
+  /**
+   * Where single-use token ids (`jti`) are claimed. Required to mint or verify single-use tokens.
+   * @default none — single-use tokens are refused with `INVALID_OPTION`
+   */
+  state?: StateStore;
+  /**
+   * Issuer (`iss` claim) written into and required from every token. Give each deployment that shares
+   * a secret its own issuer so their tokens are not interchangeable.
+   * @default "mcp-file-bridge"
+   */
+  issuer?: string;
+  /**
+   * Allowed clock difference between the minting and the verifying machine, applied to `nbf` and
+   * `iat` (a token from "slightly in the future" is accepted). Expiry is enforced without tolerance.
+   * @default "5s"
+   */
+  clockTolerance?: Duration;
+  /**
+   * Current time in milliseconds since the epoch; drives both minting and verifying.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+/**
+ * Options of {@link SignedUrlMinter.mint}.
+ *
+ * @example
+ * ```ts
+ * const options: MintOptions = { scope, fileId: file.id, action: "download", ttl: "1h", singleUse: true };
+ * const { url } = await minter.mint(options);
+ * ```
+ */
+export interface MintOptions {
+  /** Scope the file or ticket belongs to. */
+  scope: string;
+  /** Stored file id (for `download`) or upload ticket id (for `upload`). */
+  fileId: string;
+  /** What the URL allows. */
+  action: SignedAction;
+  /** Lifetime of this token. @default the minter's `ttl` */
+  ttl?: Duration;
+  /**
+   * Delay before the token becomes valid (writes an `nbf` claim).
+   * @default none — valid at once
+   */
+  notBefore?: Duration;
+  /**
+   * The token works once: the first successful `verify()` claims its `jti` in the minter's `state`,
+   * later ones fail with `TOKEN_ALREADY_USED`. Needs the minter's `state` option.
+   * @default false
+   */
+  singleUse?: boolean;
+  /**
+   * Extra signed data carried in the token (`ext` claim), e.g. `{ maxBytes: 10485760 }` for an upload
+   * ticket. At most 32 entries; keys are 1–64 characters of `A-Z a-z 0-9 . _ -`; strings at most 1024
+   * characters; numbers finite. The token is readable by its holder: put no secrets here.
+   * @default {}
+   */
+  claims?: Readonly<Record<string, SignedClaimValue>>;
+}
+
+/**
+ * Options of {@link SignedUrlMinter.downloadUrl}.
+ *
+ * @example
+ * ```ts
+ * const options: DownloadUrlOptions = { ttl: "15m", claims: { key: "key_123" } };
+ * const { url } = await minter.downloadUrl(file, options);
+ * ```
+ */
+export type DownloadUrlOptions = Omit<MintOptions, "scope" | "fileId" | "action">;
+
+/**
+ * What {@link SignedUrlMinter.mint} returns.
+ *
+ * @example
+ * ```ts
+ * const { url, expiresAt }: MintedUrl = await minter.downloadUrl(file);
+ * const text = `Download: ${url} (until ${new Date(expiresAt).toISOString()})`;
+ * ```
+ */
+export interface MintedUrl {
+  /** `{baseUrl}{basePath}/{action}/{token}`. */
+  url: string;
+  /** The compact JWT. */
+  token: string;
+  /** When the token expires, milliseconds since the epoch (a whole second). */
+  expiresAt: number;
+  /** The token's unique id (`jti` claim). */
+  jti: string;
+}
+
+/**
+ * Options of {@link SignedUrlMinter.verify}: the binding the token must match.
+ *
+ * @example
+ * ```ts
+ * const options: VerifyOptions = { action: "download", scope: sessionId, fileId: file.id };
+ * await minter.verify(token, options); // NOT_FOUND if the token is for another scope or file
+ * ```
+ */
+export interface VerifyOptions {
+  /** The action the caller is about to perform; a token for another action fails with `NOT_FOUND`. */
+  action: SignedAction;
+  /** Required scope; another scope fails with `NOT_FOUND`. @default any scope (read it from the result) */
+  scope?: string;
+  /** Required file or ticket id; another id fails with `NOT_FOUND`. @default any id (read it from the result) */
+  fileId?: string;
+  /**
+   * Use up a single-use token now. With `false`, a token that was already used still fails with
+   * `TOKEN_ALREADY_USED`, but this call does not use it: call {@link SignedUrlMinter.consume} once the
+   * action succeeded (an upload route does, so a failed upload does not waste its ticket).
+   * @default true
+   */
+  consume?: boolean;
+}
+
+/**
+ * The verified content of a token.
+ *
+ * @example
+ * ```ts
+ * const verified: VerifiedToken = await minter.verify(token, { action: "download" });
+ * const file = await store.head(verified.scope, verified.fileId);
+ * ```
+ */
+export interface VerifiedToken {
+  /** Scope the token is bound to. */
+  scope: string;
+  /** File id or upload ticket id the token is bound to. */
+  fileId: string;
+  /** Action the token allows. */
+  action: SignedAction;
+  /** Unique token id. */
+  jti: string;
+  /** Key id the token was signed with. */
+  kid: string;
+  /** Issue time, milliseconds since the epoch (the JWT `iat` × 1000). */
+  iat: number;
+  /** Expiry time, milliseconds since the epoch (the JWT `exp` × 1000). */
+  exp: number;
+  /** True for a single-use token (it has now been claimed). */
+  singleUse: boolean;
+  /** The extra claims given at mint time. */
+  claims: Record<string, SignedClaimValue>;
+}
+
+/**
+ * Extra claims to sign into a download URL that a `ResourceRegistry` or `Artifacts` mints, e.g. the
+ * id of the API key to charge. `extra` is the MCP request's `extra` (a `resources/read`, a tool call),
+ * or what was passed to `link(file, { extra })` / `capture({ extra })` (`undefined` when not given). The download route hands the verified claims to its `onDownload` hook as `claims`.
+ *
+ * @example
+ * ```ts
+ * const downloadClaims: DownloadClaimsFunction = (file, extra) => ({ key: keyIdOf(extra) });
+ * ```
+ */
+export type DownloadClaimsFunction = (
+  file: StoredFile,
+  extra: ScopeSource | undefined,
+) =>
+  | Record<string, string | number | boolean>
+  | undefined
+  | Promise<Record<string, string | number | boolean> | undefined>;

@@ -1,0 +1,165 @@
+/**
+ * How `fsStore` lays files out on disk, and the small steps every part of it shares: one folder per
+ * scope (named by a hash of the scope), `<id>` (bytes) beside `<id>.json` (metadata record), temp
+ * names for anything renamed into place, and the errors a disk failure becomes.
+ */
+
+import { createHash, randomBytes } from "node:crypto";
+import { open as openFd, rename as renameCb, writeFile as writeFileCb } from "node:fs";
+import { mkdir, readFile, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { isId } from "../internal/ids.js";
+import { isExpired } from "./kit/list-page.js";
+import { parseStoredRecord, type StoredRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
+import type { StoredFile } from "./types.js";
+
+/** A scope folder's name: the first 32 hex digits of the scope's sha256. */
+export const SCOPE_DIR = /^[0-9a-f]{32}$/;
+export const META_SUFFIX = ".json";
+export const PART_SUFFIX = ".part";
+export const TMP_SUFFIX = ".tmp";
+export const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+/** Scope folders one store remembers having made (so a put makes none); past this it forgets all. */
+const MADE_FOLDERS_LIMIT = 4096;
+
+export const openFdAsync = promisify(openFd);
+// The callback forms: one thread-pool trip per step, without FileHandle's extra promise machinery.
+export const writeFileAsync = promisify(writeFileCb);
+export const renameAsync = promisify(renameCb);
+
+/** The `code` of a Node system error (`"ENOENT"`, …), if any. */
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null ? (error as NodeJS.ErrnoException).code : undefined;
+}
+
+/** A disk failure as `STORAGE_ERROR` ("the file store could not <action>"); coded errors pass through. */
+export function storageError(action: string, error: unknown): FileBridgeError {
+  if (isFileBridgeError(error)) return error;
+  return new FileBridgeError("STORAGE_ERROR", `the file store could not ${action}`, { cause: error });
+}
+
+/** Removes a file; `false` if it was not there. */
+export async function unlinkQuiet(path: string): Promise<boolean> {
+  try {
+    await unlink(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/** A temp name beside `path`, unique to this write. */
+export function tempPath(path: string): string {
+  return `${path}.${randomBytes(6).toString("hex")}${TMP_SUFFIX}`;
+}
+
+/** The id of a metadata file's name (`<id>.json`), or `undefined` for any other name. */
+export function metaIdOf(name: string): string | undefined {
+  if (!name.endsWith(META_SUFFIX)) return undefined;
+  const id = name.slice(0, -META_SUFFIX.length);
+  return isId(id) ? id : undefined;
+}
+
+/**
+ * One store's view of its folder: where a scope's files are, their metadata records, and the scope
+ * folders it has made (so a put into one of them makes no folder).
+ */
+export class FsLayout {
+  readonly #made = new Set<string>();
+
+  constructor(
+    readonly root: string,
+    readonly now: () => number,
+  ) {}
+
+  /** The folder of a scope's files. */
+  scopeDir(scope: string): string {
+    return join(this.root, createHash("sha256").update(scope, "utf8").digest("hex").slice(0, 32));
+  }
+
+  /** Forgets having made `folder` (a sweep removed it). */
+  forget(folder: string): void {
+    this.#made.delete(folder);
+  }
+
+  /**
+   * Runs `create` (which creates one file in `folder`), making the folder first if this store has not
+   * made it yet, and again if a sweep (of any instance) removed it meanwhile (`ENOENT`).
+   */
+  async inFolder<T>(folder: string, create: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      if (!this.#made.has(folder)) {
+        await mkdir(folder, { recursive: true, mode: DIR_MODE });
+        if (this.#made.size >= MADE_FOLDERS_LIMIT) this.#made.clear();
+        this.#made.add(folder);
+      }
+      try {
+        return await create();
+      } catch (error) {
+        if (errorCode(error) !== "ENOENT" || attempt >= 3) throw error;
+        this.#made.delete(folder);
+      }
+    }
+  }
+
+  /** The record of a file in a scope (metadata, and inline bytes if any), expired or not; `null` when missing. */
+  async readRecord(scope: string, id: string): Promise<StoredRecord | null> {
+    let text: string;
+    try {
+      text = await readFile(join(this.scopeDir(scope), id + META_SUFFIX), "utf8");
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "ENOENT" || code === "ENOTDIR") return null;
+      throw storageError("read metadata", error);
+    }
+    const record = parseStoredRecord(text, id);
+    return record && record.file.scope === scope ? record : null;
+  }
+
+  /** Metadata of a file in a scope, expired or not; `null` when missing. */
+  async readMeta(scope: string, id: string): Promise<StoredFile | null> {
+    return (await this.readRecord(scope, id))?.file ?? null;
+  }
+
+  /** The live record (not expired, right scope, well-formed id), or `null`. */
+  async liveRecord(scope: unknown, id: unknown): Promise<StoredRecord | null> {
+    if (typeof scope !== "string" || scope.length === 0 || !isId(id)) return null;
+    const record = await this.readRecord(scope, id);
+    return record && !isExpired(record.file, this.now()) ? record : null;
+  }
+
+  /** Live metadata (not expired, right scope, well-formed id), or `null`. */
+  async liveMeta(scope: unknown, id: unknown): Promise<StoredFile | null> {
+    return (await this.liveRecord(scope, id))?.file ?? null;
+  }
+
+  /** Writes the metadata (temp name, then the one rename that makes the file visible). */
+  async writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
+    const path = join(this.scopeDir(file.scope), file.id + META_SUFFIX);
+    const temp = tempPath(path);
+    const text = serializeMetadataRecord(file, inline);
+    try {
+      if (inline === undefined) await writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" });
+      // The first file of a put that inlines its bytes: make the folder if needed.
+      else
+        await this.inFolder(this.scopeDir(file.scope), () =>
+          writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" }),
+        );
+      await renameAsync(temp, path);
+    } catch (error) {
+      await unlinkQuiet(temp).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Removes a file: metadata first (the file is invisible from there on), then the bytes. */
+  async removeFile(folder: string, id: string): Promise<boolean> {
+    const removed = await unlinkQuiet(join(folder, id + META_SUFFIX));
+    await unlinkQuiet(join(folder, id));
+    return removed;
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Commit of a finished tus upload through the same put pipeline as a single-request upload: the
+ * staged bytes (one staging object, or a final upload's partial uploads in order) are streamed into
+ * `store.stage()` (size cap, quota, sha256, a new file id), the ticket is used up, the file made
+ * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
+ */
+import { Readable } from "node:stream";
+import type { StoredFile } from "../../storage/types.js";
+import type { UploadRequestContext } from "../handler-types.js";
+import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
+import { type TusRecord, writeRecord } from "./records.js";
+import type { TusService, TusTicket } from "./service.js";
+
+/** The bytes of an upload: its own staging object, or its parts' in order. */
+function uploadBytes(service: TusService, id: string, record: TusRecord, lengths: number[]): Readable {
+  const { staging } = service;
+  if (!record.parts) return staging.read(id, record.offset);
+  const parts = record.parts;
+  return Readable.from(
+    (async function* () {
+      for (const [index, part] of parts.entries()) {
+        yield* staging.read(part, lengths[index] ?? 0);
+      }
+    })(),
+  );
+}
+
+/** What a commit answers with: the stored file and the ticket's handle. */
+export interface TusCommitted {
+  file: StoredFile;
+  handle: string;
+}
+
+/**
+ * Commits upload `id` (its lock held by the caller). `partLengths` are the lengths of a final
+ * upload's parts. On failure nothing is stored and the staging stays, so the commit can be retried.
+ */
+export async function commitTusUpload(
+  service: TusService,
+  ctx: Pick<UploadRequestContext, "report">,
+  ticket: TusTicket,
+  id: string,
+  record: TusRecord,
+  partLengths: number[] = [],
+): Promise<TusCommitted> {
+  const { config, state } = service;
+  const { limits, verified } = ticket;
+  const staged = await config.store.stage(uploadBytes(service, id, record, partLengths), {
+    scope: limits.scope,
+    name: record.name,
+    mimeType: record.mimeType,
+    kind: "upload",
+    ttl: limits.ttlMs / 1000,
+    maxBytes: limits.maxBytes,
+    expectedSize: record.length,
+  });
+  let file: StoredFile;
+  try {
+    // A single-use ticket is used up only now: until here every failure left the upload resumable.
+    await config.minter.consume?.(verified);
+    file = await staged.commit();
+  } catch (error) {
+    await staged.abort();
+    throw error;
+  }
+  const now = service.now();
+  await writeRecord(state, id, { ...record, fileId: file.id }, now);
+  const ticketRecord: TicketRecord = { scope: limits.scope, files: [file.id] };
+  try {
+    await state.set(ticketStateKey(verified.fileId), ticketRecord, { ttl: limits.ttlMs / 1000 });
+  } catch (error) {
+    ctx.report(error);
+  }
+  try {
+    await config.onStored?.(file);
+  } catch (error) {
+    ctx.report(error);
+  }
+  const staging = [id, ...(record.parts ?? [])];
+  await Promise.all(staging.map((part) => service.staging.remove(part).catch((error) => ctx.report(error))));
+  service.onProgress?.({
+    ticketId: verified.fileId,
+    scope: limits.scope,
+    offset: file.size,
+    length: file.size,
+    fileId: file.id,
+  });
+  return { file, handle: formatUploadHandle(limits.scope, verified.fileId) };
+}

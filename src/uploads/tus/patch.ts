@@ -1,0 +1,141 @@
+/**
+ * The write of one tus body (`PATCH`, or the body of a `creation-with-upload` `POST`), its lock held:
+ * the bytes go to the staging at the verified offset, counted against the declared (or configured)
+ * size, hashed when `Upload-Checksum` came with them; the new offset is recorded even when the
+ * client drops mid-body (that is what a resume continues from), except under a checksum, where an
+ * unverifiable or mismatching body is cut off again. The last byte commits the upload.
+ */
+import { createHash, type Hash } from "node:crypto";
+import { Transform, type TransformCallback } from "node:stream";
+import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import type { UploadRequestContext } from "../handler-types.js";
+import { commitTusUpload, type TusCommitted } from "./commit.js";
+import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
+import { type TusRecord, writeRecord } from "./records.js";
+import { publishProgress, type TusService, type TusTicket } from "./service.js";
+
+/** How often the progress hook hears of bytes arriving. */
+const PROGRESS_STEP = 4 * 1024 * 1024;
+
+/** The outcome of one body: the new record, and the commit when the upload is complete. */
+export interface TusWrite {
+  record: TusRecord;
+  committed?: TusCommitted;
+}
+
+/** Counts, caps and optionally hashes the bytes of one body. */
+class BodyMeter extends Transform {
+  count = 0;
+  readonly #limit: number;
+  readonly #hash: Hash | undefined;
+  readonly #onProgress: (count: number) => void;
+  #reported = 0;
+
+  constructor(limit: number, hash: Hash | undefined, onProgress: (count: number) => void) {
+    super({ highWaterMark: 1 << 20 });
+    this.#limit = limit;
+    this.#hash = hash;
+    this.#onProgress = onProgress;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.count + chunk.length > this.#limit) {
+      callback(
+        new FileBridgeError("FILE_TOO_LARGE", "The body goes past the upload's length", {
+          data: { limit: this.#limit },
+        }),
+      );
+      return;
+    }
+    this.count += chunk.length;
+    this.#hash?.update(chunk);
+    if (this.count - this.#reported >= PROGRESS_STEP) {
+      this.#reported = this.count;
+      this.#onProgress(this.count);
+    }
+    callback(null, chunk);
+  }
+
+  digest(): string | undefined {
+    return this.#hash?.digest("base64");
+  }
+}
+
+/**
+ * Writes one body at `record.offset` and records the new offset; commits when the last byte arrived
+ * (a partial upload of a concatenation never commits on its own).
+ */
+export async function writeBody(
+  service: TusService,
+  ctx: UploadRequestContext,
+  request: Request,
+  ticket: TusTicket,
+  id: string,
+  record: TusRecord,
+  checksum: UploadChecksum | undefined,
+): Promise<TusWrite> {
+  const body = ctx.body();
+  const start = record.offset;
+  const room = (record.length ?? ticket.limits.maxBytes) - start;
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > room) {
+    body?.resume();
+    throw tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
+      limit: ticket.limits.maxBytes,
+    });
+  }
+  let written = 0;
+  let failure: unknown;
+  if (body) {
+    const progress = (count: number) => publishProgress(service, ticket, start + count, record.length);
+    const meter = new BodyMeter(room, checksum ? createHash(checksum.algorithm) : undefined, progress);
+    const watchdog = ctx.watch((error) => meter.destroy(error));
+    body.on("data", watchdog.touch);
+    // A dropped client ends the body: what already arrived is flushed to the staging and counts.
+    let dropped: FileBridgeError | undefined;
+    const onAbort = () => {
+      if (dropped || meter.writableEnded) return;
+      dropped = new FileBridgeError("ABORTED", "The client aborted the upload");
+      body.unpipe(meter);
+      meter.end();
+    };
+    request.signal.addEventListener("abort", onAbort, { once: true });
+    body.once("error", (error) => meter.destroy(error));
+    body.once("aborted", onAbort);
+    // A socket closed mid-body ends neither `end` nor `error` on every Node version.
+    body.once("close", () => {
+      if (!body.readableEnded) onAbort();
+    });
+    try {
+      const result = await service.staging.write(id, start, body.pipe(meter));
+      written = result.written;
+      failure = result.error ?? dropped;
+    } finally {
+      watchdog.stop();
+      body.off("data", watchdog.touch);
+      request.signal.removeEventListener("abort", onAbort);
+    }
+    if (checksum && (failure !== undefined || meter.digest() !== checksum.digest)) {
+      // A body under a checksum counts only whole and verified.
+      await service.staging.truncate(id, start);
+      if (failure !== undefined) throw failure;
+      throw tusError(
+        "DIGEST_MISMATCH",
+        "Upload-Checksum does not match the body",
+        TUS_STATUS.checksumMismatch,
+      );
+    }
+  }
+  const updated: TusRecord = { ...record, offset: start + written };
+  await writeRecord(service.state, id, updated, service.now());
+  if (written > 0 && !updated.partial) publishProgress(service, ticket, updated.offset, updated.length);
+  if (failure !== undefined) {
+    throw isFileBridgeError(failure)
+      ? failure
+      : new FileBridgeError("ABORTED", "The upload body ended early", { cause: failure });
+  }
+  if (updated.length !== undefined && updated.offset === updated.length && !updated.partial) {
+    return { record: updated, committed: await commitTusUpload(service, ctx, ticket, id, updated) };
+  }
+  return { record: updated };
+}
