@@ -24,6 +24,7 @@ import {
 } from "../../src/index.js";
 import { isTextualMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
+import { EXAMPLE_TICKET_RATE_LIMIT, ticketRateLimit } from "../shared/server-limits.js";
 
 export interface DemoAppOptions {
   /** Folder for stored files, temp files and the workspace the path form may read. */
@@ -44,7 +45,13 @@ export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
     maxBytes: 64 * 1024 * 1024,
   });
   bridge.addResolver(registry.resolver());
-  const uploads = new UploadHandleResolver({ store, minter, state, bridge });
+  const uploads = new UploadHandleResolver({
+    store,
+    minter,
+    state,
+    bridge,
+    rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT), // 20 upload URLs per scope per minute
+  });
   const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dataDir, "tmp") });
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
 

@@ -57,6 +57,7 @@ import { sniffMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
+import { EXAMPLE_TICKET_RATE_LIMIT, ticketRateLimit } from "../shared/server-limits.js";
 
 const run = promisify(execFile);
 
@@ -472,7 +473,13 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
   const minter = new SignedUrlMinter({ secret: randomBytes(32), baseUrl: http.url, state });
   pieces = {
     artifacts: new Artifacts({ store, registry, minter }),
-    uploads: new UploadHandleResolver({ store, minter, state, bridge: resourceBridge }),
+    uploads: new UploadHandleResolver({
+      store,
+      minter,
+      state,
+      bridge: resourceBridge,
+      rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT), // 20 upload URLs per scope per minute
+    }),
   };
   files = toNodeHandler(
     createFileRoutes({ store, minter, state, onStored: (file) => registry.register(file).then(() => {}) }),

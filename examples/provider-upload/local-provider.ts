@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Busboy } from "@fastify/busboy";
+import { httpServerOptions } from "../shared/server-limits.js";
 
 /** One file the stand-in received, as OpenAI's `/files` returns it plus what the test checks. */
 export interface ReceivedFile {
@@ -218,7 +219,7 @@ export async function startLocalProvider(options: LocalProviderOptions = {}): Pr
     });
   }
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(httpServerOptions(), (req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (!authorized(req)) {
       req.resume();

@@ -55,6 +55,7 @@ import { toNodeHandler } from "../../src/node/index.js";
 import { redisCatalog, redisChangeFeed, redisState } from "../../src/redis/index.js";
 import { s3Store } from "../../src/s3/index.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2 } from "../shared/serve-http-v2.js";
+import { EXAMPLE_TICKET_RATE_LIMIT, httpServerOptions, ticketRateLimit } from "../shared/server-limits.js";
 
 /** Settings of one replica. */
 export interface ReplicaOptions {
@@ -140,7 +141,15 @@ export async function startReplica(options: ReplicaOptions) {
     maxBytes: 256 * 1024 * 1024,
   });
   bridge.addResolver(registry.resolver());
-  const uploads = new UploadHandleResolver({ store, minter, state, bridge, scope });
+  const uploads = new UploadHandleResolver({
+    store,
+    minter,
+    state,
+    bridge,
+    scope,
+    // At most 20 upload URLs per user per minute (per replica).
+    rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT),
+  });
 
   await feed.ready();
 
@@ -301,7 +310,7 @@ export async function startReplica(options: ReplicaOptions) {
     await transport.handleRequest(req, res);
   }
 
-  const http = createServer((req, res) => {
+  const http = createServer(httpServerOptions(), (req, res) => {
     res.setHeader("x-replica", options.replica);
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const fail = (error: unknown) => {

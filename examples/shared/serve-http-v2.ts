@@ -23,6 +23,7 @@ import {
 import { LOOPBACK_HOSTS } from "../../src/http/host-guard.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, rebindingRefusal } from "./serve-http.js";
+import { type HttpServerTimeouts, httpServerOptions } from "./server-limits.js";
 
 export interface ServeV2Options {
   /** Builds the `McpServer` of one request (`era` says which protocol generation it serves). */
@@ -45,6 +46,8 @@ export interface ServeV2Options {
   host?: string;
   /** @default 0 (a free port) */
   port?: number;
+  /** Overrides of the server's header/request/keep-alive timeouts. @default HTTP_SERVER_TIMEOUTS */
+  timeouts?: Partial<HttpServerTimeouts>;
   /** Path of the MCP endpoint. @default "/mcp" */
   mcpPath?: string;
 }
@@ -79,23 +82,26 @@ export async function serveHttpV2(options: ServeV2Options): Promise<RunningV2Ser
     return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
   });
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const refusal = rebindingRefusal(req.headers, LOOPBACK_HOSTS);
-    if (refusal) {
-      res.writeHead(403, { "content-type": "application/json", connection: "close" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: refusal }, id: null }));
-      return;
-    }
-    const toMcp = () => {
-      if (new URL(req.url ?? "/", "http://localhost").pathname !== mcpPath) {
-        res.writeHead(404).end();
+  const server = createServer(
+    httpServerOptions(options.timeouts),
+    (req: IncomingMessage, res: ServerResponse) => {
+      const refusal = rebindingRefusal(req.headers, LOOPBACK_HOSTS);
+      if (refusal) {
+        res.writeHead(403, { "content-type": "application/json", connection: "close" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: refusal }, id: null }));
         return;
       }
-      mcp(req, res);
-    };
-    if (options.routes) options.routes(req, res, toMcp);
-    else toMcp();
-  });
+      const toMcp = () => {
+        if (new URL(req.url ?? "/", "http://localhost").pathname !== mcpPath) {
+          res.writeHead(404).end();
+          return;
+        }
+        mcp(req, res);
+      };
+      if (options.routes) options.routes(req, res, toMcp);
+      else toMcp();
+    },
+  );
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, bindHost, resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://${bindHost}:${port}`;

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { hostRefusal, isLoopbackBind, LOOPBACK_HOSTS } from "../../src/http/host-guard.js";
+import { type HttpServerTimeouts, httpServerOptions } from "./server-limits.js";
 
 /** A Node handler that answers a request or calls `next()` when the request is not its own. */
 export type NodeRoute = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -30,6 +31,15 @@ export interface ServeOptions {
    * @default ["localhost", "127.0.0.1", "[::1]"] for a loopback bind; required for any other bind
    */
   allowedHosts?: readonly string[];
+  /** Overrides of the server's header/request/keep-alive timeouts. @default HTTP_SERVER_TIMEOUTS */
+  timeouts?: Partial<HttpServerTimeouts>;
+  /**
+   * A session with no request open and none for this long is closed (most clients never send the
+   * DELETE that ends one). Milliseconds. @default 600_000 (10 minutes)
+   */
+  sessionIdleMs?: number;
+  /** Most sessions open at once; a new `initialize` past it gets 429. @default 1000 */
+  maxSessions?: number;
 }
 
 /**
@@ -58,11 +68,41 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
   const allowedHosts = options.allowedHosts ?? LOOPBACK_HOSTS;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const sessions = new Map<string, McpServer>();
+  const sessionIdleMs = options.sessionIdleMs ?? 10 * 60_000;
+  const maxSessions = options.maxSessions ?? 1000;
+  /** Per session: requests open now, and when the last one ended. */
+  const activity = new Map<string, { open: number; last: number }>();
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, seen] of activity) {
+        if (seen.open === 0 && now - seen.last >= sessionIdleMs)
+          transports
+            .get(id)
+            ?.close()
+            .catch(() => {});
+      }
+    },
+    Math.max(10, Math.min(sessionIdleMs / 2, 60_000)),
+  );
+  sweeper.unref();
+
+  /** Counts a session's request as open until its response ends. */
+  function track(id: string, res: ServerResponse): void {
+    const seen = activity.get(id);
+    if (!seen) return;
+    seen.open++;
+    res.once("close", () => {
+      seen.open--;
+      seen.last = Date.now();
+    });
+  }
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionId = req.headers["mcp-session-id"];
     const existing = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
     if (existing) {
+      track(sessionId as string, res);
       await existing.handleRequest(req, res);
       return;
     }
@@ -73,12 +113,20 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
       );
       return;
     }
+    if (transports.size >= maxSessions) {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "60" });
+      res.end(
+        JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Too many sessions" }, id: null }),
+      );
+      return;
+    }
     const mcp = options.createServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         transports.set(id, transport);
         sessions.set(id, mcp);
+        activity.set(id, { open: 0, last: Date.now() });
       },
     });
     transport.onclose = () => {
@@ -86,13 +134,15 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
       if (id) {
         transports.delete(id);
         sessions.delete(id);
+        activity.delete(id);
       }
     };
     await mcp.connect(transport);
     await transport.handleRequest(req, res);
   }
 
-  const server = createServer((req, res) => {
+  // Header and request timeouts (Node's defaults let a silent socket sit for a minute or more).
+  const server = createServer(httpServerOptions(options.timeouts), (req, res) => {
     // Host on every request; Origin on the MCP endpoint only: the file routes decide about foreign
     // origins themselves (`allowedOrigins`, CORS), and refuse them by default.
     const refusal = rebindingRefusal(
@@ -130,6 +180,7 @@ export async function serveHttp(options: ServeOptions): Promise<RunningHttpServe
     sessions,
     server,
     async close() {
+      clearInterval(sweeper);
       await Promise.allSettled([...transports.values()].map((transport) => transport.close()));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

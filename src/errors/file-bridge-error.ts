@@ -25,6 +25,7 @@ export type FileBridgeErrorCode =
   | "FETCH_FAILED"
   | "TIMEOUT"
   | "REQUEST_TIMEOUT"
+  | "TRANSFER_TOO_SLOW"
   | "ABORTED"
   | "INVALID_TOKEN"
   | "TOKEN_EXPIRED"
@@ -93,6 +94,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   UPLOAD_IN_PROGRESS: {
     status: 409,
     hint: "Another upload with this link is under way; wait for it, and retry only if it failed.",
+  },
+  TRANSFER_TOO_SLOW: {
+    status: 408,
+    hint: "The upload arrived too slowly; send it again on a faster or steadier connection.",
   },
   RATE_LIMITED: { status: 429, hint: "Too many requests; wait a moment, then try again." },
   FORBIDDEN: { status: 403, hint: "The caller is not allowed to do this." },

@@ -20,7 +20,7 @@ import { handleDownload } from "./download.js";
 import { requestBodyAsNode, setForbiddenMethodAnswer } from "./node-fast-path.js";
 import { type ResolvedRouteOptions, resolveOptions } from "./options.js";
 import { errorResponse, invalidToken, methodNotAllowed, report } from "./responses.js";
-import { startWatchdog, uploadTimeoutError } from "./timeouts.js";
+import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "./timeouts.js";
 import type { FileRoutes, FileRoutesOptions } from "./types.js";
 
 export { DEFAULT_INLINE_TYPES } from "./options.js";
@@ -169,6 +169,13 @@ interface RouteMatch {
   rest: string[];
 }
 
+/** The milliseconds of the limit an upload hit. */
+function timeoutOf(config: ResolvedRouteOptions, kind: TimeoutKind): number {
+  if (kind === "idle") return config.idleTimeoutMs;
+  if (kind === "total") return config.uploadTimeoutMs;
+  return config.minUploadRate?.windowMs ?? 0;
+}
+
 /** The transport an upload handler gets: the body as a Node stream, the timeouts, `onError`. */
 function uploadContext(
   config: ResolvedRouteOptions,
@@ -180,14 +187,14 @@ function uploadContext(
     body: () => requestBodyAsNode(request),
     // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
     // `uploadTimeout` in all: the handler aborts the staging and the upload fails with REQUEST_TIMEOUT.
+    // Fewer than `minUploadRate` bytes per second over a whole window: 408 TRANSFER_TOO_SLOW.
     watch: (onTimeout) =>
       startWatchdog({
         idleMs: config.idleTimeoutMs,
         totalMs: config.uploadTimeoutMs,
+        minRate: config.minUploadRate,
         onTimeout: (kind) =>
-          onTimeout(
-            uploadTimeoutError(kind, kind === "idle" ? config.idleTimeoutMs : config.uploadTimeoutMs),
-          ),
+          onTimeout(uploadTimeoutError(kind, timeoutOf(config, kind), config.minUploadRate)),
       }),
     report: (error) => report(config, error),
   };

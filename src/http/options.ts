@@ -2,6 +2,7 @@ import type { Duration } from "../internal/duration.js";
 import {
   DEFAULT_DOWNLOAD_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_MIN_UPLOAD_RATE,
   DEFAULT_UPLOAD_MAX_BYTES,
   DEFAULT_UPLOAD_MAX_FILES,
   DEFAULT_UPLOAD_TIMEOUT,
@@ -11,6 +12,7 @@ import { parseMediaType } from "../media/media-type.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import type { TusOptions } from "../uploads/tus/service.js";
 import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
+import type { MinRate } from "./timeouts.js";
 import type { FileRoutesOptions, FileRoutesTokenVerifier, UploadPageRenderer } from "./types.js";
 
 /**
@@ -51,6 +53,8 @@ export interface ResolvedRouteOptions {
   uploadTimeoutMs: number;
   /** Milliseconds; 0 = off. */
   downloadTimeoutMs: number;
+  /** The slowest an upload body may arrive; `undefined` = off. */
+  minUploadRate: MinRate | undefined;
   inlineTypes: ReadonlySet<string>;
   /** Claims of single-use tickets whose upload runs now, when there is no `state` to hold them. */
   uploadsInFlight: Set<string>;
@@ -110,6 +114,7 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     idleTimeoutMs: timeoutMs(options.idleTimeout, DEFAULT_IDLE_TIMEOUT, "idleTimeout"),
     uploadTimeoutMs: timeoutMs(options.uploadTimeout, DEFAULT_UPLOAD_TIMEOUT, "uploadTimeout"),
     downloadTimeoutMs: timeoutMs(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT, "downloadTimeout"),
+    minUploadRate: checkMinUploadRate(options.minUploadRate),
     inlineTypes: checkInlineTypes(options.inlineTypes ?? DEFAULT_INLINE_TYPES),
     uploadsInFlight: new Set(),
     ...hooks,
@@ -122,6 +127,21 @@ export function resolveOptions(options: FileRoutesOptions): ResolvedRouteOptions
     uploadPage: resolveUploadPage(options.uploadPage, minter),
     tus: options.tus === false ? undefined : (options.tus ?? {}),
   };
+}
+
+function checkMinUploadRate(value: FileRoutesOptions["minUploadRate"]): MinRate | undefined {
+  if (value === false) return undefined;
+  const given = value ?? DEFAULT_MIN_UPLOAD_RATE;
+  check.require(typeof given === "object" && given !== null, "minUploadRate", "must be an object or false");
+  const bytesPerSecond = check.integer(given.bytesPerSecond, "minUploadRate.bytesPerSecond", 1024, {
+    min: 1,
+  });
+  const windowMs = check.duration(given.window, "minUploadRate.window", DEFAULT_MIN_UPLOAD_RATE.window, {
+    positive: true,
+    maxMs: MAX_TIMER_MS,
+    maxLabel: "24 days",
+  });
+  return { bytesPerSecond, windowMs };
 }
 
 function checkBasePath(value: string): string {

@@ -210,6 +210,15 @@ export interface FileRoutesOptions {
    */
   uploadTimeout?: Duration;
   /**
+   * Slowest an upload body may arrive: fewer than `bytesPerSecond` on average over a whole `window`
+   * (time the server itself spends writing to the store does not count) ends it with
+   * `408 TRANSFER_TOO_SLOW`: nothing stored, its staging removed, the ticket stays usable. Stops a
+   * client that sends a few bytes now and then (never idle for `idleTimeout`) from holding an
+   * upload, a staging file and its descriptors until `uploadTimeout`. `false` turns it off.
+   * @default { bytesPerSecond: 1024, window: "30s" }
+   */
+  minUploadRate?: { bytesPerSecond: number; window?: Duration } | false;
+  /**
    * Longest time one download may take to send its bytes; then the transfer is ended (and
    * `onDownload` does not run). `0` turns it off.
    * @default "1h"

@@ -55,6 +55,8 @@ export const DEFAULT_UPLOAD_HANDLE_TTL = "1h";
 export const DEFAULT_IDLE_TIMEOUT = "30s";
 /** `createFileRoutes`: longest time one upload request may take, from its start to its commit. */
 export const DEFAULT_UPLOAD_TIMEOUT = "15m";
+/** `createFileRoutes`: slowest an upload body may arrive, on average over each window. */
+export const DEFAULT_MIN_UPLOAD_RATE = { bytesPerSecond: 1024, window: "30s" } as const;
 /**
  * The proxy on SDK v2: `subscriptions/listen` streams one user may hold open at once (all anonymous
  * callers together count as one user).

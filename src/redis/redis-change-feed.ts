@@ -37,6 +37,21 @@ function isStoredFile(value: unknown): value is StoredFile {
   );
 }
 
+/** What a replica whose publishes failed sends once it can again: "reload, you may have missed mine". */
+interface ResyncEnvelope {
+  o: string;
+  r: 1;
+}
+
+function isResync(message: string, origin: string): boolean {
+  try {
+    const envelope = JSON.parse(message) as ResyncEnvelope;
+    return typeof envelope?.o === "string" && envelope.o !== origin && envelope.r === 1;
+  } catch {
+    return false;
+  }
+}
+
 /** Parses a message; `null` for anything that is not a well-formed change. */
 function parseChange(message: string): Envelope | null {
   let envelope: Envelope;
@@ -59,8 +74,10 @@ function parseChange(message: string): Envelope | null {
  * A {@link ChangeFeed} on Redis pub/sub: what one replica publishes reaches every other replica
  * subscribed to the same channel (an instance never receives its own changes). Publishing uses the
  * main connection; subscribing opens a second one (Redis requires it) on first `subscribe`, which
- * resubscribes by itself after a reconnect. Delivery is at most once: a replica that was cut off
- * reloads from the store.
+ * resubscribes after a reconnect. Delivery is at most once: changes published while an instance was
+ * cut off are lost to it, so once it is subscribed again it calls its `onResync` listeners (the
+ * registry reloads the scopes it holds from the store). An instance whose own publish failed tells
+ * the others to do the same once it can publish again.
  *
  * @example
  * ```ts
@@ -73,7 +90,9 @@ function parseChange(message: string): Envelope | null {
  * await feed.ready();
  * ```
  */
-export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & { ready(): Promise<void> } {
+export function redisChangeFeed(
+  options: RedisChangeFeedOptions,
+): ChangeFeed & { ready(): Promise<void>; onResync(listener: () => void): () => void } {
   const connection = connect(options, "redisChangeFeed");
   const channel = options.channel ?? `${connection.prefix}changes`;
   if (typeof channel !== "string" || channel.length === 0 || channel.length > 256) {
@@ -81,11 +100,16 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
   }
   const origin = randomUUID();
   const listeners = new Set<(change: StoreChange) => void>();
+  const resyncListeners = new Set<() => void>();
   let subscriber: ReturnType<typeof connection.client.duplicate> | undefined;
   let subscribed: Promise<void> | undefined;
   let closed = false;
 
   function deliver(message: string): void {
+    if (message.includes('"r":1') && isResync(message, origin)) {
+      resync();
+      return;
+    }
     const envelope = parseChange(message);
     if (!envelope || envelope.o === origin) return;
     for (const listener of [...listeners]) {
@@ -97,11 +121,42 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
     }
   }
 
+  /** Once subscribed again after a lost connection: whatever was published meanwhile was missed. */
+  async function resubscribed(sub: NonNullable<typeof subscriber>): Promise<void> {
+    try {
+      // ioredis resubscribes by itself on "ready"; subscribing again (idempotent) makes sure the
+      // channel is live before the listeners reload, so nothing published after that is missed.
+      await sub.subscribe(channel);
+    } catch {
+      return; // cut off again: the next "ready" comes back here
+    }
+    if (!closed) resync();
+  }
+
+  function resync(): void {
+    for (const listener of [...resyncListeners]) {
+      try {
+        listener();
+      } catch {
+        // one listener's failure does not stop the others
+      }
+    }
+  }
+
   function listen(): Promise<void> {
     if (!subscribed) {
       const sub = connection.client.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
       subscriber = sub;
+      let lost = false;
       sub.on("error", () => {});
+      sub.on("close", () => {
+        lost = true;
+      });
+      sub.on("ready", () => {
+        if (!lost || closed) return;
+        lost = false;
+        resubscribed(sub).catch(() => {});
+      });
       sub.on("message", (from: string, message: string) => {
         if (from === channel) deliver(message);
       });
@@ -110,6 +165,23 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
     }
     return subscribed;
   }
+
+  // A publish that failed was lost to every other replica: once publishing works again (the main
+  // connection is back, or the next publish goes through), tell them to reload.
+  let unsentChanges = false;
+  async function announceResync(): Promise<void> {
+    if (!unsentChanges || closed) return;
+    unsentChanges = false;
+    try {
+      await connection.client.publish(channel, JSON.stringify({ o: origin, r: 1 } satisfies ResyncEnvelope));
+    } catch {
+      unsentChanges = true;
+    }
+  }
+  const onReady = () => {
+    announceResync().catch(() => {});
+  };
+  connection.client.on("ready", onReady);
 
   return {
     driver: "redis",
@@ -120,8 +192,10 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
       try {
         await connection.client.publish(channel, message);
       } catch (error) {
+        unsentChanges = true;
         throw redisError("publish a change", error);
       }
+      await announceResync();
     },
 
     subscribe(listener: (change: StoreChange) => void): () => void {
@@ -132,6 +206,17 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
       listen();
       return () => {
         listeners.delete(listener);
+      };
+    },
+
+    onResync(listener: () => void): () => void {
+      if (typeof listener !== "function") {
+        throw new FileBridgeError("INVALID_INPUT", "listener must be a function");
+      }
+      resyncListeners.add(listener);
+      listen();
+      return () => {
+        resyncListeners.delete(listener);
       };
     },
 
@@ -146,6 +231,8 @@ export function redisChangeFeed(options: RedisChangeFeedOptions): ChangeFeed & {
     async close(): Promise<void> {
       closed = true;
       listeners.clear();
+      resyncListeners.clear();
+      connection.client.off("ready", onReady);
       if (subscriber) {
         try {
           await subscriber.quit();

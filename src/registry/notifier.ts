@@ -129,6 +129,21 @@ export class ResourceNotifier {
     }
   }
 
+  /**
+   * The change feed may have missed changes: the deployment-wide channels (whose listeners this
+   * replica cannot tell apart by scope) get one `list_changed` so their clients list again.
+   */
+  resynced(): void {
+    if (this.listMode !== "list") return;
+    for (const sink of this.sinks) {
+      try {
+        sink.resourcesChanged();
+      } catch {
+        // A failing sink must not stop the others.
+      }
+    }
+  }
+
   /** Sends pending notifications now and stops the timer. */
   close(): void {
     if (this.timer !== undefined) {

@@ -91,6 +91,7 @@ export class ResourceRegistry {
   private readonly listMode: "list" | "none";
   private readonly feed: ChangeFeed | undefined;
   private readonly unsubscribeFeed: (() => void) | undefined;
+  private readonly unsubscribeResync: (() => void) | undefined;
   private readonly pageSize: number;
   private readonly maxInlineBytes: number;
   private readonly textTypes: ReadonlySet<string>;
@@ -114,6 +115,9 @@ export class ResourceRegistry {
     this.feed = settings.feed;
     this.unsubscribeFeed = this.feed?.subscribe((change) => {
       this.applyRemote(change).catch(() => {}); // best effort: the next list reloads from the store
+    });
+    this.unsubscribeResync = this.feed?.onResync?.(() => {
+      this.resync().catch(() => {});
     });
     this.listMode = settings.listMode;
     this.pageSize = settings.pageSize;
@@ -305,6 +309,22 @@ export class ResourceRegistry {
       ? await this.indexes.with(scope, (index) => index.delete(change.id))
       : undefined;
     this.notifier.changed(scope, true, known ? [this.uriFor(known)] : []);
+  }
+
+  /**
+   * The feed was cut off and may have missed other replicas' changes: re-read every scope this
+   * replica holds from the store (its sessions get `list_changed` / `updated` for what differs);
+   * a scope that cannot be re-read now is forgotten, so its next use loads it afresh.
+   */
+  private async resync(): Promise<void> {
+    this.notifier.resynced();
+    for (const scope of this.indexes.loadedScopes()) {
+      try {
+        await this.sync(scope);
+      } catch {
+        await this.indexes.mutexFor(scope).runExclusive(() => this.indexes.forget(scope));
+      }
+    }
   }
 
   /**
@@ -571,6 +591,7 @@ export class ResourceRegistry {
    */
   async close(): Promise<void> {
     this.unsubscribeFeed?.();
+    this.unsubscribeResync?.();
     this.notifier.close();
   }
 }

@@ -33,6 +33,16 @@ export class ScopeIndexes {
     return this.indexes.get(scope);
   }
 
+  /** The scopes whose index is loaded. */
+  loadedScopes(): string[] {
+    return [...this.indexes.keys()];
+  }
+
+  /** Forgets a scope's index (the next use reloads it from the store); call under the scope's mutex. */
+  forget(scope: string): void {
+    this.indexes.delete(scope);
+  }
+
   /** Replaces a scope's index (after a re-read from the store); call under the scope's mutex. */
   replace(scope: string, index: ScopeIndex): void {
     this.indexes.set(scope, index);

@@ -314,7 +314,8 @@ export type StoreChange =
  * Carries {@link StoreChange}s between the replicas of one deployment, so a file stored on replica A
  * reaches the resource lists (and `list_changed` / `updated` notifications) of sessions on replica B.
  * A feed never hands an instance its own changes back: each replica already knows what it did.
- * Delivery is best effort (at most once); a replica that missed changes reloads from the store.
+ * Delivery is best effort (at most once): a feed that lost its connection and got it back tells its
+ * `onResync` listeners, and the registry then reloads the scopes it holds from the store.
  * Drivers: `redisChangeFeed()` from `mcp-file-bridge/redis`.
  *
  * @example
@@ -332,6 +333,12 @@ export interface ChangeFeed {
   publish(change: StoreChange): Promise<void>;
   /** Calls `listener` for each change another instance publishes; returns the unsubscribe function. */
   subscribe(listener: (change: StoreChange) => void): () => void;
+  /**
+   * Calls `listener` each time this instance may have missed changes (it was cut off from the
+   * feed and is listening again): what it caches must be reloaded from the store. Returns the
+   * unsubscribe function. Optional: a feed without it is assumed never to miss changes.
+   */
+  onResync?(listener: () => void): () => void;
   /** Resolves once the feed is listening (changes published after this are delivered). */
   ready?(): Promise<void>;
   /** Releases resources (connections). */

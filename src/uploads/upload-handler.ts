@@ -371,6 +371,7 @@ function discard(body: Readable): void {
 function toUploadError(error: unknown, aborted: boolean, signal: AbortSignal): unknown {
   // A timeout aborts the staging; the store then reports ABORTED: answer with the timeout itself.
   if (isFileBridgeError(signal.reason, "REQUEST_TIMEOUT")) return signal.reason;
+  if (isFileBridgeError(signal.reason, "TRANSFER_TOO_SLOW")) return signal.reason;
   if (isFileBridgeError(error)) return error;
   if (aborted) return new FileBridgeError("ABORTED", "The client aborted the upload", { cause: error });
   return new FileBridgeError("STORAGE_ERROR", "The upload could not be stored", { cause: error });

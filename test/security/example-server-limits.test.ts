@@ -1,0 +1,122 @@
+import { connect } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RunningHttpServer, serveHttp } from "../../examples/shared/serve-http.js";
+import {
+  EXAMPLE_TICKET_RATE_LIMIT,
+  HTTP_SERVER_TIMEOUTS,
+  ticketRateLimit,
+} from "../../examples/shared/server-limits.js";
+import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import { memoryState } from "../../src/storage/memory-state.js";
+import { memoryStore } from "../../src/storage/memory-store.js";
+import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
+
+// Issue 21, item 8: on the examples' HTTP server a socket that never sent a byte stayed open past
+// 200 s (Node's defaults), and one session minted 60 upload tickets in under a second.
+
+let running: RunningHttpServer | undefined;
+const clients: Client[] = [];
+
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+
+/** Opens a socket, sends `head` (maybe nothing), and resolves with what came back and when it closed. */
+function silentSocket(url: string, head = ""): Promise<{ response: string; closedAfterMs: number }> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1");
+    const started = Date.now();
+    let response = "";
+    socket.on("data", (data) => {
+      response += data.toString("latin1");
+    });
+    socket.on("error", () => {});
+    socket.on("connect", () => {
+      if (head) socket.write(head);
+    });
+    socket.on("close", () => resolve({ response, closedAfterMs: Date.now() - started }));
+    setTimeout(() => {
+      socket.destroy();
+      reject(new Error("the server kept the silent socket open"));
+    }, 10_000).unref();
+  });
+}
+
+function mcpServer(): McpServer {
+  return new McpServer({ name: "limits", version: "1.0.0" });
+}
+
+describe("the examples' HTTP server limits", () => {
+  it("start with header, request and keep-alive timeouts", async () => {
+    running = await serveHttp({ createServer: mcpServer });
+    expect(running.server.headersTimeout).toBe(HTTP_SERVER_TIMEOUTS.headersTimeout);
+    expect(running.server.requestTimeout).toBe(HTTP_SERVER_TIMEOUTS.requestTimeout);
+    expect(running.server.keepAliveTimeout).toBe(HTTP_SERVER_TIMEOUTS.keepAliveTimeout);
+    expect(HTTP_SERVER_TIMEOUTS.headersTimeout).toBeLessThanOrEqual(10_000);
+  });
+
+  it("a socket that never sends a byte, or never finishes its head, is answered 408 and closed", async () => {
+    running = await serveHttp({
+      createServer: mcpServer,
+      timeouts: { headersTimeout: 400, connectionsCheckingInterval: 100 },
+    });
+    const silent = await silentSocket(running.url);
+    expect(silent.response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(silent.closedAfterMs).toBeGreaterThanOrEqual(300);
+    expect(silent.closedAfterMs).toBeLessThan(3000);
+    const partial = await silentSocket(running.url, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a");
+    expect(partial.response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(partial.closedAfterMs).toBeLessThan(3000);
+    // A real request still works.
+    const ok = await fetch(`${running.url}/elsewhere`);
+    expect(ok.status).toBe(404);
+  });
+});
+
+describe("the examples' ticket rate limit", () => {
+  async function client(uploads: UploadHandleResolver): Promise<Client> {
+    const server = new McpServer({ name: "t", version: "1.0.0" });
+    uploads.attach(server);
+    const mcp = new Client({ name: "c", version: "1.0.0" });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await Promise.all([server.connect(a), mcp.connect(b)]);
+    clients.push(mcp);
+    return mcp;
+  }
+
+  it("60 calls in a burst mint 20 tickets; the rest are RATE_LIMITED; another scope has its own budget; a new window resets", async () => {
+    let now = 1_000_000;
+    const limit = ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT, () => now);
+    const state = memoryState();
+    const minter = new SignedUrlMinter({ secret: "r".repeat(40), baseUrl: "http://127.0.0.1:9", state });
+    const make = (scope: string) =>
+      new UploadHandleResolver({
+        store: memoryStore(),
+        minter,
+        state,
+        scope: () => scope,
+        toolName: "get_upload_url",
+        rateLimit: limit,
+      });
+    const alice = await client(make("alice"));
+    const burst = await Promise.all(
+      Array.from({ length: 60 }, () => alice.callTool({ name: "get_upload_url", arguments: {} })),
+    );
+    expect(burst.filter((result) => !result.isError)).toHaveLength(20);
+    const refused = burst.filter((result) => result.isError);
+    expect(refused).toHaveLength(40);
+    expect(JSON.stringify(refused[0])).toContain("RATE_LIMITED");
+
+    const bob = await client(make("bob"));
+    expect((await bob.callTool({ name: "get_upload_url", arguments: {} })).isError).toBeFalsy();
+
+    now += EXAMPLE_TICKET_RATE_LIMIT.windowMs;
+    expect((await alice.callTool({ name: "get_upload_url", arguments: {} })).isError).toBeFalsy();
+  });
+});
