@@ -47,9 +47,9 @@ it("refuses an expired upload descriptor and an expired download descriptor, sto
   const late = await files.authorizeUpload({ name: "a.txt", size: 5 });
   expect(Date.parse(late.upload.expiresAt as string)).toBe(now + 5 * 60_000);
   now += 5 * 60_000 + 1000;
-  const expired = await routes(new Request(late.upload.url, { method: "PUT", body: "hello" }));
-  expect(expired?.status).toBe(410);
-  expect(((await expired?.json()) as { error: { code: string } }).error.code).toBe("TOKEN_EXPIRED");
+  const expired = (await routes(new Request(late.upload.url, { method: "PUT", body: "hello" }))) as Response;
+  expect(expired.status).toBe(410);
+  expect(((await expired.json()) as { error: { code: string } }).error.code).toBe("TOKEN_EXPIRED");
   expect((await store.list("s1")).files).toEqual([]);
 
   const fresh = await files.authorizeUpload({ name: "b.txt", size: 5 });
