@@ -91,6 +91,8 @@ export interface UploadPageServer {
   uploads: UploadHandleResolver;
   /** The file store behind the routes and the tools. */
   store: FileStore;
+  /** The minter behind links and tickets: `scopeRef(scope, minter)` is a scope's reference in handles. */
+  minter: SignedUrlMinter;
   close(): Promise<void>;
 }
 
@@ -194,6 +196,7 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
     requests: uploads.fileRequests,
     uploads,
     store,
+    minter,
     close: () => running.close(),
   };
 }

@@ -99,7 +99,7 @@ async function expectUploaded(result: unknown, user: string, bytes: Buffer): Pro
     files: [{ size: bytes.length, sha256: sha256(bytes) }],
   });
   const handle = structured.files[0]?.handle as string;
-  expect(handle.startsWith(`upload://sessions/${scopeRef(user)}/`)).toBe(true);
+  expect(handle.startsWith(`upload://sessions/${scopeRef(user, app.minter)}/`)).toBe(true);
   const file = await app.uploads.fileFor(handle, { scope: user });
   expect(file?.sha256).toBe(sha256(bytes));
   expect((await bytesOf(await app.store.read(user, file?.id as string))).equals(bytes)).toBe(true);

@@ -154,7 +154,7 @@ describe.each(["v1", "v2"] as const)("upload-page example on SDK %s: upload_file
     };
     expect(reply.files).toEqual([expect.objectContaining({ name: "note.txt", size: 11 })]);
     // Both handles carry the scope's opaque reference: v1's one demo scope, v2's user.
-    const scoped = `upload://sessions/${scopeRef(sdk === "v1" ? "demo" : "alice")}/`;
+    const scoped = `upload://sessions/${scopeRef(sdk === "v1" ? "demo" : "alice", app.minter)}/`;
     expect(handle.startsWith(scoped)).toBe(true);
     expect(reply.files[0]?.handle.startsWith(scoped)).toBe(true);
     expect(reply.files[0]).toMatchObject({ sha256: sha256("page upload") });
@@ -185,7 +185,7 @@ describe.each(["v1", "v2"] as const)("upload-page example on SDK %s: upload_file
       expect(refused.structuredContent?.upload_url).toBeUndefined();
       // Each user gets tickets in its own scope.
       const bob = await ticket(await connect("token-bob-0123456789"));
-      expect(bob.handle.startsWith(`upload://sessions/${scopeRef("bob")}/`)).toBe(true);
+      expect(bob.handle.startsWith(`upload://sessions/${scopeRef("bob", app.minter)}/`)).toBe(true);
 
       const response = await fetch(app.mcpUrl, {
         method: "POST",

@@ -63,9 +63,9 @@ describe.runIf(browserAvailable())(
       expect(structured.files).toEqual([
         expect.objectContaining({ name, size: bytes.length, sha256: sha256(bytes) }),
       ]);
-      expect(String(structured.files[0]?.handle).startsWith(`upload://sessions/${scopeRef("carol")}/`)).toBe(
-        true,
-      );
+      expect(
+        String(structured.files[0]?.handle).startsWith(`upload://sessions/${scopeRef("carol", app.minter)}/`),
+      ).toBe(true);
     }
 
     it("2026-07-28: the v2 Client gets input_required, the person uploads in Chromium, the retry returns the file", async () => {

@@ -127,8 +127,9 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     expect(byName.get("notes.txt")?.sha256).toBe(sha256(b));
     expect(byName.get("notes.txt")?.mimeType).toBe("text/plain");
     expect(problems).toEqual([]);
-    // The ticket's own handle now resolves to the first file.
-    expect((await server.uploads.fileFor(ticket.handle, { scope: SCOPE }))?.name).toBe("photo.bin");
+    // One upload, one handle: the ticket's handle stands for both files, in upload order.
+    const both = await server.uploads.filesFor(ticket.handle, { scope: SCOPE });
+    expect(both?.map((file) => file.name)).toEqual(["photo.bin", "notes.txt"]);
   });
 
   it("refuses an oversized file before sending a byte", async () => {

@@ -4,7 +4,7 @@
  * Claude Code forwarded to the model as that tool's result. The assertions are on what the model
  * received.
  */
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Remote, startPlainRemote } from "../cli/remotes.js";
@@ -60,8 +60,11 @@ describe.skipIf(installed.bin === undefined)(
       const lines = TOOLS.map((tool) => `CALL mcp__files__${tool}`);
       // The connect shim in front of a plain remote (no upload route): what it saved reaches the model.
       remote = await startPlainRemote();
+      // The output folder may not sit inside an --allow-dir (the shim refuses it): two siblings.
       saved = join(home, "saved");
-      servers.shim = { type: "stdio", ...shimCommand(remote.mcpUrl, home, saved) };
+      const work = join(home, "work");
+      await mkdir(work);
+      servers.shim = { type: "stdio", ...shimCommand(remote.mcpUrl, work, saved) };
       lines.push("CALL mcp__shim__embedded_structured");
       if (hasPandoc) {
         const { command, args, tool } = pandocConverter;

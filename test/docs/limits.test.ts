@@ -32,6 +32,10 @@ function tableRows(markdown: string): Array<Record<string, string>> {
 function literal(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const members = Object.entries(value).map(([key, member]) => `${key}: ${literal(member)}`);
+    return `{ ${members.join(", ")} }`;
+  }
   throw new Error(`no table form for ${typeof value} values; extend test/docs/limits.test.ts`);
 }
 

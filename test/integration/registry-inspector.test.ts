@@ -123,7 +123,9 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
       { home, timeout: 90_000 },
     );
     expect(failure.code).toBe(1);
-    // The CLI reports the JSON-RPC error code inside its error line.
-    expect(failure.stderr).toContain("-32602");
+    // The CLI prints the JSON-RPC error's message (not its code): the same "not found" as an
+    // unknown file, said once.
+    expect(failure.stderr).toMatch(/other\.txt not found/);
+    expect(failure.stderr).not.toContain("MCP error");
   });
 });

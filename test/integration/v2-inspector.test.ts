@@ -118,7 +118,9 @@ describe("MCP Inspector CLI 2.x against the v2 example", () => {
       "file://uploads/demo-user/missing.txt",
     ]);
     expect(missing.code).not.toBe(0);
-    expect(`${missing.stdout}${missing.stderr}`).toContain("-32602");
+    // The CLI prints the JSON-RPC error's message (not its code), said once.
+    expect(`${missing.stdout}${missing.stderr}`).toContain("missing.txt not found");
+    expect(`${missing.stdout}${missing.stderr}`).not.toContain("MCP error");
   });
 
   it("--strict flags a schema with additionalProperties {} (the check can fail)", SLOW, async () => {

@@ -130,7 +130,7 @@ describe("proxy on SDK v2: callers without an identity", () => {
     const ticket = (await anonymous.callTool({ name: "get_upload_url", arguments: {} })) as ToolResult;
     expect(ticket.isError).toBe(true);
     expect(textOf(ticket)).toMatch(/^Error FORBIDDEN/);
-    expect(textOf(ticket)).toMatch(/scope/i);
+    expect(textOf(ticket)).toMatch(/sign in/i);
     const dataUrl = `data:text/plain;base64,${Buffer.from("inline").toString("base64")}`;
     const read = (await anonymous.callTool({
       name: "read_file",
