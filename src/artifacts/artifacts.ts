@@ -551,7 +551,7 @@ export class Artifacts {
       meta.download_url_expires_at = new Date(download.expiresAt).toISOString();
     }
     const structured = fileOutputOf(file, uri, download);
-    const value = fileValueOutput(file, input.clientCapabilities);
+    const value = fileValueOutput(file, input.clientCapabilities, scopeRefsOf(this.#minter));
     return {
       file,
       uri,

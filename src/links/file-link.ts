@@ -1,6 +1,7 @@
 import { baseName } from "../internal/file-name.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 import { clientFilesCapability, type FileValue, fileValueOf } from "../uploads/files-wire.js";
 import { formatUploadHandle } from "../uploads/upload-handle.js";
 import type { FileOutput } from "./file-output.js";
@@ -96,7 +97,8 @@ export function fileOutputOf(file: LinkedFile, uri: string, download?: MintedDow
 export function fileValueOutput(
   file: LinkedFile & { scope: string; id: string; sha256: string },
   capabilities: HostClientCapabilities | undefined,
+  refs: ScopeRefs,
 ): FileValue | undefined {
   if (!clientFilesCapability(capabilities)) return undefined;
-  return fileValueOf(file, formatUploadHandle(file.scope, file.id));
+  return fileValueOf(file, formatUploadHandle(file.scope, file.id, refs));
 }

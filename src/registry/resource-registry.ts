@@ -9,6 +9,7 @@ import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
 import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { DownloadClaimsFunction } from "../signing/types.js";
 import type {
   ChangeFeed,
@@ -430,7 +431,7 @@ export class ResourceRegistry {
       download,
     });
     const structured = fileOutputOf(fresh, uri, download) as FileLinkInfo;
-    const value = fileValueOutput(fresh, options.clientCapabilities);
+    const value = fileValueOutput(fresh, options.clientCapabilities, scopeRefsOf(this.minter));
     return { content, structuredContent: value ? { ...structured, file: value } : structured };
   }
 

@@ -21,6 +21,7 @@ import {
 } from "../mcp/host.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { StoredFile } from "../storage/types.js";
 import {
   declaredDigest,
@@ -53,6 +54,8 @@ export interface FilesExtensionDeps {
   ticketTtl: Duration;
   handleTtlSeconds: number;
   filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
+  /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
+  refs: ScopeRefs;
 }
 
 function invalidOption(name: string, message: string): FileBridgeError {
@@ -204,7 +207,7 @@ export class FilesExtension {
       },
     });
     const file: FileValue = {
-      uri: formatUploadHandle(scope, ticketId),
+      uri: formatUploadHandle(scope, ticketId, this.#deps.refs),
       ...(name === undefined ? {} : { name }),
       ...(mimeType === undefined ? {} : { mimeType }),
       ...(typeof size === "number" ? { size } : {}),

@@ -374,6 +374,7 @@ export class UploadHandleResolver {
         ticketTtl: this.#ttl,
         handleTtlSeconds: this.#handleTtlSeconds,
         filesFor: this.filesFor.bind(this),
+        refs: this.#refs,
       },
       options === true ? {} : options,
     );
