@@ -52,6 +52,8 @@ export type {
   VerifiedToken,
   VerifyOptions,
 } from "./signing/types.js";
+export type { FilesExtensionOptions } from "./uploads/files-extension.js";
+export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from "./uploads/files-wire.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type { StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
 export type { TusOptions, TusProgress } from "./uploads/tus/service.js";

@@ -9,8 +9,9 @@ import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
-import { fileLinkContent, fileOutputOf } from "../links/file-link.js";
+import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import { type FileOutput, withFileOutputs } from "../links/file-output.js";
+import type { HostClientCapabilities } from "../mcp/host.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult, ResourceLink, TextContent } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
@@ -209,6 +210,12 @@ export interface CaptureInput {
   signal?: AbortSignal;
   /** The tool call's `extra`, handed to {@link ArtifactsOptions.downloadClaims}. @default undefined */
   extra?: ScopeSource;
+  /**
+   * What the client declared (`ctx.clientCapabilities`): with the files extension's `files`
+   * capability, the result also carries the output's `FileValue` (`structuredContent.file`, under
+   * its `upload://` handle, with its sha-256); every other client gets exactly today's result. @default undefined
+   */
+  clientCapabilities?: HostClientCapabilities;
 }
 
 /**
@@ -543,7 +550,15 @@ export class Artifacts {
       meta.download_url = download.url;
       meta.download_url_expires_at = new Date(download.expiresAt).toISOString();
     }
-    return { file, uri, content, structuredContent: fileOutputOf(file, uri, download), _meta: meta };
+    const structured = fileOutputOf(file, uri, download);
+    const value = fileValueOutput(file, input.clientCapabilities, scopeRefsOf(this.#minter));
+    return {
+      file,
+      uri,
+      content,
+      structuredContent: value ? { ...structured, file: value } : structured,
+      _meta: meta,
+    };
   }
 
   /**

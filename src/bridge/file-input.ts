@@ -37,6 +37,12 @@ export interface FileInputOptions {
   paths?: boolean;
   /** Mention `https://` URLs in the description (when the bridge fetches them). @default false */
   https?: boolean;
+  /**
+   * The server serves the MCP files extension (`uploads.attach(server, { files: true })`): the
+   * marker says `transferModes: ["inline", "upload"]`, which is how clients of the Codex variant
+   * infer that they may upload the file and pass its file URI. @default false (no `transferModes`)
+   */
+  upload?: boolean;
 }
 
 const alias = (of: string) => z.string().optional().describe(`Same as ${of}`);
@@ -97,6 +103,11 @@ export function fileInput(options: FileInputOptions = {}) {
     "must be a list of media types",
   );
   if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
+  check.require(
+    options.upload === undefined || typeof options.upload === "boolean",
+    "upload",
+    "must be a boolean",
+  );
   const forms = [
     'a data URL ("data:<type>;name=<file name>;base64,<data>")',
     'an object {"name": "<file name>", "content": "<base64>", "mimeType": "<type>"}',
@@ -111,5 +122,10 @@ export function fileInput(options: FileInputOptions = {}) {
   const marker: Record<string, unknown> = {};
   if (options.accept) marker.accept = [...options.accept];
   if (options.maxBytes !== undefined) marker.maxSize = options.maxBytes;
-  return z.union([z.string().min(1), fileObject]).meta({ description, [MCP_FILE_KEYWORD]: marker });
+  if (options.upload) marker.transferModes = ["inline", "upload"];
+  // The files extension's form (SEP-2631): a `{type: "string", format: "uri"}` branch carrying the
+  // marker (a data: URI or a file URI); the marker also stays on the property itself, where the
+  // variant clients look. The plain string branch keeps handles, paths and URLs valid.
+  const fileUri = z.url().meta({ [MCP_FILE_KEYWORD]: { ...marker } });
+  return z.union([fileUri, z.string().min(1), fileObject]).meta({ description, [MCP_FILE_KEYWORD]: marker });
 }

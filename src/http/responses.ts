@@ -14,9 +14,18 @@ export function jsonResponse(status: number, body: unknown, extra: Record<string
 
 export function errorResponse(error: unknown, extra: Record<string, string> = {}): Response {
   const known = isFileBridgeError(error) ? error : new FileBridgeError("STORAGE_ERROR", "Internal error");
+  // The files extension's reason (`digestMismatch`, `maxSizeExceeded`, …) travels with the code.
+  const reason = known.data?.reason;
   return jsonResponse(
     known.status,
-    { error: { code: known.code, message: known.message, hint: known.hint } },
+    {
+      error: {
+        code: known.code,
+        message: known.message,
+        hint: known.hint,
+        ...(typeof reason === "string" ? { reason } : {}),
+      },
+    },
     extra,
   );
 }

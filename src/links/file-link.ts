@@ -1,5 +1,9 @@
 import { baseName } from "../internal/file-name.js";
+import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
+import { clientFilesCapability, type FileValue, fileValueOf } from "../uploads/files-wire.js";
+import { formatUploadHandle } from "../uploads/upload-handle.js";
 import type { FileOutput } from "./file-output.js";
 
 /**
@@ -80,4 +84,21 @@ export function fileOutputOf(file: LinkedFile, uri: string, download?: MintedDow
       ? { downloadUrl: download.url, downloadUrlExpiresAt: new Date(download.expiresAt).toISOString() }
       : {}),
   };
+}
+
+/**
+ * The files extension's form of an output, for a client that declared the `files` capability: the
+ * `FileValue`, under the file's `upload://` handle (which `files/authorizeDownload` takes), with its
+ * sha-256. `undefined` for every other client, which keeps the `resource_link` + text + URL alone.
+ * The draft's `{type: "file"}` content block is not sent: both SDK generations' servers refuse a
+ * tool result with an unknown block type (`-32602 Invalid tools/call result`), so the `FileValue`
+ * travels in `structuredContent.file`.
+ */
+export function fileValueOutput(
+  file: LinkedFile & { scope: string; id: string; sha256: string },
+  capabilities: HostClientCapabilities | undefined,
+  refs: ScopeRefs,
+): FileValue | undefined {
+  if (!clientFilesCapability(capabilities)) return undefined;
+  return fileValueOf(file, formatUploadHandle(file.scope, file.id, refs));
 }

@@ -121,6 +121,70 @@ export class CompletionRouter {
   }
 }
 
+/**
+ * The `capabilities` of the `initialize` request as the client sent them. Both SDK generations parse
+ * them with a closed schema that drops keys it does not know (the files extension's `files`), and
+ * keep only the parsed copy; the raw value is read off the transport's incoming messages
+ * (Transport is public API), the way completion routing reads them.
+ */
+export class InitializeCapture {
+  #capabilities: Record<string, unknown> | undefined;
+  #installed = false;
+
+  /** The raw capabilities of the last `initialize` on this server's connection, if any. */
+  get capabilities(): Record<string, unknown> | undefined {
+    return this.#capabilities;
+  }
+
+  /** Starts watching every connection of `low` (now and later); once per server. */
+  install(low: RoutableServer): void {
+    if (this.#installed) return;
+    this.#installed = true;
+    const connect = low.connect;
+    low.connect = async (transport: never) => {
+      // The SDK sets `onmessage` and then calls `start()`, which may deliver queued messages at once
+      // (in-memory transports): the watch goes in between, so the `initialize` is never missed.
+      const startable = transport as RoutableTransport & { start?: () => Promise<void> };
+      const start = startable.start;
+      if (typeof start === "function") {
+        startable.start = async () => {
+          this.#watch(startable);
+          return start.call(startable);
+        };
+      }
+      await connect.call(low, transport);
+      this.#watch(transport as RoutableTransport);
+    };
+    if (low.transport) this.#watch(low.transport as RoutableTransport);
+  }
+
+  readonly #watched = new WeakSet<object>();
+
+  #watch(transport: RoutableTransport): void {
+    if (this.#watched.has(transport)) return;
+    this.#watched.add(transport);
+    const inner = transport.onmessage;
+    if (!inner) return;
+    transport.onmessage = ((message: unknown, extra?: unknown) => {
+      const request = message as { method?: unknown; params?: { capabilities?: unknown } } | null;
+      const capabilities = request?.params?.capabilities;
+      if (request?.method === "initialize" && typeof capabilities === "object" && capabilities !== null) {
+        this.#capabilities = capabilities as Record<string, unknown>;
+      }
+      inner.call(transport, message as never, extra as never);
+    }) as never;
+  }
+}
+
+/** The parsed client capabilities with the keys the SDK dropped put back from the raw ones. */
+export function withRawCapabilities<T extends object>(
+  parsed: T | undefined,
+  raw: Record<string, unknown> | undefined,
+): T | undefined {
+  if (raw === undefined) return parsed;
+  return { ...raw, ...parsed } as T;
+}
+
 /** A low-level `Server` of either generation, as far as closing goes. */
 export interface ClosableServer {
   onclose?: (() => void) | undefined;
@@ -210,6 +274,8 @@ export abstract class SdkHost<Raw> {
   readonly [MCP_HOST] = true as const;
   protected readonly completions = new CompletionRouter();
   protected readonly fixed = new FixedResources();
+  /** The raw `initialize` capabilities, watched once a `files/*` handler is mounted. */
+  protected readonly initialize = new InitializeCapture();
   /** Methods a piece mounted through `handle()`. */
   protected readonly handled = new Set<HostMethod>();
   readonly #closeListeners = new CloseListeners();
@@ -256,6 +322,8 @@ export abstract class SdkHost<Raw> {
       this.fixed.releaseHandler(method);
       this.#base.removeRequestHandler(method);
     }
+    // The files extension reads the client's `files` capability, which the SDKs drop at parsing.
+    if (method.startsWith("files/")) this.initialize.install(this.#base);
     this.mount(method, this.fixed.compose(method, handler));
     this.handled.add(method);
   }

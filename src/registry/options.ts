@@ -1,4 +1,5 @@
 import type { Duration } from "../internal/duration.js";
+import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
@@ -321,6 +322,13 @@ export interface LinkOptions {
    * @default undefined
    */
   extra?: ScopeSource;
+  /**
+   * What the client declared (`ctx.clientCapabilities` of the host port). A client that declared
+   * the files extension's `files` capability also gets the output's `FileValue` (`structuredContent.file`,
+   * under its `upload://` handle, with its sha-256); every other client gets exactly today's result.
+   * @default undefined (no files extension output)
+   */
+  clientCapabilities?: HostClientCapabilities;
 }
 
 /**

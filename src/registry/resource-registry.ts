@@ -4,11 +4,12 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
-import { fileLinkContent, fileOutputOf } from "../links/file-link.js";
+import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
 import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { DownloadClaimsFunction } from "../signing/types.js";
 import type {
   ChangeFeed,
@@ -430,7 +431,8 @@ export class ResourceRegistry {
       download,
     });
     const structured = fileOutputOf(fresh, uri, download) as FileLinkInfo;
-    return { content, structuredContent: structured };
+    const value = fileValueOutput(fresh, options.clientCapabilities, scopeRefsOf(this.minter));
+    return { content, structuredContent: value ? { ...structured, file: value } : structured };
   }
 
   /**

@@ -11,8 +11,12 @@ import { isJsonRpcErrorLike } from "../mcp/errors.js";
 import type { HostRequestContext } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import type { StoredFile } from "../storage/types.js";
+import { clientFilesCapability } from "./files-wire.js";
 import type { FileRequest, FileRequests, RequestFilesOptions } from "./request-files.js";
 import { formatUploadHandle } from "./upload-handle.js";
+
+/** The MCP Apps extension id a client declares when it renders `ui://` widgets. */
+const MCP_APPS_EXTENSION_ID = "io.modelcontextprotocol/ui";
 
 /**
  * Options of `UploadHandleResolver.requestFiles`: what to ask for, and how long to wait.
@@ -60,14 +64,21 @@ export type FileRequestOutcome =
       result: CallToolResult;
     }
   | {
-      status:
-        | "upload_required"
-        | "declined"
-        | "cancelled"
-        | "timeout"
-        | "input_required"
-        | "pending"
-        | "expired";
+      status: "upload_required";
+      requestId: string;
+      /**
+       * Which rung of the ladder the client got: `files` (it declared the files extension: the
+       * result carries `file` + `upload`, the draft's shapes, for the request's own ticket), `widget`
+       * (it renders MCP Apps and the upload tool has the widget: the model is told to call it),
+       * `link` (the upload link in the text).
+       */
+      via: "files" | "widget" | "link";
+      files?: undefined;
+      handles?: undefined;
+      result: CallToolResult;
+    }
+  | {
+      status: "declined" | "cancelled" | "timeout" | "input_required" | "pending" | "expired";
       requestId: string;
       files?: undefined;
       handles?: undefined;
@@ -140,6 +151,51 @@ function declined(request: FileRequest, action: "decline" | "cancel"): FileReque
 }
 
 /**
+ * The files-extension rung: the request's own single-use ticket as the draft's `{file, upload}`
+ * (a raw-body PUT, or the multipart POST the ticket also takes), so a client that speaks the
+ * extension uploads the person's file itself and passes `file.uri` (the request's handle) back.
+ */
+function viaFilesExtension(request: FileRequest): FileRequestOutcome {
+  const expiresAt = new Date(request.expiresAt).toISOString();
+  const file = { uri: request.handle };
+  const upload = { transport: "https", method: "PUT", url: request.uploadUrl, expiresAt };
+  const text = [
+    request.message,
+    `This server serves the MCP files extension: upload the user's file with the "upload" descriptor of this result (${upload.method} ${upload.url}, until ${expiresAt}; at most ${request.maxBytes} bytes), then pass ${file.uri} as the file argument.`,
+  ].join("\n");
+  return {
+    status: "upload_required",
+    via: "files",
+    requestId: request.id,
+    result: {
+      content: [{ type: "text", text }],
+      structuredContent: {
+        status: "upload_required",
+        request_id: request.id,
+        file,
+        upload,
+        alternatives: [{ ...upload, method: "POST", multipart: { fileField: "file" } }],
+      },
+    },
+  };
+}
+
+/** The widget rung: the model calls the upload tool, whose result the host renders as the upload widget. */
+function viaWidget(request: FileRequest, toolName: string): FileRequestOutcome {
+  const fallback = request.fallbackResult() as CallToolResult;
+  const text = `${request.message}\nCall the ${toolName} tool: this host shows its upload widget, where the user picks the file. Then pass the handle it answers with as the file argument.`;
+  return {
+    status: "upload_required",
+    via: "widget",
+    requestId: request.id,
+    result: {
+      content: [{ type: "text", text }, ...fallback.content],
+      structuredContent: { ...fallback.structuredContent, via: "widget", tool: toolName },
+    },
+  };
+}
+
+/**
  * Asks the person for files through `ctx` (see `UploadHandleResolver.requestFiles`). Errors: the
  * call's cancellation (`ABORTED`), and whatever an adapter throws to end a round (2026-07-28:
  * `input_required`) — never a JSON-RPC error of the client, which becomes the fallback.
@@ -149,6 +205,7 @@ export async function requestFilesThrough(
   ctx: HostRequestContext,
   scope: string,
   options: RequestFilesCallOptions,
+  ladder: { widgetTool?: string | undefined } = {},
 ): Promise<FileRequestOutcome> {
   // While bytes of a resumable upload arrive, the open call gets MCP progress (which also keeps a
   // client's `resetTimeoutOnProgress` timeout from firing).
@@ -182,11 +239,24 @@ export async function requestFilesThrough(
 
   const { timeout: _timeout, ...asked } = options;
   const request = await requests.create(scope, asked);
-  const fallback = (): FileRequestOutcome => ({
-    status: "upload_required",
-    requestId: request.id,
-    result: request.fallbackResult() as CallToolResult,
-  });
+  // The ladder, from what the client declared: files extension → URL elicitation → widget → link.
+  if (clientFilesCapability(ctx.clientCapabilities)?.upload) return viaFilesExtension(request);
+  const fallback = (): FileRequestOutcome => {
+    const widgetTool = ladder.widgetTool;
+    if (
+      widgetTool !== undefined &&
+      (ctx.clientCapabilities?.extensions as Record<string, unknown> | undefined)?.[MCP_APPS_EXTENSION_ID] !==
+        undefined
+    ) {
+      return viaWidget(request, widgetTool);
+    }
+    return {
+      status: "upload_required",
+      via: "link",
+      requestId: request.id,
+      result: request.fallbackResult() as CallToolResult,
+    };
+  };
   if (!ctx.elicitUrl || !ctx.clientCapabilities?.elicitation?.url) return fallback();
   let answer: Awaited<ReturnType<NonNullable<HostRequestContext["elicitUrl"]>>>;
   try {

@@ -182,6 +182,14 @@ export interface UploadAttachOptions {
    * @default undefined (no widget)
    */
   widget?: UploadToolWidget;
+  /**
+   * Also serve the MCP files extension (SEP-2631 draft, and the Codex CLI variant): `files/*`
+   * request handlers and the `extensions["io.modelcontextprotocol/files"]` capability, for clients
+   * that speak it; every other client keeps `get_upload_url`. `true` for the defaults. Needs a
+   * minter with `downloadUrl` (a `SignedUrlMinter`). See docs/files-extension.md.
+   * @default undefined (not served)
+   */
+  files?: boolean | FilesExtensionOptions;
 }
 
 /**
@@ -233,4 +241,38 @@ export interface RewrittenArgs<T> extends AsyncDisposable {
   args: T;
   /** Removes the local copies. Idempotent. */
   dispose(): Promise<void>;
+}
+
+/**
+ * Options of the files extension (`uploads.attach(server, { files: { … } })`).
+ *
+ * @example
+ * ```ts
+ * uploads.attach(server, { files: { accept: ["application/pdf", "image/*"], maxSize: 20_000_000, downloadTtl: "5m" } });
+ * ```
+ */
+export interface FilesExtensionOptions {
+  /**
+   * Media types `authorizeUpload` accepts (`"image/*"` style wildcards allowed); another declared
+   * type is refused with `reason: "mimeTypeNotAccepted"`.
+   * @default any type
+   */
+  accept?: string[];
+  /**
+   * Largest declared size, in bytes; more is refused with `reason: "maxSizeExceeded"`.
+   * @default the resolver's `maxBytes`
+   */
+  maxSize?: number;
+  /**
+   * The upload descriptor: a raw-body `PUT`, or a multipart `POST` (field `file`).
+   * @default "PUT"
+   */
+  uploadMethod?: "PUT" | "POST";
+  /**
+   * Also serve the Codex CLI variant (`files/prepareUpload`, `files/completeUpload`, `files/getDownload`).
+   * @default true
+   */
+  variant?: boolean;
+  /** Lifetime of the signed download URLs `authorizeDownload` hands out. @default the minter's ttl */
+  downloadTtl?: Duration;
 }

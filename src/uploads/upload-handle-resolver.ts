@@ -27,6 +27,8 @@ import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from 
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { awaitUploadTool } from "./await-upload.js";
+import type { FilesExtensionOptions } from "./files-extension.js";
+import { FilesExtension, type FilesExtensionMinter } from "./files-extension.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { FileRequests } from "./request-files.js";
 import {
@@ -107,6 +109,8 @@ export class UploadHandleResolver {
   readonly #tmpDir: string;
   readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
   readonly #requests: FileRequests;
+  /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
+  #widgetTool: string | undefined;
 
   constructor(options: UploadHandleResolverOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -259,26 +263,31 @@ export class UploadHandleResolver {
         read: async () => ({ contents: [{ ...contents }] }),
       });
     }
-    let tool: HostToolHandle;
+    const files = options?.files ? this.#filesExtension(options.files) : undefined;
+    let tool: HostToolHandle | undefined;
     try {
       tool = this.#registerTool(host, widget === undefined ? undefined : uploadWidgetToolMeta(widget.uri));
+      files?.mount(host);
     } catch (error) {
       resource?.remove();
+      tool?.remove();
       throw error;
     }
     if (!resource) return tool;
+    this.#widgetTool = this.toolName;
     const widgetResource = resource;
+    const registered = tool;
     return {
       get enabled() {
-        return tool.enabled;
+        return registered.enabled;
       },
       set enabled(value: boolean) {
-        tool.enabled = value;
+        registered.enabled = value;
       },
-      enable: () => tool.enable(),
-      disable: () => tool.disable(),
+      enable: () => registered.enable(),
+      disable: () => registered.disable(),
       remove: () => {
-        tool.remove();
+        registered.remove();
         widgetResource.remove();
       },
     };
@@ -315,7 +324,7 @@ export class UploadHandleResolver {
       ? extra
       : requestContextOf(toHost(server, "requestFiles()"), extra);
     const scope = this.#scope(ctx.extra as ScopeSource);
-    return requestFilesThrough(this.#requests, ctx, scope, options);
+    return requestFilesThrough(this.#requests, ctx, scope, options, { widgetTool: this.#widgetTool });
   }
 
   /**
@@ -354,6 +363,21 @@ export class UploadHandleResolver {
    */
   get fileRequests(): FileRequests {
     return this.#requests;
+  }
+
+  #filesExtension(options: true | FilesExtensionOptions): FilesExtension {
+    return new FilesExtension(
+      {
+        minter: this.#minter as FilesExtensionMinter,
+        scope: this.#scope,
+        maxBytes: this.maxBytes,
+        ticketTtl: this.#ttl,
+        handleTtlSeconds: this.#handleTtlSeconds,
+        filesFor: this.filesFor.bind(this),
+        refs: this.#refs,
+      },
+      options === true ? {} : options,
+    );
   }
 
   #registerTool(host: McpHost, meta: Record<string, unknown> | undefined): HostToolHandle {

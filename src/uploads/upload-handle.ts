@@ -12,6 +12,12 @@ export const TICKET_CLAIMS = {
   maxFiles: "max_files",
   /** Time to live of the stored files, in seconds. */
   fileTtl: "file_ttl",
+  /** The files extension: the exact size the one file must have, in bytes. */
+  exactSize: "exact_size",
+  /** The files extension: the sha-256 (hex) the one file must have. */
+  sha256: "sha256",
+  /** The files extension: the media type (essence) the one file must have. */
+  mimeType: "mime_type",
 } as const;
 
 /**

@@ -10,10 +10,11 @@ import type {
   HostToolHandle,
   McpHost,
 } from "../host.js";
-import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
+import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig, withRawCapabilities } from "../host-kit.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { contextFromV1, type V1Extra } from "./context.js";
 import {
+  FilesRequestSchemas,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   PrivateCompleteRequestSchema,
@@ -45,6 +46,7 @@ const REQUEST_SCHEMAS = {
   "resources/read": ReadResourceRequestSchema,
   "resources/subscribe": SubscribeRequestSchema,
   "resources/unsubscribe": UnsubscribeRequestSchema,
+  ...FilesRequestSchemas,
 } as const;
 
 /** Whether `value` looks like an SDK v1 low-level `Server`. */
@@ -95,7 +97,10 @@ class V1Host extends SdkHost<V1Extra> implements McpHost {
   }
 
   protected context(extra: V1Extra): HostRequestContext {
-    return contextFromV1(extra, this.#low);
+    const context = contextFromV1(extra, this.#low);
+    const capabilities = withRawCapabilities(context.clientCapabilities, this.initialize.capabilities);
+    if (capabilities) context.clientCapabilities = capabilities;
+    return context;
   }
 
   protected mountCompletion(

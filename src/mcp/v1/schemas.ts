@@ -37,6 +37,22 @@ export const UnsubscribeRequestSchema = z.looseObject({
   params: byUri,
 });
 
+const filesParams = z.optional(z.looseObject({ ...meta }));
+const filesRequest = <M extends string>(method: M) =>
+  z.looseObject({ method: z.literal(method), params: filesParams });
+
+/** The `files/*` requests of the files extension: loose params, checked by the piece that serves them. */
+export const FilesRequestSchemas = {
+  "files/authorizeUpload": filesRequest("files/authorizeUpload"),
+  "files/authorizeDownload": filesRequest("files/authorizeDownload"),
+  "files/prepareUpload": filesRequest("files/prepareUpload"),
+  "files/completeUpload": filesRequest("files/completeUpload"),
+  "files/getDownload": filesRequest("files/getDownload"),
+} as const;
+
+/** The params schema SDK v2 validates a `files/*` request with (custom methods take one). */
+export const FilesParamsSchema = z.looseObject({ ...meta });
+
 /**
  * The method our resource-template completions are dispatched under (see `v1/host.ts`): a request
  * for `completion/complete` that one of our providers handles is renamed to it on arrival, so the

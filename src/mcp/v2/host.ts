@@ -13,9 +13,9 @@ import type {
   McpHost,
   McpServerLike,
 } from "../host.js";
-import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig } from "../host-kit.js";
+import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig, withRawCapabilities } from "../host-kit.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
-import { PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
+import { FilesParamsSchema, PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
 import { InputRequiredSignal, withElicitation } from "./elicitation.js";
 
@@ -185,7 +185,11 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
   protected context(ctx: ServerContext | V2Context): HostRequestContext {
     return withElicitation(contextFromV2(ctx), ctx, {
       modern: () => this.#modern(),
-      initializeCapabilities: () => this.#low.getClientCapabilities() as HostClientCapabilities | undefined,
+      initializeCapabilities: () =>
+        withRawCapabilities(
+          this.#low.getClientCapabilities() as HostClientCapabilities | undefined,
+          this.initialize.capabilities,
+        ),
       ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
     });
   }
@@ -203,17 +207,34 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
   protected mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
     const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
-    this.#low.setRequestHandler(method, (async (request: { params?: unknown }, ctx: ServerContext) => {
-      let result: Record<string, unknown>;
-      try {
-        result = (await handler((request.params ?? {}) as never, this.context(ctx))) as never;
-      } catch (error) {
-        throw toMcpRequestError(error);
-      }
-      // Cache hints exist only on 2026-07-28; a handler's own fields win.
-      if (hint === undefined || !this.#modern()) return result;
-      return { ...hint, ...result };
-    }) as never);
+    if (method.startsWith("files/")) {
+      // A custom method: SDK v2 dispatches it by name with a params schema of ours.
+      this.#low.setRequestHandler(method, { params: FilesParamsSchema }, (async (
+        params: Record<string, unknown>,
+        ctx: ServerContext,
+      ) => {
+        try {
+          return await handler(params as never, this.context(ctx));
+        } catch (error) {
+          throw toMcpRequestError(error);
+        }
+      }) as never);
+      return;
+    }
+    this.#low.setRequestHandler(
+      method as never,
+      (async (request: { params?: unknown }, ctx: ServerContext) => {
+        let result: Record<string, unknown>;
+        try {
+          result = (await handler((request.params ?? {}) as never, this.context(ctx))) as never;
+        } catch (error) {
+          throw toMcpRequestError(error);
+        }
+        // Cache hints exist only on 2026-07-28; a handler's own fields win.
+        if (hint === undefined || !this.#modern()) return result;
+        return { ...hint, ...result };
+      }) as never,
+    );
   }
 
   registerTool(tool: HostTool): HostToolHandle {

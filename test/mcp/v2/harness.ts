@@ -28,7 +28,7 @@ import {
   UploadHandleResolver,
 } from "../../../src/index.js";
 import { toNodeHandler } from "../../../src/node/index.js";
-import type { UploadTicket } from "../../../src/types.js";
+import type { UploadAttachOptions, UploadTicket } from "../../../src/types.js";
 
 export const SECRET = "v2-harness-secret-v2-harness-secret-0123";
 export const TOKENS = { "token-alice": "alice", "token-bob": "bob" } as const;
@@ -47,7 +47,13 @@ export interface FilesApp {
 
 /** Builds the pieces over one fsStore folder (`dir`, made when not given). */
 export async function filesApp(
-  options: { dir?: string; listMode?: "list" | "none"; state?: StateStore } = {},
+  options: {
+    dir?: string;
+    listMode?: "list" | "none";
+    state?: StateStore;
+    /** Serve the files extension too (`uploads.attach(server, { files })`). */
+    files?: UploadAttachOptions["files"];
+  } = {},
 ): Promise<FilesApp> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "mfb-v2-")));
   let origin = "http://127.0.0.1:1";
@@ -67,7 +73,7 @@ export async function filesApp(
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
 
   function mount<S extends V1McpServer | V2McpServer>(server: S): S {
-    uploads.attach(server);
+    uploads.attach(server, options.files === undefined ? {} : { files: options.files });
     registry.attach(server);
     (server as V1McpServer).registerTool(
       "concat",

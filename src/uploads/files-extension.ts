@@ -1,0 +1,278 @@
+/**
+ * The MCP files extension served from the upload tickets, upload handles and signed downloads this
+ * package already has: `files/authorizeUpload` and `files/authorizeDownload` (SEP-2631, a draft),
+ * and the Codex CLI variant's `files/prepareUpload` / `files/completeUpload` / `files/getDownload`,
+ * mounted as custom request handlers through the host port, advertised under
+ * `capabilities.extensions["io.modelcontextprotocol/files"]`. See docs/files-extension.md.
+ *
+ * The file URI is the upload's `upload://` handle: opaque (it carries the scope's reference, never
+ * the scope), bound to the scope that authorized it (another scope's URI resolves exactly like an
+ * unknown one), immutable (the ticket is single-use and takes one file, so the handle stands for one
+ * byte sequence), and it already resolves through `FileBridge` — no new resolver, no new scope rule.
+ */
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { newId } from "../internal/ids.js";
+import {
+  HOST_FILES_METHODS,
+  type HostFilesParams,
+  type HostRequestContext,
+  type McpHost,
+} from "../mcp/host.js";
+import { parseMediaType } from "../media/media-type.js";
+import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { StoredFile } from "../storage/types.js";
+import {
+  declaredDigest,
+  FILES_EXTENSION_ID,
+  type FileTransferDescriptor,
+  type FileValue,
+  filesError,
+  fileValueOf,
+  optionalString,
+  uriParam,
+} from "./files-wire.js";
+import type { FilesExtensionOptions, UploadTicketMinter } from "./types.js";
+import { formatUploadHandle, TICKET_CLAIMS } from "./upload-handle.js";
+
+export type { FilesExtensionOptions } from "./types.js";
+
+/** The minter the extension needs: upload tickets (the resolver's) and signed downloads. */
+export interface FilesExtensionMinter extends UploadTicketMinter {
+  downloadUrl(
+    file: Pick<StoredFile, "scope" | "id">,
+    options?: { ttl?: Duration },
+  ): Promise<{ url: string; expiresAt: number }>;
+}
+
+/** What the extension borrows from its `UploadHandleResolver`. */
+export interface FilesExtensionDeps {
+  minter: FilesExtensionMinter;
+  scope: ScopeFunction;
+  maxBytes: number;
+  ticketTtl: Duration;
+  handleTtlSeconds: number;
+  filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
+  /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
+  refs: ScopeRefs;
+}
+
+function invalidOption(name: string, message: string): FileBridgeError {
+  return new FileBridgeError("INVALID_OPTION", `files extension: ${name} ${message}`, {
+    data: { option: name },
+  });
+}
+
+function accepts(patterns: readonly string[] | undefined, mimeType: string): boolean {
+  if (patterns === undefined) return true;
+  const essence = parseMediaType(mimeType)?.essence;
+  if (essence === undefined) return false;
+  return patterns.some((pattern) => {
+    const wanted = pattern.trim().toLowerCase();
+    if (wanted === "*/*" || wanted === essence) return true;
+    return wanted.endsWith("/*") && essence.startsWith(wanted.slice(0, -1));
+  });
+}
+
+/** The checked options, with defaults. */
+function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
+  if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
+  const { accept, maxSize = maxBytes, uploadMethod = "PUT", variant = true, downloadTtl } = options;
+  if (accept !== undefined && (!Array.isArray(accept) || accept.some((each) => typeof each !== "string"))) {
+    throw invalidOption("accept", "must be a list of media types");
+  }
+  if (!Number.isSafeInteger(maxSize) || maxSize <= 0 || maxSize > maxBytes) {
+    throw invalidOption("maxSize", `must be a positive integer up to the resolver's maxBytes (${maxBytes})`);
+  }
+  if (uploadMethod !== "PUT" && uploadMethod !== "POST")
+    throw invalidOption("uploadMethod", 'must be "PUT" or "POST"');
+  if (typeof variant !== "boolean") throw invalidOption("variant", "must be a boolean");
+  if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
+  return { accept, maxSize, uploadMethod, variant, downloadTtl };
+}
+
+/**
+ * The files extension on one `UploadHandleResolver`. Built by `uploads.attach(server, { files })`;
+ * `mount` puts its handlers on a host.
+ *
+ * @example
+ * ```ts
+ * uploads.attach(server, { files: true }); // get_upload_url, plus files/* for clients that speak it
+ * ```
+ */
+export class FilesExtension {
+  readonly #deps: FilesExtensionDeps;
+  readonly #settings: ReturnType<typeof settingsOf>;
+
+  constructor(deps: FilesExtensionDeps, options: FilesExtensionOptions = {}) {
+    if (typeof deps.minter.downloadUrl !== "function") {
+      throw invalidOption("minter", "needs a minter with downloadUrl (a SignedUrlMinter) to serve downloads");
+    }
+    this.#deps = deps;
+    this.#settings = settingsOf(options, deps.maxBytes);
+  }
+
+  /**
+   * Declares the extension and mounts its handlers; throws `INVALID_INPUT` when one of the methods
+   * is already handled on this host.
+   */
+  mount(host: McpHost): void {
+    const { variant, maxSize, accept } = this.#settings;
+    const methods = HOST_FILES_METHODS.filter(
+      (method) => variant || method === "files/authorizeUpload" || method === "files/authorizeDownload",
+    );
+    const taken = methods.find((method) => !host.canHandle(method));
+    if (taken)
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        `files extension: ${taken} is already handled on this server`,
+      );
+    host.declareCapabilities({
+      extensions: {
+        [FILES_EXTENSION_ID]: {
+          authorizeUpload: true,
+          authorizeDownload: true,
+          prepareUpload: variant,
+          completeUpload: variant,
+          getDownload: variant,
+          transports: ["https"],
+          maxSize,
+          ...(accept === undefined ? {} : { accept: [...accept] }),
+        },
+      },
+    });
+    const upload = (params: HostFilesParams, ctx: HostRequestContext) => this.#authorizeUpload(params, ctx);
+    const download = (params: HostFilesParams, ctx: HostRequestContext) =>
+      this.#authorizeDownload(params, ctx);
+    host.handle("files/authorizeUpload", upload);
+    host.handle("files/authorizeDownload", download);
+    if (!variant) return;
+    host.handle("files/prepareUpload", async (params, ctx) => {
+      const { file, upload: transfer } = await this.#authorizeUpload(params, ctx);
+      return { file, transfer };
+    });
+    host.handle("files/completeUpload", async (params, ctx) => ({
+      file: await this.#committed(params, ctx),
+    }));
+    host.handle("files/getDownload", async (params, ctx) => {
+      const { file, download: transfer } = await this.#authorizeDownload(params, ctx);
+      return { file, transfer };
+    });
+  }
+
+  #scopeOf(ctx: HostRequestContext): string {
+    return this.#deps.scope(ctx.extra as ScopeSource);
+  }
+
+  async #authorizeUpload(
+    params: HostFilesParams,
+    ctx: HostRequestContext,
+  ): Promise<{ file: FileValue; upload: FileTransferDescriptor }> {
+    const scope = this.#scopeOf(ctx);
+    const { maxSize, accept, uploadMethod } = this.#settings;
+    const name = optionalString(params, "name");
+    const mimeType = optionalString(params, "mimeType");
+    const size = params.size;
+    if (size !== undefined && (!Number.isSafeInteger(size) || (size as number) < 0)) {
+      throw filesError("INVALID_INPUT", "invalidParams", "size must be a non-negative integer");
+    }
+    if (typeof size === "number" && size > maxSize) {
+      throw filesError("FILE_TOO_LARGE", "maxSizeExceeded", `The file may have at most ${maxSize} bytes`, {
+        maxSize,
+        actualSize: size,
+      });
+    }
+    const essence = mimeType === undefined ? undefined : parseMediaType(mimeType)?.essence;
+    if (mimeType !== undefined && (essence === undefined || !accepts(accept, essence))) {
+      throw filesError("UNSUPPORTED_MEDIA_TYPE", "mimeTypeNotAccepted", `${mimeType} is not accepted here`, {
+        ...(accept === undefined ? {} : { accept }),
+      });
+    }
+    const sha256 = declaredDigest(params.digest);
+    const ticketId = newId();
+    const minted = await this.#deps.minter.mint({
+      scope,
+      fileId: ticketId,
+      action: "upload",
+      ttl: this.#deps.ticketTtl,
+      singleUse: true,
+      claims: {
+        [TICKET_CLAIMS.maxBytes]: typeof size === "number" ? Math.max(size, 1) : maxSize,
+        [TICKET_CLAIMS.maxFiles]: 1,
+        [TICKET_CLAIMS.fileTtl]: this.#deps.handleTtlSeconds,
+        ...(typeof size === "number" ? { [TICKET_CLAIMS.exactSize]: size } : {}),
+        ...(sha256 === undefined ? {} : { [TICKET_CLAIMS.sha256]: sha256 }),
+        ...(essence === undefined ? {} : { [TICKET_CLAIMS.mimeType]: essence }),
+      },
+    });
+    const file: FileValue = {
+      uri: formatUploadHandle(scope, ticketId, this.#deps.refs),
+      ...(name === undefined ? {} : { name }),
+      ...(mimeType === undefined ? {} : { mimeType }),
+      ...(typeof size === "number" ? { size } : {}),
+      ...(sha256 === undefined ? {} : { digest: { algorithm: "sha-256", value: sha256 } }),
+    };
+    const expiresAt = new Date(minted.expiresAt).toISOString();
+    const url = new URL(minted.url);
+    if (name !== undefined && uploadMethod === "PUT") url.searchParams.set("filename", name);
+    const upload: FileTransferDescriptor =
+      uploadMethod === "PUT"
+        ? {
+            transport: "https",
+            method: "PUT",
+            url: url.href,
+            ...(mimeType === undefined ? {} : { headers: { "content-type": mimeType } }),
+            expiresAt,
+          }
+        : { transport: "https", method: "POST", url: url.href, multipart: { fileField: "file" }, expiresAt };
+    return { file, upload };
+  }
+
+  /** The one committed file a URI of this scope stands for; another scope's URI is exactly "not found". */
+  async #committed(params: HostFilesParams, ctx: HostRequestContext): Promise<FileValue> {
+    const uri = uriParam(params);
+    const scope = this.#scopeOf(ctx);
+    let files: StoredFile[] | null;
+    try {
+      files = await this.#deps.filesFor(uri, { scope });
+    } catch (error) {
+      if (isFileBridgeError(error)) throw error;
+      throw new FileBridgeError("STORAGE_ERROR", "The file could not be looked up", { cause: error });
+    }
+    const [file] = files ?? [];
+    if (!file || (files?.length ?? 0) !== 1) {
+      throw filesError("NOT_FOUND", "fileNotFound", "No such file (unknown, expired, or not uploaded yet)", {
+        uri,
+      });
+    }
+    return fileValueOf(file, uri);
+  }
+
+  async #authorizeDownload(
+    params: HostFilesParams,
+    ctx: HostRequestContext,
+  ): Promise<{ file: FileValue; download: FileTransferDescriptor }> {
+    const uri = uriParam(params);
+    const scope = this.#scopeOf(ctx);
+    const files = await this.#deps.filesFor(uri, { scope });
+    const [stored] = files ?? [];
+    if (!stored || (files?.length ?? 0) !== 1) {
+      throw filesError("NOT_FOUND", "fileNotFound", "No such file (unknown or expired)", { uri });
+    }
+    const { downloadTtl } = this.#settings;
+    const minted = await this.#deps.minter.downloadUrl(
+      stored,
+      downloadTtl === undefined ? {} : { ttl: downloadTtl },
+    );
+    return {
+      file: fileValueOf(stored, uri),
+      download: {
+        transport: "https",
+        method: "GET",
+        url: minted.url,
+        expiresAt: new Date(minted.expiresAt).toISOString(),
+      },
+    };
+  }
+}

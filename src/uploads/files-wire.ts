@@ -1,0 +1,158 @@
+/**
+ * The wire shapes of the MCP files extension (SEP-2631 "File Objects and Transfer", a draft; and the
+ * Codex CLI variant of it), written down from the draft's text: `FileValue`, the transfer
+ * descriptor, the client's `files` capability in every spelling the revisions used, and the
+ * `-32602` errors with the draft's `data.reason`. See docs/files-extension.md.
+ */
+import { FileBridgeError, type FileBridgeErrorCode } from "../errors/file-bridge-error.js";
+import type { HostClientCapabilities } from "../mcp/host.js";
+import type { StoredFile } from "../storage/types.js";
+
+/** The extension id servers advertise under `capabilities.extensions` (the key the variant clients probe). */
+export const FILES_EXTENSION_ID = "io.modelcontextprotocol/files";
+
+/**
+ * A file as the files extension names it: an opaque URI plus what is known about its bytes.
+ *
+ * @example
+ * ```ts
+ * const file: FileValue = { uri: "upload://sessions/q3X0…/01j…", name: "a.pdf", mimeType: "application/pdf", size: 1024, digest: { algorithm: "sha-256", value: "9f86…" } };
+ * ```
+ */
+export interface FileValue {
+  [key: string]: unknown;
+  uri: string;
+  name?: string;
+  mimeType?: string;
+  size?: number;
+  /** `algorithm` is `"sha-256"`; `value` lower-case hex. */
+  digest?: { algorithm: string; value: string };
+}
+
+/**
+ * How to move a file's bytes over HTTPS: the method, URL, headers, multipart field and expiry.
+ *
+ * @example
+ * ```ts
+ * const upload: FileTransferDescriptor = { transport: "https", method: "PUT", url, headers: { "content-type": "application/pdf" }, expiresAt };
+ * ```
+ */
+export interface FileTransferDescriptor {
+  [key: string]: unknown;
+  transport: "https";
+  method: "PUT" | "POST" | "GET";
+  url: string;
+  headers?: Record<string, string>;
+  multipart?: { fileField: string; fields?: Record<string, string> };
+  /** ISO 8601. */
+  expiresAt?: string;
+}
+
+/**
+ * What a client declared it can do with the files extension.
+ *
+ * @example
+ * ```ts
+ * const files = clientFilesCapability(ctx.clientCapabilities); // { upload: true, download: true }
+ * ```
+ */
+export interface ClientFilesCapability {
+  upload: boolean;
+  download: boolean;
+}
+
+function flag(record: Record<string, unknown>, ...names: string[]): boolean | undefined {
+  for (const name of names) {
+    const value = record[name];
+    if (typeof value === "boolean") return value;
+    if (typeof value === "object" && value !== null) return true;
+  }
+  return undefined;
+}
+
+/**
+ * The client's files capability, from `capabilities.files` (initialize, or the 2026-07-28
+ * per-request `_meta`) or `capabilities.extensions["io.modelcontextprotocol/files"]`, in every
+ * spelling the draft's revisions used (`upload`/`download`, `inputTransfer`/`output`,
+ * `input`/`output`). A declared object with no flags means both. `undefined` when not declared.
+ */
+export function clientFilesCapability(
+  capabilities: HostClientCapabilities | undefined,
+): ClientFilesCapability | undefined {
+  const extensions = capabilities?.extensions as Record<string, unknown> | undefined;
+  const declared = capabilities?.files ?? extensions?.[FILES_EXTENSION_ID];
+  if (typeof declared !== "object" || declared === null) return undefined;
+  const record = declared as Record<string, unknown>;
+  const upload = flag(record, "upload", "inputTransfer", "input");
+  const download = flag(record, "download", "output");
+  if (upload === undefined && download === undefined) return { upload: true, download: true };
+  return { upload: upload ?? false, download: download ?? false };
+}
+
+/**
+ * A `-32602` refusal with the draft's `data.reason` (the port turns a `FileBridgeError` under 500
+ * into `-32602` with its `data`).
+ */
+export function filesError(
+  code: FileBridgeErrorCode,
+  reason: string,
+  message: string,
+  data: Record<string, unknown> = {},
+): FileBridgeError {
+  return new FileBridgeError(code, message, { data: { ...data, reason } });
+}
+
+const HEX_SHA256 = /^[0-9a-f]{64}$/i;
+const BASE64_SHA256 = /^[A-Za-z0-9+/_-]{43}=?$/;
+
+/**
+ * A declared digest as lower-case hex: `{ algorithm: "sha-256" | "sha256", value }` with the value in
+ * hex or base64 (the draft does not fix the encoding). Other algorithms are refused.
+ */
+export function declaredDigest(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const digest = value as { algorithm?: unknown; value?: unknown } | null;
+  const algorithm = typeof digest?.algorithm === "string" ? digest.algorithm.toLowerCase() : undefined;
+  if (algorithm !== "sha-256" && algorithm !== "sha256") {
+    throw filesError("INVALID_INPUT", "unsupportedDigestAlgorithm", "digest.algorithm must be sha-256", {
+      algorithms: ["sha-256"],
+    });
+  }
+  const text = typeof digest?.value === "string" ? digest.value.trim() : "";
+  if (HEX_SHA256.test(text)) return text.toLowerCase();
+  if (BASE64_SHA256.test(text)) return Buffer.from(text, "base64").toString("hex");
+  throw filesError("INVALID_INPUT", "invalidDigest", "digest.value must be a sha-256 in hex or base64");
+}
+
+/** The `FileValue` of a stored file under `uri`, with its sha-256. */
+export function fileValueOf(
+  file: Pick<StoredFile, "name" | "mimeType" | "size" | "sha256">,
+  uri: string,
+): FileValue {
+  return {
+    uri,
+    name: file.name,
+    mimeType: file.mimeType,
+    size: file.size,
+    digest: { algorithm: "sha-256", value: file.sha256 },
+  };
+}
+
+/** An optional string param, or `INVALID_INPUT` naming it. */
+export function optionalString(params: Record<string, unknown>, name: string): string | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > 1024) {
+    throw filesError("INVALID_INPUT", "invalidParams", `${name} must be a non-empty string`);
+  }
+  return value;
+}
+
+/** The `uri` param of `authorizeDownload` / `completeUpload` / `getDownload`. */
+export function uriParam(params: Record<string, unknown>): string {
+  const uri = params.uri;
+  if (typeof uri !== "string" || uri.length === 0) {
+    throw filesError("INVALID_INPUT", "invalidParams", "uri must be a file URI this server returned");
+  }
+  return uri;
+}
