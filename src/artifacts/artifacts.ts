@@ -461,12 +461,36 @@ export class Artifacts {
     return opened;
   }
 
-  /** `capture()` once the input is checked; `outputRoot` (a real path) overrides `input.root`. */
-  async #capture(input: CaptureInput, outputRoot: string | undefined): Promise<CapturedArtifact> {
-    let opened: OpenedFile | undefined;
-    let source: PutSource;
-    let name = input.name;
-    let mimeType = input.mimeType;
+  /** A signed download URL for a captured file, when a minter is configured; a failure removes the file. */
+  async #downloadFor(
+    file: StoredFile,
+    input: CaptureInput,
+  ): Promise<{ url: string; expiresAt: number } | undefined> {
+    if (!this.#minter) return undefined;
+    try {
+      const claims = await this.#downloadClaims?.(file, input.extra);
+      return await this.#minter.downloadUrl(file, {
+        ...(this.#downloadTtl === undefined ? {} : { ttl: this.#downloadTtl }),
+        ...(claims === undefined ? {} : { claims }),
+      });
+    } catch (error) {
+      // A capture that fails leaves nothing stored.
+      await (this.#registry?.remove
+        ? this.#registry.remove(file.scope, file.id)
+        : this.#store.delete(file.scope, file.id)
+      ).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Where a capture's bytes come from, with the name and media type they suggest: a file opened once
+   * inside its root (the caller closes `opened`), bytes, or an embedded resource's text or blob.
+   */
+  async #sourceOf(
+    input: CaptureInput,
+    outputRoot: string | undefined,
+  ): Promise<{ source: PutSource; name?: string; mimeType?: string; opened?: OpenedFile }> {
     if (input.path !== undefined) {
       if (typeof input.path !== "string" || input.path.length === 0 || input.path.includes("\0")) {
         throw new FileBridgeError("INVALID_INPUT", "path must be a non-empty string");
@@ -478,31 +502,40 @@ export class Artifacts {
         outputRoot ?? (await realpath(input.root ?? dirname(resolve(input.path))).catch(() => null));
       if (root === null) throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
       // From here the bytes come from this descriptor only, never from the path again.
-      opened = await this.#openOutput(input.path, root);
-      source = opened.handle.createReadStream({ autoClose: false, start: 0 });
-      name ??= basename(input.path);
-    } else if (input.bytes !== undefined) {
+      const opened = await this.#openOutput(input.path, root);
+      const source = opened.handle.createReadStream({ autoClose: false, start: 0 });
+      return { source, name: input.name ?? basename(input.path), mimeType: input.mimeType, opened };
+    }
+    if (input.bytes !== undefined) {
       if (!(input.bytes instanceof Uint8Array))
         throw new FileBridgeError("INVALID_INPUT", "bytes must be a Uint8Array");
-      source = input.bytes;
-    } else {
-      const raw = input.resource as unknown as Record<string, unknown> | null;
-      const inner = raw !== null && typeof raw === "object" && raw.type === "resource" ? raw.resource : raw;
-      const resource = inner as EmbeddedResourceContents | null;
-      if (typeof resource !== "object" || resource === null || typeof resource.uri !== "string") {
-        throw new FileBridgeError("INVALID_INPUT", "resource must have a uri and text or blob");
-      }
-      const { text, blob } = resource as EmbeddedResourceContents;
-      if (typeof text === "string" && blob === undefined) {
-        source = Buffer.from(text, "utf8");
-      } else if (typeof blob === "string" && text === undefined) {
-        source = decodeBase64Strict(blob, this.#maxBytes);
-      } else {
-        throw new FileBridgeError("INVALID_INPUT", "resource must have exactly one of text or blob");
-      }
-      name ??= resourceName(resource.uri);
-      mimeType ??= (resource as EmbeddedResourceContents).mimeType;
+      return { source: input.bytes, name: input.name, mimeType: input.mimeType };
     }
+    const raw = input.resource as unknown as Record<string, unknown> | null;
+    const inner = raw !== null && typeof raw === "object" && raw.type === "resource" ? raw.resource : raw;
+    const resource = inner as EmbeddedResourceContents | null;
+    if (typeof resource !== "object" || resource === null || typeof resource.uri !== "string") {
+      throw new FileBridgeError("INVALID_INPUT", "resource must have a uri and text or blob");
+    }
+    const { text, blob } = resource as EmbeddedResourceContents;
+    let source: PutSource;
+    if (typeof text === "string" && blob === undefined) {
+      source = Buffer.from(text, "utf8");
+    } else if (typeof blob === "string" && text === undefined) {
+      source = decodeBase64Strict(blob, this.#maxBytes);
+    } else {
+      throw new FileBridgeError("INVALID_INPUT", "resource must have exactly one of text or blob");
+    }
+    return {
+      source,
+      name: input.name ?? resourceName(resource.uri),
+      mimeType: input.mimeType ?? (resource as EmbeddedResourceContents).mimeType,
+    };
+  }
+
+  /** `capture()` once the input is checked; `outputRoot` (a real path) overrides `input.root`. */
+  async #capture(input: CaptureInput, outputRoot: string | undefined): Promise<CapturedArtifact> {
+    const { source, name, mimeType, opened } = await this.#sourceOf(input, outputRoot);
     let file: StoredFile;
     try {
       const putOptions: PutOptions = {
@@ -524,23 +557,7 @@ export class Artifacts {
     const uri = this.#registry
       ? this.#registry.uriFor(file)
       : defaultArtifactUri(file, scopeRefsOf(this.#minter));
-    let download: { url: string; expiresAt: number } | undefined;
-    if (this.#minter) {
-      try {
-        const claims = await this.#downloadClaims?.(file, input.extra);
-        download = await this.#minter.downloadUrl(file, {
-          ...(this.#downloadTtl === undefined ? {} : { ttl: this.#downloadTtl }),
-          ...(claims === undefined ? {} : { claims }),
-        });
-      } catch (error) {
-        // A capture that fails leaves nothing stored.
-        await (this.#registry?.remove
-          ? this.#registry.remove(file.scope, file.id)
-          : this.#store.delete(file.scope, file.id)
-        ).catch(() => undefined);
-        throw error;
-      }
-    }
+    const download = await this.#downloadFor(file, input);
 
     const notes =
       file.expiresAt === undefined ? [] : [`Kept until ${new Date(file.expiresAt).toISOString()}.`];
