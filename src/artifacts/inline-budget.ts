@@ -32,7 +32,7 @@ export interface InlineBudgetOptions {
   /** @default 750000 (`DEFAULT_INLINE_MEDIA_BUDGET`), or the known client's budget */
   media?: number;
   /**
-   * Budgets by `clientInfo.name`, over {@link CLIENT_INLINE_BUDGETS} (the same name replaces it).
+   * Budgets by `clientInfo.name`, over `CLIENT_INLINE_BUDGETS` (the same name replaces it).
    * @default {}
    */
   clients?: Record<string, Partial<InlineBudget>>;
@@ -100,7 +100,7 @@ export function checkInlineBudget(options: InlineBudgetOptions | undefined): Inl
 
 /**
  * The inline budget for a client: the override's entry for `client`, else the measured
- * {@link CLIENT_INLINE_BUDGETS} entry, else the override's (or the package's) default; never above
+ * `CLIENT_INLINE_BUDGETS` entry, else the override's (or the package's) default; never above
  * {@link MAX_INLINE_RESULT_CHARS}.
  *
  * @example

@@ -107,12 +107,12 @@ export interface FileBridgeOptions {
   maxFiles?: number;
   /** Resolvers to add right away (see {@link FileBridge.addResolver}). @default [] */
   resolvers?: FileSourceResolver[];
-  /** Clock used by {@link FileBridge.sweep}, in milliseconds. @default Date.now */
+  /** Clock used by `FileBridge.sweep`, in milliseconds. @default Date.now */
   now?: () => number;
   /**
    * Sweep the temp folder once when the first bridge on it starts: folders left by a crashed
    * process (its pid is gone) are removed in the background, for at most a few seconds (folders of
-   * live processes are left to {@link FileBridge.sweep}). `false` turns it off. Await {@link FileBridge.startupSweep} to wait.
+   * live processes are left to `FileBridge.sweep`). `false` turns it off. Await {@link FileBridge.startupSweep} to wait.
    * @default true
    */
   sweepOnStart?: boolean;
@@ -139,7 +139,7 @@ export interface ResolveOptions {
 }
 
 /**
- * Options of {@link FileBridge.sweep}.
+ * Options of `FileBridge.sweep`.
  *
  * @example
  * ```ts

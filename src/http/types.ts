@@ -244,7 +244,7 @@ export interface FileRoutesOptions {
    * a browser that opens an upload link: `GET|HEAD {basePath}/upload/{token}` with `text/html` in
    * `Accept`. The page is injected, not built in: pass `uploadPageRenderer()` from
    * `mcp-file-bridge/ui` (`uploadPageRenderer({ title })` sets the heading), or your own
-   * {@link UploadPageRenderer}. Viewing the page never uses the ticket up (the minter must have
+   * `UploadPageRenderer`. Viewing the page never uses the ticket up (the minter must have
    * `consume()`). Programs are unaffected (`POST`/`PUT` upload, a `GET` without `text/html` still
    * gets `405`).
    * @default undefined (no page)

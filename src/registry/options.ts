@@ -224,7 +224,7 @@ export interface ResourceRegistryOptions {
 }
 
 /**
- * Options of {@link ResourceRegistry.attach}.
+ * Options of `ResourceRegistry.attach`.
  *
  * @example
  * ```ts
@@ -244,7 +244,7 @@ export interface AttachOptions {
 }
 
 /**
- * What {@link ResourceRegistry.parseUri} returns.
+ * What `ResourceRegistry.parseUri` returns.
  *
  * @example
  * ```ts
@@ -290,7 +290,7 @@ export interface FileLinkInfo {
 }
 
 /**
- * What {@link ResourceRegistry.link} returns: spread it into a tool's result.
+ * What `ResourceRegistry.link` returns: spread it into a tool's result.
  *
  * @example
  * ```ts
@@ -307,7 +307,7 @@ export interface FileLinkResult {
 }
 
 /**
- * Options of {@link ResourceRegistry.link}.
+ * Options of `ResourceRegistry.link`.
  *
  * @example
  * ```ts
@@ -332,7 +332,7 @@ export interface LinkOptions {
 }
 
 /**
- * What {@link ResourceRegistry.sync} found.
+ * What `ResourceRegistry.sync` found.
  *
  * @example
  * ```ts

@@ -118,7 +118,7 @@ export interface SignedUrlMinterOptions {
 }
 
 /**
- * Options of {@link SignedUrlMinter.mint}.
+ * Options of `SignedUrlMinter.mint`.
  *
  * @example
  * ```ts
@@ -156,7 +156,7 @@ export interface MintOptions {
 }
 
 /**
- * Options of {@link SignedUrlMinter.downloadUrl}.
+ * Options of `SignedUrlMinter.downloadUrl`.
  *
  * @example
  * ```ts
@@ -167,7 +167,7 @@ export interface MintOptions {
 export type DownloadUrlOptions = Omit<MintOptions, "scope" | "fileId" | "action">;
 
 /**
- * What {@link SignedUrlMinter.mint} returns.
+ * What `SignedUrlMinter.mint` returns.
  *
  * @example
  * ```ts
@@ -187,7 +187,7 @@ export interface MintedUrl {
 }
 
 /**
- * Options of {@link SignedUrlMinter.verify}: the binding the token must match.
+ * Options of `SignedUrlMinter.verify`: the binding the token must match.
  *
  * @example
  * ```ts
@@ -204,7 +204,7 @@ export interface VerifyOptions {
   fileId?: string;
   /**
    * Use up a single-use token now. With `false`, a token that was already used still fails with
-   * `TOKEN_ALREADY_USED`, but this call does not use it: call {@link SignedUrlMinter.consume} once the
+   * `TOKEN_ALREADY_USED`, but this call does not use it: call `SignedUrlMinter.consume` once the
    * action succeeded (an upload route does, so a failed upload does not waste its ticket).
    * @default true
    */

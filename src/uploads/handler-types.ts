@@ -55,7 +55,7 @@ export interface UploadTicketVerifier {
 }
 
 /**
- * What {@link UploadHandlerConfig.authorize} receives besides the request.
+ * What `UploadHandlerConfig.authorize` receives besides the request.
  *
  * @example
  * ```ts

@@ -79,7 +79,7 @@ export interface UploadHandleResolverOptions {
    */
   bridge?: { addResolver(resolver: FileSourceResolver): unknown; readonly maxBytes?: number };
   /**
-   * Name of the tool {@link UploadHandleResolver.attach} registers.
+   * Name of the tool `UploadHandleResolver.attach` registers.
    * @default "get_upload_url"
    */
   toolName?: string;
@@ -124,7 +124,7 @@ export interface UploadHandleResolverOptions {
    */
   rateLimit?: (info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>;
   /**
-   * Folder under which {@link UploadHandleResolver.rewrite} makes per-call temp folders.
+   * Folder under which `UploadHandleResolver.rewrite` makes per-call temp folders.
    * @default join(os.tmpdir(), "mcp-file-bridge")
    */
   tmpDir?: string;
@@ -138,7 +138,7 @@ export interface UploadHandleResolverOptions {
 }
 
 /**
- * The MCP App upload widget as {@link UploadHandleResolver.attach} takes it: what
+ * The MCP App upload widget as `UploadHandleResolver.attach` takes it: what
  * `uploadWidgetResource()` (from `mcp-file-bridge/ui`) returns. Passed in rather than built here,
  * so the core never loads the widget's bundled script.
  *
@@ -164,7 +164,7 @@ export interface UploadToolWidget {
 }
 
 /**
- * Options of {@link UploadHandleResolver.attach}.
+ * Options of `UploadHandleResolver.attach`.
  *
  * @example
  * ```ts
@@ -224,7 +224,7 @@ export interface UploadTicket {
 }
 
 /**
- * What {@link UploadHandleResolver.rewrite} returns.
+ * What `UploadHandleResolver.rewrite` returns.
  *
  * @example
  * ```ts

@@ -143,7 +143,7 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: Stre
 
 /**
  * A pass-through that counts bytes, hashes sha256 (off the main thread past 1 MiB, see
- * {@link Sha256Stream}), keeps the first bytes for sniffing and enforces
+ * `Sha256Stream`), keeps the first bytes for sniffing and enforces
  * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes
  * over, so an endless source is cut off at the cap. At the end it checks the declared size and digest.
  *
