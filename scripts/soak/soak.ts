@@ -11,6 +11,9 @@
  *
  *   npm run soak                                   # 90 s, 20 users
  *   npm run soak -- --duration 300 --users 40 --churn 10 --snapshots /tmp/heap
+ *
+ * `--snapshots DIR` writes heap snapshots after warm-up, half-way and at the end
+ * (`after-warmup.heapsnapshot`, `middle.heapsnapshot`, `end.heapsnapshot`).
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -160,6 +163,7 @@ const snapshot = async (label: string) => {
   if (values.snapshots) await ask({ cmd: "snapshot", path: join(values.snapshots, `${label}.heapsnapshot`) });
 };
 setTimeout(() => void snapshot("after-warmup"), warmupMs).unref();
+setTimeout(() => void snapshot("middle"), warmupMs + (durationMs - warmupMs) / 2).unref();
 await Promise.all(Array.from({ length: users }, (_, me) => user(me)));
 clearInterval(sampler);
 samples.push({ ...(await ask({ cmd: "stats" })), at: Date.now() - t0 });
