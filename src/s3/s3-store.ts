@@ -39,9 +39,9 @@ import type {
   StagedFile,
   StoredFile,
 } from "../storage/types.js";
+import { s3DirectUploads } from "./s3-direct.js";
 import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
-import { s3DirectUploads } from "./s3-direct.js";
 import { presignDownload } from "./s3-presign.js";
 
 const check = optionCheck("s3Store");

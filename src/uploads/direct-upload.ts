@@ -259,7 +259,8 @@ export class DirectUploadStrategy {
     do {
       const page = await this.#deps.store.list(scope, cursor === undefined ? {} : { cursor });
       const hit = page.files.find(
-        (file) => file.scope === scope && file.sha256 === sha256 && (size === undefined || file.size === size),
+        (file) =>
+          file.scope === scope && file.sha256 === sha256 && (size === undefined || file.size === size),
       );
       if (hit) return hit;
       read += page.files.length;

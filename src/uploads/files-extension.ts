@@ -23,6 +23,7 @@ import { parseMediaType } from "../media/media-type.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { StoredFile } from "../storage/types.js";
+import type { DirectUploadResult, DirectUploadStrategy } from "./direct-upload.js";
 import {
   declaredDigest,
   FILES_EXTENSION_ID,
@@ -33,7 +34,6 @@ import {
   optionalString,
   uriParam,
 } from "./files-wire.js";
-import type { DirectUploadResult, DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions, UploadTicketMinter } from "./types.js";
 import { formatUploadHandle, TICKET_CLAIMS } from "./upload-handle.js";
 
@@ -91,7 +91,11 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (uploadMethod !== "PUT" && uploadMethod !== "POST")
     throw invalidOption("uploadMethod", 'must be "PUT" or "POST"');
   if (typeof variant !== "boolean") throw invalidOption("variant", "must be a boolean");
-  if (direct !== undefined && typeof direct !== "boolean" && (typeof direct !== "object" || direct === null)) {
+  if (
+    direct !== undefined &&
+    typeof direct !== "boolean" &&
+    (typeof direct !== "object" || direct === null)
+  ) {
     throw invalidOption("direct", "must be a boolean or an object");
   }
   if (direct && uploadMethod === "POST") {
