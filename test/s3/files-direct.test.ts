@@ -15,6 +15,7 @@ import { describeWithServices } from "../../scripts/services/test-env.js";
 import { s3Store } from "../../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
+import { memoryStore } from "../../src/storage/memory-store.js";
 import type { StoredFile } from "../../src/storage/types.js";
 import { readAll } from "../../src/testing/index.js";
 import type { FilesExtensionOptions } from "../../src/uploads/types.js";
@@ -113,9 +114,37 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
     expect((await sendBytes(second.upload, Buffer.from("hello"))).status).toBe(200);
     const resolved = await resolvers.alice?.fileFor(second.file.uri, { scope: "alice" });
     expect(resolved).toMatchObject({ name: "b.txt", size: 5, sha256: sha256Hex(Buffer.from("hello")) });
-    expect(stored).toHaveLength(2);
+    // The Codex variant: prepareUpload's transfer is the same presigned PUT.
+    const { file: third, transfer } = await files.prepareUpload({
+      name: "c.txt",
+      mimeType: "text/plain",
+      size: 2,
+    });
+    expect((await sendBytes(transfer, Buffer.from("hi"))).status).toBe(200);
+    expect((await files.completeUpload(third.uri)).file).toMatchObject({
+      name: "c.txt",
+      mimeType: "text/plain",
+    });
+    expect(stored).toHaveLength(3);
     expect((await keys()).filter((key) => key.includes("/staging/"))).toEqual([]);
-    expect(await keys()).toHaveLength(4); // two files: bytes + metadata each
+    expect(await keys()).toHaveLength(6); // three files: bytes + metadata each
+  });
+
+  it("needs a store with directUploads, and a PUT descriptor", async () => {
+    const base = { store: memoryStore(), state: memoryState(), scope: () => "s" };
+    const minter = new SignedUrlMinter({
+      secret: "a-test-secret-that-is-long-enough-0123456789",
+      baseUrl: "http://127.0.0.1:9",
+    });
+    const server = new McpServer({ name: "t", version: "1.0.0" });
+    expect(() =>
+      new UploadHandleResolver({ ...base, minter }).attach(server, { files: { direct: true } }),
+    ).toThrow(expect.objectContaining({ code: "INVALID_OPTION", data: { option: "direct" } }));
+    const { store } = await setup();
+    const s3Uploads = new UploadHandleResolver({ ...base, store, minter });
+    expect(() => s3Uploads.attach(server, { files: { direct: true, uploadMethod: "POST" } })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION", data: { option: "direct" } }),
+    );
   });
 
   it("refuses wrong bytes, a wrong size and a second upload, leaving no object behind", async () => {
