@@ -1,7 +1,7 @@
 import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
-import type { FileStore, StateStore } from "../storage/types.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type { FileRequestsOptions } from "./request-files.js";
 import type { UploadTicketMinter } from "./ticket-minter.js";
 
@@ -252,4 +252,36 @@ export interface FilesExtensionOptions {
   variant?: boolean;
   /** Lifetime of the signed download URLs `authorizeDownload` hands out. @default the minter's ttl */
   downloadTtl?: Duration;
+  /**
+   * Upload descriptors that are presigned `PUT`s straight to the store's bucket (the store must have
+   * `directUploads`: `s3Store`), committed on the URI's first resolve or `files/completeUpload` once
+   * size and sha-256 are verified. See docs/files-extension.md.
+   * @default false (uploads go through the upload route)
+   */
+  direct?: boolean | DirectUploadOptions;
+}
+
+/**
+ * Options of the files extension's direct-to-storage uploads (`files: { direct: { … } }`).
+ *
+ * @example
+ * ```ts
+ * uploads.attach(server, { files: { direct: { dedup: true, onStored: (file) => registry.register(file) } } });
+ * ```
+ */
+export interface DirectUploadOptions {
+  /**
+   * A declared sha-256 that a live file of the caller's scope already has needs no upload: the
+   * result carries that file and `committed: true` instead of a descriptor. Never across scopes.
+   * @default false
+   */
+  dedup?: boolean;
+  /**
+   * Runs once a direct upload committed (the routes' `onStored` does not see it: no route carried
+   * the bytes), e.g. `(file) => registry.register(file)` to list it and fire `list_changed`.
+   * @default undefined
+   */
+  onStored?: (file: StoredFile) => void | Promise<void>;
+  /** Gets what `onStored` threw (the file stays stored). @default undefined (ignored) */
+  onError?: (error: unknown) => void;
 }
