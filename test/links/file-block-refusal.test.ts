@@ -45,7 +45,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-function registerFileTool(server: V1McpServer | V2McpServer) {
+function registerFileTool<S extends V1McpServer | V2McpServer>(server: S): S {
   (server as V1McpServer).registerTool(
     "report",
     { description: "Returns a file block" },
