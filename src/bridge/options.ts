@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Duration } from "../internal/duration.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
-import { type DownloadOrigin, parseDownloadOrigin } from "./sources/download-url.js";
+import { type DownloadOrigin, parseDownloadOrigin } from "./sources/download-origin.js";
 import { type HostPattern, parseHostPattern } from "./sources/safe-fetch.js";
 import type { FileSourceResolver } from "./types.js";
 

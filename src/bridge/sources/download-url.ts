@@ -10,51 +10,12 @@ import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import type { CallContext } from "../call-context.js";
 import type { HttpsSettings } from "../options.js";
 import type { ResolvedFile } from "../types.js";
+import { originAllowed } from "./download-origin.js";
 import { fromHttps } from "./https.js";
-import { type HostPattern, hostAllowed, normalizeHost, parseHostPattern } from "./safe-fetch.js";
+import { hostAllowed, normalizeHost } from "./safe-fetch.js";
 
 /** The option that allows a host's download origin. */
 export const DOWNLOAD_ORIGINS_OPTION = "https.downloadOrigins";
-
-/** A parsed `https.downloadOrigins` entry: a host (or `*.suffix`) and a port. */
-export interface DownloadOrigin {
-  readonly host: HostPattern;
-  readonly port: string;
-}
-
-/**
- * Parses a `https.downloadOrigins` entry: `https://files.example.com`, `https://host:8443` or
- * `https://*.example.com` (any subdomain). Only `https:`, no path, query or credentials. Throws
- * `INVALID_OPTION`.
- */
-export function parseDownloadOrigin(entry: unknown, option: string): DownloadOrigin {
-  const bad = (problem: string, cause?: unknown) =>
-    new FileBridgeError("INVALID_OPTION", `FileBridge: ${option} ${problem}`, {
-      data: { option },
-      ...(cause === undefined ? {} : { cause }),
-    });
-  if (typeof entry !== "string") throw bad("entries must be origins like https://files.example.com");
-  const wildcard = /^https:\/\/\*\./i.test(entry.trim());
-  let url: URL;
-  try {
-    url = new URL(entry.trim().replace(/^https:\/\/\*\./i, "https://"));
-  } catch (cause) {
-    throw bad(`"${entry}" is not an origin like https://files.example.com`, cause);
-  }
-  if (url.protocol !== "https:") throw bad(`"${entry}" must be an https:// origin`);
-  if (url.username || url.password || url.search || url.hash || url.pathname !== "/") {
-    throw bad(`"${entry}" must be an origin only (scheme, host and port; no path)`);
-  }
-  const host = parseHostPattern(wildcard ? `*.${url.hostname}` : url.hostname, option);
-  return { host, port: url.port || "443" };
-}
-
-/** True when `url`'s origin is one of `origins`. */
-export function originAllowed(url: URL, origins: readonly DownloadOrigin[]): boolean {
-  if (url.protocol !== "https:") return false;
-  const port = url.port || "443";
-  return origins.some((origin) => origin.port === port && hostAllowed(url.hostname, [origin.host]));
-}
 
 /** Where the https settings come from: the bridge's (absent when none) and whether `https://` strings are on. */
 export interface DownloadUrlSettings {
