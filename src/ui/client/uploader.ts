@@ -1,16 +1,22 @@
 /**
  * Browser code shared by the upload page and the MCP App upload widget: file picking (picker or drag
- * and drop), client-side limits, one multipart XHR upload with a progress bar per file, clear error
- * messages and the done state. It binds to the markup of `src/ui/markup.ts` by element id.
+ * and drop), client-side limits, the upload with a progress bar per file, clear error messages and
+ * the done state. One file goes through the ticket's tus endpoint (resumable: it survives dropped
+ * connections and reloads, see `tus-client.ts`); several files, or a server without tus, go as one
+ * multipart XHR request. It binds to the markup of `src/ui/markup.ts` by element id.
  *
  * This file runs in the browser only: `scripts/browser/build-ui.ts` bundles it (with page-main.ts and
  * widget-main.ts) into `src/ui/generated/`. The package never imports it at runtime.
  */
 
+import { type TusOutcome, tusUpload, type UrlStorage } from "./tus-client.js";
+
 /** Where and how much may be uploaded. */
 export interface UploadTarget {
   /** The signed upload URL (multipart POST). */
   uploadUrl: string;
+  /** The ticket's tus endpoint; `null` for none. @default derived from `uploadUrl` (`…/tus/{token}`) */
+  tusUrl?: string | null;
   /** Size cap per file, in bytes. */
   maxBytes: number;
   /** Most files per upload. */
@@ -23,10 +29,12 @@ export interface UploadTarget {
 export interface UploadedFile {
   handle: string;
   uri?: string;
-  id: string;
+  /** Absent after a tus upload (its answer names the handle only). */
+  id?: string;
   name: string;
   size: number;
-  sha256: string;
+  /** Absent after a tus upload. */
+  sha256?: string;
   mimeType: string;
   expiresAt?: string;
 }
@@ -43,6 +51,8 @@ export interface UploaderOptions {
   singlePickFallback?: boolean;
   /** What the limits line says while there is no target. */
   pendingText?: string;
+  /** Where a tus upload URL is kept to resume after a reload. @default `localStorage`, else memory */
+  storage?: UrlStorage;
 }
 
 /** A mounted uploader. */
@@ -103,6 +113,52 @@ export function messageFor(code: string, status: number, limit?: number): string
   }
 }
 
+/** The tus endpoint of a ticket's upload URL (`…/upload/{token}` → `…/tus/{token}`), if it has one. */
+export function tusEndpointFor(target: UploadTarget, base: string): string | undefined {
+  if (target.tusUrl === null) return undefined;
+  try {
+    if (target.tusUrl !== undefined) return new URL(target.tusUrl, base).href;
+    const url = new URL(target.uploadUrl, base);
+    if (!/\/upload\/[^/]+$/.test(url.pathname)) return undefined;
+    url.pathname = url.pathname.replace(/\/upload\/([^/]+)$/, "/tus/$1");
+    url.search = "";
+    return url.href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `localStorage` when the page may use it, else a map that lives as long as the page. */
+function defaultStorage(): UrlStorage {
+  try {
+    const storage = window.localStorage;
+    storage.getItem("mcp-file-bridge:probe");
+    return storage;
+  } catch {
+    const memory = new Map<string, string>();
+    return {
+      getItem: (key) => memory.get(key) ?? null,
+      setItem: (key, value) => void memory.set(key, value),
+      removeItem: (key) => void memory.delete(key),
+    };
+  }
+}
+
+/** Calls `draw` with the latest arguments at most once per animation frame. */
+function frameThrottle<A extends unknown[]>(draw: (...args: A) => void): (...args: A) => void {
+  let latest: A | undefined;
+  let scheduled = false;
+  return (...args: A) => {
+    latest = args;
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => {
+      scheduled = false;
+      if (latest) draw(...latest);
+    });
+  };
+}
+
 function byId<T extends HTMLElement>(doc: Document, id: string): T {
   const element = doc.getElementById(id);
   if (!element) throw new Error(`upload UI: #${id} is missing`);
@@ -123,6 +179,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
   const pickHint = byId<HTMLElement>(doc, "pick-hint");
 
   let target = options.target;
+  const storage = options.storage ?? defaultStorage();
   let entries: Entry[] = [];
   let busy = false;
   let finished = false;
@@ -348,35 +405,17 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
       entry.state.textContent = "0%";
     }
     status.textContent = "Uploading…";
-    let reply = await send(target.uploadUrl);
+    let reply = await sendOnce(target);
     if (reply.status === 410 && codeOf(reply.body).code === "TOKEN_EXPIRED" && options.refreshTarget) {
       const fresh = await options.refreshTarget().catch(() => null);
       if (fresh) {
         target = fresh;
         renderLimits();
-        reply = await send(target.uploadUrl);
+        reply = await sendOnce(target);
       }
     }
     if (reply.status === 201) {
-      const files = (reply.body as { files?: UploadedFile[] } | null)?.files ?? [];
-      entries.forEach((entry) => {
-        entry.progress.value = 100;
-        entry.state.textContent = "Uploaded";
-        entry.row.classList.add("stored");
-      });
-      busy = false;
-      finished = true;
-      status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
-      refresh();
-      let extra: string | undefined;
-      try {
-        extra = await options.onDone?.(files);
-      } catch {
-        extra = undefined;
-      }
-      if (extra) doneText.textContent = extra;
-      done.hidden = false;
-      done.focus();
+      await succeed(reply.files);
       return;
     }
     if (reply.status === 0) {
@@ -386,6 +425,82 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     const { code, limit } = codeOf(reply.body);
     const final = code === "TOKEN_EXPIRED" || code === "TOKEN_ALREADY_USED" || code === "INVALID_TOKEN";
     fail(messageFor(code, reply.status, limit), final);
+  };
+
+  const succeed = async (files: UploadedFile[]) => {
+    entries.forEach((entry) => {
+      entry.progress.value = 100;
+      entry.state.textContent = "Uploaded";
+      entry.row.classList.add("stored");
+    });
+    busy = false;
+    finished = true;
+    status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
+    refresh();
+    let extra: string | undefined;
+    try {
+      extra = await options.onDone?.(files);
+    } catch {
+      extra = undefined;
+    }
+    if (extra) doneText.textContent = extra;
+    done.hidden = false;
+    done.focus();
+  };
+
+  /**
+   * One upload attempt: one file through tus (it retries and resumes by itself), else — several
+   * files, or no tus endpoint on the server — the multipart request.
+   */
+  const sendOnce = async (
+    to: UploadTarget,
+  ): Promise<{ status: number; body: unknown; files: UploadedFile[] }> => {
+    const endpoint = entries.length === 1 ? tusEndpointFor(to, doc.location.href) : undefined;
+    const only = entries[0];
+    if (endpoint && only) {
+      const outcome = await sendTus(endpoint, only);
+      if (outcome.kind === "stored") {
+        const file = only.file;
+        const stored: UploadedFile = {
+          handle: outcome.handle ?? "",
+          name: file.name,
+          size: file.size,
+          mimeType: file.type || "application/octet-stream",
+        };
+        return { status: 201, body: null, files: outcome.handle ? [stored] : [] };
+      }
+      if (outcome.kind === "refused") return { ...outcome, files: [] };
+      if (outcome.kind === "offline") return { status: 0, body: null, files: [] };
+    }
+    const reply = await send(to.uploadUrl);
+    const files =
+      reply.status === 201 ? ((reply.body as { files?: UploadedFile[] } | null)?.files ?? []) : [];
+    return { ...reply, files };
+  };
+
+  const sendTus = (endpoint: string, entry: Entry): Promise<TusOutcome> => {
+    const draw = frameThrottle((sent: number, total: number) => {
+      if (finished) return;
+      const percent = total === 0 ? 99 : Math.min(99, Math.floor((sent / total) * 100));
+      entry.progress.value = percent;
+      entry.state.textContent = `${percent}%`;
+    });
+    return tusUpload({
+      endpoint,
+      file: entry.file,
+      storage,
+      onProgress: (sent, total) => {
+        if (status.dataset.retrying) {
+          delete status.dataset.retrying;
+          status.textContent = "Uploading…";
+        }
+        draw(sent, total);
+      },
+      onRetry: (delay) => {
+        status.dataset.retrying = "1";
+        status.textContent = `The connection dropped. Trying again in ${Math.max(1, Math.round(delay / 1000))} s; the upload continues where it stopped.`;
+      },
+    });
   };
 
   upload.addEventListener("click", () => {
