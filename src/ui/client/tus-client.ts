@@ -11,8 +11,8 @@
 
 /** How a tus upload ended. */
 export type TusOutcome =
-  /** Stored: the ticket's handle (`Upload-Handle`), when the server sent it. */
-  | { kind: "stored"; handle: string | undefined }
+  /** Stored: the ticket's handle (`Upload-Handle`) and the file's sha256 (`Upload-Sha256`), as sent. */
+  | { kind: "stored"; handle: string | undefined; sha256: string | undefined }
   /** The server has no tus endpoint for this URL: send the file in one request instead. */
   | { kind: "unsupported" }
   /** Refused (link expired, used, too large…): the status and the JSON error body, if any. */
@@ -97,6 +97,14 @@ function base64(text: string): string {
   return btoa(binary);
 }
 
+function storedFrom(reply: Reply): TusOutcome {
+  return {
+    kind: "stored",
+    handle: reply.header("Upload-Handle") ?? undefined,
+    sha256: reply.header("Upload-Sha256") ?? undefined,
+  };
+}
+
 /** Whether a failed request is worth retrying: the connection, a server error, a busy lock. */
 function retryable(status: number): boolean {
   return status === 0 || status === 409 || status === 423 || status === 429 || status >= 500;
@@ -150,7 +158,7 @@ export async function tusUpload(options: TusUploadOptions): Promise<TusOutcome> 
       if (created.status !== 201 || !location) {
         return { kind: "refused", status: created.status, body: created.body };
       }
-      if (file.size === 0) return { kind: "stored", handle: created.header("Upload-Handle") ?? undefined };
+      if (file.size === 0) return storedFrom(created);
       url = new URL(location, endpoint).href;
       const kept = url;
       safely(() => storage?.setItem(key, kept));
@@ -210,6 +218,6 @@ async function patchAll(
     if (!Number.isSafeInteger(offset)) return { kind: "refused", status: 0, body: null };
     advanced();
     progress(offset);
-    if (offset >= file.size) return { kind: "stored", handle: reply.header("Upload-Handle") ?? undefined };
+    if (offset >= file.size) return storedFrom(reply);
   }
 }

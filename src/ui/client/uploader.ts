@@ -33,7 +33,7 @@ export interface UploadedFile {
   id?: string;
   name: string;
   size: number;
-  /** Absent after a tus upload. */
+  /** Absent after a tus upload through a server that does not send `Upload-Sha256`. */
   sha256?: string;
   mimeType: string;
   expiresAt?: string;
@@ -466,6 +466,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
           name: file.name,
           size: file.size,
           mimeType: file.type || "application/octet-stream",
+          ...(outcome.sha256 ? { sha256: outcome.sha256 } : {}),
         };
         return { status: 201, body: null, files: outcome.handle ? [stored] : [] };
       }

@@ -38,7 +38,7 @@ export interface FileServer {
   advance(ms: number): void;
   /** Every stored file of a scope. */
   files(scope: string): Promise<StoredFile[]>;
-  /** Upload requests (POST/PUT to `/files/upload/…`) the server has seen. */
+  /** Upload requests (POST/PUT to `/files/upload/…`, POST/PATCH to `/files/tus/…`) the server has seen. */
   uploadRequests: number;
   /** The `Origin` header of each upload request (`""` when absent). */
   uploadOrigins: string[];
@@ -88,7 +88,9 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
   };
   const handler = toNodeHandler(async (request) => {
     const { pathname } = new URL(request.url);
-    if (pathname.startsWith("/files/upload/") && (request.method === "POST" || request.method === "PUT")) {
+    const single = pathname.startsWith("/files/upload/") && ["POST", "PUT"].includes(request.method);
+    const tus = pathname.startsWith("/files/tus/") && ["POST", "PATCH"].includes(request.method);
+    if (single || tus) {
       result.uploadRequests += 1;
       result.uploadOrigins.push(request.headers.get("origin") ?? "");
     }
