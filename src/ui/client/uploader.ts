@@ -9,7 +9,14 @@
  * widget-main.ts) into `src/ui/generated/`. The package never imports it at runtime.
  */
 
-import { type TusOutcome, tusUpload, type UrlStorage } from "./tus-client.js";
+import {
+  defaultStorage,
+  frameThrottle,
+  type TusOutcome,
+  tusEndpointFor,
+  tusUpload,
+  type UrlStorage,
+} from "./tus-client.js";
 
 /** Where and how much may be uploaded. */
 export interface UploadTarget {
@@ -111,52 +118,6 @@ export function messageFor(code: string, status: number, limit?: number): string
         ? "The server could not store the files. Nothing was uploaded. Try again later."
         : "The server refused the upload. Nothing was uploaded.";
   }
-}
-
-/** The tus endpoint of a ticket's upload URL (`…/upload/{token}` → `…/tus/{token}`), if it has one. */
-export function tusEndpointFor(target: UploadTarget, base: string): string | undefined {
-  if (target.tusUrl === null) return undefined;
-  try {
-    if (target.tusUrl !== undefined) return new URL(target.tusUrl, base).href;
-    const url = new URL(target.uploadUrl, base);
-    if (!/\/upload\/[^/]+$/.test(url.pathname)) return undefined;
-    url.pathname = url.pathname.replace(/\/upload\/([^/]+)$/, "/tus/$1");
-    url.search = "";
-    return url.href;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `localStorage` when the page may use it, else a map that lives as long as the page. */
-function defaultStorage(): UrlStorage {
-  try {
-    const storage = window.localStorage;
-    storage.getItem("mcp-file-bridge:probe");
-    return storage;
-  } catch {
-    const memory = new Map<string, string>();
-    return {
-      getItem: (key) => memory.get(key) ?? null,
-      setItem: (key, value) => void memory.set(key, value),
-      removeItem: (key) => void memory.delete(key),
-    };
-  }
-}
-
-/** Calls `draw` with the latest arguments at most once per animation frame. */
-function frameThrottle<A extends unknown[]>(draw: (...args: A) => void): (...args: A) => void {
-  let latest: A | undefined;
-  let scheduled = false;
-  return (...args: A) => {
-    latest = args;
-    if (scheduled) return;
-    scheduled = true;
-    requestAnimationFrame(() => {
-      scheduled = false;
-      if (latest) draw(...latest);
-    });
-  };
 }
 
 function byId<T extends HTMLElement>(doc: Document, id: string): T {
@@ -455,7 +416,8 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
   const sendOnce = async (
     to: UploadTarget,
   ): Promise<{ status: number; body: unknown; files: UploadedFile[] }> => {
-    const endpoint = entries.length === 1 ? tusEndpointFor(to, doc.location.href) : undefined;
+    const endpoint =
+      entries.length === 1 ? tusEndpointFor(to.uploadUrl, to.tusUrl, doc.location.href) : undefined;
     const only = entries[0];
     if (endpoint && only) {
       const outcome = await sendTus(endpoint, only);
