@@ -2,7 +2,8 @@
  * tus clients in Chromium against the ticket's tus endpoint: `tus-js-client` (chunked, and in
  * parallel through concatenation) and Uppy with `@uppy/tus`, bundled with esbuild from node_modules
  * (versions pinned in package.json); and the upload page's own client, which resumes by itself when
- * the connection is cut mid-upload and after a reload. Every file is checked by its sha256 on the
+ * the connection is cut mid-upload and after a reload, and falls back to the single request on a
+ * server without tus. Every file is checked by its sha256 on the
  * server.
  */
 import { randomBytes } from "node:crypto";
@@ -182,5 +183,32 @@ describe.runIf(browserAvailable())("tus clients in Chromium against the tus endp
     // No byte before the cut was sent again.
     expect(patches[0]).toBeGreaterThan(0);
     expect(patches[0]).toBeLessThanOrEqual(cutAt);
+  });
+
+  it("without a tus endpoint on the server, the page sends one file in the single request", async () => {
+    const plain = await startFileServer({ maxBytes: 4 * MiB, maxFiles: 1, tus: false });
+    try {
+      const made = await plain.uploads.createTicket("no-tus");
+      const creation = await fetch(tusEndpointOf(made.upload_url), {
+        method: "POST",
+        headers: { "tus-resumable": "1.0.0", "upload-length": "1" },
+      });
+      expect(creation.status).toBe(404);
+      expect(creation.headers.get("tus-resumable")).toBeNull();
+      const bytes = randomBytes(MiB + 1);
+      page = await browser.context.newPage();
+      await page.goto(made.upload_url);
+      await page.setInputFiles("#picker", [
+        { name: "plain.bin", mimeType: "application/octet-stream", buffer: bytes },
+      ]);
+      await page.locator("#upload").click();
+      await page.locator("#done").waitFor({ state: "visible" });
+      // The probe above, the page's tus creation (404 without Tus-Resumable), its multipart POST.
+      expect(plain.uploadRequests).toBe(3);
+      const files = await plain.files("no-tus");
+      expect(files.map((file) => [file.name, file.sha256])).toEqual([["plain.bin", sha256(bytes)]]);
+    } finally {
+      await plain.close();
+    }
   });
 });

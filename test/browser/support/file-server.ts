@@ -23,6 +23,8 @@ export interface FileServerOptions {
   maxFiles?: number;
   /** The routes' `allowedOrigins`: `"off"` (default), `"any"` (`"*"`) or exact origins. */
   cors?: CorsPolicy;
+  /** `false` mounts no tus endpoint (`createFileRoutes({ tus: false })`). */
+  tus?: false;
   /** Node-level handling before the file routes (an MCP endpoint, static pages); `true` = handled. */
   node?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 }
@@ -66,6 +68,7 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
     maxBytes,
     maxFiles,
     uploadPage: uploadPageRenderer(),
+    ...(options.tus === false ? { tus: false as const } : {}),
     ...(cors === "off" ? {} : { allowedOrigins: cors === "any" ? "*" : cors }),
   });
   const server: Server = createServer();
