@@ -3,8 +3,7 @@
  * parallel through concatenation) and Uppy with `@uppy/tus`, bundled with esbuild from node_modules
  * (versions pinned in package.json); and the upload page's own client, which resumes by itself when
  * the connection is cut mid-upload and after a reload, and falls back to the single request on a
- * server without tus. Every file is checked by its sha256 on the
- * server.
+ * server without tus. Every file is checked by its sha256 on the server.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
