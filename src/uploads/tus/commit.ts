@@ -86,6 +86,6 @@ export async function commitTusUpload(
     length: file.size,
     fileId: file.id,
   });
-  // The minter's keyed scope refs, as the single-request path: the handle resolves like its handles.
+  // The minter's keyed scope reference, as in the single-request path's handles (not the unkeyed hash).
   return { file, handle: formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter)) };
 }
