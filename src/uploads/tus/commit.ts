@@ -5,6 +5,7 @@
  * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
  */
 import { Readable } from "node:stream";
+import { scopeRefsOf } from "../../scope/scope-refs.js";
 import type { StoredFile } from "../../storage/types.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
@@ -85,5 +86,6 @@ export async function commitTusUpload(
     length: file.size,
     fileId: file.id,
   });
-  return { file, handle: formatUploadHandle(limits.scope, verified.fileId) };
+  // The minter's keyed scope reference, as in the single-request path's handles (not the unkeyed hash).
+  return { file, handle: formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter)) };
 }
