@@ -122,7 +122,7 @@ describe.skipIf(installed.bin === undefined)(
 
     it("drops text blocks when a result has structuredContent: the file is in structuredContent.files", () => {
       const text = seen("link_structured");
-      observations.set("structured", describeShape(text));
+      observations.set("structured", describeShape(text, true));
       expect(text).not.toContain("One table.");
       const files = /(\{"rows":1,"files":.*\})/.exec(text)?.[1];
       const [file] = (JSON.parse(files ?? "{}") as { files: Array<Record<string, unknown>> }).files;
@@ -134,7 +134,7 @@ describe.skipIf(installed.bin === undefined)(
 
     it("shows every text block and the link line when there is no structuredContent", () => {
       const text = seen("link_plain");
-      observations.set("plain", describeShape(text));
+      observations.set("plain", describeShape(text, false));
       expect(text).toContain("One table.");
       expect(text).toMatch(/Resource URI: file:\/\/uploads\/[^/]+\/table\.csv/);
     });

@@ -107,6 +107,20 @@ export function renderTable(clients: ClientObservations[]): string {
   return lines.join("\n");
 }
 
+/** A table with its padding taken out (biome pads the columns of a Markdown table). */
+export function normalizeTable(table: string): string {
+  return table
+    .split("\n")
+    .map((line) =>
+      line
+        .split("|")
+        .map((cell) => cell.trim())
+        .map((cell) => (/^-+$/.test(cell) ? "---" : cell))
+        .join("|"),
+    )
+    .join("\n");
+}
+
 /** The generated table as it stands in the document (undefined without the markers). */
 export function committedTable(doc = readFileSync(DOC, "utf8")): string | undefined {
   const start = doc.indexOf(START);
@@ -125,11 +139,14 @@ export function withTable(doc: string, table: string): string {
 
 // --- Phrases computed from what a model received -------------------------------------------------
 
-/** How a result carrying text "One table.", a `resource_link` and `{"rows":1…}` reached the model. */
-export function describeShape(text: string): string {
+/**
+ * How a result carrying text "One table.", a `resource_link` and (when `structured`) `{"rows":1…}`
+ * reached the model.
+ */
+export function describeShape(text: string, structured: boolean): string {
   const shown: string[] = [];
   const dropped: string[] = [];
-  (text.includes('{"rows":1') ? shown : dropped).push("the `structuredContent` JSON");
+  if (structured) (text.includes('{"rows":1') ? shown : dropped).push("the `structuredContent` JSON");
   (text.includes("One table.") ? shown : dropped).push("text blocks");
   if (/\[Resource link: table\.csv\] /.test(text))
     shown.push("`resource_link` as `[Resource link: NAME] URI`");
@@ -137,7 +154,7 @@ export function describeShape(text: string): string {
     shown.push("`resource_link` as `Resource Link: NAME at URI`");
   else if (text.includes('{"type":"resource_link"')) shown.push("`resource_link` as its raw JSON");
   else dropped.push("`resource_link`");
-  if (text.includes('"files":[')) shown.push("`files` (our file outputs)");
+  if (structured && text.includes('"files":[')) shown.push("`files` (our file outputs)");
   return `shows ${shown.join(", ") || "nothing"}${dropped.length > 0 ? `; drops ${dropped.join(", ")}` : ""}`;
 }
 
