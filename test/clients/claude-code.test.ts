@@ -93,6 +93,8 @@ describe.skipIf(installed.bin === undefined)(
           ANTHROPIC_API_KEY: "sk-ant-offline-test",
           // -p would otherwise offer only WaitForMcpServers while the server starts.
           MCP_CONNECTION_NONBLOCKING: "false",
+          // Five servers start at once (tsx compiles each): the 30-second default is short on a busy machine.
+          MCP_TIMEOUT: "120000",
           // Otherwise MCP tools are deferred behind ToolSearch and absent from the first request.
           ENABLE_TOOL_SEARCH: "false",
           DISABLE_AUTOUPDATER: "1",
@@ -101,13 +103,23 @@ describe.skipIf(installed.bin === undefined)(
         },
       });
       if (exit.code !== 0) throw new Error(`claude exited ${exit.code}:\n${exit.stdout}\n${exit.stderr}`);
+      const problems = [...model.missing.map((m) => `not offered: ${m}`), ...model.errors];
+      if (problems.length > 0) throw new Error(`claude: ${problems.join("\n")}\n${exit.stderr.slice(-2000)}`);
     }, 300_000);
 
     afterAll(async () => {
+      // Debugging aid: MFB_CLIENTS_DUMP=file writes what the model received and when each request came.
       if (process.env.MFB_CLIENTS_DUMP) {
         await writeFile(
           process.env.MFB_CLIENTS_DUMP,
-          JSON.stringify(Object.fromEntries(model.results), null, 1),
+          JSON.stringify(
+            {
+              times: model.requests.map((r) => [r.at - (model.requests[0]?.at ?? 0), r.path]),
+              results: Object.fromEntries(model.results),
+            },
+            null,
+            1,
+          ),
         );
       }
       await model?.close();

@@ -45,6 +45,8 @@ function serverEntry(name: string, command: { command: string; args: string[] })
     `command = ${JSON.stringify(command.command)}`,
     `args = ${JSON.stringify(command.args)}`,
     "required = true",
+    // The default (10 s) is short for a server tsx compiles on a busy machine.
+    "startup_timeout_sec = 120",
   ];
 }
 
@@ -60,19 +62,9 @@ function config(url: string, scenario: Scenario): string {
     `base_url = "${url}/v1"`,
     'wire_api = "responses"',
     'env_key = "OFFLINE_OPENAI_KEY"',
-    "[mcp_servers.files]",
-    `command = ${JSON.stringify(server.command)}`,
-    `args = ${JSON.stringify(server.args)}`,
-    // Without it `codex exec` may start the turn before the server's tools are listed.
-    "required = true",
-    ...(hasPandoc
-      ? [
-          "[mcp_servers.pandoc]",
-          `command = ${JSON.stringify(pandocConverter.command)}`,
-          `args = ${JSON.stringify(pandocConverter.args)}`,
-          "required = true",
-        ]
-      : []),
+    // `required = true`: without it `codex exec` may start the turn before the server's tools are listed.
+    ...serverEntry("files", server),
+    ...(hasPandoc ? serverEntry("pandoc", pandocConverter) : []),
     ...Object.entries(scenario.servers).flatMap(([name, command]) => serverEntry(name, command)),
     "",
   ].join("\n");
@@ -109,6 +101,8 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
       env: { ...offlineEnv(home), CODEX_HOME: join(home, ".codex"), OFFLINE_OPENAI_KEY: "sk-offline-test" },
     });
     if (exit.code !== 0) throw new Error(`codex exited ${exit.code}:\n${exit.stdout}\n${exit.stderr}`);
+    const problems = [...model.missing.map((m) => `not offered: ${m}`), ...model.errors];
+    if (problems.length > 0) throw new Error(`codex: ${problems.join("\n")}\n${exit.stderr.slice(-2000)}`);
   }, 300_000);
 
   afterAll(async () => {

@@ -102,6 +102,8 @@ describe.skipIf(installed.bin === undefined)(
         },
       });
       if (exit.code !== 0) throw new Error(`gemini exited ${exit.code}:\n${exit.stdout}\n${exit.stderr}`);
+      const problems = [...model.missing.map((m) => `not offered: ${m}`), ...model.errors];
+      if (problems.length > 0) throw new Error(`gemini: ${problems.join("\n")}\n${exit.stderr.slice(-2000)}`);
     }, 300_000);
 
     afterAll(async () => {

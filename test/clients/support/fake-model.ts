@@ -41,14 +41,15 @@ export interface FakeModelOptions {
 
 export interface FakeModel {
   url: string;
-  /** Every request, in order. */
-  requests: Array<{ path: string; body: unknown }>;
+  /** Every request, in order, with when it arrived (ms since the epoch). */
+  requests: Array<{ path: string; body: unknown; at: number }>;
   /** What the model received from each tool, by the name the prompt used for it. */
   results: Map<string, string>;
   /** Tool names offered in the request that named a tool. */
   offered: string[];
-  /** What `onResult` threw, per result. */
+  /** What `onResult` threw, per result, and tools the prompt named that a request did not offer. */
   errors: string[];
+  missing: string[];
   close(): Promise<void>;
 }
 
@@ -69,6 +70,7 @@ export async function startFakeModel(dialect: Dialect, options: FakeModelOptions
   const vars = new Map<string, string>();
   const handled = new Set<string>();
   const errors: string[] = [];
+  const missing: string[] = [];
   const server: Server = createServer(async (req, res) => {
     const path = req.url ?? "/";
     const raw = await readBody(req);
@@ -78,7 +80,7 @@ export async function startFakeModel(dialect: Dialect, options: FakeModelOptions
     } catch {
       body = raw;
     }
-    requests.push({ path, body });
+    requests.push({ path, body, at: Date.now() });
     if (!dialect.handles(req.method ?? "GET", path)) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
       return;
@@ -116,6 +118,8 @@ export async function startFakeModel(dialect: Dialect, options: FakeModelOptions
       dialect.reply(res, body, path, { tool, args });
       return;
     }
+    // A tool the prompt names but the request does not offer (its server did not start in time?).
+    if (next !== undefined && names.length > 0) missing.push(`${next} (offered: ${names.join(", ")})`);
     dialect.reply(res, body, path, { text: "Done." });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -126,6 +130,7 @@ export async function startFakeModel(dialect: Dialect, options: FakeModelOptions
     results,
     offered,
     errors,
+    missing,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
