@@ -13,6 +13,7 @@ import {
   installCli,
   offlineEnv,
   outputServerCommand,
+  pandocCommand,
   pandocConverter,
   run,
   tempHome,
@@ -65,8 +66,8 @@ describe.skipIf(installed.bin === undefined)(
         servers[name] = { type: "stdio", ...command };
       }
       if (hasPandoc) {
-        const { command, args, tool } = pandocConverter;
-        servers.pandoc = { type: "stdio", command, args };
+        const { tool } = pandocConverter;
+        servers.pandoc = { type: "stdio", ...pandocCommand(home) };
         lines.push(`CALL mcp__pandoc__${tool} ${JSON.stringify(pandocConverter.input)}`);
       }
       lines.push(...scenario.lines);

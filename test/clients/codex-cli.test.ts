@@ -12,6 +12,7 @@ import {
   installCli,
   offlineEnv,
   outputServerCommand,
+  pandocCommand,
   pandocConverter,
   run,
   tempHome,
@@ -50,7 +51,7 @@ function serverEntry(name: string, command: { command: string; args: string[] })
   ];
 }
 
-function config(url: string, scenario: Scenario): string {
+function config(url: string, scenario: Scenario, home: string): string {
   const server = outputServerCommand();
   return [
     'model = "gpt-5-codex"',
@@ -64,7 +65,7 @@ function config(url: string, scenario: Scenario): string {
     'env_key = "OFFLINE_OPENAI_KEY"',
     // `required = true`: without it `codex exec` may start the turn before the server's tools are listed.
     ...serverEntry("files", server),
-    ...(hasPandoc ? serverEntry("pandoc", pandocConverter) : []),
+    ...(hasPandoc ? serverEntry("pandoc", pandocCommand(home)) : []),
     ...Object.entries(scenario.servers).flatMap(([name, command]) => serverEntry(name, command)),
     "",
   ].join("\n");
@@ -87,7 +88,7 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
     scenario = await fileScenario("codex", home);
     model = await startFakeModel(openaiResponses, { onResult: scenario.onResult });
     await mkdir(join(home, ".codex"));
-    await writeFile(join(home, ".codex", "config.toml"), config(model.url, scenario));
+    await writeFile(join(home, ".codex", "config.toml"), config(model.url, scenario, home));
     const lines = TOOLS.map((tool) => `CALL ${tool}`);
     // Codex turns the hyphens of MCP tool names into underscores.
     const pandocTool = pandocConverter.tool.replaceAll("-", "_");

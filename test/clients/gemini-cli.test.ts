@@ -11,6 +11,7 @@ import {
   installCli,
   offlineEnv,
   outputServerCommand,
+  pandocCommand,
   pandocConverter,
   run,
   tempHome,
@@ -75,8 +76,7 @@ describe.skipIf(installed.bin === undefined)(
       );
       const pandocCall = `CALL mcp_pandoc_${pandocConverter.tool} ${JSON.stringify(pandocConverter.input)}`;
       if (hasPandoc) {
-        const { command, args } = pandocConverter;
-        extra.pandoc = { command, args, trust: true };
+        extra.pandoc = { ...pandocCommand(home), trust: true };
       }
       await mkdir(join(home, ".gemini"));
       const settings = {

@@ -26,9 +26,8 @@ export function tsxCommand(script: string): { command: string; args: string[] } 
 /** Whether the `pandoc` binary runs here (the pandoc-converter example needs it). */
 export const hasPandoc = spawnSync("pandoc", ["--version"], { stdio: "ignore" }).status === 0;
 
-/** The pandoc-converter example's command line, and a call of its text conversion (Markdown → HTML). */
+/** A call of the pandoc-converter example's text conversion (Markdown → HTML). */
 export const pandocConverter = {
-  ...tsxCommand("examples/pandoc-converter/server.ts"),
   tool: "convert-contents-base64",
   input: {
     filename: "report.md",
@@ -36,6 +35,12 @@ export const pandocConverter = {
     to: "html",
   },
 };
+
+/** The pandoc-converter example's command line, its file store inside `home` (removed with it). */
+export function pandocCommand(home: string): { command: string; args: string[] } {
+  const { command, args } = tsxCommand("test/clients/support/pandoc-server.ts");
+  return { command, args: [...args, join(home, "pandoc-data")] };
+}
 
 /** The `mcp-file-bridge connect` shim's command line, in front of `url`, saving into `outputDir`. */
 export function shimCommand(
