@@ -75,6 +75,26 @@ describe("the upload page says which server asks", () => {
     }
   });
 
+  it("requestFiles links name the server too (the link a client without elicitation gets as text)", async () => {
+    const { minter, uploads } = pieces();
+    const server = new McpServer({ name: "contracts", title: "Contract Review", version: "1.0.0" });
+    server.registerTool("ask", { description: "asks for a file" }, async (extra) => {
+      const outcome = await uploads.requestFiles(server, extra, { message: "The contract", maxFiles: 1 });
+      return outcome.result as never;
+    });
+    const client = new Client({ name: "t", version: "1.0.0" });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await Promise.all([server.connect(a), client.connect(b)]);
+    const result = await client.callTool({ name: "ask", arguments: {} });
+    await client.close();
+    const text = (result.content as Array<{ text?: string }>).map((block) => block.text ?? "").join("\n");
+    const url = /http:\/\/127\.0\.0\.1:1\S*\/upload\/[A-Za-z0-9_.~-]+/.exec(text)?.[0];
+    expect(url, text).toBeDefined();
+    const html = await pageFor({ upload_url: url as string } as UploadTicket, minter);
+    expect(html).toContain("<strong>Contract Review</strong> asks you for files");
+    expect(html).toContain("The contract");
+  });
+
   it("a ticket minted outside a server shows the renderer's name, or none", async () => {
     const { minter, uploads } = pieces();
     const ticket = await uploads.createTicket("s");
