@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { UploadPageLink, UploadPageRenderer } from "../http/types.js";
 import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
@@ -8,8 +7,10 @@ import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 export { UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 
 import { optionCheck } from "../internal/options.js";
-import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/page-assets.js";
+import { askerName } from "../uploads/request-files.js";
+import { PAGE_SCRIPT } from "./generated/page-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
+import { contentSecurityPolicy, htmlDocument, pageHeaders } from "./page-document.js";
 import { limitsText, utcText } from "./page-text.js";
 
 /**
@@ -121,71 +122,14 @@ const PROBLEMS: Record<UploadPageProblem, { status: number; title: string; text:
 
 const DONE_TEXT = "Your files are uploaded. You can close this page and go back to the chat.";
 
-function sha256Source(text: string): string {
-  return `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
-}
-
-let hashes: { script: string; style: string } | undefined;
-function assetHashes(): { script: string; style: string } {
-  hashes ??= { script: sha256Source(PAGE_SCRIPT), style: sha256Source(UPLOAD_CSS) };
-  return hashes;
-}
-
-function contentSecurityPolicy(connect: readonly string[], withScript: boolean): string {
-  const { script, style } = assetHashes();
-  return [
-    "default-src 'none'",
-    withScript ? `script-src ${script}` : "script-src 'none'",
-    `style-src ${style}`,
-    `connect-src ${connect.length > 0 ? connect.join(" ") : "'none'"}`,
-    "img-src data:",
-    "form-action 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-}
-
-function pageHeaders(csp: string): Record<string, string> {
-  return {
-    "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": csp,
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-  };
-}
-
-function htmlDocument(lang: string, title: string, body: string, script: string | undefined): string {
-  return `<!doctype html>
-<html lang="${escapeHtml(lang)}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>${UPLOAD_CSS}</style>
-</head>
-<body>
-${body}
-${script ?? ""}
-</body>
-</html>
-`;
-}
-
 function expiryDate(value: UploadPageOptions["expiresAt"]): Date | undefined {
   if (value === undefined) return undefined;
   const date = value instanceof Date ? value : new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-/** A server name fit to show: trimmed, at most 100 characters, or none. */
-function serverNameOf(value: unknown): string | undefined {
-  if (typeof value !== "string") return undefined;
-  const name = value.replace(/\s+/g, " ").trim();
-  return name.length > 0 && name.length <= 100 ? name : undefined;
-}
+/** A server name fit to show: whitespace folded, 1 to 100 characters, or none. */
+const serverNameOf = askerName;
 
 const check = optionCheck("renderUploadPage");
 
