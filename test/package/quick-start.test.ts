@@ -107,7 +107,12 @@ afterAll(async () => {
 /** The calls a new user's client makes against the quick-start server started by `command args`. */
 async function exercise(server: { command: string; args: string[] }): Promise<void> {
   const client = new Client({ name: "quick-start-test", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ ...server, cwd: dir, stderr: "pipe" }));
+  const transport = new StdioClientTransport({ ...server, cwd: dir, stderr: "pipe" });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await client.connect(transport);
   try {
     const call = async (arg: unknown) =>
       client.callTool({ name: "count_words", arguments: { file: arg } }) as Promise<Record<string, unknown>>;
@@ -132,6 +137,9 @@ async function exercise(server: { command: string; args: string[] }): Promise<vo
   } finally {
     await client.close();
   }
+  // Nothing a user cannot act on: no Node warning (deprecations, experimental features) from the
+  // package on either Node major.
+  expect(stderr).not.toMatch(/Warning/);
 }
 
 describe("README quick start in a fresh project from the packed tarball", () => {
