@@ -61,6 +61,12 @@ export interface UploadHandleResolverOptions {
    */
   toolName?: string;
   /**
+   * Which server asks for the files, as the upload page shows it ("Acme Converter asks you for
+   * files"); carried in the ticket (at most 100 characters).
+   * @default the MCP server's `title`, else its `name` (for tickets its tools mint)
+   */
+  serverName?: string;
+  /**
    * How long an upload URL can be used (the upload must start before it expires).
    * @default "10m"
    */

@@ -51,7 +51,7 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     await open(ticket.upload_url);
     await expect
       .poll(() => page.locator("#limits").textContent())
-      .toMatch(/Up to 3 files, at most 2 MB each/);
+      .toMatch(/Up to 3 files, at most 2 MiB each/);
     await page.screenshot({ path: await screenshotPath("upload-page-empty.png"), fullPage: true });
 
     await page.setInputFiles("#picker", [
@@ -142,7 +142,7 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     ]);
     await page.locator("#error").waitFor({ state: "visible" });
     expect(await page.locator("#error").textContent()).toBe(
-      "huge.iso is too large (2.5 MB). The limit is 2 MB.",
+      "huge.iso is too large (2.5 MiB). The limit is 2 MiB.",
     );
     expect(await page.locator("#error").getAttribute("role")).toBe("alert");
     expect(await page.locator("#files li").count()).toBe(0);

@@ -8,6 +8,8 @@
  * This file runs in the browser only: `scripts/browser/build-ui.ts` bundles it (with page-main.ts and
  * widget-main.ts) into `src/ui/generated/`. The package never imports it at runtime.
  */
+import { formatAgainst, formatBytes, formatLimit, unitsOf } from "../../internal/byte-size.js";
+import { expiryText, limitsText } from "../page-text.js";
 
 import {
   defaultStorage,
@@ -76,20 +78,6 @@ interface Entry {
   remove: HTMLButtonElement;
 }
 
-/** Readable size: `512 bytes`, `1.5 KB`, `100 MB` (1024-based). */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  const text = value >= 10 ? value.toFixed(0) : value.toFixed(1).replace(/\.0$/, "");
-  return `${text} ${units[unit]}`;
-}
-
 /** The message shown for an error code of the upload route (or a network failure). */
 export function messageFor(code: string, status: number, limit?: number): string {
   switch (code) {
@@ -102,7 +90,7 @@ export function messageFor(code: string, status: number, limit?: number): string
       return "This upload link is not valid. Ask for a new one in the chat.";
     case "FILE_TOO_LARGE":
       return limit
-        ? `A file is larger than the limit of ${formatBytes(limit)}. Nothing was uploaded.`
+        ? `A file is larger than the limit of ${formatLimit(limit)}. Nothing was uploaded.`
         : "A file is too large. Nothing was uploaded.";
     case "UPLOAD_IN_PROGRESS":
       // The ticket is claimed while an upload runs; a dropped upload releases it within moments.
@@ -154,18 +142,53 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     error.hidden = true;
   };
 
+  const root = doc.getElementById("uploader");
+  const expiryTime = doc.getElementById("expiry-time");
+  let expired = false;
+  let succeeded = false;
+  let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
   const renderLimits = () => {
     if (!target) {
       limits.textContent = options.pendingText ?? "Waiting for the upload link…";
       return;
     }
-    const count = target.maxFiles === 1 ? "One file" : `Up to ${target.maxFiles} files`;
-    let text = `${count}, at most ${formatBytes(target.maxBytes)} each.`;
+    let text = limitsText(target.maxFiles, target.maxBytes);
     const expires = target.expiresAt ? new Date(target.expiresAt) : undefined;
     if (expires && !Number.isNaN(expires.getTime())) {
-      text += ` The link works until ${expires.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}.`;
+      // The page has its own line (rendered in UTC by the server); the widget says it in the limits.
+      if (expiryTime) expiryTime.textContent = expiryText(expires);
+      else text += ` The link expires ${expiryText(expires)}.`;
+      watchExpiry(expires);
     }
     limits.textContent = text;
+  };
+
+  /** A link with no way to a fresh one (the page) turns to the expired state when its time is up. */
+  const watchExpiry = (expires: Date) => {
+    if (expiryTimer !== undefined) clearTimeout(expiryTimer);
+    if (options.refreshTarget) return;
+    const check = () => {
+      const left = expires.getTime() - Date.now();
+      if (left > 0) {
+        expiryTimer = setTimeout(check, Math.min(left, 2 ** 31 - 1));
+        return;
+      }
+      // An upload under way started in time: its reply decides.
+      if (busy || finished) return;
+      expired = true;
+      fail(messageFor("TOKEN_EXPIRED", 410), true);
+    };
+    check();
+  };
+
+  /** What the person sees, as `data-state` on the root: styles and tests key on it. */
+  const stateOf = (): string => {
+    if (expired) return "expired";
+    if (finished) return succeeded ? "done" : "error";
+    if (busy) return "uploading";
+    if (!error.hidden) return "error";
+    return entries.length > 0 ? "ready" : "waiting";
   };
 
   const refresh = () => {
@@ -178,6 +201,9 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     upload.hidden = finished;
     drop.hidden = finished;
     upload.textContent = entries.length > 1 ? `Upload ${entries.length} files` : "Upload";
+    if (root) root.dataset.state = stateOf();
+    const label = doc.getElementById("expiry-label");
+    if (expired && label) label.textContent = "Link expired";
   };
 
   const tooLarge = (file: File) => target !== null && file.size > target.maxBytes;
@@ -188,8 +214,9 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     const problems: string[] = [];
     for (const file of files) {
       if (tooLarge(file)) {
+        const limit = target?.maxBytes ?? 0;
         problems.push(
-          `${file.name} is too large (${formatBytes(file.size)}). The limit is ${formatBytes(target?.maxBytes ?? 0)}.`,
+          `${file.name} is too large (${formatAgainst(file.size, limit)}). The limit is ${formatLimit(limit)}.`,
         );
         continue;
       }
@@ -214,7 +241,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     name.textContent = file.name;
     const size = doc.createElement("span");
     size.className = "size";
-    size.textContent = formatBytes(file.size);
+    size.textContent = formatBytes(file.size, target ? unitsOf(target.maxBytes) : "binary");
     const progress = doc.createElement("progress");
     progress.max = 100;
     progress.value = 0;
@@ -356,7 +383,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     if (oversized.length > 0) {
       busy = false;
       showError(
-        `${oversized.map((entry) => entry.file.name).join(", ")}: larger than the limit of ${formatBytes(target.maxBytes)}. Remove ${oversized.length === 1 ? "it" : "them"} to upload the rest.`,
+        `${oversized.map((entry) => entry.file.name).join(", ")}: larger than the limit of ${formatLimit(target.maxBytes)}. Remove ${oversized.length === 1 ? "it" : "them"} to upload the rest.`,
       );
       refresh();
       return;
@@ -385,6 +412,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     }
     const { code, limit } = codeOf(reply.body);
     const final = code === "TOKEN_EXPIRED" || code === "TOKEN_ALREADY_USED" || code === "INVALID_TOKEN";
+    if (code === "TOKEN_EXPIRED") expired = true;
     fail(messageFor(code, reply.status, limit), final);
   };
 
@@ -396,6 +424,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     });
     busy = false;
     finished = true;
+    succeeded = true;
     status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
     refresh();
     let extra: string | undefined;

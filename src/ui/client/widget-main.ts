@@ -6,7 +6,8 @@
  * unless turned off.
  */
 import { App, PostMessageTransport } from "@modelcontextprotocol/ext-apps";
-import { formatBytes, mountUploader, type UploadedFile, type UploadTarget } from "./uploader.js";
+import { formatBytes } from "../../internal/byte-size.js";
+import { mountUploader, type UploadedFile, type UploadTarget } from "./uploader.js";
 
 interface WidgetConfig {
   toolName: string;
