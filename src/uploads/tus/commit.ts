@@ -1,11 +1,13 @@
 /**
  * Commit of a finished tus upload through the same put pipeline as a single-request upload: the
- * staged bytes (one staging object, or a final upload's partial uploads in order) are streamed into
- * `store.stage()` (size cap, quota, sha256, a new file id), the ticket is used up, the file made
+ * staged bytes are adopted by the store (`store.adopt()`, a link on the same filesystem, with the
+ * sha256 hashed while they arrived) or streamed into `store.stage()` (a final upload's partial
+ * uploads in order, or a store without `adopt`) — size cap, quota, sha256, a new file id either
+ * way — then the ticket is used up, the file made
  * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
  */
 import { Readable } from "node:stream";
-import type { StoredFile } from "../../storage/types.js";
+import type { PutOptions, StagedFile, StoredFile } from "../../storage/types.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
 import { type TusRecord, writeRecord } from "./records.js";
@@ -23,6 +25,28 @@ function uploadBytes(service: TusService, id: string, record: TusRecord, lengths
       }
     })(),
   );
+}
+
+/**
+ * Stages the upload's bytes in the store: a whole upload whose staging is a local file the store
+ * can take over is adopted with the sha256 hashed while its bytes arrived (nothing is read again);
+ * anything else streams through `store.stage()`.
+ */
+async function stageUpload(
+  service: TusService,
+  id: string,
+  record: TusRecord,
+  partLengths: number[],
+  options: PutOptions,
+): Promise<StagedFile> {
+  const { store } = service.config;
+  const path = service.staging.localPath?.(id);
+  if (service.adopts && !record.parts && path !== undefined && store.adopt) {
+    const sha256 = await service.hashes.digest(service.staging, id, record.offset);
+    const adopted = await store.adopt({ path, size: record.offset, sha256 }, options);
+    if (adopted) return adopted;
+  }
+  return store.stage(uploadBytes(service, id, record, partLengths), options);
 }
 
 /** What a commit answers with: the stored file and the ticket's handle. */
@@ -45,7 +69,7 @@ export async function commitTusUpload(
 ): Promise<TusCommitted> {
   const { config, state } = service;
   const { limits, verified } = ticket;
-  const staged = await config.store.stage(uploadBytes(service, id, record, partLengths), {
+  const staged = await stageUpload(service, id, record, partLengths, {
     scope: limits.scope,
     name: record.name,
     mimeType: record.mimeType,

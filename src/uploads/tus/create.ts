@@ -99,6 +99,7 @@ async function claimTicketUpload(service: TusService, ticket: TusTicket, id: str
       try {
         await state.delete(tusRecordKey(previous));
         await service.staging.remove(previous);
+        service.hashes.drop(previous);
       } finally {
         await lock.release();
       }

@@ -209,6 +209,7 @@ export class TusUploadHandler implements UploadHandler {
         await service.state.delete(tusTicketKey(ticket.verified.fileId));
       }
       await service.staging.remove(id);
+      service.hashes.drop(id);
       return record;
     });
     return tusResponse(204);
