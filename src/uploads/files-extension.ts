@@ -33,8 +33,9 @@ import {
   optionalString,
   uriParam,
 } from "./files-wire.js";
+import { TUS_VERSION } from "./tus/protocol.js";
 import type { FilesExtensionOptions, UploadTicketMinter } from "./types.js";
-import { formatUploadHandle, TICKET_CLAIMS } from "./upload-handle.js";
+import { formatUploadHandle, TICKET_CLAIMS, tusEndpointOf } from "./upload-handle.js";
 
 export type { FilesExtensionOptions } from "./types.js";
 
@@ -78,7 +79,14 @@ function accepts(patterns: readonly string[] | undefined, mimeType: string): boo
 /** The checked options, with defaults. */
 function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
-  const { accept, maxSize = maxBytes, uploadMethod = "PUT", variant = true, downloadTtl } = options;
+  const {
+    accept,
+    maxSize = maxBytes,
+    uploadMethod = "PUT",
+    variant = true,
+    downloadTtl,
+    tus = true,
+  } = options;
   if (accept !== undefined && (!Array.isArray(accept) || accept.some((each) => typeof each !== "string"))) {
     throw invalidOption("accept", "must be a list of media types");
   }
@@ -88,8 +96,9 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (uploadMethod !== "PUT" && uploadMethod !== "POST")
     throw invalidOption("uploadMethod", 'must be "PUT" or "POST"');
   if (typeof variant !== "boolean") throw invalidOption("variant", "must be a boolean");
+  if (typeof tus !== "boolean") throw invalidOption("tus", "must be a boolean");
   if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
-  return { accept, maxSize, uploadMethod, variant, downloadTtl };
+  return { accept, maxSize, uploadMethod, variant, downloadTtl, tus };
 }
 
 /**
@@ -226,6 +235,8 @@ export class FilesExtension {
             expiresAt,
           }
         : { transport: "https", method: "POST", url: url.href, multipart: { fileField: "file" }, expiresAt };
+    // The same ticket over tus 1.0, for clients that resume (the commit checks the same claims).
+    if (this.#settings.tus) upload.tus = { endpoint: tusEndpointOf(minted.url), version: TUS_VERSION };
     return { file, upload };
   }
 

@@ -8,9 +8,10 @@
  */
 import { Readable } from "node:stream";
 import type { PutOptions, StagedFile, StoredFile } from "../../storage/types.js";
+import { declaredFileCheck } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
-import { type TusRecord, writeRecord } from "./records.js";
+import { type TusRecord, tusRecordKey, tusTicketKey, writeRecord } from "./records.js";
 import type { TusService, TusTicket } from "./service.js";
 
 /** The bytes of an upload: its own staging object, or its parts' in order. */
@@ -49,6 +50,23 @@ async function stageUpload(
   return store.stage(uploadBytes(service, id, record, partLengths), options);
 }
 
+/** Removes an upload that can never commit: its record, its staging (and its parts'), its ticket link. */
+async function dropUpload(
+  service: TusService,
+  ticket: TusTicket,
+  id: string,
+  record: TusRecord,
+): Promise<void> {
+  const { state } = service;
+  const ids = [id, ...(record.parts ?? [])];
+  await Promise.all(ids.map((each) => state.delete(tusRecordKey(each))));
+  if ((await state.get(tusTicketKey(ticket.verified.fileId))) === id) {
+    await state.delete(tusTicketKey(ticket.verified.fileId));
+  }
+  service.hashes.drop(id);
+  await Promise.all(ids.map((each) => service.staging.remove(each)));
+}
+
 /** What a commit answers with: the stored file and the ticket's handle. */
 export interface TusCommitted {
   file: StoredFile;
@@ -78,6 +96,14 @@ export async function commitTusUpload(
     maxBytes: limits.maxBytes,
     expectedSize: record.length,
   });
+  try {
+    declaredFileCheck(verified.claims ?? {})?.(staged.file);
+  } catch (error) {
+    // Complete but not the declared file: it can never commit. Gone, so the ticket starts over.
+    await staged.abort();
+    await dropUpload(service, ticket, id, record).catch((cause) => ctx.report(cause));
+    throw error;
+  }
   let file: StoredFile;
   try {
     // A single-use ticket is used up only now: until here every failure left the upload resumable.

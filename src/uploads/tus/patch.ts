@@ -8,7 +8,9 @@
 import { createHash, type Hash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import { withSizeReason } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
+import { TICKET_CLAIMS } from "../upload-handle.js";
 import { commitTusUpload, type TusCommitted } from "./commit.js";
 import type { StagingObserver } from "./fs-staging.js";
 import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
@@ -109,9 +111,12 @@ export async function writeBody(
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > room) {
     ctx.body()?.resume();
-    throw tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
-      limit: ticket.limits.maxBytes,
-    });
+    throw withSizeReason(
+      tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
+        limit: ticket.limits.maxBytes,
+      }),
+      ticket.verified.claims?.[TICKET_CLAIMS.exactSize],
+    );
   }
   // Taken before the body is touched: hashing a staged prefix takes a while, and the body must not
   // flow meanwhile.
@@ -169,7 +174,7 @@ export async function writeBody(
   if (written > 0 && !updated.partial) publishProgress(service, ticket, updated.offset, updated.length);
   if (failure !== undefined) {
     throw isFileBridgeError(failure)
-      ? failure
+      ? withSizeReason(failure, ticket.verified.claims?.[TICKET_CLAIMS.exactSize])
       : new FileBridgeError("ABORTED", "The upload body ended early", { cause: failure });
   }
   if (updated.length !== undefined && updated.offset === updated.length && !updated.partial) {
