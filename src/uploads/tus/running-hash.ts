@@ -8,8 +8,12 @@
 import { Sha256Stream } from "../../storage/kit/sha256-stream.js";
 import type { TusStaging } from "./fs-staging.js";
 
-/** Hashes kept at once (one per upload a client is sending); past it the least recent goes. */
-const MAX_HASHES = 256;
+/**
+ * Hashes kept at once (one per upload being sent); past it the least recent goes (its upload hashes
+ * its staged prefix again if it comes back). Each may hold a partly filled 1 MiB batch, so this also
+ * bounds their memory (32 MiB).
+ */
+const MAX_HASHES = 32;
 
 interface Running {
   hash: Sha256Stream;
