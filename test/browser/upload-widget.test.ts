@@ -227,9 +227,13 @@ describe.runIf(browserAvailable()).each(["v1", "v2"] as const)(
       expect(file?.size).toBe(bytes.length);
       expect(files.uploadOrigins.at(-1)).toBe(sandbox.origin); // a real cross-origin upload
 
-      const handle = files.uploads.handleFor(file as NonNullable<typeof file>);
       await expect.poll(async () => (await hostRecord()).messages.length).toBe(1);
       const host = await hostRecord();
+      // One file goes through tus: the handle told is the upload's (it stands for its one file).
+      const told = host.contexts[0] as { structuredContent: { uploads: Array<{ handle: string }> } };
+      const handle = told.structuredContent.uploads[0]?.handle as string;
+      expect(handle.startsWith("upload://sessions/")).toBe(true);
+      expect(handle).not.toContain(SCOPE);
       expect(host.resourceUri).toBe("ui://mcp-file-bridge/upload.html");
       if (sdk === "v2") expect(host.protocolVersion).toBe("2026-07-28");
       expect(JSON.stringify(host.messages[0])).toContain(handle);

@@ -1,16 +1,29 @@
 /**
  * Browser code shared by the upload page and the MCP App upload widget: file picking (picker or drag
- * and drop), client-side limits, one multipart XHR upload with a progress bar per file, clear error
- * messages and the done state. It binds to the markup of `src/ui/markup.ts` by element id.
+ * and drop), client-side limits, the upload with a progress bar per file, clear error messages and
+ * the done state. One file goes through the ticket's tus endpoint (resumable: it survives dropped
+ * connections and reloads, see `tus-client.ts`); several files, or a server without tus, go as one
+ * multipart XHR request. It binds to the markup of `src/ui/markup.ts` by element id.
  *
  * This file runs in the browser only: `scripts/browser/build-ui.ts` bundles it (with page-main.ts and
  * widget-main.ts) into `src/ui/generated/`. The package never imports it at runtime.
  */
 
+import {
+  defaultStorage,
+  frameThrottle,
+  type TusOutcome,
+  tusEndpointFor,
+  tusUpload,
+  type UrlStorage,
+} from "./tus-client.js";
+
 /** Where and how much may be uploaded. */
 export interface UploadTarget {
   /** The signed upload URL (multipart POST). */
   uploadUrl: string;
+  /** The ticket's tus endpoint; `null` for none. @default derived from `uploadUrl` (`…/tus/{token}`) */
+  tusUrl?: string | null;
   /** Size cap per file, in bytes. */
   maxBytes: number;
   /** Most files per upload. */
@@ -23,10 +36,12 @@ export interface UploadTarget {
 export interface UploadedFile {
   handle: string;
   uri?: string;
-  id: string;
+  /** Absent after a tus upload (its answer names the handle only). */
+  id?: string;
   name: string;
   size: number;
-  sha256: string;
+  /** Absent after a tus upload through a server that does not send `Upload-Sha256`. */
+  sha256?: string;
   mimeType: string;
   expiresAt?: string;
 }
@@ -43,6 +58,8 @@ export interface UploaderOptions {
   singlePickFallback?: boolean;
   /** What the limits line says while there is no target. */
   pendingText?: string;
+  /** Where a tus upload URL is kept to resume after a reload. @default `localStorage`, else memory */
+  storage?: UrlStorage;
 }
 
 /** A mounted uploader. */
@@ -123,6 +140,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
   const pickHint = byId<HTMLElement>(doc, "pick-hint");
 
   let target = options.target;
+  const storage = options.storage ?? defaultStorage();
   let entries: Entry[] = [];
   let busy = false;
   let finished = false;
@@ -348,35 +366,17 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
       entry.state.textContent = "0%";
     }
     status.textContent = "Uploading…";
-    let reply = await send(target.uploadUrl);
+    let reply = await sendOnce(target);
     if (reply.status === 410 && codeOf(reply.body).code === "TOKEN_EXPIRED" && options.refreshTarget) {
       const fresh = await options.refreshTarget().catch(() => null);
       if (fresh) {
         target = fresh;
         renderLimits();
-        reply = await send(target.uploadUrl);
+        reply = await sendOnce(target);
       }
     }
     if (reply.status === 201) {
-      const files = (reply.body as { files?: UploadedFile[] } | null)?.files ?? [];
-      entries.forEach((entry) => {
-        entry.progress.value = 100;
-        entry.state.textContent = "Uploaded";
-        entry.row.classList.add("stored");
-      });
-      busy = false;
-      finished = true;
-      status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
-      refresh();
-      let extra: string | undefined;
-      try {
-        extra = await options.onDone?.(files);
-      } catch {
-        extra = undefined;
-      }
-      if (extra) doneText.textContent = extra;
-      done.hidden = false;
-      done.focus();
+      await succeed(reply.files);
       return;
     }
     if (reply.status === 0) {
@@ -386,6 +386,84 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     const { code, limit } = codeOf(reply.body);
     const final = code === "TOKEN_EXPIRED" || code === "TOKEN_ALREADY_USED" || code === "INVALID_TOKEN";
     fail(messageFor(code, reply.status, limit), final);
+  };
+
+  const succeed = async (files: UploadedFile[]) => {
+    entries.forEach((entry) => {
+      entry.progress.value = 100;
+      entry.state.textContent = "Uploaded";
+      entry.row.classList.add("stored");
+    });
+    busy = false;
+    finished = true;
+    status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
+    refresh();
+    let extra: string | undefined;
+    try {
+      extra = await options.onDone?.(files);
+    } catch {
+      extra = undefined;
+    }
+    if (extra) doneText.textContent = extra;
+    done.hidden = false;
+    done.focus();
+  };
+
+  /**
+   * One upload attempt: one file through tus (it retries and resumes by itself), else — several
+   * files, or no tus endpoint on the server — the multipart request.
+   */
+  const sendOnce = async (
+    to: UploadTarget,
+  ): Promise<{ status: number; body: unknown; files: UploadedFile[] }> => {
+    const endpoint =
+      entries.length === 1 ? tusEndpointFor(to.uploadUrl, to.tusUrl, doc.location.href) : undefined;
+    const only = entries[0];
+    if (endpoint && only) {
+      const outcome = await sendTus(endpoint, only);
+      if (outcome.kind === "stored") {
+        const file = only.file;
+        const stored: UploadedFile = {
+          handle: outcome.handle ?? "",
+          name: file.name,
+          size: file.size,
+          mimeType: file.type || "application/octet-stream",
+          ...(outcome.sha256 ? { sha256: outcome.sha256 } : {}),
+        };
+        return { status: 201, body: null, files: outcome.handle ? [stored] : [] };
+      }
+      if (outcome.kind === "refused") return { ...outcome, files: [] };
+      if (outcome.kind === "offline") return { status: 0, body: null, files: [] };
+    }
+    const reply = await send(to.uploadUrl);
+    const files =
+      reply.status === 201 ? ((reply.body as { files?: UploadedFile[] } | null)?.files ?? []) : [];
+    return { ...reply, files };
+  };
+
+  const sendTus = (endpoint: string, entry: Entry): Promise<TusOutcome> => {
+    const draw = frameThrottle((sent: number, total: number) => {
+      if (finished) return;
+      const percent = total === 0 ? 99 : Math.min(99, Math.floor((sent / total) * 100));
+      entry.progress.value = percent;
+      entry.state.textContent = `${percent}%`;
+    });
+    return tusUpload({
+      endpoint,
+      file: entry.file,
+      storage,
+      onProgress: (sent, total) => {
+        if (status.dataset.retrying) {
+          delete status.dataset.retrying;
+          status.textContent = "Uploading…";
+        }
+        draw(sent, total);
+      },
+      onRetry: (delay) => {
+        status.dataset.retrying = "1";
+        status.textContent = `The connection dropped. Trying again in ${Math.max(1, Math.round(delay / 1000))} s; the upload continues where it stopped.`;
+      },
+    });
   };
 
   upload.addEventListener("click", () => {

@@ -7,6 +7,7 @@
  * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
  */
 import { Readable } from "node:stream";
+import { scopeRefsOf } from "../../scope/scope-refs.js";
 import type { PutOptions, StagedFile, StoredFile } from "../../storage/types.js";
 import { declaredFileCheck } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
@@ -135,5 +136,6 @@ export async function commitTusUpload(
     length: file.size,
     fileId: file.id,
   });
-  return { file, handle: formatUploadHandle(limits.scope, verified.fileId) };
+  // The minter's keyed scope reference, as in the single-request path's handles (not the unkeyed hash).
+  return { file, handle: formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter)) };
 }

@@ -255,9 +255,15 @@ function withLength(record: TusRecord, length: number | undefined, ticket: TusTi
   return { ...record, length };
 }
 
-/** The handle header of a committed upload (`Upload-Handle`), for clients that want it at once. */
-function handleHeader(written: { committed?: { handle: string } }): Record<string, string> {
-  return written.committed ? { "upload-handle": written.committed.handle } : {};
+/**
+ * The headers of a committed upload, for clients that want the file at once: its handle
+ * (`Upload-Handle`) and the sha256 the server computed (`Upload-Sha256`, hex).
+ */
+function handleHeader(written: {
+  committed?: { handle: string; file: { sha256: string } };
+}): Record<string, string> {
+  if (!written.committed) return {};
+  return { "upload-handle": written.committed.handle, "upload-sha256": written.committed.file.sha256 };
 }
 
 function headResponse(record: TusRecord, request: Request): Response {
