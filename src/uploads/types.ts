@@ -259,6 +259,15 @@ export interface FilesExtensionOptions {
   /** Lifetime of the signed download URLs `authorizeDownload` hands out. @default the minter's ttl */
   downloadTtl?: Duration;
   /**
+   * Add the ticket's tus 1.0 endpoint to the upload descriptor (`upload.tus: { endpoint, version }`,
+   * an extra field the draft's descriptor allows), so a client that speaks tus resumes the same
+   * upload; the descriptor stays an https `PUT` for every other client. The tus commit checks the
+   * declared size, sha-256 and media type exactly as the `PUT` does. Turn it off when the routes
+   * run with `tus: false`.
+   * @default true
+   */
+  tus?: boolean;
+  /**
    * Upload descriptors that are presigned `PUT`s straight to the store's bucket (the store must have
    * `directUploads`: `s3Store`), committed on the URI's first resolve or `files/completeUpload` once
    * size and sha-256 are verified. See docs/files-extension.md.

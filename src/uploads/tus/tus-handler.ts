@@ -7,6 +7,7 @@
  */
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { parseMediaType } from "../../media/media-type.js";
+import { checkDeclaredLength } from "../declared-file.js";
 import type { UploadHandler, UploadRequestContext } from "../handler-types.js";
 import { checkRateLimit } from "../upload-handler.js";
 import { createFinalUpload, createTusUpload } from "./create.js";
@@ -209,6 +210,7 @@ export class TusUploadHandler implements UploadHandler {
         await service.state.delete(tusTicketKey(ticket.verified.fileId));
       }
       await service.staging.remove(id);
+      service.hashes.drop(id);
       return record;
     });
     return tusResponse(204);
@@ -243,6 +245,7 @@ function withLength(record: TusRecord, length: number | undefined, ticket: TusTi
     if (record.length !== length) throw tusError("INVALID_REQUEST", "Upload-Length cannot change");
     return record;
   }
+  checkDeclaredLength(ticket.verified.claims ?? {}, length);
   if (length > ticket.limits.maxBytes) {
     throw tusError("FILE_TOO_LARGE", `The upload is larger than ${ticket.limits.maxBytes} bytes`, 413, {
       limit: ticket.limits.maxBytes,
