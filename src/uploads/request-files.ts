@@ -16,6 +16,7 @@ import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type { UploadTicketMinter } from "./ticket-minter.js";
 import {
   formatUploadHandle,
   TICKET_CLAIMS,
@@ -28,28 +29,15 @@ import {
 } from "./upload-handle.js";
 
 /**
- * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets.
+ * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets: the same as the
+ * upload-handle resolver's {@link UploadTicketMinter}.
  *
  * @example
  * ```ts
  * const minter: FileRequestMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
  * ```
  */
-export interface FileRequestMinter {
-  /**
-   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
-   * its secret). Without it, the unkeyed reference.
-   */
-  readonly scopeRefs?: ScopeRefs;
-  mint(options: {
-    scope: string;
-    fileId: string;
-    action: "upload";
-    ttl?: Duration;
-    singleUse?: boolean;
-    claims?: Record<string, string | number | boolean>;
-  }): Promise<{ url: string; token: string; expiresAt: number }>;
-}
+export type FileRequestMinter = UploadTicketMinter;
 
 /**
  * Options of {@link FileRequests}.
@@ -129,6 +117,11 @@ export interface RequestFilesOptions {
    * @default the configured `maxBytes`
    */
   maxBytes?: number;
+  /**
+   * Which server asks, shown on the upload page (at most 100 characters).
+   * @default not shown (`UploadHandleResolver.requestFiles` fills in the MCP server's title or name)
+   */
+  serverName?: string;
 }
 
 /**
@@ -246,6 +239,13 @@ function fileRequestKey(id: string): string {
 }
 
 const check = optionCheck("FileRequests");
+
+/** A server name for the page: whitespace folded, 1 to 100 characters, else none. */
+export function askerName(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const name = value.replace(/\s+/g, " ").trim();
+  return name.length > 0 && name.length <= 100 ? name : undefined;
+}
 
 function invalidInput(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_INPUT", `requestFiles: ${message}`);
@@ -395,6 +395,8 @@ export class FileRequests {
       [UPLOAD_PAGE_CLAIMS.message]: message,
     };
     if (accept.length > 0) claims[UPLOAD_PAGE_CLAIMS.accept] = accept.join(",");
+    const asker = askerName(options.serverName);
+    if (asker !== undefined) claims[UPLOAD_PAGE_CLAIMS.server] = asker;
     const minted = await this.#minter.mint({
       scope,
       fileId: id,
