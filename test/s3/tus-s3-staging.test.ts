@@ -6,10 +6,13 @@
  * the exact bytes. Nothing of the staging is left in the bucket (objects and multipart uploads) after
  * commit, termination or the expiry sweep; another scope's ticket cannot see or write an upload.
  */
+
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
+import { fileURLToPath } from "node:url";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
@@ -42,6 +45,7 @@ let keyPrefix: string;
 let client: S3Client;
 let replicas: Replica[];
 let stored: StoredFile[];
+let children: ChildProcess[];
 
 async function replica(): Promise<Replica> {
   const state = redisState({ url: requireServices().redis.url, keyPrefix });
@@ -75,9 +79,11 @@ beforeEach(async () => {
   keyPrefix = uniquePrefix("tuss3");
   client = testClient();
   stored = [];
+  children = [];
   replicas = [await replica(), await replica()];
 });
 afterEach(async () => {
+  for (const child of children) child.kill("SIGKILL");
   for (const { server, state, store } of replicas) {
     await close(server).catch(() => undefined);
     await store.close?.();
@@ -150,7 +156,70 @@ async function offsetOf(url: string): Promise<number> {
   }
 }
 
+/** Starts a replica in a child process (test/s3/fixtures/tus-replica.ts); resolves with it and its origin. */
+async function childReplica(): Promise<{ child: ChildProcess; origin: string }> {
+  const { s3, redis } = requireServices();
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(new URL("./fixtures/tus-replica.ts", import.meta.url))],
+    {
+      env: {
+        ...process.env,
+        REPLICA_REDIS_URL: redis.url,
+        REPLICA_KEY_PREFIX: keyPrefix,
+        REPLICA_S3_BUCKET: s3.bucket,
+        REPLICA_S3_ENDPOINT: s3.endpoint,
+        REPLICA_S3_REGION: s3.region,
+        REPLICA_S3_KEY: s3.accessKeyId,
+        REPLICA_S3_SECRET: s3.secretAccessKey,
+        REPLICA_S3_PREFIX: prefix,
+        REPLICA_SECRET: SECRET,
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  children.push(child);
+  let out = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    out += chunk.toString("utf8");
+    if (out.includes("\n")) break;
+  }
+  return { child, origin: out.trim() };
+}
+
 describeWithServices("tus staging on S3 across replicas (radosgw + redis-server)", () => {
+  it("resumes through replica B an upload whose replica A was killed (SIGKILL) mid-body: from A's last part, exact bytes", async () => {
+    const b = replicas[1] as Replica;
+    const a = await childReplica();
+    const bytes = randomBytes(20 * MiB + 4321);
+    const onA = await createUpload(a.origin, b.minter, "s1", bytes.length);
+    const id = onA.slice(onA.lastIndexOf("/") + 1);
+    // The whole body to A; A is killed once its first part is in the bucket and in redis, before it
+    // recorded any offset (a real crash: no handler left to record what it wrote).
+    await cutPatch(onA, bytes, 0, bytes.length, async () => {
+      for (;;) {
+        const staged = await b.state.get<{ parts: unknown[] }>(`mcp-file-bridge:tus-s3:${id}`);
+        if ((staged?.parts.length ?? 0) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      a.child.kill("SIGKILL");
+    });
+    const onB = onA.replace(a.origin, b.origin);
+    // B continues from the bytes in A's completed parts (A's lock runs out after its 1 s TTL).
+    const offset = await offsetOf(onB);
+    expect(offset).toBeGreaterThanOrEqual(8 * MiB);
+    expect(offset % (8 * MiB)).toBe(0);
+    const rest = await fetch(onB, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(offset) },
+      body: new Uint8Array(bytes.subarray(offset)),
+    });
+    expect(rest.status).toBe(204);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.sha256).toBe(sha256(bytes));
+    expect(await leftInBucket()).toEqual([]);
+  });
+
   it("resumes through replica B an upload cut on replica A (closed), cut again twice: exact bytes, nothing staged left", async () => {
     const [a, b] = replicas as [Replica, Replica];
     const bytes = randomBytes(26 * MiB + 12_345);
