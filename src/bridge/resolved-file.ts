@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { removeDir } from "../internal/temp-dir.js";
+import { removeCallFile } from "../internal/call-root.js";
 import type { FileSource, ResolvedFile } from "./types.js";
 
 /** What a {@link LocalResolvedFile} is made of. */
@@ -14,9 +14,12 @@ export interface LocalResolvedFileInit {
   sha256: string | (() => string);
   path: string;
   source: FileSource;
-  /** The per-call temp folder to remove on dispose; absent for local-path inputs (never deleted). */
-  tempDir?: string | undefined;
-  /** Called once after the temp folder is gone. */
+  /**
+   * Whether `path` is a temp file this bridge made (in the call root), unlinked on dispose; false for
+   * local-path inputs (never deleted).
+   */
+  owned?: boolean | undefined;
+  /** Called once after the temp file is gone. */
   onDispose?: (() => void) | undefined;
 }
 
@@ -30,7 +33,7 @@ export class LocalResolvedFile implements ResolvedFile {
   declare readonly sha256: string;
   readonly path: string;
   readonly source: FileSource;
-  readonly #tempDir: string | undefined;
+  readonly #owned: boolean;
   readonly #onDispose: (() => void) | undefined;
   #disposing: Promise<void> | undefined;
 
@@ -54,7 +57,7 @@ export class LocalResolvedFile implements ResolvedFile {
     });
     this.path = init.path;
     this.source = init.source;
-    this.#tempDir = init.tempDir;
+    this.#owned = init.owned === true;
     this.#onDispose = init.onDispose;
   }
 
@@ -68,8 +71,8 @@ export class LocalResolvedFile implements ResolvedFile {
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      // The folder holds the one file resolve() wrote unless the caller added more: unlink + rmdir.
-      if (this.#tempDir) await removeDir(this.#tempDir, this.path);
+      // Exactly the one file resolve() created: one unlink.
+      if (this.#owned) await removeCallFile(this.path);
       this.#onDispose?.();
     })();
     return this.#disposing;
