@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extension as extensionFor } from "mime-types";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { callFilePrefix, createCallFile, removeCallFile } from "../internal/call-root.js";
+import { createCallFile, removeCallFile } from "../internal/call-root.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
@@ -76,14 +76,13 @@ export async function materialize(
   produce: Producer,
 ): Promise<ResolvedFile> {
   if (ctx.signal?.aborted) throw aborted();
-  // The file is `<root>/<random>-<name>`: unguessable, unique, and the name keeps its extension.
-  // With a usable name it is written under it directly; otherwise under a placeholder that is
-  // renamed once the sniffed type has given it an extension.
-  const prefix = callFilePrefix();
+  // With a usable name the file is written under it directly (in the call root, or in a folder of
+  // its own there when another call holds the name); otherwise under a placeholder in a folder of
+  // its own, renamed once the sniffed type has given it an extension.
   const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
-  const fileName = givenName ? `${prefix}-${diskName(givenName)}` : `${prefix}.partial`;
+  const fileName = givenName ? diskName(givenName) : ".partial";
   // The file is created on the thread pool while the producer decodes its first chunk.
-  const created = createCallFile(ctx.tmpDir, fileName);
+  const created = createCallFile(ctx.tmpDir, fileName, { ownFolder: !givenName });
   created.catch(() => {});
   // Inputs decoded from the argument itself are hashed when `sha256` is first read (hashing while
   // writing cost more than decoding and writing); streamed inputs and digest checks hash now.
@@ -97,7 +96,7 @@ export async function materialize(
   try {
     await produce(writer);
     const written = await writer.finish();
-    const { root, path: partial } = await created;
+    const { folder, path: partial } = await created;
     path = partial;
     if (ctx.signal?.aborted) throw aborted();
     if (written.size === 0 && !ctx.allowEmpty) throw new FileBridgeError("EMPTY_FILE", "the file is empty");
@@ -114,7 +113,7 @@ export async function materialize(
     if (!name) {
       const ext = extensionFor(mimeType);
       name = ext && parseMediaType(mimeType)?.essence !== OCTET_STREAM ? `file.${ext}` : "file";
-      const named = join(root, `${prefix}-${diskName(name)}`);
+      const named = join(folder as string, diskName(name));
       await rename(partial, named);
       path = named;
     }
@@ -126,12 +125,12 @@ export async function materialize(
       sha256: written.sha256 ?? (() => sha256OfFileSync(final)),
       path: final,
       source: { kind: spec.kind, detail: spec.detail },
-      owned: true,
+      owned: { folder },
     });
   } catch (error) {
     await writer.close().catch(() => {});
     const file = await created.catch(() => undefined);
-    if (file) await removeCallFile(path ?? file.path);
+    if (file) await removeCallFile(path ?? file.path, file.folder);
     if (ctx.signal?.aborted && !isFileBridgeError(error, "TIMEOUT")) {
       throw isFileBridgeError(error, "ABORTED") ? error : aborted();
     }

@@ -15,10 +15,10 @@ export interface LocalResolvedFileInit {
   path: string;
   source: FileSource;
   /**
-   * Whether `path` is a temp file this bridge made (in the call root), unlinked on dispose; false for
-   * local-path inputs (never deleted).
+   * Set when `path` is a temp file this bridge made in the call root: it is unlinked on dispose, with
+   * the call's own `folder` if it had one. Absent for local-path inputs (never deleted).
    */
-  owned?: boolean | undefined;
+  owned?: { readonly folder: string | undefined } | undefined;
   /** Called once after the temp file is gone. */
   onDispose?: (() => void) | undefined;
 }
@@ -33,7 +33,7 @@ export class LocalResolvedFile implements ResolvedFile {
   declare readonly sha256: string;
   readonly path: string;
   readonly source: FileSource;
-  readonly #owned: boolean;
+  readonly #owned: { readonly folder: string | undefined } | undefined;
   readonly #onDispose: (() => void) | undefined;
   #disposing: Promise<void> | undefined;
 
@@ -57,7 +57,7 @@ export class LocalResolvedFile implements ResolvedFile {
     });
     this.path = init.path;
     this.source = init.source;
-    this.#owned = init.owned === true;
+    this.#owned = init.owned;
     this.#onDispose = init.onDispose;
   }
 
@@ -71,8 +71,8 @@ export class LocalResolvedFile implements ResolvedFile {
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      // Exactly the one file resolve() created: one unlink.
-      if (this.#owned) await removeCallFile(this.path);
+      // Exactly the one file resolve() created (one unlink), and its own folder if it had one.
+      if (this.#owned) await removeCallFile(this.path, this.#owned.folder);
       this.#onDispose?.();
     })();
     return this.#disposing;
