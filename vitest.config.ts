@@ -27,6 +27,9 @@ export default defineConfig({
     // test run can act on (the support policy is in the README).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
     pool: "forks",
+    // Two test files at a time: the suite is mostly waiting on child processes, sockets and disks, and
+    // Vitest's default (cores - 1) gives one worker on the 2-core machines CI runs on.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,

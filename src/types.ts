@@ -57,6 +57,7 @@ export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from ".
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type { StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
 export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
+export type { DirectUploadOptions } from "./uploads/types.js";
 export type {
   RewrittenArgs,
   UploadAttachOptions,

@@ -12,6 +12,7 @@ import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { aborted, resolverFailure } from "./failures.js";
 import { type FileInputOptions, fileInput } from "./file-input.js";
+import { fileParamsMeta } from "./file-params.js";
 import {
   type BridgeSettings,
   DEFAULT_SWEEP_OLDER_THAN,
@@ -22,6 +23,7 @@ import {
 } from "./options.js";
 import { BASE64_CHARSET } from "./sources/base64.js";
 import { isDataUrl } from "./sources/data-url.js";
+import { fromDownloadUrl } from "./sources/download-url.js";
 import { fromHttps } from "./sources/https.js";
 import { fromBase64, fromDataUrl } from "./sources/inline.js";
 import { fromObject, type ObjectFormHost } from "./sources/object.js";
@@ -65,6 +67,8 @@ export class FileBridge {
   /** The bridge as object forms see it: they resolve their `uri` as a string. */
   readonly #objectHost: ObjectFormHost = {
     resolveString: (input, ctx) => this.#resolveString(input, ctx),
+    resolveDownloadUrl: (input, ctx) =>
+      fromDownloadUrl(input, ctx, { https: this.#settings.https, httpsForm: this.#settings.forms.https }),
     enabledForms: () => this.enabledForms,
   };
 
@@ -139,6 +143,22 @@ export class FileBridge {
       https: options.https ?? this.#settings.forms.https,
       maxBytes: options.maxBytes ?? this.maxBytes,
     });
+  }
+
+  /**
+   * The tool `_meta` entry `{"openai/fileParams": [...]}` naming the top-level fields of
+   * `inputSchema` made with `fileInput({ fileParams: true })`, or `{}` (see {@link FileInputOptions.fileParams}).
+   * Hosts following that convention hand those fields `{download_url, file_id}` objects, fetched from
+   * `https.downloadOrigins`. A marked field below the top level fails with `INVALID_OPTION`.
+   *
+   * @example
+   * ```ts
+   * const inputSchema = { attachment: bridge.fileInput({ fileParams: true }) };
+   * server.registerTool("summarize", { inputSchema, _meta: bridge.fileParamsMeta(inputSchema) }, handler);
+   * ```
+   */
+  fileParamsMeta(inputSchema: object): { "openai/fileParams"?: string[] } {
+    return fileParamsMeta(inputSchema);
   }
 
   /** The names of the forms currently enabled, as shown in `UNSUPPORTED_INPUT` errors. */

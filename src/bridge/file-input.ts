@@ -43,6 +43,19 @@ export interface FileInputOptions {
    * infer that they may upload the file and pass its file URI. @default false (no `transferModes`)
    */
   upload?: boolean;
+  /**
+   * List this field under the tool's `_meta["openai/fileParams"]` (the OpenAI Apps SDK convention),
+   * so hosts that follow it (ChatGPT apps; Codex CLI, even with its files flag off) attach the
+   * person's file and hand the tool a `{download_url, file_id, mime_type?, file_name?}` object.
+   * The bridge fetches `download_url` only from the origins in its `https.downloadOrigins` option.
+   *
+   * Nothing is added to the JSON Schema (strict validators see the same schema): put
+   * `bridge.fileParamsMeta(inputSchema)` in the tool's `_meta`. The convention names **top-level**
+   * fields only, so a field marked here must be a property of the tool's input object itself (not
+   * inside a list or a nested object); `fileParamsMeta` refuses anything else.
+   * @default false
+   */
+  fileParams?: boolean;
 }
 
 const alias = (of: string) => z.string().optional().describe(`Same as ${of}`);
@@ -103,11 +116,9 @@ export function fileInput(options: FileInputOptions = {}) {
     "must be a list of media types",
   );
   if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
-  check.require(
-    options.upload === undefined || typeof options.upload === "boolean",
-    "upload",
-    "must be a boolean",
-  );
+  for (const key of ["upload", "fileParams"] as const) {
+    check.require(options[key] === undefined || typeof options[key] === "boolean", key, "must be a boolean");
+  }
   const forms = [
     'a data URL ("data:<type>;name=<file name>;base64,<data>")',
     'an object {"name": "<file name>", "content": "<base64>", "mimeType": "<type>"}',
@@ -127,5 +138,16 @@ export function fileInput(options: FileInputOptions = {}) {
   // marker (a data: URI or a file URI); the marker also stays on the property itself, where the
   // variant clients look. The plain string branch keeps handles, paths and URLs valid.
   const fileUri = z.url().meta({ [MCP_FILE_KEYWORD]: { ...marker } });
-  return z.union([fileUri, z.string().min(1), fileObject]).meta({ description, [MCP_FILE_KEYWORD]: marker });
+  const schema = z
+    .union([fileUri, z.string().min(1), fileObject])
+    .meta({ description, [MCP_FILE_KEYWORD]: marker });
+  if (options.fileParams) FILE_PARAMS.add(schema._zod.def);
+  return schema;
 }
+
+/**
+ * The definitions of the `fileInput()` schemas made with `fileParams: true` (a definition, so
+ * `.describe()` and `.meta()` copies, which share it, stay marked). Kept out of the JSON Schema (an unknown
+ * key there would be one more keyword for strict validators); `fileParamsMeta` reads it.
+ */
+export const FILE_PARAMS = new WeakSet<object>();

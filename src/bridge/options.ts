@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Duration } from "../internal/duration.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
+import { type DownloadOrigin, parseDownloadOrigin } from "./sources/download-origin.js";
 import { type HostPattern, parseHostPattern } from "./sources/safe-fetch.js";
 import type { FileSourceResolver } from "./types.js";
 
@@ -49,10 +50,24 @@ export interface FileBridgeForms {
  */
 export interface FileBridgeHttpsOptions {
   /**
-   * Hosts that may be fetched: exact names (`files.example.com`), subdomain wildcards
-   * (`*.example.com`, not the apex) or `*` for any host. Private addresses stay refused regardless.
+   * Hosts whose `https://` URLs may be fetched: exact names (`files.example.com`), subdomain
+   * wildcards (`*.example.com`, not the apex) or `*` for any host. Private addresses stay refused
+   * regardless. May be left out (or empty) when `downloadOrigins` is given: then only host
+   * attachments are fetched, and `https://` strings stay refused.
+   * @default none (required unless `downloadOrigins` is given)
    */
-  allowHosts: string[];
+  allowHosts?: string[];
+  /**
+   * Origins a host's file attachments are downloaded from: the `download_url` of a
+   * `{download_url, file_id, mime_type?, file_name?}` object, which hosts following the OpenAI Apps
+   * SDK's `_meta["openai/fileParams"]` (see `fileInput({ fileParams: true })`) hand the tool. Each
+   * entry is an origin, `https://files.example.com`, `https://files.example.com:8443` or
+   * `https://*.example.com`; redirects may only go to the hosts listed here. A `download_url` on any
+   * other origin is refused with `HOST_NOT_ALLOWED`, whose message names the origin to add here.
+   * Fetching uses the same guards (private addresses, timeout, redirects, size) as `https://` URLs.
+   * @default none: host attachments are fetched only from `allowHosts` when `https://` strings are on
+   */
+  downloadOrigins?: string[];
   /** Overall time for connecting, redirects and the body; over it the call fails with `TIMEOUT`. @default "30s" */
   timeout?: Duration;
   /** Redirects followed, each hop re-checked against the allow-list and address rules. @default 3 */
@@ -163,6 +178,7 @@ export const DEFAULT_SWEEP_OLDER_THAN: Duration = "1h";
 /** The https settings the bridge fetches with (validated {@link FileBridgeHttpsOptions}). */
 export interface HttpsSettings {
   readonly allowHosts: HostPattern[];
+  readonly downloadOrigins: DownloadOrigin[];
   readonly timeoutMs: number;
   readonly maxRedirects: number;
   readonly allowPrivateAddresses: boolean;
@@ -241,20 +257,31 @@ function checkForms(
     dataUrl: forms.dataUrl ?? true,
     object: forms.object ?? true,
     resolver: forms.resolver ?? true,
-    https: forms.https ?? https !== undefined,
+    https: forms.https ?? (https !== undefined && https.allowHosts.length > 0),
     base64: forms.base64 ?? false,
   };
   check.require(!enabled.path || roots.length > 0, "forms.path", "needs at least one entry in roots");
-  check.require(!enabled.https || https !== undefined, "forms.https", "needs https.allowHosts");
+  check.require(
+    !enabled.https || (https !== undefined && https.allowHosts.length > 0),
+    "forms.https",
+    "needs https.allowHosts",
+  );
   return enabled;
 }
 
 function normalizeHttps(https: FileBridgeHttpsOptions): HttpsSettings {
   check.object(https, "https");
+  const origins = https.downloadOrigins;
   check.require(
-    Array.isArray(https.allowHosts) && https.allowHosts.length > 0,
+    origins === undefined || Array.isArray(origins),
+    "https.downloadOrigins",
+    "must be a list of origins",
+  );
+  const allowHosts = https.allowHosts ?? [];
+  check.require(
+    Array.isArray(allowHosts) && (allowHosts.length > 0 || (origins?.length ?? 0) > 0),
     "https.allowHosts",
-    "must be a non-empty list of hosts",
+    "must be a non-empty list of hosts (unless https.downloadOrigins is given)",
   );
   const ca = https.ca;
   check.require(
@@ -265,7 +292,8 @@ function normalizeHttps(https: FileBridgeHttpsOptions): HttpsSettings {
   const maxRedirects = check.integer(https.maxRedirects, "https.maxRedirects", DEFAULT_MAX_REDIRECTS);
   const timeoutMs = check.duration(https.timeout, "https.timeout", DEFAULT_TIMEOUT, { positive: true });
   return {
-    allowHosts: https.allowHosts.map((entry) => parseHostPattern(entry, "https.allowHosts")),
+    allowHosts: allowHosts.map((entry) => parseHostPattern(entry, "https.allowHosts")),
+    downloadOrigins: (origins ?? []).map((entry) => parseDownloadOrigin(entry, "https.downloadOrigins")),
     timeoutMs,
     maxRedirects,
     allowPrivateAddresses: https.allowPrivateAddresses === true,

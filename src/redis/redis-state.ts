@@ -1,7 +1,6 @@
-import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { optionCheck } from "../internal/options.js";
-import { MAX_STATE_KEY_LENGTH } from "../storage/memory-state.js";
+import { assertStateKey, serializeStateValue } from "../storage/memory-state.js";
 import type { StateSetOptions, StateStore } from "../storage/types.js";
 import {
   type Connection,
@@ -54,27 +53,6 @@ local e = nl and tonumber(string.sub(cur, 1, nl - 1))
 if nl and e and e <= tonumber(ARGV[1]) then return 0 end
 return 1`);
 
-function assertKey(key: unknown): asserts key is string {
-  if (typeof key !== "string" || key.length === 0 || key.length > MAX_STATE_KEY_LENGTH) {
-    throw new FileBridgeError(
-      "INVALID_INPUT",
-      `state keys must be non-empty strings of at most ${MAX_STATE_KEY_LENGTH} characters`,
-    );
-  }
-}
-
-function serialize(value: unknown): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch (error) {
-    throw new FileBridgeError("INVALID_INPUT", "state values must be JSON-serializable", { cause: error });
-  }
-  if (json === undefined)
-    throw new FileBridgeError("INVALID_INPUT", "state values must be JSON-serializable");
-  return json;
-}
-
 /**
  * The {@link StateStore} {@link redisState} returns: also exposes its connection for drivers that
  * share it ({@link redisCatalog}, {@link redisChangeFeed}).
@@ -115,7 +93,7 @@ export function redisState(options: RedisStateOptions): RedisStateStore {
   const keyOf = (key: string) => `${prefix}state:${key}`;
 
   function encode(value: unknown, setOptions: StateSetOptions | undefined): { raw: string; px: string } {
-    const json = serialize(value);
+    const json = serializeStateValue(value);
     const ttl = setOptions?.ttl;
     if (ttl === undefined) return { raw: `\n${json}`, px: "" };
     const ms = Math.ceil(durationToMs(ttl, "ttl"));
@@ -127,7 +105,7 @@ export function redisState(options: RedisStateOptions): RedisStateStore {
     client,
 
     async get<T = unknown>(key: string): Promise<T | null> {
-      assertKey(key);
+      assertStateKey(key);
       let raw: string | null;
       try {
         raw = await client.get(keyOf(key));
@@ -142,7 +120,7 @@ export function redisState(options: RedisStateOptions): RedisStateStore {
     },
 
     async set(key: string, value: unknown, setOptions?: StateSetOptions): Promise<void> {
-      assertKey(key);
+      assertStateKey(key);
       const { raw, px } = encode(value, setOptions);
       try {
         if (px) await client.set(keyOf(key), raw, "PX", Number(px));
@@ -153,7 +131,7 @@ export function redisState(options: RedisStateOptions): RedisStateStore {
     },
 
     async setIfAbsent(key: string, value: unknown, setOptions?: StateSetOptions): Promise<boolean> {
-      assertKey(key);
+      assertStateKey(key);
       const { raw, px } = encode(value, setOptions);
       try {
         return (await SET_IF_ABSENT(client, [keyOf(key)], [raw, String(now()), px])) === 1;
@@ -163,7 +141,7 @@ export function redisState(options: RedisStateOptions): RedisStateStore {
     },
 
     async delete(key: string): Promise<boolean> {
-      assertKey(key);
+      assertStateKey(key);
       try {
         return (await DELETE_LIVE(client, [keyOf(key)], [String(now())])) === 1;
       } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * `mcp-file-bridge/s3`: a `FileStore` on S3 and S3-compatible object storage, on the official
  * AWS SDK v3 (`@aws-sdk/client-s3`, `@aws-sdk/lib-storage`, optional peer dependencies;
- * `@aws-sdk/s3-request-presigner` only for presigned downloads).
+ * `@aws-sdk/s3-request-presigner` only for presigned downloads and direct uploads).
  */
 export type { S3FileStore, S3StoreOptions } from "./s3-store.js";
 export { s3Store } from "./s3-store.js";

@@ -29,6 +29,7 @@ import { planPut, storedFileOf } from "../storage/kit/put-plan.js";
 import { stagedFile } from "../storage/kit/staged-file.js";
 import type {
   ByteRange,
+  DirectUploads,
   FileCatalog,
   FileStore,
   ListOptions,
@@ -38,6 +39,7 @@ import type {
   StagedFile,
   StoredFile,
 } from "../storage/types.js";
+import { s3DirectUploads } from "./s3-direct.js";
 import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
 import { presignDownload } from "./s3-presign.js";
@@ -121,6 +123,11 @@ export interface S3StoreOptions {
 export interface S3FileStore extends FileStore {
   readonly bucket: string;
   readonly prefix: string;
+  /**
+   * Presigned `PUT`s of staging objects and their verified commit, so upload bytes skip your server
+   * (the files extension's `direct` option uses them; needs `@aws-sdk/s3-request-presigner`).
+   */
+  readonly directUploads: DirectUploads;
   /**
    * A presigned S3 GET URL for the file (as an `attachment` with its name), or `null` when the file
    * is missing, expired, in another scope, or `presign` is off.
@@ -500,11 +507,26 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
   }
 
   const timer = unrefInterval(sweepMs, sweep);
+  const directUploads = s3DirectUploads({
+    client,
+    bucket,
+    keys,
+    now,
+    commit,
+    tagFor: async (ttlMs) => {
+      if (!lifecycle || ttlMs === undefined) return undefined;
+      await applyLifecycle(client, bucket, keys.prefix, lifecycle);
+      return expiryTag(ttlMs);
+    },
+    error: s3Error,
+    isMissing,
+  });
 
   return {
     driver: "s3",
     bucket,
     prefix: keys.prefix,
+    directUploads,
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
       const file = await upload(source, putOptions);

@@ -37,7 +37,8 @@ interface Slot {
   readonly expiresAt: number | undefined;
 }
 
-function assertKey(key: unknown): asserts key is string {
+/** Refuses a state key that is not a non-empty string of at most {@link MAX_STATE_KEY_LENGTH} characters. */
+export function assertStateKey(key: unknown): asserts key is string {
   if (typeof key !== "string" || key.length === 0 || key.length > MAX_STATE_KEY_LENGTH) {
     throw new FileBridgeError(
       "INVALID_INPUT",
@@ -46,7 +47,8 @@ function assertKey(key: unknown): asserts key is string {
   }
 }
 
-function serialize(value: unknown): string {
+/** A state value as JSON; `INVALID_INPUT` for a value JSON cannot carry. */
+export function serializeStateValue(value: unknown): string {
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
@@ -85,7 +87,7 @@ export function memoryState(options: MemoryStateOptions = {}): StateStore {
   const slots = new Map<string, Slot>();
 
   function slotOf(value: unknown, setOptions: StateSetOptions | undefined): Slot {
-    const json = serialize(value);
+    const json = serializeStateValue(value);
     const ttl = setOptions?.ttl;
     return { json, expiresAt: ttl === undefined ? undefined : now() + durationToMs(ttl, "ttl") };
   }
@@ -111,18 +113,18 @@ export function memoryState(options: MemoryStateOptions = {}): StateStore {
     driver: "memory",
 
     async get<T = unknown>(key: string): Promise<T | null> {
-      assertKey(key);
+      assertStateKey(key);
       const slot = live(key);
       return slot === undefined ? null : (JSON.parse(slot.json) as T);
     },
 
     async set(key: string, value: unknown, setOptions?: StateSetOptions): Promise<void> {
-      assertKey(key);
+      assertStateKey(key);
       slots.set(key, slotOf(value, setOptions));
     },
 
     async setIfAbsent(key: string, value: unknown, setOptions?: StateSetOptions): Promise<boolean> {
-      assertKey(key);
+      assertStateKey(key);
       // Validate before looking, and never await between the look and the write: atomic in one process.
       const slot = slotOf(value, setOptions);
       if (live(key) !== undefined) return false;
@@ -131,7 +133,7 @@ export function memoryState(options: MemoryStateOptions = {}): StateStore {
     },
 
     async delete(key: string): Promise<boolean> {
-      assertKey(key);
+      assertStateKey(key);
       const existed = live(key) !== undefined;
       slots.delete(key);
       return existed;

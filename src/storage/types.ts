@@ -204,6 +204,58 @@ export interface ScopeUsage {
 }
 
 /**
+ * What {@link DirectUploads.presignPut} signs: the staging object of one upload and what the bytes
+ * must be. A declared size is signed as `content-length` (S3 refuses another length) and a
+ * declared sha-256 as `x-amz-checksum-sha256` (S3 services that check checksums refuse other bytes).
+ *
+ * @example
+ * ```ts
+ * const target: PresignPutOptions = { scope, stagingId: newId(), expiresIn: 600, size: 5, mimeType: "text/plain" };
+ * ```
+ */
+export interface PresignPutOptions {
+  /** Scope the staged object belongs to. */
+  scope: string;
+  /** Random id of the staging object (an id as `newId()` makes). */
+  stagingId: string;
+  /** Lifetime of the URL, in seconds. */
+  expiresIn: number;
+  /** Time the URL is signed at (its lifetime counts from here). @default now */
+  signingDate?: Date;
+  /** Exact size in bytes. */
+  size?: number;
+  /** Lower-case hex sha-256. */
+  sha256?: string;
+  /** Media type the client must send as `content-type`. */
+  mimeType?: string;
+}
+
+/**
+ * Uploads whose bytes go straight from the client to the storage backend (a presigned S3 `PUT`),
+ * never through the server; the server only verifies and commits them. `s3Store()` has it.
+ *
+ * @example
+ * ```ts
+ * const { url, headers } = await store.directUploads!.presignPut({ scope, stagingId, expiresIn: 600 });
+ * await fetch(url, { method: "PUT", headers, body });
+ * const file = await store.directUploads!.commit(scope, stagingId, { scope, name: "a.txt", maxBytes: 1 << 20 });
+ * ```
+ */
+export interface DirectUploads {
+  /** A presigned `PUT` of the staging object, and the headers the client must send with it. */
+  presignPut(options: PresignPutOptions): Promise<{ url: string; headers: Record<string, string> }>;
+  /**
+   * Verifies the staged object against `options` (`maxBytes`, `expectedSize`, `expectedSha256`, with
+   * the errors of `put`), reading it once, and makes it a stored file under a new id. The staging
+   * object is removed whether the commit succeeds or fails, so a refused upload leaves nothing.
+   * `null` when nothing was uploaded to the staging object (yet).
+   */
+  commit(scope: string, stagingId: string, options: PutOptions): Promise<StoredFile | null>;
+  /** Removes the staging object; `true` when there was one. */
+  discard(scope: string, stagingId: string): Promise<boolean>;
+}
+
+/**
  * Bytes and metadata of stored files, per scope. Drivers are plain objects; `null` means missing.
  * A lookup in another scope behaves exactly like a missing file.
  *
@@ -253,6 +305,11 @@ export interface FileStore {
    * write to it.
    */
   localPath?(scope: string, id: string): Promise<string | null>;
+  /**
+   * Presigned uploads straight to the backend, for drivers that have them (`s3Store`): the files
+   * extension's `direct` option hands them out.
+   */
+  readonly directUploads?: DirectUploads;
   /** Releases resources (timers, handles). */
   close?(): Promise<void>;
 }

@@ -23,6 +23,7 @@ import { parseMediaType } from "../media/media-type.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { StoredFile } from "../storage/types.js";
+import type { DirectUploadResult, DirectUploadStrategy } from "./direct-upload.js";
 import {
   declaredDigest,
   FILES_EXTENSION_ID,
@@ -56,6 +57,8 @@ export interface FilesExtensionDeps {
   filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
   /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
   refs: ScopeRefs;
+  /** The direct-to-storage descriptor strategy, when `direct` is on. */
+  direct?: DirectUploadStrategy | undefined;
 }
 
 function invalidOption(name: string, message: string): FileBridgeError {
@@ -78,7 +81,7 @@ function accepts(patterns: readonly string[] | undefined, mimeType: string): boo
 /** The checked options, with defaults. */
 function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
-  const { accept, maxSize = maxBytes, uploadMethod = "PUT", variant = true, downloadTtl } = options;
+  const { accept, maxSize = maxBytes, uploadMethod = "PUT", variant = true, downloadTtl, direct } = options;
   if (accept !== undefined && (!Array.isArray(accept) || accept.some((each) => typeof each !== "string"))) {
     throw invalidOption("accept", "must be a list of media types");
   }
@@ -88,6 +91,16 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (uploadMethod !== "PUT" && uploadMethod !== "POST")
     throw invalidOption("uploadMethod", 'must be "PUT" or "POST"');
   if (typeof variant !== "boolean") throw invalidOption("variant", "must be a boolean");
+  if (
+    direct !== undefined &&
+    typeof direct !== "boolean" &&
+    (typeof direct !== "object" || direct === null)
+  ) {
+    throw invalidOption("direct", "must be a boolean or an object");
+  }
+  if (direct && uploadMethod === "POST") {
+    throw invalidOption("direct", 'hands out presigned PUTs: it cannot go with uploadMethod "POST"');
+  }
   if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
   return { accept, maxSize, uploadMethod, variant, downloadTtl };
 }
@@ -149,8 +162,8 @@ export class FilesExtension {
     host.handle("files/authorizeDownload", download);
     if (!variant) return;
     host.handle("files/prepareUpload", async (params, ctx) => {
-      const { file, upload: transfer } = await this.#authorizeUpload(params, ctx);
-      return { file, transfer };
+      const result = await this.#authorizeUpload(params, ctx);
+      return "upload" in result ? { file: result.file, transfer: result.upload } : result;
     });
     host.handle("files/completeUpload", async (params, ctx) => ({
       file: await this.#committed(params, ctx),
@@ -168,7 +181,7 @@ export class FilesExtension {
   async #authorizeUpload(
     params: HostFilesParams,
     ctx: HostRequestContext,
-  ): Promise<{ file: FileValue; upload: FileTransferDescriptor }> {
+  ): Promise<{ file: FileValue; upload: FileTransferDescriptor } | DirectUploadResult> {
     const scope = this.#scopeOf(ctx);
     const { maxSize, accept, uploadMethod } = this.#settings;
     const name = optionalString(params, "name");
@@ -206,8 +219,25 @@ export class FilesExtension {
         ...(essence === undefined ? {} : { [TICKET_CLAIMS.mimeType]: essence }),
       },
     });
+    const uri = formatUploadHandle(scope, ticketId, this.#deps.refs);
+    if (this.#deps.direct) {
+      const ttlMs = durationToMs(this.#deps.ticketTtl, "ttl");
+      return this.#deps.direct.authorize({
+        scope,
+        ticketId,
+        uri,
+        issuedAt: minted.expiresAt - ttlMs,
+        expiresAt: minted.expiresAt,
+        maxBytes: typeof size === "number" ? Math.max(size, 1) : maxSize,
+        fileTtl: this.#deps.handleTtlSeconds,
+        ...(name === undefined ? {} : { name }),
+        ...(essence === undefined ? {} : { mimeType: essence }),
+        ...(typeof size === "number" ? { size } : {}),
+        ...(sha256 === undefined ? {} : { sha256 }),
+      });
+    }
     const file: FileValue = {
-      uri: formatUploadHandle(scope, ticketId, this.#deps.refs),
+      uri,
       ...(name === undefined ? {} : { name }),
       ...(mimeType === undefined ? {} : { mimeType }),
       ...(typeof size === "number" ? { size } : {}),
@@ -233,9 +263,10 @@ export class FilesExtension {
   async #committed(params: HostFilesParams, ctx: HostRequestContext): Promise<FileValue> {
     const uri = uriParam(params);
     const scope = this.#scopeOf(ctx);
-    let files: StoredFile[] | null;
+    let files: StoredFile[] | null | undefined;
     try {
-      files = await this.#deps.filesFor(uri, { scope });
+      files = await this.#deps.direct?.complete(uri, scope);
+      if (files === undefined) files = await this.#deps.filesFor(uri, { scope });
     } catch (error) {
       if (isFileBridgeError(error)) throw error;
       throw new FileBridgeError("STORAGE_ERROR", "The file could not be looked up", { cause: error });

@@ -16,6 +16,7 @@ import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type { UploadTicketMinter } from "./ticket-minter.js";
 import {
   formatUploadHandle,
   TICKET_CLAIMS,
@@ -28,28 +29,15 @@ import {
 } from "./upload-handle.js";
 
 /**
- * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets.
+ * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets: the same as the
+ * upload-handle resolver's {@link UploadTicketMinter}.
  *
  * @example
  * ```ts
  * const minter: FileRequestMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
  * ```
  */
-export interface FileRequestMinter {
-  /**
-   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
-   * its secret). Without it, the unkeyed reference.
-   */
-  readonly scopeRefs?: ScopeRefs;
-  mint(options: {
-    scope: string;
-    fileId: string;
-    action: "upload";
-    ttl?: Duration;
-    singleUse?: boolean;
-    claims?: Record<string, string | number | boolean>;
-  }): Promise<{ url: string; token: string; expiresAt: number }>;
-}
+export type FileRequestMinter = UploadTicketMinter;
 
 /**
  * Options of {@link FileRequests}.

@@ -1,34 +1,11 @@
 import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
-import type { ScopeRefs } from "../scope/scope-refs.js";
-import type { FileStore, StateStore } from "../storage/types.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type { FileRequestsOptions } from "./request-files.js";
+import type { UploadTicketMinter } from "./ticket-minter.js";
 
-/**
- * The part of a `SignedUrlMinter` the resolver uses to mint upload tickets.
- *
- * @example
- * ```ts
- * const minter: UploadTicketMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
- * const uploads = new UploadHandleResolver({ store, minter, state });
- * ```
- */
-export interface UploadTicketMinter {
-  /**
-   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
-   * its secret). Without it, the unkeyed reference.
-   */
-  readonly scopeRefs?: ScopeRefs;
-  mint(options: {
-    scope: string;
-    fileId: string;
-    action: "upload";
-    ttl?: Duration;
-    singleUse?: boolean;
-    claims?: Record<string, string | number | boolean>;
-  }): Promise<{ url: string; token: string; expiresAt: number }>;
-}
+export type { UploadTicketMinter } from "./ticket-minter.js";
 
 /**
  * What a rate limit for upload URLs is asked about: one call of the upload-URL tool, after the
@@ -275,4 +252,36 @@ export interface FilesExtensionOptions {
   variant?: boolean;
   /** Lifetime of the signed download URLs `authorizeDownload` hands out. @default the minter's ttl */
   downloadTtl?: Duration;
+  /**
+   * Upload descriptors that are presigned `PUT`s straight to the store's bucket (the store must have
+   * `directUploads`: `s3Store`), committed on the URI's first resolve or `files/completeUpload` once
+   * size and sha-256 are verified. See docs/files-extension.md.
+   * @default false (uploads go through the upload route)
+   */
+  direct?: boolean | DirectUploadOptions;
+}
+
+/**
+ * Options of the files extension's direct-to-storage uploads (`files: { direct: { … } }`).
+ *
+ * @example
+ * ```ts
+ * uploads.attach(server, { files: { direct: { dedup: true, onStored: (file) => registry.register(file) } } });
+ * ```
+ */
+export interface DirectUploadOptions {
+  /**
+   * A declared sha-256 that a live file of the caller's scope already has needs no upload: the
+   * result carries that file and `committed: true` instead of a descriptor. Never across scopes.
+   * @default false
+   */
+  dedup?: boolean;
+  /**
+   * Runs once a direct upload committed (the routes' `onStored` does not see it: no route carried
+   * the bytes), e.g. `(file) => registry.register(file)` to list it and fire `list_changed`.
+   * @default undefined
+   */
+  onStored?: (file: StoredFile) => void | Promise<void>;
+  /** Gets what `onStored` threw (the file stays stored). @default undefined (ignored) */
+  onError?: (error: unknown) => void;
 }

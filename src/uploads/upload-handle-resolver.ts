@@ -27,6 +27,7 @@ import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from 
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { awaitUploadTool } from "./await-upload.js";
+import { DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
 import { FilesExtension, type FilesExtensionMinter } from "./files-extension.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
@@ -111,6 +112,8 @@ export class UploadHandleResolver {
   readonly #requests: FileRequests;
   /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
   #widgetTool: string | undefined;
+  /** Direct-to-storage uploads, once attached with `files: { direct }`: their URIs commit on first resolve. */
+  #direct: DirectUploadStrategy | undefined;
 
   constructor(options: UploadHandleResolverOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -366,7 +369,14 @@ export class UploadHandleResolver {
   }
 
   #filesExtension(options: true | FilesExtensionOptions): FilesExtension {
-    return new FilesExtension(
+    const direct = options === true ? undefined : options.direct;
+    const strategy = direct
+      ? new DirectUploadStrategy(
+          { store: this.#store, state: this.#state, refs: this.#refs },
+          direct === true ? {} : direct,
+        )
+      : undefined;
+    const extension = new FilesExtension(
       {
         minter: this.#minter as FilesExtensionMinter,
         scope: this.#scope,
@@ -375,9 +385,12 @@ export class UploadHandleResolver {
         handleTtlSeconds: this.#handleTtlSeconds,
         filesFor: this.filesFor.bind(this),
         refs: this.#refs,
+        direct: strategy,
       },
       options === true ? {} : options,
     );
+    this.#direct ??= strategy;
+    return extension;
   }
 
   #registerTool(host: McpHost, meta: Record<string, unknown> | undefined): HostToolHandle {
@@ -460,7 +473,8 @@ export class UploadHandleResolver {
     const file = await this.#store.head(scope, parsed.id);
     if (file) return [file];
     const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
-    if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
+    if (!record) return (await this.#direct?.commitPending(parsed.id, scope)) ?? null;
+    if (record.scope !== scope || !Array.isArray(record.files)) return null;
     const ids = record.files.filter((id): id is string => typeof id === "string");
     const files = await Promise.all(ids.map((id) => this.#store.head(scope, id)));
     const found = files.filter((stored): stored is StoredFile => stored !== null);

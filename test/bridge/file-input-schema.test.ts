@@ -14,6 +14,7 @@ import { Ajv } from "ajv";
 import formats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { fileInput, MCP_FILE_KEYWORD } from "../../src/bridge/file-input.js";
 
 const FIXTURE = new URL("../fixtures/variant-tool-list.json", import.meta.url);
@@ -47,6 +48,24 @@ function register(server: V1McpServer | V2McpServer) {
       },
     },
     async () => ({ content: [{ type: "text" as const, text: "ok" }] }),
+  );
+  return server;
+}
+
+/** The recorded list's other two tools: an inline-only file, and a host attachment field (openai/fileParams). */
+function registerOthers(server: V1McpServer) {
+  const ok = async () => ({ content: [{ type: "text" as const, text: "ok" }] });
+  server.registerTool(
+    "inline_only",
+    { description: "Takes a file inline only", inputSchema: { file: fileInput() } },
+    ok,
+  );
+  const bridge = new FileBridge({ sweepOnStart: false });
+  const inputSchema = { attachment: fileInput({ fileParams: true }) };
+  server.registerTool(
+    "host_params",
+    { description: "Takes a host attachment", inputSchema, _meta: bridge.fileParamsMeta(inputSchema) },
+    ok,
   );
   return server;
 }
@@ -112,15 +131,15 @@ describe("fileInput JSON Schema", () => {
     }
   });
 
-  it("matches the recorded variant tool list, whose probe finds the upload fields", async () => {
+  it("matches the recorded variant tool list (fileInput options and fileParamsMeta), whose probe finds the upload fields", async () => {
     const fixture = JSON.parse(await readFile(FIXTURE, "utf8")) as { tools: Array<Record<string, unknown>> };
-    const server = register(new V1McpServer({ name: "s", version: "1.0.0" })) as V1McpServer;
+    const server = registerOthers(register(new V1McpServer({ name: "s", version: "1.0.0" })) as V1McpServer);
     const client = new V1Client({ name: "c", version: "1.0.0" });
     const [a, b] = V1Memory.createLinkedPair();
     await Promise.all([server.connect(b), client.connect(a)]);
     try {
       const { tools } = await client.listTools();
-      expect(tools).toEqual(fixture.tools.filter((tool) => tool.name === "summarize"));
+      expect(tools).toEqual(fixture.tools);
     } finally {
       await client.close();
     }

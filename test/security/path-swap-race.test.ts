@@ -36,6 +36,7 @@ while (Date.now() < until) {
       fs.renameSync(dir, root + "/dir");
     }
   } catch {}
+  if (n === 1) process.stdout.write("swapping");
 }
 `;
 
@@ -73,11 +74,16 @@ describe.skipIf(process.platform === "win32")("attack: symlink swapped between c
 
   const allowed = (path: string) => isPathInside(path, root);
 
-  function swapper(mode: "leaf" | "dir", seconds: number): ChildProcess {
+  /** Starts the swapping child and resolves once it has swapped once (a loaded machine starts it late). */
+  async function swapper(mode: "leaf" | "dir", seconds: number): Promise<ChildProcess> {
     const child = spawn(process.execPath, ["-e", SWAPPER, mode, root, outside, String(seconds)], {
-      stdio: "ignore",
+      stdio: ["ignore", "pipe", "ignore"],
     });
     children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.once("data", () => resolve());
+      child.once("exit", (code) => reject(new Error(`the swapper exited (${code}) before it swapped`)));
+    });
     return child;
   }
 
@@ -102,18 +108,19 @@ describe.skipIf(process.platform === "win32")("attack: symlink swapped between c
     const target = () => (mode === "leaf" ? join(root, "target.txt") : join(root, "dir", "secret.txt"));
 
     it(`the race is real: a check-then-open reader leaks (${mode} swap)`, async () => {
-      const child = swapper(mode, 6);
+      // Bounded in time, stops at the first leak: a few reads on an idle machine, longer under load.
+      const child = await swapper(mode, 20);
       let leaks = 0;
-      const until = Date.now() + 5000;
+      const until = Date.now() + 15_000;
       while (leaks === 0 && Date.now() < until) {
         if ((await readVia(() => naive(target()))) === "SECRET") leaks++;
       }
       child.kill("SIGKILL");
       expect(leaks).toBeGreaterThan(0);
-    }, 20_000);
+    }, 30_000);
 
     it(`openContainedFile never returns the secret (${mode} swap, 20,000 reads or 8 s)`, async () => {
-      const child = swapper(mode, 10);
+      const child = await swapper(mode, 10);
       const seen = { INSIDE: 0, SECRET: 0, refused: 0 } as Record<string, number>;
       const until = Date.now() + 8000;
       for (let i = 0; i < 20_000 && Date.now() < until; i++) {
@@ -131,7 +138,7 @@ describe.skipIf(process.platform === "win32")("attack: symlink swapped between c
     const tmp = join(base, "tmp");
     await mkdir(tmp, { recursive: true });
     const bridge = new FileBridge({ roots: [root], tmpDir: tmp });
-    const child = swapper("dir", 10);
+    const child = await swapper("dir", 10);
     const seen: Record<string, number> = {};
     // Bounded in time (8 s); stops early once it has read through the race for a while. Refusals
     // (the swap caught) are fast, so an iteration cap alone could end before any inside read.

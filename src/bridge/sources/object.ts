@@ -13,9 +13,13 @@ import type { ResolvedFile } from "../types.js";
 import { isDataUrl } from "./data-url.js";
 import { fromBase64, fromDataUrl } from "./inline.js";
 
-/** What an object form needs from the bridge: string resolution (for `uri`) and the enabled forms. */
+/**
+ * What an object form needs from the bridge: string resolution (for `uri`), a host attachment's
+ * `https://` `download_url` (download-url.ts) and the enabled forms.
+ */
 export interface ObjectFormHost {
   resolveString(input: string, ctx: CallContext): Promise<ResolvedFile>;
+  resolveDownloadUrl(input: string, ctx: CallContext): Promise<ResolvedFile>;
   enabledForms(): string[];
 }
 
@@ -49,7 +53,9 @@ export async function fromObject(
     if (isDataUrl(content)) return fromDataUrl(content, inner, "object");
     return fromBase64(content, inner, "object");
   }
-  const uri = firstString(input, ["uri", "url", "download_url"], "file");
+  const given = firstString(input, ["uri", "url"], "file");
+  const downloadUrl = given === undefined ? firstString(input, ["download_url"], "file") : undefined;
+  const uri = given ?? downloadUrl;
   if (uri !== undefined) {
     let expectedSize: number | undefined;
     if (input.size !== undefined && input.size !== null) {
@@ -61,7 +67,10 @@ export async function fromObject(
     }
     const expectedSha256 =
       input.digest === undefined || input.digest === null ? undefined : parseSha256Digest(input.digest);
-    const file = await host.resolveString(uri, inner);
+    const file =
+      downloadUrl !== undefined && /^https:/i.test(downloadUrl)
+        ? await host.resolveDownloadUrl(downloadUrl, inner)
+        : await host.resolveString(uri, inner);
     if (
       (expectedSize !== undefined && file.size !== expectedSize) ||
       (expectedSha256 !== undefined && file.sha256 !== expectedSha256)
