@@ -187,6 +187,61 @@ describe.each(["v1", "v2"] as const)("pandoc-converter example on SDK %s", (sdk)
     expect(text(rst)).toContain("Quarterly report\n================");
   });
 
+  // The budget follows clientInfo.name alone (the same on both generations: test/links/file-output.test.ts).
+  it.skipIf(sdk === "v2")(
+    "every output fits every measured client's cap, each with a link the model can act on",
+    async (ctx) => {
+      needPandoc(ctx);
+      // What each client shows the model, and its cap (test/clients measures them; Claude Desktop, whose
+      // clientInfo.name is claude-ai, rejects a whole result over 1 MB).
+      const shows = {
+        "claude-code": { cap: 50_000, of: (r: CallToolResult) => JSON.stringify(r.structuredContent) },
+        "codex-mcp-client": { cap: 11_000, of: (r: CallToolResult) => JSON.stringify(r.structuredContent) },
+        "gemini-cli-mcp-client": {
+          cap: 40_000,
+          of: (r: CallToolResult) =>
+            r.content.map((b) => ("text" in b ? b.text : JSON.stringify(b))).join("\n"),
+        },
+        "claude-ai": { cap: 1_000_000, of: (r: CallToolResult) => JSON.stringify(r) },
+      };
+      const big = `# Long\n\n${"A paragraph of the long report, *emphasised* now and then.\n\n".repeat(1_000)}`;
+      const small = Buffer.from(MARKDOWN).toString("base64");
+      converter = await start({ roots: [roots], tmpDir: work, dataDir: join(dir, "data"), sdk });
+      for (const [name, { cap, of }] of Object.entries(shows)) {
+        let client: Client;
+        if (sdk === "v2") {
+          client = new ClientV2({ name, version: "1.0.0" }) as unknown as Client;
+          const [a, b] = InMemoryTransportV2.createLinkedPair();
+          await converter.createServerV2().connect(b);
+          await (client as unknown as ClientV2).connect(a);
+        } else {
+          client = new Client({ name, version: "1.0.0" });
+          const [a, b] = InMemoryTransport.createLinkedPair();
+          await Promise.all([converter.createServer().connect(b), client.connect(a)]);
+        }
+        clients.push(client);
+        const outputs = [[Buffer.from(big).toString("base64"), "html"]] as Array<[string, string]>;
+        // A short text output and a binary one are the same for every client: once.
+        if (name === "codex-mcp-client") outputs.push([small, "html"], [small, "docx"]);
+        for (const [content, to] of outputs) {
+          const result = await call(client, "convert-contents-base64", {
+            filename: "long.md",
+            content_base64: content,
+            to,
+          });
+          expect(result.isError, `${name} ${to}`).toBeFalsy();
+          const seen = of(result);
+          expect(seen.length, `${name} ${to}: ${seen.length} characters`).toBeLessThan(cap);
+          // The output itself (short HTML) or its link (a stored file).
+          expect(seen, `${name} ${to}`).toMatch(
+            /<em>twelve<\/em>|<em>emphasised<\/em>|artifact:\/\/|file:\/\//,
+          );
+          if (content !== small) expect(seen, `${name}: the long HTML is a link`).toMatch(/artifact:\/\//);
+        }
+      }
+    },
+  );
+
   it("a non-zip body named .docx is UNSUPPORTED_MEDIA_TYPE, not pandoc's unpack error", async (ctx) => {
     needPandoc(ctx);
     const client = await inMemory();

@@ -34,6 +34,23 @@ function previewNote(preview: string, total: number, name: string): string {
   return `${head}[… ${total} characters in all: too long to show here, so the whole output is stored as "${name}" — read it with the link below]`;
 }
 
+/** Claude Code persists a result over this many characters to a file and shows the model a preview. */
+export const CLAUDE_CODE_RESULT_CAP = 50_000;
+/** The most `anthropic/maxResultSizeChars` raises Claude Code's cap to. */
+const CLAUDE_CODE_MAX_RESULT_CAP = 500_000;
+
+/**
+ * A result whose inline text passes Claude Code's 50,000-character cap (a budget raised above it)
+ * gets `_meta["anthropic/maxResultSizeChars"]` (its text, up to 500,000), unless it set one itself.
+ */
+function withClaudeCodeCap(result: CallToolResult, textChars: number): CallToolResult {
+  if (textChars <= CLAUDE_CODE_RESULT_CAP) return result;
+  const meta = (result._meta ?? {}) as Record<string, unknown>;
+  if (meta["anthropic/maxResultSizeChars"] !== undefined) return result;
+  const cap = Math.min(CLAUDE_CODE_MAX_RESULT_CAP, textChars);
+  return { ...result, _meta: { ...meta, "anthropic/maxResultSizeChars": cap } };
+}
+
 /**
  * Keeps a tool result inside an inline budget: text past `budget.text` characters, images and audio
  * past `budget.media` base64 characters, and every embedded blob that is not an image or audio are
@@ -121,7 +138,7 @@ export async function fitResult(
     }
     kept.push(block);
   }
-  const fitted: CallToolResult = { ...result, content: kept };
+  const fitted: CallToolResult = withClaudeCodeCap({ ...result, content: kept }, textUsed);
   if (stored.length === 0) return fitted;
   // Blocks are already in place; only the structured forms are added.
   const structuredOnly = stored.map((captured) => ({

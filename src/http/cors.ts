@@ -30,7 +30,7 @@ export const CORS_ALLOW_HEADERS =
 export const CORS_EXPOSE_HEADERS =
   "ETag, Content-Range, Content-Disposition, Location, Tus-Resumable, Tus-Version, Tus-Extension, " +
   "Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Metadata, " +
-  "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle";
+  "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle, Upload-Sha256";
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /** Whether `value` is a serialized http(s) origin (`https://host[:port]`, nothing else). */

@@ -302,6 +302,13 @@ export abstract class SdkHost<Raw> {
     return this.#base;
   }
 
+  serverInfo(): { name: string; title?: string } | undefined {
+    // Both generations keep the constructor's Implementation here (the v2 SDK reads it the same way).
+    const info = (this.#base as { _serverInfo?: { name?: unknown; title?: unknown } })._serverInfo;
+    if (typeof info?.name !== "string") return undefined;
+    return typeof info.title === "string" ? { name: info.name, title: info.title } : { name: info.name };
+  }
+
   get supportsTools(): boolean {
     return this.mcpServer !== undefined;
   }

@@ -447,6 +447,12 @@ export interface McpHost {
    * @default undefined (the host only gives contexts to the handlers mounted through it)
    */
   requestContext?(extra: unknown): HostRequestContext;
+  /**
+   * The server's own `name` and `title` (what it announces in `initialize`), so a piece can say which
+   * server asks, e.g. on the upload page.
+   * @default undefined (the host does not know them)
+   */
+  serverInfo?(): { name: string; title?: string } | undefined;
 }
 
 /**

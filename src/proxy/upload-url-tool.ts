@@ -3,6 +3,7 @@
  * short-lived upload ticket of the caller's scope, described for the model (URL, limits, an example
  * command line, the handle to pass on).
  */
+import { formatLimit } from "../internal/byte-size.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
 import type { JsonObject, LocalTool } from "./types.js";
 
@@ -32,7 +33,7 @@ export function uploadUrlTool(uploads: UploadHandleResolver): LocalTool {
       const ticket = await uploads.createTicket(scope, filename ? { filename } : {});
       const text = [
         `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes with ?filename=…): ${ticket.upload_url}`,
-        `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each${ticket.single_use ? "; works for one successful upload." : "."}`,
+        `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${formatLimit(ticket.max_bytes)} each${ticket.single_use ? "; works for one successful upload." : "."}`,
         `Example: ${ticket.curl}`,
         `After the upload, pass ${ticket.handle} (or the handles in the upload's JSON reply) as the file argument.`,
       ].join("\n");

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { optionCheck } from "../internal/options.js";
 import { checkScopeQuota } from "./kit/quota.js";
-import type { FileStore, ScopeQuota, ScopeUsage } from "./types.js";
+import type { AdoptSource, FileStore, PutOptions, ScopeQuota, ScopeUsage, StagedFile } from "./types.js";
 
 /**
  * Options of {@link fsStore}.
@@ -61,6 +61,8 @@ export interface FsFileStore extends FileStore {
   localPath(scope: string, id: string): Promise<string | null>;
   /** What a scope's live files hold now (read from the folder, so other instances count too). */
   usage(scope: string): Promise<ScopeUsage>;
+  /** Hard-links a measured file on the same filesystem into place; see {@link FileStore.adopt}. */
+  adopt(source: AdoptSource, options: PutOptions): Promise<StagedFile | null>;
 }
 
 /** The settings an `fsStore` runs on, from its checked options. */

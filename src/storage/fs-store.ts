@@ -6,9 +6,11 @@
  */
 
 import { close as closeFd, createReadStream, createWriteStream } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { link, open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable, type Writable } from "node:stream";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { SNIFF_BYTES } from "../media/media-type.js";
 import {
   errorCode,
   FILE_MODE,
@@ -34,10 +36,11 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/list-page.js";
-import { measureBytes, readSmall, streamPut } from "./kit/put-pipeline.js";
+import { checkMeasured, measureBytes, readSmall, streamPut } from "./kit/put-pipeline.js";
 import { planPut, storedFileOf } from "./kit/put-plan.js";
 import { stagedFile } from "./kit/staged-file.js";
 import type {
+  AdoptSource,
   ByteRange,
   ListOptions,
   ListPage,
@@ -156,6 +159,48 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
   }
 
   /**
+   * Takes over a measured local file: checks it as a streamed put would be checked, then hard-links
+   * it under its final name (invisible until its metadata exists; the caller's file stays as it
+   * was, so a refused commit leaves it to retry). `null` when the link cannot be made (another
+   * filesystem) or the file is small enough to go through {@link writeData} instead.
+   */
+  async function adoptData(source: AdoptSource, putOptions: PutOptions): Promise<Written | null> {
+    if (source.size <= SMALL_PUT_BYTES) return null;
+    const plan = planPut(putOptions, now());
+    checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
+    const head = Buffer.alloc(SNIFF_BYTES);
+    let bytesRead: number;
+    try {
+      const handle = await open(source.path, "r");
+      try {
+        const info = await handle.stat();
+        if (!info.isFile() || info.size !== source.size) {
+          throw new FileBridgeError(
+            "INVALID_INPUT",
+            "the adopted file does not have the size it was measured at",
+          );
+        }
+        ({ bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0));
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      throw storageError("read the adopted file", error);
+    }
+    const folder = layout.scopeDir(plan.scope);
+    const data = join(folder, plan.id);
+    try {
+      await layout.inFolder(folder, () => link(source.path, data));
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "EXDEV" || code === "EPERM" || code === "ENOTSUP" || code === "EMLINK") return null;
+      throw storageError("adopt the file", error);
+    }
+    const measure = { size: source.size, sha256: source.sha256, head: head.subarray(0, bytesRead) };
+    return { file: storedFileOf(plan, measure), data };
+  }
+
+  /**
    * Makes verified bytes visible: writes their metadata (under the scope's commit lock when there is
    * a quota, see {@link FsQuota.commit}). A refused or failed commit removes the bytes.
    */
@@ -220,6 +265,24 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
             }
           }
           await commitData({ file: staged, data, ...(inline ? { inline } : {}) });
+        },
+        () => unlinkQuiet(data),
+      );
+    },
+
+    async adopt(source: AdoptSource, putOptions: PutOptions): Promise<StagedFile | null> {
+      const written = await adoptData(source, putOptions);
+      if (!written) return null;
+      const { file, data } = written;
+      return stagedFile(
+        file,
+        async (staged) => {
+          try {
+            await stat(data);
+          } catch (error) {
+            throw storageError("find the adopted bytes", error);
+          }
+          await commitData({ file: staged, data });
         },
         () => unlinkQuiet(data),
       );

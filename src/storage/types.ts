@@ -114,6 +114,25 @@ export interface StagedFile {
 }
 
 /**
+ * A local file whose bytes the caller has already measured, for {@link FileStore.adopt}: a
+ * resumable upload's staging file, hashed while its bytes arrived.
+ *
+ * @example
+ * ```ts
+ * const source: AdoptSource = { path: "/srv/tus/abc", size: 1_048_576, sha256: hex };
+ * const staged = await store.adopt?.(source, { scope, name: "video.mp4", maxBytes });
+ * ```
+ */
+export interface AdoptSource {
+  /** The file. Left in place: the store links it (same filesystem) and never writes to it. */
+  readonly path: string;
+  /** Its size in bytes (checked against the file). */
+  readonly size: number;
+  /** Lower-case hex sha256 of its bytes, as the caller measured them (the store trusts it). */
+  readonly sha256: string;
+}
+
+/**
  * An inclusive byte range, as in HTTP `Range: bytes=start-end`.
  *
  * @example
@@ -305,6 +324,14 @@ export interface FileStore {
    * write to it.
    */
   localPath?(scope: string, id: string): Promise<string | null>;
+  /**
+   * Like `stage`, for bytes already in a local file the caller measured (size and sha256): the store
+   * takes them over without reading them again (`fsStore` hard-links the file into place on the same
+   * filesystem) and applies every other check of `stage` (size cap, declared size and sha256, scope
+   * quota at commit). Resolves `null` when it cannot take this file over (another filesystem, or
+   * too small to be worth it): the caller then streams the file into `stage`. Optional.
+   */
+  adopt?(source: AdoptSource, options: PutOptions): Promise<StagedFile | null>;
   /**
    * Presigned uploads straight to the backend, for drivers that have them (`s3Store`): the files
    * extension's `direct` option hands them out.

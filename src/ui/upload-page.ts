@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { UploadPageLink, UploadPageRenderer } from "../http/types.js";
 import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
@@ -8,8 +7,11 @@ import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 export { UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 
 import { optionCheck } from "../internal/options.js";
-import { PAGE_SCRIPT, UPLOAD_CSS } from "./generated/page-assets.js";
+import { askerName } from "../uploads/request-files.js";
+import { PAGE_SCRIPT } from "./generated/page-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
+import { contentSecurityPolicy, htmlDocument, pageHeaders } from "./page-document.js";
+import { limitsText, utcText } from "./page-text.js";
 
 /**
  * Options of {@link renderUploadPage}.
@@ -50,6 +52,12 @@ export interface UploadPageOptions {
    * @default none
    */
   message?: string;
+  /**
+   * Which server asks for the files, shown above the heading ("Acme Converter asks you for files")
+   * and in the window title (plain text, at most 100 characters).
+   * @default not shown
+   */
+  serverName?: string;
   /**
    * File types the picker offers (`accept` attribute: media types like `image/*` or extensions like
    * `.pdf`). A hint for the picker only: the server decides what it accepts.
@@ -114,64 +122,14 @@ const PROBLEMS: Record<UploadPageProblem, { status: number; title: string; text:
 
 const DONE_TEXT = "Your files are uploaded. You can close this page and go back to the chat.";
 
-function sha256Source(text: string): string {
-  return `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
-}
-
-let hashes: { script: string; style: string } | undefined;
-function assetHashes(): { script: string; style: string } {
-  hashes ??= { script: sha256Source(PAGE_SCRIPT), style: sha256Source(UPLOAD_CSS) };
-  return hashes;
-}
-
-function contentSecurityPolicy(connect: readonly string[], withScript: boolean): string {
-  const { script, style } = assetHashes();
-  return [
-    "default-src 'none'",
-    withScript ? `script-src ${script}` : "script-src 'none'",
-    `style-src ${style}`,
-    `connect-src ${connect.length > 0 ? connect.join(" ") : "'none'"}`,
-    "img-src data:",
-    "form-action 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-}
-
-function pageHeaders(csp: string): Record<string, string> {
-  return {
-    "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": csp,
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-  };
-}
-
-function htmlDocument(lang: string, title: string, body: string, script: string | undefined): string {
-  return `<!doctype html>
-<html lang="${escapeHtml(lang)}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>${UPLOAD_CSS}</style>
-</head>
-<body>
-${body}
-${script ?? ""}
-</body>
-</html>
-`;
-}
-
-function expiryIso(value: UploadPageOptions["expiresAt"]): string | undefined {
+function expiryDate(value: UploadPageOptions["expiresAt"]): Date | undefined {
   if (value === undefined) return undefined;
   const date = value instanceof Date ? value : new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+  return Number.isNaN(date.getTime()) ? undefined : date;
 }
+
+/** A server name fit to show: whitespace folded, 1 to 100 characters, or none. */
+const serverNameOf = askerName;
 
 const check = optionCheck("renderUploadPage");
 
@@ -198,6 +156,9 @@ export function renderUploadPage(options: UploadPageOptions): UploadPage {
   if (!Number.isSafeInteger(options.maxFiles) || options.maxFiles <= 0) {
     throw check.error("maxFiles", "must be a positive integer");
   }
+  if (options.serverName !== undefined && serverNameOf(options.serverName) === undefined) {
+    throw check.error("serverName", "must be 1 to 100 characters");
+  }
   let connect = "'self'";
   try {
     const absolute = new URL(options.uploadUrl);
@@ -210,18 +171,34 @@ export function renderUploadPage(options: UploadPageOptions): UploadPage {
     // Relative to the page: same origin.
   }
   const title = options.title ?? "Upload files";
+  const expires = expiryDate(options.expiresAt);
+  const asker = serverNameOf(options.serverName);
   const config = {
     uploadUrl: options.uploadUrl,
     maxBytes: options.maxBytes,
     maxFiles: options.maxFiles,
-    expiresAt: expiryIso(options.expiresAt),
+    expiresAt: expires?.toISOString(),
   };
-  const body = `${uploaderMarkup({ title, message: options.message, accept: options.accept, doneText: DONE_TEXT })}
+  const markup = uploaderMarkup({
+    title,
+    message: options.message,
+    asker,
+    accept: options.accept,
+    doneText: DONE_TEXT,
+    limitsText: limitsText(options.maxFiles, options.maxBytes),
+    expiry: expires ? { iso: expires.toISOString(), text: utcText(expires) } : undefined,
+  });
+  const body = `${markup}
 <noscript><p class="error">This page needs JavaScript to upload files.</p></noscript>
 <script type="application/json" id="upload-config">${jsonForScript(config)}</script>`;
   const csp = contentSecurityPolicy([connect], true);
   return {
-    html: htmlDocument(options.lang ?? "en", title, body, `<script>${PAGE_SCRIPT}</script>`),
+    html: htmlDocument(
+      options.lang ?? "en",
+      asker ? `${title} · ${asker}` : title,
+      body,
+      `<script>${PAGE_SCRIPT}</script>`,
+    ),
     contentSecurityPolicy: csp,
     headers: pageHeaders(csp),
   };
@@ -243,9 +220,9 @@ export function renderUploadPageProblem(
 ): UploadPage {
   const info = PROBLEMS[problem];
   if (!info) throw check.error("problem", 'must be "expired", "used" or "invalid"');
-  const body = `<main>
-<h1>${escapeHtml(info.title)}</h1>
-<p id="problem" role="alert">${escapeHtml(info.text)}</p>
+  const body = `<main id="uploader" data-state="${problem === "expired" ? "expired" : "error"}" aria-labelledby="title">
+<header class="head"><h1 id="title">${escapeHtml(info.title)}</h1></header>
+<div class="card"><p id="problem" class="problem" role="alert">${escapeHtml(info.text)}</p></div>
 </main>`;
   const csp = contentSecurityPolicy([], false);
   return {
@@ -350,6 +327,12 @@ export interface UploadPageForTokenOptions {
    * @default "Upload files"
    */
   title?: string;
+  /**
+   * Which server asks, for tickets that do not name it (`UploadHandleResolver` puts the MCP server's
+   * title or name in the ticket).
+   * @default not shown
+   */
+  serverName?: string;
 }
 
 function positive(value: unknown, fallback: number): number {
@@ -414,6 +397,8 @@ export async function uploadPageForToken(
       .filter(Boolean);
   }
   if (options.title !== undefined) page.title = options.title;
+  const serverName = serverNameOf(claims[UPLOAD_PAGE_CLAIMS.server]) ?? serverNameOf(options.serverName);
+  if (serverName !== undefined) page.serverName = serverName;
   return uploadPageResponse(page, { method });
 }
 
@@ -422,22 +407,36 @@ const TOKEN_SEGMENT = /^[A-Za-z0-9_\-.~]+$/;
 /**
  * The built-in upload page for `createFileRoutes({ uploadPage })`: the routes call it for a browser
  * opening an upload link, and it answers with {@link uploadPageForToken} (the link checked without
- * using it up) — or the invalid-link page for a token that is not even well-formed. Fails with
- * `INVALID_OPTION` (option `uploadPage`) for a bad `title`.
+ * using it up) — or the invalid-link page for a token that is not even well-formed. `serverName`
+ * says which server asks when the ticket does not. Fails with `INVALID_OPTION` (option
+ * `uploadPage`) for a bad `title` or `serverName`.
  *
  * @example
  * ```ts
  * import { uploadPageRenderer } from "mcp-file-bridge/ui";
  * const routes = createFileRoutes({ store, minter, state, uploadPage: uploadPageRenderer({ title: "Send us the files" }) });
+ * // Tickets from an UploadHandleResolver name their MCP server; for others, name it here:
+ * uploadPageRenderer({ serverName: "Acme Converter" });
  * ```
  */
-export function uploadPageRenderer(options: { title?: string } = {}): UploadPageRenderer {
+export function uploadPageRenderer(
+  options: { title?: string; serverName?: string } = {},
+): UploadPageRenderer {
   if (typeof options !== "object" || options === null) {
-    throw new FileBridgeError("INVALID_OPTION", "uploadPageRenderer: options must be { title }", {
+    throw new FileBridgeError("INVALID_OPTION", "uploadPageRenderer: options must be { title, serverName }", {
       data: { option: "uploadPage" },
     });
   }
-  const { title } = options;
+  const { title, serverName } = options;
+  if (serverName !== undefined && serverNameOf(serverName) === undefined) {
+    throw new FileBridgeError(
+      "INVALID_OPTION",
+      "uploadPageRenderer: serverName must be 1 to 100 characters",
+      {
+        data: { option: "uploadPage" },
+      },
+    );
+  }
   if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200)) {
     throw new FileBridgeError("INVALID_OPTION", "uploadPageRenderer: title must be 1 to 200 characters", {
       data: { option: "uploadPage" },
@@ -447,7 +446,11 @@ export function uploadPageRenderer(options: { title?: string } = {}): UploadPage
     wants: wantsUploadPage,
     render: async (request: Request, link: UploadPageLink) => {
       if (!TOKEN_SEGMENT.test(link.token)) return uploadPageResponse({ problem: "invalid" }, request);
-      return uploadPageForToken(request, { ...link, ...(title === undefined ? {} : { title }) });
+      return uploadPageForToken(request, {
+        ...link,
+        ...(title === undefined ? {} : { title }),
+        ...(serverName === undefined ? {} : { serverName }),
+      });
     },
   };
 }

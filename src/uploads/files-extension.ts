@@ -34,8 +34,9 @@ import {
   optionalString,
   uriParam,
 } from "./files-wire.js";
+import { TUS_VERSION } from "./tus/protocol.js";
 import type { FilesExtensionOptions, UploadTicketMinter } from "./types.js";
-import { formatUploadHandle, TICKET_CLAIMS } from "./upload-handle.js";
+import { formatUploadHandle, TICKET_CLAIMS, tusEndpointOf } from "./upload-handle.js";
 
 export type { FilesExtensionOptions } from "./types.js";
 
@@ -81,7 +82,15 @@ function accepts(patterns: readonly string[] | undefined, mimeType: string): boo
 /** The checked options, with defaults. */
 function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
-  const { accept, maxSize = maxBytes, uploadMethod = "PUT", variant = true, downloadTtl, direct } = options;
+  const {
+    accept,
+    maxSize = maxBytes,
+    uploadMethod = "PUT",
+    variant = true,
+    downloadTtl,
+    direct,
+    tus = true,
+  } = options;
   if (accept !== undefined && (!Array.isArray(accept) || accept.some((each) => typeof each !== "string"))) {
     throw invalidOption("accept", "must be a list of media types");
   }
@@ -91,6 +100,7 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
   if (uploadMethod !== "PUT" && uploadMethod !== "POST")
     throw invalidOption("uploadMethod", 'must be "PUT" or "POST"');
   if (typeof variant !== "boolean") throw invalidOption("variant", "must be a boolean");
+  if (typeof tus !== "boolean") throw invalidOption("tus", "must be a boolean");
   if (
     direct !== undefined &&
     typeof direct !== "boolean" &&
@@ -102,7 +112,7 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
     throw invalidOption("direct", 'hands out presigned PUTs: it cannot go with uploadMethod "POST"');
   }
   if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
-  return { accept, maxSize, uploadMethod, variant, downloadTtl };
+  return { accept, maxSize, uploadMethod, variant, downloadTtl, tus };
 }
 
 /**
@@ -256,6 +266,8 @@ export class FilesExtension {
             expiresAt,
           }
         : { transport: "https", method: "POST", url: url.href, multipart: { fileField: "file" }, expiresAt };
+    // The same ticket over tus 1.0, for clients that resume (the commit checks the same claims).
+    if (this.#settings.tus) upload.tus = { endpoint: tusEndpointOf(minted.url), version: TUS_VERSION };
     return { file, upload };
   }
 

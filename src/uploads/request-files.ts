@@ -117,6 +117,11 @@ export interface RequestFilesOptions {
    * @default the configured `maxBytes`
    */
   maxBytes?: number;
+  /**
+   * Which server asks, shown on the upload page (at most 100 characters).
+   * @default not shown (`UploadHandleResolver.requestFiles` fills in the MCP server's title or name)
+   */
+  serverName?: string;
 }
 
 /**
@@ -234,6 +239,13 @@ function fileRequestKey(id: string): string {
 }
 
 const check = optionCheck("FileRequests");
+
+/** A server name for the page: whitespace folded, 1 to 100 characters, else none. */
+export function askerName(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const name = value.replace(/\s+/g, " ").trim();
+  return name.length > 0 && name.length <= 100 ? name : undefined;
+}
 
 function invalidInput(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_INPUT", `requestFiles: ${message}`);
@@ -383,6 +395,8 @@ export class FileRequests {
       [UPLOAD_PAGE_CLAIMS.message]: message,
     };
     if (accept.length > 0) claims[UPLOAD_PAGE_CLAIMS.accept] = accept.join(",");
+    const asker = askerName(options.serverName);
+    if (asker !== undefined) claims[UPLOAD_PAGE_CLAIMS.server] = asker;
     const minted = await this.#minter.mint({
       scope,
       fileId: id,

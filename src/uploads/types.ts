@@ -61,6 +61,12 @@ export interface UploadHandleResolverOptions {
    */
   toolName?: string;
   /**
+   * Which server asks for the files, as the upload page shows it ("Acme Converter asks you for
+   * files"); carried in the ticket (at most 100 characters).
+   * @default the MCP server's `title`, else its `name` (for tickets its tools mint)
+   */
+  serverName?: string;
+  /**
    * How long an upload URL can be used (the upload must start before it expires).
    * @default "10m"
    */
@@ -252,6 +258,15 @@ export interface FilesExtensionOptions {
   variant?: boolean;
   /** Lifetime of the signed download URLs `authorizeDownload` hands out. @default the minter's ttl */
   downloadTtl?: Duration;
+  /**
+   * Add the ticket's tus 1.0 endpoint to the upload descriptor (`upload.tus: { endpoint, version }`,
+   * an extra field the draft's descriptor allows), so a client that speaks tus resumes the same
+   * upload; the descriptor stays an https `PUT` for every other client. The tus commit checks the
+   * declared size, sha-256 and media type exactly as the `PUT` does. Turn it off when the routes
+   * run with `tus: false`.
+   * @default true
+   */
+  tus?: boolean;
   /**
    * Upload descriptors that are presigned `PUT`s straight to the store's bucket (the store must have
    * `directUploads`: `s3Store`), committed on the URI's first resolve or `files/completeUpload` once

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver } from "../bridge/types.js";
 import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { formatLimit } from "../internal/byte-size.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
@@ -31,7 +32,7 @@ import { DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
 import { FilesExtension, type FilesExtensionMinter } from "./files-extension.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
-import { FileRequests } from "./request-files.js";
+import { askerName, FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
   type RequestFilesCallOptions,
@@ -51,6 +52,7 @@ import {
   type TicketRecord,
   ticketStateKey,
   UPLOAD_HANDLE_PREFIX,
+  UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
@@ -112,6 +114,7 @@ export class UploadHandleResolver {
   readonly #requests: FileRequests;
   /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
   #widgetTool: string | undefined;
+  readonly #serverName: string | undefined;
   /** Direct-to-storage uploads, once attached with `files: { direct }`: their URIs commit on first resolve. */
   #direct: DirectUploadStrategy | undefined;
 
@@ -140,6 +143,10 @@ export class UploadHandleResolver {
       throw check.error("maxBytes", "must be a positive integer");
     }
     checkAgainstBridge(this.maxBytes, options.bridge);
+    this.#serverName = askerName(options.serverName);
+    if (options.serverName !== undefined && this.#serverName === undefined) {
+      throw check.error("serverName", "must be 1 to 100 characters");
+    }
     this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
     if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
       throw check.error("maxFiles", "must be an integer from 1 to 1000");
@@ -195,7 +202,10 @@ export class UploadHandleResolver {
    * console.log(ticket.curl); // curl -F 'file=@/path/to/file' 'https://…/files/upload/eyJ…'
    * ```
    */
-  async createTicket(scope: string, options: { filename?: string } = {}): Promise<UploadTicket> {
+  async createTicket(
+    scope: string,
+    options: { filename?: string; serverName?: string } = {},
+  ): Promise<UploadTicket> {
     assertScope(scope);
     const ticketId = newId();
     const minted = await this.#minter.mint({
@@ -208,6 +218,7 @@ export class UploadHandleResolver {
         [TICKET_CLAIMS.maxBytes]: this.maxBytes,
         [TICKET_CLAIMS.maxFiles]: this.maxFiles,
         [TICKET_CLAIMS.fileTtl]: this.#handleTtlSeconds,
+        ...this.#askerClaim(options.serverName),
       },
     });
     const example = options.filename ? sanitizeFileName(options.filename) : "/path/to/file";
@@ -323,11 +334,14 @@ export class UploadHandleResolver {
     extra: unknown,
     options: RequestFilesCallOptions,
   ): Promise<FileRequestOutcome> {
-    const ctx = isHostRequestContext(extra)
-      ? extra
-      : requestContextOf(toHost(server, "requestFiles()"), extra);
+    const host = isHostRequestContext(extra) ? undefined : toHost(server, "requestFiles()");
+    const ctx = host === undefined ? (extra as HostRequestContext) : requestContextOf(host, extra);
     const scope = this.#scope(ctx.extra as ScopeSource);
-    return requestFilesThrough(this.#requests, ctx, scope, options, { widgetTool: this.#widgetTool });
+    const info = host?.serverInfo?.();
+    const asker = this.#askerClaim(info?.title ?? info?.name)[UPLOAD_PAGE_CLAIMS.server];
+    const asked =
+      options.serverName === undefined && asker !== undefined ? { ...options, serverName: asker } : options;
+    return requestFilesThrough(this.#requests, ctx, scope, asked, { widgetTool: this.#widgetTool });
   }
 
   /**
@@ -393,6 +407,12 @@ export class UploadHandleResolver {
     return extension;
   }
 
+  /** The page's "which server asks" claim: the configured name, else `fallback` (the server's own). */
+  #askerClaim(fallback: string | undefined): Record<string, string> {
+    const asker = this.#serverName ?? askerName(fallback);
+    return asker === undefined ? {} : { [UPLOAD_PAGE_CLAIMS.server]: asker };
+  }
+
   #registerTool(host: McpHost, meta: Record<string, unknown> | undefined): HostToolHandle {
     return host.registerTool({
       name: this.toolName,
@@ -420,11 +440,16 @@ export class UploadHandleResolver {
             throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
           }
           const filename = typeof args.filename === "string" ? args.filename : undefined;
-          const ticket = await this.createTicket(scope, filename ? { filename } : {});
+          const info = host.serverInfo?.();
+          const serverName = info?.title ?? info?.name;
+          const ticket = await this.createTicket(scope, {
+            ...(filename ? { filename } : {}),
+            ...(serverName === undefined ? {} : { serverName }),
+          });
           const text = [
             `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
               `with ?filename=…): ${ticket.upload_url}`,
-            `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${ticket.max_bytes} bytes each` +
+            `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${formatLimit(ticket.max_bytes)} each` +
               (ticket.single_use ? "; works for one successful upload." : "."),
             `Example: ${ticket.curl}`,
             `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +

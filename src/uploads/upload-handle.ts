@@ -38,6 +38,8 @@ export const UPLOAD_PAGE_CLAIMS = Object.freeze({
   message: "page_message",
   /** Comma-separated `accept` list of the file picker, e.g. `".pdf,image/*"`. */
   accept: "page_accept",
+  /** Which server asks for the files (its title or name, at most 100 characters). */
+  server: "page_server",
 } as const);
 
 /** What the routes record in the `StateStore` after a ticket upload, so a ticket handle resolves. */

@@ -12,6 +12,7 @@ import { parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
+import { declaredFileCheck, withSizeReason } from "./declared-file.js";
 import type {
   UploadHandler,
   UploadHandlerConfig,
@@ -91,7 +92,7 @@ export class TicketUploadHandler implements UploadHandler {
     try {
       files = await storeRequestFiles(config, ctx, request, limits, {
         allowMultipart: true,
-        verify: declaredFileCheck(extra),
+        verify: partsCheck(declaredFileCheck(extra)),
         beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
       });
     } catch (error) {
@@ -117,54 +118,14 @@ export class TicketUploadHandler implements UploadHandler {
   }
 }
 
-/**
- * The check of a files-extension ticket (`files/authorizeUpload`): the declared size, sha-256 and
- * media type are exact, checked on the staged file before anything commits; a mismatch leaves
- * nothing stored and the ticket unused. The error's `data.reason` is the draft's name for it.
- */
-function declaredFileCheck(claims: Record<string, unknown>): ((parts: StagedPart[]) => void) | undefined {
-  const size = claims[TICKET_CLAIMS.exactSize];
-  const sha256 = claims[TICKET_CLAIMS.sha256];
-  const mimeType = claims[TICKET_CLAIMS.mimeType];
-  if (size === undefined && sha256 === undefined && mimeType === undefined) return undefined;
+/** A declared-file check applied to every staged part of a request. */
+function partsCheck(
+  check: ((file: StoredFile) => void) | undefined,
+): ((parts: StagedPart[]) => void) | undefined {
+  if (!check) return undefined;
   return (parts) => {
-    for (const { staged } of parts) {
-      const file = staged.file;
-      if (typeof size === "number" && file.size !== size) {
-        throw new FileBridgeError(
-          file.size > size ? "FILE_TOO_LARGE" : "INVALID_REQUEST",
-          `The file has ${file.size} bytes; ${size} were declared`,
-          {
-            data: {
-              reason: file.size > size ? "maxSizeExceeded" : "sizeMismatch",
-              maxSize: size,
-              actualSize: file.size,
-            },
-          },
-        );
-      }
-      if (typeof sha256 === "string" && file.sha256 !== sha256) {
-        throw new FileBridgeError("DIGEST_MISMATCH", "The file's sha-256 is not the declared one", {
-          data: { reason: "digestMismatch" },
-        });
-      }
-      if (typeof mimeType === "string" && parseMediaType(file.mimeType)?.essence !== mimeType) {
-        throw new FileBridgeError("UNSUPPORTED_MEDIA_TYPE", `The file is not ${mimeType}`, {
-          data: { reason: "mimeTypeNotAccepted", mimeType },
-        });
-      }
-    }
+    for (const { staged } of parts) check(staged.file);
   };
-}
-
-/** A body over a files-extension ticket's declared size, cut off while streaming, gets the draft's reason too. */
-function withSizeReason(error: unknown, declared: unknown): unknown {
-  if (typeof declared !== "number" || !isFileBridgeError(error, "FILE_TOO_LARGE")) return error;
-  if (error.data?.reason !== undefined) return error;
-  return new FileBridgeError("FILE_TOO_LARGE", error.message, {
-    data: { ...error.data, reason: "maxSizeExceeded", maxSize: declared },
-    cause: error,
-  });
 }
 
 /** Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read. */

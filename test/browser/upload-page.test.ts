@@ -51,7 +51,7 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     await open(ticket.upload_url);
     await expect
       .poll(() => page.locator("#limits").textContent())
-      .toMatch(/Up to 3 files, at most 2 MB each/);
+      .toMatch(/Up to 3 files, at most 2 MiB each/);
     await page.screenshot({ path: await screenshotPath("upload-page-empty.png"), fullPage: true });
 
     await page.setInputFiles("#picker", [
@@ -142,7 +142,7 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     ]);
     await page.locator("#error").waitFor({ state: "visible" });
     expect(await page.locator("#error").textContent()).toBe(
-      "huge.iso is too large (2.5 MB). The limit is 2 MB.",
+      "huge.iso is too large (2.5 MiB). The limit is 2 MiB.",
     );
     expect(await page.locator("#error").getAttribute("role")).toBe("alert");
     expect(await page.locator("#files li").count()).toBe(0);
@@ -187,8 +187,10 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     const scope = "claimed";
     const ticket = await server.uploads.createTicket(scope);
     await open(ticket.upload_url);
+    // Two files: one multipart request (one file would go through tus, which has no claim).
     await page.setInputFiles("#picker", [
       { name: "mine.txt", mimeType: "text/plain", buffer: Buffer.from("mine") },
+      { name: "mine2.txt", mimeType: "text/plain", buffer: Buffer.from("mine too") },
     ]);
     // Another upload with the same link starts and stalls mid-body: it holds the ticket's claim.
     const stalled = new AbortController();
@@ -222,7 +224,7 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
       "An upload with this link is still under way. Wait a moment, then try again.",
     );
     expect(await page.locator("#upload").isEnabled()).toBe(true);
-    expect(await page.locator("#files .name").allTextContents()).toEqual(["mine.txt"]);
+    expect(await page.locator("#files .name").allTextContents()).toEqual(["mine.txt", "mine2.txt"]);
 
     // The stalled upload drops: the server releases the claim, and the person's retry goes through.
     stalled.abort();
@@ -230,10 +232,10 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     await expect.poll(() => server.state.get(claimKey)).toBeNull();
     await page.locator("#upload").click();
     await page.locator("#done").waitFor({ state: "visible" });
-    expect((await server.files(scope)).map((file) => file.name)).toEqual(["mine.txt"]);
+    expect((await server.files(scope)).map((file) => file.name).sort()).toEqual(["mine.txt", "mine2.txt"]);
   });
 
-  it("says so when the server cannot be reached", async () => {
+  it("says so when the server cannot be reached (several files: one multipart request)", async () => {
     const ticket = await server.uploads.createTicket("network");
     await open(ticket.upload_url);
     await page.route("**/files/upload/**", (route) =>
@@ -241,6 +243,7 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     );
     await page.setInputFiles("#picker", [
       { name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("a") },
+      { name: "b.txt", mimeType: "text/plain", buffer: Buffer.from("b") },
     ]);
     await page.locator("#upload").click();
     await page.locator("#error").waitFor({ state: "visible" });
@@ -252,6 +255,32 @@ describe.runIf(browserAvailable())("upload page in Chromium", () => {
     await page.unroute("**/files/upload/**");
     await page.locator("#upload").click();
     await page.locator("#done").waitFor({ state: "visible" });
-    expect((await server.files("network")).map((file) => file.name)).toEqual(["a.txt"]);
+    expect((await server.files("network")).map((file) => file.name).sort()).toEqual(["a.txt", "b.txt"]);
+  });
+
+  it("one file goes through tus: while the server cannot be reached it says it retries, then finishes by itself", async () => {
+    const ticket = await server.uploads.createTicket("tus-retry");
+    await open(ticket.upload_url);
+    const refused: string[] = [];
+    await page.route("**/files/tus/**", (route) => {
+      refused.push(route.request().method());
+      return route.abort("connectionreset");
+    });
+    const bytes = randomBytes(300 * 1024);
+    await page.setInputFiles("#picker", [
+      { name: "a.bin", mimeType: "application/octet-stream", buffer: bytes },
+    ]);
+    await page.locator("#upload").click();
+    await expect
+      .poll(() => page.locator("#status").textContent())
+      .toMatch(/connection dropped\. Trying again/);
+    expect(await page.locator("#error").isHidden()).toBe(true);
+    await expect.poll(() => refused.length).toBeGreaterThanOrEqual(2);
+    await page.unroute("**/files/tus/**");
+    await page.locator("#done").waitFor({ state: "visible" });
+    const [stored] = await server.files("tus-retry");
+    expect(stored).toMatchObject({ name: "a.bin", size: bytes.length, sha256: sha256(bytes) });
+    expect(refused.every((method) => method === "POST")).toBe(true);
+    expect(problems.filter((text) => !/ERR_CONNECTION_RESET|Failed to load resource/.test(text))).toEqual([]);
   });
 });

@@ -209,10 +209,16 @@ describe.runIf(browserAvailable()).each(["v1", "v2"] as const)(
       expect(sandbox.csp.at(-1)).toContain(`connect-src ${files.origin}`);
       await expect
         .poll(() => frame.locator("#limits").textContent())
-        .toMatch(/Up to 3 files, at most 4 MB each/);
+        .toMatch(/Up to 3 files, at most 4 MiB each/);
 
       const bytes = randomBytes(3 * 1024 * 1024 + 17);
+      // The widget says when its link expires (date, time and zone) once it has one, and sizes in the
+      // limit's units (MiB next to a MiB limit).
+      expect(await frame.locator("#limits").textContent()).toMatch(
+        /The link expires (.+ \(.+\), )?\d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/,
+      );
       await frame.setInputFiles("#picker", [{ name: "dataset.csv", mimeType: "text/csv", buffer: bytes }]);
+      expect(await frame.locator("#files .size").textContent()).toBe("3 MiB");
       await page.screenshot({ path: await shot("upload-widget-chosen.png") });
       await frame.locator("#upload").click();
       await frame.locator("#done").waitFor({ state: "visible" });
@@ -227,9 +233,13 @@ describe.runIf(browserAvailable()).each(["v1", "v2"] as const)(
       expect(file?.size).toBe(bytes.length);
       expect(files.uploadOrigins.at(-1)).toBe(sandbox.origin); // a real cross-origin upload
 
-      const handle = files.uploads.handleFor(file as NonNullable<typeof file>);
       await expect.poll(async () => (await hostRecord()).messages.length).toBe(1);
       const host = await hostRecord();
+      // One file goes through tus: the handle told is the upload's (it stands for its one file).
+      const told = host.contexts[0] as { structuredContent: { uploads: Array<{ handle: string }> } };
+      const handle = told.structuredContent.uploads[0]?.handle as string;
+      expect(handle.startsWith("upload://sessions/")).toBe(true);
+      expect(handle).not.toContain(SCOPE);
       expect(host.resourceUri).toBe("ui://mcp-file-bridge/upload.html");
       if (sdk === "v2") expect(host.protocolVersion).toBe("2026-07-28");
       expect(JSON.stringify(host.messages[0])).toContain(handle);

@@ -12,12 +12,16 @@ import {
   installCli,
   offlineEnv,
   outputServerCommand,
+  pandocCommand,
   pandocConverter,
   run,
   tempHome,
 } from "./support/cli.js";
 import { type FakeModel, startFakeModel } from "./support/fake-model.js";
+import { describeFitted, describeLongText, describeShape, Observations } from "./support/observed.js";
 import { openaiResponses } from "./support/openai-responses.js";
+import { fileScenario, type Scenario } from "./support/scenario.js";
+import { scenarioTests, tableTest } from "./support/scenario-tests.js";
 
 /** The version the matrix (and docs/client-compatibility.md) measured. */
 const CODEX_VERSION = "0.169.0";
@@ -28,6 +32,7 @@ const TOOLS = [
   "link_plain",
   "legacy_structured",
   "big_text",
+  "big_text_raw",
   "big_text_raised",
   "blob",
 ] as const;
@@ -35,7 +40,18 @@ const TOOLS = [
 const installed = await installCli("@openai/codex", CODEX_VERSION, "codex");
 if (installed.skip !== undefined) console.warn(`client matrix: Codex CLI skipped: ${installed.skip}`);
 
-function config(url: string): string {
+function serverEntry(name: string, command: { command: string; args: string[] }): string[] {
+  return [
+    `[mcp_servers.${name}]`,
+    `command = ${JSON.stringify(command.command)}`,
+    `args = ${JSON.stringify(command.args)}`,
+    "required = true",
+    // The default (10 s) is short for a server tsx compiles on a busy machine.
+    "startup_timeout_sec = 120",
+  ];
+}
+
+function config(url: string, scenario: Scenario, home: string): string {
   const server = outputServerCommand();
   return [
     'model = "gpt-5-codex"',
@@ -47,25 +63,18 @@ function config(url: string): string {
     `base_url = "${url}/v1"`,
     'wire_api = "responses"',
     'env_key = "OFFLINE_OPENAI_KEY"',
-    "[mcp_servers.files]",
-    `command = ${JSON.stringify(server.command)}`,
-    `args = ${JSON.stringify(server.args)}`,
-    // Without it `codex exec` may start the turn before the server's tools are listed.
-    "required = true",
-    ...(hasPandoc
-      ? [
-          "[mcp_servers.pandoc]",
-          `command = ${JSON.stringify(pandocConverter.command)}`,
-          `args = ${JSON.stringify(pandocConverter.args)}`,
-          "required = true",
-        ]
-      : []),
+    // `required = true`: without it `codex exec` may start the turn before the server's tools are listed.
+    ...serverEntry("files", server),
+    ...(hasPandoc ? serverEntry("pandoc", pandocCommand(home)) : []),
+    ...Object.entries(scenario.servers).flatMap(([name, command]) => serverEntry(name, command)),
     "",
   ].join("\n");
 }
 
 describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what reaches the model`, () => {
   let model: FakeModel;
+  let scenario: Scenario;
+  const observations = new Observations("codex-cli", `Codex CLI ${CODEX_VERSION}`);
   let cleanup: () => Promise<void> = async () => undefined;
   const seen = (tool: (typeof TOOLS)[number]): string => {
     const text = model.results.get(tool);
@@ -74,15 +83,17 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
   };
 
   beforeAll(async () => {
-    model = await startFakeModel(openaiResponses);
     const { home, remove } = await tempHome();
     cleanup = remove;
+    scenario = await fileScenario("codex", home);
+    model = await startFakeModel(openaiResponses, { onResult: scenario.onResult });
     await mkdir(join(home, ".codex"));
-    await writeFile(join(home, ".codex", "config.toml"), config(model.url));
+    await writeFile(join(home, ".codex", "config.toml"), config(model.url, scenario, home));
     const lines = TOOLS.map((tool) => `CALL ${tool}`);
     // Codex turns the hyphens of MCP tool names into underscores.
     const pandocTool = pandocConverter.tool.replaceAll("-", "_");
     if (hasPandoc) lines.push(`CALL ${pandocTool} ${JSON.stringify(pandocConverter.input)}`);
+    lines.push(...scenario.lines);
     const prompt = lines.join("\n");
     const args = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt];
     const exit = await run(installed.bin as string, args, {
@@ -91,19 +102,24 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
       env: { ...offlineEnv(home), CODEX_HOME: join(home, ".codex"), OFFLINE_OPENAI_KEY: "sk-offline-test" },
     });
     if (exit.code !== 0) throw new Error(`codex exited ${exit.code}:\n${exit.stdout}\n${exit.stderr}`);
+    const problems = [...model.missing.map((m) => `not offered: ${m}`), ...model.errors];
+    if (problems.length > 0) throw new Error(`codex: ${problems.join("\n")}\n${exit.stderr.slice(-2000)}`);
   }, 300_000);
 
   afterAll(async () => {
     await model?.close();
+    await scenario?.close();
     await cleanup();
   });
 
   it("sends clientInfo.name codex-mcp-client (the key of its inline budget)", () => {
     expect(seen("whoami")).toContain("client=codex-mcp-client");
+    observations.set("clientInfo", "`codex-mcp-client`");
   });
 
   it("shows only structuredContent when a result has it: the file is in structuredContent.files", () => {
     const text = seen("link_structured");
+    observations.set("structured", describeShape(text, true));
     expect(text).not.toContain("One table.");
     expect(text).not.toContain("resource_link");
     const json = /(\{"rows":1,"files":.*\})/.exec(text)?.[1];
@@ -114,6 +130,7 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
 
   it("shows each block as text without structuredContent, the resource_link as raw JSON", () => {
     const text = seen("link_plain");
+    observations.set("plain", describeShape(text, false));
     expect(text).toContain("One table.");
     expect(text).toContain('{"type":"resource_link","uri":"file://uploads/');
     expect(text).toMatch(/Resource URI: file:\/\/uploads\/[^/]+\/table\.csv/);
@@ -127,6 +144,9 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
 
   it("gets a preview, the artifact URI and the download URL for text over its budget", () => {
     const text = seen("big_text");
+    expect(observations.set("fitLongText", describeFitted(text))).toBe(
+      "a preview, the artifact URI, the download URL",
+    );
     expect(text.length).toBeLessThan(10_000);
     expect(text).toContain("BIG-TEXT-HEAD");
     expect(text).toMatch(/Resource URI: artifact:\/\/sessions\/[^/]+\/[^/]+\/big\.txt/);
@@ -134,7 +154,9 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
   });
 
   it("cuts 60,000 characters of inline text itself: why its budget is 10,000", () => {
+    expect(observations.set("rawLongText", describeLongText(seen("big_text_raw")))).toMatch(/^cut to /);
     const text = seen("big_text_raised");
+    observations.set("raisedLongText", describeLongText(text));
     expect(text.length).toBeLessThan(15_000);
     expect(text).toContain("BIG-TEXT-HEAD");
   });
@@ -143,12 +165,31 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
     const text = model.results.get(pandocConverter.tool.replaceAll("-", "_")) ?? "";
     expect(text).toContain('"format":"html"');
     expect(text).toContain("<em>twelve</em>");
+    observations.set("pandoc", "the HTML (in `structuredContent.text`)");
   });
 
   it("gets a stored non-media blob as its URI and download URL, never its bytes", () => {
     const text = seen("blob");
+    expect(observations.set("fitBlob", describeFitted(text, "BwcHBwcH"))).toBe(
+      "the artifact URI, the download URL; no bytes",
+    );
     expect(text.length).toBeLessThan(5_000);
     expect(text).toMatch(/"uri":"artifact:\/\/sessions\/[^"]+\/archive\.bin"/);
     expect(text).toMatch(/"downloadUrl":"http:\/\/127\.0\.0\.1:9\/files\//);
   });
+
+  scenarioTests(
+    () => ({
+      scenario,
+      observations,
+      received: (call) => {
+        const text = model.results.get(scenario.calls[call]);
+        if (text === undefined) throw new Error(`the model never received ${call}'s result`);
+        return text;
+      },
+    }),
+    false,
+  );
+
+  tableTest(() => ({ observations }));
 });

@@ -6,9 +6,34 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCli, offlineEnv, outputServerCommand, run, tempHome } from "./support/cli.js";
+import {
+  hasPandoc,
+  installCli,
+  offlineEnv,
+  outputServerCommand,
+  pandocCommand,
+  pandocConverter,
+  run,
+  tempHome,
+} from "./support/cli.js";
 import { type FakeModel, startFakeModel } from "./support/fake-model.js";
 import { gemini } from "./support/gemini.js";
+import { describeFitted, describeLongText, describeShape, Observations } from "./support/observed.js";
+import { fileScenario, type Scenario } from "./support/scenario.js";
+import { scenarioTests, tableTest } from "./support/scenario-tests.js";
+
+/** The text Gemini CLI put in a functionResponse (the first part of the turn): its output, or its error. */
+function outputOf(part: string, name: string): string {
+  const parsed = JSON.parse(part.split("\n")[0] as string) as {
+    functionResponse: { name: string; response: { output?: string; error?: unknown } };
+  };
+  if (parsed.functionResponse.name !== name) {
+    throw new Error(`expected a response of ${name}, got ${parsed.functionResponse.name}`);
+  }
+  // A tool error comes back as `response.error`.
+  const { output, error } = parsed.functionResponse.response;
+  return output ?? (typeof error === "string" ? error : JSON.stringify(error));
+}
 
 /** The version the matrix (and docs/client-compatibility.md) measured. */
 const GEMINI_CLI_VERSION = "0.61.0";
@@ -16,8 +41,10 @@ const GEMINI_CLI_VERSION = "0.61.0";
 const TOOLS = [
   "whoami",
   "link_structured",
+  "link_plain",
   "legacy_structured",
   "big_text",
+  "big_text_raw",
   "big_text_raised",
   "blob",
 ] as const;
@@ -29,29 +56,39 @@ describe.skipIf(installed.bin === undefined)(
   `Gemini CLI ${GEMINI_CLI_VERSION}: what reaches the model`,
   () => {
     let model: FakeModel;
+    let scenario: Scenario;
+    const observations = new Observations("gemini-cli", `Gemini CLI ${GEMINI_CLI_VERSION}`);
     let cleanup: () => Promise<void> = async () => undefined;
     /** The text output Gemini CLI put in the functionResponse. */
     const seen = (tool: (typeof TOOLS)[number]): string => {
       const part = model.results.get(tool);
       if (part === undefined) throw new Error(`the model never received ${tool}'s result`);
-      const parsed = JSON.parse(part.split("\n")[0] as string) as {
-        functionResponse: { name: string; response: { output: string } };
-      };
-      expect(parsed.functionResponse.name).toBe(`mcp_files_${tool}`);
-      return parsed.functionResponse.response.output;
+      return outputOf(part, `mcp_files_${tool}`);
     };
 
     beforeAll(async () => {
-      model = await startFakeModel(gemini);
       const { home, remove } = await tempHome();
       cleanup = remove;
+      scenario = await fileScenario("gemini", home);
+      model = await startFakeModel(gemini, { onResult: scenario.onResult });
+      const extra: Record<string, unknown> = Object.fromEntries(
+        Object.entries(scenario.servers).map(([name, command]) => [name, { ...command, trust: true }]),
+      );
+      const pandocCall = `CALL mcp_pandoc_${pandocConverter.tool} ${JSON.stringify(pandocConverter.input)}`;
+      if (hasPandoc) {
+        extra.pandoc = { ...pandocCommand(home), trust: true };
+      }
       await mkdir(join(home, ".gemini"));
       const settings = {
         security: { auth: { selectedType: "gemini-api-key" } },
-        mcpServers: { files: { ...outputServerCommand(), trust: true } },
+        mcpServers: { files: { ...outputServerCommand(), trust: true }, ...extra },
       };
       await writeFile(join(home, ".gemini", "settings.json"), JSON.stringify(settings));
-      const prompt = TOOLS.map((tool) => `CALL ${tool}`).join("\n");
+      const prompt = [
+        ...TOOLS.map((tool) => `CALL ${tool}`),
+        ...(hasPandoc ? [pandocCall] : []),
+        ...scenario.lines,
+      ].join("\n");
       const args = ["-p", prompt, "--yolo", "-m", "gemini-2.5-flash", "--output-format", "json"];
       const exit = await run(installed.bin as string, args, {
         cwd: home,
@@ -65,19 +102,25 @@ describe.skipIf(installed.bin === undefined)(
         },
       });
       if (exit.code !== 0) throw new Error(`gemini exited ${exit.code}:\n${exit.stdout}\n${exit.stderr}`);
+      const problems = [...model.missing.map((m) => `not offered: ${m}`), ...model.errors];
+      if (problems.length > 0) throw new Error(`gemini: ${problems.join("\n")}\n${exit.stderr.slice(-2000)}`);
     }, 300_000);
 
     afterAll(async () => {
       await model?.close();
+      await scenario?.close();
       await cleanup();
     });
 
     it("sends clientInfo.name gemini-cli-mcp-client (the key of its inline budget)", () => {
       expect(seen("whoami")).toContain("client=gemini-cli-mcp-client");
+      observations.set("clientInfo", "`gemini-cli-mcp-client`");
     });
 
     it("ignores structuredContent: the text blocks and the link line carry the file", () => {
       const text = seen("link_structured");
+      observations.set("structured", describeShape(text, true));
+      observations.set("plain", describeShape(seen("link_plain"), false));
       expect(text).toContain("One table.");
       expect(text).not.toContain('"files"');
       expect(text).toMatch(/Resource Link: table\.csv at file:\/\/uploads\/[^/]+\/table\.csv/);
@@ -90,6 +133,9 @@ describe.skipIf(installed.bin === undefined)(
 
     it("gets a preview, the artifact URI and the download URL for text over its budget", () => {
       const text = seen("big_text");
+      expect(observations.set("fitLongText", describeFitted(text))).toBe(
+        "a preview, the artifact URI, the download URL",
+      );
       expect(text.length).toBeLessThan(30_000);
       expect(text).not.toContain("Output too large");
       expect(text).toContain("BIG-TEXT-HEAD");
@@ -99,7 +145,9 @@ describe.skipIf(installed.bin === undefined)(
     });
 
     it("cuts text over 40,000 characters itself (8,000 head + 32,000 tail): why its budget is 30,000", () => {
+      expect(observations.set("rawLongText", describeLongText(seen("big_text_raw")))).toMatch(/^cut to /);
       const text = seen("big_text_raised");
+      observations.set("raisedLongText", describeLongText(text));
       expect(text).toContain("Output too large. Showing first 8,000 and last 32,000 characters.");
       expect(text.length).toBeLessThan(41_000);
     });
@@ -108,8 +156,34 @@ describe.skipIf(installed.bin === undefined)(
       const part = model.results.get("blob") ?? "";
       expect(part).not.toContain("inlineData");
       const text = seen("blob");
+      expect(observations.set("fitBlob", describeFitted(part, "BwcHBwcH"))).toBe(
+        "the artifact URI, the download URL; no bytes",
+      );
       expect(text).toMatch(/Resource URI: artifact:\/\/sessions\/[^/]+\/[^/]+\/archive\.bin/);
       expect(text).toContain("Download URL");
     });
+
+    it.skipIf(!hasPandoc)("gets pandoc-converter's HTML in the text", () => {
+      const name = `mcp_pandoc_${pandocConverter.tool}`;
+      const text = outputOf(model.results.get(name) ?? "", name);
+      expect(text).toContain("<em>twelve</em>");
+      observations.set("pandoc", "the HTML (in the text block)");
+    });
+
+    scenarioTests(
+      () => ({
+        scenario,
+        observations,
+        received: (call) => {
+          const name = scenario.calls[call];
+          const part = model.results.get(name);
+          if (part === undefined) throw new Error(`the model never received ${call}'s result`);
+          return outputOf(part, name.split("#")[0] as string);
+        },
+      }),
+      true,
+    );
+
+    tableTest(() => ({ observations }));
   },
 );

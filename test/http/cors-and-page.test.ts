@@ -165,7 +165,7 @@ describe("createFileRoutes: allowedOrigins (CORS)", () => {
     expect(upload.headers.get("access-control-expose-headers")).toBe(
       "ETag, Content-Range, Content-Disposition, Location, Tus-Resumable, Tus-Version, Tus-Extension, " +
         "Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Metadata, " +
-        "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle",
+        "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle, Upload-Sha256",
     );
     expect(upload.headers.get("vary")).toBe("Origin");
     const { files } = (await upload.json()) as { files: Array<{ id: string }> };

@@ -82,7 +82,7 @@ describe("uploadPageResponse / wantsUploadPage", () => {
     const get = uploadPageResponse({ uploadUrl: "./t", maxBytes: 1, maxFiles: 1 });
     expect(get.status).toBe(200);
     expect(get.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(await get.text()).toContain("<h1>Upload files</h1>");
+    expect(await get.text()).toContain('<h1 id="title">Upload files</h1>');
     const head = uploadPageResponse({ uploadUrl: "./t", maxBytes: 1, maxFiles: 1 }, { method: "HEAD" });
     expect(await head.text()).toBe("");
     expect(uploadPageResponse({ problem: "expired" }).status).toBe(410);
@@ -133,6 +133,7 @@ describe("uploadPageForToken", () => {
         max_files: 4,
         [UPLOAD_PAGE_CLAIMS.message]: "Send the signed contract",
         [UPLOAD_PAGE_CLAIMS.accept]: ".pdf, image/*",
+        [UPLOAD_PAGE_CLAIMS.server]: "Contracts <Desk>",
       },
     });
     const response = await page(minted.token);
@@ -145,8 +146,12 @@ describe("uploadPageForToken", () => {
       maxFiles: 4,
       expiresAt: new Date(minted.expiresAt).toISOString(),
     });
-    expect(html).toContain('<p id="message">Send the signed contract</p>');
+    expect(html).toContain('<p id="message" class="message">Send the signed contract</p>');
     expect(html).toContain('accept=".pdf,image/*"');
+    // Which server asks (escaped), the limits in the limit's units and the expiry in UTC, before any script.
+    expect(html).toContain("<strong>Contracts &lt;Desk&gt;</strong> asks you for files");
+    expect(html).toContain('<li id="limits">Up to 4 files, at most 12 KiB (12345 bytes) each.</li>');
+    expect(html).toMatch(/<time id="expiry-time" datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
     // Viewing the page twice did not use the ticket up.
     expect((await page(minted.token)).status).toBe(200);
     expect(await codeOf(minter.verify(minted.token, { action: "upload" }))).toBe("OK");

@@ -52,7 +52,7 @@ describe("FileRequests", () => {
         token,
       })
     ).text();
-    expect(page).toContain('<p id="message">Upload the two reports</p>');
+    expect(page).toContain('<p id="message" class="message">Upload the two reports</p>');
     expect(page).toContain('accept=".pdf,text/*"');
 
     const waiting = request.wait();

@@ -8,6 +8,7 @@
  * contracts' secondary types (catalogs, change feeds, list and put arguments).
  */
 export type {
+  AdoptSource,
   ByteRange,
   CatalogPageOptions,
   ChangeFeed,
@@ -41,7 +42,7 @@ export {
 } from "./list-page.js";
 export { parseMetadataRecord, serializeMetadataRecord } from "./metadata-record.js";
 export type { MeterLimits, PutMeasure } from "./put-pipeline.js";
-export { measureBytes, PutMeter, streamPut, toPutError, toReadable } from "./put-pipeline.js";
+export { checkMeasured, measureBytes, PutMeter, streamPut, toPutError, toReadable } from "./put-pipeline.js";
 export type { PutPlan } from "./put-plan.js";
 export { MAX_METADATA_ENTRIES, MAX_METADATA_LENGTH, planPut, storedFileOf } from "./put-plan.js";
 export type { StreamLimits } from "./quota.js";

@@ -142,6 +142,21 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: Stre
 }
 
 /**
+ * Checks a size and sha256 measured elsewhere (an adopted file, see `FileStore.adopt`) with the
+ * same rules as {@link PutMeter}: the byte cap, the scope quota's streaming cut-off, the declared
+ * size and digest. Throws the error a streamed put would have failed with.
+ *
+ * @example
+ * ```ts
+ * checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
+ * ```
+ */
+export function checkMeasured(plan: MeterLimits, size: number, sha256: string, limits?: StreamLimits): void {
+  const failed = growthError(plan, size, limits) ?? finalError(plan, size, sha256);
+  if (failed) throw failed;
+}
+
+/**
  * A pass-through that counts bytes, hashes sha256 (off the main thread past 1 MiB, see
  * `Sha256Stream`), keeps the first bytes for sniffing and enforces
  * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes

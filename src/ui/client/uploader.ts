@@ -1,16 +1,31 @@
 /**
  * Browser code shared by the upload page and the MCP App upload widget: file picking (picker or drag
- * and drop), client-side limits, one multipart XHR upload with a progress bar per file, clear error
- * messages and the done state. It binds to the markup of `src/ui/markup.ts` by element id.
+ * and drop), client-side limits, the upload with a progress bar per file, clear error messages and
+ * the done state. One file goes through the ticket's tus endpoint (resumable: it survives dropped
+ * connections and reloads, see `tus-client.ts`); several files, or a server without tus, go as one
+ * multipart XHR request. It binds to the markup of `src/ui/markup.ts` by element id.
  *
  * This file runs in the browser only: `scripts/browser/build-ui.ts` bundles it (with page-main.ts and
  * widget-main.ts) into `src/ui/generated/`. The package never imports it at runtime.
  */
+import { formatAgainst, formatBytes, formatLimit, unitsOf } from "../../internal/byte-size.js";
+import { expiryText, limitsText } from "../page-text.js";
+
+import {
+  defaultStorage,
+  frameThrottle,
+  type TusOutcome,
+  tusEndpointFor,
+  tusUpload,
+  type UrlStorage,
+} from "./tus-client.js";
 
 /** Where and how much may be uploaded. */
 export interface UploadTarget {
   /** The signed upload URL (multipart POST). */
   uploadUrl: string;
+  /** The ticket's tus endpoint; `null` for none. @default derived from `uploadUrl` (`…/tus/{token}`) */
+  tusUrl?: string | null;
   /** Size cap per file, in bytes. */
   maxBytes: number;
   /** Most files per upload. */
@@ -23,10 +38,12 @@ export interface UploadTarget {
 export interface UploadedFile {
   handle: string;
   uri?: string;
-  id: string;
+  /** Absent after a tus upload (its answer names the handle only). */
+  id?: string;
   name: string;
   size: number;
-  sha256: string;
+  /** Absent after a tus upload through a server that does not send `Upload-Sha256`. */
+  sha256?: string;
   mimeType: string;
   expiresAt?: string;
 }
@@ -43,6 +60,8 @@ export interface UploaderOptions {
   singlePickFallback?: boolean;
   /** What the limits line says while there is no target. */
   pendingText?: string;
+  /** Where a tus upload URL is kept to resume after a reload. @default `localStorage`, else memory */
+  storage?: UrlStorage;
 }
 
 /** A mounted uploader. */
@@ -59,20 +78,6 @@ interface Entry {
   remove: HTMLButtonElement;
 }
 
-/** Readable size: `512 bytes`, `1.5 KB`, `100 MB` (1024-based). */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  const text = value >= 10 ? value.toFixed(0) : value.toFixed(1).replace(/\.0$/, "");
-  return `${text} ${units[unit]}`;
-}
-
 /** The message shown for an error code of the upload route (or a network failure). */
 export function messageFor(code: string, status: number, limit?: number): string {
   switch (code) {
@@ -85,7 +90,7 @@ export function messageFor(code: string, status: number, limit?: number): string
       return "This upload link is not valid. Ask for a new one in the chat.";
     case "FILE_TOO_LARGE":
       return limit
-        ? `A file is larger than the limit of ${formatBytes(limit)}. Nothing was uploaded.`
+        ? `A file is larger than the limit of ${formatLimit(limit)}. Nothing was uploaded.`
         : "A file is too large. Nothing was uploaded.";
     case "UPLOAD_IN_PROGRESS":
       // The ticket is claimed while an upload runs; a dropped upload releases it within moments.
@@ -123,6 +128,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
   const pickHint = byId<HTMLElement>(doc, "pick-hint");
 
   let target = options.target;
+  const storage = options.storage ?? defaultStorage();
   let entries: Entry[] = [];
   let busy = false;
   let finished = false;
@@ -136,18 +142,53 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     error.hidden = true;
   };
 
+  const root = doc.getElementById("uploader");
+  const expiryTime = doc.getElementById("expiry-time");
+  let expired = false;
+  let succeeded = false;
+  let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
   const renderLimits = () => {
     if (!target) {
       limits.textContent = options.pendingText ?? "Waiting for the upload link…";
       return;
     }
-    const count = target.maxFiles === 1 ? "One file" : `Up to ${target.maxFiles} files`;
-    let text = `${count}, at most ${formatBytes(target.maxBytes)} each.`;
+    let text = limitsText(target.maxFiles, target.maxBytes);
     const expires = target.expiresAt ? new Date(target.expiresAt) : undefined;
     if (expires && !Number.isNaN(expires.getTime())) {
-      text += ` The link works until ${expires.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}.`;
+      // The page has its own line (rendered in UTC by the server); the widget says it in the limits.
+      if (expiryTime) expiryTime.textContent = expiryText(expires);
+      else text += ` The link expires ${expiryText(expires)}.`;
+      watchExpiry(expires);
     }
     limits.textContent = text;
+  };
+
+  /** A link with no way to a fresh one (the page) turns to the expired state when its time is up. */
+  const watchExpiry = (expires: Date) => {
+    if (expiryTimer !== undefined) clearTimeout(expiryTimer);
+    if (options.refreshTarget) return;
+    const check = () => {
+      const left = expires.getTime() - Date.now();
+      if (left > 0) {
+        expiryTimer = setTimeout(check, Math.min(left, 2 ** 31 - 1));
+        return;
+      }
+      // An upload under way started in time: its reply decides.
+      if (busy || finished) return;
+      expired = true;
+      fail(messageFor("TOKEN_EXPIRED", 410), true);
+    };
+    check();
+  };
+
+  /** What the person sees, as `data-state` on the root: styles and tests key on it. */
+  const stateOf = (): string => {
+    if (expired) return "expired";
+    if (finished) return succeeded ? "done" : "error";
+    if (busy) return "uploading";
+    if (!error.hidden) return "error";
+    return entries.length > 0 ? "ready" : "waiting";
   };
 
   const refresh = () => {
@@ -160,6 +201,9 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     upload.hidden = finished;
     drop.hidden = finished;
     upload.textContent = entries.length > 1 ? `Upload ${entries.length} files` : "Upload";
+    if (root) root.dataset.state = stateOf();
+    const label = doc.getElementById("expiry-label");
+    if (expired && label) label.textContent = "Link expired";
   };
 
   const tooLarge = (file: File) => target !== null && file.size > target.maxBytes;
@@ -170,8 +214,9 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     const problems: string[] = [];
     for (const file of files) {
       if (tooLarge(file)) {
+        const limit = target?.maxBytes ?? 0;
         problems.push(
-          `${file.name} is too large (${formatBytes(file.size)}). The limit is ${formatBytes(target?.maxBytes ?? 0)}.`,
+          `${file.name} is too large (${formatAgainst(file.size, limit)}). The limit is ${formatLimit(limit)}.`,
         );
         continue;
       }
@@ -196,7 +241,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     name.textContent = file.name;
     const size = doc.createElement("span");
     size.className = "size";
-    size.textContent = formatBytes(file.size);
+    size.textContent = formatBytes(file.size, target ? unitsOf(target.maxBytes) : "binary");
     const progress = doc.createElement("progress");
     progress.max = 100;
     progress.value = 0;
@@ -338,7 +383,7 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     if (oversized.length > 0) {
       busy = false;
       showError(
-        `${oversized.map((entry) => entry.file.name).join(", ")}: larger than the limit of ${formatBytes(target.maxBytes)}. Remove ${oversized.length === 1 ? "it" : "them"} to upload the rest.`,
+        `${oversized.map((entry) => entry.file.name).join(", ")}: larger than the limit of ${formatLimit(target.maxBytes)}. Remove ${oversized.length === 1 ? "it" : "them"} to upload the rest.`,
       );
       refresh();
       return;
@@ -348,35 +393,17 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
       entry.state.textContent = "0%";
     }
     status.textContent = "Uploading…";
-    let reply = await send(target.uploadUrl);
+    let reply = await sendOnce(target);
     if (reply.status === 410 && codeOf(reply.body).code === "TOKEN_EXPIRED" && options.refreshTarget) {
       const fresh = await options.refreshTarget().catch(() => null);
       if (fresh) {
         target = fresh;
         renderLimits();
-        reply = await send(target.uploadUrl);
+        reply = await sendOnce(target);
       }
     }
     if (reply.status === 201) {
-      const files = (reply.body as { files?: UploadedFile[] } | null)?.files ?? [];
-      entries.forEach((entry) => {
-        entry.progress.value = 100;
-        entry.state.textContent = "Uploaded";
-        entry.row.classList.add("stored");
-      });
-      busy = false;
-      finished = true;
-      status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
-      refresh();
-      let extra: string | undefined;
-      try {
-        extra = await options.onDone?.(files);
-      } catch {
-        extra = undefined;
-      }
-      if (extra) doneText.textContent = extra;
-      done.hidden = false;
-      done.focus();
+      await succeed(reply.files);
       return;
     }
     if (reply.status === 0) {
@@ -385,7 +412,87 @@ export function mountUploader(doc: Document, options: UploaderOptions): Uploader
     }
     const { code, limit } = codeOf(reply.body);
     const final = code === "TOKEN_EXPIRED" || code === "TOKEN_ALREADY_USED" || code === "INVALID_TOKEN";
+    if (code === "TOKEN_EXPIRED") expired = true;
     fail(messageFor(code, reply.status, limit), final);
+  };
+
+  const succeed = async (files: UploadedFile[]) => {
+    entries.forEach((entry) => {
+      entry.progress.value = 100;
+      entry.state.textContent = "Uploaded";
+      entry.row.classList.add("stored");
+    });
+    busy = false;
+    finished = true;
+    succeeded = true;
+    status.textContent = `Uploaded ${files.length} ${files.length === 1 ? "file" : "files"}.`;
+    refresh();
+    let extra: string | undefined;
+    try {
+      extra = await options.onDone?.(files);
+    } catch {
+      extra = undefined;
+    }
+    if (extra) doneText.textContent = extra;
+    done.hidden = false;
+    done.focus();
+  };
+
+  /**
+   * One upload attempt: one file through tus (it retries and resumes by itself), else — several
+   * files, or no tus endpoint on the server — the multipart request.
+   */
+  const sendOnce = async (
+    to: UploadTarget,
+  ): Promise<{ status: number; body: unknown; files: UploadedFile[] }> => {
+    const endpoint =
+      entries.length === 1 ? tusEndpointFor(to.uploadUrl, to.tusUrl, doc.location.href) : undefined;
+    const only = entries[0];
+    if (endpoint && only) {
+      const outcome = await sendTus(endpoint, only);
+      if (outcome.kind === "stored") {
+        const file = only.file;
+        const stored: UploadedFile = {
+          handle: outcome.handle ?? "",
+          name: file.name,
+          size: file.size,
+          mimeType: file.type || "application/octet-stream",
+          ...(outcome.sha256 ? { sha256: outcome.sha256 } : {}),
+        };
+        return { status: 201, body: null, files: outcome.handle ? [stored] : [] };
+      }
+      if (outcome.kind === "refused") return { ...outcome, files: [] };
+      if (outcome.kind === "offline") return { status: 0, body: null, files: [] };
+    }
+    const reply = await send(to.uploadUrl);
+    const files =
+      reply.status === 201 ? ((reply.body as { files?: UploadedFile[] } | null)?.files ?? []) : [];
+    return { ...reply, files };
+  };
+
+  const sendTus = (endpoint: string, entry: Entry): Promise<TusOutcome> => {
+    const draw = frameThrottle((sent: number, total: number) => {
+      if (finished) return;
+      const percent = total === 0 ? 99 : Math.min(99, Math.floor((sent / total) * 100));
+      entry.progress.value = percent;
+      entry.state.textContent = `${percent}%`;
+    });
+    return tusUpload({
+      endpoint,
+      file: entry.file,
+      storage,
+      onProgress: (sent, total) => {
+        if (status.dataset.retrying) {
+          delete status.dataset.retrying;
+          status.textContent = "Uploading…";
+        }
+        draw(sent, total);
+      },
+      onRetry: (delay) => {
+        status.dataset.retrying = "1";
+        status.textContent = `The connection dropped. Trying again in ${Math.max(1, Math.round(delay / 1000))} s; the upload continues where it stopped.`;
+      },
+    });
   };
 
   upload.addEventListener("click", () => {

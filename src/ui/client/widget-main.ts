@@ -6,7 +6,8 @@
  * unless turned off.
  */
 import { App, PostMessageTransport } from "@modelcontextprotocol/ext-apps";
-import { formatBytes, mountUploader, type UploadedFile, type UploadTarget } from "./uploader.js";
+import { formatBytes } from "../../internal/byte-size.js";
+import { mountUploader, type UploadedFile, type UploadTarget } from "./uploader.js";
 
 interface WidgetConfig {
   toolName: string;
@@ -38,7 +39,7 @@ function targetFrom(structured: unknown): UploadTarget | null {
 function describeUploads(files: UploadedFile[]): string {
   const lines = files.map(
     (file) =>
-      `- ${file.name} (${formatBytes(file.size)}, ${file.mimeType}, sha256 ${file.sha256}): ${file.handle}`,
+      `- ${file.name} (${formatBytes(file.size)}, ${file.mimeType}${file.sha256 ? `, sha256 ${file.sha256}` : ""}): ${file.handle}`,
   );
   return [
     `I uploaded ${files.length === 1 ? "a file" : `${files.length} files`} with the upload widget. Pass the handle${files.length === 1 ? "" : "s"} as the file argument of a tool:`,

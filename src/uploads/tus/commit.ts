@@ -1,14 +1,18 @@
 /**
  * Commit of a finished tus upload through the same put pipeline as a single-request upload: the
- * staged bytes (one staging object, or a final upload's partial uploads in order) are streamed into
- * `store.stage()` (size cap, quota, sha256, a new file id), the ticket is used up, the file made
+ * staged bytes are adopted by the store (`store.adopt()`, a link on the same filesystem, with the
+ * sha256 hashed while they arrived) or streamed into `store.stage()` (a final upload's partial
+ * uploads in order, or a store without `adopt`) — size cap, quota, sha256, a new file id either
+ * way — then the ticket is used up, the file made
  * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
  */
 import { Readable } from "node:stream";
-import type { StoredFile } from "../../storage/types.js";
+import { scopeRefsOf } from "../../scope/scope-refs.js";
+import type { PutOptions, StagedFile, StoredFile } from "../../storage/types.js";
+import { declaredFileCheck } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
-import { type TusRecord, writeRecord } from "./records.js";
+import { type TusRecord, tusRecordKey, tusTicketKey, writeRecord } from "./records.js";
 import type { TusService, TusTicket } from "./service.js";
 
 /** The bytes of an upload: its own staging object, or its parts' in order. */
@@ -23,6 +27,45 @@ function uploadBytes(service: TusService, id: string, record: TusRecord, lengths
       }
     })(),
   );
+}
+
+/**
+ * Stages the upload's bytes in the store: a whole upload whose staging is a local file the store
+ * can take over is adopted with the sha256 hashed while its bytes arrived (nothing is read again);
+ * anything else streams through `store.stage()`.
+ */
+async function stageUpload(
+  service: TusService,
+  id: string,
+  record: TusRecord,
+  partLengths: number[],
+  options: PutOptions,
+): Promise<StagedFile> {
+  const { store } = service.config;
+  const path = service.staging.localPath?.(id);
+  if (service.adopts && !record.parts && path !== undefined && store.adopt) {
+    const sha256 = await service.hashes.digest(service.staging, id, record.offset);
+    const adopted = await store.adopt({ path, size: record.offset, sha256 }, options);
+    if (adopted) return adopted;
+  }
+  return store.stage(uploadBytes(service, id, record, partLengths), options);
+}
+
+/** Removes an upload that can never commit: its record, its staging (and its parts'), its ticket link. */
+async function dropUpload(
+  service: TusService,
+  ticket: TusTicket,
+  id: string,
+  record: TusRecord,
+): Promise<void> {
+  const { state } = service;
+  const ids = [id, ...(record.parts ?? [])];
+  await Promise.all(ids.map((each) => state.delete(tusRecordKey(each))));
+  if ((await state.get(tusTicketKey(ticket.verified.fileId))) === id) {
+    await state.delete(tusTicketKey(ticket.verified.fileId));
+  }
+  service.hashes.drop(id);
+  await Promise.all(ids.map((each) => service.staging.remove(each)));
 }
 
 /** What a commit answers with: the stored file and the ticket's handle. */
@@ -45,7 +88,7 @@ export async function commitTusUpload(
 ): Promise<TusCommitted> {
   const { config, state } = service;
   const { limits, verified } = ticket;
-  const staged = await config.store.stage(uploadBytes(service, id, record, partLengths), {
+  const staged = await stageUpload(service, id, record, partLengths, {
     scope: limits.scope,
     name: record.name,
     mimeType: record.mimeType,
@@ -54,6 +97,14 @@ export async function commitTusUpload(
     maxBytes: limits.maxBytes,
     expectedSize: record.length,
   });
+  try {
+    declaredFileCheck(verified.claims ?? {})?.(staged.file);
+  } catch (error) {
+    // Complete but not the declared file: it can never commit. Gone, so the ticket starts over.
+    await staged.abort();
+    await dropUpload(service, ticket, id, record).catch((cause) => ctx.report(cause));
+    throw error;
+  }
   let file: StoredFile;
   try {
     // A single-use ticket is used up only now: until here every failure left the upload resumable.
@@ -85,5 +136,6 @@ export async function commitTusUpload(
     length: file.size,
     fileId: file.id,
   });
-  return { file, handle: formatUploadHandle(limits.scope, verified.fileId) };
+  // The minter's keyed scope reference, as in the single-request path's handles (not the unkeyed hash).
+  return { file, handle: formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter)) };
 }

@@ -7,6 +7,7 @@
  */
 import { sanitizeFileName } from "../../internal/file-name.js";
 import { chooseMediaType } from "../../media/media-type.js";
+import { checkDeclaredLength } from "../declared-file.js";
 import { commitTusUpload, type TusCommitted } from "./commit.js";
 import { tusError } from "./protocol.js";
 import {
@@ -58,6 +59,7 @@ export async function createTusUpload(
   request: TusCreateRequest,
 ): Promise<{ id: string; record: TusRecord }> {
   const { limits, verified, expiresAt } = ticket;
+  if (request.length !== undefined) checkDeclaredLength(verified.claims ?? {}, request.length);
   if (request.length !== undefined && request.length > limits.maxBytes) {
     throw tusError("FILE_TOO_LARGE", `The upload is larger than ${limits.maxBytes} bytes`, 413, {
       limit: limits.maxBytes,
@@ -99,6 +101,7 @@ async function claimTicketUpload(service: TusService, ticket: TusTicket, id: str
       try {
         await state.delete(tusRecordKey(previous));
         await service.staging.remove(previous);
+        service.hashes.drop(previous);
       } finally {
         await lock.release();
       }

@@ -3,11 +3,11 @@
  * at the verified offset (anything past it — the tail of a write a crash cut — is cut off first), with
  * a small sidecar holding its expiry so a sweep removes what expired without asking the state store.
  */
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { type FileHandle, mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 
 /**
@@ -36,8 +36,12 @@ export interface StagingWrite {
 export interface TusStaging {
   /** Creates an empty staging object that expires at `expiresAt` (epoch ms). */
   create(id: string, expiresAt: number): Promise<void>;
-  /** Writes `source` at `offset`, cutting off anything past it first; never rejects. */
-  write(id: string, offset: number, source: Readable): Promise<StagingWrite>;
+  /**
+   * Writes `source` at `offset`, cutting off anything past it first; never rejects. `observe` sees
+   * each chunk once it is stored, in order (so it sees exactly the `written` bytes); a promise it
+   * returns holds the next write back.
+   */
+  write(id: string, offset: number, source: Readable, observe?: StagingObserver): Promise<StagingWrite>;
   /** Cuts the staging object back to `length` bytes (a refused checksum). */
   truncate(id: string, length: number): Promise<void>;
   /** The first `length` bytes of the staging object. */
@@ -46,6 +50,96 @@ export interface TusStaging {
   remove(id: string): Promise<void>;
   /** Removes every staging object past its expiry; resolves with how many. */
   sweep(now: number): Promise<number>;
+  /**
+   * The local file holding the staging object, for stores that take a file over at commit
+   * (`FileStore.adopt`); absent on stagings that hold bytes elsewhere.
+   */
+  localPath?(id: string): string;
+}
+
+/**
+ * Sees each chunk a staging stored; see {@link TusStaging.write}.
+ *
+ * @example
+ * ```ts
+ * const observe: StagingObserver = (chunk) => hash.update(chunk);
+ * ```
+ */
+export type StagingObserver = (chunk: Uint8Array) => Promise<void> | undefined;
+
+/** Bytes one write of the sink gathers (Node batches queued chunks into one `writev`). */
+const SINK_HIGH_WATER_MARK = 1 << 20;
+
+/**
+ * Writes at a position of an open file, batching queued chunks into one `writev`, and hands each
+ * stored chunk to an observer before taking the next: `written` is what reached the file.
+ */
+class StagingSink extends Writable {
+  written = 0;
+  readonly #handle: FileHandle;
+  #position: number;
+  readonly #observe: StagingObserver | undefined;
+
+  constructor(handle: FileHandle, position: number, observe: StagingObserver | undefined) {
+    super({ highWaterMark: SINK_HIGH_WATER_MARK });
+    this.#handle = handle;
+    this.#position = position;
+    this.#observe = observe;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.#settle(this.#store([chunk]), callback);
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+    this.#settle(this.#store(chunks.map(({ chunk }) => chunk)), callback);
+  }
+
+  /** A write that fails after the sink was destroyed (its handle closed) is no news to anyone. */
+  #settle(stored: Promise<void>, callback: (error?: Error | null) => void): void {
+    stored.then(
+      () => callback(),
+      (error: Error) => callback(this.destroyed ? null : error),
+    );
+  }
+
+  async #store(chunks: Buffer[]): Promise<void> {
+    let pending = chunks;
+    while (pending.length > 0) {
+      const { bytesWritten } = await this.#handle.writev(pending, this.#position);
+      // Destroyed meanwhile: the caller has read `written` already; these bytes are past the
+      // recorded offset (cut off by the next write) and must not reach the observer.
+      if (this.destroyed) return;
+      this.#position += bytesWritten;
+      this.written += bytesWritten;
+      // A short write (rare on files): observe what was stored and write the rest.
+      let left = bytesWritten;
+      const rest: Buffer[] = [];
+      for (const chunk of pending) {
+        if (this.destroyed) return;
+        if (left >= chunk.length) {
+          left -= chunk.length;
+          await this.#observe?.(chunk);
+        } else {
+          if (left > 0) await this.#observe?.(chunk.subarray(0, left));
+          rest.push(chunk.subarray(left));
+          left = 0;
+        }
+      }
+      pending = rest;
+    }
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#handle.close().then(() => callback(), callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#handle.close().then(
+      () => callback(error),
+      () => callback(error),
+    );
+  }
 }
 
 /** The default staging folder: one per user under the OS temp folder, shared by restarts. */
@@ -81,8 +175,8 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       await writeFile(pathOf(id) + SIDECAR, String(expiresAt), { mode: 0o600 });
       await writeFile(pathOf(id), new Uint8Array(0), { mode: 0o600, flag: "wx" });
     },
-    async write(id, offset, source) {
-      let handle: Awaited<ReturnType<typeof open>>;
+    async write(id, offset, source, observe) {
+      let handle: FileHandle;
       try {
         handle = await open(pathOf(id), "r+");
         await handle.truncate(offset);
@@ -90,12 +184,12 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
         source.resume();
         return { written: 0, error };
       }
-      const sink = createWriteStream("", { fd: handle, start: offset, highWaterMark: 1 << 20 });
+      const sink = new StagingSink(handle, offset, observe);
       try {
         await pipeline(source, sink);
-        return { written: sink.bytesWritten };
+        return { written: sink.written };
       } catch (error) {
-        return { written: sink.bytesWritten, error };
+        return { written: sink.written, error };
       }
     },
     async truncate(id, length) {
@@ -110,6 +204,7 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       if (length === 0) return Readable.from([]);
       return createReadStream(pathOf(id), { start: 0, end: length - 1, highWaterMark: 1 << 20 });
     },
+    localPath: pathOf,
     async remove(id) {
       await rm(pathOf(id), { force: true });
       await rm(pathOf(id) + SIDECAR, { force: true });

@@ -8,8 +8,11 @@
 import { createHash, type Hash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import { withSizeReason } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
+import { TICKET_CLAIMS } from "../upload-handle.js";
 import { commitTusUpload, type TusCommitted } from "./commit.js";
+import type { StagingObserver } from "./fs-staging.js";
 import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
 import { type TusRecord, writeRecord } from "./records.js";
 import { publishProgress, type TusService, type TusTicket } from "./service.js";
@@ -61,6 +64,35 @@ class BodyMeter extends Transform {
   }
 }
 
+/** The running sha256 of an upload during one body: what observes the stored bytes, and its hand-back. */
+interface BodyHash {
+  observe: StagingObserver;
+  /** Keeps the hash as covering `offset` bytes, or drops it (`undefined`: the bytes were cut back). */
+  settle(offset: number | undefined): void;
+}
+
+/** Takes upload `id`'s running hash at `start` for one body (see `RunningHashes`). */
+async function runningHash(service: TusService, id: string, start: number): Promise<BodyHash> {
+  const hash = await service.hashes.take(service.staging, id, start);
+  let hashed = start;
+  let failed = false;
+  return {
+    observe(chunk) {
+      hashed += chunk.byteLength;
+      const behind = hash.update(chunk);
+      behind?.catch(() => {
+        failed = true;
+      });
+      return behind;
+    },
+    settle(offset) {
+      // Kept only when it covers exactly the bytes stored; anything else is hashed again if needed.
+      if (offset === undefined || failed || hashed !== offset) hash.dispose();
+      else service.hashes.keep(id, offset, hash);
+    },
+  };
+}
+
 /**
  * Writes one body at `record.offset` and records the new offset; commits when the last byte arrived
  * (a partial upload of a concatenation never commits on its own).
@@ -74,16 +106,22 @@ export async function writeBody(
   record: TusRecord,
   checksum: UploadChecksum | undefined,
 ): Promise<TusWrite> {
-  const body = ctx.body();
   const start = record.offset;
   const room = (record.length ?? ticket.limits.maxBytes) - start;
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > room) {
-    body?.resume();
-    throw tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
-      limit: ticket.limits.maxBytes,
-    });
+    ctx.body()?.resume();
+    throw withSizeReason(
+      tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
+        limit: ticket.limits.maxBytes,
+      }),
+      ticket.verified.claims?.[TICKET_CLAIMS.exactSize],
+    );
   }
+  // Taken before the body is touched: hashing a staged prefix takes a while, and the body must not
+  // flow meanwhile.
+  const running = service.adopts && !record.partial ? await runningHash(service, id, start) : undefined;
+  const body = ctx.body();
   let written = 0;
   let failure: unknown;
   if (body) {
@@ -106,8 +144,10 @@ export async function writeBody(
     body.once("close", () => {
       if (!body.readableEnded) onAbort();
     });
+    // The client may have gone while the prefix was hashed.
+    if (body.destroyed && !body.readableEnded) onAbort();
     try {
-      const result = await service.staging.write(id, start, body.pipe(meter));
+      const result = await service.staging.write(id, start, body.pipe(meter), running?.observe);
       written = result.written;
       failure = result.error ?? dropped;
     } finally {
@@ -115,7 +155,9 @@ export async function writeBody(
       body.off("data", watchdog.touch);
       request.signal.removeEventListener("abort", onAbort);
     }
-    if (checksum && (failure !== undefined || meter.digest() !== checksum.digest)) {
+    const rejected = checksum && (failure !== undefined || meter.digest() !== checksum.digest);
+    running?.settle(rejected ? undefined : start + written);
+    if (rejected) {
       // A body under a checksum counts only whole and verified.
       await service.staging.truncate(id, start);
       if (failure !== undefined) throw failure;
@@ -126,12 +168,13 @@ export async function writeBody(
       );
     }
   }
+  if (!body) running?.settle(start);
   const updated: TusRecord = { ...record, offset: start + written };
   await writeRecord(service.state, id, updated, service.now());
   if (written > 0 && !updated.partial) publishProgress(service, ticket, updated.offset, updated.length);
   if (failure !== undefined) {
     throw isFileBridgeError(failure)
-      ? failure
+      ? withSizeReason(failure, ticket.verified.claims?.[TICKET_CLAIMS.exactSize])
       : new FileBridgeError("ABORTED", "The upload body ended early", { cause: failure });
   }
   if (updated.length !== undefined && updated.offset === updated.length && !updated.partial) {

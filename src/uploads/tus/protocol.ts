@@ -81,7 +81,16 @@ export function tusResponse(status: number, headers: Record<string, string> = {}
 export function tusErrorResponse(error: unknown): Response {
   const known = isFileBridgeError(error) ? error : new FileBridgeError("STORAGE_ERROR", "Internal error");
   const status = tusStatusOf(known);
-  const body = { error: { code: known.code, message: known.message, hint: known.hint } };
+  // The files extension's reason (`digestMismatch`, `maxSizeExceeded`, …) travels with the code.
+  const reason = known.data?.reason;
+  const body = {
+    error: {
+      code: known.code,
+      message: known.message,
+      hint: known.hint,
+      ...(typeof reason === "string" ? { reason } : {}),
+    },
+  };
   const headers: Record<string, string> = { ...JSON_HEADERS, "tus-resumable": TUS_VERSION };
   if (status === TUS_STATUS.preconditionFailed) headers["tus-version"] = TUS_VERSION;
   return new Response(JSON.stringify(body), { status, headers });

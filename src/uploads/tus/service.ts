@@ -11,6 +11,7 @@ import { TICKET_CLAIMS, type UploadProgressRecord, uploadProgressKey } from "../
 import type { UploadLimits } from "../upload-staging.js";
 import { fsTusStaging, type TusStaging } from "./fs-staging.js";
 import { readRecord, type TusRecord } from "./records.js";
+import { RunningHashes } from "./running-hash.js";
 
 /**
  * Progress of one tus upload, as {@link TusOptions.onProgress} receives it while bytes arrive and
@@ -61,6 +62,13 @@ export interface TusService {
   lockTtlMs: number;
   now: () => number;
   onProgress: ((progress: TusProgress) => void) | undefined;
+  /**
+   * Whether a commit hands the staging file to the store (`FileStore.adopt` and a staging with
+   * local files): then bytes are hashed as they arrive, in {@link hashes}.
+   */
+  adopts: boolean;
+  /** The running sha256 of the uploads this process writes. */
+  hashes: RunningHashes;
 }
 
 /** A verified ticket and what it allows. */
@@ -77,10 +85,13 @@ export function tusService(config: UploadHandlerConfig, options: TusOptions = {}
   if (typeof lockTtl !== "number" || !(lockTtl >= 1)) {
     throw new FileBridgeError("INVALID_OPTION", "tus.lockTtl must be a number of seconds ≥ 1");
   }
+  const staging = options.staging ?? fsTusStaging();
   return {
     config,
     state: config.state ?? memoryState(),
-    staging: options.staging ?? fsTusStaging(),
+    staging,
+    adopts: typeof config.store.adopt === "function" && typeof staging.localPath === "function",
+    hashes: new RunningHashes(),
     lockTtlMs: lockTtl * 1000,
     now: options.now ?? Date.now,
     onProgress: options.onProgress,

@@ -7,6 +7,7 @@
  */
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { parseMediaType } from "../../media/media-type.js";
+import { checkDeclaredLength } from "../declared-file.js";
 import type { UploadHandler, UploadRequestContext } from "../handler-types.js";
 import { checkRateLimit } from "../upload-handler.js";
 import { createFinalUpload, createTusUpload } from "./create.js";
@@ -209,6 +210,7 @@ export class TusUploadHandler implements UploadHandler {
         await service.state.delete(tusTicketKey(ticket.verified.fileId));
       }
       await service.staging.remove(id);
+      service.hashes.drop(id);
       return record;
     });
     return tusResponse(204);
@@ -243,6 +245,7 @@ function withLength(record: TusRecord, length: number | undefined, ticket: TusTi
     if (record.length !== length) throw tusError("INVALID_REQUEST", "Upload-Length cannot change");
     return record;
   }
+  checkDeclaredLength(ticket.verified.claims ?? {}, length);
   if (length > ticket.limits.maxBytes) {
     throw tusError("FILE_TOO_LARGE", `The upload is larger than ${ticket.limits.maxBytes} bytes`, 413, {
       limit: ticket.limits.maxBytes,
@@ -252,9 +255,15 @@ function withLength(record: TusRecord, length: number | undefined, ticket: TusTi
   return { ...record, length };
 }
 
-/** The handle header of a committed upload (`Upload-Handle`), for clients that want it at once. */
-function handleHeader(written: { committed?: { handle: string } }): Record<string, string> {
-  return written.committed ? { "upload-handle": written.committed.handle } : {};
+/**
+ * The headers of a committed upload, for clients that want the file at once: its handle
+ * (`Upload-Handle`) and the sha256 the server computed (`Upload-Sha256`, hex).
+ */
+function handleHeader(written: {
+  committed?: { handle: string; file: { sha256: string } };
+}): Record<string, string> {
+  if (!written.committed) return {};
+  return { "upload-handle": written.committed.handle, "upload-sha256": written.committed.file.sha256 };
 }
 
 function headResponse(record: TusRecord, request: Request): Response {

@@ -23,6 +23,8 @@ export interface FileServerOptions {
   maxFiles?: number;
   /** The routes' `allowedOrigins`: `"off"` (default), `"any"` (`"*"`) or exact origins. */
   cors?: CorsPolicy;
+  /** `false` mounts no tus endpoint (`createFileRoutes({ tus: false })`). */
+  tus?: false;
   /** Node-level handling before the file routes (an MCP endpoint, static pages); `true` = handled. */
   node?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 }
@@ -38,7 +40,7 @@ export interface FileServer {
   advance(ms: number): void;
   /** Every stored file of a scope. */
   files(scope: string): Promise<StoredFile[]>;
-  /** Upload requests (POST/PUT to `/files/upload/…`) the server has seen. */
+  /** Upload requests (POST/PUT to `/files/upload/…`, POST/PATCH to `/files/tus/…`) the server has seen. */
   uploadRequests: number;
   /** The `Origin` header of each upload request (`""` when absent). */
   uploadOrigins: string[];
@@ -66,6 +68,7 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
     maxBytes,
     maxFiles,
     uploadPage: uploadPageRenderer(),
+    ...(options.tus === false ? { tus: false as const } : {}),
     ...(cors === "off" ? {} : { allowedOrigins: cors === "any" ? "*" : cors }),
   });
   const server: Server = createServer();
@@ -88,7 +91,9 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
   };
   const handler = toNodeHandler(async (request) => {
     const { pathname } = new URL(request.url);
-    if (pathname.startsWith("/files/upload/") && (request.method === "POST" || request.method === "PUT")) {
+    const single = pathname.startsWith("/files/upload/") && ["POST", "PUT"].includes(request.method);
+    const tus = pathname.startsWith("/files/tus/") && ["POST", "PATCH"].includes(request.method);
+    if (single || tus) {
       result.uploadRequests += 1;
       result.uploadOrigins.push(request.headers.get("origin") ?? "");
     }

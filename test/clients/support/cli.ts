@@ -7,7 +7,7 @@
  * and a fake model on 127.0.0.1.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -26,9 +26,8 @@ export function tsxCommand(script: string): { command: string; args: string[] } 
 /** Whether the `pandoc` binary runs here (the pandoc-converter example needs it). */
 export const hasPandoc = spawnSync("pandoc", ["--version"], { stdio: "ignore" }).status === 0;
 
-/** The pandoc-converter example's command line, and a call of its text conversion (Markdown → HTML). */
+/** A call of the pandoc-converter example's text conversion (Markdown → HTML). */
 export const pandocConverter = {
-  ...tsxCommand("examples/pandoc-converter/server.ts"),
   tool: "convert-contents-base64",
   input: {
     filename: "report.md",
@@ -36,6 +35,12 @@ export const pandocConverter = {
     to: "html",
   },
 };
+
+/** The pandoc-converter example's command line, its file store inside `home` (removed with it). */
+export function pandocCommand(home: string): { command: string; args: string[] } {
+  const { command, args } = tsxCommand("test/clients/support/pandoc-server.ts");
+  return { command, args: [...args, join(home, "pandoc-data")] };
+}
 
 /** The `mcp-file-bridge connect` shim's command line, in front of `url`, saving into `outputDir`. */
 export function shimCommand(
@@ -126,10 +131,54 @@ export async function installCli(pkg: string, version: string, bin: string): Pro
   throw new Error(`npm install ${pkg}@${version} failed (exit ${exit.code}):\n${output.slice(-4000)}`);
 }
 
-/** A fresh HOME for one CLI run, removed by the returned function. */
+const HOME_PREFIX = "mfb-client-home-";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the HOMEs earlier runs left in the temp folder (a worker killed by a timeout never runs
+ * its `afterAll`): those of a process that is gone, and unnamed ones (before the pid was in the
+ * name) older than an hour. A running matrix's HOMEs (its pid is alive) are left alone.
+ *
+ * @returns the folders removed.
+ */
+export function removeStaleHomes(root = tmpdir()): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(root)) {
+    if (!name.startsWith(HOME_PREFIX)) continue;
+    const path = join(root, name);
+    const pid = /^(\d+)-/.exec(name.slice(HOME_PREFIX.length))?.[1];
+    const stale = pid !== undefined ? !alive(Number(pid)) : Date.now() - statSync(path).mtimeMs > 3_600_000;
+    if (!stale) continue;
+    rmSync(path, { recursive: true, force: true });
+    removed.push(path);
+  }
+  return removed;
+}
+
+/**
+ * A fresh HOME for one CLI run (`mfb-client-home-<pid>-…`), removed by the returned function, and
+ * at the latest when the worker exits.
+ */
 export async function tempHome(): Promise<{ home: string; remove: () => Promise<void> }> {
-  const home = await mkdtemp(join(tmpdir(), "mfb-client-home-"));
-  return { home, remove: () => rm(home, { recursive: true, force: true }) };
+  removeStaleHomes();
+  const home = await mkdtemp(join(tmpdir(), `${HOME_PREFIX}${process.pid}-`));
+  const onExit = () => rmSync(home, { recursive: true, force: true });
+  process.once("exit", onExit);
+  return {
+    home,
+    remove: async () => {
+      process.off("exit", onExit);
+      await rm(home, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The environment every CLI run starts from: nothing of ours but PATH, no route off 127.0.0.1. */
@@ -149,4 +198,48 @@ export function offlineEnv(home: string): NodeJS.ProcessEnv {
     TERM: "dumb",
     CI: "1",
   };
+}
+
+/**
+ * `mcp-file-bridge proxy --stdio` in front of the proxy tests' stdio upstream (which knows nothing of
+ * this package), its config written into `home`: `read_file` is an upload consumer (its `path` takes
+ * a `data:` URL, `{filename, content}` or an upload handle; the upstream hashes what it gets),
+ * `write_file` an artifact producer (the upstream's `structuredContent.output.path`, a temp path the
+ * proxy removes, becomes an artifact).
+ */
+export async function proxyCommand(home: string): Promise<{ command: string; args: string[] }> {
+  const out = join(home, "proxy-out");
+  const inbox = join(home, "proxy-in");
+  await mkdir(out);
+  await mkdir(inbox);
+  const upstream = tsxCommand("test/proxy/fixtures/upstream-server.ts");
+  const config = {
+    mcpServers: { up: { ...upstream, env: { OUTPUT_DIR: out } } },
+    servers: {
+      up: {
+        handoffDir: inbox,
+        outputDirs: [out],
+        tools: {
+          read_file: { upload: { args: ["path"] } },
+          write_file: { artifacts: { locator: "structured", pointer: "/output/path" } },
+        },
+      },
+    },
+  };
+  const file = join(home, "proxy.json");
+  await writeFile(file, JSON.stringify(config));
+  const { command, args } = tsxCommand("src/cli/main.ts");
+  return { command, args: [...args, "proxy", "--config", file, "--stdio"] };
+}
+
+/** Puts `bytes` to the upload URL a model was given (answers the upload's reply). */
+export async function uploadTo(text: string, bytes: Uint8Array, filename: string): Promise<string> {
+  const found = /http:\/\/127\.0\.0\.1:\d+\/files\/upload\/[^\s"\\]+/.exec(text)?.[0];
+  if (found === undefined) throw new Error(`no upload URL in what the model received: ${text.slice(0, 500)}`);
+  const url = new URL(found);
+  url.searchParams.set("filename", filename);
+  const response = await fetch(url, { method: "PUT", body: Buffer.from(bytes) });
+  const reply = await response.text();
+  if (!response.ok) throw new Error(`upload answered ${response.status}: ${reply}`);
+  return reply;
 }

@@ -2,7 +2,10 @@
  * A fake model server on 127.0.0.1 for the client matrix: it speaks one vendor's API, logs every
  * request body, and plays a prompt that names tools, one a line ("CALL <tool> [<JSON arguments>]"): it calls them one
  * after the other, keeping each tool's result as the client forwarded it — what the model received —
- * for the test to assert on, then ends the turn.
+ * for the test to assert on, then ends the turn. A tool named `TOOL#label` is called as `TOOL` and its
+ * result kept under the whole name (one tool called several times). `$NAME` in a line's arguments is
+ * replaced by `vars.NAME`, which `onResult` may set from an earlier result (an upload handle the
+ * test obtained by HTTP between two calls of one session).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -30,14 +33,23 @@ export interface Dialect {
   reply(res: ServerResponse, body: unknown, path: string, answer: Answer): void;
 }
 
+/** Hooks of one fake model. */
+export interface FakeModelOptions {
+  /** Runs once per result, before the model answers: may act on it (an HTTP upload) and set `vars`. */
+  onResult?: (name: string, text: string, vars: Map<string, string>) => Promise<void> | void;
+}
+
 export interface FakeModel {
   url: string;
-  /** Every request, in order. */
-  requests: Array<{ path: string; body: unknown }>;
+  /** Every request, in order, with when it arrived (ms since the epoch). */
+  requests: Array<{ path: string; body: unknown; at: number }>;
   /** What the model received from each tool, by the name the prompt used for it. */
   results: Map<string, string>;
   /** Tool names offered in the request that named a tool. */
   offered: string[];
+  /** What `onResult` threw, per result, and tools the prompt named that a request did not offer. */
+  errors: string[];
+  missing: string[];
   close(): Promise<void>;
 }
 
@@ -51,10 +63,14 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** Starts the fake model on 127.0.0.1 port 0. */
-export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
+export async function startFakeModel(dialect: Dialect, options: FakeModelOptions = {}): Promise<FakeModel> {
   const requests: FakeModel["requests"] = [];
   const results = new Map<string, string>();
   const offered: string[] = [];
+  const vars = new Map<string, string>();
+  const handled = new Set<string>();
+  const errors: string[] = [];
+  const missing: string[] = [];
   const server: Server = createServer(async (req, res) => {
     const path = req.url ?? "/";
     const raw = await readBody(req);
@@ -64,7 +80,7 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
     } catch {
       body = raw;
     }
-    requests.push({ path, body });
+    requests.push({ path, body, at: Date.now() });
     if (!dialect.handles(req.method ?? "GET", path)) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
       return;
@@ -74,9 +90,22 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
     const done = dialect.toolResultCount(body);
     const got = dialect.toolResults(body);
     const previous = wanted[done - 1];
-    if (got.length > 0 && previous !== undefined) results.set(previous, got.join("\n"));
-    const next = wanted[done];
-    const args = JSON.parse(calls[done]?.[2] ?? "{}") as Record<string, unknown>;
+    if (got.length > 0 && previous !== undefined) {
+      results.set(previous, got.join("\n"));
+      if (options.onResult !== undefined && !handled.has(previous)) {
+        handled.add(previous);
+        try {
+          await options.onResult(previous, got.join("\n"), vars);
+        } catch (error) {
+          errors.push(`${previous}: ${(error as Error).message}`);
+        }
+      }
+    }
+    const next = wanted[done]?.split("#")[0];
+    const template = (calls[done]?.[2] ?? "{}").replace(/\$([A-Z_]+)/g, (all, name: string) =>
+      JSON.stringify(vars.get(name) ?? all).slice(1, -1),
+    );
+    const args = JSON.parse(template) as Record<string, unknown>;
     const names = dialect.toolNames(body);
     // Clients prefix MCP tools their own way (mcp__files__x, mcp_files_x, namespace mcp__files + x): the prompt names the suffix.
     const tool = names.find(
@@ -89,6 +118,8 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
       dialect.reply(res, body, path, { tool, args });
       return;
     }
+    // A tool the prompt names but the request does not offer (its server did not start in time?).
+    if (next !== undefined && names.length > 0) missing.push(`${next} (offered: ${names.join(", ")})`);
     dialect.reply(res, body, path, { text: "Done." });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -98,6 +129,8 @@ export async function startFakeModel(dialect: Dialect): Promise<FakeModel> {
     requests,
     results,
     offered,
+    errors,
+    missing,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -6,6 +6,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import {
   Artifacts,
   fileOutputFields,
@@ -74,6 +75,10 @@ server.registerTool("big_text", { description: "60,000 characters of text" }, as
   ),
 );
 
+server.registerTool("big_text_raw", { description: "60,000 characters of text, not fitted" }, async () => ({
+  content: [{ type: "text", text: bigText(60_000) }],
+}));
+
 // Claude Code's own knob: a tools/list entry with `anthropic/maxResultSizeChars` raises its
 // 50,000-character cap for that tool, so the tool passes a matching budget to fit().
 server.registerTool(
@@ -109,4 +114,47 @@ server.registerTool("blob", { description: "A 200 KB non-media embedded blob" },
   ),
 );
 
-await server.connect(new StdioServerTransport());
+// resources/list_changed: a registry of its own (the link tools' adds must not notify), one file
+// listed from the start; `add_resource` adds one and reports whether the client listed again.
+const listed = new ResourceRegistry({ store: memoryStore(), scope: () => "listed", notifyDelayMs: 0 });
+listed.attach(server, { scope: "listed" });
+await listed.add(Buffer.from("first\n"), { scope: "listed", name: "first.txt", mimeType: "text/plain" });
+let lists = 0;
+let onList: (() => void) | undefined;
+
+/** How long `add_resource` waits for the client to list again before it reports that it did not. */
+const RELIST_DEADLINE_MS = 3_000;
+
+server.registerTool("add_resource", { description: "Adds a resource (list_changed)" }, async () => {
+  const before = lists;
+  const relisted = new Promise<boolean>((resolve) => {
+    const deadline = setTimeout(() => resolve(false), RELIST_DEADLINE_MS);
+    onList = () => {
+      clearTimeout(deadline);
+      resolve(true);
+    };
+  });
+  await listed.add(Buffer.from("second\n"), { scope: "listed", name: "second.txt", mimeType: "text/plain" });
+  const again = await relisted;
+  onList = undefined;
+  return {
+    content: [
+      {
+        type: "text",
+        text: `resources/list before=${before} relisted=${again ? "yes" : "no"} after=${lists}`,
+      },
+    ],
+  };
+});
+
+const transport = new StdioServerTransport();
+await server.connect(transport);
+const receive = transport.onmessage;
+transport.onmessage = (message: JSONRPCMessage) => {
+  if ("method" in message && message.method === "resources/list") {
+    lists += 1;
+    // Answer first, then report the re-list (the client may wait for this answer).
+    setImmediate(() => onList?.());
+  }
+  receive?.(message);
+};

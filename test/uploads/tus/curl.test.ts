@@ -5,6 +5,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UploadHandleResolver } from "../../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../../support/helpers.js";
 import { startTus, type TusHarness } from "./harness.js";
 
@@ -83,6 +84,22 @@ describe("the tus protocol's examples with curl", () => {
     expect(file?.name).toBe("world_domination_plan.pdf");
     expect(file?.mimeType).toBe("application/pdf");
     expect(file?.sha256).toBe(sha256(body + rest));
+    // The committing answer names the file: its sha256, and a handle that resolves in the scope only.
+    expect(second.headers["upload-sha256"]).toBe(sha256(body + rest));
+    const handle = second.headers["upload-handle"] as string;
+    expect(handle.startsWith("upload://sessions/")).toBe(true);
+    expect(handle).not.toContain("scope-c");
+    // The scope reference is the minter's keyed one, as in the single-request path's handles.
+    expect(handle.slice("upload://sessions/".length).split("/")[0]).toBe(
+      harness.minter.scopeRefs.of("scope-c"),
+    );
+    const resolver = new UploadHandleResolver({
+      store: harness.store,
+      state: harness.state,
+      minter: harness.minter,
+    });
+    expect((await resolver.fileFor(handle, { scope: "scope-c" }))?.sha256).toBe(sha256(body + rest));
+    expect(await resolver.fileFor(handle, { scope: "scope-d" })).toBeNull();
   });
 
   it("creation-with-upload, checksum and termination", async () => {

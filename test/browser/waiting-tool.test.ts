@@ -1,0 +1,171 @@
+/**
+ * A tool that waits for a person's 64 MiB upload through the upload page in Chromium (tus) gets the
+ * file after the client's request timeout would have passed: on the open call, kept alive by MCP
+ * progress while the bytes arrive (the client's `resetTimeoutOnProgress`; the bytes go through a
+ * proxy at a fixed rate so the upload lasts longer than the timeout), and through the `await_upload`
+ * poll path while the page's bytes are held until the test has polled past the timeout.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
+import { sha256 } from "../support/helpers.js";
+import { browserAvailable, type LaunchedBrowser, launchChromium } from "./support/chromium.js";
+import { type FileServer, startFileServer } from "./support/file-server.js";
+import { startTusProxy, type TusProxy } from "./support/tus-proxy.js";
+
+const MiB = 1024 * 1024;
+const SIZE = 64 * MiB;
+/** The client's request timeout here (the SDK's default is 60 s). */
+const CLIENT_TIMEOUT_MS = 2000;
+/**
+ * The open call's timeout: it also covers the person opening the page and picking the file before a
+ * byte (and so the first progress) arrives, which takes a few seconds on a loaded machine.
+ */
+const OPEN_CALL_TIMEOUT_MS = 4000;
+/** The proxy's rate for the page's bytes: 64 MiB take at least 5.3 s, longer than that timeout. */
+const RATE = 12 * MiB;
+
+describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload through the page", () => {
+  let browser: LaunchedBrowser;
+  let server: FileServer;
+  let proxy: TusProxy;
+  let uploads: UploadHandleResolver;
+  let dir: string;
+  let path: string;
+  let bytes: Buffer;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    server = await startFileServer({ maxBytes: SIZE, maxFiles: 1 });
+    proxy = await startTusProxy(server.origin);
+    uploads = new UploadHandleResolver({
+      store: server.store,
+      state: server.state,
+      minter: server.minter,
+      maxBytes: SIZE,
+      maxFiles: 1,
+      scope: () => "waiting",
+      fileRequests: { pollInterval: "50ms" },
+    });
+    dir = await mkdtemp(join(tmpdir(), "waiting-tool-"));
+    bytes = randomBytes(SIZE);
+    path = join(dir, "video.mp4");
+    await writeFile(path, bytes);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await server?.close();
+    await browser?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function mcpServer(): McpServer {
+    const mcp = new McpServer({ name: "waiting", version: "1.0.0" });
+    mcp.registerTool("needs_video", { description: "Needs a video" }, async (extra) => {
+      const outcome = await uploads.requestFiles(mcp, extra, { message: "Upload the video", timeout: "5m" });
+      return outcome.result;
+    });
+    uploads.attachAwaitTool(mcp);
+    return mcp;
+  }
+
+  async function connect(capabilities: ConstructorParameters<typeof Client>[1]): Promise<Client> {
+    const client = new Client({ name: "waiting-client", version: "1.0.0" }, capabilities);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await Promise.all([mcpServer().connect(b), client.connect(a)]);
+    return client;
+  }
+
+  /** The person: opens the link (through the proxy), picks the file, uploads, waits for done. */
+  async function personUploads(url: string, tab?: Page): Promise<void> {
+    const page = tab ?? (await browser.context.newPage());
+    try {
+      await page.goto(url.replace(server.origin, proxy.origin));
+      await page.setInputFiles("#picker", path);
+      await page.locator("#upload").click();
+      await page.locator("#done").waitFor({ state: "visible", timeout: 60_000 });
+    } finally {
+      await page.close();
+    }
+  }
+
+  function expectVideo(result: CallToolResult): void {
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as {
+      status: string;
+      files: Array<{ size: number; sha256: string }>;
+    };
+    expect(structured.status).toBe("uploaded");
+    expect(structured.files.map((file) => [file.size, file.sha256])).toEqual([[SIZE, sha256(bytes)]]);
+  }
+
+  it("on the open call: progress while the bytes arrive keeps the call alive past the timeout", async () => {
+    const client = await connect({ capabilities: { elicitation: { url: {} } } });
+    // The person's browser tab is open already; the link arrives with the elicitation.
+    const tab = await browser.context.newPage();
+    let person: Promise<void> | undefined;
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      person = personUploads((request.params as { url: string }).url, tab);
+      return { action: "accept" };
+    });
+    proxy.throttle(RATE);
+    const progress: number[] = [];
+    const started = Date.now();
+    try {
+      const result = (await client.callTool({ name: "needs_video", arguments: {} }, CallToolResultSchema, {
+        timeout: OPEN_CALL_TIMEOUT_MS,
+        resetTimeoutOnProgress: true,
+        onprogress: (update) => progress.push(update.progress),
+      })) as CallToolResult;
+      await person;
+      expect(Date.now() - started).toBeGreaterThan(OPEN_CALL_TIMEOUT_MS);
+      expectVideo(result);
+      expect(progress.length).toBeGreaterThanOrEqual(4);
+      expect([...progress].sort((x, y) => x - y)).toEqual(progress);
+    } finally {
+      proxy.throttle(undefined);
+      await client.close();
+    }
+  }, 90_000);
+
+  it("through await_upload: pending past the timeout while the page's bytes are held, then the file", async () => {
+    const client = await connect({});
+    const asked = (await client.callTool({ name: "needs_video", arguments: {} })) as CallToolResult;
+    const { request_id, url } = asked.structuredContent as { request_id: string; url: string };
+    const held = proxy.hold();
+    const person = personUploads(url);
+    await held;
+    const statuses: string[] = [];
+    let last: CallToolResult | undefined;
+    for (let call = 0; call < 200; call++) {
+      last = (await client.callTool(
+        { name: "await_upload", arguments: { request_id, wait_seconds: 1 } },
+        CallToolResultSchema,
+        { timeout: CLIENT_TIMEOUT_MS },
+      )) as CallToolResult;
+      const status = (last.structuredContent as { status: string }).status;
+      statuses.push(status);
+      // Three pending answers of 1 s each: the wait is past the client's 2 s timeout; let go.
+      if (statuses.length === 3) proxy.release();
+      if (status !== "pending") break;
+    }
+    proxy.release(); // (already released unless the loop ended early)
+    await person;
+    expect(statuses.slice(0, 3)).toEqual(["pending", "pending", "pending"]);
+    expect(statuses.at(-1)).toBe("uploaded");
+    expectVideo(last as CallToolResult);
+    await client.close();
+  }, 90_000);
+});
