@@ -1,8 +1,9 @@
 /**
  * The bridge's one way to make a local file: bytes from a producer, a stream or a stored file are
- * written into a new private file in the process's call root (hashed, capped, checked against a
- * declared size and digest as they go), named, and handed back as a {@link ResolvedFile} whose
- * `dispose()` unlinks that file. Every input form that copies bytes goes through here, and so does
+ * written into a new private file in a private folder of the call's own (pre-made, see
+ * internal/call-folders.ts; hashed, capped, checked against a declared size and digest as they go),
+ * named, and handed back as a {@link ResolvedFile} whose `dispose()` unlinks that file and removes
+ * the folder. Every input form that copies bytes goes through here, and so does
  * `UploadHandleResolver.rewrite()`.
  */
 import { rename } from "node:fs/promises";
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extension as extensionFor } from "mime-types";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { createCallFile, removeCallFile } from "../internal/call-root.js";
+import { createCallFile, removeCallFile } from "../internal/call-folders.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
@@ -66,8 +67,8 @@ function diskName(name: string): string {
 }
 
 /**
- * Writes the bytes a producer yields into a new private file in this process's call root (see
- * internal/call-root.ts), hashing and capping as it goes, then names the file. On any failure the
+ * Writes the bytes a producer yields into a new private file in a folder of the call's own (see
+ * internal/call-folders.ts), hashing and capping as it goes, then names the file. On any failure the
  * file is removed and the error is a FileBridgeError.
  */
 export async function materialize(
@@ -76,13 +77,12 @@ export async function materialize(
   produce: Producer,
 ): Promise<ResolvedFile> {
   if (ctx.signal?.aborted) throw aborted();
-  // With a usable name the file is written under it directly (in the call root, or in a folder of
-  // its own there when another call holds the name); otherwise under a placeholder in a folder of
-  // its own, renamed once the sniffed type has given it an extension.
+  // With a usable name the file is written under it directly in the call's own folder; otherwise
+  // under a placeholder there, renamed once the sniffed type has given it an extension.
   const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
   const fileName = givenName ? diskName(givenName) : ".partial";
   // The file is created on the thread pool while the producer decodes its first chunk.
-  const created = createCallFile(ctx.tmpDir, fileName, { ownFolder: !givenName });
+  const created = createCallFile(ctx.tmpDir, fileName);
   created.catch(() => {});
   // Inputs decoded from the argument itself are hashed when `sha256` is first read (hashing while
   // writing cost more than decoding and writing); streamed inputs and digest checks hash now.
@@ -113,7 +113,7 @@ export async function materialize(
     if (!name) {
       const ext = extensionFor(mimeType);
       name = ext && parseMediaType(mimeType)?.essence !== OCTET_STREAM ? `file.${ext}` : "file";
-      const named = join(folder as string, diskName(name));
+      const named = join(folder, diskName(name));
       await rename(partial, named);
       path = named;
     }

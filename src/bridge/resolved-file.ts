@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { removeCallFile } from "../internal/call-root.js";
+import { removeCallFile } from "../internal/call-folders.js";
 import type { FileSource, ResolvedFile } from "./types.js";
 
 /** What a {@link LocalResolvedFile} is made of. */
@@ -15,10 +15,11 @@ export interface LocalResolvedFileInit {
   path: string;
   source: FileSource;
   /**
-   * Set when `path` is a temp file this bridge made in the call root: it is unlinked on dispose, with
-   * the call's own `folder` if it had one. Absent for local-path inputs (never deleted).
+   * Set when `path` is a temp file this bridge made in the call's own `folder`: the file is unlinked
+   * and the folder removed on dispose (with anything the tool left in it). Absent for local-path
+   * inputs (never deleted).
    */
-  owned?: { readonly folder: string | undefined } | undefined;
+  owned?: { readonly folder: string } | undefined;
   /** Called once after the temp file is gone. */
   onDispose?: (() => void) | undefined;
 }
@@ -33,7 +34,7 @@ export class LocalResolvedFile implements ResolvedFile {
   declare readonly sha256: string;
   readonly path: string;
   readonly source: FileSource;
-  readonly #owned: { readonly folder: string | undefined } | undefined;
+  readonly #owned: { readonly folder: string } | undefined;
   readonly #onDispose: (() => void) | undefined;
   #disposing: Promise<void> | undefined;
 
@@ -71,7 +72,7 @@ export class LocalResolvedFile implements ResolvedFile {
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      // Exactly the one file resolve() created (one unlink), and its own folder if it had one.
+      // The one file resolve() created (unlink) and the call's folder (rmdir; recursive if not empty).
       if (this.#owned) await removeCallFile(this.path, this.#owned.folder);
       this.#onDispose?.();
     })();

@@ -95,7 +95,7 @@ export class TempFileWriter {
   }
 
   /**
-   * A writer for a file being opened elsewhere (e.g. created in the call root by
+   * A writer for a file being opened elsewhere (e.g. created in a pre-made call folder by
    * `createCallFile`); like {@link TempFileWriter.deferred}, the first write waits for it. The
    * writer closes the handle in {@link TempFileWriter.finish} / {@link TempFileWriter.close}.
    */

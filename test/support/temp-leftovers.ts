@@ -1,13 +1,15 @@
 /**
- * What is left in a temp dir after calls: its entries, where this process's call root (kept between
- * calls, see src/internal/call-root.ts) counts as the files inside it, so an empty root is nothing
- * left and a leaked file in it is `<root>/<file>`.
+ * What is left in a temp dir after calls: its entries, where a spare folder of this process's pool
+ * (made ahead of calls, see src/internal/call-folders.ts) counts as the files inside it, so an empty
+ * spare folder is nothing left and a leaked file in one is `<folder>/<file>`.
  */
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { isCallRoot } from "../../src/internal/call-root.js";
+import { callFoldersRefilled, isSpareCallFolder } from "../../src/internal/call-folders.js";
 
 export async function tempLeftovers(tmp: string): Promise<string[]> {
+  // Let a refill under way finish first, so nothing is being made while the caller looks (or removes).
+  await callFoldersRefilled(tmp);
   let names: string[];
   try {
     names = await readdir(tmp);
@@ -16,11 +18,11 @@ export async function tempLeftovers(tmp: string): Promise<string[]> {
   }
   const left: string[] = [];
   for (const name of names) {
-    if (!isCallRoot(join(tmp, name))) {
+    if (!isSpareCallFolder(join(tmp, name))) {
       left.push(name);
       continue;
     }
-    for (const inner of await readdir(join(tmp, name))) left.push(`${name}/${inner}`);
+    for (const entry of await readdir(join(tmp, name))) left.push(`${name}/${entry}`);
   }
   return left;
 }
