@@ -5,7 +5,7 @@
  * stdin with its memory (after a full GC when run with `--expose-gc`) and the sizes of the state it
  * holds; `{"cmd": "snapshot", "path": ...}` writes a heap snapshot.
  *
- *   node --expose-gc --import tsx scripts/soak/server.ts /tmp/soak-dir [sessionIdleMs] [indexIdleMs]
+ *   node --expose-gc --import tsx scripts/soak/server.ts /tmp/soak-dir [sessionIdleMs] [indexIdleMs] [handleTtlMs]
  */
 
 import { join } from "node:path";
@@ -21,7 +21,10 @@ import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 
-const [dir, idle, indexIdle] = process.argv.slice(2) as [string, string | undefined, string | undefined];
+const [dir, idle, indexIdle, handleTtl] = process.argv.slice(2) as Array<string | undefined> as [
+  string,
+  ...Array<string | undefined>,
+];
 const store = fsStore(join(dir, "store"));
 const state = memoryState();
 let baseUrl = "http://127.0.0.1";
@@ -32,7 +35,14 @@ const registry = new ResourceRegistry({
   minter,
   indexIdleTimeout: `${Number(indexIdle ?? 600_000)}ms`,
 });
-const uploads = new UploadHandleResolver({ store, minter, state, maxBytes: 1024 * 1024 });
+// Uploaded files and their ticket records live this long (the resolver's default: 1 h).
+const uploads = new UploadHandleResolver({
+  store,
+  minter,
+  state,
+  maxBytes: 1024 * 1024,
+  handleTtl: `${Number(handleTtl ?? 3_600_000)}ms`,
+});
 const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry, maxBytes: 1024 * 1024 }));
 
 const running = await serveHttp({

@@ -7,10 +7,16 @@
  * from the first sample after warm-up to the last, plus the state the server holds.
  *
  * Clients leave their old session without DELETE, as most do; the server closes a session after
- * `--session-idle` seconds without a request (30 s here, 10 min in the examples).
+ * `--session-idle` seconds without a request (30 s here, 10 min in the examples), drops a scope's
+ * index `--index-idle` seconds after its last use, and keeps each upload's ticket record (what its
+ * `upload://` handle resolves through) in the state store for `--handle-ttl` seconds (1 h, the
+ * default `handleTtl`): the state a long run holds, each part bounded by its own time.
  *
  *   npm run soak                                   # 90 s, 20 users
  *   npm run soak -- --duration 300 --users 40 --churn 10 --snapshots /tmp/heap
+ *
+ * `--snapshots DIR` writes heap snapshots after warm-up, half-way and at the end
+ * (`after-warmup.heapsnapshot`, `middle.heapsnapshot`, `end.heapsnapshot`).
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -32,6 +38,7 @@ const { values } = parseArgs({
     size: { type: "string", default: "16384" },
     "session-idle": { type: "string", default: "30" },
     "index-idle": { type: "string", default: "600" },
+    "handle-ttl": { type: "string", default: "3600" },
     snapshots: { type: "string" },
   },
 });
@@ -57,6 +64,7 @@ const child = spawn(
     dir,
     String(Number(values["session-idle"]) * 1000),
     String(Number(values["index-idle"]) * 1000),
+    String(Number(values["handle-ttl"]) * 1000),
   ],
   {
     stdio: ["pipe", "pipe", "inherit"],
@@ -81,9 +89,11 @@ async function ask(command: Record<string, unknown>): Promise<Stats> {
 const url = await started;
 if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) throw new Error(`the soak runs on 127.0.0.1 only, not ${url}`);
 
+const deadline = Date.now() + durationMs;
 const latencies = new Map<string, number[]>();
 const errors = new Map<string, number>();
 let ops = 0;
+let refused = 0;
 async function timed<T>(name: string, work: () => Promise<T>): Promise<T> {
   const start = performance.now();
   try {
@@ -94,21 +104,35 @@ async function timed<T>(name: string, work: () => Promise<T>): Promise<T> {
     list.push(performance.now() - start);
     return result;
   } catch (error) {
-    const key = `${name}: ${(error as Error).message.slice(0, 80)}`;
-    errors.set(key, (errors.get(key) ?? 0) + 1);
+    const message = (error as Error).message;
+    // The server's session cap answering 429 is the bound working, not an error: counted apart.
+    if (name === "connect" && message.includes("Too many sessions")) refused++;
+    else {
+      const key = `${name}: ${message.slice(0, 80)}`;
+      errors.set(key, (errors.get(key) ?? 0) + 1);
+    }
     throw error;
   }
 }
 
+/** A new MCP session; past the server's session cap (429) it backs off 1-2 s and tries again, as a client should. */
 async function session(): Promise<Client> {
-  const client = new Client({ name: "soak", version: "1.0.0" });
-  await timed("connect", () => client.connect(new StreamableHTTPClientTransport(new URL("/mcp", url))));
-  return client;
+  for (;;) {
+    const client = new Client({ name: "soak", version: "1.0.0" });
+    try {
+      await timed("connect", () => client.connect(new StreamableHTTPClientTransport(new URL("/mcp", url))));
+      return client;
+    } catch (error) {
+      if (!(error as Error).message.includes("Too many sessions") || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000 + Math.random() * 1000));
+    }
+  }
 }
 
-const deadline = Date.now() + durationMs;
 async function user(me: number): Promise<void> {
-  let client = await session();
+  const first = await session().catch(() => undefined);
+  if (!first) return;
+  let client: Client = first;
   for (let round = 1; Date.now() < deadline; round++) {
     try {
       const body = randomBytes(size);
@@ -144,7 +168,10 @@ async function user(me: number): Promise<void> {
     }
     if (round % churn === 0) {
       await client.close().catch(() => {});
-      client = await session().catch(() => client);
+      // Without a session this user stops (the error is counted), rather than spin on a closed client.
+      const next = await session().catch(() => undefined);
+      if (!next) return;
+      client = next;
     }
   }
   await client.close().catch(() => {});
@@ -160,6 +187,7 @@ const snapshot = async (label: string) => {
   if (values.snapshots) await ask({ cmd: "snapshot", path: join(values.snapshots, `${label}.heapsnapshot`) });
 };
 setTimeout(() => void snapshot("after-warmup"), warmupMs).unref();
+setTimeout(() => void snapshot("middle"), warmupMs + (durationMs - warmupMs) / 2).unref();
 await Promise.all(Array.from({ length: users }, (_, me) => user(me)));
 clearInterval(sampler);
 samples.push({ ...(await ask({ cmd: "stats" })), at: Date.now() - t0 });
@@ -183,7 +211,7 @@ console.log(
   `soak: ${users} users, ${values.duration} s, a new session every ${churn} rounds, ${size}-byte files`,
 );
 console.log(
-  `ops ${ops}, errors ${errorCount} (${((100 * errorCount) / Math.max(1, ops + errorCount)).toFixed(2)}%)`,
+  `ops ${ops}, errors ${errorCount} (${((100 * errorCount) / Math.max(1, ops + errorCount)).toFixed(2)}%), sessions refused by the cap (429, retried) ${refused}`,
 );
 for (const [name, list] of latencies) {
   console.log(

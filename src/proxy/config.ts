@@ -61,6 +61,9 @@ const uploadRule = z.strictObject({
   as: z.enum(["path", "base64", "data_url"]).default("path"),
 });
 
+/** A top-level argument name the proxy fills. */
+const argName = z.string().regex(/^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/, "an argument name");
+
 const artifactRule = z.discriminatedUnion(
   "locator",
   [
@@ -79,6 +82,12 @@ const artifactRule = z.discriminatedUnion(
        * file). Without it a relative path is refused. Paths must still be inside an output folder.
        */
       relativeTo: nonEmpty.optional(),
+      /**
+       * The argument the proxy fills with a fresh folder of the call's own (inside the first output
+       * folder; hidden from callers). Only files in it are captured, relative paths are relative to
+       * it, and it is removed after the call: concurrent callers cannot capture each other's files.
+       */
+      outputDirArg: argName.optional(),
     }),
     z.strictObject({
       locator: z.literal("structured"),
@@ -91,12 +100,18 @@ const artifactRule = z.discriminatedUnion(
        * file). Without it a relative path is refused. Paths must still be inside an output folder.
        */
       relativeTo: nonEmpty.optional(),
+      /**
+       * The argument the proxy fills with a fresh folder of the call's own (inside the first output
+       * folder; hidden from callers). Only files in it are captured, relative paths are relative to
+       * it, and it is removed after the call: concurrent callers cannot capture each other's files.
+       */
+      outputDirArg: argName.optional(),
     }),
     z.strictObject({ locator: z.literal("embedded") }),
     z.strictObject({
       locator: z.literal("none"),
       /** The argument the proxy fills with a path inside an output folder. */
-      outputArg: z.string().regex(/^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/, "an argument name"),
+      outputArg: argName,
       /** File name used when the caller gave none. */
       outputName: nonEmpty.optional(),
     }),
@@ -235,7 +250,16 @@ export const proxyConfigSchema = z
             message: `is required: tool ${tool} hands files over as paths`,
           });
         }
-        const locator = rule.artifacts?.locator;
+        const artifacts = rule.artifacts;
+        if (artifacts && "outputDirArg" in artifacts && artifacts.outputDirArg && artifacts.relativeTo) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["servers", name, "tools", tool, "artifacts", "relativeTo"],
+            message:
+              "cannot be combined with outputDirArg: relative paths are relative to the call's own folder",
+          });
+        }
+        const locator = artifacts?.locator;
         if (
           (locator === "regex" || locator === "structured" || locator === "none") &&
           !rules.outputDirs?.length

@@ -72,6 +72,9 @@ export async function checkHealth(
       const args = [
         ...(rule.upload?.args ?? []),
         ...(rule.artifacts?.locator === "none" ? [rule.artifacts.outputArg] : []),
+        ...(rule.artifacts && "outputDirArg" in rule.artifacts && rule.artifacts.outputDirArg
+          ? [rule.artifacts.outputDirArg]
+          : []),
       ];
       for (const arg of args) {
         if (schemaAt(tool.inputSchema, arg).length === 0) {

@@ -90,6 +90,20 @@ export function makeOptional(inputSchema: JsonObject, name: string): void {
   }
 }
 
+/**
+ * `tool` with a top-level argument removed from its input schema (`properties` and `required`): an
+ * argument the proxy always fills itself, which callers should not see or set.
+ */
+export function withoutArgument(tool: JsonObject, name: string): JsonObject {
+  const inputSchema = { ...((tool.inputSchema ?? { type: "object" }) as JsonObject) };
+  makeOptional(inputSchema, name);
+  if (isObject(inputSchema.properties)) {
+    const { [name]: _filled, ...rest } = inputSchema.properties;
+    inputSchema.properties = rest;
+  }
+  return { ...tool, inputSchema };
+}
+
 /** Field paths of the arguments marked with `x-mcp-file` (properties, list items, nested objects). */
 export function markedFileArgs(inputSchema: unknown): string[] {
   const found: string[] = [];

@@ -23,16 +23,17 @@ import type { FileStore, PutSource } from "../storage/types.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
 import {
   assertWrittenDuringCall,
+  type CallFolder,
   type CallStart,
-  folderStart,
+  makeCallFolder,
   markCallStart,
   notWrittenByCall,
   outputPath,
 } from "./call-outputs.js";
 import type { ArtifactRule } from "./config.js";
-import { confinedFolders, type Folders, openConfined } from "./confined-file.js";
+import { type Folders, openConfined } from "./confined-file.js";
 import { locateOutputs } from "./locators.js";
-import { makeOptional, replaceSchemaAt } from "./schema-paths.js";
+import { makeOptional, replaceSchemaAt, withoutArgument } from "./schema-paths.js";
 import type { CallContext, JsonObject, PreparedCall, ToolAdapter } from "./types.js";
 
 /** What upload consumers need. */
@@ -150,10 +151,8 @@ export interface ArtifactProducerDeps {
 }
 
 /** The `none` locator's call: the path it pre-allocated, in a folder of its own. */
-interface NoneState {
+interface NoneState extends CallFolder {
   path: string;
-  folders: Folders;
-  start: CallStart;
 }
 
 interface Captured {
@@ -281,6 +280,9 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
 
   return {
     describe(tool) {
+      if (rule.locator === "regex" || rule.locator === "structured") {
+        return rule.outputDirArg ? withoutArgument(tool, rule.outputDirArg) : tool;
+      }
       if (rule.locator !== "none") return tool;
       const inputSchema = (tool.inputSchema ?? { type: "object" }) as JsonObject;
       makeOptional(inputSchema, rule.outputArg);
@@ -293,10 +295,13 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
     },
     async before(args, _ctx): Promise<PreparedCall> {
       if (rule.locator === "embedded") return { args };
-      if (rule.locator !== "none") return { args, state: await markCallStart(deps.outputs.real) };
+      const sharedFolder = rule.locator === "none" ? undefined : !rule.outputDirArg;
+      if (sharedFolder) return { args, state: await markCallStart(deps.outputs.real) };
       // The call's own folder: only what lands in it is this call's output.
-      const folder = deps.outputs.real[0] as string;
-      const dir = await mkdtemp(join(folder, "out-"));
+      const own = await makeCallFolder(deps.outputs.real[0] as string);
+      if (rule.locator !== "none") {
+        return { args: { ...args, [rule.outputDirArg as string]: own.dir }, state: own, dispose: own.remove };
+      }
       const given = args[rule.outputArg];
       const name = sanitizeFileName(
         typeof given === "string" && given
@@ -304,13 +309,8 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
           : (rule.outputName ?? "output"),
         "output",
       );
-      const path = join(dir, name);
-      const own: NoneState = { path, folders: await confinedFolders([dir]), start: await folderStart(dir) };
-      return {
-        args: { ...args, [rule.outputArg]: path },
-        state: own,
-        dispose: () => rm(dir, { recursive: true, force: true }),
-      };
+      const state: NoneState = { ...own, path: join(own.dir, name) };
+      return { args: { ...args, [rule.outputArg]: state.path }, state, dispose: own.remove };
     },
     async after(result, ctx, state) {
       let captured: Captured[] = [];
@@ -320,9 +320,13 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
         const one = await capturePath(own.path, ctx, { ...own, optional: true, remove: false });
         if (one) captured.push(one);
       } else {
-        const within = { folders: deps.outputs, start: state as CallStart, optional: false, remove: true };
+        // With `outputDirArg`: only inside the call's own folder, relative paths relative to it.
+        const own = rule.outputDirArg ? (state as CallFolder) : undefined;
+        const within = own
+          ? { folders: own.folders, start: own.start, optional: false, remove: true }
+          : { folders: deps.outputs, start: state as CallStart, optional: false, remove: true };
         for (const path of locateOutputs(result, rule)) {
-          const one = await capturePath(outputPath(path, rule.relativeTo), ctx, within);
+          const one = await capturePath(outputPath(path, own?.dir ?? rule.relativeTo), ctx, within);
           if (one) captured.push(one);
         }
       }

@@ -85,6 +85,36 @@ describe("proxy config", () => {
     ]);
   });
 
+  it("outputDirArg: an argument name, on regex and structured rules, never beside relativeTo", () => {
+    const rules = (artifacts: Record<string, unknown>) => ({
+      mcpServers: { a: { command: "x" } },
+      servers: { a: { outputDirs: ["/srv/out"], tools: { t: { artifacts } } } },
+    });
+    const config = parseProxyConfig(
+      rules({ locator: "structured", pointer: "/path", outputDirArg: "out_dir" }),
+    );
+    expect(config.servers?.a?.tools?.t?.artifacts).toMatchObject({ outputDirArg: "out_dir" });
+    expect(
+      issuesOf(() => parseProxyConfig(rules({ locator: "regex", pattern: "(.+)", outputDirArg: "a b" }))),
+    ).toEqual([{ key: "servers.a.tools.t.artifacts.outputDirArg", message: expect.any(String) }]);
+    expect(
+      issuesOf(() =>
+        parseProxyConfig(
+          rules({ locator: "regex", pattern: "(.+)", outputDirArg: "dir", relativeTo: "/srv/out" }),
+        ),
+      ),
+    ).toEqual([
+      {
+        key: "servers.a.tools.t.artifacts.relativeTo",
+        message: expect.stringContaining("outputDirArg"),
+      },
+    ]);
+    expect(
+      issuesOf(() => parseProxyConfig(rules({ locator: "none", outputArg: "o", outputDirArg: "dir" })))[0]
+        ?.key,
+    ).toMatch(/^servers\.a\.tools\.t\.artifacts/);
+  });
+
   it("loads YAML and JSON files; relative folders are relative to the file", async () => {
     const yamlFile = join(dir, "proxy.yaml");
     await writeFile(

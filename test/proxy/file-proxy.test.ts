@@ -362,7 +362,15 @@ describe("createFileProxy: failures", () => {
         servers: {
           up: {
             handoffDir: join(out, "in"),
-            tools: { read_fiel: { upload: { args: ["path"] } }, read_file: { upload: { args: ["file"] } } },
+            outputDirs: [out],
+            tools: {
+              read_fiel: { upload: { args: ["path"] } },
+              read_file: { upload: { args: ["file"] } },
+              // The upstream's write_file takes `dir`, not `folder`.
+              write_file: {
+                artifacts: { locator: "regex", pattern: "Saved to (?<path>\\S+)", outputDirArg: "folder" },
+              },
+            },
           },
         },
       },
@@ -380,6 +388,11 @@ describe("createFileProxy: failures", () => {
       expect(body.problems).toEqual([
         expect.objectContaining({ code: "adapter_wiring_incomplete", tool: "read_fiel" }),
         expect.objectContaining({ code: "adapter_wiring_incomplete", tool: "read_file", argument: "file" }),
+        expect.objectContaining({
+          code: "adapter_wiring_incomplete",
+          tool: "write_file",
+          argument: "folder",
+        }),
       ]);
     } finally {
       await proxy.close();

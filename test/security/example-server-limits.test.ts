@@ -1,5 +1,6 @@
 import { connect } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,10 +10,13 @@ import {
   HTTP_SERVER_TIMEOUTS,
   ticketRateLimit,
 } from "../../examples/shared/server-limits.js";
+import { ResourceRegistry } from "../../src/registry/resource-registry.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
+import { waitUntil } from "../support/helpers.js";
+import { INITIALIZE, JSON_HEADERS, onSession } from "./raw-mcp.js";
 
 // Issue 21, item 8: on the examples' HTTP server a socket that never sent a byte stayed open past
 // 200 s (Node's defaults), and one session minted 60 upload tickets in under a second.
@@ -118,5 +122,59 @@ describe("the examples' ticket rate limit", () => {
 
     now += EXAMPLE_TICKET_RATE_LIMIT.windowMs;
     expect((await alice.callTool({ name: "get_upload_url", arguments: {} })).isError).toBeFalsy();
+  });
+});
+
+/** The registry's per-session state, read through the private fields a heap snapshot shows (as `npm run soak` does). */
+function held(registry: ResourceRegistry): { attachments: number; scopeIndexes: number } {
+  const inner = registry as unknown as {
+    notifier: { attachments: Map<unknown, unknown> };
+    indexes: { indexes: Map<unknown, unknown> };
+  };
+  return { attachments: inner.notifier.attachments.size, scopeIndexes: inner.indexes.indexes.size };
+}
+
+// Item 8's memory growth under a soak: sessions whose clients left without DELETE were kept forever,
+// each pinning a registry attachment and a scope index. The examples' server caps and expires them.
+describe("the examples' session bounds", () => {
+  it("sessions past maxSessions get 429; idle ones close and release their registry state", async () => {
+    let now = 1_000_000;
+    const registry = new ResourceRegistry({ store: memoryStore(), indexIdleTimeout: "1m", now: () => now });
+    running = await serveHttp({
+      sessionIdleMs: 300,
+      maxSessions: 3,
+      createServer: () => {
+        const server = mcpServer();
+        registry.attach(server);
+        return server;
+      },
+    });
+    const left: string[] = [];
+    const leavers: Client[] = [];
+    for (let i = 0; i < 3; i++) {
+      const client = new Client({ name: `leaver-${i}`, version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(running.mcpUrl);
+      await client.connect(transport);
+      await client.listResources();
+      left.push(transport.sessionId as string);
+      leavers.push(client);
+    }
+    expect(held(registry)).toEqual({ attachments: 3, scopeIndexes: 3 });
+    // The clients go away without DELETE (closing drops their streams), as most do.
+    await Promise.all(leavers.map((client) => client.close()));
+    const refused = await fetch(running.mcpUrl, { method: "POST", headers: JSON_HEADERS, body: INITIALIZE });
+    await refused.text();
+    expect(refused.status).toBe(429);
+
+    await waitUntil(() => running?.sessions.size === 0, 10_000);
+    expect(held(registry).attachments).toBe(0);
+    expect((await onSession(running.mcpUrl, left[0] as string, "resources/list", {})).status).toBe(404);
+    // A new session opens; once the old scopes are idle past indexIdleTimeout, its first use drops them.
+    const next = new Client({ name: "next", version: "1.0.0" });
+    clients.push(next);
+    await next.connect(new StreamableHTTPClientTransport(running.mcpUrl));
+    now += 61_000;
+    await next.listResources();
+    expect(held(registry)).toEqual({ attachments: 1, scopeIndexes: 1 });
   });
 });
