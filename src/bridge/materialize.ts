@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extension as extensionFor } from "mime-types";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { createCallFile, removeCallFile } from "../internal/call-folders.js";
+import { createCallFile, refillCallFolders, removeCallFile } from "../internal/call-folders.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
@@ -96,6 +96,7 @@ export async function materialize(
   try {
     await produce(writer);
     const written = await writer.finish();
+    refillCallFolders(ctx.tmpDir);
     const { folder, path: partial } = await created;
     path = partial;
     if (ctx.signal?.aborted) throw aborted();

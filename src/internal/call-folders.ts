@@ -1,12 +1,13 @@
 /**
  * Per-call private folders, pre-made: each temp dir keeps a small pool of empty `call-<pid>-<random>`
- * folders (mode 0700, 96 random bits in the name) made off the critical path, so a call that needs
- * one file takes a folder that is already there and costs one exclusive create (`O_EXCL`, mode 0600,
- * under the file's own name), its writes and a close. Every folder serves exactly one call: it is
- * never handed out twice and never returned to the pool; dispose unlinks the file and removes the
- * folder (recursively when the tool left something beside its input). The folders are named like any
- * per-call folder, so the start-up sweep of a later process removes them after a crash; on a normal
- * exit every folder made here and not yet removed (spare or in use) is removed at once.
+ * folders (mode 0700, 96 random bits in the name), refilled off the critical path once a call's file
+ * is written (while the tool runs), so a call that needs one file takes a folder that is already
+ * there and costs one exclusive create (`O_EXCL`, mode 0600, under the file's own name), its writes
+ * and a close. Every folder serves exactly one call: it is never handed out twice and never returned
+ * to the pool; dispose unlinks the file and removes the folder (recursively when the tool left
+ * something beside its input). The folders are named like any per-call folder, so the start-up sweep
+ * of a later process removes them after a crash; on a normal exit every folder made here and not yet
+ * removed (spare or in use) is removed at once.
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -95,6 +96,16 @@ function refill(tmpDir: string, pool: Pool): void {
   });
 }
 
+/**
+ * Brings the pool of `tmpDir` back to {@link CALL_FOLDER_POOL_SIZE} spare folders in the background
+ * (never throws). Called once a call's file is written and closed, so the new folders are made while
+ * the tool runs rather than on the call's way to its file.
+ */
+export function refillCallFolders(tmpDir: string): void {
+  const pool = pools.get(tmpDir);
+  if (pool !== undefined) refill(tmpDir, pool);
+}
+
 /** Waits for the refill of `tmpDir`'s pool under way, if any (for tests and benchmarks). */
 export async function callFoldersRefilled(tmpDir: string): Promise<void> {
   await pools.get(tmpDir)?.refill;
@@ -127,8 +138,9 @@ export interface CallFile {
 
 /**
  * Creates a new file named `name` (already safe: no separators) exclusively (`O_EXCL`, mode 0600) in
- * a private folder of its own under `tmpDir`: a spare one from the pool when there is one (then the
- * pool is refilled in the background), else one made now with the checks of {@link createCallDir}.
+ * a private folder of its own under `tmpDir`: a spare one from the pool when there is one, else one made now with the checks of
+ * {@link createCallDir}. The caller refills the pool ({@link refillCallFolders}) once the file is
+ * written, off the call's critical path.
  * A spare folder removed meanwhile (another process's age sweep, a manual clean-up) empties the pool
  * and the call makes its own folder instead.
  */
@@ -138,7 +150,6 @@ export async function createCallFile(tmpDir: string, name: string): Promise<Call
   if (spare !== undefined) {
     const path = join(spare, name);
     const opening = open(path, "wx", FILE_MODE);
-    refill(tmpDir, pool);
     try {
       return { folder: spare, path, handle: await opening };
     } catch (error) {
@@ -154,7 +165,6 @@ export async function createCallFile(tmpDir: string, name: string): Promise<Call
   const path = join(folder, name);
   try {
     const handle = await open(path, "wx", FILE_MODE);
-    refill(tmpDir, pool);
     return { folder, path, handle };
   } catch (error) {
     await removeCallFile(path, folder);

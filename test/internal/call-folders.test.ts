@@ -10,6 +10,7 @@ import {
   callFoldersRefilled,
   createCallFile,
   isSpareCallFolder,
+  refillCallFolders,
   removeCallFile,
   spareCallFolders,
 } from "../../src/internal/call-folders.js";
@@ -42,6 +43,7 @@ describe("per-call folders", () => {
     await removeCallFile(a.path, a.folder);
     await removeCallFile(b.path, b.folder);
     await removeCallFile(b.path, b.folder); // gone already: fine
+    refillCallFolders(tmp);
     await callFoldersRefilled(tmp);
     const left = await readdir(tmp);
     expect(left).toHaveLength(CALL_FOLDER_POOL_SIZE);
@@ -51,6 +53,8 @@ describe("per-call folders", () => {
   it("takes pre-made folders from the pool, never the same one twice, and refills it", async () => {
     const tmp = join(base, "tmp");
     const first = await createCallFile(tmp, "a.bin"); // pool empty: makes its own folder
+    expect(spareCallFolders(tmp)).toBe(0);
+    refillCallFolders(tmp); // as materialize() does once the file is written
     await callFoldersRefilled(tmp);
     expect(spareCallFolders(tmp)).toBe(CALL_FOLDER_POOL_SIZE);
     const spares = (await readdir(tmp)).map((name) => join(tmp, name)).filter(isSpareCallFolder);
@@ -70,6 +74,8 @@ describe("per-call folders", () => {
     const folders = new Set([first.folder, ...taken.map((file) => file.folder)]);
     expect(folders.size).toBe(CALL_FOLDER_POOL_SIZE + 3);
     for (const dir of spares) expect(folders.has(dir)).toBe(true);
+    expect(spareCallFolders(tmp)).toBe(0);
+    refillCallFolders(tmp);
     await callFoldersRefilled(tmp);
     expect(spareCallFolders(tmp)).toBe(CALL_FOLDER_POOL_SIZE);
     for (const file of [first, ...taken]) {
@@ -103,6 +109,7 @@ describe("per-call folders", () => {
     const tmp = join(base, "tmp");
     const first = await createCallFile(tmp, "a.bin");
     await first.handle.close();
+    refillCallFolders(tmp);
     await callFoldersRefilled(tmp);
     for (const name of await readdir(tmp)) {
       const dir = join(tmp, name);
@@ -115,6 +122,7 @@ describe("per-call folders", () => {
     expect((await stat(second.folder)).mode & 0o777).toBe(0o700);
     await removeCallFile(first.path, first.folder);
     await removeCallFile(second.path, second.folder);
+    refillCallFolders(tmp);
     await callFoldersRefilled(tmp);
     for (const name of await readdir(tmp)) {
       expect(isSpareCallFolder(join(tmp, name))).toBe(true);
