@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { type FileHandle, mkdir, open } from "node:fs/promises";
+import { type FileHandle, mkdir, open, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ACTIVE_CALL_DIRS, CALL_DIR_PREFIX, createCallDir, removeDir } from "./temp-dir.js";
 
@@ -19,13 +19,27 @@ import { ACTIVE_CALL_DIRS, CALL_DIR_PREFIX, createCallDir, removeDir } from "./t
 const FILE_MODE = 0o600;
 /** Spare folders kept ready per temp dir. */
 export const CALL_FOLDER_POOL_SIZE = 4;
+/**
+ * A spare folder older than this is not handed out but removed (and the call makes its own): well
+ * under the sweep's default age (1 h), so another process's age sweep on the same temp dir never
+ * removes a folder a call is about to use.
+ */
+export const SPARE_MAX_AGE_MS = 10 * 60 * 1000;
+
+/** A spare folder and when it was made. */
+interface Spare {
+  readonly dir: string;
+  readonly at: number;
+}
 
 /** Per temp dir: spare folders ready to be taken, and whether a refill is under way. */
 interface Pool {
-  readonly spare: string[];
+  readonly spare: Spare[];
   /** Folders being made for the pool (counted as spare by {@link isSpareCallFolder}). */
   readonly making: Set<string>;
   refill: Promise<void> | undefined;
+  /** Removal of spare folders found too old (see {@link takeSpare}). */
+  discarding: Promise<void>;
 }
 
 const pools = new Map<string, Pool>();
@@ -61,7 +75,7 @@ function untrack(dir: string): void {
 function poolOf(tmpDir: string): Pool {
   let pool = pools.get(tmpDir);
   if (pool === undefined) {
-    pool = { spare: [], making: new Set(), refill: undefined };
+    pool = { spare: [], making: new Set(), refill: undefined, discarding: Promise.resolve() };
     pools.set(tmpDir, pool);
   }
   return pool;
@@ -78,7 +92,7 @@ async function fill(tmpDir: string, pool: Pool): Promise<void> {
     pool.making.add(dir);
     try {
       await mkdir(dir, { mode: 0o700 });
-      pool.spare.push(dir);
+      pool.spare.push({ dir, at: Date.now() });
     } catch {
       untrack(dir);
       return;
@@ -106,9 +120,13 @@ export function refillCallFolders(tmpDir: string): void {
   if (pool !== undefined) refill(tmpDir, pool);
 }
 
-/** Waits for the refill of `tmpDir`'s pool under way, if any (for tests and benchmarks). */
+/**
+ * Waits for the refill of `tmpDir`'s pool under way, if any, and for the removal of spare folders
+ * found too old (for tests and benchmarks).
+ */
 export async function callFoldersRefilled(tmpDir: string): Promise<void> {
-  await pools.get(tmpDir)?.refill;
+  const pool = pools.get(tmpDir);
+  await Promise.all([pool?.refill, pool?.discarding]);
 }
 
 /** How many spare folders `tmpDir`'s pool holds now. */
@@ -122,9 +140,25 @@ export function spareCallFolders(tmpDir: string): number {
  */
 export function isSpareCallFolder(dir: string): boolean {
   for (const pool of pools.values()) {
-    if (pool.spare.includes(dir) || pool.making.has(dir)) return true;
+    if (pool.spare.some((spare) => spare.dir === dir) || pool.making.has(dir)) return true;
   }
   return false;
+}
+
+/** The next spare folder young enough to use; older ones are removed in the background. */
+function takeSpare(pool: Pool): string | undefined {
+  const now = Date.now();
+  for (let spare = pool.spare.shift(); spare !== undefined; spare = pool.spare.shift()) {
+    if (now - spare.at <= SPARE_MAX_AGE_MS) return spare.dir;
+    const { dir } = spare;
+    // A folder that cannot be removed stays tracked: the exit clean-up takes it.
+    const removed = rmdir(dir).then(
+      () => untrack(dir),
+      () => {},
+    );
+    pool.discarding = Promise.all([pool.discarding, removed]).then(() => {});
+  }
+  return undefined;
 }
 
 /** A new call file, open for writing, in a folder of its own. */
@@ -138,15 +172,15 @@ export interface CallFile {
 
 /**
  * Creates a new file named `name` (already safe: no separators) exclusively (`O_EXCL`, mode 0600) in
- * a private folder of its own under `tmpDir`: a spare one from the pool when there is one, else one made now with the checks of
- * {@link createCallDir}. The caller refills the pool ({@link refillCallFolders}) once the file is
- * written, off the call's critical path.
- * A spare folder removed meanwhile (another process's age sweep, a manual clean-up) empties the pool
- * and the call makes its own folder instead.
+ * a private folder of its own under `tmpDir`: a spare one from the pool when there is one (made less
+ * than {@link SPARE_MAX_AGE_MS} ago), else one made now with the checks of {@link createCallDir}. The
+ * caller refills the pool ({@link refillCallFolders}) once the file is written, off the call's
+ * critical path. A spare folder removed meanwhile (a manual clean-up) empties the pool and the call
+ * makes its own folder instead.
  */
 export async function createCallFile(tmpDir: string, name: string): Promise<CallFile> {
   const pool = poolOf(tmpDir);
-  const spare = pool.spare.shift();
+  const spare = takeSpare(pool);
   if (spare !== undefined) {
     const path = join(spare, name);
     const opening = open(path, "wx", FILE_MODE);
@@ -158,7 +192,7 @@ export async function createCallFile(tmpDir: string, name: string): Promise<Call
         throw error;
       }
       untrack(spare);
-      for (const gone of pool.spare.splice(0)) untrack(gone);
+      for (const gone of pool.spare.splice(0)) untrack(gone.dir);
     }
   }
   const folder = track(await createCallDir(tmpDir));

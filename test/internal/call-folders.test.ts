@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import {
   CALL_FOLDER_POOL_SIZE,
@@ -12,6 +12,7 @@ import {
   isSpareCallFolder,
   refillCallFolders,
   removeCallFile,
+  SPARE_MAX_AGE_MS,
   spareCallFolders,
 } from "../../src/internal/call-folders.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../../src/internal/temp-dir.js";
@@ -21,6 +22,7 @@ beforeEach(async () => {
   base = await realpath(await mkdtemp(join(tmpdir(), "fb-callfolders-")));
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await rm(base, { recursive: true, force: true });
 });
 
@@ -128,6 +130,26 @@ describe("per-call folders", () => {
       expect(isSpareCallFolder(join(tmp, name))).toBe(true);
       expect(ACTIVE_CALL_DIRS.has(join(tmp, name))).toBe(true);
     }
+  });
+
+  it("never hands out a spare folder old enough for an age sweep; removes it instead", async () => {
+    const tmp = join(base, "tmp");
+    const first = await createCallFile(tmp, "a.bin");
+    await first.handle.close();
+    refillCallFolders(tmp);
+    await callFoldersRefilled(tmp);
+    const spares = (await readdir(tmp)).map((name) => join(tmp, name)).filter(isSpareCallFolder);
+    expect(spares).toHaveLength(CALL_FOLDER_POOL_SIZE);
+    const later = Date.now() + SPARE_MAX_AGE_MS + 1;
+    vi.spyOn(Date, "now").mockReturnValue(later);
+    const second = await createCallFile(tmp, "b.bin");
+    await second.handle.close();
+    expect(spares).not.toContain(second.folder);
+    await callFoldersRefilled(tmp);
+    for (const dir of spares) await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+    await removeCallFile(first.path, first.folder);
+    await removeCallFile(second.path, second.folder);
+    expect(await readdir(tmp)).toEqual([]);
   });
 
   it("removes spare folders and folders in use, with anything left in them, when the process exits", async () => {
