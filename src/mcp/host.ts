@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { HostFilesParams, HostFilesResult } from "./host-files.js";
 import type {
   CallToolResult,
   CompleteParams,
@@ -17,6 +18,8 @@ import type {
  * same way (see docs/architecture.md). Get one with {@link toHost}; a host can also be passed to
  * the pieces instead of a server.
  */
+
+export { HOST_FILES_METHODS, type HostFilesParams, type HostFilesResult } from "./host-files.js";
 
 /**
  * Marks an object as an {@link McpHost}, so `toHost` passes it through (a custom host, such as a
@@ -243,49 +246,6 @@ export interface HostMethods {
   "files/completeUpload": { params: HostFilesParams; result: HostFilesResult };
   "files/getDownload": { params: HostFilesParams; result: HostFilesResult };
 }
-
-/**
- * The params of a `files/*` request (the files extension, SEP-2631 draft and its variant): a loose
- * object, checked by the piece that serves it (the draft's shapes still move).
- *
- * @example
- * ```ts
- * const params: HostFilesParams = { name: "a.pdf", mimeType: "application/pdf", size: 1024 };
- * ```
- */
-export interface HostFilesParams {
-  [key: string]: unknown;
-  _meta?: Record<string, unknown>;
-}
-
-/**
- * The result of a `files/*` request.
- *
- * @example
- * ```ts
- * const result: HostFilesResult = { file: { uri: "upload://sessions/…/01j…" } };
- * ```
- */
-export interface HostFilesResult {
-  [key: string]: unknown;
-}
-
-/**
- * The `files/*` request methods a host can mount (custom methods: SDK v1 by a request schema of our
- * own, SDK v2 by name with a params schema).
- *
- * @example
- * ```ts
- * for (const method of HOST_FILES_METHODS) console.log(host.canHandle(method));
- * ```
- */
-export const HOST_FILES_METHODS = [
-  "files/authorizeUpload",
-  "files/authorizeDownload",
-  "files/prepareUpload",
-  "files/completeUpload",
-  "files/getDownload",
-] as const;
 
 /**
  * A method name of {@link HostMethods}.

@@ -3,5 +3,8 @@
  * AWS SDK v3 (`@aws-sdk/client-s3`, `@aws-sdk/lib-storage`, optional peer dependencies;
  * `@aws-sdk/s3-request-presigner` only for presigned downloads and direct uploads).
  */
+
+export type { S3StagingTarget, S3TusStagingOptions } from "../uploads/tus/s3-staging.js";
+export { s3TusStaging } from "../uploads/tus/s3-staging.js";
 export type { S3FileStore, S3StoreOptions } from "./s3-store.js";
 export { s3Store } from "./s3-store.js";

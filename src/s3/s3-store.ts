@@ -121,6 +121,8 @@ export interface S3StoreOptions {
  * ```
  */
 export interface S3FileStore extends FileStore {
+  /** The S3 client the store sends through (the tus endpoint's S3 staging shares it). */
+  readonly client: S3Client;
   readonly bucket: string;
   readonly prefix: string;
   /**
@@ -524,6 +526,7 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
 
   return {
     driver: "s3",
+    client,
     bucket,
     prefix: keys.prefix,
     directUploads,

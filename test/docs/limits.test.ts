@@ -14,9 +14,15 @@ const page = read("docs/limits.md");
 /** The constants `limits.ts` declares, by parsing its source. */
 const declared = [...source.matchAll(/^export const ([A-Z0-9_]+)\b/gm)].map((m) => m[1] as string);
 
-/** The rows of the page's table, each a map from column header to cell text. */
+/**
+ * The rows of the page's limits table (its first table: the one with a `constant` column), each a
+ * map from column header to cell text. Other tables on the page (memory over time) are prose.
+ */
 function tableRows(markdown: string): Array<Record<string, string>> {
-  const lines = markdown.split("\n").filter((line) => line.startsWith("|"));
+  const all = markdown.split("\n");
+  const first = all.findIndex((line) => line.startsWith("|"));
+  const end = all.findIndex((line, i) => i > first && !line.startsWith("|"));
+  const lines = all.slice(first, end === -1 ? undefined : end);
   const cells = (line: string) =>
     line
       .slice(1, -1)

@@ -55,6 +55,12 @@ export interface TusStaging {
    * (`FileStore.adopt`); absent on stagings that hold bytes elsewhere.
    */
   localPath?(id: string): string;
+  /**
+   * The bytes the staging holds durably for upload `id` (`undefined` when unknown), for stagings that
+   * can hold more than the recorded offset after a replica died mid-body (S3: parts uploaded before
+   * the crash): the upload continues from there.
+   */
+  size?(id: string): Promise<number | undefined>;
 }
 
 /**

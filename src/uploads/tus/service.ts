@@ -3,6 +3,7 @@
  * locks, the byte staging, the clock, and the ticket check that binds each request to a scope (the
  * ticket in the upload URL is verified on every request and never used up before commit).
  */
+import { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { memoryState } from "../../storage/memory-state.js";
 import type { StateStore } from "../../storage/types.js";
@@ -12,6 +13,7 @@ import type { UploadLimits } from "../upload-staging.js";
 import { fsTusStaging, type TusStaging } from "./fs-staging.js";
 import { readRecord, type TusRecord } from "./records.js";
 import { RunningHashes } from "./running-hash.js";
+import type { S3StagingTarget } from "./s3-staging.js";
 
 /**
  * Progress of one tus upload, as {@link TusOptions.onProgress} receives it while bytes arrive and
@@ -85,16 +87,46 @@ export function tusService(config: UploadHandlerConfig, options: TusOptions = {}
   if (typeof lockTtl !== "number" || !(lockTtl >= 1)) {
     throw new FileBridgeError("INVALID_OPTION", "tus.lockTtl must be a number of seconds ≥ 1");
   }
-  const staging = options.staging ?? fsTusStaging();
+  const state = config.state ?? memoryState();
+  const staging = options.staging ?? defaultStaging(config, state);
   return {
     config,
-    state: config.state ?? memoryState(),
+    state,
     staging,
     adopts: typeof config.store.adopt === "function" && typeof staging.localPath === "function",
     hashes: new RunningHashes(),
     lockTtlMs: lockTtl * 1000,
     now: options.now ?? Date.now,
     onProgress: options.onProgress,
+  };
+}
+
+/**
+ * The staging of a store that names its S3 client (an `s3Store`): a multipart upload in its bucket,
+ * loaded on first use (the AWS SDK is an optional peer); else staging files under the OS temp folder.
+ */
+function defaultStaging(config: UploadHandlerConfig, state: StateStore): TusStaging {
+  const store = config.store as Partial<S3StagingTarget> & { driver: string };
+  if (store.driver !== "s3" || store.client === undefined) return fsTusStaging();
+  const target = store as S3StagingTarget;
+  let loaded: Promise<TusStaging> | undefined;
+  const staging = () => {
+    loaded ??= import("./s3-staging.js").then(({ s3TusStaging }) => s3TusStaging(target, state));
+    return loaded;
+  };
+  return {
+    create: async (id, expiresAt) => (await staging()).create(id, expiresAt),
+    write: async (id, offset, source, observe) => (await staging()).write(id, offset, source, observe),
+    truncate: async (id, length) => (await staging()).truncate(id, length),
+    read: (id, length) =>
+      Readable.from(
+        (async function* () {
+          yield* (await staging()).read(id, length);
+        })(),
+      ),
+    remove: async (id) => (await staging()).remove(id),
+    sweep: async (now) => (await staging()).sweep(now),
+    size: async (id) => (await staging()).size?.(id),
   };
 }
 
@@ -145,6 +177,11 @@ export async function ownedRecord(service: TusService, ticket: TusTicket, id: st
     record.expiresAt <= service.now()
   ) {
     throw noSuchUpload();
+  }
+  // A replica that died mid-body may have staged more than it recorded (S3 parts): continue from there.
+  if (service.staging.size && record.fileId === undefined && !record.parts) {
+    const size = await service.staging.size(id);
+    if (size !== undefined && size > record.offset) return { ...record, offset: size };
   }
   return record;
 }

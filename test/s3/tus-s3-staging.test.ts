@@ -1,0 +1,321 @@
+/**
+ * tus staging on S3 (real radosgw + redis-server): the endpoint of an `s3Store` stages each upload as
+ * a multipart upload (8 MiB parts) plus a small tail object, with the part list in `redisState()`.
+ * Two route instances (two HTTP servers, one bucket and one redis) stand for two replicas: an upload
+ * cut on A, whose server is then closed, resumes through B (cut again at other offsets) and B commits
+ * the exact bytes. Nothing of the staging is left in the bucket (objects and multipart uploads) after
+ * commit, termination or the expiry sweep; another scope's ticket cannot see or write an upload.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import { connect } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
+import { createFileRoutes } from "../../src/http/create-file-routes.js";
+import { toNodeHandler } from "../../src/node/index.js";
+import { redisState } from "../../src/redis/redis-state.js";
+import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
+import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import type { StateStore, StoredFile } from "../../src/storage/types.js";
+import { s3TusStaging } from "../../src/uploads/tus/s3-staging.js";
+import { close, listen } from "../http/server-helpers.js";
+import { sha256 } from "../support/helpers.js";
+import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers.js";
+
+const SECRET = "a-test-secret-that-is-long-enough-0123456789";
+const TUS = { "tus-resumable": "1.0.0" };
+const OCTETS = { ...TUS, "content-type": "application/offset+octet-stream" };
+const MiB = 1024 * 1024;
+
+interface Replica {
+  origin: string;
+  server: Server;
+  state: StateStore;
+  store: S3FileStore;
+  minter: SignedUrlMinter;
+}
+
+let prefix: string;
+let keyPrefix: string;
+let client: S3Client;
+let replicas: Replica[];
+let stored: StoredFile[];
+let children: ChildProcess[];
+
+async function replica(): Promise<Replica> {
+  const state = redisState({ url: requireServices().redis.url, keyPrefix });
+  const store = s3Store({ ...connection(), prefix, sweepInterval: 0 });
+  let routes: ((request: Request) => Promise<Response | undefined>) | undefined;
+  const server = createServer(toNodeHandler((request) => (routes as NonNullable<typeof routes>)(request)));
+  const origin = await listen(server);
+  const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
+  routes = createFileRoutes({
+    store,
+    minter,
+    state,
+    maxBytes: 64 * MiB,
+    onStored: (file) => {
+      stored.push(file);
+    },
+    tus: { lockTtl: 1 },
+  });
+  return { origin, server, state, store, minter };
+}
+
+/** The staging prefix the endpoint derives from the store's prefix. */
+const stagingPrefix = () => `${prefix.slice(0, -1)}-tus/`;
+
+async function leftInBucket(): Promise<string[]> {
+  return [...(await objectKeys(client, stagingPrefix())), ...(await pendingUploads(client, stagingPrefix()))];
+}
+
+beforeEach(async () => {
+  prefix = `${uniquePrefix("tuss3").slice(0, -1)}/`;
+  keyPrefix = uniquePrefix("tuss3");
+  client = testClient();
+  stored = [];
+  children = [];
+  replicas = [await replica(), await replica()];
+});
+afterEach(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  for (const { server, state, store } of replicas) {
+    await close(server).catch(() => undefined);
+    await store.close?.();
+    await state.close?.();
+  }
+  client.destroy();
+});
+
+async function createUpload(origin: string, minter: SignedUrlMinter, scope: string, length: number) {
+  const { token } = await minter.mint({ scope, fileId: `t-${scope}`, action: "upload", ttl: "1h" });
+  const created = await fetch(`${origin}/files/tus/${token}`, {
+    method: "POST",
+    headers: { ...TUS, "upload-length": String(length) },
+  });
+  expect(created.status).toBe(201);
+  return created.headers.get("location") as string;
+}
+
+/**
+ * A PATCH on a raw socket that sends `bytes[from, cut)` of a body declared to run to the end, then
+ * loses its connection: `drop` ends it (`"client"`: the socket is half-closed once every byte reached
+ * the kernel, so the server reads exactly those bytes and then sees the body end early; a function:
+ * whatever else cuts it, e.g. closing the server).
+ */
+async function cutPatch(
+  url: string,
+  bytes: Buffer,
+  from: number,
+  cut: number,
+  drop: "client" | (() => Promise<void>),
+) {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, "connect");
+  const closed = new Promise((resolve) => socket.once("close", resolve));
+  let answer = "";
+  socket.on("error", () => undefined);
+  socket.on("data", (chunk: Buffer) => {
+    answer += chunk.toString("latin1");
+  });
+  socket.write(
+    `PATCH ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nTus-Resumable: 1.0.0\r\n` +
+      `Content-Type: application/offset+octet-stream\r\nUpload-Offset: ${from}\r\n` +
+      `Content-Length: ${bytes.length - from}\r\nConnection: close\r\n\r\n`,
+  );
+  // The write settles with an error when the drop came first (the server closed): that is the cut.
+  // Bytes the server had not read when the body ended early are dropped by it (not counted).
+  const sent = new Promise<void>((resolve) => socket.write(bytes.subarray(from, cut), () => resolve()));
+  if (drop === "client") await sent;
+  if (drop === "client") socket.end();
+  else await drop();
+  await closed;
+  return answer;
+}
+
+/** The upload's offset as `url`'s replica reports it, once no writer holds the lock any more. */
+async function offsetOf(url: string): Promise<number> {
+  for (;;) {
+    const head = await fetch(url, { method: "HEAD", headers: TUS });
+    expect(head.status).toBe(200);
+    const offset = Number(head.headers.get("upload-offset"));
+    // A PATCH at that offset answers 409 while the dropped request still records its bytes: ask again.
+    const probe = await fetch(url, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(offset) },
+      body: new Uint8Array(0),
+    });
+    if (probe.status === 204) return offset;
+    expect([409, 423]).toContain(probe.status);
+  }
+}
+
+/** Starts a replica in a child process (test/s3/fixtures/tus-replica.ts); resolves with it and its origin. */
+async function childReplica(): Promise<{ child: ChildProcess; origin: string }> {
+  const { s3, redis } = requireServices();
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(new URL("./fixtures/tus-replica.ts", import.meta.url))],
+    {
+      env: {
+        ...process.env,
+        REPLICA_REDIS_URL: redis.url,
+        REPLICA_KEY_PREFIX: keyPrefix,
+        REPLICA_S3_BUCKET: s3.bucket,
+        REPLICA_S3_ENDPOINT: s3.endpoint,
+        REPLICA_S3_REGION: s3.region,
+        REPLICA_S3_KEY: s3.accessKeyId,
+        REPLICA_S3_SECRET: s3.secretAccessKey,
+        REPLICA_S3_PREFIX: prefix,
+        REPLICA_SECRET: SECRET,
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  children.push(child);
+  let out = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    out += chunk.toString("utf8");
+    if (out.includes("\n")) break;
+  }
+  return { child, origin: out.trim() };
+}
+
+describeWithServices("tus staging on S3 across replicas (radosgw + redis-server)", () => {
+  it("resumes through replica B an upload whose replica A was killed (SIGKILL) mid-body: from A's last part, exact bytes", async () => {
+    const b = replicas[1] as Replica;
+    const a = await childReplica();
+    const bytes = randomBytes(20 * MiB + 4321);
+    const onA = await createUpload(a.origin, b.minter, "s1", bytes.length);
+    const id = onA.slice(onA.lastIndexOf("/") + 1);
+    // The whole body to A; A is killed once its first part is in the bucket and in redis, before it
+    // recorded any offset (a real crash: no handler left to record what it wrote).
+    await cutPatch(onA, bytes, 0, bytes.length, async () => {
+      for (;;) {
+        const staged = await b.state.get<{ parts: unknown[] }>(`mcp-file-bridge:tus-s3:${id}`);
+        if ((staged?.parts.length ?? 0) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      a.child.kill("SIGKILL");
+    });
+    const onB = onA.replace(a.origin, b.origin);
+    // B continues from the bytes in A's completed parts (A's lock runs out after its 1 s TTL).
+    const offset = await offsetOf(onB);
+    expect(offset).toBeGreaterThanOrEqual(8 * MiB);
+    expect(offset % (8 * MiB)).toBe(0);
+    const rest = await fetch(onB, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(offset) },
+      body: new Uint8Array(bytes.subarray(offset)),
+    });
+    expect(rest.status).toBe(204);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.sha256).toBe(sha256(bytes));
+    expect(await leftInBucket()).toEqual([]);
+  });
+
+  it("resumes through replica B an upload cut on replica A (closed), cut again twice: exact bytes, nothing staged left", async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const bytes = randomBytes(26 * MiB + 12_345);
+    const onA = await createUpload(a.origin, a.minter, "s1", bytes.length);
+    const onB = onA.replace(a.origin, b.origin);
+    // 13 MiB to A in one whole PATCH: one 8 MiB part of a multipart upload and a 5 MiB tail object.
+    const first = await fetch(onA, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: new Uint8Array(bytes.subarray(0, 13 * MiB)),
+    });
+    expect(first.status).toBe(204);
+    expect(first.headers.get("upload-offset")).toBe(String(13 * MiB));
+    expect(await pendingUploads(client, stagingPrefix())).toHaveLength(1);
+    expect(await objectKeys(client, stagingPrefix())).toHaveLength(1);
+    // 2 MiB more to A, and replica A goes away mid-body (its server and connections closed).
+    await cutPatch(onA, bytes, 13 * MiB, 15 * MiB, () => close(a.server));
+    let offset = await offsetOf(onB);
+    expect(offset).toBeGreaterThanOrEqual(13 * MiB);
+    expect(offset).toBeLessThanOrEqual(15 * MiB);
+    // Two more cuts on B, 3 MiB and 9 MiB on: each resumes from what the server read before the cut.
+    for (const span of [3 * MiB + 777, 9 * MiB + 5]) {
+      const cut = offset + span;
+      await cutPatch(onB, bytes, offset, cut, "client");
+      const next = await offsetOf(onB);
+      expect(next).toBeGreaterThanOrEqual(offset);
+      expect(next).toBeLessThanOrEqual(cut);
+      offset = next;
+    }
+    const rest = await fetch(onB, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(offset) },
+      body: new Uint8Array(bytes.subarray(offset)),
+    });
+    expect(rest.status).toBe(204);
+    expect(stored).toHaveLength(1);
+    const file = stored[0] as StoredFile;
+    expect(file.sha256).toBe(sha256(bytes));
+    const read = await b.store.read("s1", file.id);
+    const chunks: Buffer[] = [];
+    for await (const chunk of read as AsyncIterable<Buffer>) chunks.push(chunk);
+    expect(sha256(Buffer.concat(chunks))).toBe(sha256(bytes));
+    expect(await leftInBucket()).toEqual([]);
+  });
+
+  it("termination and the expiry sweep leave nothing staged; another scope cannot HEAD, PATCH or DELETE", async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const bytes = randomBytes(10 * MiB);
+    const first = await createUpload(a.origin, a.minter, "s1", 30 * MiB);
+    const written = await fetch(first, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: new Uint8Array(bytes),
+    });
+    expect(written.status).toBe(204);
+    expect(await pendingUploads(client, stagingPrefix())).toHaveLength(1);
+    expect(await objectKeys(client, stagingPrefix())).toHaveLength(1); // the 2 MiB tail
+    // Another scope's ticket on the same upload id: unknown upload, nothing written or removed.
+    const id = first.slice(first.lastIndexOf("/") + 1);
+    const { token: other } = await b.minter.mint({
+      scope: "s2",
+      fileId: "t-s2",
+      action: "upload",
+      ttl: "1h",
+    });
+    const foreign = `${b.origin}/files/tus/${other}/${id}`;
+    expect((await fetch(foreign, { method: "HEAD", headers: TUS })).status).toBe(404);
+    const patch = await fetch(foreign, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(bytes.length) },
+      body: "x",
+    });
+    expect(patch.status).toBe(404);
+    expect((await fetch(foreign, { method: "DELETE", headers: TUS })).status).toBe(404);
+    const head = await fetch(first.replace(a.origin, b.origin), { method: "HEAD", headers: TUS });
+    expect(head.headers.get("upload-offset")).toBe(String(bytes.length));
+    // Termination through B aborts the multipart upload and deletes the tail.
+    expect((await fetch(first.replace(a.origin, b.origin), { method: "DELETE", headers: TUS })).status).toBe(
+      204,
+    );
+    expect(await leftInBucket()).toEqual([]);
+
+    // An upload left to expire: the sweep (any replica's, here a staging on the same bucket and redis)
+    // aborts its multipart upload and deletes its tail once it is past its expiry, not before.
+    const second = await createUpload(b.origin, b.minter, "s3", 30 * MiB);
+    const more = await fetch(second, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: new Uint8Array(bytes),
+    });
+    expect(more.status).toBe(204);
+    const sweeper = s3TusStaging(b.store, b.state);
+    expect(await sweeper.sweep(Date.now())).toBe(0);
+    expect(await leftInBucket()).toHaveLength(2);
+    expect(await sweeper.sweep(Date.now() + 2 * 60 * 60_000)).toBe(1);
+    expect(await leftInBucket()).toEqual([]);
+    expect(stored).toEqual([]);
+  });
+});
