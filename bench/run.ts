@@ -31,9 +31,12 @@ const benches = readdirSync(here)
   .sort();
 
 const results: Record<string, unknown> = {};
+const seconds: Record<string, number> = {};
 let failed = 0;
+const suiteStarted = performance.now();
 for (const name of benches) {
   console.log(`\n### ${name}`);
+  const started = performance.now();
   const run = spawnSync(process.execPath, ["--import", "tsx", "--expose-gc", join(here, name)], {
     stdio: ["ignore", "pipe", "inherit"],
     encoding: "utf8",
@@ -43,9 +46,15 @@ for (const name of benches) {
   const lines = run.stdout.split("\n");
   for (const line of lines) if (!line.startsWith("BENCH_JSON ")) console.log(line);
   const json = lines.find((line) => line.startsWith("BENCH_JSON "));
+  seconds[name] = Math.round((performance.now() - started) / 1000);
+  console.log(`(${name}: ${seconds[name]} s, exit ${run.status})`);
   if (run.status !== 0) failed++;
   results[name] = json ? JSON.parse(json.slice("BENCH_JSON ".length)) : { exitCode: run.status };
 }
 console.log("\n### summary");
 console.log(JSON.stringify(results, null, 2));
+const total = Math.round((performance.now() - suiteStarted) / 1000);
+console.log(
+  `\nsuite: ${benches.length} benches in ${total} s (${JSON.stringify(seconds)}); ${failed} failed`,
+);
 process.exit(failed === 0 ? 0 : 1);

@@ -15,6 +15,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { repoRoot, sha256 } from "../../test/support/helpers.js";
+import { tempLeftovers } from "../../test/support/temp-leftovers.js";
 import { type ProviderUploadExample, start } from "./server.js";
 
 type Sdk = "v1" | "v2";
@@ -112,8 +113,8 @@ describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) 
     expect(result.structuredContent).toMatchObject({
       files: [{ filename: "data.bin" }, { filename: "scores.csv" }],
     });
-    // The bridge's per-call temp folders are gone; the original stays.
-    expect(await readdir(tmp).catch(() => [])).toEqual([]);
+    // The bridge's per-call temp folders are gone (spare pre-made ones may wait); the original stays.
+    expect(await tempLeftovers(tmp)).toEqual([]);
     expect(await readdir(roots)).toEqual(["data.bin"]);
   });
 
@@ -135,7 +136,7 @@ describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) 
     });
     expect(response.status).toBe(200);
     expect(Buffer.from(await response.arrayBuffer()).equals(original)).toBe(true);
-    expect(await readdir(tmp).catch(() => [])).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("refuses a path outside the roots without calling the provider", async () => {
@@ -149,7 +150,7 @@ describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) 
     expect(result.isError).toBe(true);
     expect((result.content[0] as { text: string }).text).toContain("PATH_NOT_ALLOWED");
     expect(example?.localProvider?.received).toEqual([]);
-    expect(await readdir(tmp).catch(() => [])).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("reports a provider failure as FETCH_FAILED and still cleans up", async () => {
@@ -174,7 +175,7 @@ describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) 
     expect(result.isError).toBe(true);
     expect((result.content[0] as { text: string }).text).toContain("FETCH_FAILED");
     expect(provider?.received).toEqual([]);
-    expect(await readdir(tmp).catch(() => [])).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
     expect(c).toBeDefined();
   });
 
@@ -208,7 +209,7 @@ describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) 
       `data.bin (20000 bytes, sha256 ${sha256(onDisk).slice(0, 12)}`,
     );
     expect(example.localProvider?.received.map((f) => f.sha256)).toEqual([sha256(onDisk)]);
-    expect(await readdir(tmp).catch(() => [])).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it.runIf(sdk === "v2")(

@@ -1,7 +1,8 @@
 /**
  * The bridge's one way to make a local file: bytes from a producer, a stream or a stored file are
- * written into a fresh private per-call temp folder (hashed, capped, checked against a declared size
- * and digest as they go), named, and handed back as a {@link ResolvedFile} whose `dispose()` removes
+ * written into a new private file in a private folder of the call's own (pre-made, see
+ * internal/call-folders.ts; hashed, capped, checked against a declared size and digest as they go),
+ * named, and handed back as a {@link ResolvedFile} whose `dispose()` unlinks that file and removes
  * the folder. Every input form that copies bytes goes through here, and so does
  * `UploadHandleResolver.rewrite()`.
  */
@@ -10,8 +11,8 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extension as extensionFor } from "mime-types";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { createCallFile, refillCallFolders, removeCallFile } from "../internal/call-folders.js";
 import { sanitizeFileName } from "../internal/file-name.js";
-import { ACTIVE_CALL_DIRS, createCallDir, removeDir } from "../internal/temp-dir.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import { aborted } from "./failures.js";
@@ -66,8 +67,9 @@ function diskName(name: string): string {
 }
 
 /**
- * Writes the bytes a producer yields into a fresh per-call folder, hashing and capping as it goes,
- * then names the file. On any failure the folder is removed and the error is a FileBridgeError.
+ * Writes the bytes a producer yields into a new private file in a folder of the call's own (see
+ * internal/call-folders.ts), hashing and capping as it goes, then names the file. On any failure the
+ * file is removed and the error is a FileBridgeError.
  */
 export async function materialize(
   ctx: MaterializeContext,
@@ -75,29 +77,28 @@ export async function materialize(
   produce: Producer,
 ): Promise<ResolvedFile> {
   if (ctx.signal?.aborted) throw aborted();
-  // The folder is made on the thread pool while the producer decodes its first chunk.
-  const dirReady = createCallDir(ctx.tmpDir).then((made) => {
-    ACTIVE_CALL_DIRS.add(made);
-    return made;
-  });
-  dirReady.catch(() => {});
-  // With a usable name the file is written under it directly; otherwise under a placeholder that
-  // is renamed once the sniffed type has given it an extension.
+  // With a usable name the file is written under it directly in the call's own folder; otherwise
+  // under a placeholder there, renamed once the sniffed type has given it an extension.
   const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
   const fileName = givenName ? diskName(givenName) : ".partial";
+  // The file is created on the thread pool while the producer decodes its first chunk.
+  const created = createCallFile(ctx.tmpDir, fileName);
+  created.catch(() => {});
   // Inputs decoded from the argument itself are hashed when `sha256` is first read (hashing while
   // writing cost more than decoding and writing); streamed inputs and digest checks hash now.
   const hashNow = spec.expectedSha256 !== undefined || !DECODED_KINDS.has(spec.kind);
-  const writer = TempFileWriter.deferred(
-    dirReady.then((made) => join(made, fileName)),
+  const writer = TempFileWriter.opening(
+    created.then((file) => file.handle),
     ctx.maxBytes,
     { signal: ctx.signal, hash: hashNow },
   );
+  let path: string | undefined;
   try {
     await produce(writer);
     const written = await writer.finish();
-    const dir = await dirReady;
-    const partial = join(dir, fileName);
+    refillCallFolders(ctx.tmpDir);
+    const { folder, path: partial } = await created;
+    path = partial;
     if (ctx.signal?.aborted) throw aborted();
     if (written.size === 0 && !ctx.allowEmpty) throw new FileBridgeError("EMPTY_FILE", "the file is empty");
     if (
@@ -113,26 +114,24 @@ export async function materialize(
     if (!name) {
       const ext = extensionFor(mimeType);
       name = ext && parseMediaType(mimeType)?.essence !== OCTET_STREAM ? `file.${ext}` : "file";
+      const named = join(folder, diskName(name));
+      await rename(partial, named);
+      path = named;
     }
-    const path = givenName ? partial : join(dir, diskName(name));
-    if (path !== partial) await rename(partial, path);
+    const final = path;
     return new LocalResolvedFile({
       name,
       mimeType,
       size: written.size,
-      sha256: written.sha256 ?? (() => sha256OfFileSync(path)),
-      path,
+      sha256: written.sha256 ?? (() => sha256OfFileSync(final)),
+      path: final,
       source: { kind: spec.kind, detail: spec.detail },
-      tempDir: dir,
-      onDispose: () => ACTIVE_CALL_DIRS.delete(dir),
+      owned: { folder },
     });
   } catch (error) {
     await writer.close().catch(() => {});
-    const dir = await dirReady.catch(() => undefined);
-    if (dir) {
-      await removeDir(dir).catch(() => {});
-      ACTIVE_CALL_DIRS.delete(dir);
-    }
+    const file = await created.catch(() => undefined);
+    if (file) await removeCallFile(path ?? file.path, file.folder);
     if (ctx.signal?.aborted && !isFileBridgeError(error, "TIMEOUT")) {
       throw isFileBridgeError(error, "ABORTED") ? error : aborted();
     }

@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { removeDir } from "../internal/temp-dir.js";
+import { removeCallFile } from "../internal/call-folders.js";
 import type { FileSource, ResolvedFile } from "./types.js";
 
 /** What a {@link LocalResolvedFile} is made of. */
@@ -14,9 +14,13 @@ export interface LocalResolvedFileInit {
   sha256: string | (() => string);
   path: string;
   source: FileSource;
-  /** The per-call temp folder to remove on dispose; absent for local-path inputs (never deleted). */
-  tempDir?: string | undefined;
-  /** Called once after the temp folder is gone. */
+  /**
+   * Set when `path` is a temp file this bridge made in the call's own `folder`: the file is unlinked
+   * and the folder removed on dispose (with anything the tool left in it). Absent for local-path
+   * inputs (never deleted).
+   */
+  owned?: { readonly folder: string } | undefined;
+  /** Called once after the temp file is gone. */
   onDispose?: (() => void) | undefined;
 }
 
@@ -30,7 +34,7 @@ export class LocalResolvedFile implements ResolvedFile {
   declare readonly sha256: string;
   readonly path: string;
   readonly source: FileSource;
-  readonly #tempDir: string | undefined;
+  readonly #owned: { readonly folder: string } | undefined;
   readonly #onDispose: (() => void) | undefined;
   #disposing: Promise<void> | undefined;
 
@@ -54,7 +58,7 @@ export class LocalResolvedFile implements ResolvedFile {
     });
     this.path = init.path;
     this.source = init.source;
-    this.#tempDir = init.tempDir;
+    this.#owned = init.owned;
     this.#onDispose = init.onDispose;
   }
 
@@ -68,8 +72,8 @@ export class LocalResolvedFile implements ResolvedFile {
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      // The folder holds the one file resolve() wrote unless the caller added more: unlink + rmdir.
-      if (this.#tempDir) await removeDir(this.#tempDir, this.path);
+      // The one file resolve() created (unlink) and the call's folder (rmdir; recursive if not empty).
+      if (this.#owned) await removeCallFile(this.path, this.#owned.folder);
       this.#onDispose?.();
     })();
     return this.#disposing;

@@ -94,6 +94,19 @@ export class TempFileWriter {
     );
   }
 
+  /**
+   * A writer for a file being opened elsewhere (e.g. created in a pre-made call folder by
+   * `createCallFile`); like {@link TempFileWriter.deferred}, the first write waits for it. The
+   * writer closes the handle in {@link TempFileWriter.finish} / {@link TempFileWriter.close}.
+   */
+  static opening(
+    handle: Promise<FileHandle>,
+    maxBytes: number,
+    options: TempFileWriterOptions = {},
+  ): TempFileWriter {
+    return new TempFileWriter(handle, maxBytes, options);
+  }
+
   /** Bytes accepted so far. */
   get size(): number {
     return this.#size;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileBridgeOptions } from "../../src/bridge/options.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 export const scope = "session-1";
 export let base: string;
@@ -39,9 +40,5 @@ export function bridge(options: FileBridgeOptions = {}): FileBridge {
 
 /** What is left in the bridge's temp folder. */
 export async function tempEntries(): Promise<string[]> {
-  try {
-    return await readdir(tmp);
-  } catch {
-    return [];
-  }
+  return tempLeftovers(tmp);
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -15,6 +15,7 @@ import { ACTIVE_CALL_DIRS } from "../../src/internal/temp-dir.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore } from "../../src/storage/types.js";
 import { codeOf, sha256 } from "../support/helpers.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 let base: string;
 let tmp: string;
@@ -33,11 +34,7 @@ function context(overrides: Partial<MaterializeContext> = {}): MaterializeContex
 const spec: MaterializeSpec = { kind: "resolver", detail: "test", name: undefined, mimeType: undefined };
 
 async function tempEntries(): Promise<string[]> {
-  try {
-    return await readdir(tmp);
-  } catch {
-    return [];
-  }
+  return tempLeftovers(tmp);
 }
 
 beforeEach(async () => {
@@ -50,7 +47,7 @@ afterEach(async () => {
 });
 
 describe("materialize", () => {
-  it("writes the bytes into a private per-call folder and removes it on dispose", async () => {
+  it("writes the bytes into a private file in the process's call root and unlinks it on dispose", async () => {
     const bytes = randomBytes(3000);
     const file = await materialize(
       context({ maxBytes: 4096 }),
@@ -64,11 +61,14 @@ describe("materialize", () => {
     expect(file.source).toEqual({ kind: "resolver", detail: "test" });
     expect((await readFile(file.path)).equals(bytes)).toBe(true);
     expect(dirname(dirname(file.path))).toBe(tmp);
+    expect(basename(file.path)).toBe("a.bin");
     expect((await stat(file.path)).mode & 0o777).toBe(0o600);
+    expect((await stat(dirname(file.path))).mode & 0o777).toBe(0o700);
+    // The root stays in use (no sweep of this process takes it); the file itself is gone.
     expect(ACTIVE_CALL_DIRS.has(dirname(file.path))).toBe(true);
     await file.dispose();
     expect(await tempEntries()).toEqual([]);
-    expect(ACTIVE_CALL_DIRS.has(dirname(file.path))).toBe(false);
+    await expect(stat(file.path)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
   it("names an unnamed file from its sniffed type, and the caller's name wins over the input's", async () => {

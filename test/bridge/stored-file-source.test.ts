@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { storedFileSource } from "../../src/bridge/stored-file-source.js";
 import type { FileStore, StoredFile } from "../../src/storage/types.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 let base: string;
 beforeEach(async () => {
@@ -87,7 +88,7 @@ describe("storedFileSource", () => {
     expect((await resolved.bytes()).equals(bytes)).toBe(true);
     expect(store.used).toEqual(["read"]);
     await resolved.dispose();
-    expect(await readdir(join(base, "tmp"))).toEqual([]);
+    expect(await tempLeftovers(join(base, "tmp"))).toEqual([]);
   });
 
   it("reads from store.localPath when the driver has one", async () => {

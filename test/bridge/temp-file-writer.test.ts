@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { MAX_QUEUED_BYTES, sha256OfFileSync, TempFileWriter } from "../../src/bridge/temp-file-writer.js";
 import { codeOf, sha256 } from "../support/helpers.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -142,7 +143,7 @@ describe("ResolvedFile.sha256 of inputs decoded from the argument (computed on f
     await Promise.all([unread.dispose(), read.dispose()]);
     expect(read.sha256).toBe(sha256("hello"));
     expect(await codeOf(async () => unread.sha256)).toBe("NOT_FOUND");
-    expect(await readdir(join(dir, "tmp"))).toEqual([]);
+    expect(await tempLeftovers(join(dir, "tmp"))).toEqual([]);
   });
 
   it("is checked at once when the input declares a digest", async () => {
@@ -157,6 +158,6 @@ describe("ResolvedFile.sha256 of inputs decoded from the argument (computed on f
     expect(await codeOf(bridge.resolve({ uri, name: "d.txt", digest: bad }, { scope: "s" }))).toBe(
       "DIGEST_MISMATCH",
     );
-    expect(await readdir(join(dir, "tmp"))).toEqual([]);
+    expect(await tempLeftovers(join(dir, "tmp"))).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileSourceResolver, ResolvedFile } from "../../src/bridge/types.js";
 import type { WithFilesOptions } from "../../src/bridge/with-files.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 let base: string;
 let tmp: string;
@@ -26,11 +27,7 @@ function bridge(): FileBridge {
 }
 
 async function tempEntries(): Promise<string[]> {
-  try {
-    return await readdir(tmp);
-  } catch {
-    return [];
-  }
+  return tempLeftovers(tmp);
 }
 
 function codeIn(result: unknown): string | undefined {

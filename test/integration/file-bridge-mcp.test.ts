@@ -9,6 +9,7 @@ import { z } from "zod";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { fileInput, MCP_FILE_KEYWORD } from "../../src/bridge/file-input.js";
 import type { ResolvedFile } from "../../src/bridge/types.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 interface Seen {
   path: string;
@@ -88,11 +89,7 @@ afterEach(async () => {
 });
 
 async function tempEntries(): Promise<string[]> {
-  try {
-    return await readdir(tmp);
-  } catch {
-    return [];
-  }
+  return tempLeftovers(tmp);
 }
 
 function textOf(result: unknown): string {

@@ -5,6 +5,7 @@ import { CallToolResultSchema, ToolListChangedNotificationSchema } from "@modelc
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFileProxy, type FileProxy } from "../../src/proxy/index.js";
 import { sha256 } from "../support/helpers.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 import {
   directClient,
   fixtureCommand,
@@ -137,7 +138,7 @@ describe.each(["stdio", "http"] as const)("createFileProxy over a %s upstream", 
     expect(structured.sha256).toBe(sha256(bytes));
     expect(structured.path.startsWith(`${handoff}/`)).toBe(true);
     expect(structured.path.endsWith("/note.txt")).toBe(true);
-    expect(await readdir(handoff)).toEqual([]);
+    expect(await tempLeftovers(handoff)).toEqual([]);
   });
 
   it("hands an upload handle (get_upload_url + HTTP upload) to the upstream as a real file", async () => {
@@ -166,7 +167,7 @@ describe.each(["stdio", "http"] as const)("createFileProxy over a %s upstream", 
       arguments: { content: `data:application/octet-stream;base64,${a.toString("base64")}` },
     });
     expect(textOf(inline)).toBe(`sha256 ${sha256(a)}`);
-    expect(await readdir(handoff)).toEqual([]);
+    expect(await tempLeftovers(handoff)).toEqual([]);
   });
 
   it("refuses a handle of another session, before calling the upstream", async () => {

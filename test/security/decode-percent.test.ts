@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { percentDecodeBytes, percentDecodeTo } from "../../src/bridge/sources/data-url.js";
 import { codeOf, codeOfSync, sha256 } from "../support/helpers.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 const MiB = 1024 * 1024;
 /**
@@ -108,14 +109,9 @@ describe("attack: a huge percent-encoded data: URL must not freeze the event loo
     expect(await codeOf(bridge.resolve(`data:,${"%41".repeat(MiB)}%4`, { scope: "s" }))).toBe(
       "INVALID_DATA_URL",
     );
-    expect(await readdirOrEmpty(join(dir, "tmp"))).toEqual([]);
+    expect(await tempLeftovers(join(dir, "tmp"))).toEqual([]);
   });
 });
-
-async function readdirOrEmpty(path: string): Promise<string[]> {
-  const { readdir } = await import("node:fs/promises");
-  return readdir(path).catch(() => []);
-}
 
 /** The decoded bytes of `payload` as the chunked decoder hands them to a sink. */
 async function chunked(payload: string, windowChars: number): Promise<Buffer> {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import type { FileStore, StateStore } from "../../src/storage/types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../../src/uploads/upload-handle.js";
 import { UploadHandleResolver, type UploadTicket } from "../../src/uploads/upload-handle-resolver.js";
 import { codeOf, sha256 } from "../support/helpers.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 
@@ -56,7 +57,7 @@ afterEach(async () => {
 });
 
 async function tempEntries(folder: string): Promise<string[]> {
-  return readdir(join(dir, folder)).catch(() => []);
+  return tempLeftovers(join(dir, folder));
 }
 
 /** Uploads `parts` with a fresh ticket of `scope`; the ticket, the reply and the bytes. */

@@ -9,6 +9,7 @@ import { type FsFileStore, fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { codeOf } from "../support/helpers.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 
@@ -32,11 +33,7 @@ afterEach(async () => {
 });
 
 async function tempEntries(): Promise<string[]> {
-  try {
-    return await readdir(tmp);
-  } catch {
-    return [];
-  }
+  return tempLeftovers(tmp);
 }
 
 describe("UploadHandleResolver.rewrite through the bridge's materializer", () => {

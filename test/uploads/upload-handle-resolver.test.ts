@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -14,6 +14,7 @@ import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, StateStore } from "../../src/storage/types.js";
 import { UploadHandleResolver, type UploadTicket } from "../../src/uploads/upload-handle-resolver.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const BASE = "http://127.0.0.1:9";
@@ -210,7 +211,7 @@ describe("UploadHandleResolver", () => {
     expect((rewritten.args.file as string).endsWith("a.bin")).toBe(true);
     await rewritten.dispose();
     await rewritten.dispose();
-    expect(await readdir(join(dir, "tmp"))).toEqual([]);
+    expect(await tempLeftovers(join(dir, "tmp"))).toEqual([]);
   });
 
   it("fails rewrite with NOT_FOUND for a foreign handle and keeps no copies", async () => {
@@ -223,6 +224,6 @@ describe("UploadHandleResolver", () => {
       uploads.rewrite({ files: [entry?.handle, foreign.handle] }, ["files[]"], { scope: "s1" }),
     ).rejects.toMatchObject({ code: "NOT_FOUND" });
     // Every handle is looked up before anything is copied: no copy was made at all.
-    expect(await readdir(join(dir, "tmp")).catch(() => [])).toEqual([]);
+    expect(await tempLeftovers(join(dir, "tmp"))).toEqual([]);
   });
 });

@@ -39,6 +39,12 @@ export const BASE64_CHUNK_BYTES = 4 * 1024 * 1024;
  */
 export const BASE64_WRITE_CHUNK_BYTES = 256 * 1024;
 
+/**
+ * Payloads up to this size are decoded and written in one piece by {@link decodeBase64To} (one write,
+ * as `Buffer.from(b64)` + `writeFile` does); larger ones in {@link BASE64_WRITE_CHUNK_BYTES} chunks.
+ */
+export const BASE64_ONE_WRITE_BYTES = 1024 * 1024;
+
 /** The shape of a base64 string once padding is accounted for. */
 export interface Base64Layout {
   /** Characters that carry data (padding excluded). */
@@ -299,7 +305,9 @@ export function* decodeBase64Plan(
 export async function decodeBase64To(
   plan: Base64Plan,
   sink: ByteSink,
-  chunkBytes: number = BASE64_WRITE_CHUNK_BYTES,
+  chunkBytes: number = plan.byteLength <= BASE64_ONE_WRITE_BYTES
+    ? plan.byteLength + 3
+    : BASE64_WRITE_CHUNK_BYTES,
 ): Promise<void> {
   let first = true;
   for (const chunk of decodeBase64Plan(plan, chunkBytes)) {

@@ -4,7 +4,7 @@
  * against a local https origin on 127.0.0.1 (test/support/https-origin.ts). Any other origin is
  * refused before a connection, with the origin and the option to add it to.
  */
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import type { FileBridgeHttpsOptions } from "../../../src/bridge/options.js";
 import { isFileBridgeError } from "../../../src/errors/file-bridge-error.js";
 import { codeOf, codeOfSync, rejectionOf, sha256 } from "../../support/helpers.js";
 import { type HttpsOrigin, hasOpenssl, startHttpsOrigin } from "../../support/https-origin.js";
+import { tempLeftovers } from "../../support/temp-leftovers.js";
 
 const scope = "s";
 const PDF = Buffer.concat([
@@ -86,7 +87,7 @@ describe("a download_url on an origin that is not allowed", () => {
       expect(refused.data).toMatchObject({ origin, option: "https.downloadOrigins" });
       // The message an author reads says what to change.
       expect(refused.message).toContain(`"${origin}" to the FileBridge option https.downloadOrigins`);
-      expect(await readdir(tmp)).toEqual([]);
+      expect(await tempLeftovers(tmp)).toEqual([]);
     },
   );
 });
@@ -146,7 +147,7 @@ describe.skipIf(!hasOpenssl())("a download_url on an allowed origin (a local htt
     } finally {
       await file.dispose();
     }
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("refuses the same server under an origin not listed (the other local server's port), without fetching", async () => {
@@ -167,7 +168,7 @@ describe.skipIf(!hasOpenssl())("a download_url on an allowed origin (a local htt
     expect(
       await codeOf(bridge().resolve({ download_url: `${host.origin}/to-evil`, file_id: "f" }, { scope })),
     ).toBe("HOST_NOT_ALLOWED");
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("keeps the address guard: without allowPrivateAddresses the loopback origin is refused", async () => {
@@ -194,7 +195,7 @@ describe.skipIf(!hasOpenssl())("a download_url on an allowed origin (a local htt
     expect(
       await codeOf(bridge().resolve({ download_url: url, digest: `sha256:${"0".repeat(64)}` }, { scope })),
     ).toBe("DIGEST_MISMATCH");
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("still takes a download_url the https:// string form allows (allowHosts), as before", async () => {

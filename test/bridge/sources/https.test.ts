@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { FileBridge } from "../../../src/bridge/file-bridge.js";
 import type { FileBridgeHttpsOptions } from "../../../src/bridge/options.js";
 import { codeOf } from "../../support/helpers.js";
+import { tempLeftovers } from "../../support/temp-leftovers.js";
 
 const scope = "s";
 
@@ -41,7 +42,7 @@ describe("https:// refusals (no connection is made)", () => {
   ])("refuses %s with HOST_NOT_ALLOWED", async (url) => {
     const bridge = new FileBridge({ tmpDir: tmp, https: { allowHosts } });
     expect(await codeOf(bridge.resolve(url, { scope }))).toBe("HOST_NOT_ALLOWED");
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("refuses https when the form is switched off", async () => {
@@ -152,7 +153,7 @@ describe.skipIf(!hasOpenssl())("https:// against a local server with a self-sign
     ]);
     expect((await readFile(file.path)).equals(pdf)).toBe(true);
     await file.dispose();
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("resolves a host name through the guarded lookup and uses Content-Disposition", async () => {
@@ -199,7 +200,7 @@ describe.skipIf(!hasOpenssl())("https:// against a local server with a self-sign
       "FILE_TOO_LARGE",
     );
     expect(await codeOf(bridge({}, 5000).resolve(`${origin}/big-chunked`, { scope }))).toBe("FILE_TOO_LARGE");
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 
   it("gives up with TIMEOUT on a stalled body and ABORTED when the caller aborts", async () => {
@@ -208,6 +209,6 @@ describe.skipIf(!hasOpenssl())("https:// against a local server with a self-sign
     const pending = bridge().resolve(`${origin}/hang`, { scope, signal: controller.signal });
     setTimeout(() => controller.abort(), 100);
     expect(await codeOf(pending)).toBe("ABORTED");
-    expect(await readdir(tmp)).toEqual([]);
+    expect(await tempLeftovers(tmp)).toEqual([]);
   });
 });
