@@ -113,6 +113,8 @@ export function formatAgainst(bytes: number, limit: number): string {
     unit += 1;
   }
   const precise = unit >= 0 ? `${number(value, 2)} ${names[unit]}` : "";
-  if (unit >= 0 && precise !== `${number(limit / base ** (unit + 1), 2)} ${names[unit]}`) return precise;
+  // Two decimals can round up to the limit's own text (310.995 GiB -> "311 GiB"): then the bytes.
+  const differs = precise !== text && precise !== `${number(limit / base ** (unit + 1), 2)} ${names[unit]}`;
+  if (unit >= 0 && differs) return precise;
   return `${bytes} bytes`;
 }

@@ -3,7 +3,7 @@
  * an empty `empty.txt`), a `secret.txt` outside the root, and a temp folder for the bridge. `base`,
  * `root` and `tmp` are live bindings, reassigned before each test by {@link useBridgeSandbox}.
  */
-import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";

@@ -33,7 +33,14 @@ import type { StagingObserver, StagingWrite, TusStaging } from "./fs-staging.js"
 
 const MiB = 1024 * 1024;
 
-/** What the S3 staging needs of its store: `S3FileStore` has all of it. */
+/**
+ * What the S3 staging needs of its store: `S3FileStore` has all of it.
+ *
+ * @example
+ * ```ts
+ * const target: S3StagingTarget = s3Store({ bucket: "files" });
+ * ```
+ */
 export interface S3StagingTarget {
   readonly client: S3Client;
   readonly bucket: string;
