@@ -1,25 +1,14 @@
-import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../../src/bridge/file-bridge.js";
 import type { FileBridgeHttpsOptions } from "../../../src/bridge/options.js";
 import { codeOf } from "../../support/helpers.js";
+import { type HttpsOrigin, hasOpenssl, startHttpsOrigin } from "../../support/https-origin.js";
 import { tempLeftovers } from "../../support/temp-leftovers.js";
 
 const scope = "s";
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 let tmp: string;
 beforeEach(async () => {
@@ -52,40 +41,14 @@ describe("https:// refusals (no connection is made)", () => {
 });
 
 describe.skipIf(!hasOpenssl())("https:// against a local server with a self-signed certificate", () => {
-  let certDir: string;
-  let server: Server;
+  let server: HttpsOrigin;
   let origin: string;
   let port: number;
   let ca: Buffer;
   const pdf = Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(50_000, 7)]);
 
   beforeAll(async () => {
-    certDir = await mkdtemp(join(tmpdir(), "fb-cert-"));
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        join(certDir, "key.pem"),
-        "-out",
-        join(certDir, "cert.pem"),
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost",
-      ],
-      { stdio: "ignore" },
-    );
-    ca = await readFile(join(certDir, "cert.pem"));
-    server = createServer({ key: await readFile(join(certDir, "key.pem")), cert: ca }, (req, res) => {
+    server = await startHttpsOrigin((req, res) => {
       const url = req.url ?? "/";
       if (url === "/files/report.pdf") {
         res.writeHead(200, { "content-type": "application/pdf", "content-length": pdf.length });
@@ -124,15 +87,11 @@ describe.skipIf(!hasOpenssl())("https:// against a local server with a self-sign
         res.end("nope");
       }
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
-    origin = `https://127.0.0.1:${port}`;
+    ({ port, origin, ca } = server);
   });
 
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await rm(certDir, { recursive: true, force: true });
+    await server.close();
   });
 
   function bridge(extra: Partial<FileBridgeHttpsOptions> = {}, maxBytes?: number): FileBridge {
