@@ -34,7 +34,10 @@ describe("built ./s3 and ./redis subpaths", () => {
         `const s3 = await import("mcp-file-bridge/s3"); const redis = await import("mcp-file-bridge/redis"); ${probe}`,
       ]),
     );
-    expect(cjs).toEqual({ s3: ["s3Store"], redis: ["redisCatalog", "redisChangeFeed", "redisState"] });
+    expect(cjs).toEqual({
+      s3: ["s3Store", "s3TusStaging"],
+      redis: ["redisCatalog", "redisChangeFeed", "redisState"],
+    });
     expect(esm.s3).toContain("s3Store");
     expect(esm.redis).toEqual(expect.arrayContaining(["redisCatalog", "redisChangeFeed", "redisState"]));
   });
