@@ -217,7 +217,11 @@ export async function runDemo(
       first.mimeType === "text/uri-list",
     );
 
-    const tempFilesLeft = (await readdir(join(dataDir, "tmp")).catch(() => [])).length;
+    // Files, not folders: the bridge keeps a few empty private call folders ready for the next calls.
+    const tempEntries = await readdir(join(dataDir, "tmp"), { recursive: true, withFileTypes: true }).catch(
+      () => [],
+    );
+    const tempFilesLeft = tempEntries.filter((entry) => !entry.isDirectory()).length;
     check("no temp files left after the tool calls", tempFilesLeft === 0);
     const failed = Object.entries(checks).filter(([, ok]) => !ok);
     log(
