@@ -72,6 +72,8 @@ export interface Scenario {
   httpServers: Record<string, HttpServerEntry>;
   /** The client's cap on one tool result, in characters ({@link CLIENT_CAPS}). */
   cap: number;
+  /** Whether the client shows a result's `structuredContent` to the model (Gemini CLI ignores it). */
+  showsStructured: boolean;
   /** The prompt's `CALL` lines. */
   lines: string[];
   /** The fake model's hook: uploads by HTTP when the model got the upload URL. */
@@ -138,6 +140,7 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
     },
     httpServers: examples.servers,
     cap: CLIENT_CAPS[client],
+    showsStructured: client !== "gemini",
     lines,
     calls,
     saved,
