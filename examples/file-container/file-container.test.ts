@@ -224,6 +224,13 @@ describe.each(["v1", "v2"] as const)("file-container example on SDK %s", (sdk) =
     // The text fallback carries the URI and a download URL for clients that drop resource_link.
     const fallback = result.content.find((b) => b.type === "text" && b.text.includes("Download URL"));
     expect(fallback).toBeDefined();
+    // The output contract: the file is in structuredContent.files too (Claude Code and Codex CLI
+    // show only structuredContent when a result has it).
+    const files = (result.structuredContent as { files: Array<Record<string, unknown>> }).files;
+    expect(files).toEqual([
+      expect.objectContaining({ uri: uriOf("guide.md"), name: "guide.md", mimeType: "text/markdown" }),
+    ]);
+    expect(String(files[0]?.downloadUrl)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/download\//);
 
     const none = (await client.callTool({
       name: "search",
@@ -246,6 +253,9 @@ describe.each(["v1", "v2"] as const)("file-container example on SDK %s", (sdk) =
     expect(`${structured.chunks.map((c) => c.text).join("\n")}\n`).toBe(GUIDE);
     expect(structured.chunks[0]?.startLine).toBe(1);
     expect(structured.link.uri).toBe(uri);
+    expect((result.structuredContent as { files: Array<{ uri: string }> }).files).toEqual([
+      expect.objectContaining({ uri, name: "guide.md" }),
+    ]);
     expect(result.content.some((b) => b.type === "resource_link" && b.uri === uri)).toBe(true);
 
     const binary = (await client.callTool({

@@ -25,7 +25,6 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
@@ -39,11 +38,12 @@ import {
   SignedUrlMinter,
   type StoredFile,
   toToolErrorResult,
+  withFileOutputs,
 } from "../../src/index.js";
 import { scopeSourceOf } from "../../src/mcp/index.js";
 import { isTextualMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
-import type { DownloadEvent } from "../../src/types.js";
+import type { DownloadEvent, FileLinkResult } from "../../src/types.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { serveHttpV2 } from "../shared/serve-http-v2.js";
 import { UsageLedger } from "./usage-ledger.js";
@@ -251,7 +251,7 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
           const container = containerOf(extra);
           const needle = query.toLowerCase();
           const matches: Array<{ uri: string; name: string; line: number; text: string }> = [];
-          const linked: ContentBlock[] = [];
+          const linked: FileLinkResult[] = [];
           let cursor: string | undefined;
           do {
             const page = await store.list(container, cursor === undefined ? {} : { cursor });
@@ -274,14 +274,19 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
                 if (matches.length >= limit) break;
               }
               stream.destroy();
-              if (found) linked.push(...(await registry.link(file, { scope: container, extra })).content);
+              if (found) linked.push(await registry.link(file, { scope: container, extra }));
             }
             cursor = page.nextCursor;
           } while (cursor !== undefined && matches.length < limit);
           const summary = matches.length
             ? matches.map((m) => `${m.name}:${m.line}: ${m.text}`).join("\n")
             : `No matches for "${query}".`;
-          return { content: [{ type: "text", text: summary }, ...linked], structuredContent: { matches } };
+          // The links go into the text content and into structuredContent.files (the output
+          // contract): Claude Code and Codex CLI show only structuredContent when a result has it.
+          return withFileOutputs(
+            { content: [{ type: "text", text: summary }], structuredContent: { matches } },
+            ...linked,
+          );
         } catch (error) {
           return toToolErrorResult(error);
         }
@@ -329,16 +334,16 @@ export async function start(options: FileContainerOptions = {}): Promise<FileCon
           const stored = id ? await store.head(container, id) : null;
           if (!stored) throw new FileBridgeError("NOT_FOUND", "the file is gone", { data: { uri } });
           const link = await registry.link(stored, { scope: container, extra });
-          return {
-            content: [
-              ...chunks.map((c) => ({
+          return withFileOutputs(
+            {
+              content: chunks.map((c) => ({
                 type: "text" as const,
                 text: `[chunk ${c.index}, lines ${c.startLine}-${c.endLine}]\n${c.text}`,
               })),
-              ...link.content,
-            ],
-            structuredContent: { name: stored.name, chunks, link: link.structuredContent },
-          };
+              structuredContent: { name: stored.name, chunks, link: link.structuredContent },
+            },
+            link,
+          );
         } catch (error) {
           return toToolErrorResult(error);
         }

@@ -65,6 +65,9 @@ describe.skipIf(installed.bin === undefined)(
       for (const [name, command] of Object.entries(scenario.servers)) {
         servers[name] = { type: "stdio", ...command };
       }
+      for (const [name, entry] of Object.entries(scenario.httpServers)) {
+        servers[name] = { type: "http", ...entry };
+      }
       if (hasPandoc) {
         const { tool } = pandocConverter;
         servers.pandoc = { type: "stdio", ...pandocCommand(home) };
@@ -80,6 +83,8 @@ describe.skipIf(installed.bin === undefined)(
         "mcp__pandoc",
         "mcp__shim",
         "mcp__proxy",
+        "mcp__demo",
+        "mcp__container",
         "--output-format",
         "json",
         "--model",
@@ -94,7 +99,7 @@ describe.skipIf(installed.bin === undefined)(
           ANTHROPIC_API_KEY: "sk-ant-offline-test",
           // -p would otherwise offer only WaitForMcpServers while the server starts.
           MCP_CONNECTION_NONBLOCKING: "false",
-          // Five servers start at once (tsx compiles each): the 30-second default is short on a busy machine.
+          // Five stdio servers start at once (tsx compiles each): the 30-second default is short on a busy machine.
           MCP_TIMEOUT: "120000",
           // Otherwise MCP tools are deferred behind ToolSearch and absent from the first request.
           ENABLE_TOOL_SEARCH: "false",

@@ -17,6 +17,7 @@ import {
   run,
   tempHome,
 } from "./support/cli.js";
+import type { HttpServerEntry } from "./support/example-servers.js";
 import { type FakeModel, startFakeModel } from "./support/fake-model.js";
 import { describeFitted, describeLongText, describeShape, Observations } from "./support/observed.js";
 import { openaiResponses } from "./support/openai-responses.js";
@@ -51,6 +52,20 @@ function serverEntry(name: string, command: { command: string; args: string[] })
   ];
 }
 
+/** A server Codex reaches by URL (Streamable HTTP), its headers sent on every request. */
+function httpServerEntry(name: string, entry: HttpServerEntry): string[] {
+  const headers = Object.entries(entry.headers ?? {}).map(
+    ([key, value]) => `${JSON.stringify(key)} = ${JSON.stringify(value)}`,
+  );
+  return [
+    `[mcp_servers.${name}]`,
+    `url = ${JSON.stringify(entry.url)}`,
+    ...(headers.length > 0 ? [`http_headers = { ${headers.join(", ")} }`] : []),
+    "required = true",
+    "startup_timeout_sec = 120",
+  ];
+}
+
 function config(url: string, scenario: Scenario, home: string): string {
   const server = outputServerCommand();
   return [
@@ -67,6 +82,7 @@ function config(url: string, scenario: Scenario, home: string): string {
     ...serverEntry("files", server),
     ...(hasPandoc ? serverEntry("pandoc", pandocCommand(home)) : []),
     ...Object.entries(scenario.servers).flatMap(([name, command]) => serverEntry(name, command)),
+    ...Object.entries(scenario.httpServers).flatMap(([name, entry]) => httpServerEntry(name, entry)),
     "",
   ].join("\n");
 }

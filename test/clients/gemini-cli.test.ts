@@ -74,6 +74,9 @@ describe.skipIf(installed.bin === undefined)(
       const extra: Record<string, unknown> = Object.fromEntries(
         Object.entries(scenario.servers).map(([name, command]) => [name, { ...command, trust: true }]),
       );
+      for (const [name, { url, headers }] of Object.entries(scenario.httpServers)) {
+        extra[name] = { httpUrl: url, ...(headers ? { headers } : {}), trust: true };
+      }
       const pandocCall = `CALL mcp_pandoc_${pandocConverter.tool} ${JSON.stringify(pandocConverter.input)}`;
       if (hasPandoc) {
         extra.pandoc = { ...pandocCommand(home), trust: true };

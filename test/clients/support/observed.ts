@@ -34,6 +34,9 @@ export const ROWS = {
   shimLinkPlain: "`connect` shim: download link, without",
   shimRefusal: "`connect` shim: a local path outside `--allow-dir`",
   proxyArtifact: "`proxy` artifact (upstream wrote a temp file)",
+  demoReport: "examples/demo `summarize_files` (`artifacts.withArtifacts`, no `structuredContent`)",
+  containerSearch: "examples/file-container `search` (`registry.link()` per match, with `structuredContent`)",
+  containerNavigate: "examples/file-container `navigate` (a stored file's chunks and its link)",
   inputDataUrl: "input: a `data:` URL",
   inputObject: "input: `{filename, content}`",
   inputHandle: "input: upload handle (`get_upload_url`, HTTP upload, next call)",
@@ -189,4 +192,22 @@ export function describeSaved(text: string, path: string, bytesMarker?: string):
   const found = where.length > 0 ? `the saved path in ${where.join(" and ")}` : "**not** the saved path";
   if (bytesMarker === undefined) return found;
   return `${found}; ${text.includes(bytesMarker) ? "**the bytes too**" : "not the bytes"}`;
+}
+
+/** The signed download URLs (this package's `/files/download/` route) in what a model received. */
+export function downloadUrlsIn(text: string): string[] {
+  return [...text.matchAll(/http:\/\/127\.0\.0\.1:\d+\/files\/download\/[^\s"\\)]+/g)].map((m) => m[0]);
+}
+
+/**
+ * What a model learnt of an example's file output: its URI (`scheme`), a download URL that served
+ * the file (`fetched`), and whether `structuredContent.files` reached it.
+ */
+export function describeFileOutput(text: string, scheme: string, fetched: boolean): string {
+  const parts: string[] = [];
+  if (text.includes(`${scheme}://`)) parts.push(`the \`${scheme}://\` URI`);
+  if (downloadUrlsIn(text).length > 0)
+    parts.push(`a download URL${fetched ? " (fetched: the file's bytes)" : ""}`);
+  const where = text.includes('"files":[{') ? " (also in `structuredContent.files`)" : "";
+  return `${parts.join(", ") || "**nothing of the file**"}${where}`;
 }

@@ -6,16 +6,19 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { CONTAINER_TEXT } from "./example-servers.js";
 import {
   committedTable,
+  describeFileOutput,
   describeFitted,
   describeSaved,
+  downloadUrlsIn,
   loadObservations,
   normalizeTable,
   type Observations,
   renderTable,
 } from "./observed.js";
-import type { Scenario, ScenarioCall } from "./scenario.js";
+import { DEMO_INPUT, type Scenario, type ScenarioCall } from "./scenario.js";
 import { EMBEDDED_BYTES, REPORT_TEXT } from "./shim-remote.js";
 
 /** The start of the embedded blob's base64: present when the bytes were forwarded too. */
@@ -26,6 +29,45 @@ export interface ScenarioRun {
   observations: Observations;
   /** The text the model received for one of the scenario's calls. */
   received(call: ScenarioCall): string;
+}
+
+/**
+ * Fetches every download URL the model received; answers the bodies. The model can act on a file
+ * only when one of them serves it.
+ */
+async function fetchAll(text: string): Promise<string[]> {
+  const urls = downloadUrlsIn(text);
+  expect(urls.length, `no download URL reached the model: ${text.slice(0, 500)}`).toBeGreaterThan(0);
+  return Promise.all(
+    urls.map(async (url) => {
+      const response = await fetch(url);
+      expect(response.status, url).toBe(200);
+      return response.text();
+    }),
+  );
+}
+
+/**
+ * The checks every example's file output gets: whole (under the client's cap), with a download URL
+ * that answers 200 (the bodies are returned), and the file fields in `structuredContent.files`
+ * when the client shows a result's `structuredContent` (`structuredKey` is a key only that JSON has).
+ */
+async function exampleOutput(
+  run: () => ScenarioRun,
+  call: ScenarioCall,
+  scheme: string,
+  structuredKey?: string,
+): Promise<{ seen: string; bodies: string[] }> {
+  const { scenario, received } = run();
+  const text = received(call);
+  expect(text.length, `${call}: over the client's cap`).toBeLessThan(scenario.cap);
+  const bodies = await fetchAll(text);
+  if (structuredKey !== undefined && scenario.showsStructured) {
+    expect(text).toContain(`"${structuredKey}":`);
+    expect(text).toMatch(/"files":\[\{"uri":"[a-z]+:\/\/[^"]+","name"/);
+    expect(text).toMatch(/"downloadUrl":"http:\/\/127\.0\.0\.1:\d+\/files\/download\//);
+  }
+  return { seen: describeFileOutput(text, scheme, true), bodies };
 }
 
 /** Defines the scenario's tests; `relists` is whether this client lists resources again after `list_changed`. */
@@ -89,6 +131,27 @@ export function scenarioTests(run: () => ScenarioRun, relists: boolean): void {
       "inputHandle",
       "the model gets the URL and the handle; the next call gets the uploaded bytes",
     );
+  });
+
+  it("gets examples/demo's summarize_files report (withArtifacts) as a URI and a download URL serving it", async () => {
+    const { observations, received } = run();
+    expect(received("demoReport")).toMatch(/artifact:\/\/sessions\/[^"\s]+\/report\.md/);
+    const { seen, bodies } = await exampleOutput(run, "demoReport", "artifact");
+    const row = `| ${DEMO_INPUT.filename} |`;
+    expect(bodies.some((body) => body.startsWith("# File report") && body.includes(row))).toBe(true);
+    observations.set("demoReport", seen);
+  });
+
+  it("gets examples/file-container's search and navigate links: the wire:// URI and a download URL serving the file", async () => {
+    const { observations, received } = run();
+    const search = await exampleOutput(run, "containerSearch", "wire", "matches");
+    expect(received("containerSearch")).toContain("CONTAINER-HOLIDAY");
+    expect(search.bodies).toContain(CONTAINER_TEXT);
+    observations.set("containerSearch", search.seen);
+    const navigate = await exampleOutput(run, "containerNavigate", "wire", "chunks");
+    expect(received("containerNavigate")).toContain("CONTAINER-HOLIDAY leave");
+    expect(navigate.bodies).toContain(CONTAINER_TEXT);
+    observations.set("containerNavigate", navigate.seen);
   });
 
   it(`${relists ? "lists" : "does not list"} resources again after list_changed`, () => {

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { proxyCommand, shimCommand, uploadTo } from "./cli.js";
+import { type ExampleServers, type HttpServerEntry, startExampleServers } from "./example-servers.js";
 import type { FakeModelOptions } from "./fake-model.js";
 import { type ShimRemote, startShimRemote } from "./shim-remote.js";
 
@@ -47,11 +48,32 @@ export type ScenarioCall =
   | "inputHandle"
   | "inputDataUrl"
   | "inputObject"
-  | "addResource";
+  | "addResource"
+  | "demoReport"
+  | "containerSearch"
+  | "containerNavigate";
+
+/**
+ * The most characters of one tool result each client passes on whole (measured: Claude Code persists
+ * ≥ 50,000 to a file, Codex CLI cuts near 11,000 (10,000 to be safe), Gemini CLI cuts at 40,000).
+ */
+export const CLIENT_CAPS: Record<ClientKind, number> = { claude: 50_000, codex: 10_000, gemini: 40_000 };
+
+/** The file the demo's `summarize_files` is given (its report names it). */
+export const DEMO_INPUT = {
+  filename: "figures.csv",
+  content: Buffer.from("q,sales\nQ3,12\n").toString("base64"),
+};
 
 export interface Scenario {
   /** MCP servers to add to the client's config, by name. */
   servers: Record<string, { command: string; args: string[] }>;
+  /** MCP servers the client reaches by URL (the examples serving Streamable HTTP), by name. */
+  httpServers: Record<string, HttpServerEntry>;
+  /** The client's cap on one tool result, in characters ({@link CLIENT_CAPS}). */
+  cap: number;
+  /** Whether the client shows a result's `structuredContent` to the model (Gemini CLI ignores it). */
+  showsStructured: boolean;
   /** The prompt's `CALL` lines. */
   lines: string[];
   /** The fake model's hook: uploads by HTTP when the model got the upload URL. */
@@ -70,6 +92,7 @@ export interface Scenario {
 /** Sets up the scenario's servers and files in `home` for one client. */
 export async function fileScenario(client: ClientKind, home: string): Promise<Scenario> {
   const remote: ShimRemote = await startShimRemote();
+  const examples: ExampleServers = await startExampleServers(home);
   // The output folder may not sit inside an --allow-dir (the shim refuses it): two siblings.
   const saved = join(home, "saved");
   const work = join(home, "work");
@@ -91,6 +114,9 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
     inputDataUrl: `${proxy("read_file")}#data-url`,
     inputObject: `${proxy("read_file")}#object`,
     addResource: qualified(client, "files", "add_resource"),
+    demoReport: qualified(client, "demo", "summarize_files"),
+    containerSearch: qualified(client, "container", "search"),
+    containerNavigate: qualified(client, "container", "navigate"),
   };
   const args: Partial<Record<ScenarioCall, unknown>> = {
     shimInside: { file: join(work, "inside.txt") },
@@ -100,6 +126,9 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
     inputHandle: { path: "$HANDLE" },
     inputDataUrl: { path: `data:text/plain;base64,${INPUTS.dataUrl.toString("base64")}` },
     inputObject: { path: { filename: "object.txt", content: INPUTS.object.toString("base64") } },
+    demoReport: { files: [DEMO_INPUT] },
+    containerSearch: { query: "container-holiday" },
+    containerNavigate: { uri: examples.containerUri },
   };
   const lines = (Object.keys(calls) as ScenarioCall[]).map((call) =>
     args[call] === undefined ? `CALL ${calls[call]}` : `CALL ${calls[call]} ${JSON.stringify(args[call])}`,
@@ -109,6 +138,9 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
       shim: shimCommand(remote.mcpUrl, work, saved),
       proxy: await proxyCommand(home),
     },
+    httpServers: examples.servers,
+    cap: CLIENT_CAPS[client],
+    showsStructured: client !== "gemini",
     lines,
     calls,
     saved,
@@ -128,6 +160,9 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
       if (handle === undefined) throw new Error(`no upload handle in what the model received: ${text}`);
       vars.set("HANDLE", handle);
     },
-    close: () => remote.close(),
+    async close() {
+      await remote.close();
+      await examples.close();
+    },
   };
 }
