@@ -74,6 +74,10 @@ defaults
   # subscriptions/listen streams stay open: long timeouts
   timeout client 10m
   timeout server 10m
+  # Each client connection gets its own server connections. A shared idle one can be closed by the
+  # server (keepAliveTimeout, 5 s) just as a request is sent on it; HAProxy then closes the client's
+  # connection without an answer, and a POST is not retried ("other side closed").
+  http-reuse never
   option redispatch
   retries 2
 frontend lb
@@ -92,6 +96,10 @@ defaults
   timeout connect 5s
   timeout client 10m
   timeout server 10m
+  # Each client connection gets its own server connections. A shared idle one can be closed by the
+  # server (keepAliveTimeout, 5 s) just as a request is sent on it; HAProxy then closes the client's
+  # connection without an answer, and a POST is not retried ("other side closed").
+  http-reuse never
   option redispatch
   retries 2
 frontend lb
