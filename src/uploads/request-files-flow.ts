@@ -45,8 +45,10 @@ export interface RequestFilesCallOptions extends RequestFilesOptions {
  * - `input_required` (SDK v2, protocol 2026-07-28): `result` is the `input_required` result that
  *   asks the client to open the link; return it from the tool, and the client's retry runs the tool
  *   again, where `requestFiles` then waits for the upload.
- * - `pending` / `expired` (the `await_upload` poll path only): not uploaded yet (`result` says how far
- *   the upload got; call again), or the link expired first (`result.isError`, code `TOKEN_EXPIRED`).
+ * - `expired`: the link expired before the person finished the upload (`result.isError`, code
+ *   `TOKEN_EXPIRED`; an upload still receiving bytes at the expiry is waited for);
+ * - `pending` (the `await_upload` poll path only): not uploaded yet (`result` says how far the upload
+ *   got; call again).
  *
  * @example
  * ```ts
@@ -114,7 +116,8 @@ export function progressNotifier(
 /** JSON-RPC code of SDK request timeouts (`ErrorCode.RequestTimeout`). */
 const REQUEST_TIMEOUT = -32001;
 
-function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]): FileRequestOutcome {
+/** The `uploaded` outcome: the files, their handles, and the tool result listing them. */
+export function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]): FileRequestOutcome {
   return {
     status: "uploaded",
     requestId,
@@ -128,7 +131,35 @@ function timedOut(requestId: string, error: unknown): FileRequestOutcome {
   return { status: "timeout", requestId, result: toToolErrorResult(error) as CallToolResult };
 }
 
-/** Waits for the upload; `TIMEOUT` becomes the `timeout` outcome, `ABORTED` (the call was cancelled) is thrown. */
+/** A `timeout` or `expired` outcome: an error result whose structured content names the code. */
+export function errorOutcome(
+  status: "timeout" | "expired",
+  requestId: string,
+  error: FileBridgeError,
+): FileRequestOutcome {
+  const result: CallToolResult = {
+    ...(toToolErrorResult(error) as CallToolResult),
+    structuredContent: { status, request_id: requestId, error: { code: error.code, message: error.message } },
+  };
+  return { status, requestId, result };
+}
+
+/** The `expired` outcome (`TOKEN_EXPIRED`): the link expired before the person finished the upload. */
+export function expiredOutcome(requestId: string, cause?: unknown): FileRequestOutcome {
+  return errorOutcome(
+    "expired",
+    requestId,
+    new FileBridgeError("TOKEN_EXPIRED", "The upload link expired before the user finished the upload", {
+      data: { request_id: requestId },
+      ...(cause === undefined ? {} : { cause }),
+    }),
+  );
+}
+
+/**
+ * Waits for the upload; `TIMEOUT` becomes the `timeout` outcome, `TOKEN_EXPIRED` (the link expired
+ * first) the `expired` one, `ABORTED` (the call was cancelled) is thrown.
+ */
 async function settle(
   requests: FileRequests,
   requestId: string,
@@ -138,6 +169,7 @@ async function settle(
     return uploaded(requests, requestId, await wait());
   } catch (error) {
     if (isFileBridgeError(error, "TIMEOUT")) return timedOut(requestId, error);
+    if (isFileBridgeError(error, "TOKEN_EXPIRED")) return expiredOutcome(requestId, error);
     throw error;
   }
 }
