@@ -3,12 +3,18 @@
  * file after the client's request timeout would have passed: on the open call, kept alive by MCP
  * progress while the bytes arrive (the client's `resetTimeoutOnProgress`; the bytes go through a
  * proxy at a fixed rate so the upload lasts longer than the timeout), and through the `await_upload`
- * poll path while the page's bytes are held until the test has polled past the timeout.
+ * poll path while the page's bytes are held until the test has polled past the timeout. On
+ * 2026-07-28 (SDK v2 over HTTP) the first round answers `input_required`, and the client's retry of
+ * the call waits for the upload, kept alive the same way by progress, then hands the tool the file
+ * through the `FileBridge`.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -17,8 +23,12 @@ import {
   CallToolResultSchema,
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningV2Server, serveHttpV2 } from "../../examples/shared/serve-http-v2.js";
+import { FileBridge } from "../../src/bridge/file-bridge.js";
+import type { FileRequestOutcome } from "../../src/uploads/request-files-flow.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../support/helpers.js";
 import { browserAvailable, type LaunchedBrowser, launchChromium } from "./support/chromium.js";
@@ -42,6 +52,7 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
   let server: FileServer;
   let proxy: TusProxy;
   let uploads: UploadHandleResolver;
+  let bridge: FileBridge;
   let dir: string;
   let path: string;
   let bytes: Buffer;
@@ -50,7 +61,10 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
     browser = await launchChromium();
     server = await startFileServer({ maxBytes: SIZE, maxFiles: 1 });
     proxy = await startTusProxy(server.origin);
+    dir = await mkdtemp(join(tmpdir(), "waiting-tool-"));
+    bridge = new FileBridge({ tmpDir: join(dir, "bridge"), maxBytes: SIZE });
     uploads = new UploadHandleResolver({
+      bridge,
       store: server.store,
       state: server.state,
       minter: server.minter,
@@ -59,7 +73,6 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
       scope: () => "waiting",
       fileRequests: { pollInterval: "50ms" },
     });
-    dir = await mkdtemp(join(tmpdir(), "waiting-tool-"));
     bytes = randomBytes(SIZE);
     path = join(dir, "video.mp4");
     await writeFile(path, bytes);
@@ -167,5 +180,80 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
     expect(statuses.at(-1)).toBe("uploaded");
     expectVideo(last as CallToolResult);
     await client.close();
+  }, 90_000);
+
+  /**
+   * SDK v2 over HTTP (2026-07-28 clients get no session): `needs_video` asks through `requestFiles`
+   * and, once uploaded, resolves the handle through the bridge and hashes the local copy it got.
+   */
+  async function modernServer(seen: FileRequestOutcome[]): Promise<RunningV2Server> {
+    return serveHttpV2({
+      createServer: () => {
+        const mcp = new McpServerV2({ name: "waiting", version: "1.0.0" });
+        mcp.registerTool("needs_video", { description: "Needs a video" }, async (ctx) => {
+          const outcome = await uploads.requestFiles(mcp, ctx, {
+            message: "Upload the video",
+            timeout: "5m",
+          });
+          seen.push(outcome);
+          if (outcome.status !== "uploaded") return outcome.result;
+          const file = await bridge.resolve(outcome.handles[0], { scope: "waiting" });
+          try {
+            const hash = createHash("sha256");
+            await pipeline(createReadStream(file.path), hash);
+            return { content: [{ type: "text", text: `${file.name} ${file.size} ${hash.digest("hex")}` }] };
+          } finally {
+            await file.dispose();
+          }
+        });
+        return mcp;
+      },
+    });
+  }
+
+  it("2026-07-28: input_required, then the retry outlasts the timeout on progress and gets the file through the bridge", async () => {
+    const seen: FileRequestOutcome[] = [];
+    const running = await modernServer(seen);
+    const client = new ClientV2(
+      { name: "modern", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(running.mcpUrl));
+    const tab = await browser.context.newPage();
+    const opened: string[] = [];
+    let person: Promise<void> | undefined;
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const { url } = request.params as { url: string };
+      opened.push(url);
+      person = personUploads(url, tab);
+      return { action: "accept" };
+    });
+    proxy.throttle(RATE);
+    const progress: number[] = [];
+    const started = Date.now();
+    try {
+      const result = (await client.callTool(
+        { name: "needs_video", arguments: {} },
+        {
+          timeout: OPEN_CALL_TIMEOUT_MS,
+          resetTimeoutOnProgress: true,
+          onprogress: (update) => progress.push(update.progress),
+        },
+      )) as CallToolResult;
+      await person;
+      expect(Date.now() - started).toBeGreaterThan(OPEN_CALL_TIMEOUT_MS);
+      expect(result.isError).toBeFalsy();
+      expect(result.content).toEqual([{ type: "text", text: `video.mp4 ${SIZE} ${sha256(bytes)}` }]);
+      // One link, asked once; the retry waited for that request's upload.
+      expect(opened).toHaveLength(1);
+      expect(seen.map((outcome) => outcome.status)).toEqual(["input_required", "uploaded"]);
+      expect(seen[1]?.requestId).toBe(seen[0]?.requestId);
+      expect(progress.length).toBeGreaterThanOrEqual(4);
+      expect([...progress].sort((x, y) => x - y)).toEqual(progress);
+    } finally {
+      proxy.throttle(undefined);
+      await client.close();
+      await running.close();
+    }
   }, 90_000);
 });
