@@ -85,6 +85,14 @@ export interface FileRequestsOptions {
    */
   pollInterval?: Duration;
   /**
+   * Under the 2026-07-28 protocol, how long one retried call of `requestFiles` waits while no bytes
+   * arrive before it answers `input_required` again with only a request state, so the client retries
+   * at once and the wait goes on in the next call. Keep it below the clients' request timeout (the
+   * SDKs default to 60 s).
+   * @default "25s"
+   */
+  roundWait?: Duration;
+  /**
    * The URL a person opens, from the signed upload URL.
    * @default the upload URL itself: the routes answer a browser there with the upload page
    */
@@ -175,6 +183,12 @@ export interface WaitOptions {
    * the state store, so from any replica).
    */
   onProgress?: (offset: number, length: number | undefined) => void | Promise<void>;
+  /**
+   * Ends the wait early with `TIMEOUT` (its `data.idle` is `true`) once this long passed with no
+   * bytes of a resumable upload arriving: the wait of one round, spread over several calls.
+   * @default no such limit
+   */
+  idle?: Duration;
 }
 
 /**
@@ -335,6 +349,8 @@ export class FileRequests {
   readonly #handleTtlSeconds: number;
   readonly #timeoutMs: number;
   readonly #pollMs: number;
+  /** How long a 2026-07-28 retry waits without bytes before the next round (`roundWait`), ms. */
+  readonly roundWaitMs: number;
   readonly #pageUrl: (uploadUrl: string) => string;
 
   constructor(options: FileRequestsOptions) {
@@ -356,6 +372,8 @@ export class FileRequests {
     if (this.#timeoutMs <= 0) throw check.error("timeout", "must be positive");
     this.#pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
     if (this.#pollMs < 10) throw check.error("pollInterval", "must be at least 10ms");
+    this.roundWaitMs = durationToMs(options.roundWait ?? "25s", "FileRequests: roundWait");
+    if (this.roundWaitMs < 1000) throw check.error("roundWait", "must be at least 1s");
     this.maxBytes = positiveInteger(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES);
     this.maxFiles = positiveInteger(options.maxFiles, "maxFiles", DEFAULT_UPLOAD_MAX_FILES, 1000);
     if (options.pageUrl !== undefined && typeof options.pageUrl !== "function") {
@@ -601,6 +619,8 @@ export class FileRequests {
     const deadline = Date.now() + timeoutMs;
     const { signal, onProgress, progress } = options;
     const expiresAt = options.expiresAt ?? Number.POSITIVE_INFINITY;
+    const idleMs = options.idle === undefined ? undefined : durationToMs(options.idle, "wait: idle");
+    const started = Date.now();
     // When the person's resumable upload last moved (or has all its bytes, so a commit is under way).
     let moved = Number.NEGATIVE_INFINITY;
     let reported = -1;
@@ -616,7 +636,7 @@ export class FileRequests {
         return found;
       }
       const now = Date.now();
-      if (progress && (onProgress || now >= expiresAt)) {
+      if (progress && (onProgress || idleMs !== undefined || now >= expiresAt)) {
         const got = await this.progressOf(progress.scope, progress.id).catch(() => null);
         if (got && (got.offset > reported || (got.length !== undefined && got.offset >= got.length))) {
           moved = now;
@@ -635,6 +655,11 @@ export class FileRequests {
             data: { request_id: progress?.id },
           },
         );
+      }
+      if (idleMs !== undefined && now - Math.max(moved, started) >= idleMs) {
+        throw new FileBridgeError("TIMEOUT", `No upload bytes for ${Math.round(idleMs / 1000)}s`, {
+          data: { timeoutMs: idleMs, idle: true },
+        });
       }
       const left = deadline - now;
       if (left <= 0) {

@@ -38,7 +38,7 @@ afterEach(async () => {
   await harness.close();
 });
 
-function resolver(ttl = "10m"): UploadHandleResolver {
+function resolver(ttl = "10m", roundWait = "25s"): UploadHandleResolver {
   return new UploadHandleResolver({
     store: harness.store,
     state: harness.state,
@@ -46,7 +46,7 @@ function resolver(ttl = "10m"): UploadHandleResolver {
     scope: () => SCOPE,
     maxBytes: SIZE,
     ttl: ttl as "10m",
-    fileRequests: { pollInterval: "20ms" },
+    fileRequests: { pollInterval: "20ms", roundWait: roundWait as "25s" },
   });
 }
 
@@ -195,7 +195,11 @@ describe("a tool that waits for a person's resumable upload", () => {
 
 describe("on 2026-07-28 (SDK v2): the input_required retry waits until the link expires", () => {
   /** A v2 server whose `needs_video` tool asks through `requestFiles`, recording each round's outcome. */
-  async function modern(uploads: UploadHandleResolver, seen: FileRequestOutcome[]): Promise<ClientV2> {
+  async function modern(
+    uploads: UploadHandleResolver,
+    seen: FileRequestOutcome[],
+    onOutcome: () => void = () => {},
+  ): Promise<ClientV2> {
     const running = await serveHttpV2({
       createServer: () => {
         const server = new McpServerV2({ name: "t", version: "1.0.0" });
@@ -205,6 +209,7 @@ describe("on 2026-07-28 (SDK v2): the input_required retry waits until the link 
             timeout: "5m",
           });
           seen.push(outcome);
+          onOutcome();
           return outcome.result;
         });
         return server;
@@ -293,5 +298,52 @@ describe("on 2026-07-28 (SDK v2): the input_required retry waits until the link 
       size: chunk.length * chunks,
       sha256: sha256(Buffer.concat(Array(chunks).fill(chunk))),
     });
+  }, 30_000);
+
+  it("while no bytes arrive, each retry ends after roundWait with a state-only input_required; the client retries past its timeout and gets the file", async () => {
+    harness = await startTus();
+    const seen: FileRequestOutcome[] = [];
+    // The person starts only once the retries have waited 3 rounds of 1 s: past the client's 3 s.
+    let rounds: () => void = () => {};
+    const waited = new Promise<void>((resolve) => {
+      rounds = resolve;
+    });
+    const client = await modern(resolver("10m", "1s"), seen, () => {
+      if (seen.length === 4) rounds();
+    });
+    const bytes = randomBytes(1024 * 1024);
+    const opened: string[] = [];
+    let person: Promise<void> | undefined;
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const { url } = request.params as { url: string };
+      opened.push(url);
+      person = waited.then(() => personUploads(tusEndpointOf(url), bytes, 0));
+      return { action: "accept" };
+    });
+    const started = Date.now();
+    const result = (await client.callTool(
+      { name: "needs_video", arguments: {} },
+      { timeout: CLIENT_TIMEOUT_MS },
+    )) as CallToolResult;
+    await person;
+    expect(Date.now() - started).toBeGreaterThan(CLIENT_TIMEOUT_MS);
+    expect(opened).toHaveLength(1);
+    const statuses = seen.map((outcome) => outcome.status);
+    expect(statuses.slice(0, 4)).toEqual([
+      "input_required",
+      "input_required",
+      "input_required",
+      "input_required",
+    ]);
+    expect(statuses.at(-1)).toBe("uploaded");
+    expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(1);
+    // The later rounds carry only the state, which seals the accepted answer: nothing is asked again.
+    expect(seen[1]?.result).toEqual({
+      resultType: "input_required",
+      requestState: expect.stringMatching(/^mfb1\..+\.a$/),
+    });
+    expect(result.isError).toBeFalsy();
+    const [file] = (result.structuredContent as { files: Array<{ sha256: string; size: number }> }).files;
+    expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
   }, 30_000);
 });
