@@ -20,7 +20,9 @@ import type { V2Context } from "./context.js";
  *   `elicitation/create` keyed by our elicitation id, plus a `requestState` that seals that id with an
  *   HMAC, bound to the method and the `Mcp-Name` routing header). `requestFiles` returns that result
  *   as its outcome's `result`, so the tool returns it and the SDK sends it. On the client's retry the
- *   context verifies the echoed state and exposes the answer as `elicitationAnswers`.
+ *   context verifies the echoed state and exposes the answer as `elicitationAnswers`; after an accept
+ *   it offers `waitAgain`, a state-only `input_required` whose state seals "accepted" too, for a wait
+ *   spread over several retries.
  */
 
 /** Marks the signal, so code that must not import this module can recognise it. */
