@@ -4,9 +4,10 @@
  * progress while the bytes arrive (the client's `resetTimeoutOnProgress`; the bytes go through a
  * proxy at a fixed rate so the upload lasts longer than the timeout), and through the `await_upload`
  * poll path while the page's bytes are held until the test has polled past the timeout. On
- * 2026-07-28 (SDK v2 over HTTP) the first round answers `input_required`, and the client's retry of
- * the call waits for the upload, kept alive the same way by progress, then hands the tool the file
- * through the `FileBridge`.
+ * 2026-07-28 (SDK v2 over HTTP) the first round answers `input_required`; while the page's bytes are
+ * held, each retry ends after `roundWait` with a state-only `input_required` (this era's poll path),
+ * then the paced bytes keep the last retry alive by progress, and the tool gets the file through its
+ * `FileBridge`.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -71,7 +72,8 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
       maxBytes: SIZE,
       maxFiles: 1,
       scope: () => "waiting",
-      fileRequests: { pollInterval: "50ms" },
+      // roundWait: 2026-07-28 only (a retry that sees no bytes for 1 s answers the next round).
+      fileRequests: { pollInterval: "50ms", roundWait: "1s" },
     });
     bytes = randomBytes(SIZE);
     path = join(dir, "video.mp4");
@@ -186,7 +188,7 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
    * SDK v2 over HTTP (2026-07-28 clients get no session): `needs_video` asks through `requestFiles`
    * and, once uploaded, resolves the handle through the bridge and hashes the local copy it got.
    */
-  async function modernServer(seen: FileRequestOutcome[]): Promise<RunningV2Server> {
+  async function modernServer(seen: FileRequestOutcome[], onOutcome: () => void): Promise<RunningV2Server> {
     return serveHttpV2({
       createServer: () => {
         const mcp = new McpServerV2({ name: "waiting", version: "1.0.0" });
@@ -196,6 +198,7 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
             timeout: "5m",
           });
           seen.push(outcome);
+          onOutcome();
           if (outcome.status !== "uploaded") return outcome.result;
           const file = await bridge.resolve(outcome.handles[0], { scope: "waiting" });
           try {
@@ -211,9 +214,14 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
     });
   }
 
-  it("2026-07-28: input_required, then the retry outlasts the timeout on progress and gets the file through the bridge", async () => {
+  it("2026-07-28: input_required; while the page's bytes are held the retries go round past the timeout, then live on progress; the tool gets the file through the bridge", async () => {
     const seen: FileRequestOutcome[] = [];
-    const running = await modernServer(seen);
+    // Resolves once `count` outcomes were seen (each a call of the tool: the first, then each retry).
+    const waiters: Array<{ count: number; done: () => void }> = [];
+    const outcomes = (count: number) => new Promise<void>((done) => waiters.push({ count, done }));
+    const running = await modernServer(seen, () => {
+      for (const waiter of waiters) if (seen.length >= waiter.count) waiter.done();
+    });
     const client = new ClientV2(
       { name: "modern", version: "1.0.0" },
       { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
@@ -228,29 +236,39 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
       person = personUploads(url, tab);
       return { action: "accept" };
     });
-    proxy.throttle(RATE);
+    const held = proxy.hold();
     const progress: number[] = [];
     const started = Date.now();
     try {
-      const result = (await client.callTool(
+      const call = client.callTool(
         { name: "needs_video", arguments: {} },
         {
           timeout: OPEN_CALL_TIMEOUT_MS,
           resetTimeoutOnProgress: true,
           onprogress: (update) => progress.push(update.progress),
         },
-      )) as CallToolResult;
+      );
+      // The page is uploading and its bytes are held: three more rounds of 1 s go by with no byte.
+      await held;
+      await outcomes(seen.length + 3);
+      proxy.throttle(RATE);
+      proxy.release();
+      const result = (await call) as CallToolResult;
       await person;
       expect(Date.now() - started).toBeGreaterThan(OPEN_CALL_TIMEOUT_MS);
       expect(result.isError).toBeFalsy();
       expect(result.content).toEqual([{ type: "text", text: `video.mp4 ${SIZE} ${sha256(bytes)}` }]);
-      // One link, asked once; the retry waited for that request's upload.
+      // One link, asked once; every round waited for that request's upload.
       expect(opened).toHaveLength(1);
-      expect(seen.map((outcome) => outcome.status)).toEqual(["input_required", "uploaded"]);
-      expect(seen[1]?.requestId).toBe(seen[0]?.requestId);
+      const statuses = seen.map((outcome) => outcome.status);
+      expect(statuses.slice(0, 4)).toEqual(Array(4).fill("input_required"));
+      expect(statuses.at(-1)).toBe("uploaded");
+      expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(1);
+      // The bytes (5.3 s at the proxy's rate) kept the last retry alive past its 4 s timeout.
       expect(progress.length).toBeGreaterThanOrEqual(4);
       expect([...progress].sort((x, y) => x - y)).toEqual(progress);
     } finally {
+      proxy.release();
       proxy.throttle(undefined);
       await client.close();
       await running.close();
