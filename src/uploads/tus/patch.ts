@@ -17,8 +17,12 @@ import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
 import { type TusRecord, writeRecord } from "./records.js";
 import { publishProgress, type TusService, type TusTicket } from "./service.js";
 
-/** How often the progress hook hears of bytes arriving. */
+/**
+ * How often the progress hook (and so a waiting tool's MCP progress) hears of bytes arriving: every
+ * 4 MiB, and at least once a second while bytes arrive, so a slow link still shows it is moving.
+ */
 const PROGRESS_STEP = 4 * 1024 * 1024;
+const PROGRESS_INTERVAL_MS = 1000;
 
 /** The outcome of one body: the new record, and the commit when the upload is complete. */
 export interface TusWrite {
@@ -33,6 +37,7 @@ class BodyMeter extends Transform {
   readonly #hash: Hash | undefined;
   readonly #onProgress: (count: number) => void;
   #reported = 0;
+  #reportedAt = Date.now();
 
   constructor(limit: number, hash: Hash | undefined, onProgress: (count: number) => void) {
     super({ highWaterMark: 1 << 20 });
@@ -52,8 +57,10 @@ class BodyMeter extends Transform {
     }
     this.count += chunk.length;
     this.#hash?.update(chunk);
-    if (this.count - this.#reported >= PROGRESS_STEP) {
+    const now = Date.now();
+    if (this.count - this.#reported >= PROGRESS_STEP || now - this.#reportedAt >= PROGRESS_INTERVAL_MS) {
       this.#reported = this.count;
+      this.#reportedAt = now;
       this.#onProgress(this.count);
     }
     callback(null, chunk);
