@@ -135,6 +135,9 @@ export async function writeBody(
   if (body) {
     const progress = (count: number) => publishProgress(service, ticket, start + count, record.length);
     const meter = new BodyMeter(room, checksum ? createHash(checksum.algorithm) : undefined, progress);
+    // The staging sees a failed meter through its own reading; with nobody else listening, the
+    // error `pipe` re-emits on it (a client gone before the staging started reading) would be uncaught.
+    meter.on("error", () => undefined);
     const watchdog = ctx.watch((error) => meter.destroy(error));
     body.on("data", watchdog.touch);
     // A dropped client ends the body: what already arrived is flushed to the staging and counts.
