@@ -5,9 +5,12 @@
  * end of a body (less than a part) goes up as a small "tail" object beside it and is prepended to the
  * next body, whichever replica receives it. The multipart upload id, the part list (number, ETag,
  * size) and the tail live in the state store, so the offset any replica continues from is the bytes
- * in completed parts plus the tail. Reading (at commit) completes the multipart upload (every part
- * is full-sized) and streams it followed by the tail. Removal and the sweep abort the multipart
- * upload and delete the objects.
+ * in completed parts plus the tail. A provisional body (under `Upload-Checksum`) records its parts
+ * and tail as pending, out of the offset, until `confirm()`: a replica killed mid-body leaves none
+ * of it counted, and the next body's parts overwrite its part numbers. At commit the multipart
+ * upload is completed with the tail copied in server-side as its last part (`UploadPartCopy`), so
+ * the whole upload is one object an `s3Store` adopts by server-side copy (`adoptable()`), or that
+ * is read back. Removal and the sweep abort the multipart upload and delete the objects.
  */
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -19,7 +22,6 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -31,6 +33,7 @@ import { copySource } from "../../s3/s3-adopt.js";
 import type { StateStore } from "../../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "./fs-staging.js";
 import { Spool } from "./s3-spool.js";
+import { recordKey, sweepStaging } from "./s3-staging-sweep.js";
 
 const MiB = 1024 * 1024;
 
@@ -99,10 +102,6 @@ interface S3StagingRecord extends StagedBytes {
 /** `bytes` with `tailKey` set, or left out when there is none. */
 function withTailKey<T extends object>(bytes: T, tailKey: string | undefined): T & { tailKey?: string } {
   return tailKey === undefined ? bytes : { ...bytes, tailKey };
-}
-
-function recordKey(id: string): string {
-  return `mcp-file-bridge:tus-s3:${id}`;
 }
 
 /** How long a staging record outlives its upload's expiry, so the sweep still finds what to remove. */
@@ -473,59 +472,6 @@ export function s3TusStaging(
       await state.delete(recordKey(id));
     },
 
-    async sweep(now) {
-      const idOf = (key: string) => key.slice(prefix.length).split(".")[0] as string;
-      const objects: string[] = [];
-      const uploads: Array<{ key: string; uploadId: string }> = [];
-      try {
-        let token: string | undefined;
-        do {
-          const page = await client.send(
-            new ListObjectsV2Command({
-              Bucket: bucket,
-              Prefix: prefix,
-              ...(token ? { ContinuationToken: token } : {}),
-            }),
-          );
-          for (const object of page.Contents ?? []) objects.push(object.Key as string);
-          token = page.IsTruncated ? page.NextContinuationToken : undefined;
-        } while (token);
-        let keyMarker: string | undefined;
-        let uploadMarker: string | undefined;
-        for (;;) {
-          const page = await client.send(
-            new ListMultipartUploadsCommand({
-              Bucket: bucket,
-              Prefix: prefix,
-              ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadMarker } : {}),
-            }),
-          );
-          for (const upload of page.Uploads ?? []) {
-            uploads.push({ key: upload.Key as string, uploadId: upload.UploadId as string });
-          }
-          if (!page.IsTruncated) break;
-          keyMarker = page.NextKeyMarker;
-          uploadMarker = page.NextUploadIdMarker;
-        }
-        const ids = new Set([...objects, ...uploads.map((upload) => upload.key)].map(idOf));
-        let removed = 0;
-        for (const id of ids) {
-          const record = await state.get<S3StagingRecord>(recordKey(id));
-          // No record: expired past its grace, removed, or never recorded (a crash): nothing uses it.
-          if (record && record.expiresAt > now) continue;
-          for (const upload of uploads.filter((each) => idOf(each.key) === id)) {
-            await client.send(
-              new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.key, UploadId: upload.uploadId }),
-            );
-          }
-          await Promise.all(objects.filter((key) => idOf(key) === id).map(deleteKey));
-          await state.delete(recordKey(id));
-          removed++;
-        }
-        return removed;
-      } catch (error) {
-        throw stagingError("sweep", error);
-      }
-    },
+    sweep: (now) => sweepStaging({ client, bucket, prefix, state, deleteKey }, now),
   };
 }
