@@ -40,6 +40,10 @@ export interface S3AdoptContext {
   /** The expiry tag of a file, when the store tags them (bucket lifecycle). */
   tagFor(plan: PutPlan): Promise<Tag | undefined>;
   error(action: string, cause: unknown): FileBridgeError;
+  /** Largest object copied with one `CopyObject` (tests lower it). @default 5 GiB */
+  copyObjectMax?: number;
+  /** Part size of a multipart copy, at least 5 MiB (tests lower it). @default 1 GiB */
+  copyPart?: number;
 }
 
 /** `x-amz-copy-source` of an object: bucket and key, each path segment URL-encoded. */
@@ -56,6 +60,7 @@ async function multipartCopy(
   tag: Tag | undefined,
 ): Promise<void> {
   const { client, bucket } = ctx;
+  const partSize = ctx.copyPart ?? COPY_PART;
   const created = await client.send(
     new CreateMultipartUploadCommand({
       Bucket: bucket,
@@ -66,14 +71,14 @@ async function multipartCopy(
   );
   const uploadId = created.UploadId as string;
   try {
-    const count = Math.ceil(size / COPY_PART);
+    const count = Math.ceil(size / partSize);
     const etags: string[] = new Array(count);
     let next = 0;
     const worker = async () => {
       while (next < count) {
         const index = next++;
-        const start = index * COPY_PART;
-        const end = Math.min(size, start + COPY_PART) - 1;
+        const start = index * partSize;
+        const end = Math.min(size, start + partSize) - 1;
         const copied = await client.send(
           new UploadPartCopyCommand({
             Bucket: bucket,
@@ -145,7 +150,7 @@ export async function adoptObject(
   }
   const tag = await ctx.tagFor(plan);
   try {
-    if (source.size <= COPY_OBJECT_MAX) {
+    if (source.size <= (ctx.copyObjectMax ?? COPY_OBJECT_MAX)) {
       await client.send(
         new CopyObjectCommand({
           Bucket: bucket,

@@ -3,23 +3,27 @@
  * multipart upload (the tail copied in as its last part) and the store adopts it by server-side copy
  * into the file's key — never streaming it back through the put pipeline — with the pipeline's
  * guarantees: exact bytes and sha256, the file listed and `onStored` told, the staging removed, no
- * other scope seeing it; a commit the ticket's declared sha256 refuses leaves nothing.
+ * other scope seeing it; a commit the ticket's declared sha256 refuses leaves nothing. The copy of
+ * objects past `CopyObject`'s 5 GiB runs in `UploadPartCopy` parts (here with the limits lowered).
  */
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { createServer } from "node:http";
-import type { S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { describeWithServices, uniquePrefix } from "../../scripts/services/test-env.js";
+import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
+import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
+import { adoptObject, type S3AdoptContext } from "../../src/s3/s3-adopt.js";
 import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import { planPut } from "../../src/storage/kit/put-plan.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, StoredFile } from "../../src/storage/types.js";
 import { TICKET_CLAIMS } from "../../src/uploads/upload-handle.js";
 import { close, listen } from "../http/server-helpers.js";
-import { sha256 } from "../support/helpers.js";
+import { codeOf, sha256 } from "../support/helpers.js";
 import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
@@ -130,5 +134,47 @@ describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
     expect(await objectKeys(client, prefix)).toEqual([]);
     expect(await objectKeys(client, stagingPrefix())).toEqual([]);
     expect(await pendingUploads(client, stagingPrefix())).toEqual([]);
+  });
+
+  it("copies past the CopyObject limit in UploadPartCopy parts; refuses a source of another size or client", async () => {
+    const { bucket } = requireServices().s3;
+    const bytes = randomBytes(13 * MiB + 5);
+    const key = `${prefix}source.bin`;
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
+    const ctx: S3AdoptContext = {
+      client,
+      bucket,
+      dataKey: (_scope, id) => `${prefix}copies/${id}`,
+      tagFor: async () => undefined,
+      error: (action, cause) =>
+        cause instanceof FileBridgeError ? cause : new FileBridgeError("STORAGE_ERROR", action, { cause }),
+      copyObjectMax: 0,
+      copyPart: 5 * MiB,
+    };
+    const object = { client, bucket, key };
+    const plan = () => planPut({ scope: "s1", name: "copy.bin" }, Date.now());
+    const file = await adoptObject(ctx, { object, size: bytes.length, sha256: sha256(bytes) }, plan());
+    expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes), name: "copy.bin" });
+    const copied = await client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: ctx.dataKey("s1", (file as StoredFile).id) }),
+    );
+    const body = Buffer.from((await copied.Body?.transformToByteArray()) ?? []);
+    expect(Buffer.compare(body, bytes)).toBe(0);
+    expect(await pendingUploads(client, `${prefix}copies/`)).toEqual([]);
+    // Measured at another size: refused before any copy.
+    expect(
+      await codeOf(adoptObject(ctx, { object, size: bytes.length + 1, sha256: sha256(bytes) }, plan())),
+    ).toBe("INVALID_INPUT");
+    // Another client (another endpoint or credentials, as far as the store knows): not its object.
+    const other = testClient();
+    expect(
+      await adoptObject(
+        ctx,
+        { object: { ...object, client: other }, size: bytes.length, sha256: sha256(bytes) },
+        plan(),
+      ),
+    ).toBeNull();
+    other.destroy();
+    expect(await objectKeys(client, `${prefix}copies/`)).toHaveLength(1);
   });
 });
