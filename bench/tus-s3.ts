@@ -132,4 +132,4 @@ try {
   await rm(dir, { recursive: true, force: true });
   await stopServices(services);
 }
-report("tus-s3", rows, { sizeMiB: SIZE_MB, peakRssGrowthMiB: growth, commitSeconds });
+report("tus-s3", rows, { sizeMiB: SIZE_MB, roundsPerPath: ROUNDS, peakRssGrowthMiB: growth, commitSeconds });
