@@ -18,6 +18,7 @@ import {
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { copySource } from "../internal/s3-copy-source.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
 import { checkMeasured } from "../storage/kit/put-pipeline.js";
 import { type PutPlan, storedFileOf } from "../storage/kit/put-plan.js";
@@ -44,11 +45,6 @@ export interface S3AdoptContext {
   copyObjectMax?: number;
   /** Part size of a multipart copy, at least 5 MiB (tests lower it). @default 1 GiB */
   copyPart?: number;
-}
-
-/** `x-amz-copy-source` of an object: bucket and key, each path segment URL-encoded. */
-export function copySource(bucket: string, key: string): string {
-  return `${bucket}/${key.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 /** Copies `size` bytes of `from` into `to` in parts of {@link COPY_PART}, a few at a time. */

@@ -29,7 +29,7 @@ import {
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { copySource } from "../../s3/s3-adopt.js";
+import { copySource } from "../../internal/s3-copy-source.js";
 import type { StateStore } from "../../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "./fs-staging.js";
 import { Spool } from "./s3-spool.js";
