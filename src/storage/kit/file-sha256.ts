@@ -23,8 +23,7 @@ const REPORT_BYTES = 4 * 1024 * 1024;
  * ```ts
  * const hash = new FileSha256(path);
  * const sink = new FileSink(fd, (bytes) => hash.written(bytes));
- * await pipeline(source, meterCalling(hash.update), sink);
- * const sha256 = await hash.digest(size);
+ * const measure = await streamPutToFile(source, plan, sink, limits, hash); // the meter calls update()
  * ```
  */
 export class FileSha256 {

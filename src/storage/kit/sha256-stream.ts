@@ -2,6 +2,8 @@
  * sha256 of a put's bytes without blocking the main thread for large bodies: the first bytes are
  * batched; a body that ends within one batch is hashed in place, a larger one is hashed batch by
  * batch in one shared worker thread, with a bounded number of batches in flight (memory stays flat).
+ * The same worker also hashes files as they are written (`FileSha256`): it reads them itself, so the
+ * main thread copies nothing.
  */
 import { createHash } from "node:crypto";
 import { Worker } from "node:worker_threads";
