@@ -3,8 +3,8 @@
  * `consume`). Its public types live in types.ts, the claim checks in claims.ts, the sealed scope
  * claim in scope-seal.ts.
  */
-import { randomBytes } from "node:crypto";
-import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { createSecretKey, type KeyObject, randomBytes } from "node:crypto";
+import { type JWTPayload, SignJWT } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
@@ -22,6 +22,7 @@ import {
   invalidToken,
   readBridgeClaims,
 } from "./claims.js";
+import { verifyHs256 } from "./hs256.js";
 import { type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
 import type {
   DownloadUrlOptions,
@@ -141,6 +142,8 @@ export class SignedUrlMinter {
 
   readonly #baseUrl: string | (() => string);
   readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
+  /** The same keys for the synchronous HS256 check of `verify` (node:crypto, no thread-pool trip). */
+  readonly #hmacKeys: ReadonlyMap<string, KeyObject>;
   readonly #signingKid: string;
   readonly #sealKeys: ReadonlyMap<string, SealKey>;
   readonly #ttlMs: number;
@@ -210,6 +213,7 @@ export class SignedUrlMinter {
       imported.set(kid, key);
     }
     this.#keys = imported;
+    this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, createSecretKey(bytes)]));
     this.#signingKid = (list[0] as { kid: string }).kid;
     this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
     this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
@@ -346,7 +350,7 @@ export class SignedUrlMinter {
     assertVerifyOptions(options);
     assertCanonicalToken(token);
     const now = this.#clock();
-    const { payload, kid } = await this.#verifySignature(token, now);
+    const { payload, kid } = this.#verifySignature(token, now);
     const verified = readBridgeClaims(
       payload,
       kid,
@@ -370,32 +374,14 @@ export class SignedUrlMinter {
   }
 
   /** The signature, `kid`, `typ`, issuer, required claims, `nbf` and expiry, as jose checks them. */
-  async #verifySignature(token: string, now: number): Promise<{ payload: JWTPayload; kid: string }> {
-    try {
-      const result = await jwtVerify(
-        token,
-        async (header) => {
-          const key = typeof header.kid === "string" ? this.#keys.get(header.kid) : undefined;
-          if (key === undefined) throw invalidToken("The token was signed with an unknown key.");
-          return key;
-        },
-        {
-          algorithms: [ALGORITHM],
-          typ: SIGNED_URL_TOKEN_TYPE,
-          issuer: this.issuer,
-          requiredClaims: ["iat", "exp", "jti"],
-          currentDate: new Date(now),
-          clockTolerance: Math.floor(this.#toleranceMs / 1000),
-        },
-      );
-      return { payload: result.payload, kid: result.protectedHeader.kid as string };
-    } catch (error) {
-      if (isFileBridgeError(error)) throw error;
-      if (error instanceof joseErrors.JWTExpired) {
-        throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.", { cause: error });
-      }
-      throw invalidToken("The token is invalid.", error);
-    }
+  #verifySignature(token: string, now: number): { payload: JWTPayload; kid: string } {
+    return verifyHs256(token, this.#hmacKeys, {
+      typ: SIGNED_URL_TOKEN_TYPE,
+      issuer: this.issuer,
+      requiredClaims: ["iat", "exp", "jti"],
+      now,
+      clockToleranceSeconds: Math.floor(this.#toleranceMs / 1000),
+    });
   }
 
   /**
