@@ -4,7 +4,7 @@
  * claim in scope-seal.ts.
  */
 import { createSecretKey, type KeyObject, randomBytes } from "node:crypto";
-import { type JWTPayload, SignJWT } from "jose";
+import type { JWTPayload } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
@@ -19,10 +19,9 @@ import {
   assertVerifyOptions,
   type BridgeClaims,
   checkExtraClaims,
-  invalidToken,
   readBridgeClaims,
 } from "./claims.js";
-import { verifyHs256 } from "./hs256.js";
+import { signHs256, verifyHs256 } from "./hs256.js";
 import { type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
 import type {
   DownloadUrlOptions,
@@ -47,7 +46,6 @@ export type { DownloadClaimsFunction } from "./types.js";
  */
 export const SIGNED_URL_TOKEN_TYPE = "mcp-file-bridge+jwt";
 
-const ALGORITHM = "HS256";
 const DEFAULT_KID = "default";
 const MIN_SECRET_BYTES = 32;
 const KID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -141,8 +139,7 @@ export class SignedUrlMinter {
   readonly scopeRefs: ScopeRefs;
 
   readonly #baseUrl: string | (() => string);
-  readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
-  /** The same keys for the synchronous HS256 check of `verify` (node:crypto, no thread-pool trip). */
+  /** The HMAC keys by `kid` (node:crypto: signing and verifying take no thread-pool trip). */
   readonly #hmacKeys: ReadonlyMap<string, KeyObject>;
   readonly #signingKid: string;
   readonly #sealKeys: ReadonlyMap<string, SealKey>;
@@ -202,17 +199,6 @@ export class SignedUrlMinter {
     }
     this.#now = options.now ?? Date.now;
 
-    const imported = new Map<string, Promise<CryptoKey>>();
-    for (const { kid, bytes } of list) {
-      const key = globalThis.crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, [
-        "sign",
-        "verify",
-      ]);
-      // Awaited on first use; this only keeps a (never expected) failure from being unhandled meanwhile.
-      key.catch(() => {});
-      imported.set(kid, key);
-    }
-    this.#keys = imported;
     this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, createSecretKey(bytes)]));
     this.#signingKid = (list[0] as { kid: string }).kid;
     this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
@@ -300,15 +286,10 @@ export class SignedUrlMinter {
     if (singleUse) payload.one = true;
     if (extra !== undefined) payload.ext = extra;
 
-    const jwt = new SignJWT(payload)
-      .setProtectedHeader({ alg: ALGORITHM, typ: SIGNED_URL_TOKEN_TYPE, kid: this.#signingKid })
-      .setIssuer(this.issuer)
-      .setJti(jti)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp);
-    if (delay > 0) jwt.setNotBefore(Math.floor((now + delay) / 1000));
-    const key = await (this.#keys.get(this.#signingKid) as Promise<CryptoKey>);
-    const token = await jwt.sign(key);
+    const claims: Record<string, unknown> = { ...payload, iss: this.issuer, jti, iat, exp };
+    if (delay > 0) claims.nbf = Math.floor((now + delay) / 1000);
+    const key = this.#hmacKeys.get(this.#signingKid) as KeyObject;
+    const token = signHs256(claims, key, { typ: SIGNED_URL_TOKEN_TYPE, kid: this.#signingKid });
     return {
       url: `${baseUrl}${this.basePath}/${options.action}/${token}`,
       token,

@@ -1,6 +1,14 @@
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
-import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
+import {
+  decodeJwt,
+  decodeProtectedHeader,
+  exportSPKI,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  UnsecuredJWT,
+} from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { sealKeyFor, sealScope } from "../../src/signing/scope-seal.js";
@@ -394,6 +402,24 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
     const { token } = await otherIssuer.mint({ scope: "A", fileId: FILE, action: "download" });
     expect(await codeOf(minter.verify(token, { action: "download" }))).toBe("INVALID_TOKEN");
     expect(await codeOf(otherIssuer.verify(token, { action: "download" }))).toBe("OK");
+  });
+
+  it("mints tokens jose's jwtVerify accepts with the same secret", async () => {
+    const minter = makeMinter();
+    const { token, jti } = await minter.mint({
+      scope: "A",
+      fileId: FILE,
+      action: "download",
+      notBefore: "1s",
+    });
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(SECRET), {
+      algorithms: ["HS256"],
+      typ: SIGNED_URL_TOKEN_TYPE,
+      issuer: "mcp-file-bridge",
+      currentDate: new Date(T0 + 1_000),
+    });
+    expect(protectedHeader).toEqual({ alg: "HS256", typ: SIGNED_URL_TOKEN_TYPE, kid: "default" });
+    expect(payload).toMatchObject({ fid: FILE, act: "download", jti, iat: T0 / 1000, nbf: T0 / 1000 + 1 });
   });
 
   it("checks the header and registered claims itself as jose does (crit, b64, typ spelling, missing or non-numeric dates)", async () => {
