@@ -55,7 +55,12 @@ export type {
 export type { FilesExtensionOptions } from "./uploads/files-extension.js";
 export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from "./uploads/files-wire.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
-export type { StagingObserver, StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
+export type {
+  StagingObserver,
+  StagingWrite,
+  StagingWriteOptions,
+  TusStaging,
+} from "./uploads/tus/fs-staging.js";
 export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
 export type { DirectUploadOptions } from "./uploads/types.js";
 export type {

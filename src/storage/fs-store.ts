@@ -165,13 +165,14 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
    * filesystem) or the file is small enough to go through {@link writeData} instead.
    */
   async function adoptData(source: AdoptSource, putOptions: PutOptions): Promise<Written | null> {
-    if (source.size <= SMALL_PUT_BYTES) return null;
+    if (source.path === undefined || source.size <= SMALL_PUT_BYTES) return null;
+    const path = source.path;
     const plan = planPut(putOptions, now());
     checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
     const head = Buffer.alloc(SNIFF_BYTES);
     let bytesRead: number;
     try {
-      const handle = await open(source.path, "r");
+      const handle = await open(path, "r");
       try {
         const info = await handle.stat();
         if (!info.isFile() || info.size !== source.size) {
@@ -190,7 +191,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     const folder = layout.scopeDir(plan.scope);
     const data = join(folder, plan.id);
     try {
-      await layout.inFolder(folder, () => link(source.path, data));
+      await layout.inFolder(folder, () => link(path, data));
     } catch (error) {
       const code = errorCode(error);
       if (code === "EXDEV" || code === "EPERM" || code === "ENOTSUP" || code === "EMLINK") return null;

@@ -85,6 +85,14 @@ export interface FileRequestsOptions {
    */
   pollInterval?: Duration;
   /**
+   * Under the 2026-07-28 protocol, how long one retried call of `requestFiles` waits while no bytes
+   * arrive before it answers `input_required` again with only a request state, so the client retries
+   * at once and the wait goes on in the next call. Keep it below the clients' request timeout (the
+   * SDKs default to 60 s).
+   * @default "25s"
+   */
+  roundWait?: Duration;
+  /**
    * The URL a person opens, from the signed upload URL.
    * @default the upload URL itself: the routes answer a browser there with the upload page
    */
@@ -175,6 +183,12 @@ export interface WaitOptions {
    * the state store, so from any replica).
    */
   onProgress?: (offset: number, length: number | undefined) => void | Promise<void>;
+  /**
+   * Ends the wait early with `TIMEOUT` (its `data.idle` is `true`) once this long passed with no
+   * bytes of a resumable upload arriving: the wait of one round, spread over several calls.
+   * @default no such limit
+   */
+  idle?: Duration;
 }
 
 /**
@@ -212,7 +226,9 @@ export interface FileRequest {
   readonly elicitation: UrlElicitationParams;
   /**
    * Waits until the upload committed, then returns the stored files in upload order. Fails with
-   * `TIMEOUT` after the timeout and `ABORTED` when the signal fires.
+   * `TOKEN_EXPIRED` once the link expired and no resumable upload is still receiving bytes (an
+   * upload under way at the expiry may finish), `TIMEOUT` after the timeout, and `ABORTED` when the
+   * signal fires.
    */
   wait(options?: WaitOptions): Promise<StoredFile[]>;
   /** The stored files if the upload has committed, else `null` (no waiting). */
@@ -233,6 +249,12 @@ interface FileRequestRecord {
   scope: string;
   expiresAt: number;
 }
+
+/**
+ * How long an upload that is still receiving bytes at its link's expiry may stall before a wait
+ * gives up on it (`TOKEN_EXPIRED`): it can no longer resume, but its open request may still finish.
+ */
+const EXPIRED_UPLOAD_GRACE_MS = 15_000;
 
 function fileRequestKey(id: string): string {
   return `mcp-file-bridge:file-request:${id}`;
@@ -327,6 +349,8 @@ export class FileRequests {
   readonly #handleTtlSeconds: number;
   readonly #timeoutMs: number;
   readonly #pollMs: number;
+  /** How long a 2026-07-28 retry waits without bytes before the next round (`roundWait`), ms. */
+  readonly roundWaitMs: number;
   readonly #pageUrl: (uploadUrl: string) => string;
 
   constructor(options: FileRequestsOptions) {
@@ -348,6 +372,8 @@ export class FileRequests {
     if (this.#timeoutMs <= 0) throw check.error("timeout", "must be positive");
     this.#pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
     if (this.#pollMs < 10) throw check.error("pollInterval", "must be at least 10ms");
+    this.roundWaitMs = durationToMs(options.roundWait ?? "25s", "FileRequests: roundWait");
+    if (this.roundWaitMs < 1000) throw check.error("roundWait", "must be at least 1s");
     this.maxBytes = positiveInteger(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES);
     this.maxFiles = positiveInteger(options.maxFiles, "maxFiles", DEFAULT_UPLOAD_MAX_FILES, 1000);
     if (options.pageUrl !== undefined && typeof options.pageUrl !== "function") {
@@ -427,7 +453,8 @@ export class FileRequests {
       handle,
       elicitation: { mode: "url", message, url, elicitationId: id },
       files,
-      wait: (waitOptions = {}) => this.#wait(files, { ...waitOptions, progress: { scope, id } }),
+      wait: (waitOptions = {}) =>
+        this.#wait(files, { ...waitOptions, progress: { scope, id }, expiresAt: minted.expiresAt }),
       resultFor: (stored) => this.resultFor(id, stored),
       fallbackResult: () => ({
         content: [
@@ -469,21 +496,24 @@ export class FileRequests {
   /**
    * Waits, like {@link FileRequest.wait}, for the upload of a request known only by its id (a
    * request made in an earlier call: a retried call under the 2026-07-28 protocol, or a fallback
-   * link). Requests of other scopes are never found, so this ends in `TIMEOUT`.
+   * link), and ends in `TOKEN_EXPIRED` like it once the request's link expired. Requests of other
+   * scopes are never found, so this ends in `TIMEOUT`.
    *
    * @example
    * ```ts
    * const files = await requests.waitFor(scope, requestId, { signal: extra.signal, timeout: "5m" });
    * ```
    */
-  waitFor(scope: string, requestId: string, options: WaitOptions = {}): Promise<StoredFile[]> {
+  async waitFor(scope: string, requestId: string, options: WaitOptions = {}): Promise<StoredFile[]> {
     assertScope(scope);
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
       throw invalidInput("requestId must be a request id");
     }
+    const expiresAt = await this.expiryOf(scope, requestId);
     return this.#wait(() => this.#filesOf(scope, requestId), {
       ...options,
       progress: { scope, id: requestId },
+      ...(expiresAt === null ? {} : { expiresAt }),
     });
   }
 
@@ -582,14 +612,18 @@ export class FileRequests {
 
   async #wait(
     files: () => Promise<StoredFile[] | null>,
-    options: WaitOptions & { progress?: { scope: string; id: string } },
+    options: WaitOptions & { progress?: { scope: string; id: string }; expiresAt?: number },
   ): Promise<StoredFile[]> {
     const timeoutMs =
       options.timeout === undefined ? this.#timeoutMs : durationToMs(options.timeout, "wait: timeout");
     const deadline = Date.now() + timeoutMs;
-    const signal = options.signal;
+    const { signal, onProgress, progress } = options;
+    const expiresAt = options.expiresAt ?? Number.POSITIVE_INFINITY;
+    const idleMs = options.idle === undefined ? undefined : durationToMs(options.idle, "wait: idle");
+    const started = Date.now();
+    // When the person's resumable upload last moved (or has all its bytes, so a commit is under way).
+    let moved = Number.NEGATIVE_INFINITY;
     let reported = -1;
-    const { onProgress, progress } = options;
     for (;;) {
       if (signal?.aborted) {
         throw new FileBridgeError("ABORTED", "Stopped waiting for the upload", { cause: signal.reason });
@@ -601,20 +635,39 @@ export class FileRequests {
         }
         return found;
       }
-      if (onProgress && progress) {
-        const now = await this.progressOf(progress.scope, progress.id).catch(() => null);
-        if (now && now.offset > reported) {
-          reported = now.offset;
-          await Promise.resolve(onProgress(now.offset, now.length)).catch(() => undefined);
+      const now = Date.now();
+      if (progress && (onProgress || idleMs !== undefined || now >= expiresAt)) {
+        const got = await this.progressOf(progress.scope, progress.id).catch(() => null);
+        if (got && (got.offset > reported || (got.length !== undefined && got.offset >= got.length))) {
+          moved = now;
+        }
+        if (got && got.offset > reported) {
+          reported = got.offset;
+          if (onProgress) await Promise.resolve(onProgress(got.offset, got.length)).catch(() => undefined);
         }
       }
-      const left = deadline - Date.now();
+      // Past the link's expiry no upload can start or resume; one still receiving bytes may finish.
+      if (now >= expiresAt && now - moved >= EXPIRED_UPLOAD_GRACE_MS) {
+        throw new FileBridgeError(
+          "TOKEN_EXPIRED",
+          "The upload link expired before the user finished the upload",
+          {
+            data: { request_id: progress?.id },
+          },
+        );
+      }
+      if (idleMs !== undefined && now - Math.max(moved, started) >= idleMs) {
+        throw new FileBridgeError("TIMEOUT", `No upload bytes for ${Math.round(idleMs / 1000)}s`, {
+          data: { timeoutMs: idleMs, idle: true },
+        });
+      }
+      const left = deadline - now;
       if (left <= 0) {
         throw new FileBridgeError("TIMEOUT", `No upload within ${Math.round(timeoutMs / 1000)}s`, {
           data: { timeoutMs },
         });
       }
-      await sleep(Math.min(this.#pollMs, left), signal);
+      await sleep(Math.min(this.#pollMs, left, expiresAt > now ? expiresAt - now : this.#pollMs), signal);
     }
   }
 }

@@ -115,9 +115,9 @@ export interface UploadHandleResolverOptions {
    * Settings of {@link UploadHandleResolver.requestFiles}: how long it waits for an upload
    * (`timeout`), how often it looks (`pollInterval`), and the URL a person opens (`pageUrl`).
    * Links, limits and file lifetimes are the resolver's (`ttl`, `maxBytes`, `maxFiles`, `handleTtl`).
-   * @default { timeout: "15m", pollInterval: "250ms" } (the page is the upload URL itself)
+   * @default { timeout: "15m", pollInterval: "250ms", roundWait: "25s" } (the page is the upload URL itself)
    */
-  fileRequests?: Pick<FileRequestsOptions, "timeout" | "pollInterval" | "pageUrl">;
+  fileRequests?: Pick<FileRequestsOptions, "timeout" | "pollInterval" | "roundWait" | "pageUrl">;
 }
 
 /**
