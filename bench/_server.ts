@@ -35,6 +35,9 @@ const MAX_BYTES = 4 * 1024 * 1024 * 1024;
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
 const server = createServer((req, res) => handler(req, res));
+// Every mode alike: the client's keep-alive sockets sit idle while the other servers' rounds run; with
+// Node's 5 s default a socket closed as the next round reused it failed a run with "socket hang up".
+server.keepAliveTimeout = 120_000;
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 await mkdir(dir, { recursive: true });
