@@ -4,6 +4,7 @@
  * not allowed is refused before its token is looked at, so a page that may not read the reply can
  * never use up a single-use ticket.
  */
+import type { PlainAnswer, RequestView } from "../uploads/request-view.js";
 import type { FileRoutesOptions } from "./types.js";
 
 /** The checked `allowedOrigins` option. */
@@ -72,32 +73,26 @@ export function resolveCorsPolicy(value: FileRoutesOptions["allowedOrigins"]): C
  * cannot set): behind a TLS-terminating proxy the request URL may say `http:` while the page that
  * posts to it is on `https:`.
  */
-export async function corsVerdict(policy: CorsPolicy, request: Request): Promise<CorsVerdict> {
-  const origin = request.headers.get("origin");
+export async function corsVerdict(policy: CorsPolicy, request: RequestView): Promise<CorsVerdict> {
+  const origin = request.header("origin");
   if (origin === null) return { kind: "same" };
-  if (request.headers.get("sec-fetch-site") === "same-origin") return { kind: "same" };
-  let own: string | undefined;
-  try {
-    own = new URL(request.url).origin;
-  } catch {
-    own = undefined;
-  }
-  if (origin === own) return { kind: "same" };
+  if (request.header("sec-fetch-site") === "same-origin") return { kind: "same" };
+  if (origin === request.url.origin) return { kind: "same" };
   switch (policy.kind) {
     case "any":
       return { kind: "allowed", allowOrigin: "*" };
     case "list":
       return policy.origins.has(origin) ? { kind: "allowed", allowOrigin: origin } : { kind: "refused" };
     case "function":
-      return (await policy.allow(origin, request)) === true
+      return (await policy.allow(origin, request.web())) === true
         ? { kind: "allowed", allowOrigin: origin }
         : { kind: "refused" };
   }
 }
 
 /** Whether a request is a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`). */
-export function isPreflight(request: Request): boolean {
-  return request.method === "OPTIONS" && request.headers.has("access-control-request-method");
+export function isPreflight(request: RequestView): boolean {
+  return request.method === "OPTIONS" && request.header("access-control-request-method") !== null;
 }
 
 /** The `204` answer to an allowed origin's preflight. */
@@ -130,6 +125,22 @@ export function withCorsHeaders(response: Response, policy: CorsPolicy, verdict:
     applyCorsHeaders(copy.headers, policy, verdict);
     return copy;
   }
+}
+
+/** {@link withCorsHeaders} for a plain answer (the Node adapter's native upload path): a copy. */
+export function withCorsRecord(answer: PlainAnswer, policy: CorsPolicy, verdict: CorsVerdict): PlainAnswer {
+  const headers = { ...answer.headers };
+  if (verdict.kind === "allowed") {
+    headers["access-control-allow-origin"] = verdict.allowOrigin;
+    headers["access-control-expose-headers"] = CORS_EXPOSE_HEADERS;
+  }
+  if (policy.kind !== "any") {
+    const vary = headers.vary;
+    if (!vary?.split(",").some((part) => part.trim().toLowerCase() === "origin")) {
+      headers.vary = vary ? `${vary}, Origin` : "Origin";
+    }
+  }
+  return { ...answer, headers };
 }
 
 function applyCorsHeaders(headers: Headers, policy: CorsPolicy, verdict: CorsVerdict): void {

@@ -3,8 +3,10 @@
  * path and method to the download handler (here, in `http/`) or to an upload handler of `uploads/`
  * (the ticket protocol), handing it the transport through an `UploadRequestContext`.
  */
+import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
+import { type PlainAnswer, type RequestView, webRequestView } from "../uploads/request-view.js";
 import { tusService } from "../uploads/tus/service.js";
 import { TusUploadHandler } from "../uploads/tus/tus-handler.js";
 import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
@@ -15,11 +17,12 @@ import {
   isPreflight,
   preflightResponse,
   withCorsHeaders,
+  withCorsRecord,
 } from "./cors.js";
 import { handleDownload } from "./download.js";
-import { requestBodyAsNode, setForbiddenMethodAnswer } from "./node-fast-path.js";
+import { requestBodyAsNode, setForbiddenMethodAnswer, setNodeUploadAnswer } from "./node-fast-path.js";
 import { type ResolvedRouteOptions, resolveOptions } from "./options.js";
-import { errorResponse, invalidToken, methodNotAllowed, report } from "./responses.js";
+import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "./responses.js";
 import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "./timeouts.js";
 import type { FileRoutes, FileRoutesOptions } from "./types.js";
 
@@ -75,8 +78,9 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   const config = resolveOptions(options);
   const base = config.basePath;
   // The upload protocol lives in uploads/: one handler per upload route.
+  const ticketUploads = new TicketUploadHandler(config);
   const uploads: Record<"upload" | "direct", UploadHandler> = {
-    upload: new TicketUploadHandler(config),
+    upload: ticketUploads,
     direct: new DirectUploadHandler(config),
   };
   const tus = config.tus ? new TusUploadHandler(tusService(config, config.tus)) : undefined;
@@ -111,12 +115,22 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
       if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow, request, route);
       if (route === "direct")
-        return await uploads.direct.handle(request, uploadContext(config, request, rest));
+        return await uploads.direct.handle(
+          request,
+          uploadContext(config, () => requestBodyAsNode(request), rest),
+        );
       const token = rest[0] as string;
       if (!TOKEN_SEGMENT.test(token)) return errorResponse(invalidToken());
       if (route === "download") return await handleDownload(config, request, token);
-      if (route === "tus" && tus) return await tus.handle(request, uploadContext(config, request, rest));
-      return await uploads.upload.handle(request, uploadContext(config, request, rest));
+      if (route === "tus" && tus)
+        return await tus.handle(
+          request,
+          uploadContext(config, () => requestBodyAsNode(request), rest),
+        );
+      return await uploads.upload.handle(
+        request,
+        uploadContext(config, () => requestBodyAsNode(request), rest),
+      );
     } catch (error) {
       // Server-side failures (500s, including storage errors wrapped as STORAGE_ERROR) reach onError.
       if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
@@ -125,14 +139,15 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   };
 
   const routes: FileRoutes = async (request: Request): Promise<Response | undefined> => {
-    let pathname: string;
+    let url: URL;
     try {
-      pathname = new URL(request.url).pathname;
+      url = new URL(request.url);
     } catch {
       return undefined;
     }
-    const matched = match(pathname);
+    const matched = match(url.pathname);
     if (!matched) return undefined;
+    const view = webRequestView(request, url);
     // Without `allowedOrigins` no foreign origin may use the routes: a page on another origin could
     // not read the reply anyway, and must not use up a single-use link it cannot read.
     const cors = config.cors ?? SAME_ORIGIN_ONLY;
@@ -140,7 +155,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     // read (it can never use up a ticket), and a preflight is answered before the 405 of OPTIONS.
     let verdict: CorsVerdict;
     try {
-      verdict = await corsVerdict(cors, request);
+      verdict = await corsVerdict(cors, view);
     } catch (error) {
       report(config, error);
       return errorResponse(error);
@@ -150,7 +165,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       const refused = new FileBridgeError("FORBIDDEN", "This origin may not use these links");
       return errorResponse(refused, cors.kind === "any" ? {} : { vary: "Origin" });
     }
-    if (verdict.kind === "allowed" && isPreflight(request)) return preflightResponse(verdict.allowOrigin);
+    if (verdict.kind === "allowed" && isPreflight(view)) return preflightResponse(verdict.allowOrigin);
     return withCorsHeaders(await answer(request, matched), cors, verdict);
   };
   // The Node adapter asks this for methods a web `Request` cannot carry (TRACE): 405 with `Allow`.
@@ -158,6 +173,41 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     const matched = match(pathname);
     return matched ? methodNotAllowed(matched.allow, undefined, matched.route) : undefined;
   });
+
+  // The Node adapter's native path for a ticket PUT: the same steps as `routes` and `answer` (CORS,
+  // token, the ticket handler, errors, CORS headers) on the `IncomingMessage`, with no web `Request`
+  // or `Response` unless a hook asks for the request. `undefined`: not this route, take the web path.
+  const ticketPut = async (
+    view: RequestView,
+    body: () => Readable | null,
+  ): Promise<PlainAnswer | undefined> => {
+    const matched = match(view.url.pathname);
+    // An upload page decides from the web `Request` whether it wants one: the web path serves it.
+    if (matched?.route !== "upload" || view.method !== "PUT" || config.uploadPage) return undefined;
+    const cors = config.cors ?? SAME_ORIGIN_ONLY;
+    let verdict: CorsVerdict;
+    try {
+      verdict = await corsVerdict(cors, view);
+    } catch (error) {
+      report(config, error);
+      return errorAnswer(error);
+    }
+    if (verdict.kind === "refused") {
+      const refused = new FileBridgeError("FORBIDDEN", "This origin may not use these links");
+      return errorAnswer(refused, cors.kind === "any" ? {} : { vary: "Origin" });
+    }
+    let answer: PlainAnswer;
+    try {
+      const token = matched.rest[0] as string;
+      if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
+      answer = await ticketUploads.answer(view, uploadContext(config, body, matched.rest));
+    } catch (error) {
+      if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
+      answer = errorAnswer(error);
+    }
+    return withCorsRecord(answer, cors, verdict);
+  };
+  setNodeUploadAnswer(routes, ticketPut);
   return routes;
 }
 
@@ -179,12 +229,12 @@ function timeoutOf(config: ResolvedRouteOptions, kind: TimeoutKind): number {
 /** The transport an upload handler gets: the body as a Node stream, the timeouts, `onError`. */
 function uploadContext(
   config: ResolvedRouteOptions,
-  request: Request,
+  body: () => Readable | null,
   segments: readonly string[],
 ): UploadRequestContext {
   return {
     segments,
-    body: () => requestBodyAsNode(request),
+    body,
     // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
     // `uploadTimeout` in all: the handler aborts the staging and the upload fails with REQUEST_TIMEOUT.
     // Fewer than `minUploadRate` bytes per second over a whole window: 408 TRANSFER_TOO_SLOW.

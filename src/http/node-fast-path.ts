@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
+import type { PlainAnswer, RequestView } from "../uploads/request-view.js";
 
 /**
  * A private channel between `createFileRoutes()` and the `./node` adapter: the adapter may hand the
@@ -21,6 +22,27 @@ export interface NodeResponseBody {
 const requestBodies = new WeakMap<Request, IncomingMessage>();
 const forbiddenMethodAnswers = new WeakMap<object, (pathname: string) => Response | undefined>();
 const responseBodies = new WeakMap<Response, NodeResponseBody>();
+const uploadAnswers = new WeakMap<object, NodeUploadAnswer>();
+
+/**
+ * A handler's native answer to an upload `PUT` through the Node adapter: a plain answer, or
+ * `undefined` when the request is not one it serves this way (the adapter then takes the web path;
+ * nothing of the request was read).
+ */
+export type NodeUploadAnswer = (
+  view: RequestView,
+  body: () => Readable | null,
+) => Promise<PlainAnswer | undefined>;
+
+/** Registers, for a handler made by `createFileRoutes()`, its native upload `PUT` answer. */
+export function setNodeUploadAnswer(handler: object, answer: NodeUploadAnswer): void {
+  uploadAnswers.set(handler, answer);
+}
+
+/** A registered handler's native upload `PUT` answer; `undefined` when it has none. */
+export function nodeUploadAnswer(handler: object): NodeUploadAnswer | undefined {
+  return uploadAnswers.get(handler);
+}
 
 /**
  * Registers, for a handler made by `createFileRoutes()`, its answer to a method no web `Request` can

@@ -1,6 +1,7 @@
 /** Small response and error helpers shared by the file routes. */
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { textResponse } from "../internal/text-response.js";
+import type { PlainAnswer } from "../uploads/request-view.js";
 import type { ResolvedRouteOptions } from "./options.js";
 
 export const JSON_HEADERS = {
@@ -14,21 +15,24 @@ export function jsonResponse(status: number, body: unknown, extra: Record<string
 }
 
 export function errorResponse(error: unknown, extra: Record<string, string> = {}): Response {
+  const answer = errorAnswer(error, extra);
+  return textResponse(answer.text, { status: answer.status, headers: answer.headers });
+}
+
+/** The JSON error answer of {@link errorResponse}, before it becomes a `Response`. */
+export function errorAnswer(error: unknown, extra: Record<string, string> = {}): PlainAnswer {
   const known = isFileBridgeError(error) ? error : new FileBridgeError("STORAGE_ERROR", "Internal error");
   // The files extension's reason (`digestMismatch`, `maxSizeExceeded`, …) travels with the code.
   const reason = known.data?.reason;
-  return jsonResponse(
-    known.status,
-    {
-      error: {
-        code: known.code,
-        message: known.message,
-        hint: known.hint,
-        ...(typeof reason === "string" ? { reason } : {}),
-      },
+  const body = {
+    error: {
+      code: known.code,
+      message: known.message,
+      hint: known.hint,
+      ...(typeof reason === "string" ? { reason } : {}),
     },
-    extra,
-  );
+  };
+  return { status: known.status, headers: { ...JSON_HEADERS, ...extra }, text: JSON.stringify(body) };
 }
 
 /**

@@ -7,11 +7,15 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import {
   forbiddenMethodAnswer,
   lazyWebStream,
+  type NodeUploadAnswer,
+  nodeUploadAnswer,
+  requestBodyAsNode,
   setNodeRequestBody,
   takeNodeResponseBody,
 } from "../http/node-fast-path.js";
 import { optionCheck } from "../internal/options.js";
 import { takeResponseText } from "../internal/text-response.js";
+import type { RequestView } from "../uploads/request-view.js";
 
 const check = optionCheck("toNodeHandler");
 
@@ -118,8 +122,7 @@ function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   }
 }
 
-function toRequest(req: IncomingMessage, signal: AbortSignal, fallbackOrigin: string): Request {
-  const url = requestUrl(req, fallbackOrigin);
+function toRequest(req: IncomingMessage, signal: AbortSignal, url: URL): Request {
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
@@ -177,9 +180,13 @@ async function serve(
     return;
   }
 
+  const native = method === "PUT" ? nodeUploadAnswer(handler) : undefined;
+  if (native && (await serveNativeUpload(native, req, res, controller.signal, fallbackOrigin, onError)))
+    return;
+
   let request: Request;
   try {
-    request = toRequest(req, controller.signal, fallbackOrigin);
+    request = toRequest(req, controller.signal, requestUrl(req, fallbackOrigin));
   } catch {
     // The request cannot be represented as a web `Request`: the client's fault, not the server's.
     res.writeHead(400, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
@@ -211,6 +218,72 @@ async function serve(
     return;
   }
   await writeAnswer(req, response, res, onError);
+}
+
+/** A header of a Node request as `Headers.get` gives it: every occurrence, joined with `, `. */
+function rawHeader(req: IncomingMessage, name: string): string | null {
+  let value: string | null = null;
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i] as string;
+    if (key.length !== name.length || key.toLowerCase() !== name) continue;
+    value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1] as string}`;
+  }
+  return value;
+}
+
+/**
+ * The native path of an upload `PUT` to the file routes: the routes read the `IncomingMessage`
+ * through a request view (the URL parsed once) and answer with a plain status, headers and text,
+ * written with one `res.end`; a web `Request` is built only if a hook asks for it. `false` when the
+ * routes do not serve this request natively (nothing was read; the web path takes it).
+ */
+async function serveNativeUpload(
+  native: NodeUploadAnswer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+  fallbackOrigin: string,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<boolean> {
+  let url: URL;
+  try {
+    url = requestUrl(req, fallbackOrigin);
+  } catch {
+    return false;
+  }
+  let web: Request | undefined;
+  const view: RequestView = {
+    method: "PUT",
+    url,
+    signal,
+    header: (name) => rawHeader(req, name.toLowerCase()),
+    web: () => {
+      web ??= toRequest(req, signal, url);
+      return web;
+    },
+  };
+  let answer: Awaited<ReturnType<NodeUploadAnswer>>;
+  try {
+    answer = await native(view, () => (web ? requestBodyAsNode(web) : req));
+  } catch (error) {
+    // The routes answer their own errors; anything else is a bare 500, as on the web path.
+    onError?.(error);
+    answer = {
+      status: 500,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      text: "Internal Server Error",
+    };
+  }
+  if (!answer) return false;
+  try {
+    res.writeHead(answer.status, closeIfUnread(req, answer.headers));
+    res.end(answer.text);
+  } catch (error) {
+    onError?.(error);
+    if (!res.destroyed) res.destroy();
+  }
+  return true;
 }
 
 async function writeAnswer(

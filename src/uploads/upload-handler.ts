@@ -23,6 +23,7 @@ import type {
   UploadRequestContext,
 } from "./handler-types.js";
 import { stageMultipart } from "./multipart.js";
+import { type PlainAnswer, type RequestView, webRequestView } from "./request-view.js";
 import { claimTicket } from "./ticket-claim.js";
 import {
   formatUploadHandle,
@@ -63,6 +64,11 @@ export class TicketUploadHandler implements UploadHandler {
   }
 
   async handle(request: Request, ctx: UploadRequestContext): Promise<Response> {
+    return toResponse(await this.answer(webRequestView(request, new URL(request.url)), ctx));
+  }
+
+  /** The upload itself, on a request view (the Node adapter's native path calls this directly). */
+  async answer(request: RequestView, ctx: UploadRequestContext): Promise<PlainAnswer> {
     const config = this.#config;
     const token = ctx.segments[0] as string;
     // A single-use ticket is checked now but used up only when every file is staged and verified,
@@ -78,13 +84,11 @@ export class TicketUploadHandler implements UploadHandler {
       ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
       kind: "upload",
     };
-    await checkRateLimit(config, {
-      action: "upload",
-      route: "ticket",
-      scope: limits.scope,
-      ticketId: verified.fileId,
+    await checkRateLimit(
+      config,
+      { action: "upload", route: "ticket", scope: limits.scope, ticketId: verified.fileId },
       request,
-    });
+    );
     // A single-use ticket used up only at commit must still not stage two uploads at once: claim it
     // now, before any byte is read (a verifier without `consume` used the ticket up in `verify`).
     const release =
@@ -129,12 +133,26 @@ function partsCheck(
   };
 }
 
-/** Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read. */
-export async function checkRateLimit(config: UploadHandlerConfig, info: UploadRateLimitInfo): Promise<void> {
+/**
+ * Asks the `rateLimit` hook; `false` is `429 RATE_LIMITED`, before any byte of the body is read.
+ * `info.request` is the web `Request`; from a request view it is built only when the hook reads it.
+ */
+export async function checkRateLimit(
+  config: UploadHandlerConfig,
+  fields: Omit<UploadRateLimitInfo, "request">,
+  request: Request | RequestView,
+): Promise<void> {
   if (!config.rateLimit) return;
+  let info: UploadRateLimitInfo;
+  if (request instanceof Request) info = { ...fields, request };
+  else {
+    const view = request;
+    info = { ...fields } as UploadRateLimitInfo;
+    Object.defineProperty(info, "request", { enumerable: true, configurable: true, get: () => view.web() });
+  }
   if ((await config.rateLimit(info)) !== true) {
     throw new FileBridgeError("RATE_LIMITED", "Too many uploads; try again later", {
-      data: { scope: info.scope, route: info.route },
+      data: { scope: fields.scope, route: fields.route },
     });
   }
 }
@@ -171,7 +189,7 @@ export class DirectUploadHandler implements UploadHandler {
     assertScope(scope);
     const allowed = await config.authorize?.(request, { scope, name });
     if (allowed !== true) throw new FileBridgeError("FORBIDDEN", "Not allowed to upload to this scope");
-    await checkRateLimit(config, { action: "upload", route: "direct", scope, request });
+    await checkRateLimit(config, { action: "upload", route: "direct", scope }, request);
     const limits: UploadLimits = {
       scope,
       maxBytes: config.maxBytes,
@@ -179,8 +197,9 @@ export class DirectUploadHandler implements UploadHandler {
       ttlMs: config.uploadTtlMs,
       kind: "upload",
     };
-    const files = await storeRequestFiles(config, ctx, request, limits, { allowMultipart: false, name });
-    return uploadReply(config, ctx, files, undefined);
+    const view = webRequestView(request, new URL(request.url));
+    const files = await storeRequestFiles(config, ctx, view, limits, { allowMultipart: false, name });
+    return toResponse(await uploadReply(config, ctx, files, undefined));
   }
 }
 
@@ -193,7 +212,7 @@ async function uploadReply(
   ctx: UploadRequestContext,
   files: StoredFile[],
   uploadHandle: string | undefined,
-): Promise<Response> {
+): Promise<PlainAnswer> {
   for (const file of files) {
     try {
       await config.onStored?.(file);
@@ -217,11 +236,16 @@ async function uploadReply(
   });
   const handle = uploadHandle ?? (reply.length === 1 ? reply[0]?.handle : undefined);
   const body: UploadReply = handle === undefined ? { files: reply } : { handle, files: reply };
-  return textResponse(JSON.stringify(body), { status: 201, headers: JSON_HEADERS });
+  return { status: 201, headers: { ...JSON_HEADERS }, text: JSON.stringify(body) };
 }
 
-function declaredLength(request: Request): number | undefined {
-  const value = request.headers.get("content-length");
+/** A plain answer as a web `Response` (its text kept for the Node adapter's one `res.end`). */
+export function toResponse(answer: PlainAnswer): Response {
+  return textResponse(answer.text, { status: answer.status, headers: answer.headers });
+}
+
+function declaredLength(request: RequestView): number | undefined {
+  const value = request.header("content-length");
   if (value === null || !/^\d+$/.test(value.trim())) return undefined;
   return Number(value);
 }
@@ -233,7 +257,7 @@ function declaredLength(request: Request): number | undefined {
 async function storeRequestFiles(
   config: UploadHandlerConfig,
   ctx: UploadRequestContext,
-  request: Request,
+  request: RequestView,
   limits: UploadLimits,
   mode: {
     allowMultipart: boolean;
@@ -243,7 +267,7 @@ async function storeRequestFiles(
     beforeCommit?: (() => Promise<void> | undefined) | undefined;
   },
 ): Promise<StoredFile[]> {
-  const contentType = request.headers.get("content-type");
+  const contentType = request.header("content-type");
   const media = parseMediaType(contentType);
   const multipart = mode.allowMultipart && media?.essence === "multipart/form-data";
   const length = declaredLength(request);

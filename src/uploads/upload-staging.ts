@@ -5,6 +5,7 @@ import { parseContentDispositionFileName } from "../internal/content-disposition
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType } from "../media/media-type.js";
 import type { FileStore, StagedFile } from "../storage/types.js";
+import type { RequestView } from "./request-view.js";
 
 /** What one upload may store: its scope, caps and the lifetime of its files. */
 export interface UploadLimits {
@@ -84,25 +85,25 @@ export function declaredSha256(value: string | null, where: string): string | un
  */
 export async function stageRaw(
   config: { store: FileStore },
-  request: Request,
+  request: RequestView,
   body: Readable,
   limits: UploadLimits,
   controller: AbortController,
   fixedName: string | undefined,
   declaredLength?: number,
 ): Promise<StagedPart> {
-  const url = new URL(request.url);
+  const url = request.url;
   const sha256 =
-    declaredSha256(request.headers.get("x-content-sha256"), "X-Content-SHA256") ??
+    declaredSha256(request.header("x-content-sha256"), "X-Content-SHA256") ??
     declaredSha256(url.searchParams.get("sha256"), "sha256");
   const name =
     fixedName ??
     sanitizeFileName(
-      parseContentDispositionFileName(request.headers.get("content-disposition")) ??
+      parseContentDispositionFileName(request.header("content-disposition")) ??
         url.searchParams.get("filename") ??
         undefined,
     );
-  const declaredType = request.headers.get("content-type");
+  const declaredType = request.header("content-type");
   let bodyError: unknown;
   body.once("error", (error) => {
     bodyError = error;

@@ -106,13 +106,11 @@ export class TusUploadHandler implements UploadHandler {
     const concat = parseUploadConcat(request.headers.get("upload-concat"));
     const rawMetadata = request.headers.get("upload-metadata") ?? undefined;
     const metadata = parseUploadMetadata(rawMetadata ?? null);
-    await checkRateLimit(service.config, {
-      action: "upload",
-      route: "ticket",
-      scope: ticket.limits.scope,
-      ticketId: ticket.verified.fileId,
+    await checkRateLimit(
+      service.config,
+      { action: "upload", route: "ticket", scope: ticket.limits.scope, ticketId: ticket.verified.fileId },
       request,
-    });
+    );
     const url = new URL(request.url);
     url.search = "";
     const expires = { "upload-expires": httpDate(ticket.expiresAt) };

@@ -1,0 +1,35 @@
+/**
+ * What the upload route reads of a request: method, URL (parsed once), headers, the abort signal,
+ * and the web `Request` for the hooks that receive one. The web path wraps its `Request`; the Node
+ * adapter's native upload path reads the `IncomingMessage` and builds a `Request` only when a hook
+ * (a CORS function, `rateLimit` reading `info.request`, an upload page) asks for it.
+ */
+export interface RequestView {
+  readonly method: string;
+  /** The request URL, parsed once. */
+  readonly url: URL;
+  /** A header's value as `Headers.get` gives it (repeated headers joined with `, `), or `null`. */
+  header(name: string): string | null;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /** The web `Request` (on the Node path, built on first use). */
+  web(): Request;
+}
+
+/** A view of a web `Request` whose URL was already parsed. */
+export function webRequestView(request: Request, url: URL): RequestView {
+  return {
+    method: request.method,
+    url,
+    header: (name) => request.headers.get(name),
+    signal: request.signal,
+    web: () => request,
+  };
+}
+
+/** An answer of the routes before it becomes a `Response` (the Node adapter writes it as it is). */
+export interface PlainAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly text: string;
+}
