@@ -227,3 +227,155 @@ describe("small uploads through the Node adapter", () => {
     expect(await strayFiles()).toEqual([]);
   });
 });
+
+/** Every header of an answer but those the HTTP server adds itself. */
+async function fullAnswer(response: Response): Promise<{ status: number; headers: object; text: string }> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, key) => {
+    if (!["date", "connection", "keep-alive", "content-length", "transfer-encoding"].includes(key)) {
+      headers[key] = value;
+    }
+  });
+  return { status: response.status, headers, text: await response.text() };
+}
+
+/** Routes with `options` on a server of their own; the same upload PUT over HTTP and to the web handler. */
+async function withRoutes(options: Partial<Parameters<typeof createFileRoutes>[0]>) {
+  const own = createFileRoutes({ store, minter, state, maxBytes: 1024 * 1024, ...options });
+  const ownServer = createServer();
+  const handler = toNodeHandler(own);
+  ownServer.on("request", (req, res) => handler(req, res));
+  const ownOrigin = await listen(ownServer);
+  const put = async (path: string, headers: Record<string, string>, body: Uint8Array<ArrayBuffer>) => {
+    const init = { method: "PUT", headers: { "content-length": String(body.length), ...headers }, body };
+    const node = await fullAnswer(await fetch(`${ownOrigin}${path}`, init));
+    const web = await fullAnswer((await own(new Request(`${ownOrigin}${path}`, init))) as Response);
+    return { node, web };
+  };
+  return { put, origin: ownOrigin, close: () => close(ownServer) };
+}
+
+function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+describe("the Node adapter's native upload PUT answers as the web path does", () => {
+  it("CORS: an allowed origin's headers, a refused origin's 403, a function policy seeing the Request", async () => {
+    const seen: string[] = [];
+    const allowed = await withRoutes({ allowedOrigins: ["https://app.example"] });
+    const listed = await allowed.put(
+      pathOf(`${await ticket()}?filename=a.bin`),
+      { origin: "https://app.example" },
+      randomBytes(100),
+    );
+    // Two tickets: each path uses its own; the file ids differ, so compare all but the body.
+    expect(listed.node.status).toBe(201);
+    expect(listed.node.headers).toEqual(listed.web.headers);
+    expect(listed.node.headers).toMatchObject({
+      "access-control-allow-origin": "https://app.example",
+      vary: "Origin",
+    });
+    const refused = await allowed.put(
+      pathOf(await ticket()),
+      { origin: "https://evil.example" },
+      randomBytes(10),
+    );
+    expect(refused.node).toEqual(refused.web);
+    expect(refused.node.status).toBe(403);
+    await allowed.close();
+
+    const fn = await withRoutes({
+      allowedOrigins: (origin, request) => {
+        seen.push(
+          `${request instanceof Request} ${request.method} ${request.headers.get("x-app")} ${new URL(request.url).pathname.split("/")[2]}`,
+        );
+        return origin === "https://fn.example";
+      },
+    });
+    const byFunction = await fn.put(
+      pathOf(await ticket()),
+      { origin: "https://fn.example", "x-app": "a1" },
+      randomBytes(10),
+    );
+    expect(byFunction.node.status).toBe(201);
+    expect(byFunction.node.headers).toEqual(byFunction.web.headers);
+    const anyOrigin = await withRoutes({ allowedOrigins: "*" });
+    const star = await anyOrigin.put(
+      pathOf(await ticket()),
+      { origin: "https://x.example" },
+      randomBytes(10),
+    );
+    expect(star.node.headers).toEqual(star.web.headers);
+    expect(star.node.headers).toMatchObject({ "access-control-allow-origin": "*" });
+    expect(seen).toEqual(["true PUT a1 upload", "true PUT a1 upload"]);
+    await fn.close();
+    await anyOrigin.close();
+  });
+
+  it("rateLimit: the same 429, and info.request is the request with its headers on both paths", async () => {
+    const infos: string[] = [];
+    const limited = await withRoutes({
+      rateLimit: (info) => {
+        infos.push(
+          `${info.route} ${info.scope} ${info.request instanceof Request} ${info.request.headers.get("x-forwarded-for")}`,
+        );
+        return false;
+      },
+    });
+    const url = await ticket();
+    const answer = await limited.put(
+      pathOf(url),
+      { "x-forwarded-for": "10.0.0.1", "X-Forwarded-For": "10.0.0.2" },
+      randomBytes(10),
+    );
+    expect(answer.node).toEqual(answer.web);
+    expect(answer.node.status).toBe(429);
+    expect(JSON.parse(answer.node.text).error.code).toBe("RATE_LIMITED");
+    expect(infos).toEqual(["ticket s1 true 10.0.0.1, 10.0.0.2", "ticket s1 true 10.0.0.1, 10.0.0.2"]);
+    expect(await storedNames()).toEqual([]);
+    // The refusal read no byte and left the ticket usable.
+    expect((await fetch(url, { method: "PUT", body: randomBytes(10) })).status).toBe(201);
+    await limited.close();
+  });
+
+  it("authorize: a refused direct upload and a bad token answer the same", async () => {
+    const direct = await withRoutes({ authorize: (request) => request.headers.get("x-key") === "k" });
+    const refused = await direct.put("/files/scopes/s1/files/a.bin", { "x-key": "no" }, randomBytes(10));
+    expect(refused.node).toEqual(refused.web);
+    expect(refused.node.status).toBe(403);
+    const badToken = await direct.put("/files/upload/not*a*token", {}, randomBytes(10));
+    expect(badToken.node).toEqual(badToken.web);
+    expect(JSON.parse(badToken.node.text).error.code).toBe("INVALID_TOKEN");
+    const forged = await direct.put("/files/upload/abc.def.ghi", {}, randomBytes(10));
+    expect(forged.node).toEqual(forged.web);
+    expect(forged.node.status).toBe(401);
+    await direct.close();
+  });
+
+  it("a ticket that times out stalls is answered 408 REQUEST_TIMEOUT with Connection: close (no body byte)", async () => {
+    const slow = await withRoutes({ idleTimeout: "100ms" });
+    const url = await ticket();
+    const node = await new Promise<{ status: number; code: string; connection: string | undefined }>(
+      (resolve, reject) => {
+        const req = httpRequest(`${slow.origin}${pathOf(url)}`, { method: "PUT", headers: { "content-length": 100 } }, (res) => {
+          let text = "";
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              code: JSON.parse(text).error.code,
+              connection: res.headers.connection,
+            }),
+          );
+        });
+        req.on("error", reject);
+        req.flushHeaders();
+      },
+    );
+    expect(node).toEqual({ status: 408, code: "REQUEST_TIMEOUT", connection: "close" });
+    await slow.close();
+  });
+});
