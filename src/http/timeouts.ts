@@ -31,97 +31,94 @@ export interface Watchdog {
   stop(): void;
 }
 
-/** Starts a watchdog; `onTimeout` runs at most once. Timers are `unref`'d. */
+/**
+ * Starts a watchdog; `onTimeout` runs at most once. One timer (`unref`'d) serves the three limits: it
+ * is set for the earliest deadline, progress only moves the deadlines, and when the timer fires it
+ * either finds a limit hit or is set again for the next deadline (so a chunk costs no timer call).
+ */
 export function startWatchdog(options: {
   idleMs: number;
   totalMs: number;
   minRate?: MinRate | undefined;
   onTimeout: (kind: TimeoutKind) => void;
 }): Watchdog {
-  const { idleMs, totalMs, onTimeout } = options;
-  let idle: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const rate = startRateClock(options.minRate, () => fire("rate"));
-  const fire = (kind: TimeoutKind) => {
-    if (stopped) return;
-    stop();
-    onTimeout(kind);
-  };
-  const armIdle = () => {
-    if (stopped || idleMs <= 0) return;
-    if (idle) idle.refresh();
-    else {
-      idle = setTimeout(() => fire("idle"), idleMs);
-      idle.unref();
-    }
-  };
-  const total = totalMs > 0 ? setTimeout(() => fire("total"), totalMs) : undefined;
-  total?.unref();
-  const stop = () => {
-    stopped = true;
-    clearTimeout(idle);
-    clearTimeout(total);
-    rate.stop();
-  };
-  armIdle();
-  return {
-    touch: (chunk) => {
-      rate.count(chunk);
-      armIdle();
-    },
-    pause: () => {
-      clearTimeout(idle);
-      idle = undefined;
-      rate.pause();
-    },
-    resume: () => {
-      rate.resume();
-      armIdle();
-    },
-    stop,
-  };
-}
-
-/**
- * The minimum-rate clock: counts bytes per window and calls `onSlow` when a whole window (the server
- * not holding the transfer up) brought fewer than `bytesPerSecond × windowMs / 1000`. A pause
- * discards the window; the next one starts on resume.
- */
-function startRateClock(
-  minRate: MinRate | undefined,
-  onSlow: () => void,
-): { count(chunk?: { length: number }): void; pause(): void; resume(): void; stop(): void } {
-  const needed = minRate ? (minRate.bytesPerSecond * minRate.windowMs) / 1000 : 0;
-  let timer: NodeJS.Timeout | undefined;
+  const { idleMs, totalMs, minRate, onTimeout } = options;
+  const windowMs = minRate?.windowMs ?? 0;
+  const needed = minRate ? (minRate.bytesPerSecond * windowMs) / 1000 : 0;
+  const started = performance.now();
+  const totalAt = totalMs > 0 ? started + totalMs : Number.POSITIVE_INFINITY;
+  // The idle clock and the rate window pause on their own: progress restarts the idle clock only.
+  let idleAt = idleMs > 0 ? started + idleMs : Number.POSITIVE_INFINITY;
+  let rateOn = needed > 0;
+  let windowAt = rateOn ? started + windowMs : Number.POSITIVE_INFINITY;
   let bytes = 0;
-  let off = needed <= 0;
-  const arm = () => {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Number.POSITIVE_INFINITY;
+
+  const nextDeadline = () => Math.min(idleAt, totalAt, rateOn ? windowAt : Number.POSITIVE_INFINITY);
+  const schedule = () => {
+    const next = nextDeadline();
+    // A timer due no later than the next deadline stays: when it fires it sets itself again.
+    if (stopped || next === Number.POSITIVE_INFINITY || (timer && timerAt <= next)) return;
     clearTimeout(timer);
-    if (off) return;
-    bytes = 0;
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (bytes < needed) onSlow();
-      else arm();
-    }, minRate?.windowMs);
+    timerAt = next;
+    timer = setTimeout(check, Math.max(1, Math.ceil(next - performance.now())));
     timer.unref();
   };
-  const stop = () => {
-    off = true;
-    clearTimeout(timer);
+  const check = () => {
+    timer = undefined;
+    timerAt = Number.POSITIVE_INFINITY;
+    if (stopped) return;
+    const now = performance.now();
+    let hit: TimeoutKind | undefined;
+    let hitAt = Number.POSITIVE_INFINITY;
+    if (now >= idleAt) [hit, hitAt] = ["idle", idleAt];
+    if (now >= totalAt && totalAt < hitAt) [hit, hitAt] = ["total", totalAt];
+    if (rateOn && now >= windowAt) {
+      // A whole window brought too few bytes: too slow. Else the next window starts now.
+      if (bytes < needed && windowAt < hitAt) hit = "rate";
+      else if (bytes >= needed) {
+        bytes = 0;
+        windowAt = now + windowMs;
+      }
+    }
+    if (hit) {
+      stop();
+      onTimeout(hit);
+      return;
+    }
+    schedule();
   };
-  arm();
+  const stop = () => {
+    stopped = true;
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  const restartIdle = () => {
+    if (idleMs > 0) idleAt = performance.now() + idleMs;
+  };
+  schedule();
   return {
-    count: (chunk) => {
+    touch: (chunk) => {
+      // A caller that does not say how much arrived cannot be measured: the rate check goes off.
       if (typeof chunk?.length === "number") bytes += chunk.length;
-      else stop(); // a caller that does not say how much arrived cannot be measured
+      else rateOn = false;
+      restartIdle();
+      schedule();
     },
     pause: () => {
-      clearTimeout(timer);
-      timer = undefined;
+      idleAt = Number.POSITIVE_INFINITY;
+      // A pause discards the rate window; the next one starts on resume.
+      windowAt = Number.POSITIVE_INFINITY;
     },
     resume: () => {
-      if (timer === undefined) arm();
+      if (rateOn && windowAt === Number.POSITIVE_INFINITY) {
+        bytes = 0;
+        windowAt = performance.now() + windowMs;
+      }
+      restartIdle();
+      schedule();
     },
     stop,
   };

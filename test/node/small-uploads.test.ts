@@ -358,19 +358,23 @@ describe("the Node adapter's native upload PUT answers as the web path does", ()
     const url = await ticket();
     const node = await new Promise<{ status: number; code: string; connection: string | undefined }>(
       (resolve, reject) => {
-        const req = httpRequest(`${slow.origin}${pathOf(url)}`, { method: "PUT", headers: { "content-length": 100 } }, (res) => {
-          let text = "";
-          res.on("data", (chunk) => {
-            text += chunk;
-          });
-          res.on("end", () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              code: JSON.parse(text).error.code,
-              connection: res.headers.connection,
-            }),
-          );
-        });
+        const req = httpRequest(
+          `${slow.origin}${pathOf(url)}`,
+          { method: "PUT", headers: { "content-length": 100 } },
+          (res) => {
+            let text = "";
+            res.on("data", (chunk) => {
+              text += chunk;
+            });
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                code: JSON.parse(text).error.code,
+                connection: res.headers.connection,
+              }),
+            );
+          },
+        );
         req.on("error", reject);
         req.flushHeaders();
       },
