@@ -34,8 +34,11 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 function plainHeaders(headers: HeadersInit | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (headers === undefined) return out;
-  if (headers instanceof Headers) headers.forEach((value, name) => (out[name] = value));
-  else if (Array.isArray(headers))
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      out[name] = value;
+    });
+  } else if (Array.isArray(headers))
     for (const [name, value] of headers) out[name.toLowerCase()] = value as string;
   else for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
   return out;
