@@ -11,24 +11,90 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 
+/** SDK v1's default bound on a request body (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB; v2's too). */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * A POST body read and parsed here: the message; or the answer the SDK would have given, with the
+ * text when it was not JSON.
+ */
+export type ReadBody = { parsed: unknown } | { status: number; code: number; message: string; text?: string };
+
+/**
+ * Reads a JSON POST body on Node's own stream and parses it, so the SDK gets it as `parsedBody` and
+ * never turns the request body into a web stream. Only where the SDK would read the body itself: a
+ * POST that accepts both reply types, with a JSON content type and no declared length over the limit
+ * (`needLength`: a declared length at all); anything else (`undefined`) goes to the SDK as it is.
+ * Too large and invalid JSON get SDK v1's own answers.
+ */
+export async function readJsonBody(req: IncomingMessage, needLength = false): Promise<ReadBody | undefined> {
+  const accept = req.headers.accept ?? "";
+  const length = req.headers["content-length"];
+  if (
+    req.method !== "POST" ||
+    !JSON_TYPE.test(req.headers["content-type"] ?? "") ||
+    !accept.includes("application/json") ||
+    !accept.includes("text/event-stream") ||
+    Number(length) > MAX_BODY_BYTES ||
+    (needLength && length === undefined)
+  ) {
+    return undefined;
+  }
+  const body = await new Promise<Buffer | undefined>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else {
+        // Over the limit: stop keeping it (the rest is drained, so the answer still gets through).
+        req.off("data", onData);
+        req.resume();
+        resolve(undefined);
+      }
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks, size)));
+    req.once("error", reject);
+  });
+  if (body === undefined) {
+    const message = `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`;
+    return { status: 413, code: -32000, message };
+  }
+  const text = body.toString("utf8");
+  try {
+    return { parsed: JSON.parse(text) };
+  } catch {
+    return { status: 400, code: -32700, message: "Parse error: Invalid JSON", text };
+  }
+}
+
 /** Headers that describe a connection, not a message: Node sets its own. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]);
 
 /**
  * A web `Request` with the Node request's method, URL and headers, and its body only when `withBody`
- * (a POST whose body the endpoint did not parse): the SDK's web-standard transport reads nothing else
- * of a request. `undefined` when no `Request` can carry it (a method the Fetch standard forbids).
+ * (`true`: the Node stream, for a POST whose body the endpoint did not read; a string: the body read
+ * already): the SDK's web-standard transport reads nothing else of a request it is given the parsed
+ * body of. `undefined` when no `Request` can carry it (a method the Fetch standard forbids).
  */
-export function webRequest(req: IncomingMessage, withBody: boolean): Request | undefined {
+export function webRequest(
+  req: IncomingMessage,
+  withBody: boolean | string,
+  signal?: AbortSignal,
+): Request | undefined {
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
   const url = `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
   const method = req.method ?? "GET";
+  const init: RequestInit = signal ? { method, headers, signal } : { method, headers };
   try {
-    if (!withBody || method === "GET" || method === "HEAD") return new Request(url, { method, headers });
+    if (withBody === false || method === "GET" || method === "HEAD") return new Request(url, init);
+    if (typeof withBody === "string") return new Request(url, { ...init, body: withBody });
     const body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
-    return new Request(url, { method, headers, body, duplex: "half" } as RequestInit);
+    return new Request(url, { ...init, body, duplex: "half" } as RequestInit);
   } catch {
     return undefined;
   }

@@ -8,7 +8,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
-import { webRequest, writeWebResponse } from "../node-glue.js";
+import { type ReadBody, readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
 import { type EndpointLimits, SessionTable } from "../sessions.js";
 
 function refuse(res: ServerResponse, status: number, message: string): void {
@@ -18,58 +18,6 @@ function refuse(res: ServerResponse, status: number, message: string): void {
     ...(status === 401 ? { "www-authenticate": 'Bearer realm="mcp"' } : {}),
   });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
-}
-
-/** SDK v1's default bound on a request body (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const JSON_TYPE = /^application\/json\s*(;|$)/i;
-
-/** A POST body read and parsed here: the message, or the answer the SDK would have given. */
-type ReadBody = { parsed: unknown } | { status: number; code: number; message: string };
-
-/**
- * Reads a JSON POST body on Node's own stream and parses it, so SDK v1 gets it as `parsedBody` and
- * never turns the request body into a web stream. Only where the SDK would read the body itself: a POST that accepts both reply
- * types, with a JSON content type and no declared length over the limit; anything else (`undefined`)
- * goes to the SDK as before, which answers it. Too large and invalid JSON get the SDK's own answers.
- */
-async function readJsonBody(req: IncomingMessage): Promise<ReadBody | undefined> {
-  const accept = req.headers.accept ?? "";
-  if (
-    req.method !== "POST" ||
-    !JSON_TYPE.test(req.headers["content-type"] ?? "") ||
-    !accept.includes("application/json") ||
-    !accept.includes("text/event-stream") ||
-    Number(req.headers["content-length"]) > MAX_BODY_BYTES
-  ) {
-    return undefined;
-  }
-  const body = await new Promise<Buffer | undefined>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-      else {
-        // Over the limit: stop keeping it (the rest is drained, so the answer still gets through).
-        req.off("data", onData);
-        req.resume();
-        resolve(undefined);
-      }
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks, size)));
-    req.once("error", reject);
-  });
-  if (body === undefined) {
-    const message = `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`;
-    return { status: 413, code: -32000, message };
-  }
-  try {
-    return { parsed: JSON.parse(body.toString("utf8")) };
-  } catch {
-    return { status: 400, code: -32700, message: "Parse error: Invalid JSON" };
-  }
 }
 
 /**
