@@ -26,31 +26,24 @@ import { start as startChat } from "../examples/chat-uploads/server.js";
 import { start as startContainer } from "../examples/file-container/server.js";
 import { start as startPandoc } from "../examples/pandoc-converter/server.js";
 import { start as startProvider } from "../examples/provider-upload/server.js";
+import { peakRssMiB, resetPeakRss } from "./_lib.js";
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 64);
 const SIZE = SIZE_MB * 1024 * 1024;
 const root = await mkdtemp(join(tmpdir(), "bench-examples-"));
 const rows: Array<{ example: string; step: string; ms: number; mbps?: number; rssDeltaMb?: number }> = [];
 
-/** Peak RSS growth while `fn` runs, sampled every 5 ms. */
+/**
+ * Peak RSS growth while `fn` runs, exact: the kernel's high-water mark (VmHWM, reset first) minus the
+ * RSS at the start. The example servers run in this process, so this is their memory.
+ */
 async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; rssDeltaMb: number }> {
   (globalThis as { gc?: () => void }).gc?.();
-  const base = process.memoryUsage().rss;
-  let peak = base;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 5);
+  const base = process.memoryUsage().rss / 2 ** 20;
+  resetPeakRss(process.pid);
   const t0 = performance.now();
-  try {
-    const value = await fn();
-    return {
-      value,
-      ms: performance.now() - t0,
-      rssDeltaMb: (Math.max(peak, process.memoryUsage().rss) - base) / 2 ** 20,
-    };
-  } finally {
-    clearInterval(timer);
-  }
+  const value = await fn();
+  return { value, ms: performance.now() - t0, rssDeltaMb: Math.max(0, peakRssMiB(process.pid) - base) };
 }
 
 async function bigFile(path: string): Promise<void> {

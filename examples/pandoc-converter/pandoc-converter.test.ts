@@ -425,9 +425,12 @@ describe.each(["v1", "v2"] as const)("pandoc-converter example on SDK %s", (sdk)
       "examples/pandoc-converter/server.ts",
       ...(sdk === "v2" ? ["--sdk", "v2"] : []),
     ];
-    const params = { command: process.execPath, args, cwd: repoRoot, stderr: "pipe" as const };
+    // Its own temp folder, so the test sees what the run leaves there.
+    const temp = join(dir, "cli-tmp");
+    await mkdir(temp);
+    const env = { ...(process.env as Record<string, string>), TMPDIR: temp };
+    const params = { command: process.execPath, args, cwd: repoRoot, env, stderr: "pipe" as const };
     const client = newClient(sdk, true);
-    clients.push(client);
     if (sdk === "v2") await (client as unknown as ClientV2).connect(new StdioClientTransportV2(params));
     else await client.connect(new StdioClientTransport(params));
     expect(eraOf(client)).toBe(sdk === "v2" ? "modern" : "legacy");
@@ -446,5 +449,14 @@ describe.each(["v1", "v2"] as const)("pandoc-converter example on SDK %s", (sdk)
     const uri = (docx.structuredContent as { uri: string }).uri;
     const back = await call(client, "convert-document-resource", { uri, to: "markdown" });
     expect(text(back)).toContain("*twelve*");
+    expect((await readdir(temp)).filter((n) => n.startsWith("pandoc-converter-data-"))).toHaveLength(1);
+    // Closing the client ends the server's stdin: the run removes the data folder it made, and the
+    // bridge's call folders (its shared parent folder may stay). tsx keeps its own cache there.
+    await client.close();
+    const left = async () =>
+      (await readdir(temp, { recursive: true })).filter(
+        (n) => !n.startsWith("tsx-") && n !== "mcp-file-bridge",
+      );
+    await vi.waitFor(async () => expect(await left()).toEqual([]), { timeout: 10_000, interval: 50 });
   });
 });

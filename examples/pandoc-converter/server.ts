@@ -211,9 +211,15 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
   );
   const sandboxAll = Number(version?.[1] ?? 0) >= 3;
 
-  const store = fsStore(options.dataDir ?? (await mkdtemp(join(tmp, "pandoc-converter-data-"))));
+  // A data folder this converter made itself is its own: close() removes it.
+  const ownDataDir = options.dataDir ? undefined : await mkdtemp(join(tmp, "pandoc-converter-data-"));
+  const store = fsStore(options.dataDir ?? (ownDataDir as string));
   const state = memoryState();
   const registry = new ResourceRegistry({ store });
+  const release = async () => {
+    await registry.close();
+    if (ownDataDir) await rm(ownDataDir, { recursive: true, force: true });
+  };
   const pathBridge = new FileBridge({
     ...bridgeOptions,
     roots: options.roots ?? [process.cwd()],
@@ -444,12 +450,12 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
         ...base,
         async close() {
           await stdio.close();
-          await registry.close();
+          await release();
         },
       };
     }
     if (options.transport === "stdio") await createServer().connect(new StdioServerTransport());
-    return { ...base, close: () => registry.close() };
+    return { ...base, close: release };
   }
 
   let files: ReturnType<typeof toNodeHandler> | undefined;
@@ -491,7 +497,7 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
     http,
     async close() {
       await http.close();
-      await registry.close();
+      await release();
     },
   };
 }
@@ -513,4 +519,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       console.log(`  bearer token for user "${user}": ${token}   (Authorization: Bearer <token>)`);
     }
   } else process.stderr.write(`pandoc-converter on stdio, ${generation}\n`);
+  // Stopped by a signal, or on stdio by the client closing its end: close first, so the data
+  // folder made for this run is removed.
+  const stop = () => void converter.close().finally(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  if (!http) process.stdin.once("end", stop);
 }

@@ -9,7 +9,7 @@
  * Used by `test/services/global-setup.ts` (vitest) and by `bench/s3-redis.ts`.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -111,6 +111,8 @@ export async function startRedis(
     { stdio: "ignore", detached: true },
   );
   child.unref();
+  // Recorded so `services.ts stop <dir>` finds it from another process (a shell that ran `start`).
+  await writeFile(join(dir, `redis-${listen}.pid`), String(child.pid));
   const exited = new Promise<never>((_, reject) =>
     child.once("exit", (code) => reject(new Error(`redis-server exited with ${code}`))),
   );
@@ -202,11 +204,20 @@ export async function startServices(
   return endpoints;
 }
 
-/** Stops what {@link startServices} started and removes its folder. */
+/**
+ * Stops what {@link startServices} started and removes its folder: the redis-servers recorded in
+ * the folder (`redis-<port>.pid`, so a `stop` from another process finds them) and radosgw.
+ */
 export async function stopServices(endpoints: ServiceEndpoints): Promise<void> {
-  if (endpoints.redis) {
+  const pids = new Set<number>(endpoints.redis ? [endpoints.redis.pid] : []);
+  const names = await readdir(endpoints.dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => /^redis-\d+\.pid$/.test(n))) {
+    const pid = Number(await readFile(join(endpoints.dir, name), "utf8").catch(() => ""));
+    if (Number.isInteger(pid) && pid > 0) pids.add(pid);
+  }
+  for (const pid of pids) {
     try {
-      process.kill(endpoints.redis.pid);
+      process.kill(pid);
     } catch {
       // already gone
     }
@@ -239,12 +250,9 @@ if (isMain) {
     for (const [key, value] of Object.entries(servicesEnv(endpoints))) console.log(`export ${key}=${value}`);
     if (endpoints.redis) console.log(`export MFB_REDIS_PID=${endpoints.redis.pid}`);
   } else if (command === "stop" && dir) {
-    const pid = Number(process.env.MFB_REDIS_PID);
-    await stopServices(
-      Number.isInteger(pid) && pid > 0 ? { dir, redis: { url: "", port: 0, pid } } : { dir },
-    );
+    await stopServices({ dir });
   } else {
-    console.error("usage: services.ts start | stop <dir>   (stop reads MFB_REDIS_PID)");
+    console.error("usage: services.ts start | stop <dir>");
     process.exit(2);
   }
 }

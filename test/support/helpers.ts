@@ -1,21 +1,60 @@
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
 /** The repository root. */
 export const repoRoot = join(import.meta.dirname, "..", "..");
 
+/** The newest modification time (ms) of the files under `dir`, recursively. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** Whether dist/ holds every entry point, each newer than the sources and the build's config. */
+function builtAndFresh(): boolean {
+  const outputs = ["index.js", "index.cjs", "node.js", "node.cjs"].map((name) =>
+    join(repoRoot, "dist", name),
+  );
+  if (!outputs.every((path) => existsSync(path))) return false;
+  const inputs = Math.max(
+    newestMtime(join(repoRoot, "src")),
+    ...["package.json", "tsup.config.ts"].map((name) => statSync(join(repoRoot, name)).mtimeMs),
+  );
+  return outputs.every((path) => statSync(path).mtimeMs >= inputs);
+}
+
 /**
- * Builds the package (dist/) when it has not been built, so tests of the built package also run right
- * after `npm install` on a fresh clone. CI builds before testing, so there it does nothing.
+ * Builds the package (dist/) when it was not built or a source changed since, so tests of the built
+ * package run on the code in the tree (also right after `npm install` on a fresh clone). One test
+ * process builds at a time (a lock folder); the others wait for it. CI builds before testing, so
+ * there it does nothing.
  */
 export function ensureBuilt(): void {
-  const built = ["index.js", "index.cjs", "node.js", "node.cjs"].every((name) =>
-    existsSync(join(repoRoot, "dist", name)),
-  );
-  if (!built) execFileSync("npx", ["tsup"], { cwd: repoRoot, stdio: "ignore" });
+  const lock = join(repoRoot, ".build-lock");
+  while (!builtAndFresh()) {
+    try {
+      mkdirSync(lock);
+    } catch {
+      // Another test process is building: wait for it, then look again. A lock left by a killed
+      // process (older than any build takes) is removed.
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 5 * 60_000) rmSync(lock, { recursive: true, force: true });
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      continue;
+    }
+    try {
+      if (!builtAndFresh()) execFileSync("npx", ["tsup"], { cwd: repoRoot, stdio: "ignore" });
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+    return;
+  }
 }
 
 /** What a failure's `code` property says, or `"NO_CODE"` for errors without one. */
