@@ -47,11 +47,20 @@ if (mode === "serve") {
   await session.post("Profiler.enable");
   await session.post("Profiler.setSamplingInterval", { interval: 100 });
   console.log(`URL ${mcpUrl} ${fixture.url}`);
+  const profiling = process.env.PROFILE !== "0";
+  let cpu = process.cpuUsage();
   for await (const line of createInterface({ input: process.stdin })) {
-    if (line === "start") await session.post("Profiler.start");
+    if (line === "start") {
+      if (profiling) await session.post("Profiler.start");
+      cpu = process.cpuUsage();
+    }
     if (line === "stop") {
-      const { profile } = await session.post("Profiler.stop");
-      await writeFile(out as string, JSON.stringify(profile));
+      const used = process.cpuUsage(cpu);
+      console.error(`proxy process busy CPU: ${((used.user + used.system) / 1000 / CALLS).toFixed(3)} ms per call`);
+      if (profiling) {
+        const { profile } = await session.post("Profiler.stop");
+        await writeFile(out as string, JSON.stringify(profile));
+      }
       break;
     }
     console.log(`ACK ${line}`);
@@ -102,6 +111,7 @@ await c.close();
 console.log(`${sdk}: ${CALLS} calls, ${ms.toFixed(3)} ms per call (wall, client in another process)`);
 
 // analysis
+if (process.env.PROFILE === "0") process.exit(0);
 const profile = JSON.parse(readFileSync(out as string, "utf8")) as {
   nodes: Array<{
     id: number;
