@@ -56,7 +56,9 @@ if (mode === "serve") {
     }
     if (line === "stop") {
       const used = process.cpuUsage(cpu);
-      console.error(`proxy process busy CPU: ${((used.user + used.system) / 1000 / CALLS).toFixed(3)} ms per call`);
+      console.error(
+        `proxy process busy CPU: ${((used.user + used.system) / 1000 / CALLS).toFixed(3)} ms per call`,
+      );
       if (profiling) {
         const { profile } = await session.post("Profiler.stop");
         await writeFile(out as string, JSON.stringify(profile));

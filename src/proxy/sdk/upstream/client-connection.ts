@@ -5,7 +5,7 @@
  * each subclass brings its generation's client.
  */
 import type { JsonObject, UpstreamPort, UpstreamRequestOptions } from "../../types.js";
-import { type NodeFetch, nodeFetch } from "./node-fetch.js";
+import { type NodeFetch, type NodeFetchOptions, nodeFetch } from "./node-fetch.js";
 import {
   DEFAULT_TIMEOUT_MS,
   streamBroke,
@@ -102,13 +102,19 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
   protected inFlight = 0;
   protected serverCapabilities: JsonObject | undefined;
   /** The `fetch` of a Streamable HTTP upstream's transports: its keep-alive sockets live as long as this. */
-  protected readonly http: NodeFetch = nodeFetch();
+  protected readonly http: NodeFetch;
   #connecting: Promise<C> | undefined;
   #closed = false;
 
   constructor(options: UpstreamConnectionOptions) {
     this.name = options.name;
     this.options = options;
+    this.http = nodeFetch(this.fetchOptions());
+  }
+
+  /** How this generation's transport may be answered (see {@link nodeFetch}). */
+  protected fetchOptions(): NodeFetchOptions {
+    return {};
   }
 
   get connected(): boolean {

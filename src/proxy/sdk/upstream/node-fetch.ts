@@ -27,6 +27,47 @@ export interface NodeFetch {
   close(): void;
 }
 
+/** Options of {@link nodeFetch}. */
+export interface NodeFetchOptions {
+  /**
+   * Answer a POST whose SSE answer is complete in its first turn and is one JSON-RPC response (no
+   * event id, no retry, at most {@link ONE_EVENT_MAX} bytes) as the `application/json` answer the
+   * protocol also allows, so the client skips its SSE pipeline (web streams, an event parser) for it.
+   * Only for a client that treats both answers alike (SDK v1's transport). @default false
+   */
+  oneEventAsJson?: boolean;
+}
+
+/** The largest one-event SSE answer turned into JSON (larger ones stream as they are). */
+const ONE_EVENT_MAX = 64 * 1024;
+
+/**
+ * The data of an SSE text that is exactly one `message` event carrying a JSON-RPC response (no id,
+ * no retry, no comment, LF line ends), or `undefined`.
+ */
+export function oneResponseEvent(text: string): string | undefined {
+  if (!text.endsWith("\n\n") || text.includes("\r")) return undefined;
+  const data: string[] = [];
+  for (const line of text.slice(0, -2).split("\n")) {
+    if (line === "event: message" || line === "event:message") continue;
+    if (!line.startsWith("data:")) return undefined;
+    data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+  }
+  if (data.length === 0) return undefined;
+  const joined = data.join("\n");
+  try {
+    const message = JSON.parse(joined) as Record<string, unknown> | null;
+    const response =
+      message !== null &&
+      typeof message === "object" &&
+      "id" in message &&
+      ("result" in message || "error" in message);
+    return response ? joined : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Statuses whose response has no body (`new Response` refuses one). */
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
@@ -56,17 +97,33 @@ function fetchFailed(cause: unknown): TypeError {
   return new TypeError("fetch failed", { cause });
 }
 
+function isEventStream(res: IncomingMessage): boolean {
+  return /^text\/event-stream\s*(;|$)/i.test(res.headers["content-type"] ?? "");
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
-/** A web `Response` over a Node response: its body streams as the chunks arrive, with back-pressure. */
-function webResponse(res: IncomingMessage, method: string, onDone: () => void): Response {
+function responseInit(res: IncomingMessage): ResponseInit & { status: number; headers: Headers } {
   const headers = new Headers();
   const raw = res.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
-  const status = res.statusCode ?? 502;
-  const init = { status, statusText: res.statusMessage ?? "", headers };
+  return { status: res.statusCode ?? 502, statusText: res.statusMessage ?? "", headers };
+}
+
+/**
+ * A web `Response` over a Node response: its body streams as the chunks arrive, with back-pressure,
+ * after `prefix` (chunks already read off it, the response then paused).
+ */
+function webResponse(
+  res: IncomingMessage,
+  method: string,
+  onDone: () => void,
+  prefix: Buffer[] = [],
+): Response {
+  const init = responseInit(res);
+  const { status } = init;
   if (NULL_BODY.has(status) || method === "HEAD") {
     res.resume();
     res.once("end", onDone);
@@ -75,6 +132,8 @@ function webResponse(res: IncomingMessage, method: string, onDone: () => void): 
   let finished = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      for (const chunk of prefix)
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
       const fail = (cause: unknown) => {
         if (finished) return;
         finished = true;
@@ -94,7 +153,8 @@ function webResponse(res: IncomingMessage, method: string, onDone: () => void): 
       });
       res.once("error", fail);
       // closed before its end (the socket went away, or the request was aborted): the stream fails
-      res.once("close", () => fail(new Error("other side closed")));
+      if (res.destroyed) fail(new Error("other side closed"));
+      else res.once("close", () => fail(new Error("other side closed")));
     },
     pull() {
       res.resume();
@@ -109,6 +169,57 @@ function webResponse(res: IncomingMessage, method: string, onDone: () => void): 
 }
 
 /**
+ * The answer to a POST whose SSE body may be one JSON-RPC response: its first chunks are read, and
+ * when the body ends in the same turn as one response event it becomes an `application/json` answer;
+ * otherwise the stream goes on as it is (what was read first, then the rest as it arrives).
+ */
+function oneEventOrStream(
+  res: IncomingMessage,
+  onDone: () => void,
+  answer: (response: Response) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let turn: NodeJS.Immediate | undefined;
+  let settled = false;
+  const settle = (ended: boolean) => {
+    if (settled) return;
+    settled = true;
+    if (turn) clearImmediate(turn);
+    res.off("data", onData);
+    res.off("end", onEnd);
+    res.off("close", onClose);
+    const data = ended ? oneResponseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
+    if (data !== undefined) {
+      onDone();
+      const init = responseInit(res);
+      init.headers.set("content-type", "application/json");
+      init.headers.delete("content-length");
+      answer(new Response(data, init));
+      return;
+    }
+    if (ended) {
+      onDone();
+      answer(new Response(Buffer.concat(chunks, size), responseInit(res)));
+      return;
+    }
+    res.pause();
+    answer(webResponse(res, "POST", onDone, chunks));
+  };
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > ONE_EVENT_MAX) settle(false);
+    else turn ??= setImmediate(() => settle(false));
+  };
+  const onEnd = () => settle(true);
+  const onClose = () => settle(false);
+  res.on("data", onData);
+  res.once("end", onEnd);
+  res.once("close", onClose);
+}
+
+/**
  * Makes the `fetch` of one upstream connection (its own keep-alive agents, closed with it).
  *
  * @example
@@ -119,7 +230,7 @@ function webResponse(res: IncomingMessage, method: string, onDone: () => void): 
  * http.close();
  * ```
  */
-export function nodeFetch(): NodeFetch {
+export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
   function send(url: URL, init: RequestInit, retried: boolean): Promise<Response> {
@@ -141,11 +252,15 @@ export function nodeFetch(): NodeFetch {
         bodyStream?.destroy(reason instanceof Error ? reason : undefined);
       };
       const done = () => signal?.removeEventListener("abort", onAbort);
-      const options = { method, headers, agent: secure ? agents.https : agents.http };
-      req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
+      const requestOptions = { method, headers, agent: secure ? agents.https : agents.http };
+      req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
         answered = true;
         bodyStream = res;
         try {
+          if (options.oneEventAsJson && method === "POST" && res.statusCode === 200 && isEventStream(res)) {
+            oneEventOrStream(res, done, resolve);
+            return;
+          }
           resolve(webResponse(res, method, done));
         } catch (error) {
           done();

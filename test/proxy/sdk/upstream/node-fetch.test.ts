@@ -7,7 +7,7 @@ import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { nodeFetch } from "../../../../src/proxy/sdk/upstream/node-fetch.js";
+import { nodeFetch, oneResponseEvent } from "../../../../src/proxy/sdk/upstream/node-fetch.js";
 
 let server: Server | undefined;
 const clients: Array<{ close(): void }> = [];
@@ -18,8 +18,8 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
   return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
 }
 
-function client() {
-  const made = nodeFetch();
+function client(options: Parameters<typeof nodeFetch>[0] = {}) {
+  const made = nodeFetch(options);
   clients.push(made);
   return made.fetch;
 }
@@ -32,7 +32,8 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
 
 afterEach(async () => {
   for (const made of clients.splice(0)) made.close();
-  server?.closeAllConnections();
+  if (!server) return;
+  server.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   server = undefined;
 });
@@ -124,5 +125,46 @@ describe("nodeFetch", () => {
       message: "fetch failed",
       cause: { code: "ECONNREFUSED" },
     });
+  });
+});
+
+describe("oneEventAsJson", () => {
+  it("answers a complete one-response SSE answer as JSON, and streams anything else as it is", async () => {
+    const url = await serve(async (req, res) => {
+      const kind = await bodyOf(req);
+      res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s-2" });
+      if (kind === "one") res.end('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      else if (kind === "two") {
+        res.write(
+          'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n',
+        );
+        res.end('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      } else res.end('id: 7\nevent: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    });
+    const fetch = client({ oneEventAsJson: true });
+    const one = await fetch(url, { method: "POST", body: "one", redirect: "manual" });
+    expect(one.headers.get("content-type")).toBe("application/json");
+    expect(one.headers.get("mcp-session-id")).toBe("s-2");
+    expect(await one.json()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    for (const kind of ["two", "with-id"]) {
+      const other = await fetch(url, { method: "POST", body: kind, redirect: "manual" });
+      expect(other.headers.get("content-type")).toBe("text/event-stream");
+      expect(await other.text()).toContain('"result":{}');
+    }
+    const plain = await client()(url, { method: "POST", body: "one", redirect: "manual" });
+    expect(plain.headers.get("content-type")).toBe("text/event-stream");
+  });
+
+  it("takes only one message event carrying a JSON-RPC response", () => {
+    expect(oneResponseEvent('data: {"id":1,"result":{}}\n\n')).toBe('{"id":1,"result":{}}');
+    expect(oneResponseEvent('event: message\ndata: {"id":1,\ndata: "error":{}}\n\n')).toBe(
+      '{"id":1,\n"error":{}}',
+    );
+    expect(oneResponseEvent('data: {"method":"notifications/progress"}\n\n')).toBeUndefined();
+    expect(oneResponseEvent('event: other\ndata: {"id":1,"result":{}}\n\n')).toBeUndefined();
+    expect(oneResponseEvent('retry: 5\ndata: {"id":1,"result":{}}\n\n')).toBeUndefined();
+    expect(oneResponseEvent('data: {"id":1,"result":{}}\r\n\r\n')).toBeUndefined();
+    expect(oneResponseEvent("data: {nope\n\n")).toBeUndefined();
+    expect(oneResponseEvent('data: {"id":1,"result":{}}\n')).toBeUndefined();
   });
 });
