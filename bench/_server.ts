@@ -1,6 +1,9 @@
 /**
  * A bench server in a process of its own: `ours-fs`, `ours-memory` (the file routes on fsStore /
- * memoryStore), `raw` (a plain node:http server that pipes bodies to files and files to responses)
+ * memoryStore), `ours-s3` (the file routes on s3Store + s3TusStaging, the S3 endpoint from
+ * `BENCH_S3` as `startServices()` describes it; `{"cmd": "commit-mode", "mode": "copy" | "restream"}`
+ * switches the store's server-side-copy adoption on or off, `{"cmd": "commit-seconds"}` answers how
+ * long the last commit took), `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
  * `{"cmd": "clean"}` (drop stored files) and `{"cmd": "prepare", "source": path}` (store a file to
  * download; replies with its download URL) on stdin.
@@ -13,14 +16,17 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { S3Client } from "@aws-sdk/client-s3";
 import { createFileRoutes } from "../src/http/create-file-routes.js";
 import { toNodeHandler } from "../src/node/index.js";
+import { s3Store } from "../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
 import { fsStore } from "../src/storage/fs-store.js";
 import { memoryState } from "../src/storage/memory-state.js";
 import { memoryStore } from "../src/storage/memory-store.js";
-import type { FileStore } from "../src/storage/types.js";
+import type { FileStore, StagedFile } from "../src/storage/types.js";
 import { fsTusStaging } from "../src/uploads/tus/fs-staging.js";
+import { s3TusStaging } from "../src/uploads/tus/s3-staging.js";
 import { BENCH_SECRET, servePeer } from "./_lib.js";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];
@@ -29,9 +35,16 @@ const MAX_BYTES = 4 * 1024 * 1024 * 1024;
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
 const server = createServer((req, res) => handler(req, res));
+// Every mode alike: the client's keep-alive sockets sit idle while the other servers' rounds run; with
+// Node's 5 s default a socket closed as the next round reused it failed a run with "socket hang up".
+server.keepAliveTimeout = 120_000;
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 await mkdir(dir, { recursive: true });
+
+/** More commands of a mode (`ours-s3`). */
+let extra: (command: Record<string, unknown>) => Promise<Record<string, unknown> | undefined> = async () =>
+  undefined;
 
 let clean: () => Promise<void> = async () => {};
 let prepare: (source: string) => Promise<string> = async () => {
@@ -61,6 +74,8 @@ if (mode === "ours-fs" || mode === "ours-memory") {
     const file = await store.put(createReadStream(source), { scope: "bench", name: "big.bin" });
     return (await minter.downloadUrl(file)).url;
   };
+} else if (mode === "ours-s3") {
+  await oursS3();
 } else if (mode === "raw") {
   let n = 0;
   const files = join(dir, "raw");
@@ -104,9 +119,83 @@ if (mode === "ours-fs" || mode === "ours-memory") {
   throw new Error(`unknown mode ${mode}`);
 }
 
+/** The file routes on s3Store with S3 tus staging; commits timed from staging to visible. */
+async function oursS3(): Promise<void> {
+  const s3 = JSON.parse(process.env.BENCH_S3 ?? "null") as {
+    endpoint: string;
+    region: string;
+    accessKeyId: string;
+    secretAccessKey: string;
+    bucket: string;
+  } | null;
+  if (!s3) throw new Error("ours-s3 needs BENCH_S3");
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+  const state = memoryState();
+  const inner = s3Store({ bucket: s3.bucket, client, prefix: "bench-tus/", sweepInterval: 0 });
+  let copy = true;
+  let commitSeconds = 0;
+  const timed = (started: number, staged: StagedFile): StagedFile => ({
+    file: staged.file,
+    abort: () => staged.abort(),
+    async commit() {
+      const file = await staged.commit();
+      commitSeconds = (performance.now() - started) / 1000;
+      return file;
+    },
+  });
+  const store: FileStore = {
+    ...inner,
+    async stage(source, options) {
+      const started = performance.now();
+      return timed(started, await inner.stage(source, options));
+    },
+    async adopt(source, options) {
+      if (!copy) return null;
+      const started = performance.now();
+      const staged = await inner.adopt?.(source, options);
+      return staged ? timed(started, staged) : null;
+    },
+  };
+  const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
+  const routes = createFileRoutes({
+    store,
+    minter,
+    state,
+    maxBytes: MAX_BYTES,
+    basePath: "/files",
+    tus: { staging: s3TusStaging(inner, state, { dir: join(dir, "spool") }) },
+  });
+  handler = toNodeHandler(routes);
+  const removeAll = async () => {
+    for (;;) {
+      const page = await inner.list("bench", {});
+      if (page.files.length === 0) return;
+      for (const file of page.files) await inner.delete("bench", file.id);
+    }
+  };
+  clean = removeAll;
+  extra = async (command) => {
+    if (command.cmd === "commit-mode") {
+      copy = command.mode === "copy";
+      return {};
+    }
+    if (command.cmd === "commit-seconds") return { seconds: commitSeconds };
+    return undefined;
+  };
+}
+
 await servePeer(
   { url },
   async (command) => {
+    const answer = await extra(command);
+    if (answer) return answer;
     if (command.cmd === "clean") {
       await clean();
       return {};

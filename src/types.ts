@@ -4,13 +4,14 @@
  * piece accepts in place of another piece. Types only; nothing here runs. The types a server author
  * names most (each piece's options, `ResolvedFile`, `StoredFile`, `FileStore`, …) are in the root.
  */
+
+export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
 export type {
   ArtifactRegistry,
   ArtifactUrlMinter,
   EmbeddedResourceContents,
   FitOptions,
-} from "./artifacts/artifacts.js";
-export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
+} from "./artifacts/types.js";
 export type { SweepOptions } from "./bridge/options.js";
 export type {
   FileSource,
@@ -55,7 +56,12 @@ export type {
 export type { FilesExtensionOptions } from "./uploads/files-extension.js";
 export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from "./uploads/files-wire.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
-export type { StagingObserver, StagingWrite, TusStaging } from "./uploads/tus/fs-staging.js";
+export type {
+  StagingObserver,
+  StagingWrite,
+  StagingWriteOptions,
+  TusStaging,
+} from "./uploads/tus/fs-staging.js";
 export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
 export type { DirectUploadOptions } from "./uploads/types.js";
 export type {

@@ -1,5 +1,6 @@
 /** Small response and error helpers shared by the file routes. */
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { textResponse } from "../internal/text-response.js";
 import type { ResolvedRouteOptions } from "./options.js";
 
 export const JSON_HEADERS = {
@@ -9,7 +10,7 @@ export const JSON_HEADERS = {
 };
 
 export function jsonResponse(status: number, body: unknown, extra: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...extra } });
+  return textResponse(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...extra } });
 }
 
 export function errorResponse(error: unknown, extra: Record<string, string> = {}): Response {

@@ -118,6 +118,14 @@ export interface HostRequestContext {
    */
   elicitationAnswers?: ReadonlyMap<string, HostElicitationAnswer>;
   /**
+   * Under the 2026-07-28 protocol, on a retry whose `elicitationAnswers` accepted `elicitationId`: the
+   * result that ends this round with an `input_required` carrying only a request state, so the client
+   * retries at once and the next call sees the same accepted answer (a wait spread over calls, each
+   * shorter than the client's request timeout). The tool returns it.
+   * @default undefined (no such rounds: SDK v1, the 2025 era)
+   */
+  waitAgain?(elicitationId: string): Record<string, unknown>;
+  /**
    * Sends `notifications/progress` related to this request, when the client asked for progress
    * (its request carried `_meta.progressToken`); `progress` must grow from call to call.
    * @default undefined (the client asked for no progress, or the adapter cannot send it)

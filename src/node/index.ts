@@ -11,6 +11,7 @@ import {
   takeNodeResponseBody,
 } from "../http/node-fast-path.js";
 import { optionCheck } from "../internal/options.js";
+import { takeResponseText } from "../internal/text-response.js";
 
 const check = optionCheck("toNodeHandler");
 
@@ -288,6 +289,11 @@ async function writeResponse(req: IncomingMessage, response: Response, res: Serv
   if (req.method === "HEAD" || response.body === null) {
     res.end();
     await response.body?.cancel().catch(() => undefined);
+    return;
+  }
+  const text = takeResponseText(response);
+  if (text !== undefined) {
+    res.end(text);
     return;
   }
   const fast = takeNodeResponseBody(response);

@@ -28,6 +28,7 @@ import { streamPut, toPutError } from "../storage/kit/put-pipeline.js";
 import { planPut, storedFileOf } from "../storage/kit/put-plan.js";
 import { stagedFile } from "../storage/kit/staged-file.js";
 import type {
+  AdoptSource,
   ByteRange,
   DirectUploads,
   FileCatalog,
@@ -39,6 +40,7 @@ import type {
   StagedFile,
   StoredFile,
 } from "../storage/types.js";
+import { adoptObject, type S3AdoptContext } from "./s3-adopt.js";
 import { s3DirectUploads } from "./s3-direct.js";
 import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
@@ -524,6 +526,18 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     isMissing,
   });
 
+  const adoption: S3AdoptContext = {
+    client,
+    bucket,
+    dataKey: (scope, id) => keys.data(scope, id),
+    tagFor: async (plan) => {
+      if (!lifecycle || plan.expiresAt === undefined) return undefined;
+      await applyLifecycle(client, bucket, keys.prefix, lifecycle);
+      return expiryTag(plan.expiresAt - plan.createdAt);
+    },
+    error: s3Error,
+  };
+
   return {
     driver: "s3",
     client,
@@ -539,6 +553,17 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
 
     async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
       const file = await upload(source, putOptions);
+      return stagedFile(
+        file,
+        (staged) => commit(staged),
+        (staged) => deleteKey(keys.data(staged.scope, staged.id)),
+      );
+    },
+
+    /** An object of this bucket (a tus upload's staging object), copied into place server-side. */
+    async adopt(source: AdoptSource, putOptions: PutOptions): Promise<StagedFile | null> {
+      const file = await adoptObject(adoption, source, planPut(putOptions, now()));
+      if (!file) return null;
       return stagedFile(
         file,
         (staged) => commit(staged),

@@ -3,8 +3,8 @@
  * `consume`). Its public types live in types.ts, the claim checks in claims.ts, the sealed scope
  * claim in scope-seal.ts.
  */
-import { randomBytes } from "node:crypto";
-import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { createSecretKey, type KeyObject, randomBytes } from "node:crypto";
+import type { JWTPayload } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
@@ -19,9 +19,9 @@ import {
   assertVerifyOptions,
   type BridgeClaims,
   checkExtraClaims,
-  invalidToken,
   readBridgeClaims,
 } from "./claims.js";
+import { signHs256, verifyHs256 } from "./hs256.js";
 import { type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
 import type {
   DownloadUrlOptions,
@@ -46,7 +46,6 @@ export type { DownloadClaimsFunction } from "./types.js";
  */
 export const SIGNED_URL_TOKEN_TYPE = "mcp-file-bridge+jwt";
 
-const ALGORITHM = "HS256";
 const DEFAULT_KID = "default";
 const MIN_SECRET_BYTES = 32;
 const KID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -140,7 +139,8 @@ export class SignedUrlMinter {
   readonly scopeRefs: ScopeRefs;
 
   readonly #baseUrl: string | (() => string);
-  readonly #keys: ReadonlyMap<string, Promise<CryptoKey>>;
+  /** The HMAC keys by `kid` (node:crypto: signing and verifying take no thread-pool trip). */
+  readonly #hmacKeys: ReadonlyMap<string, KeyObject>;
   readonly #signingKid: string;
   readonly #sealKeys: ReadonlyMap<string, SealKey>;
   readonly #ttlMs: number;
@@ -199,17 +199,7 @@ export class SignedUrlMinter {
     }
     this.#now = options.now ?? Date.now;
 
-    const imported = new Map<string, Promise<CryptoKey>>();
-    for (const { kid, bytes } of list) {
-      const key = globalThis.crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, [
-        "sign",
-        "verify",
-      ]);
-      // Awaited on first use; this only keeps a (never expected) failure from being unhandled meanwhile.
-      key.catch(() => {});
-      imported.set(kid, key);
-    }
-    this.#keys = imported;
+    this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, createSecretKey(bytes)]));
     this.#signingKid = (list[0] as { kid: string }).kid;
     this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
     this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
@@ -296,15 +286,10 @@ export class SignedUrlMinter {
     if (singleUse) payload.one = true;
     if (extra !== undefined) payload.ext = extra;
 
-    const jwt = new SignJWT(payload)
-      .setProtectedHeader({ alg: ALGORITHM, typ: SIGNED_URL_TOKEN_TYPE, kid: this.#signingKid })
-      .setIssuer(this.issuer)
-      .setJti(jti)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp);
-    if (delay > 0) jwt.setNotBefore(Math.floor((now + delay) / 1000));
-    const key = await (this.#keys.get(this.#signingKid) as Promise<CryptoKey>);
-    const token = await jwt.sign(key);
+    const claims: Record<string, unknown> = { ...payload, iss: this.issuer, jti, iat, exp };
+    if (delay > 0) claims.nbf = Math.floor((now + delay) / 1000);
+    const key = this.#hmacKeys.get(this.#signingKid) as KeyObject;
+    const token = signHs256(claims, key, { typ: SIGNED_URL_TOKEN_TYPE, kid: this.#signingKid });
     return {
       url: `${baseUrl}${this.basePath}/${options.action}/${token}`,
       token,
@@ -346,7 +331,7 @@ export class SignedUrlMinter {
     assertVerifyOptions(options);
     assertCanonicalToken(token);
     const now = this.#clock();
-    const { payload, kid } = await this.#verifySignature(token, now);
+    const { payload, kid } = this.#verifySignature(token, now);
     const verified = readBridgeClaims(
       payload,
       kid,
@@ -370,32 +355,14 @@ export class SignedUrlMinter {
   }
 
   /** The signature, `kid`, `typ`, issuer, required claims, `nbf` and expiry, as jose checks them. */
-  async #verifySignature(token: string, now: number): Promise<{ payload: JWTPayload; kid: string }> {
-    try {
-      const result = await jwtVerify(
-        token,
-        async (header) => {
-          const key = typeof header.kid === "string" ? this.#keys.get(header.kid) : undefined;
-          if (key === undefined) throw invalidToken("The token was signed with an unknown key.");
-          return key;
-        },
-        {
-          algorithms: [ALGORITHM],
-          typ: SIGNED_URL_TOKEN_TYPE,
-          issuer: this.issuer,
-          requiredClaims: ["iat", "exp", "jti"],
-          currentDate: new Date(now),
-          clockTolerance: Math.floor(this.#toleranceMs / 1000),
-        },
-      );
-      return { payload: result.payload, kid: result.protectedHeader.kid as string };
-    } catch (error) {
-      if (isFileBridgeError(error)) throw error;
-      if (error instanceof joseErrors.JWTExpired) {
-        throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.", { cause: error });
-      }
-      throw invalidToken("The token is invalid.", error);
-    }
+  #verifySignature(token: string, now: number): { payload: JWTPayload; kid: string } {
+    return verifyHs256(token, this.#hmacKeys, {
+      typ: SIGNED_URL_TOKEN_TYPE,
+      issuer: this.issuer,
+      requiredClaims: ["iat", "exp", "jti"],
+      now,
+      clockToleranceSeconds: Math.floor(this.#toleranceMs / 1000),
+    });
   }
 
   /**

@@ -5,10 +5,10 @@
  * reads files.
  */
 
-import { close as closeFd, createReadStream, createWriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { link, open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable, type Writable } from "node:stream";
+import { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
 import {
@@ -27,6 +27,8 @@ import { FsQuota } from "./fs-quota.js";
 import { type FsFileStore, type FsStoreOptions, fsSettings } from "./fs-store-options.js";
 import { fsSweep } from "./fs-sweep.js";
 import { resolveRange } from "./kit/byte-range.js";
+import { FileSha256 } from "./kit/file-sha256.js";
+import { FileSink } from "./kit/file-sink.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -36,7 +38,7 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/list-page.js";
-import { checkMeasured, measureBytes, readSmall, streamPut } from "./kit/put-pipeline.js";
+import { checkMeasured, measureBytes, readSmall, streamPutToFile } from "./kit/put-pipeline.js";
 import { planPut, storedFileOf } from "./kit/put-plan.js";
 import { stagedFile } from "./kit/staged-file.js";
 import type {
@@ -53,8 +55,6 @@ import type {
 
 export type { FsFileStore, FsStoreOptions } from "./fs-store-options.js";
 
-/** Bytes queued for the disk while the next chunks are hashed: keeps hashing and writing overlapped. */
-const WRITE_HIGH_WATER_MARK = 1024 * 1024;
 /** Read chunk size: fewer, larger reads for downloads. */
 const READ_HIGH_WATER_MARK = 256 * 1024;
 /**
@@ -139,17 +139,12 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       read.stream.destroy();
       throw storageError("create a file", error);
     }
-    let sink: Writable;
+    // Bytes go to their final name once; the hashing worker reads them back from the file as they
+    // land (off the main thread, no copy here), so the digest is of exactly what was stored.
+    const hash = new FileSha256(data);
+    const sink = new FileSink(fd, (bytes) => hash.written(bytes));
     try {
-      sink = createWriteStream(data, { fd, highWaterMark: WRITE_HIGH_WATER_MARK });
-    } catch (error) {
-      closeFd(fd, () => {});
-      read.stream.destroy();
-      await unlinkQuiet(data).catch(() => {});
-      throw storageError("create a file", error);
-    }
-    try {
-      const measure = await streamPut(read.stream, plan, sink, limits);
+      const measure = await streamPutToFile(read.stream, plan, sink, limits, hash);
       return { file: storedFileOf(plan, measure), data };
     } catch (error) {
       sink.destroy();
@@ -165,13 +160,14 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
    * filesystem) or the file is small enough to go through {@link writeData} instead.
    */
   async function adoptData(source: AdoptSource, putOptions: PutOptions): Promise<Written | null> {
-    if (source.size <= SMALL_PUT_BYTES) return null;
+    if (source.path === undefined || source.size <= SMALL_PUT_BYTES) return null;
+    const path = source.path;
     const plan = planPut(putOptions, now());
     checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
     const head = Buffer.alloc(SNIFF_BYTES);
     let bytesRead: number;
     try {
-      const handle = await open(source.path, "r");
+      const handle = await open(path, "r");
       try {
         const info = await handle.stat();
         if (!info.isFile() || info.size !== source.size) {
@@ -190,7 +186,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     const folder = layout.scopeDir(plan.scope);
     const data = join(folder, plan.id);
     try {
-      await layout.inFolder(folder, () => link(source.path, data));
+      await layout.inFolder(folder, () => link(path, data));
     } catch (error) {
       const code = errorCode(error);
       if (code === "EXDEV" || code === "EPERM" || code === "ENOTSUP" || code === "EMLINK") return null;

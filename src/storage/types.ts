@@ -125,11 +125,31 @@ export interface StagedFile {
  */
 export interface AdoptSource {
   /** The file. Left in place: the store links it (same filesystem) and never writes to it. */
-  readonly path: string;
+  readonly path?: string;
+  /**
+   * Or an object in an S3 bucket: an `s3Store` on the same client and bucket copies it into place
+   * server-side and never writes to it.
+   */
+  readonly object?: AdoptObject;
   /** Its size in bytes (checked against the file). */
   readonly size: number;
   /** Lower-case hex sha256 of its bytes, as the caller measured them (the store trusts it). */
   readonly sha256: string;
+}
+
+/**
+ * An object whose bytes a store may copy into place server-side (see {@link AdoptSource}).
+ *
+ * @example
+ * ```ts
+ * const object: AdoptObject = { client: store.client, bucket: store.bucket, key: "files-tus/abc" };
+ * ```
+ */
+export interface AdoptObject {
+  /** The `S3Client` that reaches it: a store adopts it only when it sends through this very client. */
+  readonly client: unknown;
+  readonly bucket: string;
+  readonly key: string;
 }
 
 /**
@@ -325,11 +345,12 @@ export interface FileStore {
    */
   localPath?(scope: string, id: string): Promise<string | null>;
   /**
-   * Like `stage`, for bytes already in a local file the caller measured (size and sha256): the store
-   * takes them over without reading them again (`fsStore` hard-links the file into place on the same
-   * filesystem) and applies every other check of `stage` (size cap, declared size and sha256, scope
-   * quota at commit). Resolves `null` when it cannot take this file over (another filesystem, or
-   * too small to be worth it): the caller then streams the file into `stage`. Optional.
+   * Like `stage`, for bytes already in a local file or an object the caller measured (size and
+   * sha256): the store takes them over without reading them again (`fsStore` hard-links the file
+   * into place on the same filesystem; `s3Store` copies an object of its own bucket server-side) and
+   * applies every other check of `stage` (size cap, declared size and sha256, scope quota at
+   * commit). Resolves `null` when it cannot take this source over (another filesystem or bucket,
+   * or too small to be worth it): the caller then streams the bytes into `stage`. Optional.
    */
   adopt?(source: AdoptSource, options: PutOptions): Promise<StagedFile | null>;
   /**

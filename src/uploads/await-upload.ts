@@ -10,8 +10,13 @@ import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors
 import type { HostRequestContext, HostTool } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import type { FileRequests } from "./request-files.js";
-import { type FileRequestOutcome, progressNotifier } from "./request-files-flow.js";
-import { formatUploadHandle } from "./upload-handle.js";
+import {
+  errorOutcome,
+  expiredOutcome,
+  type FileRequestOutcome,
+  progressNotifier,
+  uploaded,
+} from "./request-files-flow.js";
 
 /** Default and longest wait of one `await_upload` call, seconds (below the SDKs' 60 s request timeout). */
 export const AWAIT_UPLOAD_DEFAULT_SECONDS = 25;
@@ -35,24 +40,23 @@ export async function awaitUploadThrough(
 ): Promise<FileRequestOutcome> {
   const expiresAt = await requests.expiryOf(scope, requestId);
   const done = await requests.filesOf(scope, requestId);
-  if (done && done.length > 0) return uploadedOutcome(requests, requestId, done);
+  if (done && done.length > 0) return uploaded(requests, requestId, done);
   if (expiresAt === null) {
     return errorOutcome("expired", requestId, new FileBridgeError("NOT_FOUND", "No such upload request"));
   }
-  const left = expiresAt - Date.now();
-  if (left <= 0) return expiredOutcome(requestId);
   const onProgress = progressNotifier(ctx);
   try {
+    // Ends at the link's expiry (TOKEN_EXPIRED) unless the upload is still receiving bytes then.
     const files = await requests.waitFor(scope, requestId, {
       signal: ctx.signal,
-      timeout: Math.max(1, Math.min(waitMs, left)) / 1000,
+      timeout: Math.max(1, waitMs) / 1000,
       ...(onProgress ? { onProgress } : {}),
     });
-    return uploadedOutcome(requests, requestId, files);
+    return uploaded(requests, requestId, files);
   } catch (error) {
+    if (isFileBridgeError(error, "TOKEN_EXPIRED")) return expiredOutcome(requestId, error);
     if (!isFileBridgeError(error, "TIMEOUT")) throw error;
   }
-  if (Date.now() >= expiresAt) return expiredOutcome(requestId);
   const progress = await requests.progressOf(scope, requestId);
   const got =
     progress === null
@@ -74,42 +78,6 @@ export async function awaitUploadThrough(
     },
   };
   return { status: "pending", requestId, result };
-}
-
-function uploadedOutcome(
-  requests: FileRequests,
-  requestId: string,
-  files: FileRequestOutcome["files"] & object,
-): FileRequestOutcome {
-  return {
-    status: "uploaded",
-    requestId,
-    files,
-    handles: files.map((file) => formatUploadHandle(file.scope, file.id)),
-    result: requests.resultFor(requestId, files) as CallToolResult,
-  };
-}
-
-function errorOutcome(
-  status: "timeout" | "expired",
-  requestId: string,
-  error: FileBridgeError,
-): FileRequestOutcome {
-  const result: CallToolResult = {
-    ...(toToolErrorResult(error) as CallToolResult),
-    structuredContent: { status, request_id: requestId, error: { code: error.code, message: error.message } },
-  };
-  return { status, requestId, result };
-}
-
-function expiredOutcome(requestId: string): FileRequestOutcome {
-  return errorOutcome(
-    "expired",
-    requestId,
-    new FileBridgeError("TOKEN_EXPIRED", "The upload link expired before the user finished the upload", {
-      data: { request_id: requestId },
-    }),
-  );
 }
 
 /**

@@ -12,7 +12,8 @@ import type { HostRequestContext } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import type { StoredFile } from "../storage/types.js";
 import { clientFilesCapability } from "./files-wire.js";
-import type { FileRequest, FileRequests, RequestFilesOptions } from "./request-files.js";
+import type { FileRequests } from "./request-files.js";
+import type { FileRequest, RequestFilesOptions, WaitOptions } from "./request-files-types.js";
 import { formatUploadHandle } from "./upload-handle.js";
 
 /** The MCP Apps extension id a client declares when it renders `ui://` widgets. */
@@ -44,9 +45,12 @@ export interface RequestFilesCallOptions extends RequestFilesOptions {
  * - `timeout`: no upload in time (`result.isError`, code `TIMEOUT`);
  * - `input_required` (SDK v2, protocol 2026-07-28): `result` is the `input_required` result that
  *   asks the client to open the link; return it from the tool, and the client's retry runs the tool
- *   again, where `requestFiles` then waits for the upload.
- * - `pending` / `expired` (the `await_upload` poll path only): not uploaded yet (`result` says how far
- *   the upload got; call again), or the link expired first (`result.isError`, code `TOKEN_EXPIRED`).
+ *   again, where `requestFiles` then waits for the upload. A retry that waited `roundWait` without
+ *   bytes arriving ends the same way with a state-only `input_required` (the client retries at once).
+ * - `expired`: the link expired before the person finished the upload (`result.isError`, code
+ *   `TOKEN_EXPIRED`; an upload still receiving bytes at the expiry is waited for);
+ * - `pending` (the `await_upload` poll path only): not uploaded yet (`result` says how far the upload
+ *   got; call again).
  *
  * @example
  * ```ts
@@ -114,7 +118,8 @@ export function progressNotifier(
 /** JSON-RPC code of SDK request timeouts (`ErrorCode.RequestTimeout`). */
 const REQUEST_TIMEOUT = -32001;
 
-function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]): FileRequestOutcome {
+/** The `uploaded` outcome: the files, their handles, and the tool result listing them. */
+export function uploaded(requests: FileRequests, requestId: string, files: StoredFile[]): FileRequestOutcome {
   return {
     status: "uploaded",
     requestId,
@@ -128,7 +133,35 @@ function timedOut(requestId: string, error: unknown): FileRequestOutcome {
   return { status: "timeout", requestId, result: toToolErrorResult(error) as CallToolResult };
 }
 
-/** Waits for the upload; `TIMEOUT` becomes the `timeout` outcome, `ABORTED` (the call was cancelled) is thrown. */
+/** A `timeout` or `expired` outcome: an error result whose structured content names the code. */
+export function errorOutcome(
+  status: "timeout" | "expired",
+  requestId: string,
+  error: FileBridgeError,
+): FileRequestOutcome {
+  const result: CallToolResult = {
+    ...(toToolErrorResult(error) as CallToolResult),
+    structuredContent: { status, request_id: requestId, error: { code: error.code, message: error.message } },
+  };
+  return { status, requestId, result };
+}
+
+/** The `expired` outcome (`TOKEN_EXPIRED`): the link expired before the person finished the upload. */
+export function expiredOutcome(requestId: string, cause?: unknown): FileRequestOutcome {
+  return errorOutcome(
+    "expired",
+    requestId,
+    new FileBridgeError("TOKEN_EXPIRED", "The upload link expired before the user finished the upload", {
+      data: { request_id: requestId },
+      ...(cause === undefined ? {} : { cause }),
+    }),
+  );
+}
+
+/**
+ * Waits for the upload; `TIMEOUT` becomes the `timeout` outcome, `TOKEN_EXPIRED` (the link expired
+ * first) the `expired` one, `ABORTED` (the call was cancelled) is thrown.
+ */
 async function settle(
   requests: FileRequests,
   requestId: string,
@@ -138,6 +171,44 @@ async function settle(
     return uploaded(requests, requestId, await wait());
   } catch (error) {
     if (isFileBridgeError(error, "TIMEOUT")) return timedOut(requestId, error);
+    if (isFileBridgeError(error, "TOKEN_EXPIRED")) return expiredOutcome(requestId, error);
+    throw error;
+  }
+}
+
+/**
+ * A 2026-07-28 retry that the person accepted: waits for the upload; where the adapter has rounds
+ * (`waitAgain`), a round ends after `roundWait` without bytes with a state-only `input_required`, so
+ * no single request outlasts the client's timeout while the person has not started (or stalled).
+ */
+async function waitRound(
+  requests: FileRequests,
+  ctx: HostRequestContext,
+  scope: string,
+  requestId: string,
+  waitOptions: WaitOptions,
+): Promise<FileRequestOutcome> {
+  const waitAgain = ctx.waitAgain;
+  if (!waitAgain) return settle(requests, requestId, () => requests.waitFor(scope, requestId, waitOptions));
+  try {
+    const files = await requests.waitFor(scope, requestId, {
+      ...waitOptions,
+      idle: requests.roundWaitMs / 1000,
+    });
+    return uploaded(requests, requestId, files);
+  } catch (error) {
+    if (
+      isFileBridgeError(error, "TIMEOUT") &&
+      (error.data as { idle?: unknown } | undefined)?.idle === true
+    ) {
+      return {
+        status: "input_required",
+        requestId,
+        result: waitAgain.call(ctx, requestId) as CallToolResult,
+      };
+    }
+    if (isFileBridgeError(error, "TIMEOUT")) return timedOut(requestId, error);
+    if (isFileBridgeError(error, "TOKEN_EXPIRED")) return expiredOutcome(requestId, error);
     throw error;
   }
 }
@@ -234,7 +305,7 @@ export async function requestFilesThrough(
         },
       };
     }
-    return settle(requests, requestId, () => requests.waitFor(scope, requestId, waitOptions));
+    return waitRound(requests, ctx, scope, requestId, waitOptions);
   }
 
   const { timeout: _timeout, ...asked } = options;

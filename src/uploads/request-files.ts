@@ -16,7 +16,14 @@ import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import type { UploadTicketMinter } from "./ticket-minter.js";
+import type {
+  FileRequest,
+  FileRequestMinter,
+  FileRequestsOptions,
+  FileRequestToolResult,
+  RequestFilesOptions,
+  WaitOptions,
+} from "./request-files-types.js";
 import {
   formatUploadHandle,
   TICKET_CLAIMS,
@@ -28,211 +35,17 @@ import {
   uploadProgressKey,
 } from "./upload-handle.js";
 
-/**
- * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets: the same as the
- * upload-handle resolver's {@link UploadTicketMinter}.
- *
- * @example
- * ```ts
- * const minter: FileRequestMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
- * ```
- */
-export type FileRequestMinter = UploadTicketMinter;
-
-/**
- * Options of {@link FileRequests}.
- *
- * @example
- * ```ts
- * const requests = new FileRequests({ store, state, minter, maxBytes: 500 * 1024 * 1024, timeout: "30m" });
- * ```
- */
-export interface FileRequestsOptions {
-  /** Where the uploads land (the store of `createFileRoutes`). */
-  store: FileStore;
-  /** Where the routes record ticket uploads (the `state` of `createFileRoutes` — required there too). */
-  state: StateStore;
-  /** Mints the upload links; its `state` must be set (links are single-use). */
-  minter: FileRequestMinter;
-  /**
-   * How long the link can be used (the upload must start before it expires).
-   * @default "10m"
-   */
-  ttl?: Duration;
-  /**
-   * How long the uploaded files, and so their handles, live.
-   * @default "1h"
-   */
-  handleTtl?: Duration;
-  /**
-   * Size cap per file, in bytes; a request may ask for less, never more.
-   * @default 104857600 (100 MiB)
-   */
-  maxBytes?: number;
-  /**
-   * Most files per request; a request may ask for fewer, never more.
-   * @default 10
-   */
-  maxFiles?: number;
-  /**
-   * How long {@link FileRequest.wait} waits for the upload by default.
-   * @default "15m"
-   */
-  timeout?: Duration;
-  /**
-   * How often {@link FileRequest.wait} checks the state store.
-   * @default "250ms"
-   */
-  pollInterval?: Duration;
-  /**
-   * The URL a person opens, from the signed upload URL.
-   * @default the upload URL itself: the routes answer a browser there with the upload page
-   */
-  pageUrl?: (uploadUrl: string) => string;
-}
-
-/**
- * What a tool asks the person for.
- *
- * @example
- * ```ts
- * const options: RequestFilesOptions = { message: "Upload the scanned invoice (PDF)", accept: [".pdf"], maxFiles: 1 };
- * ```
- */
-export interface RequestFilesOptions {
-  /** Why the files are needed; shown by the client and on the upload page (at most 1024 characters). */
-  message: string;
-  /**
-   * File types the page's picker offers (`.pdf`, `image/*`); a hint, not enforced.
-   * @default any file
-   */
-  accept?: readonly string[];
-  /**
-   * Most files for this request (at most the configured `maxFiles`).
-   * @default the configured `maxFiles`
-   */
-  maxFiles?: number;
-  /**
-   * Size cap per file for this request (at most the configured `maxBytes`).
-   * @default the configured `maxBytes`
-   */
-  maxBytes?: number;
-  /**
-   * Which server asks, shown on the upload page (at most 100 characters).
-   * @default not shown (`UploadHandleResolver.requestFiles` fills in the MCP server's title or name)
-   */
-  serverName?: string;
-}
-
-/**
- * A tool result as plain data (the shape of MCP `CallToolResult`, without importing the SDK).
- *
- * @example
- * ```ts
- * const result: FileRequestToolResult = request.fallbackResult();
- * return result; // from a tool handler
- * ```
- */
-export interface FileRequestToolResult {
-  [key: string]: unknown;
-  content: Array<{ type: "text"; text: string }>;
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-}
-
-/**
- * The params of an `elicitation/create` request in URL mode (MCP 2025-11-25).
- *
- * @example
- * ```ts
- * const params: UrlElicitationParams = request.elicitation;
- * await extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema);
- * ```
- */
-export interface UrlElicitationParams {
-  [key: string]: unknown;
-  mode: "url";
-  message: string;
-  url: string;
-  elicitationId: string;
-}
-
-/**
- * Options of {@link FileRequest.wait}.
- *
- * @example
- * ```ts
- * const files = await request.wait({ signal: extra.signal, timeout: "20m" });
- * ```
- */
-export interface WaitOptions {
-  /** Stops waiting (`ABORTED`), e.g. the tool call's `extra.signal`. */
-  signal?: AbortSignal;
-  /** How long to wait before `TIMEOUT`. @default the requests' `timeout` */
-  timeout?: Duration;
-  /**
-   * Called while the bytes of a resumable (tus) upload arrive, each time the offset grew (read from
-   * the state store, so from any replica).
-   */
-  onProgress?: (offset: number, length: number | undefined) => void | Promise<void>;
-}
-
-/**
- * One request for files: a single-use upload link bound to the caller's scope, the URL a person
- * opens, and the means to wait for the upload and to answer the tool call.
- *
- * @example
- * ```ts
- * const request: FileRequest = await requests.create(scope, { message: "Upload the contract" });
- * console.log(request.url, request.elicitation.elicitationId === request.id); // … true
- * ```
- */
-export interface FileRequest {
-  /** Request id: the upload ticket id, also the `elicitationId`. */
-  readonly id: string;
-  /** Scope the upload lands in. */
-  readonly scope: string;
-  /** What is asked for. */
-  readonly message: string;
-  /** The URL to open in a browser (the upload page). */
-  readonly url: string;
-  /** The signed upload URL (programs may `POST` multipart to it directly). */
-  readonly uploadUrl: string;
-  /** The same ticket's tus 1.0 endpoint (resumable uploads; any tus client). */
-  readonly tusUrl: string;
-  /** When the link expires, milliseconds since the epoch. */
-  readonly expiresAt: number;
-  /** Size cap per file, in bytes. */
-  readonly maxBytes: number;
-  /** Most files. */
-  readonly maxFiles: number;
-  /** Handle of the first uploaded file, valid once the upload committed. */
-  readonly handle: string;
-  /** The `elicitation/create` params (`mode: "url"`). */
-  readonly elicitation: UrlElicitationParams;
-  /**
-   * Waits until the upload committed, then returns the stored files in upload order. Fails with
-   * `TIMEOUT` after the timeout and `ABORTED` when the signal fires.
-   */
-  wait(options?: WaitOptions): Promise<StoredFile[]>;
-  /** The stored files if the upload has committed, else `null` (no waiting). */
-  files(): Promise<StoredFile[] | null>;
-  /** The tool result listing the uploaded files and their handles. */
-  resultFor(files: readonly StoredFile[]): FileRequestToolResult;
-  /**
-   * The tool result for a client that cannot open URLs: the link, what to do, and the handle to
-   * pass once the person uploaded.
-   */
-  fallbackResult(): FileRequestToolResult;
-  /** The tool result after the person declined or cancelled (`isError: true`). */
-  declinedResult(action: "decline" | "cancel"): FileRequestToolResult;
-}
-
 /** What the state store keeps of a request: its scope and when its link expires. */
 interface FileRequestRecord {
   scope: string;
   expiresAt: number;
 }
+
+/**
+ * How long an upload that is still receiving bytes at its link's expiry may stall before a wait
+ * gives up on it (`TOKEN_EXPIRED`): it can no longer resume, but its open request may still finish.
+ */
+const EXPIRED_UPLOAD_GRACE_MS = 15_000;
 
 function fileRequestKey(id: string): string {
   return `mcp-file-bridge:file-request:${id}`;
@@ -327,6 +140,8 @@ export class FileRequests {
   readonly #handleTtlSeconds: number;
   readonly #timeoutMs: number;
   readonly #pollMs: number;
+  /** How long a 2026-07-28 retry waits without bytes before the next round (`roundWait`), ms. */
+  readonly roundWaitMs: number;
   readonly #pageUrl: (uploadUrl: string) => string;
 
   constructor(options: FileRequestsOptions) {
@@ -348,6 +163,8 @@ export class FileRequests {
     if (this.#timeoutMs <= 0) throw check.error("timeout", "must be positive");
     this.#pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
     if (this.#pollMs < 10) throw check.error("pollInterval", "must be at least 10ms");
+    this.roundWaitMs = durationToMs(options.roundWait ?? "25s", "FileRequests: roundWait");
+    if (this.roundWaitMs < 1000) throw check.error("roundWait", "must be at least 1s");
     this.maxBytes = positiveInteger(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES);
     this.maxFiles = positiveInteger(options.maxFiles, "maxFiles", DEFAULT_UPLOAD_MAX_FILES, 1000);
     if (options.pageUrl !== undefined && typeof options.pageUrl !== "function") {
@@ -427,7 +244,8 @@ export class FileRequests {
       handle,
       elicitation: { mode: "url", message, url, elicitationId: id },
       files,
-      wait: (waitOptions = {}) => this.#wait(files, { ...waitOptions, progress: { scope, id } }),
+      wait: (waitOptions = {}) =>
+        this.#wait(files, { ...waitOptions, progress: { scope, id }, expiresAt: minted.expiresAt }),
       resultFor: (stored) => this.resultFor(id, stored),
       fallbackResult: () => ({
         content: [
@@ -469,21 +287,24 @@ export class FileRequests {
   /**
    * Waits, like {@link FileRequest.wait}, for the upload of a request known only by its id (a
    * request made in an earlier call: a retried call under the 2026-07-28 protocol, or a fallback
-   * link). Requests of other scopes are never found, so this ends in `TIMEOUT`.
+   * link), and ends in `TOKEN_EXPIRED` like it once the request's link expired. Requests of other
+   * scopes are never found, so this ends in `TIMEOUT`.
    *
    * @example
    * ```ts
    * const files = await requests.waitFor(scope, requestId, { signal: extra.signal, timeout: "5m" });
    * ```
    */
-  waitFor(scope: string, requestId: string, options: WaitOptions = {}): Promise<StoredFile[]> {
+  async waitFor(scope: string, requestId: string, options: WaitOptions = {}): Promise<StoredFile[]> {
     assertScope(scope);
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
       throw invalidInput("requestId must be a request id");
     }
+    const expiresAt = await this.expiryOf(scope, requestId);
     return this.#wait(() => this.#filesOf(scope, requestId), {
       ...options,
       progress: { scope, id: requestId },
+      ...(expiresAt === null ? {} : { expiresAt }),
     });
   }
 
@@ -582,14 +403,18 @@ export class FileRequests {
 
   async #wait(
     files: () => Promise<StoredFile[] | null>,
-    options: WaitOptions & { progress?: { scope: string; id: string } },
+    options: WaitOptions & { progress?: { scope: string; id: string }; expiresAt?: number },
   ): Promise<StoredFile[]> {
     const timeoutMs =
       options.timeout === undefined ? this.#timeoutMs : durationToMs(options.timeout, "wait: timeout");
     const deadline = Date.now() + timeoutMs;
-    const signal = options.signal;
+    const { signal, onProgress, progress } = options;
+    const expiresAt = options.expiresAt ?? Number.POSITIVE_INFINITY;
+    const idleMs = options.idle === undefined ? undefined : durationToMs(options.idle, "wait: idle");
+    const started = Date.now();
+    // When the person's resumable upload last moved (or has all its bytes, so a commit is under way).
+    let moved = Number.NEGATIVE_INFINITY;
     let reported = -1;
-    const { onProgress, progress } = options;
     for (;;) {
       if (signal?.aborted) {
         throw new FileBridgeError("ABORTED", "Stopped waiting for the upload", { cause: signal.reason });
@@ -601,20 +426,39 @@ export class FileRequests {
         }
         return found;
       }
-      if (onProgress && progress) {
-        const now = await this.progressOf(progress.scope, progress.id).catch(() => null);
-        if (now && now.offset > reported) {
-          reported = now.offset;
-          await Promise.resolve(onProgress(now.offset, now.length)).catch(() => undefined);
+      const now = Date.now();
+      if (progress && (onProgress || idleMs !== undefined || now >= expiresAt)) {
+        const got = await this.progressOf(progress.scope, progress.id).catch(() => null);
+        if (got && (got.offset > reported || (got.length !== undefined && got.offset >= got.length))) {
+          moved = now;
+        }
+        if (got && got.offset > reported) {
+          reported = got.offset;
+          if (onProgress) await Promise.resolve(onProgress(got.offset, got.length)).catch(() => undefined);
         }
       }
-      const left = deadline - Date.now();
+      // Past the link's expiry no upload can start or resume; one still receiving bytes may finish.
+      if (now >= expiresAt && now - moved >= EXPIRED_UPLOAD_GRACE_MS) {
+        throw new FileBridgeError(
+          "TOKEN_EXPIRED",
+          "The upload link expired before the user finished the upload",
+          {
+            data: { request_id: progress?.id },
+          },
+        );
+      }
+      if (idleMs !== undefined && now - Math.max(moved, started) >= idleMs) {
+        throw new FileBridgeError("TIMEOUT", `No upload bytes for ${Math.round(idleMs / 1000)}s`, {
+          data: { timeoutMs: idleMs, idle: true },
+        });
+      }
+      const left = deadline - now;
       if (left <= 0) {
         throw new FileBridgeError("TIMEOUT", `No upload within ${Math.round(timeoutMs / 1000)}s`, {
           data: { timeoutMs },
         });
       }
-      await sleep(Math.min(this.#pollMs, left), signal);
+      await sleep(Math.min(this.#pollMs, left, expiresAt > now ? expiresAt - now : this.#pollMs), signal);
     }
   }
 }

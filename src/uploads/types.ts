@@ -2,7 +2,7 @@ import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import type { FileRequestsOptions } from "./request-files.js";
+import type { FileRequestsOptions } from "./request-files-types.js";
 import type { UploadTicketMinter } from "./ticket-minter.js";
 
 export type { UploadTicketMinter } from "./ticket-minter.js";
@@ -115,9 +115,9 @@ export interface UploadHandleResolverOptions {
    * Settings of {@link UploadHandleResolver.requestFiles}: how long it waits for an upload
    * (`timeout`), how often it looks (`pollInterval`), and the URL a person opens (`pageUrl`).
    * Links, limits and file lifetimes are the resolver's (`ttl`, `maxBytes`, `maxFiles`, `handleTtl`).
-   * @default { timeout: "15m", pollInterval: "250ms" } (the page is the upload URL itself)
+   * @default { timeout: "15m", pollInterval: "250ms", roundWait: "25s" } (the page is the upload URL itself)
    */
-  fileRequests?: Pick<FileRequestsOptions, "timeout" | "pollInterval" | "pageUrl">;
+  fileRequests?: Pick<FileRequestsOptions, "timeout" | "pollInterval" | "roundWait" | "pageUrl">;
 }
 
 /**

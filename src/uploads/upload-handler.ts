@@ -8,6 +8,7 @@
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { sanitizeRelativePath } from "../internal/file-name.js";
+import { textResponse } from "../internal/text-response.js";
 import { parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
@@ -216,7 +217,7 @@ async function uploadReply(
   });
   const handle = uploadHandle ?? (reply.length === 1 ? reply[0]?.handle : undefined);
   const body: UploadReply = handle === undefined ? { files: reply } : { handle, files: reply };
-  return new Response(JSON.stringify(body), { status: 201, headers: JSON_HEADERS });
+  return textResponse(JSON.stringify(body), { status: 201, headers: JSON_HEADERS });
 }
 
 function declaredLength(request: Request): number | undefined {
@@ -271,7 +272,7 @@ async function storeRequestFiles(
   try {
     const staging = multipart
       ? stageMultipart(config, body, contentType as string, limits, controller)
-      : stageRaw(config, request, body, limits, controller, mode.name).then((part) => [part]);
+      : stageRaw(config, request, body, limits, controller, mode.name, length).then((part) => [part]);
     // Attached once the body is piped, in the same tick, so no chunk flows past the stager.
     body.on("data", watchdog.touch);
     body.on("pause", watchdog.pause);

@@ -23,6 +23,51 @@ export interface StagedPart {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+/**
+ * A raw body that declares at most this many bytes (`Content-Length`) is read into memory and handed
+ * to the store as one buffer: the stores measure and write bytes in one go, without a stream pipeline.
+ */
+export const SMALL_BODY_BYTES = 16 * 1024;
+
+/**
+ * Reads a body of `length` declared bytes whole. Fails when the body errors or ends early, or with
+ * the signal's reason when it aborts (client gone, timeout); listeners are removed either way.
+ */
+function readDeclared(body: Readable, length: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (error: unknown, bytes?: Buffer) => {
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.off("error", done);
+      body.off("close", onClose);
+      signal.removeEventListener("abort", onAbort);
+      if (bytes) resolve(bytes);
+      else reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    };
+    const onEnd = () => {
+      if (size !== length) done(new FileBridgeError("ABORTED", "The request body ended early"));
+      else done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onClose = () => done(new FileBridgeError("ABORTED", "The request body ended early"));
+    const onAbort = () => done(signal.reason);
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener("abort", onAbort, { once: true });
+    body.on("data", onData);
+    body.once("end", onEnd);
+    body.once("error", done);
+    body.once("close", onClose);
+  });
+}
+
 /** A declared sha256 (header, query or form field), lower-cased; `undefined` when absent. */
 export function declaredSha256(value: string | null, where: string): string | undefined {
   if (value === null) return undefined;
@@ -33,7 +78,10 @@ export function declaredSha256(value: string | null, where: string): string | un
   return normalized;
 }
 
-/** Stages a raw (non-multipart) request body as one file. */
+/**
+ * Stages a raw (non-multipart) request body as one file. A body whose declared length (`declaredLength`,
+ * from `Content-Length`) is at most {@link SMALL_BODY_BYTES} is read whole first; any other streams.
+ */
 export async function stageRaw(
   config: { store: FileStore },
   request: Request,
@@ -41,6 +89,7 @@ export async function stageRaw(
   limits: UploadLimits,
   controller: AbortController,
   fixedName: string | undefined,
+  declaredLength?: number,
 ): Promise<StagedPart> {
   const url = new URL(request.url);
   const sha256 =
@@ -59,10 +108,25 @@ export async function stageRaw(
     bodyError = error;
     controller.abort(error);
   });
-  // The store destroys its source on failure; a pass-through keeps that from destroying the socket
-  // (the client must still get the 413), and `pipe` simply unpipes when it goes.
-  const source = new PassThrough();
-  body.pipe(source);
+  let source: Readable | Buffer;
+  if (declaredLength !== undefined && declaredLength <= SMALL_BODY_BYTES) {
+    // A small body in one buffer (the length is framed by HTTP: an early end is an error). The
+    // ticket was verified and claimed before this read, and nothing is stored until the store has it.
+    try {
+      source = await readDeclared(body, declaredLength, controller.signal);
+    } catch (error) {
+      if (bodyError !== undefined) {
+        throw new FileBridgeError("ABORTED", "The request body ended early", { cause: bodyError });
+      }
+      throw error;
+    }
+  } else {
+    // The store destroys its source on failure; a pass-through keeps that from destroying the socket
+    // (the client must still get the 413), and `pipe` simply unpipes when it goes.
+    const through = new PassThrough();
+    body.pipe(through);
+    source = through;
+  }
   try {
     const staged = await config.store.stage(source, {
       scope: limits.scope,

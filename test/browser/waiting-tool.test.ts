@@ -3,12 +3,19 @@
  * file after the client's request timeout would have passed: on the open call, kept alive by MCP
  * progress while the bytes arrive (the client's `resetTimeoutOnProgress`; the bytes go through a
  * proxy at a fixed rate so the upload lasts longer than the timeout), and through the `await_upload`
- * poll path while the page's bytes are held until the test has polled past the timeout.
+ * poll path while the page's bytes are held until the test has polled past the timeout. On
+ * 2026-07-28 (SDK v2 over HTTP) the first round answers `input_required`; while the page's bytes are
+ * held, each retry ends after `roundWait` with a state-only `input_required` (this era's poll path),
+ * then the paced bytes keep the last retry alive by progress, and the tool gets the file through its
+ * `FileBridge`.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -17,8 +24,12 @@ import {
   CallToolResultSchema,
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningV2Server, serveHttpV2 } from "../../examples/shared/serve-http-v2.js";
+import { FileBridge } from "../../src/bridge/file-bridge.js";
+import type { FileRequestOutcome } from "../../src/uploads/request-files-flow.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../support/helpers.js";
 import { browserAvailable, type LaunchedBrowser, launchChromium } from "./support/chromium.js";
@@ -42,6 +53,7 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
   let server: FileServer;
   let proxy: TusProxy;
   let uploads: UploadHandleResolver;
+  let bridge: FileBridge;
   let dir: string;
   let path: string;
   let bytes: Buffer;
@@ -50,16 +62,19 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
     browser = await launchChromium();
     server = await startFileServer({ maxBytes: SIZE, maxFiles: 1 });
     proxy = await startTusProxy(server.origin);
+    dir = await mkdtemp(join(tmpdir(), "waiting-tool-"));
+    bridge = new FileBridge({ tmpDir: join(dir, "bridge"), maxBytes: SIZE });
     uploads = new UploadHandleResolver({
+      bridge,
       store: server.store,
       state: server.state,
       minter: server.minter,
       maxBytes: SIZE,
       maxFiles: 1,
       scope: () => "waiting",
-      fileRequests: { pollInterval: "50ms" },
+      // roundWait: 2026-07-28 only (a retry that sees no bytes for 1 s answers the next round).
+      fileRequests: { pollInterval: "50ms", roundWait: "1s" },
     });
-    dir = await mkdtemp(join(tmpdir(), "waiting-tool-"));
     bytes = randomBytes(SIZE);
     path = join(dir, "video.mp4");
     await writeFile(path, bytes);
@@ -167,5 +182,96 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
     expect(statuses.at(-1)).toBe("uploaded");
     expectVideo(last as CallToolResult);
     await client.close();
+  }, 90_000);
+
+  /**
+   * SDK v2 over HTTP (2026-07-28 clients get no session): `needs_video` asks through `requestFiles`
+   * and, once uploaded, resolves the handle through the bridge and hashes the local copy it got.
+   */
+  async function modernServer(seen: FileRequestOutcome[], onOutcome: () => void): Promise<RunningV2Server> {
+    return serveHttpV2({
+      createServer: () => {
+        const mcp = new McpServerV2({ name: "waiting", version: "1.0.0" });
+        mcp.registerTool("needs_video", { description: "Needs a video" }, async (ctx) => {
+          const outcome = await uploads.requestFiles(mcp, ctx, {
+            message: "Upload the video",
+            timeout: "5m",
+          });
+          seen.push(outcome);
+          onOutcome();
+          if (outcome.status !== "uploaded") return outcome.result;
+          const file = await bridge.resolve(outcome.handles[0], { scope: "waiting" });
+          try {
+            const hash = createHash("sha256");
+            await pipeline(createReadStream(file.path), hash);
+            return { content: [{ type: "text", text: `${file.name} ${file.size} ${hash.digest("hex")}` }] };
+          } finally {
+            await file.dispose();
+          }
+        });
+        return mcp;
+      },
+    });
+  }
+
+  it("2026-07-28: input_required; while the page's bytes are held the retries go round past the timeout, then live on progress; the tool gets the file through the bridge", async () => {
+    const seen: FileRequestOutcome[] = [];
+    // Resolves once `count` outcomes were seen (each a call of the tool: the first, then each retry).
+    const waiters: Array<{ count: number; done: () => void }> = [];
+    const outcomes = (count: number) => new Promise<void>((done) => waiters.push({ count, done }));
+    const running = await modernServer(seen, () => {
+      for (const waiter of waiters) if (seen.length >= waiter.count) waiter.done();
+    });
+    const client = new ClientV2(
+      { name: "modern", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(running.mcpUrl));
+    const tab = await browser.context.newPage();
+    const opened: string[] = [];
+    let person: Promise<void> | undefined;
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const { url } = request.params as { url: string };
+      opened.push(url);
+      person = personUploads(url, tab);
+      return { action: "accept" };
+    });
+    const held = proxy.hold();
+    const progress: number[] = [];
+    const started = Date.now();
+    try {
+      const call = client.callTool(
+        { name: "needs_video", arguments: {} },
+        {
+          timeout: OPEN_CALL_TIMEOUT_MS,
+          resetTimeoutOnProgress: true,
+          onprogress: (update) => progress.push(update.progress),
+        },
+      );
+      // The page is uploading and its bytes are held: three more rounds of 1 s go by with no byte.
+      await held;
+      await outcomes(seen.length + 3);
+      proxy.throttle(RATE);
+      proxy.release();
+      const result = (await call) as CallToolResult;
+      await person;
+      expect(Date.now() - started).toBeGreaterThan(OPEN_CALL_TIMEOUT_MS);
+      expect(result.isError).toBeFalsy();
+      expect(result.content).toEqual([{ type: "text", text: `video.mp4 ${SIZE} ${sha256(bytes)}` }]);
+      // One link, asked once; every round waited for that request's upload.
+      expect(opened).toHaveLength(1);
+      const statuses = seen.map((outcome) => outcome.status);
+      expect(statuses.slice(0, 4)).toEqual(Array(4).fill("input_required"));
+      expect(statuses.at(-1)).toBe("uploaded");
+      expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(1);
+      // The bytes (5.3 s at the proxy's rate) kept the last retry alive past its 4 s timeout.
+      expect(progress.length).toBeGreaterThanOrEqual(4);
+      expect([...progress].sort((x, y) => x - y)).toEqual(progress);
+    } finally {
+      proxy.release();
+      proxy.throttle(undefined);
+      await client.close();
+      await running.close();
+    }
   }, 90_000);
 });

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable, Transform } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileRoutes, type DownloadEvent } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
@@ -23,6 +24,8 @@ let minter: SignedUrlMinter;
 let downloads: DownloadEvent[];
 let responses: Array<Promise<Response | undefined>>;
 let stageCalls: Array<() => void>;
+/** When set, the next staged put tells the test once `at` body bytes went into the store. */
+let bytesPassed: { at: number; notify: () => void } | undefined;
 let onDownloadCalled: Promise<DownloadEvent>;
 
 beforeEach(async () => {
@@ -34,7 +37,22 @@ beforeEach(async () => {
     ...inner,
     driver: inner.driver,
     stage(source: PutSource, options: PutOptions): Promise<StagedFile> {
-      const staged = inner.stage(source, options);
+      const watch = bytesPassed;
+      bytesPassed = undefined;
+      let seen = 0;
+      const counted =
+        watch && source instanceof Readable
+          ? source.pipe(
+              new Transform({
+                transform(chunk: Buffer, _encoding, callback) {
+                  seen += chunk.length;
+                  if (seen >= watch.at) watch.notify();
+                  callback(null, chunk);
+                },
+              }),
+            )
+          : source;
+      const staged = inner.stage(counted, options);
       for (const notify of stageCalls.splice(0)) notify();
       return staged;
     },
@@ -206,6 +224,84 @@ describe("toNodeHandler", () => {
     const ok = await fetch(`${next}?filename=small.bin`, { method: "PUT", body: "small" });
     expect(ok.status).toBe(201);
     expect((await store.list("s1")).files.map((f) => f.name)).toEqual(["small.bin"]);
+  });
+
+  it("stores a multi-MiB raw upload with its exact sha256 (hashed from the file by the worker)", async () => {
+    const MiB = 1024 * 1024;
+    const body = randomBytes(5 * MiB + 123);
+    const claims = { max_bytes: 8 * MiB };
+    const { url } = await minter.mint({ scope: "s1", fileId: "t1", action: "upload", claims });
+    const stream = () =>
+      Readable.from(
+        Array.from({ length: 21 }, (_, i) => body.subarray(i * 256 * 1024, (i + 1) * 256 * 1024)),
+      );
+    const response = await fetch(`${url}?filename=big.bin`, {
+      method: "PUT",
+      body: Readable.toWeb(stream()) as ReadableStream,
+      headers: { "x-content-sha256": sha256(body) },
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(201);
+    const reply = (await response.json()) as { files: Array<{ id: string; size: number; sha256: string }> };
+    expect(reply.files[0]).toMatchObject({ size: body.byteLength, sha256: sha256(body) });
+    const back: Buffer[] = [];
+    for await (const chunk of (await store.read("s1", reply.files[0]?.id as string)) ?? []) back.push(chunk);
+    expect(Buffer.concat(back).equals(body)).toBe(true);
+    // A declared sha256 that does not match is refused, and nothing of it is left.
+    const { url: next } = await minter.mint({ scope: "s1", fileId: "t2", action: "upload", claims });
+    const wrong = await fetch(`${next}?filename=wrong.bin`, {
+      method: "PUT",
+      body: Readable.toWeb(stream()) as ReadableStream,
+      headers: { "x-content-sha256": "0".repeat(64) },
+      duplex: "half",
+    } as RequestInit);
+    expect(wrong.status).toBe(422);
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("DIGEST_MISMATCH");
+    expect((await store.list("s1")).files.map((f) => f.name)).toEqual(["big.bin"]);
+    expect(await filesUnder(join(dir, "store"))).toHaveLength(2); // big.bin's bytes and record
+  });
+
+  it("keeps nothing when the client cuts a multi-MiB raw upload after the worker took over", async () => {
+    const MiB = 1024 * 1024;
+    const claims = { max_bytes: 16 * MiB };
+    const { url } = await minter.mint({ scope: "s1", fileId: "t1", action: "upload", claims });
+    const staged = new Promise<void>((resolve) => stageCalls.push(resolve));
+    const req = httpRequest(`${url}?filename=cut.bin`, {
+      method: "PUT",
+      headers: { "content-length": String(8 * MiB) },
+    });
+    req.on("error", () => {});
+    req.write(randomBytes(MiB));
+    await staged;
+    for (let i = 0; i < 3; i++)
+      await new Promise<void>((resolve) => req.write(randomBytes(MiB), () => resolve()));
+    req.destroy();
+    const response = (await responses[0]) as Response;
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("ABORTED");
+    expect((await store.list("s1")).files).toEqual([]);
+    expect(await filesUnder(join(dir, "store"))).toEqual([]);
+  });
+
+  it("sends the 413 with FILE_TOO_LARGE when a multi-MiB body without a length passes the cap", async () => {
+    const MiB = 1024 * 1024;
+    const claims = { max_bytes: 3 * MiB };
+    const { url } = await minter.mint({ scope: "s1", fileId: "t1", action: "upload", claims });
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 64) controller.enqueue(randomBytes(128 * 1024));
+        else controller.close();
+      },
+    });
+    const response = await fetch(`${url}?filename=big.bin`, {
+      method: "PUT",
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
+    expect(await filesUnder(join(dir, "store"))).toEqual([]);
   });
 
   it("uploads several files with fetch + FormData", async () => {

@@ -4,11 +4,13 @@
  * Two route instances (two HTTP servers, one bucket and one redis) stand for two replicas: an upload
  * cut on A, whose server is then closed, resumes through B (cut again at other offsets) and B commits
  * the exact bytes. Nothing of the staging is left in the bucket (objects and multipart uploads) after
- * commit, termination or the expiry sweep; another scope's ticket cannot see or write an upload.
+ * commit, termination or the expiry sweep; another scope's ticket cannot see or write an upload. A
+ * replica killed mid-PATCH under `Upload-Checksum` leaves none of that body counted. A 256 MiB upload
+ * cut at 10 random offsets, resumed through either replica in turn, commits the exact bytes.
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
@@ -25,6 +27,7 @@ import type { StateStore, StoredFile } from "../../src/storage/types.js";
 import { s3TusStaging } from "../../src/uploads/tus/s3-staging.js";
 import { close, listen } from "../http/server-helpers.js";
 import { sha256 } from "../support/helpers.js";
+import { uploadSha256, uploadWithCuts } from "../uploads/tus/cuts.js";
 import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
@@ -58,7 +61,7 @@ async function replica(): Promise<Replica> {
     store,
     minter,
     state,
-    maxBytes: 64 * MiB,
+    maxBytes: 256 * MiB,
     onStored: (file) => {
       stored.push(file);
     },
@@ -114,6 +117,7 @@ async function cutPatch(
   from: number,
   cut: number,
   drop: "client" | (() => Promise<void>),
+  extraHeaders = "",
 ) {
   const { hostname, port, pathname } = new URL(url);
   const socket = connect(Number(port), hostname);
@@ -127,7 +131,7 @@ async function cutPatch(
   socket.write(
     `PATCH ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nTus-Resumable: 1.0.0\r\n` +
       `Content-Type: application/offset+octet-stream\r\nUpload-Offset: ${from}\r\n` +
-      `Content-Length: ${bytes.length - from}\r\nConnection: close\r\n\r\n`,
+      `Content-Length: ${bytes.length - from}\r\n${extraHeaders}Connection: close\r\n\r\n`,
   );
   // The write settles with an error when the drop came first (the server closed): that is the cut.
   // Bytes the server had not read when the body ended early are dropped by it (not counted).
@@ -188,6 +192,23 @@ async function childReplica(): Promise<{ child: ChildProcess; origin: string }> 
 }
 
 describeWithServices("tus staging on S3 across replicas (radosgw + redis-server)", () => {
+  it("256 MiB cut at 10 random offsets, each resume through the other replica: exact sha256, nothing staged left", async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const size = 256 * MiB;
+    const onA = await createUpload(a.origin, a.minter, "s1", size);
+    const onB = b.origin + onA.slice(a.origin.length);
+    expect(await uploadWithCuts([onA, onB], size, 10)).toBeGreaterThanOrEqual(8);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.size).toBe(size);
+    expect(stored[0]?.sha256).toBe(uploadSha256(size));
+    expect(await leftInBucket()).toEqual([]);
+    // The object in the store holds those bytes (read back, hashed as it streams).
+    const file = stored[0] as StoredFile;
+    const hash = createHash("sha256");
+    for await (const chunk of (await a.store.read(file.scope, file.id)) ?? []) hash.update(chunk as Buffer);
+    expect(hash.digest("hex")).toBe(uploadSha256(size));
+  }, 300_000);
+
   it("resumes through replica B an upload whose replica A was killed (SIGKILL) mid-body: from A's last part, exact bytes", async () => {
     const b = replicas[1] as Replica;
     const a = await childReplica();
@@ -217,6 +238,57 @@ describeWithServices("tus staging on S3 across replicas (radosgw + redis-server)
     expect(rest.status).toBe(204);
     expect(stored).toHaveLength(1);
     expect(stored[0]?.sha256).toBe(sha256(bytes));
+    expect(await leftInBucket()).toEqual([]);
+  });
+
+  it("a replica killed mid-PATCH under Upload-Checksum counts none of that body: the old offset, then exact bytes and no parts left", async () => {
+    const b = replicas[1] as Replica;
+    const a = await childReplica();
+    const bytes = randomBytes(30 * MiB + 999);
+    const onA = await createUpload(a.origin, b.minter, "s1", bytes.length);
+    const id = onA.slice(onA.lastIndexOf("/") + 1);
+    const before = 8 * MiB + 100; // one part and a tail, counted
+    const first = await fetch(onA, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: new Uint8Array(bytes.subarray(0, before)),
+    });
+    expect(first.status).toBe(204);
+    // The rest under a checksum of the whole rest; A is killed once two of its parts are in the bucket.
+    const digest = createHash("sha256").update(bytes.subarray(before)).digest("base64");
+    const key = `mcp-file-bridge:tus-s3:${id}`;
+    await cutPatch(
+      onA,
+      bytes,
+      before,
+      bytes.length,
+      async () => {
+        for (;;) {
+          // Two parts of this body uploaded (one before it): wherever the staging records them.
+          const staged = await b.state.get<{ parts: unknown[]; pending?: { parts: unknown[] } }>(key);
+          if ((staged?.parts.length ?? 0) + (staged?.pending?.parts.length ?? 0) >= 3) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        a.child.kill("SIGKILL");
+      },
+      `Upload-Checksum: sha256 ${digest}\r\n`,
+    );
+    const onB = onA.replace(a.origin, b.origin);
+    expect(await offsetOf(onB)).toBe(before);
+    // Resumed through B under the same checksum: its parts overwrite the unconfirmed ones.
+    const rest = await fetch(onB, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(before), "upload-checksum": `sha256 ${digest}` },
+      body: new Uint8Array(bytes.subarray(before)),
+    });
+    expect(rest.status).toBe(204);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.sha256).toBe(sha256(bytes));
+    const read = await b.store.read("s1", (stored[0] as StoredFile).id);
+    const chunks: Buffer[] = [];
+    for await (const chunk of read as AsyncIterable<Buffer>) chunks.push(chunk);
+    expect(sha256(Buffer.concat(chunks))).toBe(sha256(bytes));
+    // No multipart upload (with its unlisted parts) nor tail object left.
     expect(await leftInBucket()).toEqual([]);
   });
 

@@ -1,5 +1,14 @@
 import { Buffer } from "node:buffer";
-import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
+import { createHmac } from "node:crypto";
+import {
+  decodeJwt,
+  decodeProtectedHeader,
+  exportSPKI,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  UnsecuredJWT,
+} from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { sealKeyFor, sealScope } from "../../src/signing/scope-seal.js";
@@ -393,6 +402,71 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
     const { token } = await otherIssuer.mint({ scope: "A", fileId: FILE, action: "download" });
     expect(await codeOf(minter.verify(token, { action: "download" }))).toBe("INVALID_TOKEN");
     expect(await codeOf(otherIssuer.verify(token, { action: "download" }))).toBe("OK");
+  });
+
+  it("mints tokens jose's jwtVerify accepts with the same secret", async () => {
+    const minter = makeMinter();
+    const { token, jti } = await minter.mint({
+      scope: "A",
+      fileId: FILE,
+      action: "download",
+      notBefore: "1s",
+    });
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(SECRET), {
+      algorithms: ["HS256"],
+      typ: SIGNED_URL_TOKEN_TYPE,
+      issuer: "mcp-file-bridge",
+      currentDate: new Date(T0 + 1_000),
+    });
+    expect(protectedHeader).toEqual({ alg: "HS256", typ: SIGNED_URL_TOKEN_TYPE, kid: "default" });
+    expect(payload).toMatchObject({ fid: FILE, act: "download", jti, iat: T0 / 1000, nbf: T0 / 1000 + 1 });
+  });
+
+  it("checks the header and registered claims itself as jose does (crit, b64, typ spelling, missing or non-numeric dates)", async () => {
+    const minter = makeMinter();
+    const key = new TextEncoder().encode(SECRET);
+    const header = { alg: "HS256", typ: SIGNED_URL_TOKEN_TYPE, kid: "default" };
+    const claims = { scs: SEALED_A, fid: FILE, act: "download", iss: "mcp-file-bridge", jti: "forged" };
+    const times = { iat: T0 / 1000, exp: T0 / 1000 + 300 };
+    const sign = (h: Record<string, unknown>, p: Record<string, unknown>) => {
+      const input = `${b64(h)}.${b64(p)}`;
+      return `${input}.${createHmac("sha256", key).update(input).digest("base64url")}`;
+    };
+    const verify = (token: string) => codeOf(minter.verify(token, { action: "download" }));
+    expect(await verify(sign(header, { ...claims, ...times }))).toBe("OK");
+    // The `application/` prefix and the case of `typ` do not matter (RFC 7515, as jose compares).
+    expect(
+      await verify(
+        sign(
+          { ...header, typ: `application/${SIGNED_URL_TOKEN_TYPE.toUpperCase()}` },
+          { ...claims, ...times },
+        ),
+      ),
+    ).toBe("OK");
+    expect(await verify(sign({ ...header, crit: ["exp"] }, { ...claims, ...times }))).toBe("INVALID_TOKEN");
+    expect(await verify(sign({ ...header, b64: false }, { ...claims, ...times }))).toBe("INVALID_TOKEN");
+    expect(await verify(sign({ alg: "HS256", kid: "default" }, { ...claims, ...times }))).toBe(
+      "INVALID_TOKEN",
+    );
+    for (const missing of ["iat", "exp", "jti", "iss"]) {
+      const payload: Record<string, unknown> = { ...claims, ...times };
+      delete payload[missing];
+      expect(await verify(sign(header, payload))).toBe("INVALID_TOKEN");
+    }
+    expect(await verify(sign(header, { ...claims, ...times, nbf: String(T0 / 1000) }))).toBe("INVALID_TOKEN");
+    expect(await verify(sign(header, { ...claims, ...times, exp: String(T0 / 1000 + 300) }))).toBe(
+      "INVALID_TOKEN",
+    );
+    expect(await verify(sign(header, { ...claims, iat: T0 / 1000 - 600, exp: T0 / 1000 - 300 }))).toBe(
+      "TOKEN_EXPIRED",
+    );
+    // Another issuer is reported before expiry, as jose orders its checks.
+    expect(
+      await verify(sign(header, { ...claims, iss: "x", iat: T0 / 1000 - 600, exp: T0 / 1000 - 300 })),
+    ).toBe("INVALID_TOKEN");
+    expect(await verify(`${b64(header)}.${Buffer.from("[1]").toString("base64url")}.${"A".repeat(43)}`)).toBe(
+      "INVALID_TOKEN",
+    );
   });
 
   it("refuses signed tokens whose private claims are malformed", async () => {

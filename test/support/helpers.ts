@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -30,9 +30,27 @@ function builtAndFresh(): boolean {
 }
 
 /**
+ * Builds into a folder of its own, then swaps it in with two renames: tests running beside this one
+ * keep reading a complete dist/ (tsup empties its output folder first).
+ */
+function buildAndSwap(): void {
+  const fresh = join(repoRoot, `.dist-${process.pid}`);
+  const old = join(repoRoot, `.dist-old-${process.pid}`);
+  try {
+    execFileSync("npx", ["tsup", "--out-dir", fresh], { cwd: repoRoot, stdio: "ignore" });
+    if (existsSync(join(repoRoot, "dist"))) renameSync(join(repoRoot, "dist"), old);
+    renameSync(fresh, join(repoRoot, "dist"));
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+    rmSync(old, { recursive: true, force: true });
+  }
+}
+
+/**
  * Builds the package (dist/) when it was not built or a source changed since, so tests of the built
  * package run on the code in the tree (also right after `npm install` on a fresh clone). One test
- * process builds at a time (a lock folder); the others wait for it. CI builds before testing, so
+ * process builds at a time (a lock folder); the others wait for it, and the new build replaces dist/
+ * only once complete. CI builds before testing, so
  * there it does nothing.
  */
 export function ensureBuilt(): void {
@@ -49,7 +67,7 @@ export function ensureBuilt(): void {
       continue;
     }
     try {
-      if (!builtAndFresh()) execFileSync("npx", ["tsup"], { cwd: repoRoot, stdio: "ignore" });
+      if (!builtAndFresh()) buildAndSwap();
     } finally {
       rmSync(lock, { recursive: true, force: true });
     }

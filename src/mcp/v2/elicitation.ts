@@ -20,7 +20,9 @@ import type { V2Context } from "./context.js";
  *   `elicitation/create` keyed by our elicitation id, plus a `requestState` that seals that id with an
  *   HMAC, bound to the method and the `Mcp-Name` routing header). `requestFiles` returns that result
  *   as its outcome's `result`, so the tool returns it and the SDK sends it. On the client's retry the
- *   context verifies the echoed state and exposes the answer as `elicitationAnswers`.
+ *   context verifies the echoed state and exposes the answer as `elicitationAnswers`; after an accept
+ *   it offers `waitAgain`, a state-only `input_required` whose state seals "accepted" too, for a wait
+ *   spread over several retries.
  */
 
 /** Marks the signal, so code that must not import this module can recognise it. */
@@ -67,24 +69,45 @@ function bindingOf(
   return `${ctx.mcpReq.method}\n${typeof name === "string" ? name : ""}\n${subject ?? ""}`;
 }
 
-function mac(key: Uint8Array | string, elicitationId: string, binding: string): string {
-  return createHmac("sha256", key).update(`${elicitationId}\n${binding}`).digest("base64url");
+/** The suffix of a state that says the elicitation was accepted and the request waits on. */
+const ACCEPTED_SUFFIX = "a";
+
+function mac(key: Uint8Array | string, elicitationId: string, binding: string, accepted: boolean): string {
+  const sealed = `${elicitationId}\n${binding}${accepted ? "\naccepted" : ""}`;
+  return createHmac("sha256", key).update(sealed).digest("base64url");
 }
 
-/** The request state for one elicitation id: `mfb1.<id>.<hmac>`. */
-export function sealState(key: Uint8Array | string, elicitationId: string, binding: string): string {
-  return `${STATE_PREFIX}${Buffer.from(elicitationId).toString("base64url")}.${mac(key, elicitationId, binding)}`;
+/**
+ * The request state for one elicitation id: `mfb1.<id>.<hmac>` while asked, `mfb1.<id>.<hmac>.a` once
+ * accepted (a retry that waits on: the answer is not sent again).
+ */
+export function sealState(
+  key: Uint8Array | string,
+  elicitationId: string,
+  binding: string,
+  accepted = false,
+): string {
+  const id = Buffer.from(elicitationId).toString("base64url");
+  return `${STATE_PREFIX}${id}.${mac(key, elicitationId, binding, accepted)}${accepted ? `.${ACCEPTED_SUFFIX}` : ""}`;
 }
 
-/** The elicitation id a state seals, when it verifies for `binding`; otherwise `undefined`. */
-export function openState(key: Uint8Array | string, state: unknown, binding: string): string | undefined {
+/** The elicitation id a state seals, and whether it was accepted, when it verifies for `binding`. */
+export function openState(
+  key: Uint8Array | string,
+  state: unknown,
+  binding: string,
+): { elicitationId: string; accepted: boolean } | undefined {
   if (typeof state !== "string" || !state.startsWith(STATE_PREFIX)) return undefined;
-  const [encodedId, tag, ...rest] = state.slice(STATE_PREFIX.length).split(".");
+  const [encodedId, tag, suffix, ...rest] = state.slice(STATE_PREFIX.length).split(".");
   if (encodedId === undefined || tag === undefined || rest.length > 0) return undefined;
+  if (suffix !== undefined && suffix !== ACCEPTED_SUFFIX) return undefined;
+  const accepted = suffix === ACCEPTED_SUFFIX;
   const elicitationId = Buffer.from(encodedId, "base64url").toString();
-  const expected = Buffer.from(mac(key, elicitationId, binding));
+  const expected = Buffer.from(mac(key, elicitationId, binding, accepted));
   const given = Buffer.from(tag);
-  return expected.length === given.length && timingSafeEqual(expected, given) ? elicitationId : undefined;
+  return expected.length === given.length && timingSafeEqual(expected, given)
+    ? { elicitationId, accepted }
+    : undefined;
 }
 
 function answerOf(value: unknown): HostElicitationAnswer | undefined {
@@ -108,11 +131,27 @@ export function withElicitation(
       | HostClientCapabilities
       | undefined;
     if (capabilities) context.clientCapabilities = capabilities;
-    const elicitationId = openState(key, ctx.mcpReq.requestState(), binding);
+    const opened = openState(key, ctx.mcpReq.requestState(), binding);
     const answer =
-      elicitationId === undefined ? undefined : answerOf(ctx.mcpReq.inputResponses?.[elicitationId]);
-    if (elicitationId !== undefined && answer !== undefined) {
-      context.elicitationAnswers = new Map([[elicitationId, answer]]);
+      opened === undefined
+        ? undefined
+        : opened.accepted
+          ? ({ action: "accept" } as const)
+          : answerOf(ctx.mcpReq.inputResponses?.[opened.elicitationId]);
+    if (opened !== undefined && answer !== undefined) {
+      context.elicitationAnswers = new Map([[opened.elicitationId, answer]]);
+      if (answer.action === "accept") {
+        // The next round: only a state, which says "accepted, wait on" (the client retries at once).
+        context.waitAgain = (elicitationId) => {
+          if (elicitationId !== opened.elicitationId) {
+            throw new FileBridgeError(
+              "INVALID_INPUT",
+              "waitAgain: not the elicitation this request answered",
+            );
+          }
+          return { resultType: "input_required", requestState: sealState(key, elicitationId, binding, true) };
+        };
+      }
     }
     context.elicitUrl = async (request: HostUrlElicitation) => {
       if (!capabilities?.elicitation?.url) {

@@ -8,6 +8,7 @@
  * contracts' secondary types (catalogs, change feeds, list and put arguments).
  */
 export type {
+  AdoptObject,
   AdoptSource,
   ByteRange,
   CatalogPageOptions,

@@ -9,6 +9,7 @@ import { pipeline } from "node:stream/promises";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { SNIFF_BYTES } from "../../media/media-type.js";
 import type { PutSource } from "../types.js";
+import type { FileSha256 } from "./file-sha256.js";
 import type { PutMeasure, PutPlan } from "./put-plan.js";
 import type { StreamLimits } from "./quota.js";
 import { Sha256Stream } from "./sha256-stream.js";
@@ -170,18 +171,24 @@ export function checkMeasured(plan: MeterLimits, size: number, sha256: string, l
 export class PutMeter extends Transform {
   size = 0;
   sha256 = "";
-  private readonly hash = new Sha256Stream();
+  private readonly hash: Sha256Stream | null;
   private readonly headBytes = Buffer.alloc(SNIFF_BYTES);
   private headLength = 0;
 
+  /**
+   * With `fileHash` (a driver writing a file, see {@link streamPutToFile}) the meter only hands it
+   * each chunk; the digest is taken from the file once the sink has finished, and checked there.
+   */
   constructor(
     private readonly plan: MeterLimits,
     private readonly limits?: StreamLimits,
+    private readonly fileHash?: FileSha256,
   ) {
     // Object mode on the writable side so a stream of non-bytes is refused here with a clear error
     // instead of throwing inside Node's pipe machinery.
     // A 1 MiB readable buffer lets the next chunks be hashed while earlier ones are being written.
     super({ writableObjectMode: true, readableHighWaterMark: METER_BUFFER_BYTES });
+    this.hash = fileHash ? null : new Sha256Stream();
   }
 
   /** The first bytes seen (at most {@link SNIFF_BYTES}). */
@@ -206,6 +213,11 @@ export class PutMeter extends Transform {
       this.headLength += take;
     }
     this.size = size;
+    if (!this.hash) {
+      this.fileHash?.update(chunk);
+      callback(null, chunk);
+      return;
+    }
     // A large body is hashed off the main thread; wait only when the worker is behind.
     const behind = this.hash.update(chunk);
     if (!behind) {
@@ -217,6 +229,10 @@ export class PutMeter extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
+    if (!this.hash) {
+      callback();
+      return;
+    }
     this.hash.digest().then((sha256) => {
       this.sha256 = sha256;
       callback(finalError(this.plan, this.size, sha256));
@@ -224,7 +240,7 @@ export class PutMeter extends Transform {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.hash.dispose();
+    this.hash?.dispose();
     callback(error);
   }
 }
@@ -277,7 +293,43 @@ export async function streamPut(
   sink: Writable,
   limits?: StreamLimits,
 ): Promise<PutMeasure> {
-  const meter = new PutMeter(plan, limits);
+  return runPut(source, plan, sink, limits, undefined);
+}
+
+/**
+ * {@link streamPut} into a sink that writes a file from its start and reports its progress to
+ * `fileHash` (see `FileSink`): the sha256 is taken from the file by the hashing worker as it fills
+ * (no copy of the body on the main thread), then checked like a streamed one once the sink has
+ * finished. Disposes `fileHash` on failure.
+ *
+ * @example
+ * ```ts
+ * const hash = new FileSha256(path);
+ * const measure = await streamPutToFile(source, plan, new FileSink(fd, (n) => hash.written(n)), limits, hash);
+ * ```
+ */
+export async function streamPutToFile(
+  source: PutSource,
+  plan: PutPlan,
+  sink: Writable,
+  limits: StreamLimits | undefined,
+  fileHash: FileSha256,
+): Promise<PutMeasure> {
+  try {
+    return await runPut(source, plan, sink, limits, fileHash);
+  } finally {
+    fileHash.dispose();
+  }
+}
+
+async function runPut(
+  source: PutSource,
+  plan: PutPlan,
+  sink: Writable,
+  limits: StreamLimits | undefined,
+  fileHash: FileSha256 | undefined,
+): Promise<PutMeasure> {
+  const meter = new PutMeter(plan, limits, fileHash);
   let readable: Readable;
   try {
     readable = toReadable(source);
@@ -287,6 +339,11 @@ export async function streamPut(
   }
   try {
     await pipeline(readable, meter, sink, plan.signal ? { signal: plan.signal } : {});
+    if (fileHash) {
+      meter.sha256 = await fileHash.digest(meter.size);
+      const failed = finalError(plan, meter.size, meter.sha256);
+      if (failed) throw failed;
+    }
   } catch (error) {
     throw toPutError(error, plan.signal);
   }
@@ -330,35 +387,52 @@ export async function readSmall(source: PutSource, limit: number, signal?: Abort
     throw toPutError(error, signal);
   }
   if (signal) addAbortSignal(signal, readable);
-  const iterator = readable[Symbol.asyncIterator]();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size <= limit) {
-      const next = await iterator.next();
-      if (next.done) {
-        const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
-        return { bytes };
-      }
-      const chunk: unknown = next.value;
+  return readAhead(readable, limit, signal);
+}
+
+/**
+ * Reads `readable` until it ends (the bytes come back whole) or passes `limit` bytes: then it is
+ * paused, the chunks read are put back in front of it (`unshift`), and the stream itself comes back,
+ * so the long way adds no stream of its own between the source and the sink.
+ */
+function readAhead(readable: Readable, limit: number, signal: AbortSignal | undefined): Promise<SmallRead> {
+  return new Promise<SmallRead>((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const stop = () => {
+      readable.off("data", onData);
+      readable.off("end", onEnd);
+      readable.off("error", onError);
+      readable.off("close", onClose);
+    };
+    const fail = (error: unknown) => {
+      stop();
+      readable.destroy();
+      reject(toPutError(error, signal));
+    };
+    const onData = (chunk: unknown) => {
       if (!(chunk instanceof Uint8Array)) {
-        throw new FileBridgeError("INVALID_INPUT", "put sources must produce bytes (Uint8Array chunks)");
+        fail(new FileBridgeError("INVALID_INPUT", "put sources must produce bytes (Uint8Array chunks)"));
+        return;
       }
       chunks.push(chunk);
       size += chunk.byteLength;
-    }
-  } catch (error) {
-    readable.destroy();
-    throw toPutError(error, signal);
-  }
-  async function* rest(): AsyncGenerator<Uint8Array> {
-    yield* chunks;
-    chunks.length = 0;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-  }
-  const stream = Readable.from(rest(), { objectMode: true });
-  stream.once("close", () => {
-    if (!readable.destroyed) readable.destroy();
+      if (size <= limit) return;
+      readable.pause();
+      stop();
+      for (let i = chunks.length - 1; i >= 0; i--) readable.unshift(chunks[i]);
+      resolve({ stream: readable });
+    };
+    const onEnd = () => {
+      stop();
+      resolve({ bytes: chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size) });
+    };
+    const onError = (error: Error) => fail(error);
+    const onClose = () =>
+      fail(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+    readable.on("error", onError);
+    readable.on("end", onEnd);
+    readable.on("close", onClose);
+    readable.on("data", onData);
   });
-  return { stream };
 }

@@ -2,6 +2,8 @@
  * sha256 of a put's bytes without blocking the main thread for large bodies: the first bytes are
  * batched; a body that ends within one batch is hashed in place, a larger one is hashed batch by
  * batch in one shared worker thread, with a bounded number of batches in flight (memory stays flat).
+ * The same worker also hashes files as they are written (`FileSha256`): it reads them itself, so the
+ * main thread copies nothing.
  */
 import { createHash } from "node:crypto";
 import { Worker } from "node:worker_threads";
@@ -13,6 +15,8 @@ const MAX_IN_FLIGHT = 4;
 /** Batch buffers kept for reuse (the worker hands each one back): no garbage per MiB hashed. */
 const POOL_SIZE = 16;
 const pool: ArrayBuffer[] = [];
+/** Bytes the worker reads from a file at once when it hashes a file being written (see `FileSha256`). */
+const FILE_READ_BYTES = 1024 * 1024;
 
 /**
  * The worker: one hash per job id; acknowledges each batch by handing its buffer back (so memory
@@ -21,8 +25,60 @@ const pool: ArrayBuffer[] = [];
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
+const { closeSync, openSync, readSync } = require("node:fs");
 const jobs = new Map();
+const files = new Map();
+let readBuffer;
+function closeFile(job) {
+  if (job.fd !== undefined) closeSync(job.fd);
+  job.fd = undefined;
+}
+function onFile(message) {
+  const { id } = message;
+  if (message.path !== undefined) {
+    const job = { hash: createHash("sha256"), fd: undefined, at: 0, failed: false };
+    files.set(id, job);
+    try {
+      job.fd = openSync(message.path, "r");
+    } catch (error) {
+      job.failed = true;
+      parentPort.postMessage({ id, error: String(error && error.message) });
+    }
+    return;
+  }
+  const job = files.get(id);
+  if (!job) return;
+  if (message.cancel || job.failed) {
+    if (message.cancel || message.end) files.delete(id);
+    closeFile(job);
+    return;
+  }
+  try {
+    readBuffer ??= Buffer.allocUnsafeSlow(${FILE_READ_BYTES});
+    while (job.at < message.upTo) {
+      const want = Math.min(readBuffer.length, message.upTo - job.at);
+      const got = readSync(job.fd, readBuffer, 0, want, job.at);
+      if (got === 0) throw new Error("the file is shorter than the bytes written to it");
+      job.hash.update(readBuffer.subarray(0, got));
+      job.at += got;
+    }
+  } catch (error) {
+    job.failed = true;
+    closeFile(job);
+    parentPort.postMessage({ id, error: String(error && error.message) });
+    return;
+  }
+  if (message.end) {
+    files.delete(id);
+    closeFile(job);
+    parentPort.postMessage({ id, digest: job.hash.digest("hex") });
+  }
+}
 parentPort.on("message", (message) => {
+  if (message.file) {
+    onFile(message);
+    return;
+  }
   const { id } = message;
   if (message.cancel) {
     jobs.delete(id);
@@ -44,15 +100,27 @@ parentPort.on("message", (message) => {
   }
 });
 `;
-
 interface Job {
-  onAck(): void;
+  onAck?(): void;
   onDigest(digest: string): void;
   onError(error: Error): void;
 }
 
+/**
+ * A message to the worker: a batch of bytes (`data`, transferred) of a stream job, or, with `file`,
+ * a file job: `path` to open, `upTo` (bytes of the file that are written and may be hashed), `end`.
+ */
+export interface HashMessage {
+  data?: Uint8Array;
+  end?: true;
+  cancel?: true;
+  file?: true;
+  path?: string;
+  upTo?: number;
+}
+
 /** The process's hashing worker, started on first use, holding the event loop only while it works. */
-class HashWorker {
+export class HashWorker {
   private worker: Worker | null = null;
   private readonly jobs = new Map<number, Job>();
   private nextId = 1;
@@ -66,7 +134,7 @@ class HashWorker {
     return id;
   }
 
-  post(id: number, message: { data?: Uint8Array; end?: true; cancel?: true }): void {
+  post(id: number, message: HashMessage): void {
     const { data } = message;
     const transfer = data ? [data.buffer as ArrayBuffer] : [];
     this.worker?.postMessage({ id, ...message }, transfer);
@@ -79,11 +147,16 @@ class HashWorker {
 
   private start(): Worker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: "mcp-file-bridge sha256" });
-    worker.on("message", (message: { id: number; ack?: true; buffer?: ArrayBuffer; digest?: string }) => {
+    type Reply = { id: number; ack?: true; buffer?: ArrayBuffer; digest?: string; error?: string };
+    worker.on("message", (message: Reply) => {
       if (message.buffer && pool.length < POOL_SIZE) pool.push(message.buffer);
       const job = this.jobs.get(message.id);
       if (!job) return;
-      if (message.ack) job.onAck();
+      if (message.ack) job.onAck?.();
+      if (message.error !== undefined) {
+        this.close(message.id);
+        job.onError(new Error(`the sha256 worker could not read the file: ${message.error}`));
+      }
       if (message.digest !== undefined) {
         this.close(message.id);
         job.onDigest(message.digest);
@@ -105,6 +178,12 @@ class HashWorker {
 }
 
 let shared: HashWorker | undefined;
+
+/** The process's hashing worker (started on first use); throws if no worker can be started. */
+export function hashWorker(): HashWorker {
+  shared ??= new HashWorker();
+  return shared;
+}
 
 /** A batch buffer of its own ArrayBuffer (transferable), from the pool when one is free. */
 function batchBuffer(): Buffer {

@@ -1,7 +1,8 @@
 /**
  * Commit of a finished tus upload through the same put pipeline as a single-request upload: the
- * staged bytes are adopted by the store (`store.adopt()`, a link on the same filesystem, with the
- * sha256 hashed while they arrived) or streamed into `store.stage()` (a final upload's partial
+ * staged bytes are adopted by the store (`store.adopt()`: a link on the same filesystem, or a
+ * server-side copy in the same S3 bucket, with the sha256 hashed while they arrived) or streamed
+ * into `store.stage()` (a final upload's partial
  * uploads in order, or a store without `adopt`) — size cap, quota, sha256, a new file id either
  * way — then the ticket is used up, the file made
  * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
@@ -30,9 +31,10 @@ function uploadBytes(service: TusService, id: string, record: TusRecord, lengths
 }
 
 /**
- * Stages the upload's bytes in the store: a whole upload whose staging is a local file the store
- * can take over is adopted with the sha256 hashed while its bytes arrived (nothing is read again);
- * anything else streams through `store.stage()`.
+ * Stages the upload's bytes in the store: a whole upload whose staging is a local file (or an
+ * object) the store can take over is adopted with the sha256 hashed while its bytes arrived
+ * (nothing is read again; on S3, when the bytes arrived through another process, the staged object
+ * is hashed once); anything else streams through `store.stage()`.
  */
 async function stageUpload(
   service: TusService,
@@ -42,11 +44,16 @@ async function stageUpload(
   options: PutOptions,
 ): Promise<StagedFile> {
   const { store } = service.config;
-  const path = service.staging.localPath?.(id);
-  if (service.adopts && !record.parts && path !== undefined && store.adopt) {
-    const sha256 = await service.hashes.digest(service.staging, id, record.offset);
-    const adopted = await store.adopt({ path, size: record.offset, sha256 }, options);
-    if (adopted) return adopted;
+  const { staging } = service;
+  if (service.adopts && !record.parts && store.adopt) {
+    const path = staging.localPath?.(id);
+    const object = path === undefined ? await staging.adoptable?.(id, record.offset) : undefined;
+    if (path !== undefined || object !== undefined) {
+      const sha256 = await service.hashes.digest(staging, id, record.offset);
+      const source = { size: record.offset, sha256, ...(object ? { object } : { path }) };
+      const adopted = await store.adopt(source, options);
+      if (adopted) return adopted;
+    }
   }
   return store.stage(uploadBytes(service, id, record, partLengths), options);
 }

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { AdoptObject } from "../../storage/types.js";
 
 /**
  * The result of one write: how many bytes reached the file, and the failure that ended it early.
@@ -39,9 +40,21 @@ export interface TusStaging {
   /**
    * Writes `source` at `offset`, cutting off anything past it first; never rejects. `observe` sees
    * each chunk once it is stored, in order (so it sees exactly the `written` bytes); a promise it
-   * returns holds the next write back.
+   * returns holds the next write back. A `provisional` write (a body under a checksum) counts in
+   * {@link size} only once {@link confirm}ed.
    */
-  write(id: string, offset: number, source: Readable, observe?: StagingObserver): Promise<StagingWrite>;
+  write(
+    id: string,
+    offset: number,
+    source: Readable,
+    observe?: StagingObserver,
+    options?: StagingWriteOptions,
+  ): Promise<StagingWrite>;
+  /**
+   * Makes the last provisional write count (its checksum verified), for stagings whose {@link size}
+   * can run ahead of the recorded offset; the others count a write only through the recorded offset.
+   */
+  confirm?(id: string): Promise<void>;
   /** Cuts the staging object back to `length` bytes (a refused checksum). */
   truncate(id: string, length: number): Promise<void>;
   /** The first `length` bytes of the staging object. */
@@ -56,11 +69,30 @@ export interface TusStaging {
    */
   localPath?(id: string): string;
   /**
+   * The object holding exactly the first `length` staged bytes, for stores that copy it into place
+   * at commit (`FileStore.adopt` of an `s3Store` in the same bucket); `undefined` when there is none
+   * (S3: an upload smaller than one part). Once asked, the upload takes no more writes.
+   */
+  adoptable?(id: string, length: number): Promise<AdoptObject | undefined>;
+  /**
    * The bytes the staging holds durably for upload `id` (`undefined` when unknown), for stagings that
    * can hold more than the recorded offset after a replica died mid-body (S3: parts uploaded before
    * the crash): the upload continues from there.
    */
   size?(id: string): Promise<number | undefined>;
+}
+
+/**
+ * Options of one {@link TusStaging.write}.
+ *
+ * @example
+ * ```ts
+ * await staging.write(id, offset, body, undefined, { provisional: true });
+ * ```
+ */
+export interface StagingWriteOptions {
+  /** The body counts only once confirmed (`Upload-Checksum`: whole and verified, or not at all). */
+  provisional?: boolean;
 }
 
 /**

@@ -2,8 +2,10 @@
  * The write of one tus body (`PATCH`, or the body of a `creation-with-upload` `POST`), its lock held:
  * the bytes go to the staging at the verified offset, counted against the declared (or configured)
  * size, hashed when `Upload-Checksum` came with them; the new offset is recorded even when the
- * client drops mid-body (that is what a resume continues from), except under a checksum, where an
- * unverifiable or mismatching body is cut off again. The last byte commits the upload.
+ * client drops mid-body (that is what a resume continues from), except under a checksum: there the
+ * staging holds the body provisionally (a replica killed mid-body leaves none of it counted) and it
+ * counts once verified, while an unverifiable or mismatching body is cut off again. The last byte
+ * commits the upload.
  */
 import { createHash, type Hash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
@@ -17,8 +19,12 @@ import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
 import { type TusRecord, writeRecord } from "./records.js";
 import { publishProgress, type TusService, type TusTicket } from "./service.js";
 
-/** How often the progress hook hears of bytes arriving. */
+/**
+ * How often the progress hook (and so a waiting tool's MCP progress) hears of bytes arriving: every
+ * 4 MiB, and at least once a second while bytes arrive, so a slow link still shows it is moving.
+ */
 const PROGRESS_STEP = 4 * 1024 * 1024;
+const PROGRESS_INTERVAL_MS = 1000;
 
 /** The outcome of one body: the new record, and the commit when the upload is complete. */
 export interface TusWrite {
@@ -33,6 +39,7 @@ class BodyMeter extends Transform {
   readonly #hash: Hash | undefined;
   readonly #onProgress: (count: number) => void;
   #reported = 0;
+  #reportedAt = Date.now();
 
   constructor(limit: number, hash: Hash | undefined, onProgress: (count: number) => void) {
     super({ highWaterMark: 1 << 20 });
@@ -52,8 +59,10 @@ class BodyMeter extends Transform {
     }
     this.count += chunk.length;
     this.#hash?.update(chunk);
-    if (this.count - this.#reported >= PROGRESS_STEP) {
+    const now = Date.now();
+    if (this.count - this.#reported >= PROGRESS_STEP || now - this.#reportedAt >= PROGRESS_INTERVAL_MS) {
       this.#reported = this.count;
+      this.#reportedAt = now;
       this.#onProgress(this.count);
     }
     callback(null, chunk);
@@ -71,9 +80,15 @@ interface BodyHash {
   settle(offset: number | undefined): void;
 }
 
-/** Takes upload `id`'s running hash at `start` for one body (see `RunningHashes`). */
-async function runningHash(service: TusService, id: string, start: number): Promise<BodyHash> {
-  const hash = await service.hashes.take(service.staging, id, start);
+/**
+ * Takes upload `id`'s running hash at `start` for one body (see `RunningHashes`); `undefined` when
+ * the staging cannot hand back its prefix before commit and this process holds no hash of it.
+ */
+async function runningHash(service: TusService, id: string, start: number): Promise<BodyHash | undefined> {
+  const hash = service.staging.localPath
+    ? await service.hashes.take(service.staging, id, start)
+    : service.hashes.takeKept(id, start);
+  if (!hash) return undefined;
   let hashed = start;
   let failed = false;
   return {
@@ -127,6 +142,9 @@ export async function writeBody(
   if (body) {
     const progress = (count: number) => publishProgress(service, ticket, start + count, record.length);
     const meter = new BodyMeter(room, checksum ? createHash(checksum.algorithm) : undefined, progress);
+    // The staging sees a failed meter through its own reading; with nobody else listening, the
+    // error `pipe` re-emits on it (a client gone before the staging started reading) would be uncaught.
+    meter.on("error", () => undefined);
     const watchdog = ctx.watch((error) => meter.destroy(error));
     body.on("data", watchdog.touch);
     // A dropped client ends the body: what already arrived is flushed to the staging and counts.
@@ -147,7 +165,8 @@ export async function writeBody(
     // The client may have gone while the prefix was hashed.
     if (body.destroyed && !body.readableEnded) onAbort();
     try {
-      const result = await service.staging.write(id, start, body.pipe(meter), running?.observe);
+      const provisional = checksum ? { provisional: true } : undefined;
+      const result = await service.staging.write(id, start, body.pipe(meter), running?.observe, provisional);
       written = result.written;
       failure = result.error ?? dropped;
     } finally {
@@ -167,6 +186,8 @@ export async function writeBody(
         TUS_STATUS.checksumMismatch,
       );
     }
+    // Verified whole: only now do its bytes count (a replica killed before this left them out).
+    if (checksum) await service.staging.confirm?.(id);
   }
   if (!body) running?.settle(start);
   const updated: TusRecord = { ...record, offset: start + written };

@@ -46,6 +46,19 @@ export class RunningHashes {
     return hash;
   }
 
+  /**
+   * Like {@link take}, without reading anything: the kept hash when it covers exactly `offset`
+   * bytes (a new one at 0), else `undefined` — for stagings whose prefix cannot be read before the
+   * upload is complete (S3 parts); the commit then hashes the staged bytes once.
+   */
+  takeKept(id: string, offset: number): Sha256Stream | undefined {
+    const kept = this.#running.get(id);
+    this.#running.delete(id);
+    if (kept && kept.offset === offset) return kept.hash;
+    kept?.hash.dispose();
+    return offset === 0 ? new Sha256Stream() : undefined;
+  }
+
   /** Keeps `hash` as covering the first `offset` staged bytes of upload `id`. */
   keep(id: string, offset: number, hash: Sha256Stream): void {
     this.drop(id);

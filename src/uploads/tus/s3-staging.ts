@@ -5,13 +5,14 @@
  * end of a body (less than a part) goes up as a small "tail" object beside it and is prepended to the
  * next body, whichever replica receives it. The multipart upload id, the part list (number, ETag,
  * size) and the tail live in the state store, so the offset any replica continues from is the bytes
- * in completed parts plus the tail. Reading (at commit) completes the multipart upload (every part
- * is full-sized) and streams it followed by the tail. Removal and the sweep abort the multipart
- * upload and delete the objects.
+ * in completed parts plus the tail. A provisional body (under `Upload-Checksum`) records its parts
+ * and tail as pending, out of the offset, until `confirm()`: a replica killed mid-body leaves none
+ * of it counted, and the next body's parts overwrite its part numbers. At commit the multipart
+ * upload is completed with the tail copied in server-side as its last part (`UploadPartCopy`), so
+ * the whole upload is one object an `s3Store` adopts by server-side copy (`adoptable()`), or that
+ * is read back. Removal and the sweep abort the multipart upload and delete the objects.
  */
 import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { type FileHandle, mkdir, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -21,15 +22,18 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
   UploadPartCommand,
+  UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { copySource } from "../../internal/s3-copy-source.js";
 import type { StateStore } from "../../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "./fs-staging.js";
+import { Spool } from "./s3-spool.js";
+import { recordKey, sweepStaging } from "./s3-staging-sweep.js";
 
 const MiB = 1024 * 1024;
 
@@ -71,23 +75,33 @@ interface StagedPart {
   size: number;
 }
 
-/** What the state store holds per staged upload. */
-interface S3StagingRecord {
+/** Uploaded parts and the tail object with how many of its first bytes count. */
+interface StagedBytes {
+  parts: StagedPart[];
+  tailKey?: string;
+  tail: number;
+}
+
+/** What the state store holds per staged upload: the bytes that count, and what waits to. */
+interface S3StagingRecord extends StagedBytes {
   expiresAt: number;
   /** The multipart upload, once the first full part went up. */
   uploadId?: string;
-  parts: StagedPart[];
-  /** The tail object and how many of its first bytes count. */
-  tailKey?: string;
-  tail: number;
   /** The state before the last body, so a body refused by its checksum can be cut off again. */
   previous?: { parts: number; tailKey?: string; tail: number };
-  /** Set once the multipart upload was completed (for reading at commit). */
+  /**
+   * A provisional body's parts (numbered on from `parts`) and tail: they count only once
+   * `confirm()`ed. A replica killed mid-body leaves them here, left out of the offset; the next body
+   * drops them (its parts overwrite theirs) and the completion lists only `parts`.
+   */
+  pending?: StagedBytes;
+  /** Set once the multipart upload was completed (for reading and adopting at commit). */
   completed?: boolean;
 }
 
-function recordKey(id: string): string {
-  return `mcp-file-bridge:tus-s3:${id}`;
+/** `bytes` with `tailKey` set, or left out when there is none. */
+function withTailKey<T extends object>(bytes: T, tailKey: string | undefined): T & { tailKey?: string } {
+  return tailKey === undefined ? bytes : { ...bytes, tailKey };
 }
 
 /** How long a staging record outlives its upload's expiry, so the sweep still finds what to remove. */
@@ -100,44 +114,6 @@ function partsSize(parts: StagedPart[]): number {
 function stagingError(action: string, cause: unknown): FileBridgeError {
   if (cause instanceof FileBridgeError) return cause;
   return new FileBridgeError("STORAGE_ERROR", `tus s3 staging: could not ${action}`, { cause });
-}
-
-/** A local spool file holding at most one part. */
-class Spool {
-  size = 0;
-  private constructor(
-    readonly path: string,
-    private readonly handle: FileHandle,
-  ) {}
-
-  static async open(dir: string): Promise<Spool> {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const path = join(dir, randomBytes(12).toString("base64url"));
-    return new Spool(path, await open(path, "w+", 0o600));
-  }
-
-  async append(chunk: Uint8Array): Promise<void> {
-    let done = 0;
-    while (done < chunk.length) {
-      const { bytesWritten } = await this.handle.write(chunk, done, chunk.length - done, this.size);
-      done += bytesWritten;
-      this.size += bytesWritten;
-    }
-  }
-
-  stream(): Readable {
-    return createReadStream(this.path, { start: 0, end: this.size - 1, highWaterMark: MiB });
-  }
-
-  async reset(): Promise<void> {
-    await this.handle.truncate(0);
-    this.size = 0;
-  }
-
-  async close(): Promise<void> {
-    await this.handle.close().catch(() => undefined);
-    await rm(this.path, { force: true });
-  }
 }
 
 /** The default spool folder: one per user under the OS temp folder. */
@@ -196,7 +172,13 @@ export function s3TusStaging(
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
   }
 
-  async function uploadPart(id: string, record: S3StagingRecord, spool: Spool): Promise<void> {
+  /** Uploads the spool as the next part of `bytes` (creating the multipart upload first if needed). */
+  async function uploadPart(
+    id: string,
+    record: S3StagingRecord,
+    bytes: StagedBytes,
+    spool: Spool,
+  ): Promise<void> {
     if (!record.uploadId) {
       const created = await client.send(
         new CreateMultipartUploadCommand({
@@ -207,7 +189,7 @@ export function s3TusStaging(
       );
       record.uploadId = created.UploadId as string;
     }
-    const n = record.parts.length + 1;
+    const n = bytes.parts.length + 1;
     const response = await client.send(
       new UploadPartCommand({
         Bucket: bucket,
@@ -218,10 +200,9 @@ export function s3TusStaging(
         ContentLength: spool.size,
       }),
     );
-    record.parts.push({ n, etag: response.ETag ?? "", size: spool.size });
+    bytes.parts.push({ n, etag: response.ETag ?? "", size: spool.size });
     // The tail was consumed into this part: from here on it no longer counts.
-    record.tail = 0;
-    await save(id, record);
+    bytes.tail = 0;
   }
 
   /** Copies the first `length` bytes of a tail object into the spool. */
@@ -234,18 +215,18 @@ export function s3TusStaging(
       throw new FileBridgeError("STORAGE_ERROR", "tus s3 staging: tail object is short");
   }
 
-  /** Stores what the spool holds as the new tail object. */
-  async function storeTail(id: string, record: S3StagingRecord, spool: Spool): Promise<void> {
+  /** Stores what the spool holds as the new tail object of `bytes`. */
+  async function storeTail(id: string, bytes: StagedBytes, spool: Spool): Promise<void> {
     if (spool.size === 0) {
-      record.tail = 0;
+      bytes.tail = 0;
       return;
     }
     const key = `${keyOf(id)}.${randomBytes(6).toString("base64url")}.part`;
     await client.send(
       new PutObjectCommand({ Bucket: bucket, Key: key, Body: spool.stream(), ContentLength: spool.size }),
     );
-    record.tailKey = key;
-    record.tail = spool.size;
+    bytes.tailKey = key;
+    bytes.tail = spool.size;
   }
 
   /** Tail objects of an upload (current, previous, and any a crash left). */
@@ -254,12 +235,24 @@ export function s3TusStaging(
     return (response.Contents ?? []).map((object) => object.Key as string);
   }
 
+  /** Forgets a provisional body that was never confirmed (its tail object goes; its parts get overwritten). */
+  async function dropPending(record: S3StagingRecord): Promise<void> {
+    const tailKey = record.pending?.tailKey;
+    delete record.pending;
+    if (tailKey && tailKey !== record.tailKey && tailKey !== record.previous?.tailKey) {
+      await deleteKey(tailKey).catch(() => undefined);
+    }
+  }
+
+  /** Spools a body into `bytes`, each full part uploaded and `persist`ed as it fills. */
   async function spoolBody(
     id: string,
     record: S3StagingRecord,
+    bytes: StagedBytes,
     spool: Spool,
     source: Readable,
     observe: StagingObserver | undefined,
+    persist: () => Promise<void>,
   ): Promise<unknown> {
     try {
       for await (const chunk of source as AsyncIterable<Buffer>) {
@@ -270,7 +263,8 @@ export function s3TusStaging(
           await observe?.(piece);
           rest = rest.subarray(piece.length);
           if (spool.size === partSize) {
-            await uploadPart(id, record, spool);
+            await uploadPart(id, record, bytes, spool);
+            await persist();
             await spool.reset();
           }
         }
@@ -282,53 +276,106 @@ export function s3TusStaging(
     }
   }
 
+  /**
+   * Completes the multipart upload (the tail copied in as its last part, server-side) so the staged
+   * bytes are one object; a record without parts (everything in the tail) stays as it is.
+   */
+  async function finish(id: string): Promise<S3StagingRecord> {
+    const record = await load(id);
+    if (record.completed || record.parts.length === 0) return record;
+    if (record.pending) await dropPending(record);
+    if (record.tail > 0 && record.tailKey) {
+      const n = record.parts.length + 1;
+      const copied = await client.send(
+        new UploadPartCopyCommand({
+          Bucket: bucket,
+          Key: keyOf(id),
+          UploadId: record.uploadId,
+          PartNumber: n,
+          CopySource: copySource(bucket, record.tailKey),
+          CopySourceRange: `bytes=0-${record.tail - 1}`,
+        }),
+      );
+      record.parts.push({ n, etag: copied.CopyPartResult?.ETag ?? "", size: record.tail });
+      record.tail = 0;
+    }
+    await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: keyOf(id),
+        UploadId: record.uploadId,
+        MultipartUpload: { Parts: record.parts.map((part) => ({ PartNumber: part.n, ETag: part.etag })) },
+      }),
+    );
+    record.completed = true;
+    await save(id, record);
+    return record;
+  }
+
   return {
     async create(id, expiresAt) {
       await save(id, { expiresAt, parts: [], tail: 0 });
     },
 
-    async write(id, offset, source, observe): Promise<StagingWrite> {
+    async write(id, offset, source, observe, options = {}): Promise<StagingWrite> {
       let record: S3StagingRecord;
       let spool: Spool;
-      const inParts = () => partsSize(record.parts);
       try {
         record = await load(id);
         if (record.completed)
           throw new FileBridgeError("STORAGE_ERROR", "tus s3 staging: the upload is complete");
-        if (offset < inParts() || offset > inParts() + record.tail) {
+        const inParts = partsSize(record.parts);
+        if (offset < inParts || offset > inParts + record.tail) {
           throw new FileBridgeError("STORAGE_ERROR", `tus s3 staging: cannot write at ${offset}`);
         }
+        if (record.pending) await dropPending(record);
         spool = await Spool.open(dir);
       } catch (error) {
         source.resume();
         return { written: 0, error: stagingError("start the write", error) };
       }
-      const keep = offset - inParts();
+      const base = record.parts.length;
+      const keep = offset - partsSize(record.parts);
       const previousTailKey = record.previous?.tailKey;
-      record.previous = {
-        parts: record.parts.length,
-        tail: keep,
-        ...(record.tailKey ? { tailKey: record.tailKey } : {}),
-      };
+      // What this body builds: the record's bytes (then its own), or pending ones (`provisional`).
+      const bytes: StagedBytes = withTailKey({ parts: [...record.parts], tail: keep }, record.tailKey);
+      const provisional = options.provisional === true;
+      const settled = (): S3StagingRecord =>
+        provisional
+          ? {
+              ...record,
+              pending: withTailKey({ parts: bytes.parts.slice(base), tail: bytes.tail }, bytes.tailKey),
+            }
+          : withTailKey(
+              {
+                ...record,
+                parts: bytes.parts,
+                tail: bytes.tail,
+                previous: withTailKey({ parts: base, tail: keep }, record.tailKey),
+              },
+              bytes.tailKey,
+            );
+      const persist = () => save(id, settled());
       let error: unknown;
       try {
         if (keep > 0) await restoreTail(record.tailKey as string, keep, spool);
-        error = await spoolBody(id, record, spool, source, observe);
-        await storeTail(id, record, spool);
+        error = await spoolBody(id, record, bytes, spool, source, observe, persist);
+        await storeTail(id, bytes, spool);
       } catch (cause) {
         source.resume();
         error ??= stagingError("stage the body", cause);
         // The tail object is unchanged when no part went up (its first `keep` bytes still count).
-        if (record.parts.length === record.previous.parts) record.tail = keep;
-        else record.tail = 0;
+        bytes.tail = bytes.parts.length === base ? keep : 0;
+        if (bytes.parts.length === base && record.tailKey) bytes.tailKey = record.tailKey;
       }
       try {
-        await save(id, record);
+        await persist();
         // Two bodies back: no longer needed to cut a refused body off.
         if (
+          !provisional &&
           previousTailKey &&
-          previousTailKey !== record.tailKey &&
-          previousTailKey !== record.previous.tailKey
+          previousTailKey !== bytes.tailKey &&
+          previousTailKey !== record.tailKey
         ) {
           await deleteKey(previousTailKey).catch(() => undefined);
         }
@@ -337,21 +384,35 @@ export function s3TusStaging(
       } finally {
         await spool.close();
       }
-      const written = inParts() + record.tail - offset;
+      const written = partsSize(bytes.parts) + bytes.tail - offset;
       return error === undefined ? { written } : { written: Math.max(0, written), error };
+    },
+
+    async confirm(id) {
+      const record = await load(id);
+      const pending = record.pending;
+      if (!pending) return;
+      const oldTailKey = record.tailKey;
+      record.previous = withTailKey({ parts: record.parts.length, tail: record.tail }, oldTailKey);
+      record.parts = [...record.parts, ...pending.parts];
+      record.tail = pending.tail;
+      if (pending.tailKey) record.tailKey = pending.tailKey;
+      delete record.pending;
+      await save(id, record);
     },
 
     async truncate(id, length) {
       const record = await load(id);
+      if (record.pending) await dropPending(record);
       const previous = record.previous;
-      if (previous && length === partsSize(record.parts.slice(0, previous.parts)) + previous.tail) {
+      if (length >= partsSize(record.parts) && length <= partsSize(record.parts) + record.tail) {
+        record.tail = length - partsSize(record.parts);
+      } else if (previous && length === partsSize(record.parts.slice(0, previous.parts)) + previous.tail) {
         // A refused body: back to the state before it (its parts are left out of the completion).
         record.parts = record.parts.slice(0, previous.parts);
         record.tail = previous.tail;
         if (previous.tailKey) record.tailKey = previous.tailKey;
         else delete record.tailKey;
-      } else if (length >= partsSize(record.parts) && length <= partsSize(record.parts) + record.tail) {
-        record.tail = length - partsSize(record.parts);
       } else {
         throw new FileBridgeError("STORAGE_ERROR", `tus s3 staging: cannot cut back to ${length}`);
       }
@@ -361,25 +422,10 @@ export function s3TusStaging(
     read(id, length) {
       return Readable.from(
         (async function* () {
-          const record = await load(id);
-          const inParts = partsSize(record.parts);
-          if (record.parts.length > 0 && !record.completed) {
-            await client.send(
-              new CompleteMultipartUploadCommand({
-                Bucket: bucket,
-                Key: keyOf(id),
-                UploadId: record.uploadId,
-                MultipartUpload: {
-                  Parts: record.parts.map((part) => ({ PartNumber: part.n, ETag: part.etag })),
-                },
-              }),
-            );
-            record.completed = true;
-            await save(id, record);
-          }
+          const record = await finish(id);
           let left = length;
-          if (inParts > 0 && left > 0) {
-            const end = Math.min(inParts, left) - 1;
+          if (record.completed && left > 0) {
+            const end = Math.min(partsSize(record.parts), left) - 1;
             const body = await client.send(
               new GetObjectCommand({ Bucket: bucket, Key: keyOf(id), Range: `bytes=0-${end}` }),
             );
@@ -395,6 +441,12 @@ export function s3TusStaging(
           }
         })(),
       );
+    },
+
+    async adoptable(id, length) {
+      const record = await finish(id);
+      if (!record.completed || partsSize(record.parts) !== length) return undefined;
+      return { client, bucket, key: keyOf(id) };
     },
 
     async size(id) {
@@ -420,59 +472,6 @@ export function s3TusStaging(
       await state.delete(recordKey(id));
     },
 
-    async sweep(now) {
-      const idOf = (key: string) => key.slice(prefix.length).split(".")[0] as string;
-      const objects: string[] = [];
-      const uploads: Array<{ key: string; uploadId: string }> = [];
-      try {
-        let token: string | undefined;
-        do {
-          const page = await client.send(
-            new ListObjectsV2Command({
-              Bucket: bucket,
-              Prefix: prefix,
-              ...(token ? { ContinuationToken: token } : {}),
-            }),
-          );
-          for (const object of page.Contents ?? []) objects.push(object.Key as string);
-          token = page.IsTruncated ? page.NextContinuationToken : undefined;
-        } while (token);
-        let keyMarker: string | undefined;
-        let uploadMarker: string | undefined;
-        for (;;) {
-          const page = await client.send(
-            new ListMultipartUploadsCommand({
-              Bucket: bucket,
-              Prefix: prefix,
-              ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadMarker } : {}),
-            }),
-          );
-          for (const upload of page.Uploads ?? []) {
-            uploads.push({ key: upload.Key as string, uploadId: upload.UploadId as string });
-          }
-          if (!page.IsTruncated) break;
-          keyMarker = page.NextKeyMarker;
-          uploadMarker = page.NextUploadIdMarker;
-        }
-        const ids = new Set([...objects, ...uploads.map((upload) => upload.key)].map(idOf));
-        let removed = 0;
-        for (const id of ids) {
-          const record = await state.get<S3StagingRecord>(recordKey(id));
-          // No record: expired past its grace, removed, or never recorded (a crash): nothing uses it.
-          if (record && record.expiresAt > now) continue;
-          for (const upload of uploads.filter((each) => idOf(each.key) === id)) {
-            await client.send(
-              new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.key, UploadId: upload.uploadId }),
-            );
-          }
-          await Promise.all(objects.filter((key) => idOf(key) === id).map(deleteKey));
-          await state.delete(recordKey(id));
-          removed++;
-        }
-        return removed;
-      } catch (error) {
-        throw stagingError("sweep", error);
-      }
-    },
+    sweep: (now) => sweepStaging({ client, bucket, prefix, state, deleteKey }, now),
   };
 }

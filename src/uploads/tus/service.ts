@@ -65,8 +65,8 @@ export interface TusService {
   now: () => number;
   onProgress: ((progress: TusProgress) => void) | undefined;
   /**
-   * Whether a commit hands the staging file to the store (`FileStore.adopt` and a staging with
-   * local files): then bytes are hashed as they arrive, in {@link hashes}.
+   * Whether a commit hands the staged bytes to the store (`FileStore.adopt` and a staging with local
+   * files or adoptable objects): then bytes are hashed as they arrive, in {@link hashes}.
    */
   adopts: boolean;
   /** The running sha256 of the uploads this process writes. */
@@ -93,7 +93,9 @@ export function tusService(config: UploadHandlerConfig, options: TusOptions = {}
     config,
     state,
     staging,
-    adopts: typeof config.store.adopt === "function" && typeof staging.localPath === "function",
+    adopts:
+      typeof config.store.adopt === "function" &&
+      (typeof staging.localPath === "function" || typeof staging.adoptable === "function"),
     hashes: new RunningHashes(),
     lockTtlMs: lockTtl * 1000,
     now: options.now ?? Date.now,
@@ -116,7 +118,9 @@ function defaultStaging(config: UploadHandlerConfig, state: StateStore): TusStag
   };
   return {
     create: async (id, expiresAt) => (await staging()).create(id, expiresAt),
-    write: async (id, offset, source, observe) => (await staging()).write(id, offset, source, observe),
+    write: async (id, offset, source, observe, options) =>
+      (await staging()).write(id, offset, source, observe, options),
+    confirm: async (id) => (await staging()).confirm?.(id),
     truncate: async (id, length) => (await staging()).truncate(id, length),
     read: (id, length) =>
       Readable.from(
@@ -127,6 +131,7 @@ function defaultStaging(config: UploadHandlerConfig, state: StateStore): TusStag
     remove: async (id) => (await staging()).remove(id),
     sweep: async (now) => (await staging()).sweep(now),
     size: async (id) => (await staging()).size?.(id),
+    adoptable: async (id, length) => (await staging()).adoptable?.(id, length),
   };
 }
 

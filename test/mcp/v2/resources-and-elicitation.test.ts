@@ -340,6 +340,8 @@ describe("v2 host: the 2026-07-28 request state is verified", () => {
     const forged = [
       `${prefix}.${Buffer.from("someone-elses-request").toString("base64url")}.${tag}`,
       `${first.requestState}x`,
+      // The asked state passed off as the accepted one (which the later rounds carry): not sealed so.
+      `${first.requestState}.a`,
       "not-our-state",
     ];
     for (const requestState of forged) {
@@ -351,8 +353,8 @@ describe("v2 host: the 2026-07-28 request state is verified", () => {
       };
       expect(again.resultType).toBe("input_required");
     }
-    expect(seen.map((outcome) => outcome.status)).toEqual(Array(4).fill("input_required"));
-    expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(4);
+    expect(seen.map((outcome) => outcome.status)).toEqual(Array(5).fill("input_required"));
+    expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(5);
   });
 
   it("a state is bound to its user: replayed by another user, it is a new request, not a wait", async () => {

@@ -2,9 +2,12 @@
  * The cheap commit: bytes are hashed while they arrive and the store adopts the staging file
  * (`fsStore().adopt`) instead of reading it again. A body that lands in another instance (another
  * replica, or after a restart) hashes the staged prefix once; a body refused by its checksum is cut
- * off from the hash too. Stores without `adopt` stream as before.
+ * off from the hash too, and one cut mid-body counts none of its bytes. Stores without `adopt`
+ * stream as before.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fsStore } from "../../../src/storage/fs-store.js";
@@ -60,7 +63,53 @@ async function create(endpoint: string): Promise<string> {
   return created.headers.get("location") as string;
 }
 
+/** A PATCH of `body` under `Upload-Checksum` whose connection is lost after `sent` of its bytes. */
+async function cutChecksummedPatch(url: string, offset: number, body: Buffer, sent: number): Promise<void> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, "connect");
+  socket.on("error", () => undefined);
+  const closed = once(socket, "close");
+  const digest = createHash("sha256").update(body).digest("base64");
+  socket.write(
+    `PATCH ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nTus-Resumable: 1.0.0\r\n` +
+      `Content-Type: application/offset+octet-stream\r\nUpload-Offset: ${offset}\r\n` +
+      `Upload-Checksum: sha256 ${digest}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+  );
+  await new Promise<void>((resolve) => socket.write(body.subarray(0, sent), () => resolve()));
+  socket.destroy();
+  await closed;
+}
+
+/** The upload's offset once no writer holds it (a zero-length PATCH there is accepted). */
+async function settledOffset(url: string): Promise<number> {
+  for (;;) {
+    const head = await fetch(url, { method: "HEAD", headers: TUS });
+    const offset = Number(head.headers.get("upload-offset"));
+    const probe = await patch(url, offset, Buffer.alloc(0));
+    if (probe.status === 204) return offset;
+    expect([409, 423]).toContain(probe.status);
+  }
+}
+
 describe("tus commit by adoption", () => {
+  it("a PATCH under Upload-Checksum cut mid-body counts none of its bytes: the old offset, then exact bytes", async () => {
+    const first = await startTus();
+    harnesses.push(first);
+    const { store, adopted } = countingStore(join(first.dir, "adopting"));
+    const harness = await startTus({ store, tus: { staging: fsTusStaging(join(first.dir, "staging-2")) } });
+    harnesses.push(harness);
+    const url = await create(await harness.endpoint("scope-a"));
+    const mid = 1024 * 1024 + 7;
+    expect((await patch(url, 0, BYTES.subarray(0, mid))).status).toBe(204);
+    await cutChecksummedPatch(url, mid, BYTES.subarray(mid), 1024 * 1024 + 5);
+    expect(await settledOffset(url)).toBe(mid);
+    expect((await patch(url, mid, BYTES.subarray(mid))).status).toBe(204);
+    expect(adopted).toEqual([expect.objectContaining({ size: SIZE, sha256: SHA256 })]);
+    expect(harness.stored).toEqual([expect.objectContaining({ size: SIZE, sha256: SHA256 })]);
+    expect(await harness.stagingFiles()).toEqual([]);
+  });
+
   it("adopts the staging file with the sha256 hashed on arrival; nothing staged is left", async () => {
     const first = await startTus();
     harnesses.push(first);

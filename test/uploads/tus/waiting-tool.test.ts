@@ -2,9 +2,11 @@
  * Tools that wait for a person: the person's 64 MiB resumable upload arrives slower than the
  * client's request timeout, and the tool still gets the file — on the open call through MCP progress
  * (the client's `resetTimeoutOnProgress`), and through the `await_upload` poll path when the client
- * cannot open URLs. An expired link answers a clear `TOKEN_EXPIRED`.
+ * cannot open URLs. An expired link answers a clear `TOKEN_EXPIRED`, on the poll path and on the
+ * 2026-07-28 `input_required` retry alike; an upload still receiving bytes at the expiry is waited for.
  */
 import { randomBytes } from "node:crypto";
+import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -13,7 +15,10 @@ import {
   CallToolResultSchema,
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
+import { serveHttpV2 } from "../../../examples/shared/serve-http-v2.js";
+import type { FileRequestOutcome } from "../../../src/uploads/request-files-flow.js";
 import { tusEndpointOf } from "../../../src/uploads/upload-handle.js";
 import { UploadHandleResolver } from "../../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../../support/helpers.js";
@@ -33,7 +38,7 @@ afterEach(async () => {
   await harness.close();
 });
 
-function resolver(ttl = "10m"): UploadHandleResolver {
+function resolver(ttl = "10m", roundWait = "25s"): UploadHandleResolver {
   return new UploadHandleResolver({
     store: harness.store,
     state: harness.state,
@@ -41,7 +46,7 @@ function resolver(ttl = "10m"): UploadHandleResolver {
     scope: () => SCOPE,
     maxBytes: SIZE,
     ttl: ttl as "10m",
-    fileRequests: { pollInterval: "20ms" },
+    fileRequests: { pollInterval: "20ms", roundWait: roundWait as "25s" },
   });
 }
 
@@ -185,5 +190,160 @@ describe("a tool that waits for a person's resumable upload", () => {
     })) as CallToolResult;
     expect(expired.isError).toBe(true);
     expect(expired.structuredContent).toMatchObject({ error: { code: "TOKEN_EXPIRED" } });
+  }, 30_000);
+});
+
+describe("on 2026-07-28 (SDK v2): the input_required retry waits until the link expires", () => {
+  /** A v2 server whose `needs_video` tool asks through `requestFiles`, recording each round's outcome. */
+  async function modern(
+    uploads: UploadHandleResolver,
+    seen: FileRequestOutcome[],
+    onOutcome: () => void = () => {},
+  ): Promise<ClientV2> {
+    const running = await serveHttpV2({
+      createServer: () => {
+        const server = new McpServerV2({ name: "t", version: "1.0.0" });
+        server.registerTool("needs_video", { description: "needs a video" }, async (ctx) => {
+          const outcome = await uploads.requestFiles(server, ctx, {
+            message: "Upload the video",
+            timeout: "5m",
+          });
+          seen.push(outcome);
+          onOutcome();
+          return outcome.result;
+        });
+        return server;
+      },
+    });
+    const client = new ClientV2(
+      { name: "modern", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(running.mcpUrl));
+    cleanups.push(async () => {
+      await client.close();
+      await running.close();
+    });
+    return client;
+  }
+
+  it("the retried call answers TOKEN_EXPIRED once the link expired with nothing uploaded (not the tool's 5 min timeout)", async () => {
+    harness = await startTus();
+    const seen: FileRequestOutcome[] = [];
+    const client = await modern(resolver("1s"), seen);
+    client.setRequestHandler("elicitation/create", async () => ({ action: "accept" }));
+    const result = (await client.callTool(
+      { name: "needs_video", arguments: {} },
+      { timeout: 30_000 },
+    )) as CallToolResult;
+    expect(seen.map((outcome) => outcome.status)).toEqual(["input_required", "expired"]);
+    expect(seen[1]?.requestId).toBe(seen[0]?.requestId);
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({
+      status: "expired",
+      request_id: seen[0]?.requestId,
+      error: { code: "TOKEN_EXPIRED" },
+    });
+  }, 30_000);
+
+  it("a resumable upload still receiving bytes when the link expires is waited for: the retry gets the file", async () => {
+    harness = await startTus();
+    const seen: FileRequestOutcome[] = [];
+    const client = await modern(resolver("2s"), seen);
+    const chunk = randomBytes(64 * 1024);
+    const chunks = 25;
+    let person: Promise<Response> | undefined;
+    let patched = 0;
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const endpoint = tusEndpointOf((request.params as { url: string }).url);
+      person = (async () => {
+        const created = await fetch(endpoint, {
+          method: "POST",
+          headers: { ...TUS, "upload-length": String(chunk.length * chunks) },
+        });
+        // One PATCH that starts before the expiry and sends a chunk every 100 ms, past it.
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (sent === chunks) return controller.close();
+            if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+            sent += 1;
+            controller.enqueue(new Uint8Array(chunk));
+          },
+        });
+        const patch = { ...TUS, "content-type": "application/offset+octet-stream", "upload-offset": "0" };
+        const url = created.headers.get("location") as string;
+        const response = await fetch(url, {
+          method: "PATCH",
+          headers: patch,
+          body,
+          duplex: "half",
+        } as RequestInit);
+        patched = Date.now();
+        return response;
+      })();
+      return { action: "accept" };
+    });
+    const result = (await client.callTool(
+      { name: "needs_video", arguments: {} },
+      { timeout: 30_000 },
+    )) as CallToolResult;
+    expect((await person)?.status).toBe(204);
+    const expiresAt = await resolver().fileRequests.expiryOf(SCOPE, seen[0]?.requestId as string);
+    // The PATCH began before the link expired (the ticket was accepted) and ended after it.
+    expect(patched).toBeGreaterThan(expiresAt as number);
+    expect(seen.map((outcome) => outcome.status)).toEqual(["input_required", "uploaded"]);
+    const [file] = (result.structuredContent as { files: Array<{ sha256: string; size: number }> }).files;
+    expect(file).toMatchObject({
+      size: chunk.length * chunks,
+      sha256: sha256(Buffer.concat(Array(chunks).fill(chunk))),
+    });
+  }, 30_000);
+
+  it("while no bytes arrive, each retry ends after roundWait with a state-only input_required; the client retries past its timeout and gets the file", async () => {
+    harness = await startTus();
+    const seen: FileRequestOutcome[] = [];
+    // The person starts only once the retries have waited 3 rounds of 1 s: past the client's 3 s.
+    let rounds: () => void = () => {};
+    const waited = new Promise<void>((resolve) => {
+      rounds = resolve;
+    });
+    const client = await modern(resolver("10m", "1s"), seen, () => {
+      if (seen.length === 4) rounds();
+    });
+    const bytes = randomBytes(1024 * 1024);
+    const opened: string[] = [];
+    let person: Promise<void> | undefined;
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const { url } = request.params as { url: string };
+      opened.push(url);
+      person = waited.then(() => personUploads(tusEndpointOf(url), bytes, 0));
+      return { action: "accept" };
+    });
+    const started = Date.now();
+    const result = (await client.callTool(
+      { name: "needs_video", arguments: {} },
+      { timeout: CLIENT_TIMEOUT_MS },
+    )) as CallToolResult;
+    await person;
+    expect(Date.now() - started).toBeGreaterThan(CLIENT_TIMEOUT_MS);
+    expect(opened).toHaveLength(1);
+    const statuses = seen.map((outcome) => outcome.status);
+    expect(statuses.slice(0, 4)).toEqual([
+      "input_required",
+      "input_required",
+      "input_required",
+      "input_required",
+    ]);
+    expect(statuses.at(-1)).toBe("uploaded");
+    expect(new Set(seen.map((outcome) => outcome.requestId)).size).toBe(1);
+    // The later rounds carry only the state, which seals the accepted answer: nothing is asked again.
+    expect(seen[1]?.result).toEqual({
+      resultType: "input_required",
+      requestState: expect.stringMatching(/^mfb1\..+\.a$/),
+    });
+    expect(result.isError).toBeFalsy();
+    const [file] = (result.structuredContent as { files: Array<{ sha256: string; size: number }> }).files;
+    expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
   }, 30_000);
 });

@@ -1,0 +1,135 @@
+/**
+ * Resumable uploads on S3 (issue 25): 1 GiB through tus into `s3Store` with `s3TusStaging` on a real
+ * radosgw (started here, as `bench/s3-redis.ts` does), unchunked (create + one PATCH) and in 8 MiB
+ * PATCHes, server and client each in a process of their own, with the server's exact peak RSS
+ * growth (VmHWM after a reset, minus RSS before; goal < 64 MiB) and the commit's own time. Two
+ * commit paths alternate in each row: the store adopting the staged multipart object by server-side
+ * copy (what ships) against streaming it back through the put pipeline (what the commit did before).
+ * Skips (exit 0, one line saying why) only when radosgw cannot be installed or started.
+ *
+ *   npm run bench -- tus-s3
+ *   BENCH_TUS_MB=256 BENCH_TUS_S3_ROUNDS=2 npm run bench -- tus-s3
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type ServiceEndpoints, startServices, stopServices } from "../scripts/services/services.js";
+import {
+  compare,
+  loadLine,
+  MiB,
+  type Peer,
+  peakRssMiB,
+  positiveInt,
+  type Row,
+  report,
+  resetPeakRss,
+  startPeer,
+} from "./_lib.js";
+
+const SIZE_MB = positiveInt("BENCH_TUS_MB", 1024);
+/** Rounds per commit path and row: each round stores SIZE_MB (twice when re-streamed) in radosgw's RAM. */
+const ROUNDS = positiveInt("BENCH_TUS_S3_ROUNDS", 1);
+const GOAL_MIB = 64;
+console.log(`tus on S3 · ${SIZE_MB} MiB · ${loadLine()}`);
+
+// radosgw's memstore holds every object in RAM and frees deleted ones in its garbage collection
+// (run between rounds below): room for the largest round, plus slack.
+process.env.MEMSTORE_BYTES ??= String((SIZE_MB * 3 + 1024) * MiB);
+let services: ServiceEndpoints;
+try {
+  services = await startServices({ s3: true });
+  if (!services.s3) throw new Error("no S3 endpoint");
+} catch (error) {
+  console.log(`tus-s3: skipped: radosgw could not be installed or started (${(error as Error).message})`);
+  process.exit(0);
+}
+const s3 = services.s3;
+process.env.BENCH_S3 = JSON.stringify(s3);
+const dir = await mkdtemp(join(tmpdir(), "mfb-bench-tus-s3-"));
+
+async function sourceFile(mib: number): Promise<string> {
+  const path = join(dir, `source-${mib}.bin`);
+  const block = randomBytes(MiB);
+  const out = createWriteStream(path);
+  for (let i = 0; i < mib; i++) {
+    block[0] = i & 0xff;
+    if (!out.write(Buffer.from(block)))
+      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+  }
+  await new Promise<void>((resolve, reject) =>
+    out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+  );
+  return path;
+}
+
+function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : 0;
+}
+
+/** Frees deleted objects' RAM now rather than hours later (best effort). */
+async function collectGarbage(): Promise<void> {
+  await promisify(execFile)("radosgw-admin", ["-c", s3.cephConf, "gc", "process", "--include-all"], {
+    timeout: 120_000,
+  }).catch(() => undefined);
+}
+
+const growth: Record<string, number> = {};
+const commitSeconds: Record<string, number[]> = {};
+
+async function round(client: Peer, server: Peer, name: string, command: Record<string, unknown>) {
+  resetPeakRss(server.pid);
+  const before = rssMiB(server.pid);
+  const { seconds } = await client.ask(command);
+  const peak = peakRssMiB(server.pid);
+  growth[name] = Math.max(growth[name] ?? 0, Number((peak - before).toFixed(1)));
+  const commit = await server.ask({ cmd: "commit-seconds" });
+  commitSeconds[name] = [...(commitSeconds[name] ?? []), Number(Number(commit.seconds).toFixed(3))];
+  await server.ask({ cmd: "clean" });
+  await collectGarbage();
+  return { seconds: Number(seconds), peakRssMiB: peak };
+}
+
+const rows: Row[] = [];
+try {
+  const file = await sourceFile(SIZE_MB);
+  const client = await startPeer("_client.ts");
+  const server = await startPeer("_server.ts", ["ours-s3", join(dir, "server")]);
+  for (const chunk of [0, 8 * MiB]) {
+    const label = chunk === 0 ? "unchunked" : "8 MiB chunks";
+    const run = (mode: "copy" | "restream") => async () => {
+      await server.ask({ cmd: "commit-mode", mode });
+      return round(client, server, `${mode} ${label}`, {
+        cmd: "tus-upload",
+        url: server.ready.url,
+        file,
+        chunk,
+        ours: true,
+      });
+    };
+    rows.push(
+      await compare(
+        `tus upload to s3Store ${SIZE_MB} MiB, ${label} (s3TusStaging, commit by server-side copy)`,
+        run("copy"),
+        { name: "the same, commit re-streamed through the put pipeline", run: run("restream") },
+        { rounds: ROUNDS },
+      ),
+    );
+  }
+  for (const [name, value] of Object.entries(growth)) {
+    console.log(
+      `server peak RSS growth ${name}: ${value} MiB (goal < ${GOAL_MIB} MiB: ${value < GOAL_MIB ? "met" : "NOT met"})`,
+    );
+  }
+  console.log(`commit seconds: ${JSON.stringify(commitSeconds)}`);
+  for (const peer of [client, server]) await peer.stop();
+} finally {
+  await rm(dir, { recursive: true, force: true });
+  await stopServices(services);
+}
+report("tus-s3", rows, { sizeMiB: SIZE_MB, roundsPerPath: ROUNDS, peakRssGrowthMiB: growth, commitSeconds });

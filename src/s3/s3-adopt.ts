@@ -1,0 +1,168 @@
+/**
+ * `s3Store.adopt`: takes over an object of the store's own bucket (a tus upload's completed staging
+ * object) by server-side copy into the file's data key — `CopyObject` up to 5 GiB, `UploadPartCopy`
+ * parts above — with the put pipeline's checks on the size and sha256 the caller measured while
+ * the bytes arrived. The copy is complete before the file can become visible (its metadata is
+ * written at commit); a failed copy leaves nothing.
+ */
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  type S3Client,
+  type Tag,
+  UploadPartCopyCommand,
+} from "@aws-sdk/client-s3";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { copySource } from "../internal/s3-copy-source.js";
+import { SNIFF_BYTES } from "../media/media-type.js";
+import { checkMeasured } from "../storage/kit/put-pipeline.js";
+import { type PutPlan, storedFileOf } from "../storage/kit/put-plan.js";
+import type { AdoptSource, StoredFile } from "../storage/types.js";
+
+const MiB = 1024 * 1024;
+/** The largest object `CopyObject` copies in one request. */
+const COPY_OBJECT_MAX = 5 * 1024 * MiB;
+/** Part size of a multipart copy (S3 allows up to 5 GiB a part). */
+const COPY_PART = 1024 * MiB;
+/** Parts copied at once. */
+const COPY_QUEUE = 4;
+
+/** What the adoption needs of its store. */
+export interface S3AdoptContext {
+  client: S3Client;
+  bucket: string;
+  /** The store's key of a file's bytes. */
+  dataKey(scope: string, id: string): string;
+  /** The expiry tag of a file, when the store tags them (bucket lifecycle). */
+  tagFor(plan: PutPlan): Promise<Tag | undefined>;
+  error(action: string, cause: unknown): FileBridgeError;
+  /** Largest object copied with one `CopyObject` (tests lower it). @default 5 GiB */
+  copyObjectMax?: number;
+  /** Part size of a multipart copy, at least 5 MiB (tests lower it). @default 1 GiB */
+  copyPart?: number;
+}
+
+/** Copies `size` bytes of `from` into `to` in parts of {@link COPY_PART}, a few at a time. */
+async function multipartCopy(
+  ctx: S3AdoptContext,
+  from: string,
+  to: string,
+  size: number,
+  tag: Tag | undefined,
+): Promise<void> {
+  const { client, bucket } = ctx;
+  const partSize = ctx.copyPart ?? COPY_PART;
+  const created = await client.send(
+    new CreateMultipartUploadCommand({
+      Bucket: bucket,
+      Key: to,
+      ContentType: "application/octet-stream",
+      ...(tag ? { Tagging: `${tag.Key}=${tag.Value}` } : {}),
+    }),
+  );
+  const uploadId = created.UploadId as string;
+  try {
+    const count = Math.ceil(size / partSize);
+    const etags: string[] = new Array(count);
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const index = next++;
+        const start = index * partSize;
+        const end = Math.min(size, start + partSize) - 1;
+        const copied = await client.send(
+          new UploadPartCopyCommand({
+            Bucket: bucket,
+            Key: to,
+            UploadId: uploadId,
+            PartNumber: index + 1,
+            CopySource: copySource(bucket, from),
+            CopySourceRange: `bytes=${start}-${end}`,
+          }),
+        );
+        etags[index] = copied.CopyPartResult?.ETag ?? "";
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(COPY_QUEUE, count) }, worker));
+    await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: to,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: etags.map((ETag, index) => ({ PartNumber: index + 1, ETag })) },
+      }),
+    );
+  } catch (error) {
+    await client
+      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId }))
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The first bytes of an object, for media-type sniffing. */
+async function headBytes(ctx: S3AdoptContext, key: string, size: number): Promise<Uint8Array> {
+  if (size === 0) return new Uint8Array(0);
+  const end = Math.min(size, SNIFF_BYTES) - 1;
+  const response = await ctx.client.send(
+    new GetObjectCommand({ Bucket: ctx.bucket, Key: key, Range: `bytes=0-${end}` }),
+  );
+  return (await response.Body?.transformToByteArray()) ?? new Uint8Array(0);
+}
+
+/**
+ * Copies an adoptable object into the file's data key (after the size cap, declared size and
+ * sha256 checks on the measured figures, and a check that the object has the measured size).
+ * Resolves the file it will be once committed, or `null` when the source is not an object this
+ * store reaches (another client or bucket).
+ */
+export async function adoptObject(
+  ctx: S3AdoptContext,
+  source: AdoptSource,
+  plan: PutPlan,
+): Promise<StoredFile | null> {
+  const object = source.object;
+  if (!object || object.client !== ctx.client || object.bucket !== ctx.bucket) return null;
+  checkMeasured(plan, source.size, source.sha256);
+  const { client, bucket } = ctx;
+  const to = ctx.dataKey(plan.scope, plan.id);
+  let head: Uint8Array;
+  try {
+    const info = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: object.key }));
+    if (info.ContentLength !== source.size) {
+      throw new FileBridgeError(
+        "INVALID_INPUT",
+        "the adopted object does not have the size it was measured at",
+      );
+    }
+    head = await headBytes(ctx, object.key, source.size);
+  } catch (error) {
+    throw ctx.error("read the adopted object", error);
+  }
+  const tag = await ctx.tagFor(plan);
+  try {
+    if (source.size <= (ctx.copyObjectMax ?? COPY_OBJECT_MAX)) {
+      await client.send(
+        new CopyObjectCommand({
+          Bucket: bucket,
+          Key: to,
+          CopySource: copySource(bucket, object.key),
+          MetadataDirective: "REPLACE",
+          ContentType: "application/octet-stream",
+          ...(tag ? { TaggingDirective: "REPLACE", Tagging: `${tag.Key}=${tag.Value}` } : {}),
+        }),
+      );
+    } else {
+      await multipartCopy(ctx, object.key, to, source.size, tag);
+    }
+  } catch (error) {
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: to })).catch(() => undefined);
+    throw ctx.error("copy the adopted object", error);
+  }
+  return storedFileOf(plan, { size: source.size, sha256: source.sha256, head });
+}

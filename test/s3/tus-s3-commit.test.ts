@@ -1,0 +1,180 @@
+/**
+ * The commit of a tus upload on S3 (real radosgw): the endpoint of an `s3Store` completes the staged
+ * multipart upload (the tail copied in as its last part) and the store adopts it by server-side copy
+ * into the file's key — never streaming it back through the put pipeline — with the pipeline's
+ * guarantees: exact bytes and sha256, the file listed and `onStored` told, the staging removed, no
+ * other scope seeing it; a commit the ticket's declared sha256 refuses leaves nothing. The copy of
+ * objects past `CopyObject`'s 5 GiB runs in `UploadPartCopy` parts (here with the limits lowered).
+ */
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import { createServer } from "node:http";
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
+import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
+import { createFileRoutes } from "../../src/http/create-file-routes.js";
+import { toNodeHandler } from "../../src/node/index.js";
+import { adoptObject, type S3AdoptContext } from "../../src/s3/s3-adopt.js";
+import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
+import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import { planPut } from "../../src/storage/kit/put-plan.js";
+import { memoryState } from "../../src/storage/memory-state.js";
+import type { FileStore, StoredFile } from "../../src/storage/types.js";
+import { TICKET_CLAIMS } from "../../src/uploads/upload-handle.js";
+import { close, listen } from "../http/server-helpers.js";
+import { codeOf, sha256 } from "../support/helpers.js";
+import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers.js";
+
+const SECRET = "a-test-secret-that-is-long-enough-0123456789";
+const TUS = { "tus-resumable": "1.0.0" };
+const OCTETS = { ...TUS, "content-type": "application/offset+octet-stream" };
+const MiB = 1024 * 1024;
+
+let prefix: string;
+let client: S3Client;
+let inner: S3FileStore;
+let server: Server;
+let origin: string;
+let minter: SignedUrlMinter;
+let stored: StoredFile[];
+/** How the commits went: `stage` calls (re-streamed) and `adopt` answers (copied or not). */
+let calls: { stage: number; adopted: boolean[] };
+
+beforeEach(async () => {
+  prefix = `${uniquePrefix("tusc").slice(0, -1)}/`;
+  client = testClient();
+  inner = s3Store({ ...connection(), prefix, sweepInterval: 0 });
+  calls = { stage: 0, adopted: [] };
+  stored = [];
+  const store: FileStore = {
+    ...inner,
+    stage(source, options) {
+      calls.stage++;
+      return inner.stage(source, options);
+    },
+    async adopt(source, options) {
+      const staged = await (inner.adopt as NonNullable<FileStore["adopt"]>)(source, options);
+      calls.adopted.push(staged !== null);
+      return staged;
+    },
+  };
+  const state = memoryState();
+  let routes: ((request: Request) => Promise<Response | undefined>) | undefined;
+  server = createServer(toNodeHandler((request) => (routes as NonNullable<typeof routes>)(request)));
+  origin = await listen(server);
+  minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
+  routes = createFileRoutes({
+    store,
+    minter,
+    state,
+    maxBytes: 64 * MiB,
+    onStored: (file) => {
+      stored.push(file);
+    },
+  });
+});
+afterEach(async () => {
+  await close(server).catch(() => undefined);
+  await inner.close?.();
+  client.destroy();
+});
+
+const stagingPrefix = () => `${prefix.slice(0, -1)}-tus/`;
+
+async function upload(bytes: Buffer, claims: Record<string, string> = {}): Promise<Response> {
+  const { token } = await minter.mint({ scope: "s1", fileId: "t-1", action: "upload", ttl: "1h", claims });
+  const created = await fetch(`${origin}/files/tus/${token}`, {
+    method: "POST",
+    headers: { ...TUS, "upload-length": String(bytes.length), "upload-metadata": "filename ZGF0YS5iaW4=" },
+  });
+  expect(created.status).toBe(201);
+  const url = created.headers.get("location") as string;
+  // 5 MiB, then the rest: one full 8 MiB part and a tail that the completion copies in as the last part.
+  const first = await fetch(url, {
+    method: "PATCH",
+    headers: { ...OCTETS, "upload-offset": "0" },
+    body: new Uint8Array(bytes.subarray(0, 5 * MiB)),
+  });
+  expect(first.status).toBe(204);
+  return fetch(url, {
+    method: "PATCH",
+    headers: { ...OCTETS, "upload-offset": String(5 * MiB) },
+    body: new Uint8Array(bytes.subarray(5 * MiB)),
+  });
+}
+
+describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
+  it("copies the staged object into place: exact bytes and sha256, listed, staging gone, other scopes see nothing", async () => {
+    const bytes = randomBytes(13 * MiB + 4321);
+    const last = await upload(bytes);
+    expect(last.status).toBe(204);
+    expect(calls).toEqual({ stage: 0, adopted: [true] });
+    expect(stored).toHaveLength(1);
+    const file = stored[0] as StoredFile;
+    expect(file).toMatchObject({ scope: "s1", name: "data.bin", size: bytes.length, sha256: sha256(bytes) });
+    const read = await inner.read("s1", file.id);
+    const chunks: Buffer[] = [];
+    for await (const chunk of read as AsyncIterable<Buffer>) chunks.push(chunk);
+    expect(Buffer.compare(Buffer.concat(chunks), bytes)).toBe(0);
+    expect((await inner.list("s1")).files.map((each) => each.id)).toEqual([file.id]);
+    expect(await inner.head("s2", file.id)).toBeNull();
+    expect(await inner.read("s2", file.id)).toBeNull();
+    expect(await objectKeys(client, stagingPrefix())).toEqual([]);
+    expect(await pendingUploads(client, stagingPrefix())).toEqual([]);
+  });
+
+  it("a commit the ticket's declared sha256 refuses leaves nothing: no file, no copy, no staging", async () => {
+    const bytes = randomBytes(9 * MiB + 17);
+    const last = await upload(bytes, { [TICKET_CLAIMS.sha256]: sha256(Buffer.from("something else")) });
+    expect(last.status).toBeGreaterThanOrEqual(400);
+    expect(calls.adopted).toEqual([true]);
+    expect(stored).toEqual([]);
+    expect((await inner.list("s1")).files).toEqual([]);
+    expect(await objectKeys(client, prefix)).toEqual([]);
+    expect(await objectKeys(client, stagingPrefix())).toEqual([]);
+    expect(await pendingUploads(client, stagingPrefix())).toEqual([]);
+  });
+
+  it("copies past the CopyObject limit in UploadPartCopy parts; refuses a source of another size or client", async () => {
+    const { bucket } = requireServices().s3;
+    const bytes = randomBytes(13 * MiB + 5);
+    const key = `${prefix}source.bin`;
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
+    const ctx: S3AdoptContext = {
+      client,
+      bucket,
+      dataKey: (_scope, id) => `${prefix}copies/${id}`,
+      tagFor: async () => undefined,
+      error: (action, cause) =>
+        cause instanceof FileBridgeError ? cause : new FileBridgeError("STORAGE_ERROR", action, { cause }),
+      copyObjectMax: 0,
+      copyPart: 5 * MiB,
+    };
+    const object = { client, bucket, key };
+    const plan = () => planPut({ scope: "s1", name: "copy.bin" }, Date.now());
+    const file = await adoptObject(ctx, { object, size: bytes.length, sha256: sha256(bytes) }, plan());
+    expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes), name: "copy.bin" });
+    const copied = await client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: ctx.dataKey("s1", (file as StoredFile).id) }),
+    );
+    const body = Buffer.from((await copied.Body?.transformToByteArray()) ?? []);
+    expect(Buffer.compare(body, bytes)).toBe(0);
+    expect(await pendingUploads(client, `${prefix}copies/`)).toEqual([]);
+    // Measured at another size: refused before any copy.
+    expect(
+      await codeOf(adoptObject(ctx, { object, size: bytes.length + 1, sha256: sha256(bytes) }, plan())),
+    ).toBe("INVALID_INPUT");
+    // Another client (another endpoint or credentials, as far as the store knows): not its object.
+    const other = testClient();
+    expect(
+      await adoptObject(
+        ctx,
+        { object: { ...object, client: other }, size: bytes.length, sha256: sha256(bytes) },
+        plan(),
+      ),
+    ).toBeNull();
+    other.destroy();
+    expect(await objectKeys(client, `${prefix}copies/`)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,130 @@
+import { createHash, randomBytes } from "node:crypto";
+import { openSync } from "node:fs";
+import { mkdtemp, readFile, rm, truncate } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FileSha256 } from "../../../src/storage/kit/file-sha256.js";
+import { FileSink } from "../../../src/storage/kit/file-sink.js";
+import { readSmall, streamPutToFile } from "../../../src/storage/kit/put-pipeline.js";
+import { planPut } from "../../../src/storage/kit/put-plan.js";
+import { codeOf } from "../../../src/testing/support.js";
+
+const MiB = 1024 * 1024;
+let dir: string;
+let n = 0;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mfb-file-sha256-"));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function chunked(bytes: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < bytes.byteLength; at += size) out.push(bytes.subarray(at, at + size));
+  return out;
+}
+
+/** Writes `chunks` through a FileSink into a fresh file, feeding a FileSha256 like fsStore does. */
+async function writeHashed(chunks: Uint8Array[]): Promise<{ path: string; hash: FileSha256; size: number }> {
+  const path = join(dir, `f${n++}`);
+  const hash = new FileSha256(path);
+  const sink = new FileSink(openSync(path, "wx"), (bytes) => hash.written(bytes));
+  let size = 0;
+  async function* fed(): AsyncGenerator<Uint8Array> {
+    for (const chunk of chunks) {
+      hash.update(chunk);
+      size += chunk.byteLength;
+      yield chunk;
+    }
+  }
+  await pipeline(Readable.from(fed()), sink);
+  expect(sink.written).toBe(size);
+  return { path, hash, size };
+}
+
+describe("FileSha256 + FileSink (sha256 read back from the file by the worker)", () => {
+  it("gives the exact digest of what the file holds, in place and in the worker, however chunked", async () => {
+    const bytes = randomBytes(9 * MiB + 4321);
+    for (const size of [0, 1, MiB, MiB + 1, 5 * MiB - 3, bytes.byteLength]) {
+      const part = bytes.subarray(0, size);
+      for (const chunk of [64 * 1024, 3 * MiB + 7]) {
+        const { path, hash } = await writeHashed(chunked(part, chunk));
+        expect(await hash.digest(size)).toBe(hex(part));
+        expect(hex(await readFile(path))).toBe(hex(part));
+      }
+    }
+  });
+
+  it("many files at once each get their own digest", async () => {
+    const bodies = Array.from({ length: 5 }, () => randomBytes(3 * MiB + 17));
+    const written = await Promise.all(bodies.map((body) => writeHashed(chunked(body, 256 * 1024))));
+    expect(await Promise.all(written.map(({ hash, size }) => hash.digest(size)))).toEqual(bodies.map(hex));
+  });
+
+  it("rejects, never a wrong digest, when the file holds fewer bytes than reported", async () => {
+    const body = randomBytes(6 * MiB);
+    const { path, hash, size } = await writeHashed(chunked(body, MiB));
+    await truncate(path, 2 * MiB);
+    await expect(hash.digest(size)).rejects.toThrow(/shorter/);
+  });
+
+  it("a disposed hash frees its job; later hashes still work", async () => {
+    const first = await writeHashed(chunked(randomBytes(4 * MiB), MiB));
+    first.hash.dispose();
+    const body = randomBytes(3 * MiB);
+    const { hash } = await writeHashed(chunked(body, MiB));
+    expect(await hash.digest(body.byteLength)).toBe(hex(body));
+  });
+
+  it("streamPutToFile checks the file's digest: the right sha256 passes, a wrong one is DIGEST_MISMATCH", async () => {
+    const body = randomBytes(4 * MiB + 5);
+    const put = (expectedSha256: string) => {
+      const path = join(dir, `p${n++}`);
+      const hash = new FileSha256(path);
+      const sink = new FileSink(openSync(path, "wx"), (bytes) => hash.written(bytes));
+      const plan = planPut({ scope: "s", name: "a.bin", expectedSha256 }, Date.now());
+      return streamPutToFile(Readable.from(chunked(body, 100_000)), plan, sink, undefined, hash);
+    };
+    expect(await put(hex(body))).toMatchObject({ size: body.byteLength, sha256: hex(body) });
+    expect(await codeOf(put("0".repeat(64)))).toBe("DIGEST_MISMATCH");
+  });
+});
+
+describe("readSmall", () => {
+  it("returns a small source whole, and a larger one as the same stream with every byte in order", async () => {
+    const small = randomBytes(1000);
+    const whole = await readSmall(Readable.from(chunked(small, 300)), 4096);
+    expect("bytes" in whole && Buffer.from(whole.bytes).equals(small)).toBe(true);
+    const big = randomBytes(50_000);
+    const source = Readable.from(chunked(big, 3000));
+    const read = await readSmall(source, 4096);
+    if (!("stream" in read)) throw new Error("expected a stream");
+    expect(read.stream).toBe(source);
+    const back: Buffer[] = [];
+    for await (const chunk of read.stream) back.push(chunk as Buffer);
+    expect(Buffer.concat(back).equals(big)).toBe(true);
+  });
+
+  it("refuses chunks that are not bytes with INVALID_INPUT and a cut source with an error", async () => {
+    expect(await codeOf(readSmall(Readable.from(["text"]), 4096))).toBe("INVALID_INPUT");
+    const cut = new Readable({ read() {} });
+    cut.push(randomBytes(100));
+    const reading = readSmall(cut, 4096);
+    cut.destroy();
+    expect(await codeOf(reading)).toBe("STORAGE_ERROR");
+    const controller = new AbortController();
+    const aborted = readSmall(new Readable({ read() {} }), 4096, controller.signal);
+    controller.abort();
+    expect(await codeOf(aborted)).toBe("ABORTED");
+  });
+});
