@@ -6,13 +6,14 @@
  * `mcp-file-bridge/mcp`, the pieces' secondary types (option parts, hooks, method arguments and
  * results) in `mcp-file-bridge/types`, the driver kit in `mcp-file-bridge/storage-kit`.
  */
+
+export { Artifacts, defaultArtifactUri } from "./artifacts/artifacts.js";
 export type {
   ArtifactsOptions,
   CapturedArtifact,
   CaptureInput,
   WithArtifactsOptions,
-} from "./artifacts/artifacts.js";
-export { Artifacts, defaultArtifactUri } from "./artifacts/artifacts.js";
+} from "./artifacts/types.js";
 export { FileBridge } from "./bridge/file-bridge.js";
 export type { FileInputOptions } from "./bridge/file-input.js";
 export { fileInput, MCP_FILE_KEYWORD } from "./bridge/file-input.js";

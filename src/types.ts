@@ -4,13 +4,14 @@
  * piece accepts in place of another piece. Types only; nothing here runs. The types a server author
  * names most (each piece's options, `ResolvedFile`, `StoredFile`, `FileStore`, …) are in the root.
  */
+
+export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
 export type {
   ArtifactRegistry,
   ArtifactUrlMinter,
   EmbeddedResourceContents,
   FitOptions,
-} from "./artifacts/artifacts.js";
-export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
+} from "./artifacts/types.js";
 export type { SweepOptions } from "./bridge/options.js";
 export type {
   FileSource,

@@ -30,17 +30,6 @@ import type {
   WithArtifactsOptions,
 } from "./types.js";
 
-export type {
-  ArtifactRegistry,
-  ArtifactsOptions,
-  ArtifactUrlMinter,
-  CapturedArtifact,
-  CaptureInput,
-  EmbeddedResourceContents,
-  FitOptions,
-  WithArtifactsOptions,
-};
-
 const ARG_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
 
 const check = optionCheck("Artifacts");

@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import type { ProxyAuthenticate, ProxyAuthInfo } from "./http-host.js";
+import { authenticatesByHeader, type ProxyAuthenticate, type ProxyAuthInfo } from "./http-host.js";
 
 const USER = /^[A-Za-z0-9_.@-]{1,128}$/;
 
@@ -78,8 +78,7 @@ export function parseBearerTokens(value: string, source: string): Map<string, st
  */
 export function bearerTokens(users: ReadonlyMap<string, string>): ProxyAuthenticate {
   const table = [...users].map(([token, user]) => ({ digest: digest(token), token, user }));
-  return (request) => {
-    const header = request.headers.get("authorization");
+  const verify = (header: string | null): ProxyAuthInfo | undefined | false => {
     if (header === null) return undefined;
     const token = /^Bearer +(\S+)\s*$/i.exec(header)?.[1];
     if (token === undefined) return false;
@@ -95,4 +94,5 @@ export function bearerTokens(users: ReadonlyMap<string, string>): ProxyAuthentic
     };
     return auth;
   };
+  return authenticatesByHeader((request) => verify(request.headers.get("authorization")), verify);
 }

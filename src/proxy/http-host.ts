@@ -43,6 +43,38 @@ export type ProxyAuthenticate = (
   request: Request,
 ) => ProxyAuthInfo | undefined | false | Promise<ProxyAuthInfo | undefined | false>;
 
+/** Authenticators that read only the `Authorization` header, by the function the caller passes. */
+const byAuthorization = new WeakMap<
+  ProxyAuthenticate,
+  (authorization: string | null) => ProxyAuthInfo | undefined | false
+>();
+
+/**
+ * Marks `authenticate` as reading nothing but the `Authorization` header (its values joined as
+ * `Headers.get` joins them; `null` when absent) and gives the direct form: the host then calls
+ * `direct` and builds no web `Request` per call (issue 24: that was most of an authenticated call's
+ * cost on the host). Used by {@link bearerTokens}.
+ */
+export function authenticatesByHeader(
+  authenticate: ProxyAuthenticate,
+  direct: (authorization: string | null) => ProxyAuthInfo | undefined | false,
+): ProxyAuthenticate {
+  byAuthorization.set(authenticate, direct);
+  return authenticate;
+}
+
+/** The `Authorization` values of a Node request joined as `Headers.get` does, or `null`. */
+function authorizationOf(req: IncomingMessage): string | null {
+  let value: string | null = null;
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== "authorization") continue;
+    const next = (raw[i + 1] as string).trim();
+    value = value === null ? next : `${value}, ${next}`;
+  }
+  return value;
+}
+
 /** The MCP endpoint of one SDK generation. */
 export interface McpEndpoint {
   /** Answers one request to the MCP path. */
@@ -156,10 +188,14 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
   const idle: Array<() => void> = [];
   let base = "http://127.0.0.1";
 
+  const direct = options.authenticate ? byAuthorization.get(options.authenticate) : undefined;
+
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let authInfo: ProxyAuthInfo | undefined;
     if (options.authenticate) {
-      const verdict = await options.authenticate(headersRequest(req, base));
+      const verdict = direct
+        ? direct(authorizationOf(req))
+        : await options.authenticate(headersRequest(req, base));
       if (verdict === false) {
         json(res, 401, rpcError("Unauthorized", -32001), {
           "www-authenticate": 'Bearer realm="mcp"',

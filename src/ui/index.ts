@@ -3,6 +3,7 @@
  * widget and URL-mode file requests. None of them imports the MCP SDK.
  */
 
+export { FileRequests } from "../uploads/request-files.js";
 export type {
   FileRequest,
   FileRequestMinter,
@@ -11,8 +12,7 @@ export type {
   RequestFilesOptions,
   UrlElicitationParams,
   WaitOptions,
-} from "../uploads/request-files.js";
-export { FileRequests } from "../uploads/request-files.js";
+} from "../uploads/request-files-types.js";
 export type {
   UploadPage,
   UploadPageForTokenOptions,

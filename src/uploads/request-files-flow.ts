@@ -12,7 +12,8 @@ import type { HostRequestContext } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import type { StoredFile } from "../storage/types.js";
 import { clientFilesCapability } from "./files-wire.js";
-import type { FileRequest, FileRequests, RequestFilesOptions, WaitOptions } from "./request-files.js";
+import type { FileRequests } from "./request-files.js";
+import type { FileRequest, RequestFilesOptions, WaitOptions } from "./request-files-types.js";
 import { formatUploadHandle } from "./upload-handle.js";
 
 /** The MCP Apps extension id a client declares when it renders `ui://` widgets. */

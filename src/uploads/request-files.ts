@@ -22,7 +22,6 @@ import type {
   FileRequestsOptions,
   FileRequestToolResult,
   RequestFilesOptions,
-  UrlElicitationParams,
   WaitOptions,
 } from "./request-files-types.js";
 import {
@@ -35,16 +34,6 @@ import {
   type UploadProgressRecord,
   uploadProgressKey,
 } from "./upload-handle.js";
-
-export type {
-  FileRequest,
-  FileRequestMinter,
-  FileRequestsOptions,
-  FileRequestToolResult,
-  RequestFilesOptions,
-  UrlElicitationParams,
-  WaitOptions,
-};
 
 /** What the state store keeps of a request: its scope and when its link expires. */
 interface FileRequestRecord {

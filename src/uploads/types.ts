@@ -2,7 +2,7 @@ import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import type { FileRequestsOptions } from "./request-files.js";
+import type { FileRequestsOptions } from "./request-files-types.js";
 import type { UploadTicketMinter } from "./ticket-minter.js";
 
 export type { UploadTicketMinter } from "./ticket-minter.js";

@@ -5,6 +5,7 @@
  * each subclass brings its generation's client.
  */
 import type { JsonObject, UpstreamPort, UpstreamRequestOptions } from "../../types.js";
+import { type NodeFetch, type NodeFetchOptions, nodeFetch } from "./node-fetch.js";
 import {
   DEFAULT_TIMEOUT_MS,
   streamBroke,
@@ -47,19 +48,23 @@ export function stdioParameters(
 /**
  * The transport to an upstream, built with one SDK generation's classes: its stdio transport for a
  * command (the default environment plus the target's), its Streamable HTTP transport (with the
- * target's headers) for a URL.
+ * target's headers and the connection's `node:http` fetch, see {@link nodeFetch}) for a URL.
  */
 export function transportFor<T>(
   target: UpstreamTarget,
   stderr: UpstreamConnectionOptions["stderr"],
   sdk: {
     stdio(parameters: ReturnType<typeof stdioParameters>): T;
-    http(url: URL, init: { requestInit: { headers: Record<string, string> } }): T;
+    http(url: URL, init: { requestInit: { headers: Record<string, string> }; fetch: typeof fetch }): T;
     defaultEnvironment(): Record<string, string>;
   },
+  http: NodeFetch,
 ): T {
   if ("command" in target) return sdk.stdio(stdioParameters(target, stderr, sdk.defaultEnvironment()));
-  return sdk.http(new URL(target.url), { requestInit: { headers: { ...(target.headers ?? {}) } } });
+  return sdk.http(new URL(target.url), {
+    requestInit: { headers: { ...(target.headers ?? {}) } },
+    fetch: http.fetch,
+  });
 }
 
 /** What `deliverInOrder` needs of a transport: the handler the client set when it connected. */
@@ -96,12 +101,20 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
   /** Calls waiting for an answer now. */
   protected inFlight = 0;
   protected serverCapabilities: JsonObject | undefined;
+  /** The `fetch` of a Streamable HTTP upstream's transports: its keep-alive sockets live as long as this. */
+  protected readonly http: NodeFetch;
   #connecting: Promise<C> | undefined;
   #closed = false;
 
   constructor(options: UpstreamConnectionOptions) {
     this.name = options.name;
     this.options = options;
+    this.http = nodeFetch(this.fetchOptions());
+  }
+
+  /** How this generation's transport may be answered (see {@link nodeFetch}). */
+  protected fetchOptions(): NodeFetchOptions {
+    return {};
   }
 
   get connected(): boolean {
@@ -209,8 +222,10 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
   async close(): Promise<void> {
     this.#closed = true;
     const client = this.client ?? (await this.#connecting?.catch(() => undefined));
-    if (!client) return;
-    this.forget(client);
-    await this.shutdown(client);
+    if (client) {
+      this.forget(client);
+      await this.shutdown(client);
+    }
+    this.http.close();
   }
 }

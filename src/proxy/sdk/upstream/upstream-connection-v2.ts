@@ -104,11 +104,16 @@ export class UpstreamConnectionV2 extends ClientConnection<Client> {
   }
 
   #transport(): Transport {
-    return transportFor<Transport>(this.options.target, this.options.stderr, {
-      stdio: (parameters) => new StdioClientTransport(parameters),
-      http: (url, init) => new StreamableHTTPClientTransport(url, init),
-      defaultEnvironment: getDefaultEnvironment,
-    });
+    return transportFor<Transport>(
+      this.options.target,
+      this.options.stderr,
+      {
+        stdio: (parameters) => new StdioClientTransport(parameters),
+        http: (url, init) => new StreamableHTTPClientTransport(url, init),
+        defaultEnvironment: getDefaultEnvironment,
+      },
+      this.http,
+    );
   }
 
   protected async open(): Promise<Client> {

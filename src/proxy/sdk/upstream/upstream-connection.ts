@@ -11,6 +11,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
+import type { NodeFetchOptions } from "./node-fetch.js";
 import { DEFAULT_CLIENT_INFO, upstreamErrors } from "./shared.js";
 
 export type { UpstreamConnectionOptions, UpstreamTarget } from "./shared.js";
@@ -35,12 +36,22 @@ function originalMessage(error: McpError): string {
  * ```
  */
 export class UpstreamConnection extends ClientConnection<Client> {
+  /** SDK v1's transport treats a JSON answer and a one-event SSE answer alike: the cheaper one it is. */
+  protected override fetchOptions(): NodeFetchOptions {
+    return { oneEventAsJson: true };
+  }
+
   #transport(): Transport {
-    return transportFor<Transport>(this.options.target, this.options.stderr, {
-      stdio: (parameters) => new StdioClientTransport(parameters),
-      http: (url, init) => new StreamableHTTPClientTransport(url, init),
-      defaultEnvironment: getDefaultEnvironment,
-    });
+    return transportFor<Transport>(
+      this.options.target,
+      this.options.stderr,
+      {
+        stdio: (parameters) => new StdioClientTransport(parameters),
+        http: (url, init) => new StreamableHTTPClientTransport(url, init),
+        defaultEnvironment: getDefaultEnvironment,
+      },
+      this.http,
+    );
   }
 
   protected async open(): Promise<Client> {

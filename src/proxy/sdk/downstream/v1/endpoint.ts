@@ -6,8 +6,9 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
+import { type ReadBody, readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
 import { type EndpointLimits, SessionTable } from "../sessions.js";
 
 function refuse(res: ServerResponse, status: number, message: string): void {
@@ -19,70 +20,32 @@ function refuse(res: ServerResponse, status: number, message: string): void {
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
-/** SDK v1's default bound on a request body (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const JSON_TYPE = /^application\/json\s*(;|$)/i;
-
-/** A POST body read and parsed here: the message, or the answer the SDK would have given. */
-type ReadBody = { parsed: unknown } | { status: number; code: number; message: string };
-
 /**
- * Reads a JSON POST body on Node's own stream and parses it, so SDK v1 gets it as `parsedBody` and
- * never turns the request body into a web stream (about a quarter of the proxy hop's CPU went into
- * that conversion). Only where the SDK would read the body itself: a POST that accepts both reply
- * types, with a JSON content type and no declared length over the limit; anything else (`undefined`)
- * goes to the SDK as before, which answers it. Too large and invalid JSON get the SDK's own answers.
+ * Hands a request to a session's web-standard transport and writes its answer (see `node-glue.ts`):
+ * with its body parsed here when it can be ({@link readJsonBody}), else the body goes as a stream.
  */
-async function readJsonBody(req: IncomingMessage): Promise<ReadBody | undefined> {
-  const accept = req.headers.accept ?? "";
-  if (
-    req.method !== "POST" ||
-    !JSON_TYPE.test(req.headers["content-type"] ?? "") ||
-    !accept.includes("application/json") ||
-    !accept.includes("text/event-stream") ||
-    Number(req.headers["content-length"]) > MAX_BODY_BYTES
-  ) {
-    return undefined;
-  }
-  const body = await new Promise<Buffer | undefined>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-      else {
-        // Over the limit: stop keeping it (the rest is drained, so the answer still gets through).
-        req.off("data", onData);
-        req.resume();
-        resolve(undefined);
-      }
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks, size)));
-    req.once("error", reject);
-  });
-  if (body === undefined) {
-    const message = `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`;
-    return { status: 413, code: -32000, message };
-  }
-  try {
-    return { parsed: JSON.parse(body.toString("utf8")) };
-  } catch {
-    return { status: 400, code: -32700, message: "Parse error: Invalid JSON" };
-  }
-}
-
-/** Hands a request to a session's transport, with its body parsed here when it can be (see {@link readJsonBody}). */
 async function forward(
-  transport: StreamableHTTPServerTransport,
+  transport: WebStandardStreamableHTTPServerTransport,
   req: IncomingMessage,
   res: ServerResponse,
   body: ReadBody | undefined,
+  authInfo: ProxyAuthInfo | undefined,
 ): Promise<void> {
-  if (body === undefined) return transport.handleRequest(req, res);
-  if ("parsed" in body) return transport.handleRequest(req, res, body.parsed);
-  res.writeHead(body.status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: body.code, message: body.message }, id: null }));
+  if (body !== undefined && !("parsed" in body)) {
+    res.writeHead(body.status, { "content-type": "application/json" });
+    res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: body.code, message: body.message }, id: null }));
+    return;
+  }
+  const request = webRequest(req, body === undefined);
+  if (request === undefined) {
+    refuse(res, 405, "Method not allowed.");
+    return;
+  }
+  const response = await transport.handleRequest(request, {
+    ...(authInfo ? { authInfo } : {}),
+    ...(body ? { parsedBody: body.parsed } : {}),
+  });
+  await writeWebResponse(response, res, req.method === "GET");
 }
 
 /**
@@ -99,7 +62,7 @@ export function v1Endpoint(
   log?: (line: string) => void,
   limits: EndpointLimits = {},
 ): McpEndpoint {
-  const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, async (transport) => {
+  const sessions = new SessionTable<WebStandardStreamableHTTPServerTransport>(limits, async (transport) => {
     log?.(`session ${transport.sessionId?.slice(0, 8)}… idle: closed`);
     await transport.close();
   });
@@ -108,15 +71,13 @@ export function v1Endpoint(
       return sessions.size;
     },
     async handle(req: IncomingMessage, res: ServerResponse, authInfo: ProxyAuthInfo | undefined) {
-      // The SDK hands `req.auth` to every handler as `extra.authInfo`.
-      if (authInfo) (req as IncomingMessage & { auth?: ProxyAuthInfo }).auth = authInfo;
       const sessionId = req.headers["mcp-session-id"];
       if (sessionId !== undefined) {
         // Unknown, or another user's: the same answer, so a session id reveals nothing.
         const existing = typeof sessionId === "string" ? sessions.find(sessionId, authInfo) : undefined;
         if (existing) {
           sessions.hold(sessionId as string, res);
-          await forward(existing, req, res, await readJsonBody(req));
+          await forward(existing, req, res, await readJsonBody(req), authInfo);
         } else refuse(res, 404, "Unknown session");
         return;
       }
@@ -147,7 +108,7 @@ export function v1Endpoint(
     authInfo: ProxyAuthInfo | undefined,
   ): Promise<void> {
     const server = createServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         sessions.open(id, transport, authInfo);
@@ -159,7 +120,7 @@ export function v1Endpoint(
       if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
     };
     await server.connect(transport);
-    await forward(transport, req, res, await readJsonBody(req));
+    await forward(transport, req, res, await readJsonBody(req), authInfo);
     // Not an `initialize` (or not MCP at all): no session opened, so nothing may stay behind.
     if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
   }

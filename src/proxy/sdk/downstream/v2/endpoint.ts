@@ -20,10 +20,10 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { DEFAULT_LISTEN_STREAMS_PER_USER } from "../../../../internal/limits.js";
-import { toNodeHandler } from "../../../../node/index.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
 import type { ProxyCore } from "../../../proxy-core.js";
 import type { DownstreamSink } from "../../../types.js";
+import { readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
 import { type EndpointLimits, SessionTable, userOf } from "../sessions.js";
 
 /** Makes the server of one request (`"request"`) or one connection (`"connection"`). */
@@ -43,34 +43,29 @@ function refusal(status: number, message: string): Response {
 }
 
 /**
- * A `subscriptions/listen` request with only the `resourceSubscriptions` the caller may hear about
- * (issue 21 part 4): naming another user's URI subscribes to nothing, so `resources/updated` is no
- * oracle for whether that user stored a file of a guessed name. A body that is not JSON goes on as
- * it is (the handler answers it).
+ * The parsed body of a `subscriptions/listen` request with only the `resourceSubscriptions` the caller
+ * may hear about (issue 21 part 4): naming another user's URI subscribes to nothing, so
+ * `resources/updated` is no oracle for whether that user stored a file of a guessed name.
  */
-async function ownListen(
-  request: Request,
+function ownListen(
+  parsed: unknown,
   authInfo: ProxyAuthInfo | undefined,
   keep: NonNullable<EndpointLimits["listenUris"]>,
-): Promise<Request> {
-  const text = await request.text();
-  let body: { params?: { notifications?: { resourceSubscriptions?: unknown } } };
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return new Request(request.url, { method: request.method, headers: request.headers, body: text });
-  }
+): unknown {
+  const body = parsed as { params?: { notifications?: { resourceSubscriptions?: unknown } } } | null;
   const uris = body?.params?.notifications?.resourceSubscriptions;
   if (Array.isArray(uris) && uris.every((uri) => typeof uri === "string")) {
     (
-      body.params as { notifications: { resourceSubscriptions: string[] } }
+      (body as { params: object }).params as { notifications: { resourceSubscriptions: string[] } }
     ).notifications.resourceSubscriptions = keep(uris, authInfo);
   }
-  return new Request(request.url, {
-    method: request.method,
-    headers: request.headers,
-    body: JSON.stringify(body),
-  });
+  return parsed;
+}
+
+/** A web request with the body the endpoint parsed (`parsed`), if it did. */
+interface Incoming {
+  request: Request;
+  parsed?: unknown;
 }
 
 /**
@@ -122,8 +117,14 @@ export function v2Endpoint(
     await transport.close();
   });
 
-  async function legacy(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
-    const options = authInfo ? { authInfo } : {};
+  async function legacy(
+    { request, parsed }: Incoming,
+    authInfo: ProxyAuthInfo | undefined,
+  ): Promise<Response> {
+    const options = {
+      ...(authInfo ? { authInfo } : {}),
+      ...(parsed !== undefined ? { parsedBody: parsed } : {}),
+    };
     const sessionId = request.headers.get("mcp-session-id");
     if (sessionId !== null) {
       // Unknown, or another user's: the same answer, so a session id reveals nothing.
@@ -142,7 +143,7 @@ export function v2Endpoint(
 
   async function openSession(
     request: Request,
-    options: { authInfo?: ProxyAuthInfo },
+    options: { authInfo?: ProxyAuthInfo; parsedBody?: unknown },
     authInfo: ProxyAuthInfo | undefined,
   ): Promise<Response> {
     const server = createServer("connection");
@@ -164,13 +165,45 @@ export function v2Endpoint(
     return response;
   }
 
-  async function fetch(request: Request, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
-    if (await isLegacyRequest(request)) return await legacy(request, authInfo);
-    const served =
-      limits.listenUris && request.headers.get("mcp-method") === "subscriptions/listen"
-        ? await ownListen(request, authInfo, limits.listenUris)
-        : request;
-    return await modern.fetch(served, authInfo ? { authInfo } : {});
+  async function fetch(incoming: Incoming, authInfo: ProxyAuthInfo | undefined): Promise<Response> {
+    const { request } = incoming;
+    if (await isLegacyRequest(request, incoming.parsed)) return await legacy(incoming, authInfo);
+    let parsed = incoming.parsed;
+    if (limits.listenUris && request.headers.get("mcp-method") === "subscriptions/listen") {
+      // a body the endpoint could not parse goes on as it is (the handler answers it)
+      if (parsed === undefined) {
+        try {
+          parsed = JSON.parse(await request.clone().text());
+        } catch {
+          parsed = undefined;
+        }
+      }
+      if (parsed !== undefined) parsed = ownListen(parsed, authInfo, limits.listenUris);
+    }
+    return await modern.fetch(request, {
+      ...(authInfo ? { authInfo } : {}),
+      ...(parsed !== undefined ? { parsedBody: parsed } : {}),
+    });
+  }
+
+  /**
+   * The web request of a Node one (see `node-glue.ts`): a JSON POST of a declared length is read and
+   * parsed here and goes body-less with its parsed body (the SDK would parse it up to three times:
+   * to classify it, to route it, to serve it); its text goes along when it is not JSON. The signal
+   * aborts when the client goes away before its answer is sent.
+   */
+  async function incomingOf(req: IncomingMessage, signal: AbortSignal): Promise<Incoming | undefined> {
+    const body = await readJsonBody(req, true);
+    if (body === undefined) {
+      const request = webRequest(req, true, signal);
+      return request && { request };
+    }
+    if ("parsed" in body) {
+      const request = webRequest(req, false, signal);
+      return request && { request, parsed: body.parsed };
+    }
+    const request = webRequest(req, body.text ?? "", signal);
+    return request && { request };
   }
 
   return {
@@ -204,12 +237,25 @@ export function v2Endpoint(
           else listening.delete(who);
         });
       }
-      await new Promise<void>((resolve, reject) => {
-        res.once("close", resolve);
-        toNodeHandler((request) => fetch(request, authInfo), {
-          onError: (error) => reject(error),
-        })(req, res);
+      const controller = new AbortController();
+      res.once("close", () => {
+        if (!res.writableFinished) controller.abort(new Error("The client went away"));
       });
+      const incoming = await incomingOf(req, controller.signal);
+      if (incoming === undefined) {
+        res.writeHead(405, { "content-type": "application/json", allow: "GET, POST, DELETE" });
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            error: { code: -32000, message: "Method not allowed." },
+            id: null,
+          }),
+        );
+        return;
+      }
+      const response = await fetch(incoming, authInfo);
+      const streaming = req.method === "GET" || req.headers["mcp-method"] === "subscriptions/listen";
+      await writeWebResponse(response, res, streaming);
     },
     async close() {
       sessions.stop();

@@ -1,0 +1,302 @@
+/**
+ * The `fetch` the proxy gives both SDKs' Streamable HTTP client transports (issue 24, the upstream
+ * hop): the same requests on `node:http`/`node:https` over a keep-alive agent of the connection's
+ * own, answered with a plain `Response` whose body is the Node response fed into a web stream as it
+ * arrives. Undici's `fetch` built a `Request`, cloned headers and body, converted the string body to
+ * a stream and wrote headers and body separately for every call, and it left one abort listener per
+ * request on the transport's long-lived signal until the request was collected (thousands of them
+ * under load, each new request scanning them): about a third of the proxy's CPU per call.
+ *
+ * Only what the transports send on their hot path takes this route: a request to an `http:` or
+ * `https:` URL with `redirect: "manual"` (the transports follow redirects themselves) and a string
+ * body or none. Anything else (redirects to follow, other bodies, a `Request` input: the auth flows)
+ * goes to the global `fetch` as before.
+ */
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+
+/** A `fetch` over `node:http`, and the agents to close with the connection. */
+export interface NodeFetch {
+  fetch: typeof fetch;
+  /** Closes the kept-alive sockets (requests in progress end). */
+  close(): void;
+}
+
+/** Options of {@link nodeFetch}. */
+export interface NodeFetchOptions {
+  /**
+   * Answer a POST whose SSE answer is complete in its first turn and is one JSON-RPC response (no
+   * event id, no retry, at most {@link ONE_EVENT_MAX} bytes) as the `application/json` answer the
+   * protocol also allows, so the client skips its SSE pipeline (web streams, an event parser) for it.
+   * Only for a client that treats both answers alike (SDK v1's transport). @default false
+   */
+  oneEventAsJson?: boolean;
+}
+
+/** The largest one-event SSE answer turned into JSON (larger ones stream as they are). */
+const ONE_EVENT_MAX = 64 * 1024;
+
+/**
+ * The data of an SSE text that is exactly one `message` event carrying a JSON-RPC response (no id,
+ * no retry, no comment, LF line ends), or `undefined`.
+ */
+export function oneResponseEvent(text: string): string | undefined {
+  if (!text.endsWith("\n\n") || text.includes("\r")) return undefined;
+  const data: string[] = [];
+  for (const line of text.slice(0, -2).split("\n")) {
+    if (line === "event: message" || line === "event:message") continue;
+    if (!line.startsWith("data:")) return undefined;
+    data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+  }
+  if (data.length === 0) return undefined;
+  const joined = data.join("\n");
+  try {
+    const message = JSON.parse(joined) as Record<string, unknown> | null;
+    const response =
+      message !== null &&
+      typeof message === "object" &&
+      "id" in message &&
+      ("result" in message || "error" in message);
+    return response ? joined : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Statuses whose response has no body (`new Response` refuses one). */
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+/** The request headers as a plain object (a `Headers`, pairs or a record). */
+function plainHeaders(headers: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (headers === undefined) return out;
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      out[name] = value;
+    });
+  } else if (Array.isArray(headers))
+    for (const [name, value] of headers) out[name.toLowerCase()] = value as string;
+  else for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
+  return out;
+}
+
+/** Whether `init` is a request this fetch serves itself (see the module comment). */
+function servable(input: unknown, init: RequestInit | undefined): input is URL | string {
+  if (!(input instanceof URL) && typeof input !== "string") return false;
+  if (init?.redirect !== "manual") return false;
+  return init.body === undefined || init.body === null || typeof init.body === "string";
+}
+
+/** The error undici rejects a failed fetch with (the SDKs and our logs name its cause). */
+function fetchFailed(cause: unknown): TypeError {
+  return new TypeError("fetch failed", { cause });
+}
+
+function isEventStream(res: IncomingMessage): boolean {
+  return /^text\/event-stream\s*(;|$)/i.test(res.headers["content-type"] ?? "");
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+function responseInit(res: IncomingMessage): ResponseInit & { status: number; headers: Headers } {
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  return { status: res.statusCode ?? 502, statusText: res.statusMessage ?? "", headers };
+}
+
+/**
+ * A web `Response` over a Node response: its body streams as the chunks arrive, with back-pressure,
+ * after `prefix` (chunks already read off it, the response then paused).
+ */
+function webResponse(
+  res: IncomingMessage,
+  method: string,
+  onDone: () => void,
+  prefix: Buffer[] = [],
+): Response {
+  const init = responseInit(res);
+  const { status } = init;
+  if (NULL_BODY.has(status) || method === "HEAD") {
+    res.resume();
+    res.once("end", onDone);
+    return new Response(null, init);
+  }
+  let finished = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of prefix)
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+      const fail = (cause: unknown) => {
+        if (finished) return;
+        finished = true;
+        onDone();
+        controller.error(new TypeError("terminated", { cause }));
+      };
+      res.on("data", (chunk: Buffer) => {
+        if (finished) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+        if ((controller.desiredSize ?? 1) <= 0) res.pause();
+      });
+      res.once("end", () => {
+        if (finished) return;
+        finished = true;
+        onDone();
+        controller.close();
+      });
+      res.once("error", fail);
+      // closed before its end (the socket went away, or the request was aborted): the stream fails
+      if (res.destroyed) fail(new Error("other side closed"));
+      else res.once("close", () => fail(new Error("other side closed")));
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      finished = true;
+      onDone();
+      res.destroy();
+    },
+  });
+  return new Response(body, init);
+}
+
+/**
+ * The answer to a POST whose SSE body may be one JSON-RPC response: its first chunks are read, and
+ * when the body ends in the same turn as one response event it becomes an `application/json` answer;
+ * otherwise the stream goes on as it is (what was read first, then the rest as it arrives).
+ */
+function oneEventOrStream(
+  res: IncomingMessage,
+  onDone: () => void,
+  answer: (response: Response) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let turn: NodeJS.Immediate | undefined;
+  let settled = false;
+  const settle = (ended: boolean) => {
+    if (settled) return;
+    settled = true;
+    if (turn) clearImmediate(turn);
+    res.off("data", onData);
+    res.off("end", onEnd);
+    res.off("close", onClose);
+    const data = ended ? oneResponseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
+    if (data !== undefined) {
+      onDone();
+      const init = responseInit(res);
+      init.headers.set("content-type", "application/json");
+      init.headers.delete("content-length");
+      answer(new Response(data, init));
+      return;
+    }
+    if (ended) {
+      onDone();
+      answer(new Response(Buffer.concat(chunks, size), responseInit(res)));
+      return;
+    }
+    res.pause();
+    answer(webResponse(res, "POST", onDone, chunks));
+  };
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > ONE_EVENT_MAX) settle(false);
+    else turn ??= setImmediate(() => settle(false));
+  };
+  const onEnd = () => settle(true);
+  const onClose = () => settle(false);
+  res.on("data", onData);
+  res.once("end", onEnd);
+  res.once("close", onClose);
+}
+
+/**
+ * Makes the `fetch` of one upstream connection (its own keep-alive agents, closed with it).
+ *
+ * @example
+ * ```ts
+ * const http = nodeFetch();
+ * const transport = new StreamableHTTPClientTransport(url, { fetch: http.fetch });
+ * // … later
+ * http.close();
+ * ```
+ */
+export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
+  const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+  function send(url: URL, init: RequestInit, retried: boolean): Promise<Response> {
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const method = (init.method ?? "GET").toUpperCase();
+    const headers = plainHeaders(init.headers);
+    const body = typeof init.body === "string" ? Buffer.from(init.body) : undefined;
+    if (body !== undefined) headers["content-length"] = String(body.length);
+    const secure = url.protocol === "https:";
+    return new Promise<Response>((resolve, reject) => {
+      let req: ClientRequest;
+      let answered = false;
+      let bodyStream: IncomingMessage | undefined;
+      const onAbort = () => {
+        const reason = abortReason(signal as AbortSignal);
+        if (!answered) reject(reason);
+        req.destroy();
+        bodyStream?.destroy(reason instanceof Error ? reason : undefined);
+      };
+      const done = () => signal?.removeEventListener("abort", onAbort);
+      const requestOptions = { method, headers, agent: secure ? agents.https : agents.http };
+      req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
+        answered = true;
+        bodyStream = res;
+        try {
+          if (options.oneEventAsJson && method === "POST" && res.statusCode === 200 && isEventStream(res)) {
+            oneEventOrStream(res, done, resolve);
+            return;
+          }
+          resolve(webResponse(res, method, done));
+        } catch (error) {
+          done();
+          res.destroy();
+          reject(fetchFailed(error));
+        }
+      });
+      req.once("error", (error: NodeJS.ErrnoException) => {
+        if (answered) return;
+        done();
+        if (signal?.aborted) return;
+        // A kept-alive socket the server closed as this request went out: the server never saw the
+        // request, so it goes once more on a fresh socket (what Node's documentation advises).
+        if (req.reusedSocket && error.code === "ECONNRESET" && !retried) {
+          send(url, init, true).then(resolve, reject);
+          return;
+        }
+        reject(fetchFailed(error));
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      req.end(body);
+    });
+  }
+
+  const nodeHttpFetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    if (!servable(input, init)) return fetch(input, init);
+    const url = input instanceof URL ? input : new URL(input);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return fetch(input, init);
+    return send(url, init as RequestInit, false);
+  }) as typeof fetch;
+
+  return {
+    fetch: nodeHttpFetch,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The `fetch` the upstream transports use (src/proxy/sdk/upstream/node-fetch.ts), against a real
+ * node:http server on 127.0.0.1: what it sends and answers, keep-alive reuse, aborts, redirects left
+ * to the transport, and no abort listener left behind on a long-lived signal.
+ */
+import { getEventListeners } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { nodeFetch, oneResponseEvent } from "../../../../src/proxy/sdk/upstream/node-fetch.js";
+
+let server: Server | undefined;
+const clients: Array<{ close(): void }> = [];
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<URL> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+}
+
+function client(options: Parameters<typeof nodeFetch>[0] = {}) {
+  const made = nodeFetch(options);
+  clients.push(made);
+  return made.fetch;
+}
+
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString();
+}
+
+afterEach(async () => {
+  for (const made of clients.splice(0)) made.close();
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+describe("nodeFetch", () => {
+  it("sends method, headers and body, answers status, headers and body, on one kept-alive socket", async () => {
+    const ports = new Set<number>();
+    const url = await serve(async (req, res) => {
+      ports.add(req.socket.remotePort as number);
+      const body = await bodyOf(req);
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" });
+      res.end(JSON.stringify({ method: req.method, auth: req.headers.authorization, body }));
+    });
+    const fetch = client();
+    for (let i = 0; i < 3; i++) {
+      const headers = new Headers({ authorization: "Bearer t", "content-type": "application/json" });
+      const response = await fetch(url, { method: "POST", headers, body: `{"n":${i}}`, redirect: "manual" });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("mcp-session-id")).toBe("s-1");
+      expect(await response.json()).toEqual({ method: "POST", auth: "Bearer t", body: `{"n":${i}}` });
+    }
+    expect(ports.size).toBe(1);
+  });
+
+  it("streams a body as it arrives and leaves no abort listener on the signal it was given", async () => {
+    let release: () => void = () => undefined;
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: one\n\n");
+      release = () => res.end("data: two\n\n");
+    });
+    const fetch = client();
+    const signal = new AbortController().signal;
+    const response = await fetch(url, { method: "POST", body: "{}", redirect: "manual", signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: one\n\n");
+    release();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: two\n\n");
+    expect((await reader.read()).done).toBe(true);
+    for (let i = 0; i < 20; i++) {
+      await (await fetch(url, { method: "POST", body: "{}", redirect: "manual", signal })).body?.cancel();
+    }
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
+  });
+
+  it("rejects at once on an aborted signal, and an abort mid-body fails the body", async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: one\n\n");
+    });
+    const fetch = client();
+    const aborted = AbortSignal.abort();
+    await expect(fetch(url, { method: "GET", redirect: "manual", signal: aborted })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    const controller = new AbortController();
+    const response = await fetch(url, { method: "GET", redirect: "manual", signal: controller.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    controller.abort();
+    await expect(reader.read()).rejects.toThrow();
+  });
+
+  it("answers a redirect as it is with redirect: manual, and leaves following to the global fetch", async () => {
+    const url = await serve((req, res) => {
+      if (req.url === "/mcp") {
+        res.writeHead(307, { location: "/moved" });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("moved here");
+    });
+    const fetch = client();
+    const manual = await fetch(url, { method: "GET", redirect: "manual" });
+    expect(manual.status).toBe(307);
+    expect(manual.headers.get("location")).toBe("/moved");
+    const followed = await fetch(url, { method: "GET" });
+    expect(followed.status).toBe(200);
+    expect(await followed.text()).toBe("moved here");
+  });
+
+  it("fails like undici's fetch when nothing listens", async () => {
+    const url = await serve(() => undefined);
+    server?.close();
+    await new Promise((resolve) => server?.once("close", resolve));
+    await expect(client()(url, { method: "POST", body: "{}", redirect: "manual" })).rejects.toMatchObject({
+      name: "TypeError",
+      message: "fetch failed",
+      cause: { code: "ECONNREFUSED" },
+    });
+  });
+});
+
+describe("oneEventAsJson", () => {
+  it("answers a complete one-response SSE answer as JSON, and streams anything else as it is", async () => {
+    const url = await serve(async (req, res) => {
+      const kind = await bodyOf(req);
+      res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s-2" });
+      if (kind === "one") res.end('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      else if (kind === "two") {
+        res.write(
+          'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n',
+        );
+        res.end('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      } else res.end('id: 7\nevent: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    });
+    const fetch = client({ oneEventAsJson: true });
+    const one = await fetch(url, { method: "POST", body: "one", redirect: "manual" });
+    expect(one.headers.get("content-type")).toBe("application/json");
+    expect(one.headers.get("mcp-session-id")).toBe("s-2");
+    expect(await one.json()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    for (const kind of ["two", "with-id"]) {
+      const other = await fetch(url, { method: "POST", body: kind, redirect: "manual" });
+      expect(other.headers.get("content-type")).toBe("text/event-stream");
+      expect(await other.text()).toContain('"result":{}');
+    }
+    const plain = await client()(url, { method: "POST", body: "one", redirect: "manual" });
+    expect(plain.headers.get("content-type")).toBe("text/event-stream");
+  });
+
+  it("takes only one message event carrying a JSON-RPC response", () => {
+    expect(oneResponseEvent('data: {"id":1,"result":{}}\n\n')).toBe('{"id":1,"result":{}}');
+    expect(oneResponseEvent('event: message\ndata: {"id":1,\ndata: "error":{}}\n\n')).toBe(
+      '{"id":1,\n"error":{}}',
+    );
+    expect(oneResponseEvent('data: {"method":"notifications/progress"}\n\n')).toBeUndefined();
+    expect(oneResponseEvent('event: other\ndata: {"id":1,"result":{}}\n\n')).toBeUndefined();
+    expect(oneResponseEvent('retry: 5\ndata: {"id":1,"result":{}}\n\n')).toBeUndefined();
+    expect(oneResponseEvent('data: {"id":1,"result":{}}\r\n\r\n')).toBeUndefined();
+    expect(oneResponseEvent("data: {nope\n\n")).toBeUndefined();
+    expect(oneResponseEvent('data: {"id":1,"result":{}}\n')).toBeUndefined();
+  });
+});
