@@ -107,7 +107,7 @@ export interface ArtifactsOptions {
    */
   tmpDir?: string;
   /**
-   * What {@link Artifacts.fit} keeps inline: `text` characters and `media` base64 characters for a
+   * What `Artifacts.fit()` keeps inline: `text` characters and `media` base64 characters for a
    * client it does not know, and per `clientInfo.name` in `clients` (over the measured
    * `CLIENT_INLINE_BUDGETS`).
    * @default { text: 10000, media: 750000 } and the measured budgets of Claude Code, Codex CLI and Gemini CLI
@@ -116,7 +116,7 @@ export interface ArtifactsOptions {
 }
 
 /**
- * Options of {@link Artifacts.fit}.
+ * Options of `Artifacts.fit()`.
  *
  * @example
  * ```ts

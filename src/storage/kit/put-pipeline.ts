@@ -176,13 +176,13 @@ export class PutMeter extends Transform {
   private headLength = 0;
 
   /**
-   * With `fileHash` (a driver writing a file, see {@link streamPutToFile}) the meter only hands it
-   * each chunk; the digest is taken from the file once the sink has finished, and checked there.
+   * With `fileHash` (a driver that hashes the file it writes, as fsStore does) the meter only hands
+   * it each chunk; the digest is taken from the file once the sink has finished, and checked there.
    */
   constructor(
     private readonly plan: MeterLimits,
     private readonly limits?: StreamLimits,
-    private readonly fileHash?: FileSha256,
+    private readonly fileHash?: { update(chunk: Uint8Array): void },
   ) {
     // Object mode on the writable side so a stream of non-bytes is refused here with a clear error
     // instead of throwing inside Node's pipe machinery.
