@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   compare,
+  flushDisk,
   loadLine,
   MiB,
   type Peer,
@@ -58,6 +59,7 @@ function rssMiB(pid: number): number {
 const growth: Record<string, number> = {};
 
 async function round(client: Peer, server: Peer, name: string, command: Record<string, unknown>) {
+  flushDisk();
   resetPeakRss(server.pid);
   const before = rssMiB(server.pid);
   const { seconds } = await client.ask(command);
