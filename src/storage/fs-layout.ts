@@ -137,18 +137,33 @@ export class FsLayout {
     return (await this.liveRecord(scope, id))?.file ?? null;
   }
 
-  /** Writes the metadata (temp name, then the one rename that makes the file visible). */
+  /**
+   * Writes the record that makes a file visible. A record holding the bytes (a small file) is
+   * written straight under its own name with `O_EXCL`: one create, no rename. A reader that meets it
+   * half written parses nothing (JSON text is not complete before its closing brace, and the inline
+   * bytes must match the size), so the file is not there until the write is done; what a crash
+   * leaves is such an unparseable record, which the sweep removes once it is stale. Other records
+   * go through a temp name and one rename.
+   */
   async writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
     const path = join(this.scopeDir(file.scope), file.id + META_SUFFIX);
-    const temp = tempPath(path);
     const text = serializeMetadataRecord(file, inline);
-    try {
-      if (inline === undefined) await writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" });
-      // The first file of a put that inlines its bytes: make the folder if needed.
-      else
+    if (inline !== undefined) {
+      try {
+        // The first file of a scope: make the folder if needed.
         await this.inFolder(this.scopeDir(file.scope), () =>
-          writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" }),
+          writeFileAsync(path, text, { mode: FILE_MODE, flag: "wx" }),
         );
+      } catch (error) {
+        // Never remove a record this call did not create (the id was taken: not ours).
+        if (errorCode(error) !== "EEXIST") await unlinkQuiet(path).catch(() => {});
+        throw error;
+      }
+      return;
+    }
+    const temp = tempPath(path);
+    try {
+      await writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" });
       await renameAsync(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});

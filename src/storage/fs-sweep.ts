@@ -20,6 +20,16 @@ import {
 import { isExpired } from "./kit/list-page.js";
 import { parseStoredRecord } from "./kit/metadata-record.js";
 
+/** Whether `text` parses as JSON at all. */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The sweep of the store laid out by `layout`: each call walks every scope folder once and returns
  * how many files it removed.
@@ -69,8 +79,18 @@ async function sweepFolder(layout: FsLayout, folder: string, at: number, staleMs
     try {
       const id = metaIdOf(entry);
       if (id !== undefined) {
-        const file = parseStoredRecord(await readFile(path, "utf8"), id)?.file;
-        if (file && isExpired(file, at) && (await layout.removeFile(folder, id))) removed++;
+        const text = await readFile(path, "utf8");
+        const file = parseStoredRecord(text, id)?.file;
+        if (file) {
+          if (isExpired(file, at) && (await layout.removeFile(folder, id))) removed++;
+          continue;
+        }
+        // A record that is not even JSON is a small put cut off mid-write (a crash): readers never
+        // saw it. Once stale it goes, with any bytes beside it; a fresh one may still be written.
+        // (A JSON record this version does not read, e.g. a newer one, is left alone.)
+        if (!isJson(text) && at - (await stat(path)).mtimeMs >= staleMs) {
+          if (await layout.removeFile(folder, id)) removed++;
+        }
         continue;
       }
       const leftover =

@@ -161,6 +161,41 @@ describe("fsStore", () => {
     await store.close?.();
   });
 
+  it("a small file's record is written under its own name: no prefix of it is a file, and the sweep removes a cut-off one once stale", async () => {
+    let time = Date.now();
+    const store = fsStore(dir, { now: () => time, staleAfter: "1h", sweepInterval: 0 });
+    const file = await store.put(text("small bytes inside the record"), { scope: "s", name: "a.txt" });
+    const folder = join(dir, scopeFolder("s"));
+    // One file on disk, no temp name left: the record holds the bytes.
+    expect(await readdir(folder)).toEqual([`${file.id}.json`]);
+    const metaPath = join(folder, `${file.id}.json`);
+    const saved = await readFile(metaPath, "utf8");
+    // What a reader could meet while the record is being written, or after a crash mid-write:
+    // every prefix reads as no file at all.
+    for (let cut = 0; cut < saved.length; cut++) {
+      await writeFile(metaPath, saved.slice(0, cut));
+      expect(await store.head("s", file.id)).toBeNull();
+      if (cut % 16 === 0) {
+        expect(await store.read("s", file.id)).toBeNull();
+        expect((await store.list("s")).files).toEqual([]);
+      }
+    }
+    // A record cut off mid-write stays while fresh (a put may still be writing it), goes once stale;
+    // a JSON record this version does not read (another version's) is never swept.
+    const other = join(folder, `${"1".repeat(26)}.json`);
+    await writeFile(other, JSON.stringify({ v: 99, id: "1".repeat(26) }));
+    expect(await store.sweep()).toBe(0);
+    time += 2 * 3_600_000;
+    expect(await store.sweep()).toBe(1);
+    expect(await readdir(folder)).toEqual([`${"1".repeat(26)}.json`]);
+    // A new put of the same bytes is whole again.
+    const again = await store.put(text("small bytes inside the record"), { scope: "s", name: "a.txt" });
+    expect(new TextDecoder().decode(await readAll(await store.read("s", again.id)))).toBe(
+      "small bytes inside the record",
+    );
+    await store.close?.();
+  });
+
   it("sweep removes stale leftovers of interrupted puts, but not fresh ones", async () => {
     let time = Date.now();
     const store = fsStore(dir, { now: () => time, staleAfter: "1h", sweepInterval: 0 });
