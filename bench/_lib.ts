@@ -6,7 +6,7 @@
  *
  * Knobs: `BENCH_ROUNDS` (default 3) rounds per row.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -238,13 +238,4 @@ export async function servePeer(
   }
   await onClose();
   process.exit(0);
-}
-
-/**
- * Writes every dirty page of the machine to disk (`sync`), untimed, between rounds that write large
- * files: otherwise the next round, ours or the baseline's, pays for the previous round's writeback
- * and the order of the rounds, not the code, decides the ratio.
- */
-export function flushDisk(): void {
-  spawnSync("sync", [], { stdio: "ignore" });
 }

@@ -15,7 +15,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   compare,
-  flushDisk,
   loadLine,
   MiB,
   type Peer,
@@ -52,7 +51,6 @@ async function sourceFile(mib: number): Promise<string> {
 }
 
 async function round(client: Peer, server: Peer, command: Record<string, unknown>) {
-  flushDisk();
   resetPeakRss(server.pid);
   const { seconds } = await client.ask(command);
   const peak = peakRssMiB(server.pid);

@@ -17,7 +17,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   compare,
-  flushDisk,
   loadLine,
   MiB,
   type Peer,
@@ -59,7 +58,6 @@ function rssMiB(pid: number): number {
 const growth: Record<string, number> = {};
 
 async function round(client: Peer, server: Peer, name: string, command: Record<string, unknown>) {
-  flushDisk();
   resetPeakRss(server.pid);
   const before = rssMiB(server.pid);
   const { seconds } = await client.ask(command);
