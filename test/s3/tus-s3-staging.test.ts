@@ -193,6 +193,34 @@ async function childReplica(): Promise<{ child: ChildProcess; origin: string }> 
 }
 
 describeWithServices("tus staging on S3 across replicas (radosgw + redis-server)", () => {
+  it("commit aborts every multipart upload on the staging key, also one that was never recorded", async () => {
+    const a = replicas[0] as Replica;
+    const bytes = randomBytes(9 * MiB + 17);
+    const url = await createUpload(a.origin, a.minter, "s1", bytes.length);
+    const id = url.slice(url.lastIndexOf("/") + 1);
+    const first = await fetch(url, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: new Uint8Array(bytes.subarray(0, 8 * MiB + 5)),
+    });
+    expect(first.status).toBe(204);
+    // What a part upload that failed after its multipart upload was created leaves: one the record
+    // does not know.
+    const { CreateMultipartUploadCommand } = await import("@aws-sdk/client-s3");
+    await client.send(
+      new CreateMultipartUploadCommand({ Bucket: requireServices().s3.bucket, Key: stagingPrefix() + id }),
+    );
+    expect(await pendingUploads(client, stagingPrefix())).toHaveLength(2);
+    const rest = await fetch(url, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": String(8 * MiB + 5) },
+      body: new Uint8Array(bytes.subarray(8 * MiB + 5)),
+    });
+    expect(rest.status).toBe(204);
+    expect(stored[0]?.sha256).toBe(sha256(bytes));
+    expect(await leftInBucket()).toEqual([]);
+  });
+
   it("256 MiB cut at 10 random offsets, each resume through the other replica: exact sha256, nothing staged left", async () => {
     // Nothing is killed here: locks with the default lifetime, so a renewal that a busy machine
     // delays cannot let two replicas write at once (a 1 s lock did in CI, under load).

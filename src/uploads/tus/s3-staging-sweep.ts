@@ -22,6 +22,38 @@ export function recordKey(id: string): string {
   return `mcp-file-bridge:tus-s3:${id}`;
 }
 
+/** A multipart upload in progress. */
+export interface PendingUpload {
+  key: string;
+  uploadId: string;
+}
+
+/** Every multipart upload in progress under `prefix`, all pages. */
+export async function multipartUploads(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<PendingUpload[]> {
+  const uploads: PendingUpload[] = [];
+  let keyMarker: string | undefined;
+  let uploadMarker: string | undefined;
+  for (;;) {
+    const page = await client.send(
+      new ListMultipartUploadsCommand({
+        Bucket: bucket,
+        Prefix: prefix,
+        ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadMarker } : {}),
+      }),
+    );
+    for (const upload of page.Uploads ?? []) {
+      uploads.push({ key: upload.Key as string, uploadId: upload.UploadId as string });
+    }
+    if (!page.IsTruncated) return uploads;
+    keyMarker = page.NextKeyMarker;
+    uploadMarker = page.NextUploadIdMarker;
+  }
+}
+
 /**
  * Aborts the multipart uploads and deletes the objects under the staging prefix whose upload has no
  * record or is past its expiry; resolves with how many uploads it removed.
@@ -30,7 +62,7 @@ export async function sweepStaging(ctx: SweepContext, now: number): Promise<numb
   const { client, bucket, prefix, state, deleteKey } = ctx;
   const idOf = (key: string) => key.slice(prefix.length).split(".")[0] as string;
   const objects: string[] = [];
-  const uploads: Array<{ key: string; uploadId: string }> = [];
+  const uploads: PendingUpload[] = [];
   try {
     let token: string | undefined;
     do {
@@ -44,23 +76,7 @@ export async function sweepStaging(ctx: SweepContext, now: number): Promise<numb
       for (const object of page.Contents ?? []) objects.push(object.Key as string);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    let keyMarker: string | undefined;
-    let uploadMarker: string | undefined;
-    for (;;) {
-      const page = await client.send(
-        new ListMultipartUploadsCommand({
-          Bucket: bucket,
-          Prefix: prefix,
-          ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadMarker } : {}),
-        }),
-      );
-      for (const upload of page.Uploads ?? []) {
-        uploads.push({ key: upload.Key as string, uploadId: upload.UploadId as string });
-      }
-      if (!page.IsTruncated) break;
-      keyMarker = page.NextKeyMarker;
-      uploadMarker = page.NextUploadIdMarker;
-    }
+    uploads.push(...(await multipartUploads(client, bucket, prefix)));
     const ids = new Set([...objects, ...uploads.map((upload) => upload.key)].map(idOf));
     let removed = 0;
     for (const id of ids) {

@@ -33,7 +33,7 @@ import { copySource } from "../../internal/s3-copy-source.js";
 import type { StateStore } from "../../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "./fs-staging.js";
 import { Spool } from "./s3-spool.js";
-import { recordKey, sweepStaging } from "./s3-staging-sweep.js";
+import { multipartUploads, recordKey, sweepStaging } from "./s3-staging-sweep.js";
 
 const MiB = 1024 * 1024;
 
@@ -455,12 +455,14 @@ export function s3TusStaging(
     },
 
     async remove(id) {
-      const record = await state.get<S3StagingRecord>(recordKey(id));
       try {
-        if (record?.uploadId && !record.completed) {
+        // Every multipart upload on the key, not only the recorded one: a part upload that failed
+        // after its multipart upload was created (a flaky S3, a replica gone) left one unrecorded.
+        for (const upload of await multipartUploads(client, bucket, keyOf(id))) {
+          if (upload.key !== keyOf(id)) continue;
           await client
             .send(
-              new AbortMultipartUploadCommand({ Bucket: bucket, Key: keyOf(id), UploadId: record.uploadId }),
+              new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.key, UploadId: upload.uploadId }),
             )
             .catch(() => undefined);
         }
