@@ -5,6 +5,7 @@
  */
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { textResponse } from "../internal/text-response.js";
 import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../uploads/request-view.js";
 import { tusService } from "../uploads/tus/service.js";
@@ -153,18 +154,12 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     const cors = config.cors ?? SAME_ORIGIN_ONLY;
     // CORS comes first: a foreign origin that may not read replies is refused before its token is
     // read (it can never use up a ticket), and a preflight is answered before the 405 of OPTIONS.
-    let verdict: CorsVerdict;
-    try {
-      verdict = await corsVerdict(cors, view);
-    } catch (error) {
-      report(config, error);
-      return errorResponse(error);
+    const gate = await corsGate(config, cors, view);
+    if ("refusal" in gate) {
+      const { text, status, headers } = gate.refusal;
+      return textResponse(text, { status, headers });
     }
-    if (verdict.kind === "refused") {
-      // No CORS header: the browser hides this answer from the page, as it should.
-      const refused = new FileBridgeError("FORBIDDEN", "This origin may not use these links");
-      return errorResponse(refused, cors.kind === "any" ? {} : { vary: "Origin" });
-    }
+    const { verdict } = gate;
     if (verdict.kind === "allowed" && isPreflight(view)) return preflightResponse(verdict.allowOrigin);
     return withCorsHeaders(await answer(request, matched), cors, verdict);
   };
@@ -185,17 +180,9 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     // An upload page decides from the web `Request` whether it wants one: the web path serves it.
     if (matched?.route !== "upload" || view.method !== "PUT" || config.uploadPage) return undefined;
     const cors = config.cors ?? SAME_ORIGIN_ONLY;
-    let verdict: CorsVerdict;
-    try {
-      verdict = await corsVerdict(cors, view);
-    } catch (error) {
-      report(config, error);
-      return errorAnswer(error);
-    }
-    if (verdict.kind === "refused") {
-      const refused = new FileBridgeError("FORBIDDEN", "This origin may not use these links");
-      return errorAnswer(refused, cors.kind === "any" ? {} : { vary: "Origin" });
-    }
+    const gate = await corsGate(config, cors, view);
+    if ("refusal" in gate) return gate.refusal;
+    const { verdict } = gate;
     let answer: PlainAnswer;
     try {
       const token = matched.rest[0] as string;
@@ -209,6 +196,28 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   };
   setNodeUploadAnswer(routes, ticketPut);
   return routes;
+}
+
+/**
+ * The routes' CORS gate, for the web path and the Node adapter's native `PUT` alike: the verdict on
+ * the request's origin, or the answer that refuses it (a policy that failed, or an origin that may
+ * not read replies: 403 with no CORS header, so the browser hides it from the page, as it should).
+ */
+async function corsGate(
+  config: ResolvedRouteOptions,
+  cors: CorsPolicy,
+  view: RequestView,
+): Promise<{ verdict: CorsVerdict } | { refusal: PlainAnswer }> {
+  let verdict: CorsVerdict;
+  try {
+    verdict = await corsVerdict(cors, view);
+  } catch (error) {
+    report(config, error);
+    return { refusal: errorAnswer(error) };
+  }
+  if (verdict.kind !== "refused") return { verdict };
+  const refused = new FileBridgeError("FORBIDDEN", "This origin may not use these links");
+  return { refusal: errorAnswer(refused, cors.kind === "any" ? {} : { vary: "Origin" }) };
 }
 
 interface RouteMatch {
