@@ -7,7 +7,8 @@
  * Knobs: `BENCH_ROUNDS` (default 3) rounds per row.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -238,4 +239,26 @@ export async function servePeer(
   }
   await onClose();
   process.exit(0);
+}
+
+/** Writes `<dir>/source-<mib>.bin`: `mib` MiB of incompressible bytes (one random MiB, varied per MiB). */
+export async function sourceFile(dir: string, mib: number): Promise<string> {
+  const path = join(dir, `source-${mib}.bin`);
+  const block = randomBytes(MiB);
+  const out = createWriteStream(path);
+  for (let i = 0; i < mib; i++) {
+    block[0] = i & 0xff;
+    if (!out.write(Buffer.from(block)))
+      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+  }
+  await new Promise<void>((resolve, reject) =>
+    out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+  );
+  return path;
+}
+
+/** Current RSS of a process (VmRSS), in MiB; 0 when unknown. */
+export function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : 0;
 }

@@ -1,15 +1,3 @@
-/**
- * Large transfers over 127.0.0.1 (issue 24), server and client each in a process of their own,
- * alternating rounds, ours ÷ a named baseline, min / median / max, with the server's exact peak RSS:
- * - upload and download at 64 MiB, 256 MiB and 1 GiB: the file routes on fsStore (sha256 while
- *   streaming, size cap, staging then commit) vs a raw node:http server using `stream.pipeline`;
- * - 1 GiB upload vs `@tus/server` + `@tus/file-store` (create, then one PATCH with the body).
- *
- *   npm run bench -- transfer                    # sizes 64,256,1024 MiB
- *   BENCH_TRANSFER_MB=64,256 BENCH_ROUNDS=5 npm run bench -- transfer
- */
-import { randomBytes } from "node:crypto";
-import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +10,7 @@ import {
   type Row,
   report,
   resetPeakRss,
+  sourceFile,
   startPeer,
 } from "./_lib.js";
 
@@ -33,22 +22,6 @@ const sizes = (process.env.BENCH_TRANSFER_MB ?? "64,256,1024").split(",").map((s
 const dir = await mkdtemp(join(tmpdir(), "mfb-bench-transfer-"));
 const rows: Row[] = [];
 console.log(`transfers · ${loadLine()}`);
-
-/** A file of `mib` MiB of incompressible bytes (one 1 MiB block, varied per MiB). */
-async function sourceFile(mib: number): Promise<string> {
-  const path = join(dir, `source-${mib}.bin`);
-  const block = randomBytes(MiB);
-  const out = createWriteStream(path);
-  for (let i = 0; i < mib; i++) {
-    block[0] = i & 0xff;
-    if (!out.write(Buffer.from(block)))
-      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
-  }
-  await new Promise<void>((resolve, reject) =>
-    out.end((error?: Error | null) => (error ? reject(error) : resolve())),
-  );
-  return path;
-}
 
 async function round(client: Peer, server: Peer, command: Record<string, unknown>) {
   resetPeakRss(server.pid);
@@ -63,7 +36,7 @@ try {
   const raw = await startPeer("_server.ts", ["raw", join(dir, "raw")]);
   const ours = await startPeer("_server.ts", ["ours-fs", join(dir, "ours")]);
   for (const mib of sizes) {
-    const file = await sourceFile(mib);
+    const file = await sourceFile(dir, mib);
     const up = (server: Peer, mode: string) => () =>
       round(client, server, { cmd: "upload", url: server.ready.url, file, mode });
     rows.push(

@@ -11,8 +11,6 @@
  *   BENCH_TUS_MB=256 BENCH_TUS_S3_ROUNDS=2 npm run bench -- tus-s3
  */
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +26,8 @@ import {
   type Row,
   report,
   resetPeakRss,
+  rssMiB,
+  sourceFile,
   startPeer,
 } from "./_lib.js";
 
@@ -51,26 +51,6 @@ try {
 const s3 = services.s3;
 process.env.BENCH_S3 = JSON.stringify(s3);
 const dir = await mkdtemp(join(tmpdir(), "mfb-bench-tus-s3-"));
-
-async function sourceFile(mib: number): Promise<string> {
-  const path = join(dir, `source-${mib}.bin`);
-  const block = randomBytes(MiB);
-  const out = createWriteStream(path);
-  for (let i = 0; i < mib; i++) {
-    block[0] = i & 0xff;
-    if (!out.write(Buffer.from(block)))
-      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
-  }
-  await new Promise<void>((resolve, reject) =>
-    out.end((error?: Error | null) => (error ? reject(error) : resolve())),
-  );
-  return path;
-}
-
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) / 1024 : 0;
-}
 
 /** Frees deleted objects' RAM now rather than hours later (best effort). */
 async function collectGarbage(): Promise<void> {
@@ -97,7 +77,7 @@ async function round(client: Peer, server: Peer, name: string, command: Record<s
 
 const rows: Row[] = [];
 try {
-  const file = await sourceFile(SIZE_MB);
+  const file = await sourceFile(dir, SIZE_MB);
   const client = await startPeer("_client.ts");
   const server = await startPeer("_server.ts", ["ours-s3", join(dir, "server")]);
   for (const chunk of [0, 8 * MiB]) {

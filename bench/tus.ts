@@ -1,17 +1,3 @@
-/**
- * Resumable uploads (issue 25), server and client each in a process of their own, alternating
- * rounds, ours ÷ `@tus/server` 2.4.5 + `@tus/file-store` 2.1.1, with the server's exact peak RSS:
- * - 1 GiB through tus unchunked (create + one PATCH) and in 8 MiB PATCHes; ours hashes the bytes as
- *   they arrive and commits by adopting the staging file (the put pipeline's checks, no second
- *   pass over the bytes), theirs only stores;
- * - resume after a cut at 50%: HEAD round trips and bytes re-sent against the bytes missing;
- * - the server's peak RSS growth over the upload (VmHWM after a reset, minus RSS before).
- *
- *   npm run bench -- tus
- *   BENCH_TUS_MB=256 BENCH_ROUNDS=1 npm run bench -- tus
- */
-import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +10,8 @@ import {
   type Row,
   report,
   resetPeakRss,
+  rssMiB,
+  sourceFile,
   startPeer,
 } from "./_lib.js";
 
@@ -33,27 +21,6 @@ if (!Number.isSafeInteger(SIZE_MB) || SIZE_MB <= 0)
 const dir = await mkdtemp(join(tmpdir(), "mfb-bench-tus-"));
 const rows: Row[] = [];
 console.log(`tus · ${SIZE_MB} MiB · ${loadLine()}`);
-
-async function sourceFile(mib: number): Promise<string> {
-  const path = join(dir, `source-${mib}.bin`);
-  const block = randomBytes(MiB);
-  const out = createWriteStream(path);
-  for (let i = 0; i < mib; i++) {
-    block[0] = i & 0xff;
-    if (!out.write(Buffer.from(block)))
-      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
-  }
-  await new Promise<void>((resolve, reject) =>
-    out.end((error?: Error | null) => (error ? reject(error) : resolve())),
-  );
-  return path;
-}
-
-/** Current RSS of a process, MiB. */
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) / 1024 : 0;
-}
 
 const growth: Record<string, number> = {};
 
@@ -69,7 +36,7 @@ async function round(client: Peer, server: Peer, name: string, command: Record<s
 
 const resume: Record<string, unknown> = {};
 try {
-  const file = await sourceFile(SIZE_MB);
+  const file = await sourceFile(dir, SIZE_MB);
   const client = await startPeer("_client.ts");
   const ours = await startPeer("_server.ts", ["ours-fs", join(dir, "ours")]);
   const tus = await startPeer("_server.ts", ["tus", join(dir, "tus")]);
