@@ -33,9 +33,11 @@ export interface NodeFetchOptions {
    * Answer a POST whose SSE answer is complete in its first turn and is one JSON-RPC response (no
    * event id, no retry, at most {@link ONE_EVENT_MAX} bytes) as the `application/json` answer the
    * protocol also allows, so the client skips its SSE pipeline (web streams, an event parser) for it.
-   * Only for a client that treats both answers alike (SDK v1's transport). @default false
+   * Only for a client that treats both answers alike: `true` for every POST (SDK v1's transport), or
+   * a test of the POST's body for the ones it does (SDK v2's, where a `subscriptions/listen` stream's
+   * end means something of its own). @default false
    */
-  oneEventAsJson?: boolean;
+  oneEventAsJson?: boolean | ((body: string) => boolean);
 }
 
 /** The largest one-event SSE answer turned into JSON (larger ones stream as they are). */
@@ -238,7 +240,13 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const method = (init.method ?? "GET").toUpperCase();
     const headers = plainHeaders(init.headers);
-    const body = typeof init.body === "string" ? Buffer.from(init.body) : undefined;
+    const text = typeof init.body === "string" ? init.body : undefined;
+    const body = text === undefined ? undefined : Buffer.from(text);
+    const oneEvent =
+      method === "POST" &&
+      (typeof options.oneEventAsJson === "function"
+        ? text !== undefined && options.oneEventAsJson(text)
+        : options.oneEventAsJson === true);
     if (body !== undefined) headers["content-length"] = String(body.length);
     const secure = url.protocol === "https:";
     return new Promise<Response>((resolve, reject) => {
@@ -257,7 +265,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         answered = true;
         bodyStream = res;
         try {
-          if (options.oneEventAsJson && method === "POST" && res.statusCode === 200 && isEventStream(res)) {
+          if (oneEvent && res.statusCode === 200 && isEventStream(res)) {
             oneEventOrStream(res, done, resolve);
             return;
           }

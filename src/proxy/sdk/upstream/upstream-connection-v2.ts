@@ -28,6 +28,7 @@ import {
   type UpstreamRequestOptions,
 } from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
+import type { NodeFetchOptions } from "./node-fetch.js";
 import {
   DEFAULT_CLIENT_INFO,
   listenFilter,
@@ -101,6 +102,14 @@ export class UpstreamConnectionV2 extends ClientConnection<Client> {
   /** The protocol revision negotiated with the upstream (e.g. `"2026-07-28"`), once connected. */
   get protocolVersion(): string | undefined {
     return this.client?.getNegotiatedProtocolVersion();
+  }
+
+  /**
+   * SDK v2's transport treats a JSON answer and a one-event SSE answer alike for every request but
+   * `subscriptions/listen`, whose stream's end closes the subscription: that one streams as it is.
+   */
+  protected override fetchOptions(): NodeFetchOptions {
+    return { oneEventAsJson: (body) => !body.includes('"subscriptions/listen"') };
   }
 
   #transport(): Transport {

@@ -155,6 +155,32 @@ describe("oneEventAsJson", () => {
     expect(plain.headers.get("content-type")).toBe("text/event-stream");
   });
 
+  it("asks a test of the POST body when given one: a body it refuses streams as it is", async () => {
+    const url = await serve(async (req, res) => {
+      await bodyOf(req);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    });
+    const seen: string[] = [];
+    const fetch = client({
+      oneEventAsJson: (body) => {
+        seen.push(body);
+        return !body.includes('"subscriptions/listen"');
+      },
+    });
+    const call = await fetch(url, { method: "POST", body: '{"method":"tools/call"}', redirect: "manual" });
+    expect(call.headers.get("content-type")).toBe("application/json");
+    expect(await call.json()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    const listen = await fetch(url, {
+      method: "POST",
+      body: '{"method":"subscriptions/listen"}',
+      redirect: "manual",
+    });
+    expect(listen.headers.get("content-type")).toBe("text/event-stream");
+    expect(await listen.text()).toBe('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    expect(seen).toEqual(['{"method":"tools/call"}', '{"method":"subscriptions/listen"}']);
+  });
+
   it("takes only one message event carrying a JSON-RPC response", () => {
     expect(oneResponseEvent('data: {"id":1,"result":{}}\n\n')).toBe('{"id":1,"result":{}}');
     expect(oneResponseEvent('event: message\ndata: {"id":1,\ndata: "error":{}}\n\n')).toBe(
