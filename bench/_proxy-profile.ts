@@ -24,9 +24,13 @@ const TOKEN = "bench-token-0123456789abcdef";
 
 if (mode === "serve") {
   const { bearerTokens, createFileProxy, parseBearerTokens } = await import("../src/proxy/index.js");
-  const { startHttpFixture } = await import("../test/proxy/support.js");
+  const { startHttpFixture, V2_FIXTURE } = await import("../test/proxy/support.js");
   const dir = await realpath(await mkdtemp(join(tmpdir(), "profile-proxy-")));
-  const fixture = await startHttpFixture({ OUTPUT_DIR: dir });
+  // v2 proxies an SDK v2 upstream (2026-07-28), as in `bench/proxy.ts`; v1 an SDK v1 one.
+  const fixture =
+    sdk === "v2"
+      ? await startHttpFixture({}, 0, { fixture: V2_FIXTURE })
+      : await startHttpFixture({ OUTPUT_DIR: dir });
   const proxy = await createFileProxy(
     sdk === "v2"
       ? {

@@ -1,9 +1,11 @@
 /**
  * The proxy's costs over loopback:
- * - pass-through: p50/p95 latency of a tool call through the proxy vs straight to the same upstream
- *   (both Streamable HTTP on 127.0.0.1; target: < 2 ms added at p50); once on SDK v1 (a 2025
- *   session), once on SDK v2 (a stateless 2026-07-28 client with a bearer token; the proxy's upstream
- *   client is then SDK v2's too);
+ * - pass-through: p50/p95 latency of a tool call through the proxy vs the same client straight to the
+ *   same upstream, and through a plain JSON-RPC forwarder (all Streamable HTTP on 127.0.0.1; target:
+ *   < 2 ms added at p50). The upstream, the proxy and the forwarder each run in a process of their own
+ *   (`_proxy-peer.ts`), the clients in this one. Once on SDK v1 (a 2025 session, SDK v1 upstream), once
+ *   on SDK v2 (a stateless 2026-07-28 client with a bearer token, SDK v2 upstream; the proxy's
+ *   upstream client is then SDK v2's too);
  * - hand-over: a 256 MiB uploaded file to a path the upstream can read (the upload consumer's work,
  *   measured as a tool call whose upstream only stats the file) vs a raw file copy of the same file
  *   (target: ≥ 0.8× the copy's throughput). The HTTP upload itself is reported too.
@@ -13,9 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, open, realpath, rm } from "node:fs/promises";
-import { createServer, Agent as HttpAgent, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   Client as V2Client,
@@ -23,8 +23,10 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { bearerTokens, createFileProxy, parseBearerTokens } from "../src/proxy/index.js";
-import { startHttpFixture } from "../test/proxy/support.js";
+import { createFileProxy } from "../src/proxy/index.js";
+import { startHttpFixture, V2_FIXTURE } from "../test/proxy/support.js";
+import { cpuSeconds, type Peer, startPeer } from "./_lib.js";
+import { PROXY_BENCH_TOKEN } from "./_proxy-peer.js";
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 256);
 const SIZE = SIZE_MB * 1024 * 1024;
@@ -36,15 +38,15 @@ async function client(url: string): Promise<Client> {
   return c;
 }
 
-const TOKEN = "bench-token-0123456789abcdef";
-
 async function modernClient(url: string): Promise<V2Client> {
   const c = new V2Client(
     { name: "bench", version: "1.0.0" },
     { versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
   await c.connect(
-    new V2Transport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+    new V2Transport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${PROXY_BENCH_TOKEN}` } },
+    }),
   );
   return c;
 }
@@ -68,57 +70,83 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
-/**
- * The floor a proxy hop is measured against: a plain JSON-RPC forwarder on node:http that passes each
- * request (method, headers, body) to the upstream over a keep-alive agent and pipes the reply back,
- * SSE included. It understands nothing, so it adds only the second HTTP hop.
- */
-async function startForwarder(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
-  const target = new URL(upstream);
-  const agent = new HttpAgent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    const headers = { ...req.headers, host: target.host };
-    const out = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname, method: req.method, headers, agent },
-      (reply) => {
-        res.writeHead(reply.statusCode ?? 502, reply.headers);
-        reply.pipe(res);
-      },
-    );
-    out.on("error", () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}${target.pathname}`,
-    close: async () => {
-      agent.destroy();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-/** Busy CPU (user + system) of this process, in milliseconds. */
-function cpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
-/** Latencies of `calls` calls and the busy CPU of this process per call (client + whatever it hosts). */
-async function timed(c: EchoClient, calls: number, into: number[], cpu: number[]): Promise<void> {
-  const before = cpuMs();
+/** Latencies of `calls` calls, and the busy CPU per call of the hop's process (`pid`) meanwhile. */
+async function timed(c: EchoClient, calls: number, pid: number | undefined, into: number[], cpu: number[]) {
+  const before = pid === undefined ? 0 : cpuSeconds(pid);
   into.push(...(await latencies(c, calls)));
-  cpu.push((cpuMs() - before) / calls);
+  if (pid !== undefined) cpu.push(((cpuSeconds(pid) - before) * 1000) / calls);
 }
 
 function median(values: number[]): number {
   return percentile(values, 50);
 }
 
+/** A way to the upstream: its client, and the process of the hop in between (none when direct). */
+interface Path {
+  name: "direct" | "proxied" | "forwarded";
+  client: EchoClient & { close(): Promise<void> };
+  pid?: number;
+}
+
+const ROUNDS = 6;
+const WARM_UP = 300;
+
+/**
+ * p50/p95 of each path, calls interleaved in rounds with the order rotated each round so machine
+ * noise hits them alike, and the busy CPU per call of the proxy and forwarder processes.
+ */
+async function passThrough(paths: Path[]): Promise<Record<string, number>> {
+  // Warm-up (JIT, sockets) on every path before anything is timed.
+  for (const path of paths) await latencies(path.client, WARM_UP);
+  const ms = new Map(paths.map((path) => [path.name, [] as number[]]));
+  const cpu = new Map(paths.map((path) => [path.name, [] as number[]]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < paths.length; i++) {
+      const path = paths[(i + round) % paths.length] as Path;
+      await timed(path.client, CALLS / ROUNDS, path.pid, ms.get(path.name)!, cpu.get(path.name)!);
+    }
+  }
+  const direct = ms.get("direct")!;
+  const proxied = ms.get("proxied")!;
+  const forwarded = ms.get("forwarded")!;
+  return {
+    calls: CALLS,
+    directP50Ms: percentile(direct, 50),
+    proxiedP50Ms: percentile(proxied, 50),
+    forwarderP50Ms: percentile(forwarded, 50),
+    directP95Ms: percentile(direct, 95),
+    proxiedP95Ms: percentile(proxied, 95),
+    addedP50Ms: percentile(proxied, 50) - percentile(direct, 50),
+    forwarderAddedP50Ms: percentile(forwarded, 50) - percentile(direct, 50),
+    proxyCpuMsPerCall: median(cpu.get("proxied")!),
+    forwarderCpuMsPerCall: median(cpu.get("forwarded")!),
+  };
+}
+
+function printPassThrough(label: string, row: Record<string, number>): void {
+  const added = row.addedP50Ms as number;
+  console.log(
+    `pass-through (${label}): direct p50 ${row.directP50Ms?.toFixed(2)} ms, through the proxy ${row.proxiedP50Ms?.toFixed(2)} ms ` +
+      `(+${added.toFixed(2)} ms; target < 2 ms) ${added < 2 ? "OK" : "MISSED"}; ` +
+      `plain forwarder ${row.forwarderP50Ms?.toFixed(2)} ms (+${row.forwarderAddedP50Ms?.toFixed(2)} ms)`,
+  );
+  console.log(
+    `  busy CPU per call in the hop's own process: proxy ${row.proxyCpuMsPerCall?.toFixed(2)} ms, plain forwarder ` +
+      `${row.forwarderCpuMsPerCall?.toFixed(2)} ms (medians over ${ROUNDS} rounds; /proc clock ticks)`,
+  );
+}
+
 const dir = await realpath(await mkdtemp(join(tmpdir(), "bench-proxy-")));
 const fixture = await startHttpFixture({ OUTPUT_DIR: dir });
+const v2Fixture = await startHttpFixture({}, 0, { fixture: V2_FIXTURE });
+const peers: Peer[] = [];
+/** A hop (`_proxy-peer.ts`) in its own process, in front of `upstream`. */
+async function hop(kind: "v1" | "v2" | "forwarder", upstream: string): Promise<Peer> {
+  const peer = await startPeer("_proxy-peer.ts", [kind, upstream]);
+  peers.push(peer);
+  return peer;
+}
+// The 256 MiB hand-over below runs through a proxy in this process (it measures a file copy, not a hop).
 const proxy = await createFileProxy({
   config: {
     mcpServers: { up: { url: fixture.url } },
@@ -130,92 +158,33 @@ const proxy = await createFileProxy({
 });
 try {
   const { mcpUrl } = await proxy.listen();
-  const forwarder = await startForwarder(fixture.url);
-  const direct = await client(fixture.url);
+  // SDK v1: a 2025 session, the same client on each path; the proxy and the forwarder each run in a
+  // process of their own, so "busy CPU per call" is the hop's alone.
+  const v1Proxy = await hop("v1", fixture.url);
+  const v1Forwarder = await hop("forwarder", fixture.url);
+  const v1Paths: Path[] = [
+    { name: "direct", client: await client(fixture.url) },
+    { name: "proxied", client: await client(String(v1Proxy.ready.url)), pid: v1Proxy.pid },
+    { name: "forwarded", client: await client(String(v1Forwarder.ready.url)), pid: v1Forwarder.pid },
+  ];
+  const passThroughV1 = await passThrough(v1Paths);
+  printPassThrough("SDK v1", passThroughV1);
+  for (const path of v1Paths) await path.client.close();
+
+  // SDK v2: a stateless 2026-07-28 client with a bearer token, on each path to an SDK v2 upstream
+  // (the proxy's upstream client is then SDK v2's too).
+  const v2Proxy = await hop("v2", v2Fixture.url);
+  const v2Forwarder = await hop("forwarder", v2Fixture.url);
+  const v2Paths: Path[] = [
+    { name: "direct", client: await modernClient(v2Fixture.url) },
+    { name: "proxied", client: await modernClient(String(v2Proxy.ready.url)), pid: v2Proxy.pid },
+    { name: "forwarded", client: await modernClient(String(v2Forwarder.ready.url)), pid: v2Forwarder.pid },
+  ];
+  const passThroughV2 = await passThrough(v2Paths);
+  printPassThrough("SDK v2, 2026-07-28 client", passThroughV2);
+  for (const path of v2Paths) await path.client.close();
+
   const proxied = await client(mcpUrl);
-  const forwarded = await client(forwarder.url);
-  await latencies(direct, 50);
-  await latencies(proxied, 50);
-  await latencies(forwarded, 50);
-  // Interleave the three so machine noise hits them alike (order rotated each round). Busy CPU of
-  // this process per call is taken per round too: the client's share is the same on every path, so
-  // (proxied − direct) is what the proxy hop costs in CPU, which barely depends on the load.
-  const directMs: number[] = [];
-  const proxiedMs: number[] = [];
-  const forwardedMs: number[] = [];
-  const cpu = { direct: [] as number[], proxied: [] as number[], forwarded: [] as number[] };
-  const rounds = 6;
-  for (let round = 0; round < rounds; round++) {
-    const order = [
-      () => timed(direct, CALLS / rounds, directMs, cpu.direct),
-      () => timed(proxied, CALLS / rounds, proxiedMs, cpu.proxied),
-      () => timed(forwarded, CALLS / rounds, forwardedMs, cpu.forwarded),
-    ];
-    for (let i = 0; i < order.length; i++) await (order[(i + round) % order.length] as () => Promise<void>)();
-  }
-  const passThrough = {
-    calls: CALLS,
-    directP50Ms: percentile(directMs, 50),
-    proxiedP50Ms: percentile(proxiedMs, 50),
-    forwarderP50Ms: percentile(forwardedMs, 50),
-    directP95Ms: percentile(directMs, 95),
-    proxiedP95Ms: percentile(proxiedMs, 95),
-    addedP50Ms: percentile(proxiedMs, 50) - percentile(directMs, 50),
-    forwarderAddedP50Ms: percentile(forwardedMs, 50) - percentile(directMs, 50),
-    proxyCpuMsPerCall: median(cpu.proxied) - median(cpu.direct),
-    forwarderCpuMsPerCall: median(cpu.forwarded) - median(cpu.direct),
-  };
-  console.log(
-    `pass-through (SDK v1): direct p50 ${passThrough.directP50Ms.toFixed(2)} ms, through the proxy ${passThrough.proxiedP50Ms.toFixed(2)} ms ` +
-      `(+${passThrough.addedP50Ms.toFixed(2)} ms; target < 2 ms) ${passThrough.addedP50Ms < 2 ? "OK" : "MISSED"}; ` +
-      `plain forwarder ${passThrough.forwarderP50Ms.toFixed(2)} ms (+${passThrough.forwarderAddedP50Ms.toFixed(2)} ms)`,
-  );
-  console.log(
-    `  busy CPU added per call: proxy ${passThrough.proxyCpuMsPerCall.toFixed(3)} ms, plain forwarder ` +
-      `${passThrough.forwarderCpuMsPerCall.toFixed(3)} ms (medians over ${rounds} rounds)`,
-  );
-  await forwarded.close();
-  await forwarder.close();
-
-  // The same on SDK v2: a stateless 2026-07-28 client (each call its own HTTP exchange, no session).
-  const v2Proxy = await createFileProxy({
-    sdk: "v2",
-    authenticate: bearerTokens(parseBearerTokens(`bench:${TOKEN}`, "bench")),
-    config: { mcpServers: { up: { url: fixture.url } } },
-  });
-  let passThroughV2: Record<string, number>;
-  try {
-    const modern = await modernClient((await v2Proxy.listen()).mcpUrl);
-    await latencies(modern, 50);
-    const directV2: number[] = [];
-    const proxiedV2: number[] = [];
-    const cpuV2 = { direct: [] as number[], proxied: [] as number[] };
-    for (let round = 0; round < 6; round++) {
-      const pair = [
-        () => timed(direct, CALLS / 6, directV2, cpuV2.direct),
-        () => timed(modern, CALLS / 6, proxiedV2, cpuV2.proxied),
-      ];
-      for (let i = 0; i < 2; i++) await (pair[(i + round) % 2] as () => Promise<void>)();
-    }
-    passThroughV2 = {
-      calls: CALLS,
-      directP50Ms: percentile(directV2, 50),
-      proxiedP50Ms: percentile(proxiedV2, 50),
-      directP95Ms: percentile(directV2, 95),
-      proxiedP95Ms: percentile(proxiedV2, 95),
-      addedP50Ms: percentile(proxiedV2, 50) - percentile(directV2, 50),
-      proxyCpuMsPerCall: median(cpuV2.proxied) - median(cpuV2.direct),
-    };
-    await modern.close();
-  } finally {
-    await v2Proxy.close();
-  }
-  console.log(
-    `pass-through (SDK v2, 2026-07-28 client): direct p50 ${passThroughV2.directP50Ms?.toFixed(2)} ms, through the proxy ` +
-      `${passThroughV2.proxiedP50Ms?.toFixed(2)} ms (+${passThroughV2.addedP50Ms?.toFixed(2)} ms; target < 2 ms) ` +
-      `${(passThroughV2.addedP50Ms ?? 99) < 2 ? "OK" : "MISSED"}; busy CPU added per call ${passThroughV2.proxyCpuMsPerCall?.toFixed(3)} ms`,
-  );
-
   // the big file
   const source = join(dir, "big.bin");
   const handle = await open(source, "w");
@@ -266,11 +235,14 @@ try {
       `${handOver.handOverMiBps.toFixed(0)} MiB/s (${handOver.ratio.toFixed(2)}×; target ≥ 0.8×) ${handOver.ratio >= 0.8 ? "OK" : "MISSED"}; ` +
       `HTTP upload ${handOver.httpUploadMiBps.toFixed(0)} MiB/s`,
   );
-  console.log(`BENCH_JSON ${JSON.stringify({ bench: "proxy", passThrough, passThroughV2, handOver })}`);
-  await direct.close();
+  console.log(
+    `BENCH_JSON ${JSON.stringify({ bench: "proxy", load: loadavg(), passThrough: passThroughV1, passThroughV2, handOver })}`,
+  );
   await proxied.close();
 } finally {
+  for (const peer of peers) await peer.stop();
   await proxy.close();
   await fixture.stop();
+  await v2Fixture.stop();
   await rm(dir, { recursive: true, force: true });
 }
