@@ -209,11 +209,14 @@ export async function startPeer(script: string, args: string[] = []): Promise<Pe
       return reply;
     },
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      // Closing stdin lets the peer run its own clean-up (servePeer's onClose); a peer that has not
+      // exited within 5 s is killed.
       child.stdin?.end();
-      child.kill();
+      const kill = setTimeout(() => child.kill(), 5000);
       await exited;
+      clearTimeout(kill);
     },
   };
 }

@@ -19,7 +19,7 @@
  *   npx tsx examples/upload-page/server.ts --sdk v2   # prints the MCP URL and the bearer token
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -112,7 +112,10 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
       : (options.tokens ?? {
           [process.env.UPLOAD_PAGE_TOKEN ?? randomBytes(18).toString("base64url")]: "demo",
         });
-  const store = fsStore(options.dataDir ?? (await mkdtemp(join(tmpdir(), "mcp-upload-page-"))));
+  // A data folder of its own (when none is given) goes with the server on close.
+  const ownDir =
+    options.dataDir === undefined ? await mkdtemp(join(tmpdir(), "mcp-upload-page-")) : undefined;
+  const store = fsStore(options.dataDir ?? (ownDir as string));
   const state = memoryState();
   let baseUrl = "http://127.0.0.1";
   const minter = new SignedUrlMinter({
@@ -197,7 +200,11 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
     uploads,
     store,
     minter,
-    close: () => running.close(),
+    close: async () => {
+      await running.close();
+      await store.close?.();
+      if (ownDir) await rm(ownDir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,3 +1,7 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   Client as ClientV2,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
@@ -199,4 +203,26 @@ describe.each(["v1", "v2"] as const)("upload-page example on SDK %s: upload_file
       expect(response.status).toBe(401);
     },
   );
+});
+
+describe("upload-page example: its data folder", () => {
+  it("close() removes the folder it made for itself, and keeps one it was given", async () => {
+    const made = await start();
+    const dir = (made.store as { dir?: string }).dir as string;
+    const file = await made.store.put(Buffer.from("kept until close"), { scope: "s", name: "a.txt" });
+    expect(file.size).toBe(16);
+    expect(existsSync(dir)).toBe(true);
+    await made.close();
+    expect(existsSync(dir)).toBe(false);
+
+    const given = await mkdtemp(join(tmpdir(), "upload-page-given-"));
+    try {
+      const app = await start({ dataDir: given });
+      await app.store.put(Buffer.from("stays"), { scope: "s", name: "b.txt" });
+      await app.close();
+      expect((await readdir(given)).length).toBeGreaterThan(0);
+    } finally {
+      await rm(given, { recursive: true, force: true });
+    }
+  });
 });
