@@ -5,8 +5,9 @@
  * switches the store's server-side-copy adoption on or off, `{"cmd": "commit-seconds"}` answers how
  * long the last commit took), `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
- * `{"cmd": "clean"}` (drop stored files) and `{"cmd": "prepare", "source": path}` (store a file to
- * download; replies with its download URL) on stdin.
+ * `{"cmd": "clean"}` (drop stored files), `{"cmd": "fresh", "round": name}` (go on in a new empty
+ * folder, removing nothing: `ours-fs`, `ours-memory`, `raw`) and `{"cmd": "prepare", "source": path}`
+ * (store a file to download; replies with its download URL) on stdin.
  *
  *   node --import tsx bench/_server.ts ours-fs /tmp/dir
  */
@@ -47,28 +48,44 @@ let extra: (command: Record<string, unknown>) => Promise<Record<string, unknown>
   undefined;
 
 let clean: () => Promise<void> = async () => {};
+/**
+ * Moves on to a new, empty folder named `round` without removing anything: small-file rounds use it
+ * instead of `clean`, because creating files on ext4 right after thousands were removed costs up
+ * to 10× more (see docs/performance.md), which would measure the last round's clean-up, not this one.
+ */
+let fresh: (round: string) => Promise<void> = async () => {
+  throw new Error(`${mode} has no fresh folders`);
+};
 let prepare: (source: string) => Promise<string> = async () => {
   throw new Error(`${mode} serves no downloads`);
 };
 
 if (mode === "ours-fs" || mode === "ours-memory") {
   const state = memoryState();
-  const storeDir = join(dir, "store");
-  let store: FileStore =
-    mode === "ours-fs" ? fsStore(storeDir, { sweepInterval: 0 }) : memoryStore({ sweepInterval: 0 });
   const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
-  const routes = createFileRoutes({
-    store,
-    minter,
-    state,
-    maxBytes: MAX_BYTES,
-    basePath: "/files",
-    tus: { staging: fsTusStaging(join(dir, "tus-staging")) },
-  });
-  handler = toNodeHandler(routes);
+  let storeDir = join(dir, "store");
+  let store: FileStore;
+  /** The file routes on a new store (fsStore over `storeDir`, or an empty memoryStore). */
+  const mount = () => {
+    store = mode === "ours-fs" ? fsStore(storeDir, { sweepInterval: 0 }) : memoryStore({ sweepInterval: 0 });
+    const routes = createFileRoutes({
+      store,
+      minter,
+      state,
+      maxBytes: MAX_BYTES,
+      basePath: "/files",
+      tus: { staging: fsTusStaging(join(dir, "tus-staging")) },
+    });
+    handler = toNodeHandler(routes);
+  };
+  mount();
   clean = async () => {
     if (mode === "ours-fs") await rm(storeDir, { recursive: true, force: true });
-    else store = memoryStore({ sweepInterval: 0 });
+    mount();
+  };
+  fresh = async (round) => {
+    storeDir = join(dir, "store", round);
+    mount();
   };
   prepare = async (source) => {
     const file = await store.put(createReadStream(source), { scope: "bench", name: "big.bin" });
@@ -78,7 +95,7 @@ if (mode === "ours-fs" || mode === "ours-memory") {
   await oursS3();
 } else if (mode === "raw") {
   let n = 0;
-  const files = join(dir, "raw");
+  let files = join(dir, "raw");
   await mkdir(files, { recursive: true });
   let download = "";
   handler = (req, res) => {
@@ -96,6 +113,10 @@ if (mode === "ours-fs" || mode === "ours-memory") {
   };
   clean = async () => {
     await rm(files, { recursive: true, force: true });
+    await mkdir(files, { recursive: true });
+  };
+  fresh = async (round) => {
+    files = join(dir, "raw", round);
     await mkdir(files, { recursive: true });
   };
   prepare = async (source) => {
@@ -198,6 +219,10 @@ await servePeer(
     if (answer) return answer;
     if (command.cmd === "clean") {
       await clean();
+      return {};
+    }
+    if (command.cmd === "fresh") {
+      await fresh(String(command.round));
       return {};
     }
     if (command.cmd === "prepare") return { url: await prepare(String(command.source)) };

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileBridge } from "../src/bridge/file-bridge.js";
 import { fsStore } from "../src/storage/fs-store.js";
+import type { FileStore } from "../src/storage/types.js";
 import {
   compare,
   KiB,
@@ -35,9 +36,12 @@ const dir = await mkdtemp(join(tmpdir(), "mfb-bench-small-"));
 const rows: Row[] = [];
 console.log(`small files · ${loadLine()}`);
 
+let rounds = 0;
+
 /** One `small` run of the client against a server, the server's peak RSS taken exactly. */
 async function httpRound(client: Peer, server: Peer, mode: "ours" | "raw"): Promise<Sample> {
-  await server.ask({ cmd: "clean" });
+  // A new empty folder per round, nothing removed until the end (see `fresh` in _server.ts).
+  await server.ask({ cmd: "fresh", round: String(++rounds) });
   resetPeakRss(server.pid);
   const { seconds } = await client.ask({
     cmd: "small",
@@ -93,16 +97,18 @@ try {
   );
   for (const peer of [client, raw, oursFs, oursMemory]) await peer.stop();
 
-  const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
-  const plain = join(dir, "plain");
+  // Each round in a new empty folder on both sides, nothing removed until the end: on ext4, creating
+  // files right after thousands were removed costs up to 10× more (docs/performance.md).
   const body = randomBytes(4 * KiB);
+  const stores: FileStore[] = [];
   const puts = async () => {
-    await rm(join(dir, "store"), { recursive: true, force: true });
+    const store = fsStore(join(dir, "store", String(++rounds)), { sweepInterval: 0 });
+    stores.push(store);
     return batch(COUNT, CONCURRENCY, (i) => store.put(body, { scope: "bench", name: `n${i}.txt` }));
   };
   const writes = async () => {
-    await rm(plain, { recursive: true, force: true });
-    await mkdir(plain);
+    const plain = join(dir, "plain", String(++rounds));
+    await mkdir(plain, { recursive: true });
     return batch(COUNT, CONCURRENCY, (i) => writeFile(join(plain, `n${i}.txt`), body));
   };
   await puts();
@@ -118,7 +124,7 @@ try {
       { goal: 0.8 },
     ),
   );
-  await store.close?.();
+  for (const store of stores) await store.close?.();
 
   const bridge = new FileBridge({ tmpDir: join(dir, "bridge"), maxBytes: 64 * MiB });
   for (const [label, size, count] of [
