@@ -40,6 +40,42 @@ export interface NodeFetchOptions {
   oneEventAsJson?: boolean | ((body: string) => boolean);
 }
 
+/** JSON-RPC requests that change nothing on the server, so a repeat is harmless. */
+const READ_ONLY_METHODS = new Set([
+  "ping",
+  "tools/list",
+  "prompts/list",
+  "prompts/get",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "completion/complete",
+  "server/discover",
+]);
+
+/**
+ * Whether a request may be sent again after its socket was reset: not a POST, or a POST whose
+ * JSON-RPC messages are all notifications, responses, or read-only requests. A `tools/call` (or
+ * any request that may act) is never repeated: the server may have run it before it went away.
+ */
+export function safeToRepeat(method: string, body: string | undefined): boolean {
+  if (method !== "POST") return method === "GET" || method === "HEAD" || method === "DELETE";
+  if (body === undefined) return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.every((message) => {
+    if (typeof message !== "object" || message === null) return false;
+    const { id, method: name } = message as { id?: unknown; method?: unknown };
+    if (typeof name !== "string") return true; // a response
+    return id === undefined || READ_ONLY_METHODS.has(name);
+  });
+}
+
 /** The largest one-event SSE answer turned into JSON (larger ones stream as they are). */
 const ONE_EVENT_MAX = 64 * 1024;
 
@@ -280,9 +316,10 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         if (answered) return;
         done();
         if (signal?.aborted) return;
-        // A kept-alive socket the server closed as this request went out: the server never saw the
-        // request, so it goes once more on a fresh socket (what Node's documentation advises).
-        if (req.reusedSocket && error.code === "ECONNRESET" && !retried) {
+        // A kept-alive socket reset as this request went out: most often the server had closed it
+        // idle and never saw the request, but a server that crashed while handling it ends the same
+        // way. So only a request that is safe to send twice goes once more, on a fresh socket.
+        if (req.reusedSocket && error.code === "ECONNRESET" && !retried && safeToRepeat(method, text)) {
           send(url, init, true).then(resolve, reject);
           return;
         }

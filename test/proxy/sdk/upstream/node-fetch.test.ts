@@ -7,7 +7,7 @@ import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { nodeFetch, oneResponseEvent } from "../../../../src/proxy/sdk/upstream/node-fetch.js";
+import { nodeFetch, oneResponseEvent, safeToRepeat } from "../../../../src/proxy/sdk/upstream/node-fetch.js";
 
 let server: Server | undefined;
 const clients: Array<{ close(): void }> = [];
@@ -192,5 +192,67 @@ describe("oneEventAsJson", () => {
     expect(oneResponseEvent('data: {"id":1,"result":{}}\r\n\r\n')).toBeUndefined();
     expect(oneResponseEvent("data: {nope\n\n")).toBeUndefined();
     expect(oneResponseEvent('data: {"id":1,"result":{}}\n')).toBeUndefined();
+  });
+});
+
+describe("a kept-alive socket reset under a request", () => {
+  /**
+   * A server that answers each socket's first request and, like a server that crashed while handling
+   * it, drops the socket under its second one (after reading it); what it saw is kept per body.
+   */
+  async function crashingOnSecond(): Promise<{ url: URL; seen: string[] }> {
+    const seen: string[] = [];
+    const served = new WeakMap<object, number>();
+    const url = await serve(async (req, res) => {
+      const body = await bodyOf(req);
+      seen.push(body);
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      if (count === 2) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"jsonrpc":"2.0","id":2,"result":{}}');
+    });
+    return { url, seen };
+  }
+
+  const call = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"charge_card"}}';
+  const list = '{"jsonrpc":"2.0","id":2,"method":"tools/list"}';
+
+  it("never sends a tools/call twice: the caller gets the failure", async () => {
+    const { url, seen } = await crashingOnSecond();
+    const fetch = client();
+    expect((await fetch(url, { method: "POST", body: "{}", redirect: "manual" })).status).toBe(200);
+    await expect(fetch(url, { method: "POST", body: call, redirect: "manual" })).rejects.toMatchObject({
+      cause: { code: "ECONNRESET" },
+    });
+    expect(seen.filter((body) => body === call)).toHaveLength(1);
+  });
+
+  it("sends a read-only request once more on a fresh socket", async () => {
+    const { url, seen } = await crashingOnSecond();
+    const fetch = client();
+    expect((await fetch(url, { method: "POST", body: "{}", redirect: "manual" })).status).toBe(200);
+    const answer = await fetch(url, { method: "POST", body: list, redirect: "manual" });
+    expect(await answer.json()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+    expect(seen.filter((body) => body === list)).toHaveLength(2);
+  });
+
+  it("tells which requests are safe to repeat", () => {
+    expect(safeToRepeat("GET", undefined)).toBe(true);
+    expect(safeToRepeat("DELETE", undefined)).toBe(true);
+    expect(safeToRepeat("PUT", "x")).toBe(false);
+    expect(safeToRepeat("POST", list)).toBe(true);
+    expect(safeToRepeat("POST", call)).toBe(false);
+    expect(safeToRepeat("POST", '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}')).toBe(
+      true,
+    );
+    expect(safeToRepeat("POST", '{"jsonrpc":"2.0","id":7,"result":{}}')).toBe(true);
+    expect(safeToRepeat("POST", `[${list},${call}]`)).toBe(false);
+    expect(safeToRepeat("POST", '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')).toBe(false);
+    expect(safeToRepeat("POST", "not json")).toBe(false);
+    expect(safeToRepeat("POST", "null")).toBe(false);
   });
 });
