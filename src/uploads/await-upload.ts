@@ -62,17 +62,24 @@ export async function awaitUploadThrough(
     progress === null
       ? "Nothing received yet."
       : `${progress.offset}${progress.length === undefined ? "" : ` of ${progress.length}`} bytes received so far.`;
+  const expiry = new Date(expiresAt).toISOString();
+  // A wait that timed out past the expiry did so because an upload begun in time is still arriving.
+  const linkExpired = expiresAt <= Date.now();
+  const until = linkExpired
+    ? `the link expired at ${expiry}, but this upload began before that and is still arriving`
+    : `the link works until ${expiry}`;
   const result: CallToolResult = {
     content: [
       {
         type: "text",
-        text: `The user has not finished the upload yet. ${got} Call this tool again with request_id ${requestId} to keep waiting (the link works until ${new Date(expiresAt).toISOString()}).`,
+        text: `The user has not finished the upload yet. ${got} Call this tool again with request_id ${requestId} to keep waiting (${until}).`,
       },
     ],
     structuredContent: {
       status: "pending",
       request_id: requestId,
-      expires_at: new Date(expiresAt).toISOString(),
+      expires_at: expiry,
+      ...(linkExpired ? { link_expired: true } : {}),
       ...(progress === null ? {} : { offset: progress.offset }),
       ...(progress?.length === undefined ? {} : { length: progress.length }),
     },

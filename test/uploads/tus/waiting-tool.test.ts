@@ -162,6 +162,62 @@ describe("a tool that waits for a person's resumable upload", () => {
     expect(file?.sha256).toBe(sha256(bytes));
   }, 60_000);
 
+  it("an await_upload pending past the expiry, while a PATCH begun before it still arrives, says the link expired but the upload goes on", async () => {
+    harness = await startTus();
+    const uploads = resolver("2s");
+    const request = await uploads.fileRequests.create(SCOPE, { message: "Upload it" });
+    const server = new McpServer({ name: "t", version: "1.0.0" });
+    uploads.attachAwaitTool(server);
+    const client = await connect(server, {});
+    const chunk = randomBytes(64 * 1024);
+    const chunks = 40;
+    const created = await fetch(tusEndpointOf(request.uploadUrl), {
+      method: "POST",
+      headers: { ...TUS, "upload-length": String(chunk.length * chunks) },
+    });
+    expect(created.status).toBe(201);
+    // One PATCH, begun before the expiry, sending a chunk every 100 ms until well past it.
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === chunks) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        sent += 1;
+        controller.enqueue(new Uint8Array(chunk));
+      },
+    });
+    const patch = fetch(
+      created.headers.get("location") as string,
+      {
+        method: "PATCH",
+        headers: { ...TUS, "content-type": "application/offset+octet-stream", "upload-offset": "0" },
+        body,
+        duplex: "half",
+      } as RequestInit,
+    );
+    const expiresAt = (await uploads.fileRequests.expiryOf(SCOPE, request.id)) as number;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 200));
+    const pending = (await client.callTool({
+      name: "await_upload",
+      arguments: { request_id: request.id, wait_seconds: 1 },
+    })) as CallToolResult;
+    expect(pending.isError).toBeFalsy();
+    expect(pending.structuredContent).toMatchObject({ status: "pending", link_expired: true });
+    const text = (pending.content as Array<{ text: string }>)[0]?.text ?? "";
+    expect(text).toContain("the link expired at");
+    expect(text).toContain("is still arriving");
+    expect(text).not.toContain("works until");
+    expect((await patch).status).toBe(204);
+    const done = (await client.callTool({
+      name: "await_upload",
+      arguments: { request_id: request.id, wait_seconds: 5 },
+    })) as CallToolResult;
+    expect(done.structuredContent).toMatchObject({
+      status: "uploaded",
+      files: [{ sha256: sha256(Buffer.concat(Array(chunks).fill(chunk))) }],
+    });
+  }, 30_000);
+
   it("another scope's request is unknown, and an expired link answers TOKEN_EXPIRED", async () => {
     harness = await startTus();
     const uploads = resolver("1s");
