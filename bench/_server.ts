@@ -25,7 +25,8 @@ import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
 import { fsStore } from "../src/storage/fs-store.js";
 import { memoryState } from "../src/storage/memory-state.js";
 import { memoryStore } from "../src/storage/memory-store.js";
-import type { FileStore, StagedFile } from "../src/storage/types.js";
+import type { FileStore, StagedFile, StateStore } from "../src/storage/types.js";
+import type { TusStaging } from "../src/uploads/tus/fs-staging.js";
 import { fsTusStaging } from "../src/uploads/tus/fs-staging.js";
 import { s3TusStaging } from "../src/uploads/tus/s3-staging.js";
 import { BENCH_SECRET, servePeer } from "./_lib.js";
@@ -60,6 +61,18 @@ let prepare: (source: string) => Promise<string> = async () => {
   throw new Error(`${mode} serves no downloads`);
 };
 
+/** The file routes of `ours-*` modes as a node:http handler (tus uploads staged on `staging`). */
+function fileRoutes(
+  store: FileStore,
+  minter: SignedUrlMinter,
+  state: StateStore,
+  staging: TusStaging,
+): Handler {
+  return toNodeHandler(
+    createFileRoutes({ store, minter, state, maxBytes: MAX_BYTES, basePath: "/files", tus: { staging } }),
+  );
+}
+
 if (mode === "ours-fs" || mode === "ours-memory") {
   const state = memoryState();
   const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
@@ -68,15 +81,7 @@ if (mode === "ours-fs" || mode === "ours-memory") {
   /** The file routes on a new store (fsStore over `storeDir`, or an empty memoryStore). */
   const mount = () => {
     store = mode === "ours-fs" ? fsStore(storeDir, { sweepInterval: 0 }) : memoryStore({ sweepInterval: 0 });
-    const routes = createFileRoutes({
-      store,
-      minter,
-      state,
-      maxBytes: MAX_BYTES,
-      basePath: "/files",
-      tus: { staging: fsTusStaging(join(dir, "tus-staging")) },
-    });
-    handler = toNodeHandler(routes);
+    handler = fileRoutes(store, minter, state, fsTusStaging(join(dir, "tus-staging")));
   };
   mount();
   clean = async () => {
@@ -185,15 +190,7 @@ async function oursS3(): Promise<void> {
     },
   };
   const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
-  const routes = createFileRoutes({
-    store,
-    minter,
-    state,
-    maxBytes: MAX_BYTES,
-    basePath: "/files",
-    tus: { staging: s3TusStaging(inner, state, { dir: join(dir, "spool") }) },
-  });
-  handler = toNodeHandler(routes);
+  handler = fileRoutes(store, minter, state, s3TusStaging(inner, state, { dir: join(dir, "spool") }));
   const removeAll = async () => {
     for (;;) {
       const page = await inner.list("bench", {});

@@ -90,6 +90,16 @@ async function connect(
   return client;
 }
 
+/** A tus harness, a file request whose link lasts `ttl`, and a client of a server with `await_upload`. */
+async function awaitToolFor(ttl: string) {
+  harness = await startTus();
+  const uploads = resolver(ttl);
+  const request = await uploads.fileRequests.create(SCOPE, { message: "Upload it" });
+  const server = new McpServer({ name: "t", version: "1.0.0" });
+  uploads.attachAwaitTool(server);
+  return { uploads, request, client: await connect(server, {}) };
+}
+
 describe("a tool that waits for a person's resumable upload", () => {
   it("gets the 64 MiB file on the open call after the client's timeout passed, kept alive by tus progress", async () => {
     harness = await startTus();
@@ -163,12 +173,7 @@ describe("a tool that waits for a person's resumable upload", () => {
   }, 60_000);
 
   it("an await_upload pending past the expiry, while a PATCH begun before it still arrives, says the link expired but the upload goes on", async () => {
-    harness = await startTus();
-    const uploads = resolver("2s");
-    const request = await uploads.fileRequests.create(SCOPE, { message: "Upload it" });
-    const server = new McpServer({ name: "t", version: "1.0.0" });
-    uploads.attachAwaitTool(server);
-    const client = await connect(server, {});
+    const { uploads, request, client } = await awaitToolFor("2s");
     const chunk = randomBytes(64 * 1024);
     const chunks = 40;
     const created = await fetch(tusEndpointOf(request.uploadUrl), {
@@ -219,12 +224,7 @@ describe("a tool that waits for a person's resumable upload", () => {
   }, 30_000);
 
   it("another scope's request is unknown, and an expired link answers TOKEN_EXPIRED", async () => {
-    harness = await startTus();
-    const uploads = resolver("1s");
-    const request = await uploads.fileRequests.create(SCOPE, { message: "Upload it" });
-    const server = new McpServer({ name: "t", version: "1.0.0" });
-    uploads.attachAwaitTool(server);
-    const client = await connect(server, {});
+    const { request, client } = await awaitToolFor("1s");
     const other = new UploadHandleResolver({
       store: harness.store,
       state: harness.state,
