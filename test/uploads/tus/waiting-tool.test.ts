@@ -90,6 +90,19 @@ async function connect(
   return client;
 }
 
+/** A request body of `count` copies of `chunk`, one every 100 ms. */
+function pacedBody(chunk: Buffer, count: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent === count) return controller.close();
+      if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      sent += 1;
+      controller.enqueue(new Uint8Array(chunk));
+    },
+  });
+}
+
 /** A tus harness, a file request whose link lasts `ttl`, and a client of a server with `await_upload`. */
 async function awaitToolFor(ttl: string) {
   harness = await startTus();
@@ -182,15 +195,7 @@ describe("a tool that waits for a person's resumable upload", () => {
     });
     expect(created.status).toBe(201);
     // One PATCH, begun before the expiry, sending a chunk every 100 ms until well past it.
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (sent === chunks) return controller.close();
-        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-        sent += 1;
-        controller.enqueue(new Uint8Array(chunk));
-      },
-    });
+    const body = pacedBody(chunk, chunks);
     const patch = fetch(
       created.headers.get("location") as string,
       {
@@ -318,15 +323,7 @@ describe("on 2026-07-28 (SDK v2): the input_required retry waits until the link 
           headers: { ...TUS, "upload-length": String(chunk.length * chunks) },
         });
         // One PATCH that starts before the expiry and sends a chunk every 100 ms, past it.
-        let sent = 0;
-        const body = new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            if (sent === chunks) return controller.close();
-            if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-            sent += 1;
-            controller.enqueue(new Uint8Array(chunk));
-          },
-        });
+        const body = pacedBody(chunk, chunks);
         const patch = { ...TUS, "content-type": "application/offset+octet-stream", "upload-offset": "0" };
         const url = created.headers.get("location") as string;
         const response = await fetch(url, {
