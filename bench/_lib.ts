@@ -4,7 +4,8 @@
  * RSS from `/proc/<pid>/status` (VmHWM, reset between rounds through `/proc/<pid>/clear_refs`), and
  * helpers that run a server or a client in a process of its own.
  *
- * Knobs: `BENCH_ROUNDS` (default 3) rounds per row.
+ * Knobs: `BENCH_ROUNDS` (default 5) rounds per row; benches whose rounds are short ask for more
+ * through {@link roundsAtLeast}.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,8 +21,16 @@ export const KiB = 1024;
 /** The signing secret the bench server and client share (the client mints upload tickets). */
 export const BENCH_SECRET = "bench-secret-bench-secret-bench-secret-0123";
 
-/** Rounds per row (`BENCH_ROUNDS`, default 3). */
-export const ROUNDS = positiveInt("BENCH_ROUNDS", 3);
+/**
+ * Rounds per row (`BENCH_ROUNDS`, default 5): the median of three rounds moved with one disturbed
+ * round on the shared machine.
+ */
+export const ROUNDS = positiveInt("BENCH_ROUNDS", 5);
+
+/** `n` rounds for a bench whose rounds take under a second, unless `BENCH_ROUNDS` says otherwise. */
+export function roundsAtLeast(n: number): number {
+  return process.env.BENCH_ROUNDS ? ROUNDS : Math.max(n, ROUNDS);
+}
 
 /** A positive integer from the environment, or `fallback`. */
 export function positiveInt(name: string, fallback: number): number {

@@ -6,7 +6,7 @@
  * - `fsStore.put(4 KiB)` vs `fs.writeFile`, 16 at a time;
  * - `FileBridge.resolve()` of a `data:` URL vs `Buffer.from(b64)` + `writeFile`, at 4 KiB and 1 MiB.
  *
- *   npm run bench -- small-files          # BENCH_ROUNDS=5 for more rounds, BENCH_SMALL_COUNT=2000
+ *   npm run bench -- small-files          # 9 rounds per row (BENCH_ROUNDS to change), BENCH_SMALL_COUNT=2000
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -26,12 +26,15 @@ import {
   type Row,
   report,
   resetPeakRss,
+  roundsAtLeast,
   type Sample,
   startPeer,
 } from "./_lib.js";
 
 const COUNT = positiveInt("BENCH_SMALL_COUNT", 2000);
 const CONCURRENCY = 16;
+/** Rounds per row: each takes under a second, so more of them steady the median. */
+const SMALL_ROUNDS = roundsAtLeast(9);
 const dir = await mkdtemp(join(tmpdir(), "mfb-bench-small-"));
 const rows: Row[] = [];
 console.log(`small files · ${loadLine()}`);
@@ -85,7 +88,7 @@ try {
       `${COUNT} uploads of 4 KiB, ${CONCURRENCY} at a time, ticket + PUT (fsStore)`,
       () => httpRound(client, oursFs, "ours"),
       baseline,
-      { goal: 0.8 },
+      { goal: 0.8, rounds: SMALL_ROUNDS },
     ),
   );
   rows.push(
@@ -93,6 +96,7 @@ try {
       `${COUNT} uploads of 4 KiB, ${CONCURRENCY} at a time, ticket + PUT (memoryStore)`,
       () => httpRound(client, oursMemory, "ours"),
       baseline,
+      { rounds: SMALL_ROUNDS },
     ),
   );
   for (const peer of [client, raw, oursFs, oursMemory]) await peer.stop();
@@ -121,7 +125,7 @@ try {
         name: "fs.writeFile",
         run: writes,
       },
-      { goal: 0.8 },
+      { goal: 0.8, rounds: SMALL_ROUNDS },
     ),
   );
   for (const store of stores) await store.close?.();
@@ -159,7 +163,7 @@ try {
           name: "Buffer.from(b64) + writeFile (+ rm)",
           run: decodes,
         },
-        { goal: 0.8 },
+        { goal: 0.8, rounds: SMALL_ROUNDS },
       ),
     );
   }
