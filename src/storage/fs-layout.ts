@@ -70,15 +70,22 @@ export function metaIdOf(name: string): string | undefined {
  */
 export class FsLayout {
   readonly #made = new Set<string>();
+  readonly #folders = new Map<string, string>();
 
   constructor(
     readonly root: string,
     readonly now: () => number,
   ) {}
 
-  /** The folder of a scope's files. */
+  /** The folder of a scope's files (a put asks three times: the hash is kept per scope). */
   scopeDir(scope: string): string {
-    return join(this.root, createHash("sha256").update(scope, "utf8").digest("hex").slice(0, 32));
+    let folder = this.#folders.get(scope);
+    if (folder === undefined) {
+      folder = join(this.root, createHash("sha256").update(scope, "utf8").digest("hex").slice(0, 32));
+      if (this.#folders.size >= MADE_FOLDERS_LIMIT) this.#folders.clear();
+      this.#folders.set(scope, folder);
+    }
+    return folder;
   }
 
   /** Forgets having made `folder` (a sweep removed it). */
