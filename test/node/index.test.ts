@@ -92,6 +92,24 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * Streams `count` random chunks of `size` bytes (no declared length) to `url`; expects the 413
+ * `FILE_TOO_LARGE` answer and nothing left in the store.
+ */
+async function expectStreamedOverCap(url: string, method: string, count: number, size: number) {
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent++ < count) controller.enqueue(randomBytes(size));
+      else controller.close();
+    },
+  });
+  const response = await fetch(url, { method, body, duplex: "half" } as RequestInit);
+  expect(response.status).toBe(413);
+  expect(((await response.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
+  expect(await filesUnder(join(dir, "store"))).toEqual([]);
+}
+
 describe("toNodeHandler", () => {
   it("refuses a handler that is not a function", () => {
     expect(() => toNodeHandler("nope" as never)).toThrowError(
@@ -194,21 +212,7 @@ describe("toNodeHandler", () => {
 
   it("sends the 413 to a client whose streamed body goes over the cap", async () => {
     const { url } = await minter.mint({ scope: "s1", fileId: "t1", action: "upload" });
-    let chunks = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (chunks++ < 40) controller.enqueue(randomBytes(64 * 1024));
-        else controller.close();
-      },
-    });
-    const response = await fetch(`${url}?filename=big.bin`, {
-      method: "POST",
-      body,
-      duplex: "half",
-    } as RequestInit);
-    expect(response.status).toBe(413);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
-    expect(await filesUnder(join(dir, "store"))).toEqual([]);
+    await expectStreamedOverCap(`${url}?filename=big.bin`, "POST", 40, 64 * 1024);
   });
 
   it("sends the 413 for a declared Content-Length over the cap without reading the body", async () => {
@@ -287,21 +291,7 @@ describe("toNodeHandler", () => {
     const MiB = 1024 * 1024;
     const claims = { max_bytes: 3 * MiB };
     const { url } = await minter.mint({ scope: "s1", fileId: "t1", action: "upload", claims });
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent++ < 64) controller.enqueue(randomBytes(128 * 1024));
-        else controller.close();
-      },
-    });
-    const response = await fetch(`${url}?filename=big.bin`, {
-      method: "PUT",
-      body,
-      duplex: "half",
-    } as RequestInit);
-    expect(response.status).toBe(413);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
-    expect(await filesUnder(join(dir, "store"))).toEqual([]);
+    await expectStreamedOverCap(`${url}?filename=big.bin`, "PUT", 64, 128 * 1024);
   });
 
   it("uploads several files with fetch + FormData", async () => {
