@@ -69,10 +69,15 @@ export function loadLine(): string {
   return `load average ${one} ${five} ${fifteen} on ${cpus().length} cpus · node ${process.version}`;
 }
 
-/** One timed run: seconds, and the peak RSS of the process that did the work (MiB), when known. */
+/**
+ * One timed run: seconds, and, when known, the peak RSS (MiB) and the busy CPU seconds (user +
+ * system, all threads; and the main thread's alone) of the process that did the work.
+ */
 export interface Sample {
   seconds: number;
   peakRssMiB?: number;
+  cpuSeconds?: number;
+  mainCpuSeconds?: number;
 }
 
 /** What {@link compare} measured for one row. */
@@ -85,6 +90,11 @@ export interface Row {
   baselineSeconds: Spread;
   oursPeakRssMiB?: number;
   baselinePeakRssMiB?: number;
+  /** Busy CPU seconds of the process that did the work, per round (all threads, main thread). */
+  oursCpuSeconds?: Spread;
+  baselineCpuSeconds?: Spread;
+  oursMainCpuSeconds?: Spread;
+  baselineMainCpuSeconds?: Spread;
   goal?: number;
 }
 
@@ -126,6 +136,15 @@ export async function compare(
   const baselinePeak = peak(theirs);
   if (oursPeak !== undefined) row.oursPeakRssMiB = oursPeak;
   if (baselinePeak !== undefined) row.baselinePeakRssMiB = baselinePeak;
+  const cpu = (list: Sample[], key: "cpuSeconds" | "mainCpuSeconds") =>
+    list.every((s) => s[key] !== undefined) ? spread(list.map((s) => s[key] as number)) : undefined;
+  const cpus = {
+    oursCpuSeconds: cpu(mine, "cpuSeconds"),
+    baselineCpuSeconds: cpu(theirs, "cpuSeconds"),
+    oursMainCpuSeconds: cpu(mine, "mainCpuSeconds"),
+    baselineMainCpuSeconds: cpu(theirs, "mainCpuSeconds"),
+  };
+  for (const [key, value] of Object.entries(cpus)) if (value) row[key as keyof typeof cpus] = value;
   if (options.goal !== undefined) row.goal = options.goal;
   printRow(row);
   return row;
@@ -138,9 +157,16 @@ function printRow(row: Row): void {
     row.oursPeakRssMiB === undefined
       ? ""
       : `  peak RSS ${row.oursPeakRssMiB.toFixed(0)} MiB (baseline ${row.baselinePeakRssMiB?.toFixed(0) ?? "?"} MiB)`;
+  const { oursCpuSeconds: ours, baselineCpuSeconds: base } = row;
+  const main = (s: Spread | undefined) => (s ? ` (main thread ${s.median.toFixed(3)})` : "");
+  const cpu =
+    ours && base
+      ? `\n    server busy CPU s, median: ours ${ours.median.toFixed(3)}${main(row.oursMainCpuSeconds)}` +
+        ` · baseline ${base.median.toFixed(3)}${main(row.baselineMainCpuSeconds)}`
+      : "";
   console.log(
     `${row.name}\n    vs ${row.baseline}: ratio ${fmt(row.ratio)} (min/median/max)${goal}\n` +
-      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}`,
+      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}${cpu}`,
   );
 }
 
@@ -172,6 +198,24 @@ export function cpuSeconds(pid: number, tid?: number): number {
 }
 const CLOCK_TICKS = 100;
 
+/**
+ * One round served by the peer `server`: its peak RSS is reset before `run` and read after, and its
+ * busy CPU (all threads, and the main thread alone) is taken around `run`: the server's own work,
+ * which depends far less on the machine's load than the seconds do.
+ */
+export async function serverRound(server: Peer, run: () => Promise<number>): Promise<Sample> {
+  resetPeakRss(server.pid);
+  const cpu = cpuSeconds(server.pid);
+  const main = cpuSeconds(server.pid, server.pid);
+  const seconds = await run();
+  return {
+    seconds,
+    peakRssMiB: peakRssMiB(server.pid),
+    cpuSeconds: cpuSeconds(server.pid) - cpu,
+    mainCpuSeconds: cpuSeconds(server.pid, server.pid) - main,
+  };
+}
+
 /** Resets a process's peak RSS to its current RSS (Linux `clear_refs` 5). */
 export function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, "5");
@@ -187,11 +231,22 @@ export interface Peer {
   stop(): Promise<void>;
 }
 
+/**
+ * Node options for every peer process, from `BENCH_PEER_NODE_ARGS` (split on spaces): e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` profiles the servers and the client (Node refuses
+ * `--cpu-prof` in `NODE_OPTIONS`).
+ */
+const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+
 /** Starts `bench/<script>` under tsx in a process of its own and waits for its `READY` line. */
 export async function startPeer(script: string, args: string[] = []): Promise<Peer> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(here, script), ...args], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...PEER_NODE_ARGS, "--import", "tsx", join(here, script), ...args],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const waiting: Array<(line: string) => void> = [];
   const failed = new Promise<never>((_, reject) => {

@@ -21,13 +21,12 @@ import {
   loadLine,
   MiB,
   type Peer,
-  peakRssMiB,
   positiveInt,
   type Row,
   report,
-  resetPeakRss,
   roundsAtLeast,
   type Sample,
+  serverRound,
   startPeer,
 } from "./_lib.js";
 
@@ -45,16 +44,17 @@ let rounds = 0;
 async function httpRound(client: Peer, server: Peer, mode: "ours" | "raw"): Promise<Sample> {
   // A new empty folder per round, nothing removed until the end (see `fresh` in _server.ts).
   await server.ask({ cmd: "fresh", round: String(++rounds) });
-  resetPeakRss(server.pid);
-  const { seconds } = await client.ask({
-    cmd: "small",
-    url: server.ready.url,
-    mode,
-    count: COUNT,
-    size: 4 * KiB,
-    concurrency: CONCURRENCY,
+  return serverRound(server, async () => {
+    const { seconds } = await client.ask({
+      cmd: "small",
+      url: server.ready.url,
+      mode,
+      count: COUNT,
+      size: 4 * KiB,
+      concurrency: CONCURRENCY,
+    });
+    return Number(seconds);
   });
-  return { seconds: Number(seconds), peakRssMiB: peakRssMiB(server.pid) };
 }
 
 /** `count` runs of `task`, `concurrency` at a time. */

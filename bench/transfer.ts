@@ -6,10 +6,9 @@ import {
   loadLine,
   MiB,
   type Peer,
-  peakRssMiB,
   type Row,
   report,
-  resetPeakRss,
+  serverRound,
   sourceFile,
   startPeer,
 } from "./_lib.js";
@@ -24,11 +23,9 @@ const rows: Row[] = [];
 console.log(`transfers · ${loadLine()}`);
 
 async function round(client: Peer, server: Peer, command: Record<string, unknown>) {
-  resetPeakRss(server.pid);
-  const { seconds } = await client.ask(command);
-  const peak = peakRssMiB(server.pid);
+  const sample = await serverRound(server, async () => Number((await client.ask(command)).seconds));
   if (command.cmd === "upload") await server.ask({ cmd: "clean" });
-  return { seconds: Number(seconds), peakRssMiB: peak };
+  return sample;
 }
 
 try {

@@ -6,11 +6,10 @@ import {
   loadLine,
   MiB,
   type Peer,
-  peakRssMiB,
   type Row,
   report,
-  resetPeakRss,
   rssMiB,
+  serverRound,
   sourceFile,
   startPeer,
 } from "./_lib.js";
@@ -25,13 +24,11 @@ console.log(`tus · ${SIZE_MB} MiB · ${loadLine()}`);
 const growth: Record<string, number> = {};
 
 async function round(client: Peer, server: Peer, name: string, command: Record<string, unknown>) {
-  resetPeakRss(server.pid);
   const before = rssMiB(server.pid);
-  const { seconds } = await client.ask(command);
-  const peak = peakRssMiB(server.pid);
-  growth[name] = Math.max(growth[name] ?? 0, peak - before);
+  const sample = await serverRound(server, async () => Number((await client.ask(command)).seconds));
+  growth[name] = Math.max(growth[name] ?? 0, (sample.peakRssMiB ?? before) - before);
   await server.ask({ cmd: "clean" });
-  return { seconds: Number(seconds), peakRssMiB: peak };
+  return sample;
 }
 
 const resume: Record<string, unknown> = {};
