@@ -29,6 +29,11 @@ const DECODED_KINDS: ReadonlySet<FileSourceKind> = new Set(["data-url", "base64"
 export interface MaterializeContext {
   /** Folder the per-call folder is made in. */
   readonly tmpDir: string;
+  /**
+   * The caller's scope: the call's folder, once emptied by dispose, serves later calls of this scope
+   * only (internal/call-folders.ts). Without one, the folder is removed after the call.
+   */
+  readonly scope?: string | undefined;
   /** Size cap in bytes (`FILE_TOO_LARGE`). */
   readonly maxBytes: number;
   /** Aborts the write (`ABORTED`); the folder is removed. */
@@ -82,7 +87,7 @@ export async function materialize(
   const givenName = sanitizeFileName(ctx.nameOverride ?? spec.name ?? ctx.fallbackName, "");
   const fileName = givenName ? diskName(givenName) : ".partial";
   // The file is created on the thread pool while the producer decodes its first chunk.
-  const created = createCallFile(ctx.tmpDir, fileName);
+  const created = createCallFile(ctx.tmpDir, fileName, ctx.scope);
   created.catch(() => {});
   // Inputs decoded from the argument itself are hashed when `sha256` is first read (hashing while
   // writing cost more than decoding and writing); streamed inputs and digest checks hash now.
@@ -126,7 +131,7 @@ export async function materialize(
       sha256: written.sha256 ?? (() => sha256OfFileSync(final)),
       path: final,
       source: { kind: spec.kind, detail: spec.detail },
-      owned: { folder },
+      owned: { folder, tmpDir: ctx.tmpDir, scope: ctx.scope },
     });
   } catch (error) {
     await writer.close().catch(() => {});

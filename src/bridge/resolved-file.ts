@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { removeCallFile } from "../internal/call-folders.js";
+import { releaseCallFile } from "../internal/call-folders.js";
 import type { FileSource, ResolvedFile } from "./types.js";
 
 /** What a {@link LocalResolvedFile} is made of. */
@@ -15,13 +15,21 @@ export interface LocalResolvedFileInit {
   path: string;
   source: FileSource;
   /**
-   * Set when `path` is a temp file this bridge made in the call's own `folder`: the file is unlinked
-   * and the folder removed on dispose (with anything the tool left in it). Absent for local-path
+   * Set when `path` is a temp file this bridge made in the call's own `folder` (under `tmpDir`): on
+   * dispose the file is unlinked and the folder either kept, empty, for later calls of `scope` or
+   * removed with anything the tool left in it (internal/call-folders.ts). Absent for local-path
    * inputs (never deleted).
    */
-  owned?: { readonly folder: string } | undefined;
+  owned?: OwnedFolder | undefined;
   /** Called once after the temp file is gone. */
   onDispose?: (() => void) | undefined;
+}
+
+/** The call folder a {@link LocalResolvedFile} was written in, and whose calls may reuse it. */
+export interface OwnedFolder {
+  readonly folder: string;
+  readonly tmpDir: string;
+  readonly scope: string | undefined;
 }
 
 const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
@@ -34,7 +42,7 @@ export class LocalResolvedFile implements ResolvedFile {
   declare readonly sha256: string;
   readonly path: string;
   readonly source: FileSource;
-  readonly #owned: { readonly folder: string } | undefined;
+  readonly #owned: OwnedFolder | undefined;
   readonly #onDispose: (() => void) | undefined;
   #disposing: Promise<void> | undefined;
 
@@ -72,8 +80,10 @@ export class LocalResolvedFile implements ResolvedFile {
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      // The one file resolve() created (unlink) and the call's folder (rmdir; recursive if not empty).
-      if (this.#owned) await removeCallFile(this.path, this.#owned.folder);
+      // The one file resolve() created (unlink), then the call's folder: kept for the scope's later
+      // calls when empty, else removed with what the tool left in it.
+      const owned = this.#owned;
+      if (owned) await releaseCallFile(owned.tmpDir, owned.scope, owned.folder, this.path);
       this.#onDispose?.();
     })();
     return this.#disposing;

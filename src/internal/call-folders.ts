@@ -3,16 +3,24 @@
  * folders (mode 0700, 96 random bits in the name), refilled off the critical path once a call's file
  * is written (while the tool runs), so a call that needs one file takes a folder that is already
  * there and costs one exclusive create (`O_EXCL`, mode 0600, under the file's own name), its writes
- * and a close. Every folder serves exactly one call: it is never handed out twice and never returned
- * to the pool; dispose unlinks the file and removes the folder (recursively when the tool left
- * something beside its input). The folders are named like any per-call folder, so the start-up sweep
- * of a later process removes them after a crash; on a normal exit every folder made here and not yet
- * removed (spare or in use) is removed at once.
+ * and a close.
+ *
+ * A folder serves one call at a time, and never two scopes: when a call of a scope is disposed and
+ * its folder is empty again (the file unlinked, nothing else in it), the folder goes back to a small
+ * pool of that scope's own, for that scope's later calls only. A folder the tool left something in is
+ * removed with all of it. So a tool that lists or writes beside its input sees only its own call's
+ * files, and a path kept past dispose can only ever show a later file of the same scope — never
+ * another scope's. Reuse saves a `mkdir` and an `rmdir` per call, which on ext4 cost more CPU than
+ * the file itself (docs/performance.md).
+ *
+ * The folders are named like any per-call folder, so the start-up sweep of a later process removes
+ * them after a crash; on a normal exit every folder made here and not yet removed (spare, kept for
+ * reuse or in use) is removed at once.
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { type FileHandle, mkdir, open, rmdir } from "node:fs/promises";
-import { join } from "node:path";
+import { type FileHandle, mkdir, open, readdir, rmdir, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { ACTIVE_CALL_DIRS, CALL_DIR_PREFIX, createCallDir, removeDir } from "./temp-dir.js";
 
 /** Mode of a call file: readable and writable by this user only. */
@@ -25,6 +33,10 @@ export const CALL_FOLDER_POOL_SIZE = 4;
  * removes a folder a call is about to use.
  */
 export const SPARE_MAX_AGE_MS = 10 * 60 * 1000;
+/** Emptied folders kept for reuse per scope (per temp dir). */
+export const REUSE_PER_SCOPE = 8;
+/** Emptied folders kept for reuse per temp dir, all scopes together (the longest unused go first). */
+export const REUSE_PER_TMP_DIR = 64;
 
 /** A spare folder and when it was made. */
 interface Spare {
@@ -38,8 +50,15 @@ interface Pool {
   /** Folders being made for the pool (counted as spare by {@link isSpareCallFolder}). */
   readonly making: Set<string>;
   refill: Promise<void> | undefined;
-  /** Removal of spare folders found too old (see {@link takeSpare}). */
+  /** Removal of spare folders found too old or left over (see {@link discard}). */
   discarding: Promise<void>;
+  /**
+   * Per scope, emptied folders of its earlier calls, oldest first; the scope used last is last in
+   * the map (so the first one is the one to give up when the temp dir keeps too many).
+   */
+  readonly reusable: Map<string, Spare[]>;
+  /** Folders in {@link Pool.reusable}, all scopes together. */
+  reusableCount: number;
 }
 
 const pools = new Map<string, Pool>();
@@ -75,7 +94,14 @@ function untrack(dir: string): void {
 function poolOf(tmpDir: string): Pool {
   let pool = pools.get(tmpDir);
   if (pool === undefined) {
-    pool = { spare: [], making: new Set(), refill: undefined, discarding: Promise.resolve() };
+    pool = {
+      spare: [],
+      making: new Set(),
+      refill: undefined,
+      discarding: Promise.resolve(),
+      reusable: new Map(),
+      reusableCount: 0,
+    };
     pools.set(tmpDir, pool);
   }
   return pool;
@@ -129,36 +155,83 @@ export async function callFoldersRefilled(tmpDir: string): Promise<void> {
   await Promise.all([pool?.refill, pool?.discarding]);
 }
 
-/** How many spare folders `tmpDir`'s pool holds now. */
+/** How many spare (never used) folders `tmpDir`'s pool holds now. */
 export function spareCallFolders(tmpDir: string): number {
   return pools.get(tmpDir)?.spare.length ?? 0;
 }
 
+/** How many emptied folders `tmpDir`'s pool keeps for reuse by `scope` (by all scopes without one). */
+export function reusableCallFolders(tmpDir: string, scope?: string): number {
+  const pool = pools.get(tmpDir);
+  if (pool === undefined) return 0;
+  return scope === undefined ? pool.reusableCount : (pool.reusable.get(scope)?.length ?? 0);
+}
+
 /**
- * Whether `dir` is a spare folder of this process's pools (made, or being made, and not taken yet):
- * it is there between calls, so a check for leftovers looks inside it.
+ * Whether `dir` is a folder of this process's pools between calls (a spare one, made or being made,
+ * or an emptied one kept for reuse): a check for leftovers looks inside it.
  */
 export function isSpareCallFolder(dir: string): boolean {
   for (const pool of pools.values()) {
     if (pool.spare.some((spare) => spare.dir === dir) || pool.making.has(dir)) return true;
+    for (const kept of pool.reusable.values()) if (kept.some((spare) => spare.dir === dir)) return true;
   }
   return false;
 }
 
-/** The next spare folder young enough to use; older ones are removed in the background. */
-function takeSpare(pool: Pool): string | undefined {
-  const now = Date.now();
-  for (let spare = pool.spare.shift(); spare !== undefined; spare = pool.spare.shift()) {
+/**
+ * Removes a pool folder in the background (with anything in it when `recursive`). A folder that
+ * cannot be removed stays tracked: the exit clean-up takes it.
+ */
+function discard(pool: Pool, dir: string, recursive = false): void {
+  const removed = (recursive ? removeDir(dir) : rmdir(dir)).then(
+    () => untrack(dir),
+    () => {},
+  );
+  pool.discarding = Promise.all([pool.discarding, removed]).then(() => {});
+}
+
+/** The first folder of `list` young enough to use; older ones are removed in the background. */
+function takeYoung(pool: Pool, list: Spare[], now: number): string | undefined {
+  for (let spare = list.shift(); spare !== undefined; spare = list.shift()) {
     if (now - spare.at <= SPARE_MAX_AGE_MS) return spare.dir;
-    const { dir } = spare;
-    // A folder that cannot be removed stays tracked: the exit clean-up takes it.
-    const removed = rmdir(dir).then(
-      () => untrack(dir),
-      () => {},
-    );
-    pool.discarding = Promise.all([pool.discarding, removed]).then(() => {});
+    discard(pool, spare.dir);
   }
   return undefined;
+}
+
+/** An emptied folder of `scope`'s earlier calls young enough to use, if the pool keeps one. */
+function takeReusable(pool: Pool, scope: string): string | undefined {
+  const kept = pool.reusable.get(scope);
+  if (kept === undefined) return undefined;
+  const before = kept.length;
+  const dir = takeYoung(pool, kept, Date.now());
+  pool.reusableCount -= before - kept.length;
+  if (kept.length === 0) pool.reusable.delete(scope);
+  return dir;
+}
+
+/**
+ * Keeps an emptied folder for `scope`'s later calls, giving up the longest-unused folders of the
+ * temp dir beyond {@link REUSE_PER_SCOPE} / {@link REUSE_PER_TMP_DIR}.
+ */
+function keepForReuse(pool: Pool, scope: string, dir: string): void {
+  let kept = pool.reusable.get(scope);
+  if (kept === undefined) kept = [];
+  else pool.reusable.delete(scope); // re-inserted last: the scope used most recently
+  pool.reusable.set(scope, kept);
+  kept.push({ dir, at: Date.now() });
+  pool.reusableCount += 1;
+  if (kept.length > REUSE_PER_SCOPE) {
+    discard(pool, (kept.shift() as Spare).dir);
+    pool.reusableCount -= 1;
+  }
+  while (pool.reusableCount > REUSE_PER_TMP_DIR) {
+    const [oldest, list] = pool.reusable.entries().next().value as [string, Spare[]];
+    discard(pool, (list.shift() as Spare).dir);
+    pool.reusableCount -= 1;
+    if (list.length === 0) pool.reusable.delete(oldest);
+  }
 }
 
 /** A new call file, open for writing, in a folder of its own. */
@@ -170,25 +243,40 @@ export interface CallFile {
   readonly handle: FileHandle;
 }
 
+/** Opens `name` in `folder` exclusively (`O_EXCL`, mode 0600). */
+async function openIn(folder: string, name: string): Promise<CallFile> {
+  const path = join(folder, name);
+  return { folder, path, handle: await open(path, "wx", FILE_MODE) };
+}
+
 /**
  * Creates a new file named `name` (already safe: no separators) exclusively (`O_EXCL`, mode 0600) in
- * a private folder of its own under `tmpDir`: a spare one from the pool when there is one (made less
- * than {@link SPARE_MAX_AGE_MS} ago), else one made now with the checks of {@link createCallDir}. The
- * caller refills the pool ({@link refillCallFolders}) once the file is written, off the call's
- * critical path. A spare folder removed meanwhile (a manual clean-up) empties the pool and the call
- * makes its own folder instead.
+ * a private folder of its own under `tmpDir`: with a `scope`, an emptied folder of that scope's
+ * earlier calls when the pool keeps one (see {@link releaseCallFile}); else a spare one from the pool
+ * (made less than {@link SPARE_MAX_AGE_MS} ago); else one made now with the checks of
+ * {@link createCallDir}. The caller refills the pool ({@link refillCallFolders}) once the file is
+ * written, off the call's critical path. A pool folder removed meanwhile (a manual clean-up) is given
+ * up and the call makes its own folder instead; so is a kept folder in which the name exists again.
  */
-export async function createCallFile(tmpDir: string, name: string): Promise<CallFile> {
+export async function createCallFile(tmpDir: string, name: string, scope?: string): Promise<CallFile> {
   const pool = poolOf(tmpDir);
-  const spare = takeSpare(pool);
-  if (spare !== undefined) {
-    const path = join(spare, name);
-    const opening = open(path, "wx", FILE_MODE);
+  const kept = scope === undefined ? undefined : takeReusable(pool, scope);
+  if (kept !== undefined) {
     try {
-      return { folder: spare, path, handle: await opening };
+      return await openIn(kept, name);
+    } catch (error) {
+      discard(pool, kept, true);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "EEXIST") throw error;
+    }
+  }
+  const spare = takeYoung(pool, pool.spare, Date.now());
+  if (spare !== undefined) {
+    try {
+      return await openIn(spare, name);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-        await removeCallFile(path, spare);
+        await removeCallFile(join(spare, name), spare);
         throw error;
       }
       untrack(spare);
@@ -196,14 +284,39 @@ export async function createCallFile(tmpDir: string, name: string): Promise<Call
     }
   }
   const folder = track(await createCallDir(tmpDir));
-  const path = join(folder, name);
   try {
-    const handle = await open(path, "wx", FILE_MODE);
-    return { folder, path, handle };
+    return await openIn(folder, name);
   } catch (error) {
-    await removeCallFile(path, folder);
+    await removeCallFile(join(folder, name), folder);
     throw error;
   }
+}
+
+/**
+ * Ends a call's use of the file {@link createCallFile} made for it (`tmpDir` and `scope` as given
+ * there; `path` may have been renamed within the folder since): the file is unlinked, and when the
+ * folder is then empty it is kept for `scope`'s later calls (at most {@link REUSE_PER_SCOPE} per
+ * scope); otherwise (no scope, the tool left something beside its input, the pool is full) the folder
+ * is removed with everything in it, as {@link removeCallFile} does. Never throws.
+ */
+export async function releaseCallFile(
+  tmpDir: string,
+  scope: string | undefined,
+  folder: string,
+  path: string,
+): Promise<void> {
+  if (scope !== undefined && dirname(path) === folder) {
+    try {
+      await unlink(path);
+      if ((await readdir(folder)).length === 0) {
+        keepForReuse(poolOf(tmpDir), scope, folder);
+        return;
+      }
+    } catch {
+      // gone already, or unreadable: removed below
+    }
+  }
+  await removeCallFile(path, folder);
 }
 
 /**

@@ -79,6 +79,7 @@ export async function rewriteHandles<T>(
         const made = await materializeStoredFile(
           {
             tmpDir: deps.tmpDir,
+            scope: options.scope,
             maxBytes: Number.POSITIVE_INFINITY,
             signal: undefined,
             allowEmpty: true,

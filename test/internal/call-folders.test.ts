@@ -10,12 +10,17 @@ import {
   callFoldersRefilled,
   createCallFile,
   isSpareCallFolder,
+  REUSE_PER_SCOPE,
+  REUSE_PER_TMP_DIR,
   refillCallFolders,
+  releaseCallFile,
   removeCallFile,
+  reusableCallFolders,
   SPARE_MAX_AGE_MS,
   spareCallFolders,
 } from "../../src/internal/call-folders.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../../src/internal/temp-dir.js";
+import { tempLeftovers } from "../support/temp-leftovers.js";
 
 let base: string;
 beforeEach(async () => {
@@ -150,6 +155,110 @@ describe("per-call folders", () => {
     await removeCallFile(first.path, first.folder);
     await removeCallFile(second.path, second.folder);
     expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it("gives an emptied folder back to the same scope's later calls only", async () => {
+    const tmp = join(base, "tmp");
+    const bridge = new FileBridge({ tmpDir: tmp });
+    const first = await bridge.resolve("data:text/plain;name=a.txt,alice-1", { scope: "alice" });
+    const folder = dirname(first.path);
+    await first.dispose();
+    // Unlinked, and the empty folder kept for alice (not a leftover, not removed).
+    await expect(stat(first.path)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(await readdir(folder)).toEqual([]);
+    expect(reusableCallFolders(tmp, "alice")).toBe(1);
+    expect(isSpareCallFolder(folder)).toBe(true);
+    expect(ACTIVE_CALL_DIRS.has(folder)).toBe(true);
+    // Bob never gets it, even with the same name.
+    const bob = await bridge.resolve("data:text/plain;name=a.txt,bob", { scope: "bob" });
+    expect(dirname(bob.path)).not.toBe(folder);
+    expect(reusableCallFolders(tmp, "alice")).toBe(1);
+    // Alice's next call does, and sees only its own file there.
+    const second = await bridge.resolve("data:text/plain;name=b.txt,alice-2", { scope: "alice" });
+    expect(dirname(second.path)).toBe(folder);
+    expect(await readdir(folder)).toEqual(["b.txt"]);
+    expect(await readFile(second.path, "utf8")).toBe("alice-2");
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+    expect((await stat(second.path)).mode & 0o777).toBe(0o600);
+    expect(reusableCallFolders(tmp, "alice")).toBe(0);
+    // Two calls at once never share a folder.
+    const [x, y] = await Promise.all([
+      bridge.resolve("data:,x", { scope: "alice" }),
+      bridge.resolve("data:,y", { scope: "alice" }),
+    ]);
+    expect(new Set([folder, dirname(x.path), dirname(y.path)]).size).toBe(3);
+    for (const file of [bob, second, x, y]) await file.dispose();
+    expect(reusableCallFolders(tmp, "alice")).toBe(3);
+    expect(reusableCallFolders(tmp, "bob")).toBe(1);
+    expect(await tempLeftovers(tmp)).toEqual([]);
+  });
+
+  it("never keeps a folder the tool left something in, and drops a kept one whose name came back", async () => {
+    const tmp = join(base, "tmp");
+    const bridge = new FileBridge({ tmpDir: tmp });
+    const file = await bridge.resolve("data:text/plain;name=in.txt,doc", { scope: "s" });
+    await writeFile(join(dirname(file.path), "out.pdf"), "byproduct");
+    await file.dispose();
+    await expect(stat(dirname(file.path))).rejects.toMatchObject({ code: "ENOENT" });
+    expect(reusableCallFolders(tmp, "s")).toBe(0);
+
+    // A kept folder in which a late writer put the very name the next call wants: that call gets a
+    // folder of its own and the kept one goes, with the late file.
+    const kept = await bridge.resolve("data:text/plain;name=in.txt,one", { scope: "s" });
+    const folder = dirname(kept.path);
+    await kept.dispose();
+    expect(reusableCallFolders(tmp, "s")).toBe(1);
+    await writeFile(join(folder, "in.txt"), "late");
+    const next = await bridge.resolve("data:text/plain;name=in.txt,two", { scope: "s" });
+    expect(dirname(next.path)).not.toBe(folder);
+    expect(await readFile(next.path, "utf8")).toBe("two");
+    await callFoldersRefilled(tmp);
+    await expect(stat(folder)).rejects.toMatchObject({ code: "ENOENT" });
+    await next.dispose();
+    expect(await tempLeftovers(tmp)).toEqual([]);
+  });
+
+  it("keeps at most REUSE_PER_SCOPE folders a scope and REUSE_PER_TMP_DIR in all; never reuses an old one", async () => {
+    const tmp = join(base, "tmp");
+    const made = await Promise.all(
+      Array.from({ length: REUSE_PER_SCOPE + 2 }, (_, i) => createCallFile(tmp, `f${i}.bin`, "s")),
+    );
+    for (const file of made) {
+      await file.handle.close();
+      await releaseCallFile(tmp, "s", file.folder, file.path);
+    }
+    await callFoldersRefilled(tmp);
+    expect(reusableCallFolders(tmp, "s")).toBe(REUSE_PER_SCOPE);
+    // The two released first (the longest unused) were removed.
+    for (const file of made.slice(0, 2))
+      await expect(stat(file.folder)).rejects.toMatchObject({ code: "ENOENT" });
+    // Other scopes push the temp dir past its cap: the least recently used scope's folders go first.
+    const scopes = Array.from({ length: REUSE_PER_TMP_DIR / REUSE_PER_SCOPE }, (_, i) => `t${i}`);
+    for (const scope of scopes) {
+      const files = await Promise.all(
+        Array.from({ length: REUSE_PER_SCOPE }, (_, i) => createCallFile(tmp, `g${i}.bin`, scope)),
+      );
+      for (const file of files) {
+        await file.handle.close();
+        await releaseCallFile(tmp, scope, file.folder, file.path);
+      }
+    }
+    await callFoldersRefilled(tmp);
+    expect(reusableCallFolders(tmp)).toBe(REUSE_PER_TMP_DIR);
+    expect(reusableCallFolders(tmp, "s")).toBe(0);
+    for (const file of made) await expect(stat(file.folder)).rejects.toMatchObject({ code: "ENOENT" });
+    // Without a scope, a folder is never kept.
+    const plain = await createCallFile(tmp, "p.bin");
+    await plain.handle.close();
+    await releaseCallFile(tmp, undefined, plain.folder, plain.path);
+    await expect(stat(plain.folder)).rejects.toMatchObject({ code: "ENOENT" });
+    // A kept folder older than SPARE_MAX_AGE_MS is removed, not handed out.
+    const oldOnes = (await readdir(tmp)).map((name) => join(tmp, name)).filter(isSpareCallFolder);
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + SPARE_MAX_AGE_MS + 1);
+    const fresh = await createCallFile(tmp, "late.bin", "t0");
+    await fresh.handle.close();
+    expect(oldOnes).not.toContain(fresh.folder);
+    await removeCallFile(fresh.path, fresh.folder);
   });
 
   it("removes spare folders and folders in use, with anything left in them, when the process exits", async () => {
