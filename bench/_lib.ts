@@ -27,6 +27,9 @@ export const BENCH_SECRET = "bench-secret-bench-secret-bench-secret-0123";
  */
 export const ROUNDS = positiveInt("BENCH_ROUNDS", 5);
 
+/** `BENCH_VERBOSE=1`: print every round of every row as it ends (seconds and the server's CPU). */
+const VERBOSE = process.env.BENCH_VERBOSE === "1";
+
 /** `n` rounds for a bench whose rounds take under a second, unless `BENCH_ROUNDS` says otherwise. */
 export function roundsAtLeast(n: number): number {
   return process.env.BENCH_ROUNDS ? ROUNDS : Math.max(n, ROUNDS);
@@ -118,6 +121,14 @@ export async function compare(
     } else {
       mine.push(await ours());
       theirs.push(await baseline.run());
+    }
+    if (VERBOSE) {
+      const one = (s: Sample) =>
+        `${s.seconds.toFixed(3)} s${s.cpuSeconds === undefined ? "" : ` (server CPU ${s.cpuSeconds.toFixed(2)} s)`}`;
+      const first = round % 2 === 0 ? "baseline first" : "ours first";
+      console.log(
+        `    round ${round + 1} (${first}): ours ${one(mine[round] as Sample)} · baseline ${one(theirs[round] as Sample)}`,
+      );
     }
   }
   const ratios = mine.map((m, i) => (theirs[i] as Sample).seconds / m.seconds);
