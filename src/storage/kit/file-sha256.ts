@@ -51,6 +51,20 @@ export class FileSha256 {
     if (this.#seen > LOCAL_BYTES && !this.#tried) this.#start();
   }
 
+  /**
+   * For a file that already holds `bytes` bytes never given to {@link update} (a staged upload
+   * resumed in another process): hands the file to the worker at once, which reads them itself. Call
+   * before anything else. False when no worker could be started: this hash then cannot cover them.
+   */
+  startAt(bytes: number): boolean {
+    if (this.#seen !== 0 || this.#tried) throw new Error("startAt() comes before any other call");
+    this.#seen = bytes;
+    this.#written = bytes;
+    if (bytes === 0) return true;
+    this.#start();
+    return this.#id !== 0;
+  }
+
   /** The file now holds its first `bytes` bytes. */
   written(bytes: number): void {
     this.#written = bytes;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { openSync } from "node:fs";
-import { mkdtemp, readFile, rm, truncate } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -76,6 +76,27 @@ describe("FileSha256 + FileSink (sha256 read back from the file by the worker)",
     const { path, hash, size } = await writeHashed(chunked(body, MiB));
     await truncate(path, 2 * MiB);
     await expect(hash.digest(size)).rejects.toThrow(/shorter/);
+  });
+
+  it("startAt(): a file whose first bytes were staged before is read from the start by the worker", async () => {
+    const body = randomBytes(7 * MiB + 11);
+    for (const prefix of [0, 1, MiB - 1, 3 * MiB + 5]) {
+      const path = join(dir, `f${n++}`);
+      await writeFile(path, body.subarray(0, prefix));
+      const hash = new FileSha256(path);
+      expect(hash.startAt(prefix)).toBe(true);
+      let size = prefix;
+      for (const chunk of chunked(body.subarray(prefix), 512 * 1024)) {
+        await appendFile(path, chunk); // stored, then seen: as the tus staging's observer does
+        hash.update(chunk);
+        size += chunk.byteLength;
+        hash.written(size);
+      }
+      expect(await hash.digest(size)).toBe(hex(body));
+    }
+    const late = new FileSha256(join(dir, "late"));
+    late.update(new Uint8Array(1));
+    expect(() => late.startAt(5)).toThrow(/before any other call/);
   });
 
   it("a disposed hash frees its job; later hashes still work", async () => {
