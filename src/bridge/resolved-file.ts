@@ -45,25 +45,37 @@ export class LocalResolvedFile implements ResolvedFile {
   readonly #owned: OwnedFolder | undefined;
   readonly #onDispose: (() => void) | undefined;
   #disposing: Promise<void> | undefined;
+  #sha256: string | (() => string);
+
+  /** The `sha256` accessor every instance has as an own, enumerable property (one getter for all). */
+  static readonly #sha256Property: PropertyDescriptor = {
+    enumerable: true,
+    get(this: LocalResolvedFile): string {
+      return this.#readSha256();
+    },
+  };
+
+  /** The sha256, computed from the file on first read when it was not known when writing. */
+  #readSha256(): string {
+    let sha256 = this.#sha256;
+    if (typeof sha256 === "function") {
+      if (this.#disposing) {
+        throw new FileBridgeError("NOT_FOUND", "sha256 was first read after dispose(); read it before");
+      }
+      sha256 = sha256();
+      this.#sha256 = sha256;
+    }
+    return sha256;
+  }
 
   constructor(init: LocalResolvedFileInit) {
     this.name = init.name;
     this.mimeType = init.mimeType;
     this.size = init.size;
-    // An own, enumerable property as before, computed on first read when given as a function.
-    let sha256 = init.sha256;
-    Object.defineProperty(this, "sha256", {
-      enumerable: true,
-      get: (): string => {
-        if (typeof sha256 === "function") {
-          if (this.#disposing) {
-            throw new FileBridgeError("NOT_FOUND", "sha256 was first read after dispose(); read it before");
-          }
-          sha256 = sha256();
-        }
-        return sha256;
-      },
-    });
+    // An own, enumerable property as before, computed on first read when given as a function (one
+    // getter shared by every instance: a closure per instance made construction ten times dearer).
+    this.#sha256 = init.sha256;
+    Object.defineProperty(this, "sha256", LocalResolvedFile.#sha256Property);
     this.path = init.path;
     this.source = init.source;
     this.#owned = init.owned;
