@@ -42,86 +42,132 @@ export function startWatchdog(options: {
   minRate?: MinRate | undefined;
   onTimeout: (kind: TimeoutKind) => void;
 }): Watchdog {
-  const { idleMs, totalMs, minRate, onTimeout } = options;
-  const windowMs = minRate?.windowMs ?? 0;
-  const needed = minRate ? (minRate.bytesPerSecond * windowMs) / 1000 : 0;
-  const started = performance.now();
-  const totalAt = totalMs > 0 ? started + totalMs : Number.POSITIVE_INFINITY;
-  // The idle clock and the rate window pause on their own: progress restarts the idle clock only.
-  let idleAt = idleMs > 0 ? started + idleMs : Number.POSITIVE_INFINITY;
-  let rateOn = needed > 0;
-  let windowAt = rateOn ? started + windowMs : Number.POSITIVE_INFINITY;
-  let bytes = 0;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Number.POSITIVE_INFINITY;
+  return new TransferWatchdog(options.idleMs, options.totalMs, options.minRate, options.onTimeout);
+}
 
-  const nextDeadline = () => Math.min(idleAt, totalAt, rateOn ? windowAt : Number.POSITIVE_INFINITY);
-  const schedule = () => {
-    const next = nextDeadline();
+/**
+ * The watchdog of {@link startWatchdog}. Every upload starts one, so its state lives in fields and
+ * its steps in methods; only the three listeners a stream is given (`touch`, `pause`, `resume`) are
+ * bound per instance.
+ */
+class TransferWatchdog implements Watchdog {
+  readonly touch: (chunk?: { length: number }) => void;
+  readonly pause: () => void;
+  readonly resume: () => void;
+  readonly stop: () => void;
+  readonly #idleMs: number;
+  readonly #windowMs: number;
+  /** Bytes a whole rate window must bring (0: no rate check). */
+  readonly #needed: number;
+  readonly #totalAt: number;
+  readonly #onTimeout: (kind: TimeoutKind) => void;
+  // The idle clock and the rate window pause on their own: progress restarts the idle clock only.
+  #idleAt: number;
+  #rateOn: boolean;
+  #windowAt: number;
+  #bytes = 0;
+  #stopped = false;
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+
+  constructor(
+    idleMs: number,
+    totalMs: number,
+    minRate: MinRate | undefined,
+    onTimeout: (kind: TimeoutKind) => void,
+  ) {
+    this.#idleMs = idleMs;
+    this.#windowMs = minRate?.windowMs ?? 0;
+    this.#needed = minRate ? (minRate.bytesPerSecond * this.#windowMs) / 1000 : 0;
+    this.#onTimeout = onTimeout;
+    const started = performance.now();
+    this.#totalAt = totalMs > 0 ? started + totalMs : Number.POSITIVE_INFINITY;
+    this.#idleAt = idleMs > 0 ? started + idleMs : Number.POSITIVE_INFINITY;
+    this.#rateOn = this.#needed > 0;
+    this.#windowAt = this.#rateOn ? started + this.#windowMs : Number.POSITIVE_INFINITY;
+    this.touch = this.#touch.bind(this);
+    this.pause = this.#pause.bind(this);
+    this.resume = this.#resume.bind(this);
+    this.stop = this.#stop.bind(this);
+    this.#schedule();
+  }
+
+  #touch(chunk?: { length: number }): void {
+    // A caller that does not say how much arrived cannot be measured: the rate check goes off.
+    if (typeof chunk?.length === "number") this.#bytes += chunk.length;
+    else this.#rateOn = false;
+    this.#restartIdle();
+    this.#schedule();
+  }
+
+  #pause(): void {
+    this.#idleAt = Number.POSITIVE_INFINITY;
+    // A pause discards the rate window; the next one starts on resume.
+    this.#windowAt = Number.POSITIVE_INFINITY;
+  }
+
+  #resume(): void {
+    if (this.#rateOn && this.#windowAt === Number.POSITIVE_INFINITY) {
+      this.#bytes = 0;
+      this.#windowAt = performance.now() + this.#windowMs;
+    }
+    this.#restartIdle();
+    this.#schedule();
+  }
+
+  #stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #restartIdle(): void {
+    if (this.#idleMs > 0) this.#idleAt = performance.now() + this.#idleMs;
+  }
+
+  #nextDeadline(): number {
+    return Math.min(this.#idleAt, this.#totalAt, this.#rateOn ? this.#windowAt : Number.POSITIVE_INFINITY);
+  }
+
+  #schedule(): void {
+    const next = this.#nextDeadline();
     // A timer due no later than the next deadline stays: when it fires it sets itself again.
-    if (stopped || next === Number.POSITIVE_INFINITY || (timer && timerAt <= next)) return;
-    clearTimeout(timer);
-    timerAt = next;
-    timer = setTimeout(check, Math.max(1, Math.ceil(next - performance.now())));
-    timer.unref();
-  };
-  const check = () => {
-    timer = undefined;
-    timerAt = Number.POSITIVE_INFINITY;
-    if (stopped) return;
+    if (this.#stopped || next === Number.POSITIVE_INFINITY || (this.#timer && this.#timerAt <= next)) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = next;
+    this.#timer = setTimeout(TransferWatchdog.#fire, Math.max(1, Math.ceil(next - performance.now())), this);
+    this.#timer.unref();
+  }
+
+  /** The timer's callback (one function for every watchdog: the watchdog is its argument). */
+  static #fire(watchdog: TransferWatchdog): void {
+    watchdog.#check();
+  }
+
+  #check(): void {
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    if (this.#stopped) return;
     const now = performance.now();
     let hit: TimeoutKind | undefined;
     let hitAt = Number.POSITIVE_INFINITY;
-    if (now >= idleAt) [hit, hitAt] = ["idle", idleAt];
-    if (now >= totalAt && totalAt < hitAt) [hit, hitAt] = ["total", totalAt];
-    if (rateOn && now >= windowAt) {
+    if (now >= this.#idleAt) [hit, hitAt] = ["idle", this.#idleAt];
+    if (now >= this.#totalAt && this.#totalAt < hitAt) [hit, hitAt] = ["total", this.#totalAt];
+    if (this.#rateOn && now >= this.#windowAt) {
       // A whole window brought too few bytes: too slow. Else the next window starts now.
-      if (bytes < needed && windowAt < hitAt) hit = "rate";
-      else if (bytes >= needed) {
-        bytes = 0;
-        windowAt = now + windowMs;
+      if (this.#bytes < this.#needed && this.#windowAt < hitAt) hit = "rate";
+      else if (this.#bytes >= this.#needed) {
+        this.#bytes = 0;
+        this.#windowAt = now + this.#windowMs;
       }
     }
     if (hit) {
-      stop();
-      onTimeout(hit);
+      this.#stop();
+      this.#onTimeout(hit);
       return;
     }
-    schedule();
-  };
-  const stop = () => {
-    stopped = true;
-    clearTimeout(timer);
-    timer = undefined;
-  };
-  const restartIdle = () => {
-    if (idleMs > 0) idleAt = performance.now() + idleMs;
-  };
-  schedule();
-  return {
-    touch: (chunk) => {
-      // A caller that does not say how much arrived cannot be measured: the rate check goes off.
-      if (typeof chunk?.length === "number") bytes += chunk.length;
-      else rateOn = false;
-      restartIdle();
-      schedule();
-    },
-    pause: () => {
-      idleAt = Number.POSITIVE_INFINITY;
-      // A pause discards the rate window; the next one starts on resume.
-      windowAt = Number.POSITIVE_INFINITY;
-    },
-    resume: () => {
-      if (rateOn && windowAt === Number.POSITIVE_INFINITY) {
-        bytes = 0;
-        windowAt = performance.now() + windowMs;
-      }
-      restartIdle();
-      schedule();
-    },
-    stop,
-  };
+    this.#schedule();
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { randomFillSync } from "node:crypto";
+import { pooledRandomByte } from "./random-pool.js";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
 const TIME_CHARS = 10;
@@ -16,17 +16,8 @@ export const ID_PATTERN = /^[0-9a-hjkmnp-tv-z]{26}$/;
 let lastTime = -1;
 let lastSequence = 0;
 
-/** Random bytes drawn a pool at a time (one `getrandom` call per 256 ids, not one per id). */
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
-
-function randomByte(): number {
-  if (poolOffset >= pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  return pool[poolOffset++] as number;
-}
+/** Random bytes drawn a pool at a time (one CSPRNG call per few hundred ids, not one per id). */
+const randomByte = pooledRandomByte;
 
 /** `count` base32 characters of fresh randomness (a byte modulo 32 is unbiased). */
 function randomChars(count: number): string {

@@ -181,8 +181,7 @@ async function serve(
   }
 
   const native = method === "PUT" ? nodeUploadAnswer(handler) : undefined;
-  if (native && (await serveNativeUpload(native, req, res, controller.signal, fallbackOrigin, onError)))
-    return;
+  if (native && (await serveNativeUpload(native, req, res, controller, fallbackOrigin, onError))) return;
 
   let request: Request;
   try {
@@ -242,10 +241,11 @@ async function serveNativeUpload(
   native: NodeUploadAnswer,
   req: IncomingMessage,
   res: ServerResponse,
-  signal: AbortSignal,
+  controller: AbortController,
   fallbackOrigin: string,
   onError: ((error: unknown) => void) | undefined,
 ): Promise<boolean> {
+  const signal = controller.signal;
   let url: URL;
   try {
     url = requestUrl(req, fallbackOrigin);
@@ -257,6 +257,8 @@ async function serveNativeUpload(
     method: "PUT",
     url,
     signal,
+    // The upload aborts its staging (timeout, body error) through this request's one controller.
+    abort: (reason) => controller.abort(reason),
     header: (name) => rawHeader(req, name.toLowerCase()),
     web: () => {
       web ??= toRequest(req, signal, url);

@@ -49,6 +49,9 @@ function numericDate(payload: Record<string, unknown>, claim: string): number | 
   return value;
 }
 
+/** The header segment `verifyHs256` read last, and what it parsed to. */
+let lastHeader: { part: string; value: Record<string, unknown> } = { part: "", value: {} };
+
 /**
  * Verifies a canonical compact JWS (the caller checked its shape) signed with HS256 by one of `keys`
  * (by `kid`), then its `typ`, issuer, required claims, `nbf` and `exp`. Fails with `INVALID_TOKEN`, or
@@ -65,7 +68,13 @@ export function verifyHs256(
   expect: Hs256Expectations,
 ): { payload: JWTPayload; kid: string } {
   const [headerPart, payloadPart, signaturePart] = token.split(".") as [string, string, string];
-  const header = jsonObject(headerPart);
+  // Every token of one minter key has the same header: the last one read is kept (read-only).
+  let header: Record<string, unknown>;
+  if (headerPart === lastHeader.part) header = lastHeader.value;
+  else {
+    header = jsonObject(headerPart);
+    lastHeader = { part: headerPart, value: header };
+  }
   if (header.alg !== "HS256") throw invalidToken("The token is invalid.");
   // `crit` and `b64` change how a token is read; this package never sets them.
   if (header.crit !== undefined || header.b64 !== undefined) throw invalidToken("The token is invalid.");
@@ -110,6 +119,21 @@ export function signHs256(
   key: KeyObject,
   header: { typ: string; kid: string },
 ): string {
-  const input = `${Buffer.from(JSON.stringify({ alg: "HS256", typ: header.typ, kid: header.kid })).toString("base64url")}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
+  const input = `${headerSegment(header.typ, header.kid)}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
   return `${input}.${createHmac("sha256", key).update(input, "latin1").digest("base64url")}`;
+}
+
+/** Encoded headers by `typ` and `kid` (a minter has a few keys, and one `typ`). */
+const headerSegments = new Map<string, string>();
+
+/** The base64url of the header `{alg: "HS256", typ, kid}`. */
+function headerSegment(typ: string, kid: string): string {
+  const key = `${typ}\n${kid}`;
+  let segment = headerSegments.get(key);
+  if (segment === undefined) {
+    segment = Buffer.from(JSON.stringify({ alg: "HS256", typ, kid })).toString("base64url");
+    if (headerSegments.size >= 64) headerSegments.clear();
+    headerSegments.set(key, segment);
+  }
+  return segment;
 }

@@ -5,7 +5,8 @@
  * fresh IV per token and the token's `jti` as associated data (a sealed scope cannot be moved into
  * another token). The JWS signature still covers it, as every other claim.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
+import { pooledRandomBytes } from "../internal/random-pool.js";
 
 const INFO = "mcp-file-bridge/signed-url/scope-seal/v1";
 const IV_BYTES = 12;
@@ -21,7 +22,7 @@ export function sealKeyFor(secret: Uint8Array): SealKey {
 
 /** Seals `scope` for the token with this `jti`: base64url of IV ‖ ciphertext ‖ tag. */
 export function sealScope(key: SealKey, scope: string, jti: string): string {
-  const iv = randomBytes(IV_BYTES);
+  const iv = pooledRandomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from(jti, "utf8"));
   const body = Buffer.concat([cipher.update(scope, "utf8"), cipher.final()]);

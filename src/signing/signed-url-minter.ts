@@ -3,12 +3,13 @@
  * `consume`). Its public types live in types.ts, the claim checks in claims.ts, the sealed scope
  * claim in scope-seal.ts.
  */
-import { createSecretKey, type KeyObject, randomBytes } from "node:crypto";
+import { createSecretKey, type KeyObject } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
+import { pooledRandomBytes } from "../internal/random-pool.js";
 import { assertScope } from "../scope/scope.js";
 import { ScopeRefs } from "../scope/scope-refs.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
@@ -276,7 +277,7 @@ export class SignedUrlMinter {
     const now = this.#clock();
     const iat = Math.floor(now / 1000);
     const exp = Math.floor((now + lifetime) / 1000);
-    const jti = randomBytes(16).toString("base64url");
+    const jti = pooledRandomBytes(16).toString("base64url");
     const sealKey = this.#sealKeys.get(this.#signingKid) as SealKey;
     const payload: BridgeClaims = {
       scs: sealScope(sealKey, options.scope, jti),

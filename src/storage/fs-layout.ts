@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
 import { isExpired } from "./kit/list-page.js";
-import { parseStoredRecord, type StoredRecord, serializeMetadataRecord } from "./kit/metadata-record.js";
+import { metadataRecordBytes, parseStoredRecord, type StoredRecord } from "./kit/metadata-record.js";
 import type { StoredFile } from "./types.js";
 
 /** A scope folder's name: the first 32 hex digits of the scope's sha256. */
@@ -154,12 +154,12 @@ export class FsLayout {
    */
   async writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
     const path = join(this.scopeDir(file.scope), file.id + META_SUFFIX);
-    const text = serializeMetadataRecord(file, inline);
+    const record = metadataRecordBytes(file, inline);
     if (inline !== undefined) {
       try {
         // The first file of a scope: make the folder if needed.
         await this.inFolder(this.scopeDir(file.scope), () =>
-          writeFileAsync(path, text, { mode: FILE_MODE, flag: "wx" }),
+          writeFileAsync(path, record, { mode: FILE_MODE, flag: "wx" }),
         );
       } catch (error) {
         // Never remove a record this call did not create (the id was taken: not ours).
@@ -170,7 +170,7 @@ export class FsLayout {
     }
     const temp = tempPath(path);
     try {
-      await writeFileAsync(temp, text, { mode: FILE_MODE, flag: "wx" });
+      await writeFileAsync(temp, record, { mode: FILE_MODE, flag: "wx" });
       await renameAsync(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});

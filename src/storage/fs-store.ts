@@ -115,10 +115,14 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
    */
   async function writeData(source: PutSource, putOptions: PutOptions): Promise<Written> {
     const plan = planPut(putOptions, now());
-    const limits = await usage.limits(plan);
+    const limits = usage.quota ? await usage.limits(plan) : undefined;
     const folder = layout.scopeDir(plan.scope);
     const data = join(folder, plan.id);
-    const read = await readSmall(source, SMALL_PUT_BYTES, plan.signal);
+    // Bytes in memory need no read (the common small put: no stream, no promise).
+    const read =
+      source instanceof Uint8Array && source.byteLength <= SMALL_PUT_BYTES
+        ? { bytes: source }
+        : await readSmall(source, SMALL_PUT_BYTES, plan.signal);
     if ("bytes" in read) {
       const file = storedFileOf(plan, measureBytes(read.bytes, plan, limits));
       if (read.bytes.byteLength <= INLINE_BYTES) return { file, data, inline: read.bytes };

@@ -18,7 +18,7 @@ export function stageMultipart(
   body: Readable,
   contentType: string,
   limits: UploadLimits,
-  controller: AbortController,
+  controller: Pick<AbortController, "signal" | "abort">,
 ): Promise<StagedPart[]> {
   let parser: BusboyInstance;
   try {

@@ -12,6 +12,12 @@ export interface RequestView {
   header(name: string): string | null;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
+  /**
+   * Aborts {@link RequestView.signal}, when the view owns it (the Node adapter's native path makes
+   * one controller per request): an upload then stops its staging through the request's own signal
+   * instead of a second controller chained to it. Absent on a web `Request`, whose signal is not ours.
+   */
+  readonly abort?: (reason: unknown) => void;
   /** The web `Request` (on the Node path, built on first use). */
   web(): Request;
 }

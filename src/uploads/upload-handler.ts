@@ -84,11 +84,13 @@ export class TicketUploadHandler implements UploadHandler {
       ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
       kind: "upload",
     };
-    await checkRateLimit(
-      config,
-      { action: "upload", route: "ticket", scope: limits.scope, ticketId: verified.fileId },
-      request,
-    );
+    if (config.rateLimit) {
+      await checkRateLimit(
+        config,
+        { action: "upload", route: "ticket", scope: limits.scope, ticketId: verified.fileId },
+        request,
+      );
+    }
     // A single-use ticket used up only at commit must still not stage two uploads at once: claim it
     // now, before any byte is read (a verifier without `consume` used the ticket up in `verify`).
     const release =
@@ -213,11 +215,14 @@ async function uploadReply(
   files: StoredFile[],
   uploadHandle: string | undefined,
 ): Promise<PlainAnswer> {
-  for (const file of files) {
-    try {
-      await config.onStored?.(file);
-    } catch (error) {
-      ctx.report(error);
+  const onStored = config.onStored;
+  if (onStored) {
+    for (const file of files) {
+      try {
+        await onStored(file);
+      } catch (error) {
+        ctx.report(error);
+      }
     }
   }
   const reply: UploadReplyFile[] = files.map((file) => {
@@ -281,10 +286,28 @@ async function storeRequestFiles(
     });
   }
 
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(request.signal.reason);
-  if (request.signal.aborted) onAbort();
-  else request.signal.addEventListener("abort", onAbort, { once: true });
+  // The staging stops through the request's own signal when the view can abort it (the Node
+  // adapter's native path); else through a controller of its own that follows the request's.
+  let controller: Pick<AbortController, "signal" | "abort">;
+  let onAbort: (() => void) | undefined;
+  /** Set when the staging was stopped from here (timeout, body error), not by the client. */
+  let stopped = false;
+  const abortView = request.abort;
+  if (abortView) {
+    controller = {
+      signal: request.signal,
+      abort: (reason) => {
+        if (!request.signal.aborted) stopped = true;
+        abortView(reason);
+      },
+    };
+  } else {
+    const own = new AbortController();
+    controller = own;
+    onAbort = () => own.abort(request.signal.reason);
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener("abort", onAbort, { once: true });
+  }
 
   const body = ctx.body();
   if (!body) throw new FileBridgeError("INVALID_REQUEST", "The request has no body");
@@ -316,7 +339,9 @@ async function storeRequestFiles(
       }
     }
     mode.verify?.(parts);
-    if (request.signal.aborted) throw new FileBridgeError("ABORTED", "The client aborted the upload");
+    if (request.signal.aborted && !stopped) {
+      throw new FileBridgeError("ABORTED", "The client aborted the upload");
+    }
     await mode.beforeCommit?.();
     const committed: StoredFile[] = [];
     try {
@@ -329,13 +354,13 @@ async function storeRequestFiles(
   } catch (error) {
     await Promise.allSettled(staged.map((part) => part.abort()));
     discard(body);
-    throw toUploadError(error, request.signal.aborted, controller.signal);
+    throw toUploadError(error, request.signal.aborted && !stopped, controller.signal);
   } finally {
     watchdog.stop();
     body.off("data", watchdog.touch);
     body.off("pause", watchdog.pause);
     body.off("resume", watchdog.resume);
-    request.signal.removeEventListener("abort", onAbort);
+    if (onAbort) request.signal.removeEventListener("abort", onAbort);
   }
 }
 

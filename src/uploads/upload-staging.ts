@@ -88,7 +88,7 @@ export async function stageRaw(
   request: RequestView,
   body: Readable,
   limits: UploadLimits,
-  controller: AbortController,
+  controller: Pick<AbortController, "signal" | "abort">,
   fixedName: string | undefined,
   declaredLength?: number,
 ): Promise<StagedPart> {

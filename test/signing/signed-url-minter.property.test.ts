@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { assertCanonicalToken } from "../../src/signing/claims.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import type { SignedClaimValue } from "../../src/signing/types.js";
 import { codeOf } from "../support/helpers.js";
@@ -79,6 +80,29 @@ describe("SignedUrlMinter properties", () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("assertCanonicalToken", () => {
+  it("accepts a three-segment token exactly when every segment is the base64url its bytes encode to", () => {
+    const segment = fc
+      .array(fc.constantFrom(...B64URL), { minLength: 1, maxLength: 11 })
+      .map((chars) => chars.join(""));
+    fc.assert(
+      fc.property(fc.tuple(segment, segment, segment), (segments) => {
+        const canonical = segments.every(
+          (part) => Buffer.from(part, "base64url").toString("base64url") === part,
+        );
+        let accepted = true;
+        try {
+          assertCanonicalToken(segments.join("."));
+        } catch {
+          accepted = false;
+        }
+        expect(accepted).toBe(canonical);
+      }),
+      { numRuns: 5000 },
     );
   });
 });

@@ -6,7 +6,11 @@
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseStoredRecord, serializeMetadataRecord } from "../../../src/storage/kit/metadata-record.js";
+import {
+  metadataRecordBytes,
+  parseStoredRecord,
+  serializeMetadataRecord,
+} from "../../../src/storage/kit/metadata-record.js";
 import type { StoredFile } from "../../../src/storage/types.js";
 
 const ID = "01m88fe44tb6shhx10kkkgd066";
@@ -58,5 +62,31 @@ describe("serializeMetadataRecord", () => {
       expect(parseStoredRecord(text.slice(0, cut), ID)).toBeNull();
     }
     expect(parseStoredRecord(text, ID)?.file).toEqual(file);
+  });
+});
+
+describe("metadataRecordBytes", () => {
+  it("is the UTF-8 of serializeMetadataRecord's text, with or without inline bytes", () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.uint8Array({ maxLength: 8192 }), { nil: undefined }),
+        // Names and scopes beyond ASCII: the head's UTF-8 length differs from its string length.
+        fc.string({ unit: "binary", minLength: 1, maxLength: 40 }),
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 0, max: 64 }),
+        (bytes, name, scope, offset) => {
+          const file = { ...fileOf(bytes?.length ?? 0, name), scope };
+          let view: Uint8Array | undefined;
+          if (bytes !== undefined) {
+            const backing = new Uint8Array(offset + bytes.length + 7);
+            backing.set(bytes, offset);
+            view = backing.subarray(offset, offset + bytes.length);
+          }
+          const expected = Buffer.from(serializeMetadataRecord(file, view), "utf8");
+          expect(metadataRecordBytes(file, view).equals(expected)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
