@@ -93,7 +93,7 @@ export async function materialize(
   // writing cost more than decoding and writing); streamed inputs and digest checks hash now.
   const hashNow = spec.expectedSha256 !== undefined || !DECODED_KINDS.has(spec.kind);
   const writer = TempFileWriter.opening(
-    created.then((file) => file.handle),
+    created.then((file) => file.fd),
     ctx.maxBytes,
     { signal: ctx.signal, hash: hashNow },
   );

@@ -18,8 +18,8 @@
  * reuse or in use) is removed at once.
  */
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
-import { type FileHandle, mkdir, open, readdir, rmdir, unlink } from "node:fs/promises";
+import { open, rmSync } from "node:fs";
+import { mkdir, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ACTIVE_CALL_DIRS, CALL_DIR_PREFIX, createCallDir, removeDir } from "./temp-dir.js";
 
@@ -240,13 +240,16 @@ export interface CallFile {
   readonly folder: string;
   /** Its path: `<folder>/<name>`. */
   readonly path: string;
-  readonly handle: FileHandle;
+  /** The open file's descriptor (the caller closes it). */
+  readonly fd: number;
 }
 
 /** Opens `name` in `folder` exclusively (`O_EXCL`, mode 0600). */
-async function openIn(folder: string, name: string): Promise<CallFile> {
+function openIn(folder: string, name: string): Promise<CallFile> {
   const path = join(folder, name);
-  return { folder, path, handle: await open(path, "wx", FILE_MODE) };
+  return new Promise((resolve, reject) => {
+    open(path, "wx", FILE_MODE, (error, fd) => (error ? reject(error) : resolve({ folder, path, fd })));
+  });
 }
 
 /**

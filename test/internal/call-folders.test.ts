@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { closeSync, writeSync } from "node:fs";
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -37,7 +38,8 @@ describe("per-call folders", () => {
   it("gives each call a private folder of its own with the file under its own name", async () => {
     const tmp = join(base, "tmp");
     const [a, b] = await Promise.all([createCallFile(tmp, "same.txt"), createCallFile(tmp, "same.txt")]);
-    await Promise.all([a.handle.close(), b.handle.close()]);
+    closeSync(a.fd);
+    closeSync(b.fd);
     expect(a.folder).not.toBe(b.folder);
     for (const file of [a, b]) {
       expect(dirname(file.folder)).toBe(tmp);
@@ -86,7 +88,7 @@ describe("per-call folders", () => {
     await callFoldersRefilled(tmp);
     expect(spareCallFolders(tmp)).toBe(CALL_FOLDER_POOL_SIZE);
     for (const file of [first, ...taken]) {
-      await file.handle.close();
+      closeSync(file.fd);
       await removeCallFile(file.path, file.folder);
       await expect(stat(file.folder)).rejects.toMatchObject({ code: "ENOENT" });
     }
@@ -115,7 +117,7 @@ describe("per-call folders", () => {
   it("makes its own folder when a spare one was removed meanwhile (another process's age sweep)", async () => {
     const tmp = join(base, "tmp");
     const first = await createCallFile(tmp, "a.bin");
-    await first.handle.close();
+    closeSync(first.fd);
     refillCallFolders(tmp);
     await callFoldersRefilled(tmp);
     for (const name of await readdir(tmp)) {
@@ -123,8 +125,8 @@ describe("per-call folders", () => {
       if (dir !== first.folder) await rm(dir, { recursive: true });
     }
     const second = await createCallFile(tmp, "b.bin");
-    await second.handle.writeFile("again");
-    await second.handle.close();
+    writeSync(second.fd, "again");
+    closeSync(second.fd);
     expect(await readFile(second.path, "utf8")).toBe("again");
     expect((await stat(second.folder)).mode & 0o777).toBe(0o700);
     await removeCallFile(first.path, first.folder);
@@ -140,7 +142,7 @@ describe("per-call folders", () => {
   it("never hands out a spare folder old enough for an age sweep; removes it instead", async () => {
     const tmp = join(base, "tmp");
     const first = await createCallFile(tmp, "a.bin");
-    await first.handle.close();
+    closeSync(first.fd);
     refillCallFolders(tmp);
     await callFoldersRefilled(tmp);
     const spares = (await readdir(tmp)).map((name) => join(tmp, name)).filter(isSpareCallFolder);
@@ -148,7 +150,7 @@ describe("per-call folders", () => {
     const later = Date.now() + SPARE_MAX_AGE_MS + 1;
     vi.spyOn(Date, "now").mockReturnValue(later);
     const second = await createCallFile(tmp, "b.bin");
-    await second.handle.close();
+    closeSync(second.fd);
     expect(spares).not.toContain(second.folder);
     await callFoldersRefilled(tmp);
     for (const dir of spares) await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
@@ -224,7 +226,7 @@ describe("per-call folders", () => {
       Array.from({ length: REUSE_PER_SCOPE + 2 }, (_, i) => createCallFile(tmp, `f${i}.bin`, "s")),
     );
     for (const file of made) {
-      await file.handle.close();
+      closeSync(file.fd);
       await releaseCallFile(tmp, "s", file.folder, file.path);
     }
     await callFoldersRefilled(tmp);
@@ -239,7 +241,7 @@ describe("per-call folders", () => {
         Array.from({ length: REUSE_PER_SCOPE }, (_, i) => createCallFile(tmp, `g${i}.bin`, scope)),
       );
       for (const file of files) {
-        await file.handle.close();
+        closeSync(file.fd);
         await releaseCallFile(tmp, scope, file.folder, file.path);
       }
     }
@@ -249,14 +251,14 @@ describe("per-call folders", () => {
     for (const file of made) await expect(stat(file.folder)).rejects.toMatchObject({ code: "ENOENT" });
     // Without a scope, a folder is never kept.
     const plain = await createCallFile(tmp, "p.bin");
-    await plain.handle.close();
+    closeSync(plain.fd);
     await releaseCallFile(tmp, undefined, plain.folder, plain.path);
     await expect(stat(plain.folder)).rejects.toMatchObject({ code: "ENOENT" });
     // A kept folder older than SPARE_MAX_AGE_MS is removed, not handed out.
     const oldOnes = (await readdir(tmp)).map((name) => join(tmp, name)).filter(isSpareCallFolder);
     vi.spyOn(Date, "now").mockReturnValue(Date.now() + SPARE_MAX_AGE_MS + 1);
     const fresh = await createCallFile(tmp, "late.bin", "t0");
-    await fresh.handle.close();
+    closeSync(fresh.fd);
     expect(oldOnes).not.toContain(fresh.folder);
     await removeCallFile(fresh.path, fresh.folder);
   });
