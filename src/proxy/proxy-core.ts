@@ -259,6 +259,24 @@ export class ProxyCore {
   }
 
   /**
+   * Whether a `tools/call` of `name` is a pure pass-through: an upstream tool from the listing that
+   * no adapter handles (no file parameters, no artifact rules) and not one of the proxy's own tools.
+   * The v2 endpoint answers those without a per-request SDK server; the call still runs through
+   * {@link ProxyCore.callTool}.
+   */
+  async isPassThrough(name: string): Promise<boolean> {
+    if (this.#options.localTools?.some((tool) => tool.definition.name === name)) return false;
+    let routes: Map<string, ToolRoute>;
+    try {
+      routes = await this.#buildRoutes();
+    } catch {
+      return false;
+    }
+    const route = routes.get(name);
+    return route !== undefined && route.adapters.length === 0;
+  }
+
+  /**
    * The route of a downstream tool name: from the listing, else (a name the listing does not have)
    * the upstream its prefix names, which answers with its own "unknown tool" error.
    */

@@ -166,9 +166,10 @@ async function v2Generation(): Promise<ProxySdk> {
         endpoint: (log, overrides = {}, limits) =>
           v2Endpoint(
             core,
-            (serving) => createProxyServerV2(core, { ...options, ...overrides }, serving),
+            (serving, settled) => createProxyServerV2(core, { ...options, ...overrides }, serving, settled),
             log,
             limits,
+            { name: overrides.name ?? options.name, version: overrides.version ?? options.version },
           ),
         async serveStdio() {
           const served = serveProxyStdioV2(createServer);

@@ -34,7 +34,8 @@ export function proxyCapabilities(options: ProxyServerOptions): Record<string, o
   };
 }
 
-type Route = (core: ProxyCore, params: JsonObject, ctx: RequestContext) => Promise<JsonObject>;
+/** One method's handler over the core. */
+export type Route = (core: ProxyCore, params: JsonObject, ctx: RequestContext) => Promise<JsonObject>;
 
 /** The methods a downstream proxy server answers, given its options. */
 export function proxyRoutes(options: ProxyServerOptions): Array<[method: string, route: Route]> {

@@ -21,6 +21,7 @@ import {
   type ProxyServerOptions,
   proxyCapabilities,
   proxyRoutes,
+  type Route,
 } from "../dispatch.js";
 import { ProgressRelay } from "../progress.js";
 
@@ -38,7 +39,23 @@ const CACHE_HINTS: Record<string, { cacheScope: "private"; ttlMs: number }> = {
 };
 
 /**
- * Makes one downstream MCP server on SDK v2 in front of a {@link ProxyCore}.
+ * A `tools/call` the endpoint already ran (its pass-through fast path, see `pass-through.ts`): what
+ * the core returned, or what it threw.
+ */
+export type SettledCall = { result: JsonObject } | { error: unknown };
+
+/** A route that answers with a call's settled outcome instead of running it again. */
+function replay(settled: SettledCall): Route {
+  return async () => {
+    if ("error" in settled) throw settled.error;
+    return settled.result;
+  };
+}
+
+/**
+ * Makes one downstream MCP server on SDK v2 in front of a {@link ProxyCore}. `settled` (one request's
+ * server only): its `tools/call` answers with that outcome, so the SDK validates and encodes a
+ * call the endpoint already ran, exactly as if this server had run it.
  *
  * @example
  * ```ts
@@ -51,6 +68,7 @@ export function createProxyServerV2(
   core: ProxyCore,
   options: ProxyServerOptions,
   serving: "connection" | "request",
+  settled?: SettledCall,
 ): Server {
   const server = new Server(
     { name: options.name, version: options.version },
@@ -65,7 +83,8 @@ export function createProxyServerV2(
     return version !== undefined && version >= MODERN_ERA_FROM;
   };
 
-  for (const [method, route] of proxyRoutes(options)) {
+  for (const [method, proxyRoute] of proxyRoutes(options)) {
+    const route = settled !== undefined && method === "tools/call" ? replay(settled) : proxyRoute;
     const hint = CACHE_HINTS[method];
     server.setRequestHandler(
       method as never,
