@@ -138,7 +138,12 @@ async function v1Generation(): Promise<ProxySdk> {
         sdk: "v1",
         createServer: () => createServer() as unknown as ProxyServer,
         endpoint: (log, overrides = {}, limits) =>
-          v1Endpoint(() => createProxyServer(core, { ...options, ...overrides }), log, limits),
+          v1Endpoint(
+            (settledOf) => createProxyServer(core, { ...options, ...overrides }, settledOf),
+            log,
+            limits,
+            core,
+          ),
         async serveStdio() {
           const served = await serveProxyStdio(createServer());
           return { closed: served.closed };

@@ -8,96 +8,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearerTokens, parseBearerTokens } from "../../../../src/proxy/bearer-tokens.js";
 import { type ProxyHttpHost, serveProxyHttp } from "../../../../src/proxy/http-host.js";
-import { ProxyCore } from "../../../../src/proxy/proxy-core.js";
 import { v2Endpoint } from "../../../../src/proxy/sdk/downstream/v2/endpoint.js";
 import { createProxyServerV2 } from "../../../../src/proxy/sdk/downstream/v2/server.js";
-import {
-  type JsonObject,
-  RpcError,
-  type UpstreamPort,
-  type UpstreamRequestOptions,
-  UpstreamUnavailableError,
-} from "../../../../src/proxy/types.js";
+import type { JsonObject } from "../../../../src/proxy/types.js";
 import { waitUntil } from "../../../support/helpers.js";
+import { fakeUpstream, sseMessages, text } from "./pass-through-support.js";
 
 const TOKEN = "alice-token-0123456789";
 const INFO = { name: "pass-through-test", version: "1.2.3" };
-const text = (value: string) => ({ type: "text", text: value });
-
-/** What the fake upstream's tools do. */
-const TOOLS: Record<string, (options: UpstreamRequestOptions) => Promise<JsonObject>> = {
-  plain: async () => ({ content: [text("hi")], structuredContent: { a: 1 } }),
-  failed: async () => ({ isError: true, content: [text("it failed")] }),
-  image: async () => ({ content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }),
-  meta: async () => ({ content: [text("with meta")], _meta: { "example.com/trace": "t1" } }),
-  malformed: async () => ({ content: "not an array" }),
-  rpc_error: async () => {
-    throw new RpcError(-32002, "no such thing", { uri: "x://y" });
-  },
-  unavailable: async () => {
-    throw new UpstreamUnavailableError("up", 'upstream "up" failed: gone');
-  },
-  file_tool: async () => ({ content: [text("file tool ran")] }),
-  hang: async ({ signal }) =>
-    await new Promise((_resolve, reject) => {
-      signal?.addEventListener("abort", () => {
-        aborted.push("hang");
-        reject(new RpcError(-32001, "Request was cancelled"));
-      });
-    }),
-};
-
-const calls: Array<{ params: JsonObject | undefined; progress: boolean }> = [];
-const aborted: string[] = [];
-const scopes: string[] = [];
-const port: UpstreamPort = {
-  name: "up",
-  connected: true,
-  capabilities: { tools: {} },
-  async connect() {},
-  async request(method, params, options = {}) {
-    if (method === "tools/list")
-      return { tools: Object.keys(TOOLS).map((name) => ({ name, inputSchema: { type: "object" } })) };
-    if (method !== "tools/call") throw new RpcError(-32601, "Method not found");
-    calls.push({ params, progress: options.onprogress !== undefined });
-    if (params?.name === "progress") {
-      options.onprogress?.({ progress: 1, total: 1 });
-      return { content: [text("progressed")] };
-    }
-    const tool = TOOLS[String(params?.name)];
-    if (!tool) throw new RpcError(-32602, `Tool ${String(params?.name)} not found`);
-    return await tool(options);
-  },
-  async notify() {},
-  async close() {},
-};
-TOOLS.progress = async () => ({});
-
-let core: ProxyCore;
+const { core, calls, aborted, scopes } = fakeUpstream();
 let fast: ProxyHttpHost;
 let slow: ProxyHttpHost;
 /** The per-request servers the fast endpoint made. */
 let made = 0;
 
 beforeAll(async () => {
-  core = new ProxyCore({
-    upstreams: [
-      {
-        port,
-        adaptersFor: (tool) =>
-          tool.name === "file_tool"
-            ? [
-                {
-                  before: async (args, ctx) => {
-                    scopes.push(ctx.scope);
-                    return { args };
-                  },
-                },
-              ]
-            : [],
-      },
-    ],
-  });
   const authenticate = bearerTokens(parseBearerTokens(`alice:${TOKEN}`, "test"));
   fast = await serveProxyHttp({
     authenticate,
@@ -166,11 +91,7 @@ async function post(
   const type = response.headers.get("content-type");
   let parsed: unknown = raw;
   if (type?.startsWith("application/json")) parsed = JSON.parse(raw);
-  else if (type?.startsWith("text/event-stream"))
-    parsed = raw
-      .split("\n")
-      .filter((line) => line.startsWith("data: "))
-      .map((line) => JSON.parse(line.slice(6)));
+  else if (type?.startsWith("text/event-stream")) parsed = sseMessages(raw);
   return { status: response.status, type, body: parsed };
 }
 

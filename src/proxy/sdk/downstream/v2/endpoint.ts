@@ -24,9 +24,9 @@ import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
 import type { ProxyCore } from "../../../proxy-core.js";
 import type { DownstreamSink, RequestContext } from "../../../types.js";
 import { type ReadBody, readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
+import { type PlainCall, plainResult, type SettledCall } from "../pass-through.js";
 import { type EndpointLimits, SessionTable, userOf } from "../sessions.js";
-import { passThroughCall, plainResult, resultBody } from "./pass-through.js";
-import type { SettledCall } from "./server.js";
+import { passThroughCall, resultBody } from "./pass-through.js";
 
 /**
  * Makes the server of one request (`"request"`) or one connection (`"connection"`); `settled`: the
@@ -231,7 +231,7 @@ export function v2Endpoint(
   async function passThrough(
     req: IncomingMessage,
     res: ServerResponse,
-    call: { id: string | number; params: Record<string, unknown> },
+    call: PlainCall,
     parsed: unknown,
     authInfo: ProxyAuthInfo | undefined,
     signal: AbortSignal,
@@ -295,7 +295,7 @@ export function v2Endpoint(
       const body = await readJsonBody(req, true);
       if (serverInfo && body !== undefined && "parsed" in body) {
         const call = passThroughCall(req, body.parsed);
-        if (call !== undefined && (await core.isPassThrough(call.params.name as string))) {
+        if (call !== undefined && (await core.isPassThrough(call.name))) {
           await passThrough(req, res, call, body.parsed, authInfo, controller.signal);
           return;
         }

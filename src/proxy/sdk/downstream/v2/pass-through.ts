@@ -12,6 +12,7 @@
 import type { IncomingMessage } from "node:http";
 import { classifyInboundRequest } from "@modelcontextprotocol/server";
 import type { JsonObject } from "../../../types.js";
+import { isPlainObject, onlyKeys, type PlainCall, plainCall } from "../pass-through.js";
 
 /** The revision the fast path serves (the SDK serves it too; anything else goes the SDK way). */
 const REVISION = "2026-07-28";
@@ -19,27 +20,6 @@ const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
 const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
 const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
-/**
- * Tool names sent as they are in `Mcp-Name` (no Base64 sentinel, no spaces to strip), so the header
- * equals the name byte for byte.
- */
-const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-/** A `tools/call` the fast path may serve: its JSON-RPC id and the params the handler would get. */
-export interface PassThroughCall {
-  id: string | number;
-  /** `name` and `arguments`, as the SDK hands them to a handler (the envelope lifted off). */
-  params: JsonObject;
-}
-
-function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function onlyKeys(value: JsonObject, allowed: readonly string[]): boolean {
-  for (const key in value) if (!allowed.includes(key)) return false;
-  return true;
-}
 
 /** A client envelope with the three reserved keys only, each of the plainest shape. */
 function plainEnvelope(meta: unknown): boolean {
@@ -68,63 +48,30 @@ function plainEnvelope(meta: unknown): boolean {
 
 /**
  * The call, when `parsed` (the POST body of `req`) is a 2026-07-28 `tools/call` of the plainest
- * shape: `jsonrpc`, `id`, `method`, `params` and nothing else; `params` with `name`, optional object
- * `arguments` and the client envelope in `_meta` (no `progressToken`: progress goes the SDK way);
- * `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` equal to the body's; no session id; and the
- * SDK's own classification says "modern". `undefined` otherwise.
+ * shape (see `plainCall`) with the client envelope in `_meta` (no `progressToken`: progress goes the
+ * SDK way); `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` equal to the body's; no session id;
+ * and the SDK's own classification says "modern". `undefined` otherwise.
  */
-export function passThroughCall(req: IncomingMessage, parsed: unknown): PassThroughCall | undefined {
+export function passThroughCall(req: IncomingMessage, parsed: unknown): PlainCall | undefined {
   const headers = req.headers;
   if (
     req.method !== "POST" ||
     headers["mcp-protocol-version"] !== REVISION ||
     headers["mcp-method"] !== "tools/call" ||
-    headers["mcp-session-id"] !== undefined ||
-    !isPlainObject(parsed) ||
-    !onlyKeys(parsed, ["jsonrpc", "id", "method", "params"]) ||
-    parsed.jsonrpc !== "2.0" ||
-    parsed.method !== "tools/call"
+    headers["mcp-session-id"] !== undefined
   )
     return undefined;
-  const { id, params } = parsed;
-  if (!(typeof id === "string" || Number.isSafeInteger(id))) return undefined;
-  if (!isPlainObject(params) || !onlyKeys(params, ["name", "arguments", "_meta"])) return undefined;
-  const { name, arguments: args } = params;
-  if (typeof name !== "string" || !PLAIN_NAME.test(name) || headers["mcp-name"] !== name) return undefined;
-  if (args !== undefined && !isPlainObject(args)) return undefined;
-  if (!plainEnvelope(params._meta)) return undefined;
+  const call = plainCall(parsed, plainEnvelope);
+  if (call === undefined || headers["mcp-name"] !== call.name) return undefined;
   const route = classifyInboundRequest({
     httpMethod: "POST",
     protocolVersionHeader: REVISION,
     mcpMethodHeader: "tools/call",
-    mcpNameHeader: name,
+    mcpNameHeader: call.name,
     body: parsed,
   });
   if (route.kind !== "modern" || route.classification.revision !== REVISION) return undefined;
-  return { id: id as string | number, params: args === undefined ? { name } : { name, arguments: args } };
-}
-
-/** A text content block of the plainest shape. */
-function plainContent(block: unknown): boolean {
-  return (
-    isPlainObject(block) &&
-    onlyKeys(block, ["type", "text"]) &&
-    block.type === "text" &&
-    typeof block.text === "string"
-  );
-}
-
-/**
- * Whether a tool result is one the SDK would pass through its result schema and encoding unchanged
- * but for the stamps: text content only, optional `structuredContent` (an object) and `isError` (a
- * boolean), no `_meta`, no `resultType` (an input-required result, for one, goes the SDK way).
- */
-export function plainResult(result: JsonObject): boolean {
-  if (!onlyKeys(result, ["content", "structuredContent", "isError"])) return false;
-  const { content, structuredContent, isError } = result;
-  if (!Array.isArray(content) || !content.every(plainContent)) return false;
-  if (structuredContent !== undefined && !isPlainObject(structuredContent)) return false;
-  return isError === undefined || typeof isError === "boolean";
+  return call;
 }
 
 /**

@@ -21,8 +21,8 @@ import {
   type ProxyServerOptions,
   proxyCapabilities,
   proxyRoutes,
-  type Route,
 } from "../dispatch.js";
+import { replay, type SettledCall } from "../pass-through.js";
 import { ProgressRelay } from "../progress.js";
 
 /** The first protocol revision of the stateless era. */
@@ -37,20 +37,6 @@ const CACHE_HINTS: Record<string, { cacheScope: "private"; ttlMs: number }> = {
   "resources/list": { cacheScope: "private", ttlMs: 5_000 },
   "resources/templates/list": { cacheScope: "private", ttlMs: 5_000 },
 };
-
-/**
- * A `tools/call` the endpoint already ran (its pass-through fast path, see `pass-through.ts`): what
- * the core returned, or what it threw.
- */
-export type SettledCall = { result: JsonObject } | { error: unknown };
-
-/** A route that answers with a call's settled outcome instead of running it again. */
-function replay(settled: SettledCall): Route {
-  return async () => {
-    if ("error" in settled) throw settled.error;
-    return settled.result;
-  };
-}
 
 /**
  * Makes one downstream MCP server on SDK v2 in front of a {@link ProxyCore}. `settled` (one request's
