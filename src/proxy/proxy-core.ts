@@ -259,20 +259,13 @@ export class ProxyCore {
   }
 
   /**
-   * Whether a `tools/call` of `name` is a pure pass-through: an upstream tool from the listing that
-   * no adapter handles (no file parameters, no artifact rules) and not one of the proxy's own tools.
-   * The v2 endpoint answers those without a per-request SDK server; the call still runs through
-   * {@link ProxyCore.callTool}.
+   * Whether `name` is a pure pass-through: an upstream tool from the listing that no adapter handles
+   * (no file parameters, no artifact rules), not one of the proxy's own. The endpoints' fast paths
+   * take only those; the call still runs through {@link ProxyCore.callTool}.
    */
   async isPassThrough(name: string): Promise<boolean> {
     if (this.#options.localTools?.some((tool) => tool.definition.name === name)) return false;
-    let routes: Map<string, ToolRoute>;
-    try {
-      routes = await this.#buildRoutes();
-    } catch {
-      return false;
-    }
-    const route = routes.get(name);
+    const route = (await this.#buildRoutes().catch(() => undefined))?.get(name);
     return route !== undefined && route.adapters.length === 0;
   }
 

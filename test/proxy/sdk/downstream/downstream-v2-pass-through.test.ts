@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearerTokens, parseBearerTokens } from "../../../../src/proxy/bearer-tokens.js";
 import { type ProxyHttpHost, serveProxyHttp } from "../../../../src/proxy/http-host.js";
+import { ProxyCore } from "../../../../src/proxy/proxy-core.js";
 import { v2Endpoint } from "../../../../src/proxy/sdk/downstream/v2/endpoint.js";
 import { createProxyServerV2 } from "../../../../src/proxy/sdk/downstream/v2/server.js";
 import type { JsonObject } from "../../../../src/proxy/types.js";
@@ -103,6 +104,19 @@ async function both(name: string, edit?: Parameters<typeof post>[2]) {
   const slowAnswer = await post(slow.mcpUrl, name, edit);
   return { fastAnswer, slowAnswer, servers };
 }
+
+describe("ProxyCore.isPassThrough", () => {
+  it("names only listed upstream tools without adapters, never the proxy's own", async () => {
+    expect(await core.isPassThrough("plain")).toBe(true);
+    expect(await core.isPassThrough("file_tool")).toBe(false);
+    expect(await core.isPassThrough("no_such_tool")).toBe(false);
+    const own = new ProxyCore({
+      upstreams: [],
+      localTools: [{ definition: { name: "get_upload_url" }, call: async () => ({ content: [] }) }],
+    });
+    expect(await own.isPassThrough("get_upload_url")).toBe(false);
+  });
+});
 
 describe("the v2 endpoint's pass-through fast path", () => {
   it("answers a plain call of a pass-through tool without a per-request server, as the SDK does", async () => {
