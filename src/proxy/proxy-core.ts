@@ -259,6 +259,17 @@ export class ProxyCore {
   }
 
   /**
+   * Whether `name` is a pure pass-through: an upstream tool from the listing that no adapter handles
+   * (no file parameters, no artifact rules), not one of the proxy's own. The endpoints' fast paths
+   * take only those; the call still runs through {@link ProxyCore.callTool}.
+   */
+  async isPassThrough(name: string): Promise<boolean> {
+    if (this.#options.localTools?.some((tool) => tool.definition.name === name)) return false;
+    const route = (await this.#buildRoutes().catch(() => undefined))?.get(name);
+    return route !== undefined && route.adapters.length === 0;
+  }
+
+  /**
    * The route of a downstream tool name: from the listing, else (a name the listing does not have)
    * the upstream its prefix names, which answers with its own "unknown tool" error.
    */

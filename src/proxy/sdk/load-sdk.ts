@@ -138,7 +138,12 @@ async function v1Generation(): Promise<ProxySdk> {
         sdk: "v1",
         createServer: () => createServer() as unknown as ProxyServer,
         endpoint: (log, overrides = {}, limits) =>
-          v1Endpoint(() => createProxyServer(core, { ...options, ...overrides }), log, limits),
+          v1Endpoint(
+            (settledOf) => createProxyServer(core, { ...options, ...overrides }, settledOf),
+            log,
+            limits,
+            core,
+          ),
         async serveStdio() {
           const served = await serveProxyStdio(createServer());
           return { closed: served.closed };
@@ -166,9 +171,10 @@ async function v2Generation(): Promise<ProxySdk> {
         endpoint: (log, overrides = {}, limits) =>
           v2Endpoint(
             core,
-            (serving) => createProxyServerV2(core, { ...options, ...overrides }, serving),
+            (serving, settled) => createProxyServerV2(core, { ...options, ...overrides }, serving, settled),
             log,
             limits,
+            { name: overrides.name ?? options.name, version: overrides.version ?? options.version },
           ),
         async serveStdio() {
           const served = serveProxyStdioV2(createServer);

@@ -34,7 +34,8 @@ export function proxyCapabilities(options: ProxyServerOptions): Record<string, o
   };
 }
 
-type Route = (core: ProxyCore, params: JsonObject, ctx: RequestContext) => Promise<JsonObject>;
+/** One method's handler over the core. */
+export type Route = (core: ProxyCore, params: JsonObject, ctx: RequestContext) => Promise<JsonObject>;
 
 /** The methods a downstream proxy server answers, given its options. */
 export function proxyRoutes(options: ProxyServerOptions): Array<[method: string, route: Route]> {
@@ -75,6 +76,18 @@ interface NotifyingServer {
   onclose?: (() => void) | undefined;
 }
 
+/** Connection servers whose sink knows the connection's scope (see {@link scopeLearned}). */
+const learned = new WeakSet<object>();
+
+/**
+ * Whether the connection of `server` (made with {@link connectionSink}) learned its scope from a
+ * request already: only then may a call skip the server's handlers (the v1 endpoint's fast path),
+ * since the first request must teach the sink its scope.
+ */
+export function scopeLearned(server: object | undefined): boolean {
+  return server !== undefined && learned.has(server);
+}
+
 /**
  * The sink of one connection's server (stdio, a 2025 session): the core's notifications go out on
  * the connection, log messages only when the server relays logs. The connection's scope is learned
@@ -108,6 +121,7 @@ export function connectionSink(
       try {
         sink.scope = core.scopeOf(ctx);
         sessionScoped = sink.scope === ctx.extra.sessionId;
+        learned.add(server);
       } catch {
         // no scope (yet): scoped notifications skip this connection
       }

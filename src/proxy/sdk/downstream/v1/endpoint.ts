@@ -8,8 +8,13 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
+import type { ProxyCore } from "../../../proxy-core.js";
+import { scopeLearned } from "../dispatch.js";
 import { type ReadBody, readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
+import { type PlainCall, plainResult, type SettledCall } from "../pass-through.js";
 import { type EndpointLimits, SessionTable } from "../sessions.js";
+import { cancelledId, passThroughCallV1, sseAnswer } from "./pass-through.js";
+import type { SettledLookup } from "./server.js";
 
 function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, {
@@ -50,7 +55,10 @@ async function forward(
 
 /**
  * Sessions over SDK v1's Streamable HTTP transport: a POST without a session id opens one with a
- * fresh server from `createServer`; later requests name it in `Mcp-Session-Id`.
+ * fresh server from `createServer`; later requests name it in `Mcp-Session-Id`. With `core`, a plain
+ * `tools/call` of a pass-through tool on a session whose scope is known goes to the core without the
+ * session's transport and server (`pass-through.ts`); `createServer` gets the lookup of such calls'
+ * outcomes that its server answers with instead.
  *
  * @example
  * ```ts
@@ -58,10 +66,21 @@ async function forward(
  * ```
  */
 export function v1Endpoint(
-  createServer: () => Server,
+  createServer: (settledOf: SettledLookup) => Server,
   log?: (line: string) => void,
   limits: EndpointLimits = {},
+  core?: ProxyCore,
 ): McpEndpoint {
+  /** Each session's server. */
+  const servers = new WeakMap<WebStandardStreamableHTTPServerTransport, Server>();
+  /** Fast-path calls in progress per session, by request id: cancelled by the client, or by the session's end. */
+  const running = new WeakMap<
+    WebStandardStreamableHTTPServerTransport,
+    Map<string | number, AbortController>
+  >();
+  /** Outcomes of fast-path calls left to the session's server to answer, by session and request id. */
+  const settledCalls = new Map<string, SettledCall>();
+  const settledOf: SettledLookup = (sessionId, requestId) => settledCalls.get(`${sessionId}\n${requestId}`);
   const sessions = new SessionTable<WebStandardStreamableHTTPServerTransport>(limits, async (transport) => {
     log?.(`session ${transport.sessionId?.slice(0, 8)}… idle: closed`);
     await transport.close();
@@ -77,7 +96,21 @@ export function v1Endpoint(
         const existing = typeof sessionId === "string" ? sessions.find(sessionId, authInfo) : undefined;
         if (existing) {
           sessions.hold(sessionId as string, res);
-          await forward(existing, req, res, await readJsonBody(req), authInfo);
+          const body = await readJsonBody(req);
+          if (core && body !== undefined && "parsed" in body) {
+            const cancelled = cancelledId(body.parsed);
+            if (cancelled !== undefined) running.get(existing)?.get(cancelled)?.abort();
+            const call = passThroughCallV1(req, body.parsed);
+            if (
+              call !== undefined &&
+              scopeLearned(servers.get(existing)) &&
+              (await core.isPassThrough(call.name))
+            ) {
+              await passThrough(core, existing, sessionId as string, call, req, res, body, authInfo);
+              return;
+            }
+          }
+          await forward(existing, req, res, body, authInfo);
         } else refuse(res, 404, "Unknown session");
         return;
       }
@@ -102,12 +135,76 @@ export function v1Endpoint(
     },
   };
 
+  /**
+   * The fast path: the core runs the call (scope, adapters, in-flight count, error mapping all its
+   * own), cancelled like a call of the session's server (`notifications/cancelled`, the session's
+   * end); a plain result is written as the SDK's transport writes it, any other outcome goes to the
+   * session's server to validate and answer.
+   */
+  async function passThrough(
+    proxyCore: ProxyCore,
+    transport: WebStandardStreamableHTTPServerTransport,
+    sessionId: string,
+    call: PlainCall,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: ReadBody,
+    authInfo: ProxyAuthInfo | undefined,
+  ): Promise<void> {
+    const controller = new AbortController();
+    let calls = running.get(transport);
+    if (calls === undefined) {
+      calls = new Map();
+      running.set(transport, calls);
+    }
+    calls.set(call.id, controller);
+    const ctx = {
+      extra: { sessionId, authInfo, requestInfo: { headers: req.headers } },
+      signal: controller.signal,
+    };
+    let settled: SettledCall;
+    try {
+      settled = { result: await proxyCore.callTool(call.params, ctx) };
+    } catch (error) {
+      settled = { error };
+    } finally {
+      if (calls.get(call.id) === controller) calls.delete(call.id);
+    }
+    if (controller.signal.aborted) {
+      // Cancelled (the client said so, or the session ended): no answer, as the session's server
+      // sends none for a cancelled request; the stream just ends.
+      if (!res.headersSent)
+        res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": sessionId });
+      res.end();
+      return;
+    }
+    if ("result" in settled && plainResult(settled.result)) {
+      const text = sseAnswer(call.id, settled.result);
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+        "mcp-session-id": sessionId,
+        "content-length": Buffer.byteLength(text),
+      });
+      res.end(text);
+      return;
+    }
+    const key = `${sessionId}\n${call.id}`;
+    settledCalls.set(key, settled);
+    try {
+      await forward(transport, req, res, body, authInfo);
+    } finally {
+      settledCalls.delete(key);
+    }
+  }
+
   async function openSession(
     req: IncomingMessage,
     res: ServerResponse,
     authInfo: ProxyAuthInfo | undefined,
   ): Promise<void> {
-    const server = createServer();
+    const server = createServer(settledOf);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -115,7 +212,9 @@ export function v1Endpoint(
         log?.(`session ${id.slice(0, 8)}… opened`);
       },
     });
+    servers.set(transport, server);
     transport.onclose = () => {
+      for (const controller of running.get(transport)?.values() ?? []) controller.abort();
       const id = transport.sessionId;
       if (id && sessions.delete(id)) log?.(`session ${id.slice(0, 8)}… closed`);
     };

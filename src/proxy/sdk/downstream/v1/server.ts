@@ -27,6 +27,7 @@ import {
   proxyCapabilities,
   proxyRoutes,
 } from "../dispatch.js";
+import { replay, type SettledCall } from "../pass-through.js";
 import { ProgressRelay } from "../progress.js";
 
 export type { ProxyServerOptions } from "../dispatch.js";
@@ -49,15 +50,23 @@ const SCHEMAS: Record<string, unknown> = {
 
 type Extra = {
   signal: AbortSignal;
+  requestId: string | number;
   sessionId?: string | undefined;
   authInfo?: unknown;
   requestInfo?: unknown;
   sendNotification: (notification: never) => Promise<void>;
 };
 
+/** The settled outcome of a session's call the endpoint already ran (its fast path), by request id. */
+export type SettledLookup = (
+  sessionId: string | undefined,
+  requestId: string | number,
+) => SettledCall | undefined;
+
 /**
  * Makes one downstream MCP server on SDK v1 (one per session over HTTP) in front of a
- * {@link ProxyCore}.
+ * {@link ProxyCore}. `settledOf`: a `tools/call` the endpoint already ran answers with its outcome
+ * (see `v1/pass-through.ts`) instead of running again.
  *
  * @example
  * ```ts
@@ -65,7 +74,11 @@ type Extra = {
  * await server.connect(new StdioServerTransport());
  * ```
  */
-export function createProxyServer(core: ProxyCore, options: ProxyServerOptions): Server {
+export function createProxyServer(
+  core: ProxyCore,
+  options: ProxyServerOptions,
+  settledOf?: SettledLookup,
+): Server {
   const server = new Server(
     { name: options.name, version: options.version },
     {
@@ -75,7 +88,7 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
   );
   const { sink, learnScope } = connectionSink(core, server as never, options);
 
-  for (const [method, route] of proxyRoutes(options)) {
+  for (const [method, proxyRoute] of proxyRoutes(options)) {
     server.setRequestHandler(
       SCHEMAS[method] as never,
       (async (request: { params?: JsonObject }, raw: Extra) => {
@@ -94,6 +107,8 @@ export function createProxyServer(core: ProxyCore, options: ProxyServerOptions):
           ...relay.context(),
         };
         learnScope(ctx);
+        const settled = method === "tools/call" ? settledOf?.(raw.sessionId, raw.requestId) : undefined;
+        const route = settled === undefined ? proxyRoute : replay(settled);
         const result = await answer(core, route, params, ctx, relay);
         return result;
       }) as never,

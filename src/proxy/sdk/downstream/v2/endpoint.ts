@@ -22,12 +22,18 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { DEFAULT_LISTEN_STREAMS_PER_USER } from "../../../../internal/limits.js";
 import type { McpEndpoint, ProxyAuthInfo } from "../../../http-host.js";
 import type { ProxyCore } from "../../../proxy-core.js";
-import type { DownstreamSink } from "../../../types.js";
-import { readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
+import type { DownstreamSink, RequestContext } from "../../../types.js";
+import { type ReadBody, readJsonBody, webRequest, writeWebResponse } from "../node-glue.js";
+import { type PlainCall, plainResult, type SettledCall } from "../pass-through.js";
 import { type EndpointLimits, SessionTable, userOf } from "../sessions.js";
+import { passThroughCall, resultBody } from "./pass-through.js";
 
-/** Makes the server of one request (`"request"`) or one connection (`"connection"`). */
-export type V2ServerFactory = (serving: "connection" | "request") => Server;
+/**
+ * Makes the server of one request (`"request"`) or one connection (`"connection"`); `settled`: the
+ * outcome of a `tools/call` already run, which the request's server answers with (see
+ * `createProxyServerV2`).
+ */
+export type V2ServerFactory = (serving: "connection" | "request", settled?: SettledCall) => Server;
 
 function refusal(status: number, message: string): Response {
   return Response.json(
@@ -69,7 +75,9 @@ interface Incoming {
 }
 
 /**
- * The v2 endpoint: 2026-07-28 statelessly, 2025-era clients on sessions.
+ * The v2 endpoint: 2026-07-28 statelessly, 2025-era clients on sessions. With `serverInfo` (the
+ * identity the servers announce), a plain 2026-07-28 `tools/call` of a pass-through tool is served
+ * without a per-request SDK server (`pass-through.ts`).
  *
  * @example
  * ```ts
@@ -82,13 +90,19 @@ export function v2Endpoint(
   createServer: V2ServerFactory,
   log?: (line: string) => void,
   limits: EndpointLimits = {},
+  serverInfo?: { name: string; version: string },
 ): McpEndpoint {
   const listenStreamsPerUser = limits.listenStreams ?? DEFAULT_LISTEN_STREAMS_PER_USER;
   const listening = new Map<string, number>();
-  const modern = createMcpHandler(() => createServer("request"), {
-    legacy: "reject",
-    onerror: (error) => log?.(`MCP: ${error.message}`),
-  });
+  /** Calls the fast path ran whose answer it leaves to the SDK, by the web request handed over. */
+  const settledCalls = new WeakMap<Request, SettledCall>();
+  const modern = createMcpHandler(
+    (context) => createServer("request", context.requestInfo && settledCalls.get(context.requestInfo)),
+    {
+      legacy: "reject",
+      onerror: (error) => log?.(`MCP: ${error.message}`),
+    },
+  );
   const listenSink: DownstreamSink = {
     listener: true,
     notify(method, params) {
@@ -188,12 +202,15 @@ export function v2Endpoint(
 
   /**
    * The web request of a Node one (see `node-glue.ts`): a JSON POST of a declared length is read and
-   * parsed here and goes body-less with its parsed body (the SDK would parse it up to three times:
-   * to classify it, to route it, to serve it); its text goes along when it is not JSON. The signal
-   * aborts when the client goes away before its answer is sent.
+   * parsed here (`body`) and goes body-less with its parsed body (the SDK would parse it up to three
+   * times: to classify it, to route it, to serve it); its text goes along when it is not JSON. The
+   * signal aborts when the client goes away before its answer is sent.
    */
-  async function incomingOf(req: IncomingMessage, signal: AbortSignal): Promise<Incoming | undefined> {
-    const body = await readJsonBody(req, true);
+  function incomingOf(
+    req: IncomingMessage,
+    body: ReadBody | undefined,
+    signal: AbortSignal,
+  ): Incoming | undefined {
     if (body === undefined) {
       const request = webRequest(req, true, signal);
       return request && { request };
@@ -204,6 +221,40 @@ export function v2Endpoint(
     }
     const request = webRequest(req, body.text ?? "", signal);
     return request && { request };
+  }
+
+  /**
+   * The fast path: the core runs the call (scope, adapters, in-flight count, error mapping all its
+   * own); a plain result is written here as the SDK would encode it, anything else (an error, a
+   * richer result) is handed to the SDK's server to validate and answer.
+   */
+  async function passThrough(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: PlainCall,
+    parsed: unknown,
+    authInfo: ProxyAuthInfo | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const ctx: RequestContext = {
+      extra: { authInfo, requestInfo: { headers: req.headers }, transport: "http" },
+      signal,
+    };
+    let settled: SettledCall;
+    try {
+      settled = { result: await core.callTool(call.params, ctx) };
+    } catch (error) {
+      settled = { error };
+    }
+    if ("result" in settled && plainResult(settled.result) && serverInfo) {
+      const text = resultBody(call.id, settled.result, serverInfo);
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    const request = webRequest(req, false, signal) as Request;
+    settledCalls.set(request, settled);
+    await writeWebResponse(await fetch({ request, parsed }, authInfo), res);
   }
 
   return {
@@ -241,7 +292,15 @@ export function v2Endpoint(
       res.once("close", () => {
         if (!res.writableFinished) controller.abort(new Error("The client went away"));
       });
-      const incoming = await incomingOf(req, controller.signal);
+      const body = await readJsonBody(req, true);
+      if (serverInfo && body !== undefined && "parsed" in body) {
+        const call = passThroughCall(req, body.parsed);
+        if (call !== undefined && (await core.isPassThrough(call.name))) {
+          await passThrough(req, res, call, body.parsed, authInfo, controller.signal);
+          return;
+        }
+      }
+      const incoming = incomingOf(req, body, controller.signal);
       if (incoming === undefined) {
         res.writeHead(405, { "content-type": "application/json", allow: "GET, POST, DELETE" });
         res.end(

@@ -22,6 +22,7 @@ import {
   proxyCapabilities,
   proxyRoutes,
 } from "../dispatch.js";
+import { replay, type SettledCall } from "../pass-through.js";
 import { ProgressRelay } from "../progress.js";
 
 /** The first protocol revision of the stateless era. */
@@ -38,7 +39,9 @@ const CACHE_HINTS: Record<string, { cacheScope: "private"; ttlMs: number }> = {
 };
 
 /**
- * Makes one downstream MCP server on SDK v2 in front of a {@link ProxyCore}.
+ * Makes one downstream MCP server on SDK v2 in front of a {@link ProxyCore}. `settled` (one request's
+ * server only): its `tools/call` answers with that outcome, so the SDK validates and encodes a
+ * call the endpoint already ran, exactly as if this server had run it.
  *
  * @example
  * ```ts
@@ -51,6 +54,7 @@ export function createProxyServerV2(
   core: ProxyCore,
   options: ProxyServerOptions,
   serving: "connection" | "request",
+  settled?: SettledCall,
 ): Server {
   const server = new Server(
     { name: options.name, version: options.version },
@@ -65,7 +69,8 @@ export function createProxyServerV2(
     return version !== undefined && version >= MODERN_ERA_FROM;
   };
 
-  for (const [method, route] of proxyRoutes(options)) {
+  for (const [method, proxyRoute] of proxyRoutes(options)) {
+    const route = settled !== undefined && method === "tools/call" ? replay(settled) : proxyRoute;
     const hint = CACHE_HINTS[method];
     server.setRequestHandler(
       method as never,
