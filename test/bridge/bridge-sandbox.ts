@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileBridgeOptions } from "../../src/bridge/options.js";
+import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
 
 export const scope = "session-1";
@@ -29,6 +30,9 @@ export function useBridgeSandbox(): void {
   });
 
   afterEach(async () => {
+    // A test may end while the bridge refills its pool of spare folders in the background (after a
+    // call's file is written): let that finish, or the removal can race a new folder (ENOTEMPTY).
+    await callFoldersRefilled(tmp);
     await rm(base, { recursive: true, force: true });
   });
 }

@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileSourceResolver } from "../../src/bridge/types.js";
+import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import * as scopeSource from "../../src/mcp/scope-source.js";
 import type { ScopeSource } from "../../src/scope/scope.js";
 
@@ -45,6 +46,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  await callFoldersRefilled(join(base, "tmp")); // no pool refill racing the removal
   await rm(base, { recursive: true, force: true });
 });
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { toToolErrorResult } from "../../src/errors/file-bridge-error.js";
+import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import { defaultScope } from "../../src/scope/scope.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { connect, errorCode, type Harness } from "../registry/support.js";
@@ -21,6 +22,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
+  await callFoldersRefilled(join(dir, "tmp")); // no pool refill racing the removal
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -29,6 +29,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   vi.restoreAllMocks();
+  await callFoldersRefilled(join(base, "tmp")); // no refill racing the removal
   await rm(base, { recursive: true, force: true });
 });
 

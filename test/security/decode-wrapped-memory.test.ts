@@ -17,6 +17,7 @@ import {
   planBase64,
 } from "../../src/bridge/sources/base64.js";
 import { parseDataUrl } from "../../src/bridge/sources/data-url.js";
+import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import { codeOf, codeOfSync, sha256 } from "../support/helpers.js";
 
 const MiB = 1024 * 1024;
@@ -32,6 +33,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "mfb-sec-wrapped-"));
 });
 afterEach(async () => {
+  await callFoldersRefilled(join(dir, "tmp")); // no pool refill racing the removal
   await rm(dir, { recursive: true, force: true });
 });
 
