@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import type { AdoptObject } from "../../storage/types.js";
 
 /**
@@ -217,8 +218,24 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       let handle: FileHandle;
       try {
         handle = await open(pathOf(id), "r+");
-        await handle.truncate(offset);
       } catch (error) {
+        source.resume();
+        return { written: 0, error };
+      }
+      try {
+        // Bytes past the offset (the tail of a write a crash cut) are cut off. Fewer bytes than the
+        // offset (a crash that lost written pages the record had counted) cannot be filled in: the
+        // upload is refused rather than continued over a hole.
+        const { size } = await handle.stat();
+        if (size < offset) {
+          throw new FileBridgeError(
+            "STORAGE_ERROR",
+            `The staged upload holds ${size} bytes, fewer than its offset ${offset}`,
+          );
+        }
+        if (size > offset) await handle.truncate(offset);
+      } catch (error) {
+        await handle.close().catch(() => undefined);
         source.resume();
         return { written: 0, error };
       }
