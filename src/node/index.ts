@@ -279,7 +279,10 @@ async function serveNativeUpload(
   }
   if (!answer) return false;
   try {
-    res.writeHead(answer.status, closeIfUnread(req, answer.headers));
+    res.writeHead(
+      answer.status,
+      closeIfUnread(req, withLength({ ...answer.headers }, answer.status, answer.text)),
+    );
     res.end(answer.text);
   } catch (error) {
     onError?.(error);
@@ -300,6 +303,22 @@ async function writeAnswer(
     onError?.(error);
     if (!res.destroyed) res.destroy();
   }
+}
+
+/**
+ * Gives an answer whose whole text is known its `Content-Length` (unless it has one, or its status
+ * has no body): Node would otherwise send it chunked, in more pieces, for the client to reassemble.
+ */
+function withLength<T extends Record<string, string | string[]>>(
+  headers: T,
+  status: number,
+  text: string,
+): T {
+  if (status < 200 || status === 204 || status === 304) return headers;
+  if (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined) {
+    (headers as Record<string, string>)["content-length"] = String(Buffer.byteLength(text));
+  }
+  return headers;
 }
 
 /** True when a `Connection` header value carries the `close` option. */
@@ -359,14 +378,16 @@ async function writeResponse(req: IncomingMessage, response: Response, res: Serv
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
   if (wantsClose(response.headers.get("connection"))) headers.connection = "close";
+  const bodyless = req.method === "HEAD" || response.body === null;
+  const text = bodyless ? undefined : takeResponseText(response);
+  if (text !== undefined) withLength(headers, response.status, text);
   res.writeHead(response.status, closeIfUnread(req, headers));
 
-  if (req.method === "HEAD" || response.body === null) {
+  if (bodyless) {
     res.end();
     await response.body?.cancel().catch(() => undefined);
     return;
   }
-  const text = takeResponseText(response);
   if (text !== undefined) {
     res.end(text);
     return;

@@ -156,6 +156,40 @@ describe("small uploads through the Node adapter", () => {
     expect(await strayFiles()).toEqual([]);
   });
 
+  it("sends whole answers with Content-Length, not chunked: an upload, a refusal, and a web-path text answer", async () => {
+    /** One request over a raw node:http client: the status, the raw headers and the body's bytes. */
+    const exchange = (url: string, method: string, body?: Buffer) =>
+      new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: number }>(
+        (resolve, reject) => {
+          const req = httpRequest(
+            url,
+            { method, headers: { "content-length": body?.length ?? 0 } },
+            (res) => {
+              let bytes = 0;
+              res.on("data", (chunk: Buffer) => {
+                bytes += chunk.length;
+              });
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes }));
+            },
+          );
+          req.on("error", reject);
+          req.end(body);
+        },
+      );
+    const bytes = randomBytes(1000);
+    const url = `${await ticket()}?filename=a.bin`;
+    const stored = await exchange(url, "PUT", bytes);
+    const reused = await exchange(url, "PUT", bytes);
+    // Not an upload PUT: answered on the web path, a text answer too.
+    const missing = await exchange(`${origin}/files/download/not-a-token`, "GET");
+    expect([stored.status, reused.status, missing.status]).toEqual([201, 410, 401]);
+    for (const answer of [stored, reused, missing]) {
+      expect(answer.headers["transfer-encoding"]).toBeUndefined();
+      expect(Number(answer.headers["content-length"])).toBe(answer.bytes);
+      expect(answer.bytes).toBeGreaterThan(0);
+    }
+  });
+
   it("refuses a reused ticket, a wrong digest and an over-size body with the same answers on both paths", async () => {
     const bytes = randomBytes(2048);
     const used = await ticket();
