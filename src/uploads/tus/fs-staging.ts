@@ -81,6 +81,12 @@ export interface TusStaging {
    * the crash): the upload continues from there.
    */
   size?(id: string): Promise<number | undefined>;
+  /**
+   * The bytes the staging object holds when that is fewer than `offset`, the recorded offset (a
+   * crash lost written pages the record had counted); `undefined` when it holds at least `offset`
+   * bytes or cannot tell. The upload then continues from the bytes that are there.
+   */
+  shortfall?(id: string, offset: number): Promise<number | undefined>;
 }
 
 /**
@@ -225,7 +231,8 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       try {
         // Bytes past the offset (the tail of a write a crash cut) are cut off. Fewer bytes than the
         // offset (a crash that lost written pages the record had counted) cannot be filled in: the
-        // upload is refused rather than continued over a hole.
+        // body is refused rather than written over a hole (the upload's owner reads the offset the
+        // file really has, see `shortfall`, and resumes from there).
         const { size } = await handle.stat();
         if (size < offset) {
           throw new FileBridgeError(
@@ -260,6 +267,15 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       return createReadStream(pathOf(id), { start: 0, end: length - 1, highWaterMark: 1 << 20 });
     },
     localPath: pathOf,
+    async shortfall(id, offset) {
+      try {
+        const { size } = await stat(pathOf(id));
+        return size < offset ? size : undefined;
+      } catch {
+        // Missing or unreadable: nothing to say here (a write reports it).
+        return undefined;
+      }
+    },
     async remove(id) {
       await rm(pathOf(id), { force: true });
       await rm(pathOf(id) + SIDECAR, { force: true });

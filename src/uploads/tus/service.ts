@@ -183,10 +183,17 @@ export async function ownedRecord(service: TusService, ticket: TusTicket, id: st
   ) {
     throw noSuchUpload();
   }
+  if (record.fileId !== undefined || record.parts) return record;
   // A replica that died mid-body may have staged more than it recorded (S3 parts): continue from there.
-  if (service.staging.size && record.fileId === undefined && !record.parts) {
+  if (service.staging.size) {
     const size = await service.staging.size(id);
     if (size !== undefined && size > record.offset) return { ...record, offset: size };
+  }
+  // A crash may have lost staged bytes the record counted (a local file's unwritten pages): continue
+  // from the bytes that are there; the running hash is read again from that prefix.
+  if (service.staging.shortfall && record.offset > 0) {
+    const held = await service.staging.shortfall(id, record.offset);
+    if (held !== undefined) return { ...record, offset: held };
   }
   return record;
 }
