@@ -98,8 +98,19 @@ export interface Row {
   baselineCpuSeconds?: Spread;
   oursMainCpuSeconds?: Spread;
   baselineMainCpuSeconds?: Spread;
+  /** Baseline busy CPU ÷ ours, per round (above 1: ours spent less CPU on the same work). */
+  cpuRatio?: Spread;
+  /**
+   * How much the baseline's own seconds varied between rounds (max ÷ min): above
+   * {@link UNSTEADY_SWING} the machine changed under the run, and the ratio says more about when a
+   * round ran than about the code.
+   */
+  baselineSwing: number;
   goal?: number;
 }
+
+/** A baseline whose slowest round took this many times its fastest marks the row unsteady. */
+export const UNSTEADY_SWING = 1.5;
 
 /**
  * Runs `ours` and `baseline` in alternating order for `rounds` rounds (ours first on odd rounds) and
@@ -142,6 +153,7 @@ export async function compare(
     ratio: spread(ratios),
     oursSeconds: spread(mine.map((s) => s.seconds)),
     baselineSeconds: spread(theirs.map((s) => s.seconds)),
+    baselineSwing: Math.max(...theirs.map((s) => s.seconds)) / Math.min(...theirs.map((s) => s.seconds)),
   };
   const oursPeak = peak(mine);
   const baselinePeak = peak(theirs);
@@ -156,6 +168,9 @@ export async function compare(
     baselineMainCpuSeconds: cpu(theirs, "mainCpuSeconds"),
   };
   for (const [key, value] of Object.entries(cpus)) if (value) row[key as keyof typeof cpus] = value;
+  if (mine.every((s) => s.cpuSeconds) && theirs.every((s) => s.cpuSeconds !== undefined)) {
+    row.cpuRatio = spread(mine.map((m, i) => (theirs[i]?.cpuSeconds as number) / (m.cpuSeconds as number)));
+  }
   if (options.goal !== undefined) row.goal = options.goal;
   printRow(row);
   return row;
@@ -173,11 +188,17 @@ function printRow(row: Row): void {
   const cpu =
     ours && base
       ? `\n    server busy CPU s, median: ours ${ours.median.toFixed(3)}${main(row.oursMainCpuSeconds)}` +
-        ` · baseline ${base.median.toFixed(3)}${main(row.baselineMainCpuSeconds)}`
+        ` · baseline ${base.median.toFixed(3)}${main(row.baselineMainCpuSeconds)}` +
+        (row.cpuRatio ? ` · CPU ratio ${fmt(row.cpuRatio)}` : "")
+      : "";
+  const unsteady =
+    row.baselineSwing > UNSTEADY_SWING
+      ? `\n    unsteady: the baseline's own time varied ${row.baselineSwing.toFixed(1)}× between rounds` +
+        " (the machine changed under the run); read the CPU and a second run before the ratio"
       : "";
   console.log(
     `${row.name}\n    vs ${row.baseline}: ratio ${fmt(row.ratio)} (min/median/max)${goal}\n` +
-      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}${cpu}`,
+      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}${cpu}${unsteady}`,
   );
 }
 
