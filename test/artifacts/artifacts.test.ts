@@ -38,7 +38,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("Artifacts.capture", () => {

@@ -33,7 +33,7 @@ export function useBridgeSandbox(): void {
     // A test may end while the bridge refills its pool of spare folders in the background (after a
     // call's file is written): let that finish, or the removal can race a new folder (ENOTEMPTY).
     await callFoldersRefilled(tmp);
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 3 });
   });
 }
 

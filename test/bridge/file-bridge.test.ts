@@ -291,7 +291,7 @@ describe("start-up sweep", () => {
       expect(await new FileBridge({ tmpDir: on }).startupSweep).toBe(0); // once per folder and process
       expect(() => new FileBridge({ sweepOnStart: "yes" as never })).toThrow(/sweepOnStart/);
     } finally {
-      await rm(folder, { recursive: true, force: true });
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
     }
   });
 });

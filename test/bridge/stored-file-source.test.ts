@@ -14,7 +14,7 @@ beforeEach(async () => {
   base = await mkdtemp(join(tmpdir(), "fb-stored-"));
 });
 afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 3 });
 });
 
 const bytes = Buffer.from("bytes kept by a store");

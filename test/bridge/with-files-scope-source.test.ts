@@ -47,7 +47,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await callFoldersRefilled(join(base, "tmp")); // no pool refill racing the removal
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("a withFiles call normalizes its request context once", () => {

@@ -46,7 +46,7 @@ describe.runIf(browserAvailable())("tus clients in Chromium against the tus endp
     await proxy?.close();
     await server?.close();
     await browser?.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
   afterEach(async () => {
     await page?.close();

@@ -83,7 +83,7 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
     await proxy?.close();
     await server?.close();
     await browser?.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   function mcpServer(): McpServer {

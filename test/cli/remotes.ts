@@ -137,7 +137,7 @@ export async function startPiecesRemote(): Promise<Remote> {
     seen,
     async close() {
       await running.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }

@@ -38,7 +38,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => {
   await Promise.allSettled(clients.map((client) => client.close()));
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("code in the docs", () => {

@@ -30,7 +30,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 function routesWith(options: Partial<FileRoutesOptions>) {

@@ -32,7 +32,7 @@ afterEach(async () => {
   if (server) await close(server);
   server = undefined;
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** Starts a server for `mount`, then builds minter + routes for its origin. */

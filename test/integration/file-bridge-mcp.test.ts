@@ -85,7 +85,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await client.close();
   await server.close();
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function tempEntries(): Promise<string[]> {

@@ -23,7 +23,7 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
   await callFoldersRefilled(join(dir, "tmp")); // no pool refill racing the removal
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("registry URIs as tool arguments through FileBridge", () => {

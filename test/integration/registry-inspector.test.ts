@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await rm(home, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** Runs `mcp-inspector --cli` with the given arguments and parses its JSON output. */

@@ -131,7 +131,7 @@ afterEach(async () => {
   await close(http);
   await registry.close();
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function connect(): Promise<{ client: Client; sessionId: string }> {

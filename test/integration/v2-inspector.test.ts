@@ -64,8 +64,8 @@ afterAll(async () => {
   await v1.close();
   await loose.close();
   await app.close();
-  await rm(home, { recursive: true, force: true });
-  await rm(dataDir, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true, maxRetries: 3 });
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("MCP Inspector CLI 2.x against the v2 example", () => {

@@ -76,7 +76,7 @@ afterAll(async () => {
         }),
     ),
   );
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("two stateless v2 replicas behind a round robin, one fsStore folder", () => {

@@ -30,7 +30,7 @@ beforeEach(async () => {
 afterEach(async () => {
   vi.restoreAllMocks();
   await callFoldersRefilled(join(base, "tmp")); // no refill racing the removal
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 3 });
 });
 
 const CALL_FOLDER = new RegExp(`/call-${process.pid}-[a-f0-9]{24}$`);

@@ -15,7 +15,7 @@ beforeEach(async () => {
   base = await mkdtemp(join(tmpdir(), "fb-tempdir-"));
 });
 afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("temp dirs", () => {

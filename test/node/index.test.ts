@@ -89,7 +89,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await close(server);
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /**

@@ -73,7 +73,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await close(server);
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function ticket(claims: Record<string, number> = {}): Promise<string> {

@@ -28,6 +28,6 @@ it("a fresh npm install leaves package-lock.json unchanged", { timeout: 120_000 
       "npm rewrote package-lock.json: run `npm install` and commit the lockfile",
     ).toBe(true);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   }
 });

@@ -101,7 +101,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** The calls a new user's client makes against the quick-start server started by `command args`. */

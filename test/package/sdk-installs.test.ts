@@ -100,7 +100,7 @@ describe("installed with SDK v2 only", () => {
   }, 180_000);
 
   afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it.each(["run.mjs", "run.cjs"])("runs the proxy on SDK v2 end to end (%s)", SLOW, async (script) => {
@@ -138,7 +138,7 @@ describe("installed with no SDK", () => {
   }, 180_000);
 
   afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it("the CLI says which packages to install, and exits 2", SLOW, async () => {

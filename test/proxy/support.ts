@@ -76,7 +76,7 @@ export async function tempDir(prefix: string): Promise<string> {
 }
 
 export async function removeDirs(...dirs: string[]): Promise<void> {
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
 }
 
 /** An SDK client over Streamable HTTP. */

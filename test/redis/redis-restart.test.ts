@@ -31,7 +31,7 @@ describeWithServices("Redis restart during calls", () => {
   });
   afterAll(async () => {
     server.process.kill("SIGKILL");
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it("calls fail fast with STORAGE_ERROR while Redis is down, and work again once it is back", async () => {

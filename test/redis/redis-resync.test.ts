@@ -85,7 +85,7 @@ describeWithServices("a replica cut off from Redis resyncs when it is back (issu
   });
   afterAll(async () => {
     server.process.kill("SIGKILL");
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   /** Two replicas on one shared store, each with its own feed (and optionally its own Redis URL). */

@@ -67,7 +67,7 @@ afterEach(async () => {
     await close(server);
     await state.close?.();
   }
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describeWithServices("tus across replicas on a real redis-server", () => {

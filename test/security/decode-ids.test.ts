@@ -60,7 +60,7 @@ describe("attack: predicting the next file id from the last one", () => {
       expect(guessable(ids)).toBe(0);
       expect([...ids].sort()).toEqual(ids);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     }
   });
 

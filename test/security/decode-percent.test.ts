@@ -26,7 +26,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "mfb-sec-percent-"));
 });
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** Runs `work` while a 1 ms interval timer measures the longest gap between its ticks. */

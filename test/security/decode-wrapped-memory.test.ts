@@ -34,7 +34,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await callFoldersRefilled(join(dir, "tmp")); // no pool refill racing the removal
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** MIME-style base64: lines of 76 characters ending in CRLF. */

@@ -36,7 +36,7 @@ describe("attack: DNS rebinding against a loopback example server", () => {
   });
   afterAll(async () => {
     await app.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it("refuses a foreign Host with 403 on MCP and file routes alike, and a foreign Origin on both", async () => {

@@ -16,7 +16,7 @@ let dir: string | undefined;
 afterEach(async () => {
   if (running) await close(running.server);
   running = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   dir = undefined;
 });
 

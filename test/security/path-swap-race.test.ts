@@ -29,7 +29,7 @@ while (Date.now() < until) {
     } else {
       const link = root + "/.l" + n, dir = root + "/.d" + n;
       fs.symlinkSync(outside, link);
-      fs.rmSync(root + "/dir", { recursive: true, force: true });
+      fs.rmSync(root + "/dir", { recursive: true, force: true, maxRetries: 3 });
       fs.renameSync(link, root + "/dir");
       fs.mkdirSync(dir); fs.writeFileSync(dir + "/secret.txt", "INSIDE");
       fs.rmSync(root + "/dir", { force: true });
@@ -69,7 +69,7 @@ describe.skipIf(process.platform === "win32")("attack: symlink swapped between c
 
   afterAll(async () => {
     for (const child of children) child.kill("SIGKILL");
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 3 });
   });
 
   const allowed = (path: string) => isPathInside(path, root);

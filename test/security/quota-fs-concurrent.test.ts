@@ -31,7 +31,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await Promise.all(stores.splice(0).map((store) => store.close?.()));
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 function open(quota: { maxBytesPerScope?: number; maxFilesPerScope?: number }): FsFileStore {

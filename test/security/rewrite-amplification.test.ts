@@ -29,7 +29,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function tempBytes(): Promise<number> {

@@ -48,7 +48,7 @@ describe.skipIf(process.platform === "win32")("attack: a symlink at an artifact'
   });
   afterEach(async () => {
     await store.close?.();
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it("refuses a symlink planted at the output path: PATH_NOT_ALLOWED, nothing stored", async () => {
@@ -132,7 +132,7 @@ describe.skipIf(process.platform === "win32")("attack: output swapped to a symli
   });
   afterAll(async () => {
     for (const child of children) child.kill("SIGKILL");
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it("stores the secret 0 times (at most 1,500 captures or 6 s)", async () => {

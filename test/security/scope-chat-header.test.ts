@@ -48,7 +48,7 @@ describe("attack: X-Chat-Id without credentials for that chat", () => {
   afterAll(async () => {
     await Promise.allSettled(clients.map((client) => client.close()));
     await app.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   async function connect(headers: Record<string, string>): Promise<Client> {

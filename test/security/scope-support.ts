@@ -123,7 +123,7 @@ export async function startScopeServer(options: { stateless?: boolean } = {}): P
       await close(http);
       await registry.close();
       await store.close?.();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }

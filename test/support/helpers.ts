@@ -41,8 +41,8 @@ function buildAndSwap(): void {
     if (existsSync(join(repoRoot, "dist"))) renameSync(join(repoRoot, "dist"), old);
     renameSync(fresh, join(repoRoot, "dist"));
   } finally {
-    rmSync(fresh, { recursive: true, force: true });
-    rmSync(old, { recursive: true, force: true });
+    rmSync(fresh, { recursive: true, force: true, maxRetries: 3 });
+    rmSync(old, { recursive: true, force: true, maxRetries: 3 });
   }
 }
 
@@ -62,14 +62,14 @@ export function ensureBuilt(): void {
       // Another test process is building: wait for it, then look again. A lock left by a killed
       // process (older than any build takes) is removed.
       const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 5 * 60_000) rmSync(lock, { recursive: true, force: true });
+      if (age > 5 * 60_000) rmSync(lock, { recursive: true, force: true, maxRetries: 3 });
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
       continue;
     }
     try {
       if (!builtAndFresh()) buildAndSwap();
     } finally {
-      rmSync(lock, { recursive: true, force: true });
+      rmSync(lock, { recursive: true, force: true, maxRetries: 3 });
     }
     return;
   }

@@ -81,6 +81,6 @@ export async function startHttpsOrigin(
       },
     };
   } finally {
-    await rm(certDir, { recursive: true, force: true });
+    await rm(certDir, { recursive: true, force: true, maxRetries: 3 });
   }
 }

@@ -53,7 +53,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function tempEntries(folder: string): Promise<string[]> {

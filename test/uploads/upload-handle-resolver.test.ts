@@ -47,7 +47,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await store.close?.();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function uploadWith(ticket: UploadTicket, files: Array<[string, Uint8Array]>): Promise<Response> {

@@ -26,7 +26,7 @@ beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "fb-download-url-"));
 });
 afterEach(async () => {
-  await rm(tmp, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("https.downloadOrigins options", () => {

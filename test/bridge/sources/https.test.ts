@@ -15,7 +15,7 @@ beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "fb-https-"));
 });
 afterEach(async () => {
-  await rm(tmp, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("https:// refusals (no connection is made)", () => {

@@ -68,11 +68,11 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
       context,
       close: async () => {
         await context.close().catch(() => {});
-        await rm(userDataDir, { recursive: true, force: true });
+        await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
       },
     };
   } catch (error) {
-    await rm(userDataDir, { recursive: true, force: true });
+    await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
     throw error;
   }
 }

@@ -86,7 +86,7 @@ export async function startFileServer(options: FileServerOptions = {}): Promise<
     files: async (scope) => (await store.list(scope)).files,
     close: async () => {
       await close(server);
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
   const handler = toNodeHandler(async (request) => {

@@ -157,7 +157,7 @@ export function removeStaleHomes(root = tmpdir()): string[] {
     const pid = /^(\d+)-/.exec(name.slice(HOME_PREFIX.length))?.[1];
     const stale = pid !== undefined ? !alive(Number(pid)) : Date.now() - statSync(path).mtimeMs > 3_600_000;
     if (!stale) continue;
-    rmSync(path, { recursive: true, force: true });
+    rmSync(path, { recursive: true, force: true, maxRetries: 3 });
     removed.push(path);
   }
   return removed;
@@ -170,13 +170,13 @@ export function removeStaleHomes(root = tmpdir()): string[] {
 export async function tempHome(): Promise<{ home: string; remove: () => Promise<void> }> {
   removeStaleHomes();
   const home = await mkdtemp(join(tmpdir(), `${HOME_PREFIX}${process.pid}-`));
-  const onExit = () => rmSync(home, { recursive: true, force: true });
+  const onExit = () => rmSync(home, { recursive: true, force: true, maxRetries: 3 });
   process.once("exit", onExit);
   return {
     home,
     remove: async () => {
       process.off("exit", onExit);
-      await rm(home, { recursive: true, force: true });
+      await rm(home, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }

@@ -118,7 +118,7 @@ export async function startShimRemote(): Promise<ShimRemote> {
     mcpUrl: running.mcpUrl.href,
     async close() {
       await running.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }

@@ -108,7 +108,7 @@ export async function filesApp(
     async close() {
       await registry.close();
       await store.close?.();
-      if (!options.dir) await rm(dir, { recursive: true, force: true });
+      if (!options.dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }

@@ -27,7 +27,7 @@ async function codeBlock(doc: string, heading: string): Promise<string> {
 
 /** `tsc --strict` over the given files, `mcp-file-bridge` mapped to this package's source. */
 async function typecheck(files: Record<string, string>): Promise<{ code: number; output: string }> {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   await mkdir(dir, { recursive: true });
   for (const [name, source] of Object.entries(files)) await writeFile(join(dir, name), source);
   await writeFile(
@@ -87,7 +87,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe("user code against each SDK generation", { timeout: 180_000 }, () => {

@@ -89,7 +89,7 @@ export async function startTus(
     stagingFiles: () => filesUnder(stagingDir),
     async close() {
       await close(server);
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }

@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ours.close();
   await close(theirs.server);
-  await rm(theirs.dir, { recursive: true, force: true });
+  await rm(theirs.dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** Both endpoints, each a fresh creation URL. */
