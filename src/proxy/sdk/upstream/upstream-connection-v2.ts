@@ -105,7 +105,9 @@ export class UpstreamConnectionV2 extends ClientConnection<Client> {
   constructor(options: UpstreamConnectionV2Options) {
     super(options);
     const { target } = options;
-    this.#directUrl = "url" in target && options.directToolCalls !== false ? new URL(target.url) : undefined;
+    // (a URL that does not parse fails at connect, as before)
+    const direct = "url" in target && options.directToolCalls !== false && URL.canParse(target.url);
+    this.#directUrl = direct ? new URL(target.url) : undefined;
   }
 
   /** The protocol revision negotiated with the upstream (e.g. `"2026-07-28"`), once connected. */

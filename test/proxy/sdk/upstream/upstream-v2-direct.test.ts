@@ -13,8 +13,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/client";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { plainResult } from "../../../../src/proxy/sdk/upstream/direct-call.js";
 import { UpstreamConnectionV2 } from "../../../../src/proxy/sdk/upstream/upstream-connection-v2.js";
 import { type JsonObject, RpcError, UpstreamUnavailableError } from "../../../../src/proxy/types.js";
 import { rejectionOf, waitUntil } from "../../../support/helpers.js";
@@ -70,8 +72,12 @@ const result = (id: number, value: unknown) => ({ jsonrpc: "2.0", id, result: va
 const complete = (value: JsonObject) => ({ ...value, resultType: "complete" });
 const textResult = (text: string) => complete({ content: [{ type: "text", text }] });
 
+/** What `s_generated` answers (set by the property test). */
+let generated: unknown = {};
+
 /** The scripted answers, by tool name: what the front writes for request `id`. */
 const SCRIPTS: Record<string, (id: number, req: IncomingMessage, res: ServerResponse) => void> = {
+  s_generated: (id, _req, res) => json(res, 200, result(id, generated)),
   s_rpc_error: (id, _req, res) =>
     json(res, 200, { jsonrpc: "2.0", id, error: { code: -32042, message: "custom", data: { a: [1] } } }),
   s_rpc_error_no_data: (id, _req, res) =>
@@ -345,6 +351,69 @@ describe("outcomes settled directly (no SDK request)", { timeout: 30_000 }, () =
     const { outcome, sdkRequests } = await both(name);
     expect(outcome).toMatchObject({ ok: false, kind: "RpcError", ...expected });
     expect(sdkRequests).toBe(0);
+  });
+});
+
+/** Members in any order. */
+const shuffled = (entries: Array<[string, unknown]>) =>
+  fc.shuffledSubarray(entries, { minLength: entries.length }).map((e) => Object.fromEntries(e));
+
+const textBlock = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ type: fc.constant("text"), text: fc.string() }) },
+  { weight: 1, arbitrary: fc.record({ type: fc.constant("text"), text: fc.string(), x: fc.jsonValue() }) },
+  { weight: 1, arbitrary: fc.constant({ type: "text", text: "a", annotations: { priority: 1 } }) },
+);
+const block = fc.oneof(
+  { weight: 10, arbitrary: textBlock },
+  { weight: 1, arbitrary: fc.constant({ type: "image", data: "aGk=", mimeType: "image/png" }) },
+  { weight: 1, arbitrary: fc.constant({ type: "text" }) },
+);
+const metaKey = fc.constantFrom(
+  "io.modelcontextprotocol/serverInfo",
+  "io.modelcontextprotocol/other",
+  "example.com/a",
+  "b",
+);
+const meta = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.dictionary(metaKey, fc.oneof(fc.jsonValue(), fc.constant({ name: "s", version: "1" }))),
+  },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constant("m") },
+);
+/** A tools/call result: mostly plain, sometimes not, members in any order. */
+const toolResult = fc
+  .record(
+    {
+      content: fc.oneof({ weight: 12, arbitrary: fc.array(block, { maxLength: 3 }) }, fc.constant("c")),
+      structuredContent: fc.jsonValue(),
+      isError: fc.oneof({ weight: 8, arbitrary: fc.boolean() }, fc.constant("yes")),
+      _meta: meta,
+      resultType: fc.oneof({ weight: 12, arbitrary: fc.constant("complete") }, fc.constant("other")),
+      extra: fc.jsonValue(),
+    },
+    { requiredKeys: [] },
+  )
+  .chain((value) => shuffled(Object.entries(value)));
+
+describe("generated results (property)", { timeout: 120_000 }, () => {
+  it("come back alike both ways; the plain ones without an SDK request", async () => {
+    const seen = { plain: 0, other: 0 };
+    await fc.assert(
+      fc.asyncProperty(toolResult, async (value) => {
+        generated = value;
+        const { outcome, sdkRequests } = await both("s_generated");
+        expect(sdkRequests).toBe(plainResult(value) ? 0 : 1);
+        seen[plainResult(value) ? "plain" : "other"]++;
+        if (!direct.connected) await direct.connect();
+        if (!sdk.connected) await sdk.connect();
+        return outcome !== undefined;
+      }),
+      { numRuns: 150 },
+    );
+    expect(seen.plain).toBeGreaterThan(10);
+    expect(seen.other).toBeGreaterThan(10);
   });
 });
 
