@@ -259,20 +259,19 @@ async function handOver(
 ): Promise<JsonObject> {
   const internals = client as unknown as ClientInternals;
   const token = http.hold(sent.body, sent.held);
-  const next = internals._requestMessageId;
-  let pending: Promise<unknown>;
-  internals._requestMessageId = sent.id;
   try {
-    pending = client.request(sent.request as never, RAW_RESULT, {
-      ...(signal ? { signal } : {}),
-      timeout: Math.max(timeout, 1),
-      headers: { [HELD_ANSWER_HEADER]: token },
-    });
-  } finally {
-    internals._requestMessageId = next;
-    if (internals._requestMessageId <= sent.id) internals._requestMessageId = sent.id + 1;
-  }
-  try {
+    const next = internals._requestMessageId;
+    let pending: Promise<unknown>;
+    internals._requestMessageId = sent.id;
+    try {
+      pending = client.request(sent.request as never, RAW_RESULT, {
+        ...(signal ? { signal } : {}),
+        timeout: Math.max(timeout, 1),
+        headers: { [HELD_ANSWER_HEADER]: token },
+      });
+    } finally {
+      internals._requestMessageId = Math.max(next, sent.id + 1);
+    }
     return withoutEnvelope((await pending) as JsonObject);
   } finally {
     http.release(token);
