@@ -17,7 +17,7 @@
  * `fetch` is answered with what arrived ({@link NodeFetch.hold}), so the SDK decides what it means.
  * Nothing is sent twice.
  *
- * The client's and transport's members used here are internal to the SDK; `directCalls` checks
+ * The client's and transport's members used here are internal to the SDK; `directCallsPossible` checks
  * that they are there and the call goes the SDK way when they are not.
  */
 import {
