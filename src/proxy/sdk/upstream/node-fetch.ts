@@ -23,8 +23,49 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 /** A `fetch` over `node:http`, and the agents to close with the connection. */
 export interface NodeFetch {
   fetch: typeof fetch;
+  /**
+   * POSTs `body` to `url` with exactly `headers` (a `content-length` is added) on the same agents,
+   * without a web `Response`: a 200 JSON answer is read whole, a 200 SSE answer as far as
+   * `oneEventAsJson` would (see {@link PostAnswer}). Rejects as this `fetch` does: with the abort
+   * reason when `signal` aborts before the answer, with `fetch failed` when the request fails (never
+   * sent twice).
+   */
+  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostAnswer>;
+  /**
+   * Keeps `answer` for the next call of this `fetch` whose request carries the header
+   * {@link HELD_ANSWER_HEADER} with the token returned: that call sends nothing and is answered with
+   * it (its body must be `body`). The header is removed from any request that carries it.
+   */
+  hold(body: string, answer: HeldAnswer): string;
+  /** Drops a held answer that no `fetch` took (a response is destroyed). */
+  release(token: string): void;
   /** Closes the kept-alive sockets (requests in progress end). */
   close(): void;
+}
+
+/**
+ * The request header naming a held answer (see {@link NodeFetch.hold}); it never leaves the process.
+ */
+export const HELD_ANSWER_HEADER = "x-mcp-file-bridge-held-answer";
+
+/**
+ * What a request sent with {@link NodeFetch.post} got, to hand to a `fetch` caller later: the
+ * failure it rejects with, or the `Response` it resolves with (made once; `onDone` runs when its body
+ * is over), which `discard` destroys when no one takes it.
+ */
+export type HeldAnswer =
+  | { error: unknown }
+  | { response(onDone: () => void): Response; discard(reason?: unknown): void };
+
+/** What {@link NodeFetch.post} answers. */
+export interface PostAnswer {
+  /**
+   * The JSON text of a 200 answer: the whole `application/json` body, or the data of a one-event SSE
+   * body that `oneEventAsJson` turns into JSON. Absent for every other answer.
+   */
+  json?: string;
+  /** The `Response` this `fetch` would have resolved with, for a caller that takes it from here. */
+  held: Extract<HeldAnswer, { response: unknown }>;
 }
 
 /** Options of {@link nodeFetch}. */
@@ -139,6 +180,10 @@ function isEventStream(res: IncomingMessage): boolean {
   return /^text\/event-stream\s*(;|$)/i.test(res.headers["content-type"] ?? "");
 }
 
+function isJson(res: IncomingMessage): boolean {
+  return /^application\/json\s*(;|$)/i.test(res.headers["content-type"] ?? "");
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
@@ -159,6 +204,7 @@ function webResponse(
   method: string,
   onDone: () => void,
   prefix: Buffer[] = [],
+  failedWith?: unknown,
 ): Response {
   const init = responseInit(res);
   const { status } = init;
@@ -191,7 +237,7 @@ function webResponse(
       });
       res.once("error", fail);
       // closed before its end (the socket went away, or the request was aborted): the stream fails
-      if (res.destroyed) fail(new Error("other side closed"));
+      if (res.destroyed) fail(failedWith ?? new Error("other side closed"));
       else res.once("close", () => fail(new Error("other side closed")));
     },
     pull() {
@@ -206,16 +252,16 @@ function webResponse(
   return new Response(body, init);
 }
 
+/** Makes the `Response` of an answer, once, with the `onDone` of the `fetch` that hands it out. */
+type MakeResponse = (onDone: () => void) => Response;
+
 /**
  * The answer to a POST whose SSE body may be one JSON-RPC response: its first chunks are read, and
- * when the body ends in the same turn as one response event it becomes an `application/json` answer;
- * otherwise the stream goes on as it is (what was read first, then the rest as it arrives).
+ * when the body ends in the same turn as one response event it becomes an `application/json` answer
+ * (`data`: the event's JSON); otherwise the stream goes on as it is (what was read first, then the
+ * rest as it arrives).
  */
-function oneEventOrStream(
-  res: IncomingMessage,
-  onDone: () => void,
-  answer: (response: Response) => void,
-): void {
+function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, data?: string) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let turn: NodeJS.Immediate | undefined;
@@ -229,20 +275,25 @@ function oneEventOrStream(
     res.off("close", onClose);
     const data = ended ? oneResponseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
     if (data !== undefined) {
-      onDone();
-      const init = responseInit(res);
-      init.headers.set("content-type", "application/json");
-      init.headers.delete("content-length");
-      answer(new Response(data, init));
+      const make = (onDone: () => void) => {
+        onDone();
+        const init = responseInit(res);
+        init.headers.set("content-type", "application/json");
+        init.headers.delete("content-length");
+        return new Response(data, init);
+      };
+      answer(make, data);
       return;
     }
     if (ended) {
-      onDone();
-      answer(new Response(Buffer.concat(chunks, size), responseInit(res)));
+      answer((onDone) => {
+        onDone();
+        return new Response(Buffer.concat(chunks, size), responseInit(res));
+      });
       return;
     }
     res.pause();
-    answer(webResponse(res, "POST", onDone, chunks));
+    answer((onDone) => webResponse(res, "POST", onDone, chunks));
   };
   const onData = (chunk: Buffer) => {
     chunks.push(chunk);
@@ -255,6 +306,45 @@ function oneEventOrStream(
   res.on("data", onData);
   res.once("end", onEnd);
   res.once("close", onClose);
+}
+
+/**
+ * A 200 JSON answer read to its end (`text`: the body); a body cut before its end is answered as
+ * the stream it was, failing after what arrived.
+ */
+function wholeBody(res: IncomingMessage, answer: (make: MakeResponse, text?: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failure: unknown;
+  const settle = (ended: boolean) => {
+    res.off("data", onData);
+    res.off("end", onEnd);
+    res.off("close", onClose);
+    res.off("error", onError);
+    if (!ended) {
+      // as the stream would have failed had it been handed out at once
+      answer((onDone) => webResponse(res, "POST", onDone, chunks, failure));
+      return;
+    }
+    const body = Buffer.concat(chunks, size);
+    answer((onDone) => {
+      onDone();
+      return new Response(body, responseInit(res));
+    }, body.toString("utf8"));
+  };
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+  };
+  const onEnd = () => settle(true);
+  const onClose = () => settle(false);
+  const onError = (error: unknown) => {
+    failure = error;
+  };
+  res.on("data", onData);
+  res.once("end", onEnd);
+  res.once("close", onClose);
+  res.once("error", onError);
 }
 
 /**
@@ -302,7 +392,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         bodyStream = res;
         try {
           if (oneEvent && res.statusCode === 200 && isEventStream(res)) {
-            oneEventOrStream(res, done, resolve);
+            oneEventOrStream(res, (make) => resolve(make(done)));
             return;
           }
           resolve(webResponse(res, method, done));
@@ -330,7 +420,99 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     });
   }
 
+  function post(
+    url: URL,
+    headers: Record<string, string>,
+    text: string,
+    signal: AbortSignal,
+  ): Promise<PostAnswer> {
+    if (signal.aborted) return Promise.reject(abortReason(signal));
+    const body = Buffer.from(text);
+    headers["content-length"] = String(body.length);
+    const oneEvent =
+      typeof options.oneEventAsJson === "function"
+        ? options.oneEventAsJson(text)
+        : options.oneEventAsJson === true;
+    const secure = url.protocol === "https:";
+    return new Promise<PostAnswer>((resolve, reject) => {
+      let req: ClientRequest;
+      let settled = false;
+      let response: IncomingMessage | undefined;
+      const onAbort = () => {
+        const reason = abortReason(signal);
+        if (!settled) reject(reason);
+        settled = true;
+        req.destroy();
+        response?.destroy(reason instanceof Error ? reason : undefined);
+      };
+      const answer = (res: IncomingMessage, make: MakeResponse, json?: string) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        let made = false;
+        const held = {
+          response(onDone: () => void) {
+            made = true;
+            return make(onDone);
+          },
+          discard(reason?: unknown) {
+            if (!made) res.destroy(reason instanceof Error ? reason : undefined);
+          },
+        };
+        resolve(json === undefined ? { held } : { json, held });
+      };
+      const requestOptions = { method: "POST", headers, agent: secure ? agents.https : agents.http };
+      req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
+        response = res;
+        if (res.statusCode === 200 && oneEvent && isEventStream(res)) {
+          oneEventOrStream(res, (make, data) => answer(res, make, data));
+        } else if (res.statusCode === 200 && isJson(res)) {
+          wholeBody(res, (make, json) => answer(res, make, json));
+        } else {
+          res.pause();
+          answer(res, (onDone) => webResponse(res, "POST", onDone));
+        }
+      });
+      req.once("error", (error: NodeJS.ErrnoException) => {
+        if (response || settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        reject(fetchFailed(error));
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
+      req.end(body);
+    });
+  }
+
+  /** Answers kept by `hold`, by token. */
+  const held = new Map<string, { body: string; answer: HeldAnswer }>();
+  let tokens = 0;
+
+  /** A call carrying a held answer's token: answered with it, nothing sent. */
+  function heldAnswer(token: string, init: RequestInit): Promise<Response> {
+    const entry = held.get(token) as { body: string; answer: HeldAnswer };
+    held.delete(token);
+    const { answer } = entry;
+    const signal = init.signal ?? undefined;
+    if (init.body !== entry.body || signal?.aborted) {
+      if ("discard" in answer) answer.discard();
+      return Promise.reject(
+        signal?.aborted ? abortReason(signal) : new Error("a held answer's request was not the one sent"),
+      );
+    }
+    if ("error" in answer) return Promise.reject(answer.error);
+    const onAbort = () => answer.discard(abortReason(signal as AbortSignal));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    return Promise.resolve(answer.response(() => signal?.removeEventListener("abort", onAbort)));
+  }
+
   const nodeHttpFetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const headers = init?.headers;
+    const token = headers instanceof Headers ? headers.get(HELD_ANSWER_HEADER) : null;
+    if (token !== null) {
+      (headers as Headers).delete(HELD_ANSWER_HEADER);
+      if (held.has(token)) return heldAnswer(token, init as RequestInit);
+    }
     if (!servable(input, init)) return fetch(input, init);
     const url = input instanceof URL ? input : new URL(input);
     if (url.protocol !== "http:" && url.protocol !== "https:") return fetch(input, init);
@@ -339,6 +521,18 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
 
   return {
     fetch: nodeHttpFetch,
+    post,
+    hold(body, answer) {
+      const token = String(++tokens);
+      held.set(token, { body, answer });
+      return token;
+    },
+    release(token) {
+      const entry = held.get(token);
+      if (!entry) return;
+      held.delete(token);
+      if ("discard" in entry.answer) entry.answer.discard();
+    },
     close() {
       agents.http.destroy();
       agents.https.destroy();

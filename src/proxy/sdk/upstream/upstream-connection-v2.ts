@@ -19,7 +19,6 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { z } from "zod";
 import {
   type JsonObject,
   RPC,
@@ -28,6 +27,7 @@ import {
   type UpstreamRequestOptions,
 } from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
+import { directCallsPossible, directToolCall, RAW_RESULT } from "./direct-call.js";
 import type { NodeFetchOptions } from "./node-fetch.js";
 import {
   DEFAULT_CLIENT_INFO,
@@ -46,10 +46,15 @@ export interface UpstreamConnectionV2Options extends UpstreamConnectionOptions {
    * `"modern"` requires 2026-07-28 and fails to connect to anything else. @default "auto"
    */
   era?: "auto" | "legacy" | "modern";
+  /**
+   * Send a plain `tools/call` (no progress asked for) on a 2026-07-28 Streamable HTTP connection
+   * without the SDK client's request machinery: the same request on the same connection, with the
+   * same outcome (what is not a plain answer is handed to the client to decode). `false` sends every
+   * request through the client. @default true
+   */
+  directToolCalls?: boolean;
 }
 
-/** Accepts any result as it is (the SDK would otherwise drop unknown fields). */
-const RAW_RESULT = z.looseObject({});
 /** The 2026-07-28 revision a `"modern"` connection pins. */
 const MODERN_REVISION = "2026-07-28";
 /** Longest wait for the `server/discover` probe (a silent stdio server is a 2025 one). */
@@ -94,9 +99,15 @@ export class UpstreamConnectionV2 extends ClientConnection<Client> {
   #relistened = false;
   /** The listen stream of the client last forgotten, until `shutdown` closes it. */
   #retired: McpSubscription | undefined;
+  /** The upstream's URL when plain `tools/call`s may go direct (see `directToolCalls`). */
+  readonly #directUrl: URL | undefined;
 
   constructor(options: UpstreamConnectionV2Options) {
     super(options);
+    const { target } = options;
+    // (a URL that does not parse fails at connect, as before)
+    const direct = "url" in target && options.directToolCalls !== false && URL.canParse(target.url);
+    this.#directUrl = direct ? new URL(target.url) : undefined;
   }
 
   /** The protocol revision negotiated with the upstream (e.g. `"2026-07-28"`), once connected. */
@@ -224,6 +235,20 @@ export class UpstreamConnectionV2 extends ClientConnection<Client> {
       client.getProtocolEra() === "modern"
     ) {
       return await this.#subscribe(client, String(params?.uri), method === "resources/subscribe");
+    }
+    if (
+      method === "tools/call" &&
+      this.#directUrl !== undefined &&
+      params !== undefined &&
+      !options.onprogress &&
+      client.getProtocolEra() === "modern" &&
+      directCallsPossible(client, this.http)
+    ) {
+      const timeout = this.timeout(options);
+      return await directToolCall(client, this.http, this.#directUrl, params, {
+        signal: options.signal,
+        timeout,
+      });
     }
     const request = params === undefined ? { method } : { method, params };
     const result = (await client.request(request as never, RAW_RESULT, {

@@ -7,7 +7,12 @@ import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { nodeFetch, oneResponseEvent, safeToRepeat } from "../../../../src/proxy/sdk/upstream/node-fetch.js";
+import {
+  HELD_ANSWER_HEADER,
+  nodeFetch,
+  oneResponseEvent,
+  safeToRepeat,
+} from "../../../../src/proxy/sdk/upstream/node-fetch.js";
 
 let server: Server | undefined;
 const clients: Array<{ close(): void }> = [];
@@ -19,9 +24,13 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
 }
 
 function client(options: Parameters<typeof nodeFetch>[0] = {}) {
+  return made(options).fetch;
+}
+
+function made(options: Parameters<typeof nodeFetch>[0] = {}) {
   const made = nodeFetch(options);
   clients.push(made);
-  return made.fetch;
+  return made;
 }
 
 async function bodyOf(req: IncomingMessage): Promise<string> {
@@ -254,5 +263,73 @@ describe("a kept-alive socket reset under a request", () => {
     expect(safeToRepeat("POST", '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')).toBe(false);
     expect(safeToRepeat("POST", "not json")).toBe(false);
     expect(safeToRepeat("POST", "null")).toBe(false);
+  });
+});
+
+describe("nodeFetch post and held answers (the direct tools/call)", () => {
+  const RESPONSE = '{"jsonrpc":"2.0","id":1,"result":{}}';
+
+  it("post reads a 200 JSON answer whole; a held answer is served once to the fetch carrying its token", async () => {
+    let requests = 0;
+    const url = await serve(async (req, res) => {
+      requests++;
+      await bodyOf(req);
+      expect(req.headers[HELD_ANSWER_HEADER]).toBeUndefined();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(RESPONSE);
+    });
+    const http = made();
+    const answer = await http.post(url, { "x-a": "1" }, "{}", new AbortController().signal);
+    expect(answer.json).toBe(RESPONSE);
+    expect(requests).toBe(1);
+    const token = http.hold("{}", answer.held);
+    const init = () => ({
+      method: "POST",
+      body: "{}",
+      redirect: "manual" as const,
+      headers: new Headers({ [HELD_ANSWER_HEADER]: token }),
+    });
+    const held = await http.fetch(url, init());
+    expect(held.status).toBe(200);
+    expect(await held.text()).toBe(RESPONSE);
+    expect(requests).toBe(1);
+    // the token is used up: the next request carrying it is sent, without the header
+    const sent = await http.fetch(url, init());
+    expect(await sent.text()).toBe(RESPONSE);
+    expect(requests).toBe(2);
+  });
+
+  it("a held answer is refused to a request with another body; release destroys an unused one", async () => {
+    const url = await serve(async (req, res) => {
+      await bodyOf(req);
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.write("part");
+    });
+    const http = made();
+    const answer = await http.post(url, {}, "{}", new AbortController().signal);
+    expect(answer.json).toBeUndefined();
+    const token = http.hold("{}", answer.held);
+    const headers = new Headers({ [HELD_ANSWER_HEADER]: token });
+    await expect(
+      http.fetch(url, { method: "POST", body: "{ }", redirect: "manual", headers }),
+    ).rejects.toThrow(/not the one sent/);
+    const other = await http.post(url, {}, "{}", new AbortController().signal);
+    const unused = http.hold("{}", other.held);
+    http.release(unused);
+    await expect(other.held.response(() => undefined).text()).rejects.toThrow();
+  });
+
+  it("post rejects with the abort reason, and with fetch failed when nothing listens", async () => {
+    const url = await serve(() => undefined);
+    const http = made();
+    const controller = new AbortController();
+    const pending = http.post(url, {}, "{}", controller.signal);
+    controller.abort(new Error("stop"));
+    await expect(pending).rejects.toThrow("stop");
+    server?.close();
+    server?.closeAllConnections();
+    await expect(http.post(url, {}, "{}", new AbortController().signal)).rejects.toMatchObject({
+      message: "fetch failed",
+    });
   });
 });
