@@ -484,6 +484,17 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     });
   }
 
+  /** The held-answer token a request carries, in whatever form its headers come. */
+  function heldToken(headers: RequestInit["headers"]): string | undefined {
+    if (headers === undefined) return undefined;
+    if (headers instanceof Headers) return headers.get(HELD_ANSWER_HEADER) ?? undefined;
+    const entries = Array.isArray(headers) ? headers : Object.entries(headers);
+    for (const [name, value] of entries) {
+      if (name?.toLowerCase() === HELD_ANSWER_HEADER) return String(value);
+    }
+    return undefined;
+  }
+
   /** Answers kept by `hold`, by token. */
   const held = new Map<string, { body: string; answer: HeldAnswer }>();
   let tokens = 0;
@@ -507,11 +518,12 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
   }
 
   const nodeHttpFetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-    const headers = init?.headers;
-    const token = headers instanceof Headers ? headers.get(HELD_ANSWER_HEADER) : null;
-    if (token !== null) {
-      (headers as Headers).delete(HELD_ANSWER_HEADER);
+    const token = heldToken(init?.headers);
+    if (token !== undefined) {
+      // Its request was sent already (a `tools/call` is never sent twice): a token no longer held
+      // (used, released) fails the call instead of sending it again.
       if (held.has(token)) return heldAnswer(token, init as RequestInit);
+      return Promise.reject(new Error("a held answer's request was already answered"));
     }
     if (!servable(input, init)) return fetch(input, init);
     const url = input instanceof URL ? input : new URL(input);

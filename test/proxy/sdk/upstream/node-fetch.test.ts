@@ -293,9 +293,17 @@ describe("nodeFetch post and held answers (the direct tools/call)", () => {
     expect(held.status).toBe(200);
     expect(await held.text()).toBe(RESPONSE);
     expect(requests).toBe(1);
-    // the token is used up: the next request carrying it is sent, without the header
-    const sent = await http.fetch(url, init());
-    expect(await sent.text()).toBe(RESPONSE);
+    // the token is used up: a request carrying it again (in any header form) fails, and is not sent
+    await expect(http.fetch(url, init())).rejects.toThrow(/already answered/);
+    await expect(
+      http.fetch(url, { method: "POST", body: "{}", headers: { [HELD_ANSWER_HEADER]: token } }),
+    ).rejects.toThrow(/already answered/);
+    await expect(
+      http.fetch(url, { method: "POST", body: "{}", headers: [["X-MCP-File-Bridge-Held-Answer", token]] }),
+    ).rejects.toThrow(/already answered/);
+    expect(requests).toBe(1);
+    // a request without one is sent as usual
+    expect(await (await http.fetch(url, { method: "POST", body: "{}" })).text()).toBe(RESPONSE);
     expect(requests).toBe(2);
   });
 
