@@ -51,6 +51,9 @@ interface TransportInternals {
   onerror?: (error: Error) => void;
 }
 
+/** Set once a hand-over found the SDK client taking request ids later than `request()` returns. */
+let idsTakenLater = false;
+
 /** The options of one direct call: those `UpstreamConnectionV2` gives `client.request`. */
 export interface DirectCallOptions {
   signal?: AbortSignal;
@@ -70,7 +73,7 @@ function isObject(value: unknown): value is JsonObject {
  * that transport (so a held answer reaches it).
  */
 export function directCallsPossible(client: Client, http: NodeFetch): boolean {
-  if (!(client.transport instanceof StreamableHTTPClientTransport)) return false;
+  if (idsTakenLater || !(client.transport instanceof StreamableHTTPClientTransport)) return false;
   const transport = client.transport as unknown as TransportInternals;
   const internals = client as unknown as Partial<ClientInternals>;
   return (
@@ -269,6 +272,9 @@ async function handOver(
         timeout: Math.max(timeout, 1),
         headers: { [HELD_ANSWER_HEADER]: token },
       });
+      // An SDK that does not take the request's id at once (not 2.x as tested) would send another
+      // id: the held answer is refused to it (nothing is sent twice) and no call goes direct again.
+      if (internals._requestMessageId !== sent.id + 1) idsTakenLater = true;
     } finally {
       internals._requestMessageId = Math.max(next, sent.id + 1);
     }

@@ -634,3 +634,25 @@ describe("ending a call", { timeout: 30_000 }, () => {
     }
   });
 });
+
+// Last in this file: what it checks turns direct calls off for the rest of the process.
+describe("an SDK client that takes a request's id later than request() returns (not the tested 2.x)", () => {
+  it("the handed-over call fails without a second send, and no call goes direct after it", async () => {
+    const original = Client.prototype.request;
+    const late = vi.spyOn(Client.prototype, "request").mockImplementation(function (
+      this: Client,
+      ...args: Parameters<Client["request"]>
+    ) {
+      return Promise.resolve().then(() => original.apply(this, args)) as ReturnType<Client["request"]>;
+    });
+    const sentBefore = received.filter((r) => r.body.params.name === "image").length;
+    const failed = await rejectionOf(direct.request("tools/call", { name: "image", arguments: {} }));
+    late.mockRestore();
+    expect(failed).toBeInstanceOf(Error);
+    // the upstream saw the call once: the SDK's request with another id was refused, not sent
+    expect(received.filter((r) => r.body.params.name === "image").length - sentBefore).toBe(1);
+    const next = await call(direct, "echo", { text: "after" });
+    expect(next.outcome).toMatchObject({ ok: true, json: expect.stringContaining("echo: after") });
+    expect(next.sdkRequests).toBe(1);
+  });
+});
