@@ -7,6 +7,7 @@
 import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { releaseCallFolders } from "../internal/call-folders.js";
 import { durationToMs } from "../internal/duration.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
@@ -39,6 +40,9 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** `Symbol.asyncDispose`, or its registered stand-in where the runtime has none. */
+const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
 
 /**
  * Turns whatever a client sends as a "file" argument into a real local file ({@link ResolvedFile})
@@ -344,6 +348,32 @@ export class FileBridge {
   async sweep(options: SweepOptions = {}): Promise<number> {
     const olderThanMs = durationToMs(options.olderThan ?? DEFAULT_SWEEP_OLDER_THAN, "olderThan");
     return sweepCallDirs(this.tmpDir, { olderThanMs, now: this.#settings.now(), active: this.#active });
+  }
+
+  /**
+   * Lets the bridge's temp folder go quiet: waits for its background work (the start-up sweep, the
+   * refill of spare call folders) and removes the call folders kept ready between calls (spare ones,
+   * and emptied ones kept for a scope's next call). Files resolved and not yet disposed stay where
+   * they are. Call it when no call is running, before removing the temp folder yourself (a test's
+   * clean-up) or when a server shuts down; the bridge stays usable, and a later call makes what it
+   * needs again. Bridges on the same temp folder share these folders. Never rejects.
+   *
+   * @example
+   * ```ts
+   * const bridge = new FileBridge({ tmpDir });
+   * // … calls …
+   * await bridge.close();
+   * await rm(tmpDir, { recursive: true }); // nothing of the bridge is being made in it any more
+   * ```
+   */
+  async close(): Promise<void> {
+    await this.startupSweep;
+    await releaseCallFolders(this.tmpDir);
+  }
+
+  /** {@link close}, for `await using bridge = new FileBridge(...)`. */
+  async [asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   // ---------------------------------------------------------------------------------------------

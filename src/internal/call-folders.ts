@@ -155,6 +155,28 @@ export async function callFoldersRefilled(tmpDir: string): Promise<void> {
   await Promise.all([pool?.refill, pool?.discarding]);
 }
 
+/**
+ * Lets `tmpDir`'s pool go idle: waits for its refill and removals under way, then removes its spare
+ * folders and the emptied ones kept for reuse (a kept folder with anything in it goes with all of
+ * it). Folders of calls still running are not touched, and a later call starts the pool again. Never
+ * throws: what cannot be removed is left for the exit clean-up and the sweep.
+ */
+export async function releaseCallFolders(tmpDir: string): Promise<void> {
+  const pool = pools.get(tmpDir);
+  if (pool === undefined) return;
+  // A refill may end by starting no other, but removals may queue more: wait until both are quiet.
+  for (let settled = false; !settled; ) {
+    const { refill, discarding } = pool;
+    await Promise.all([refill, discarding]);
+    settled = pool.refill === undefined && pool.discarding === discarding;
+  }
+  for (const spare of pool.spare.splice(0)) discard(pool, spare.dir);
+  for (const kept of pool.reusable.values()) for (const spare of kept) discard(pool, spare.dir, true);
+  pool.reusable.clear();
+  pool.reusableCount = 0;
+  await pool.discarding;
+}
+
 /** How many spare (never used) folders `tmpDir`'s pool holds now. */
 export function spareCallFolders(tmpDir: string): number {
   return pools.get(tmpDir)?.spare.length ?? 0;
