@@ -81,6 +81,8 @@ export interface Sample {
   peakRssMiB?: number;
   cpuSeconds?: number;
   mainCpuSeconds?: number;
+  /** Full (mark-compact) garbage collections of the server during the round, when it counts them. */
+  majorGcs?: number;
 }
 
 /** What {@link compare} measured for one row. */
@@ -98,6 +100,9 @@ export interface Row {
   baselineCpuSeconds?: Spread;
   oursMainCpuSeconds?: Spread;
   baselineMainCpuSeconds?: Spread;
+  /** Full garbage collections of each side's server per round (servers of `_server.ts`). */
+  oursMajorGcs?: Spread;
+  baselineMajorGcs?: Spread;
   /** Baseline busy CPU ÷ ours, per round (above 1: ours spent less CPU on the same work). */
   cpuRatio?: Spread;
   /**
@@ -168,6 +173,10 @@ export async function compare(
     baselineMainCpuSeconds: cpu(theirs, "mainCpuSeconds"),
   };
   for (const [key, value] of Object.entries(cpus)) if (value) row[key as keyof typeof cpus] = value;
+  if (mine.every((s) => s.majorGcs !== undefined) && theirs.every((s) => s.majorGcs !== undefined)) {
+    row.oursMajorGcs = spread(mine.map((s) => s.majorGcs as number));
+    row.baselineMajorGcs = spread(theirs.map((s) => s.majorGcs as number));
+  }
   if (mine.every((s) => s.cpuSeconds) && theirs.every((s) => s.cpuSeconds !== undefined)) {
     row.cpuRatio = spread(mine.map((m, i) => (theirs[i]?.cpuSeconds as number) / (m.cpuSeconds as number)));
   }
@@ -191,6 +200,10 @@ function printRow(row: Row): void {
         ` · baseline ${base.median.toFixed(3)}${main(row.baselineMainCpuSeconds)}` +
         (row.cpuRatio ? ` · CPU ratio ${fmt(row.cpuRatio)}` : "")
       : "";
+  const gcs =
+    row.oursMajorGcs && row.baselineMajorGcs
+      ? `\n    full GCs per round (min/median/max): ours ${fmt(row.oursMajorGcs, 0)} · baseline ${fmt(row.baselineMajorGcs, 0)}`
+      : "";
   const unsteady =
     row.baselineSwing > UNSTEADY_SWING
       ? `\n    unsteady: the baseline's own time varied ${row.baselineSwing.toFixed(1)}× between rounds` +
@@ -198,7 +211,7 @@ function printRow(row: Row): void {
       : "";
   console.log(
     `${row.name}\n    vs ${row.baseline}: ratio ${fmt(row.ratio)} (min/median/max)${goal}\n` +
-      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}${cpu}${unsteady}`,
+      `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}${cpu}${gcs}${unsteady}`,
   );
 }
 
@@ -236,16 +249,30 @@ const CLOCK_TICKS = 100;
  * which depends far less on the machine's load than the seconds do.
  */
 export async function serverRound(server: Peer, run: () => Promise<number>): Promise<Sample> {
+  const gcs = await majorGcs(server);
   resetPeakRss(server.pid);
   const cpu = cpuSeconds(server.pid);
   const main = cpuSeconds(server.pid, server.pid);
   const seconds = await run();
-  return {
+  const sample: Sample = {
     seconds,
     peakRssMiB: peakRssMiB(server.pid),
     cpuSeconds: cpuSeconds(server.pid) - cpu,
     mainCpuSeconds: cpuSeconds(server.pid, server.pid) - main,
   };
+  const after = gcs === undefined ? undefined : await majorGcs(server);
+  if (gcs !== undefined && after !== undefined) sample.majorGcs = after - gcs;
+  return sample;
+}
+
+/** The full GCs a peer counted so far (`{"cmd": "gc"}`); `undefined` for a peer that does not count. */
+async function majorGcs(peer: Peer): Promise<number | undefined> {
+  try {
+    const { major } = await peer.ask({ cmd: "gc" });
+    return typeof major === "number" ? major : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resets a process's peak RSS to its current RSS (Linux `clear_refs` 5). */

@@ -5,7 +5,7 @@
  * switches the store's server-side-copy adoption on or off, `{"cmd": "commit-seconds"}` answers how
  * long the last commit took), `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
- * `{"cmd": "clean"}` (drop stored files), `{"cmd": "fresh", "round": name}` (go on in a new empty
+ * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor), `{"cmd": "fresh", "round": name}` (go on in a new empty
  * folder, removing nothing: `ours-fs`, `ours-memory`, `raw`) and `{"cmd": "prepare", "source": path}`
  * (store a file to download; replies with its download URL) on stdin.
  *
@@ -16,6 +16,7 @@ import { mkdir, rm, stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
 import { S3Client } from "@aws-sdk/client-s3";
 import { createFileRoutes } from "../src/http/create-file-routes.js";
@@ -33,6 +34,19 @@ import { BENCH_SECRET, servePeer } from "./_lib.js";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];
 const MAX_BYTES = 4 * 1024 * 1024 * 1024;
+
+/**
+ * Garbage collections of this process so far, by kind (`{"cmd": "gc"}` answers them): a server that
+ * falls into back-to-back full collections spends up to twice the CPU on the same upload.
+ */
+const gcCounts = { major: 0, minor: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gcCounts.major++;
+    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) gcCounts.minor++;
+  }
+}).observe({ entryTypes: ["gc"] });
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
@@ -223,6 +237,7 @@ await servePeer(
       return {};
     }
     if (command.cmd === "prepare") return { url: await prepare(String(command.source)) };
+    if (command.cmd === "gc") return { ...gcCounts };
     throw new Error(`unknown command ${JSON.stringify(command)}`);
   },
   async () => {
