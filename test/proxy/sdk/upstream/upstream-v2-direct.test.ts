@@ -20,6 +20,7 @@ import { plainResult } from "../../../../src/proxy/sdk/upstream/direct-call.js";
 import { UpstreamConnectionV2 } from "../../../../src/proxy/sdk/upstream/upstream-connection-v2.js";
 import { type JsonObject, RpcError, UpstreamUnavailableError } from "../../../../src/proxy/types.js";
 import { rejectionOf, waitUntil } from "../../../support/helpers.js";
+import { answerWithWebHandler } from "../../../support/web-handler-on-node.js";
 
 /** A `tools/call` the front received. */
 interface Received {
@@ -201,33 +202,7 @@ async function front(req: IncomingMessage, res: ServerResponse): Promise<void> {
       return;
     }
   }
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (typeof value === "string") headers.set(name, value);
-    else if (Array.isArray(value)) headers.set(name, value.join(", "));
-  }
-  const controller = new AbortController();
-  res.on("close", () => controller.abort());
-  const response = await handler.fetch(
-    new Request(`http://127.0.0.1${req.url ?? "/"}`, {
-      method: req.method ?? "GET",
-      headers,
-      signal: controller.signal,
-      ...(body.length > 0 && req.method !== "GET" ? { body } : {}),
-    }),
-  );
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  if (!response.body) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) res.write(next.value);
-  } catch {
-    // the client went away
-  }
-  res.end();
+  await answerWithWebHandler(req, res, body, (request) => handler.fetch(request));
 }
 
 let server: Server;
