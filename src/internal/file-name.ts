@@ -16,6 +16,18 @@ const RESERVED = /[<>:"|?*]/g;
 const DEVICE_NAME =
   /^(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3])\s*(\.|$)/i;
 
+/**
+ * A name every step of {@link sanitizeFileName} leaves as it is: ASCII letters, digits, `_`, `-`,
+ * and inside also `.` and spaces (no separator, control, reserved or non-ASCII character, nothing
+ * to trim at either end). Checked with the length and the device names, it skips the steps.
+ */
+const PLAIN_NAME = /^[\w-](?:[\w .-]*[\w-])?$/;
+
+/** True when {@link sanitizeFileName} would give `name` back unchanged (a plain, short name). */
+function isPlainName(name: string): boolean {
+  return name.length <= MAX_NAME_LENGTH && PLAIN_NAME.test(name) && !DEVICE_NAME.test(name);
+}
+
 function shorten(name: string, max: number): string {
   if (name.length <= max) return name;
   const dot = name.lastIndexOf(".");
@@ -35,6 +47,8 @@ function shorten(name: string, max: number): string {
  */
 export function sanitizeFileName(input: unknown, fallback: string = FALLBACK_NAME): string {
   if (typeof input !== "string") return fallback;
+  // Most names are plain (`report.pdf`): the regular expressions below would change nothing.
+  if (isPlainName(input)) return input;
   const lastSegment = input.split(/[/\\]/).pop() ?? "";
   const cleaned = lastSegment
     .normalize("NFC")
@@ -56,6 +70,8 @@ export function sanitizeFileName(input: unknown, fallback: string = FALLBACK_NAM
  */
 export function sanitizeRelativePath(input: unknown, fallback: string = FALLBACK_NAME): string {
   if (typeof input !== "string") return fallback;
+  // A plain name is one segment that its own sanitizing leaves as it is.
+  if (isPlainName(input)) return input;
   const segments = input
     .split(/[/\\]/)
     .filter((segment) => segment !== "." && segment !== "..")

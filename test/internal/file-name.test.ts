@@ -46,6 +46,58 @@ describe("sanitizeFileName", () => {
   });
 });
 
+/** The sanitizing steps without the plain-name shortcut: the shortcut must agree with them. */
+function sanitizeBySteps(input: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the same set sanitizeFileName strips
+  const control = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const cleaned = (input.split(/[/\\]/).pop() ?? "")
+    .normalize("NFC")
+    .replace(control, "")
+    .replace(/[<>:"|?*]/g, "_")
+    .replace(/^[.\s]+/, "")
+    .replace(/[.\s]+$/, "")
+    .trim();
+  if (cleaned.length === 0) return "file";
+  const device =
+    /^(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3])\s*(\.|$)/i;
+  const safe = device.test(cleaned) ? `_${cleaned}` : cleaned;
+  if (safe.length <= MAX_NAME_LENGTH) return safe;
+  const dot = safe.lastIndexOf(".");
+  const extension = dot > 0 && safe.length - dot <= 16 ? safe.slice(dot) : "";
+  let stem = safe.slice(0, MAX_NAME_LENGTH - extension.length);
+  const last = stem.charCodeAt(stem.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) stem = stem.slice(0, -1);
+  return stem + extension;
+}
+
+describe("sanitizeFileName plain-name shortcut", () => {
+  it("gives what the full steps give, for names near the plain ones (property)", () => {
+    const char = fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(..."aZ09_-. ") },
+      { weight: 1, arbitrary: fc.constantFrom(..."/\\\t\u0000<:*\u00e9\u202e") },
+    );
+    const name = fc.oneof(
+      fc.string({ unit: char, maxLength: 12 }),
+      fc.constantFrom("con", "NUL.txt", "com1 .log", "Lpt9", "aux-1", "a".repeat(MAX_NAME_LENGTH + 1)),
+      fc.string({ unit: char, minLength: MAX_NAME_LENGTH - 2, maxLength: MAX_NAME_LENGTH + 2 }),
+    );
+    fc.assert(
+      fc.property(name, (input) => {
+        expect(sanitizeFileName(input)).toBe(sanitizeBySteps(input));
+        if (!/[/\\]/.test(input)) expect(sanitizeRelativePath(input)).toBe(sanitizeBySteps(input));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("keeps plain names as they are, and still fixes device names", () => {
+    expect(sanitizeFileName("report 2024.v2.pdf")).toBe("report 2024.v2.pdf");
+    expect(sanitizeFileName("-x_")).toBe("-x_");
+    expect(sanitizeFileName("nul.txt")).toBe("_nul.txt");
+    expect(sanitizeRelativePath("COM1")).toBe("_COM1");
+  });
+});
+
 describe("sanitizeRelativePath", () => {
   it("keeps folders and drops dot segments", () => {
     expect(sanitizeRelativePath("a/b/c.txt")).toBe("a/b/c.txt");
