@@ -115,11 +115,32 @@ export function sniffMediaType(head: Uint8Array): string | null {
  * ```
  */
 export function chooseMediaType(declared: unknown, name: string, head?: Uint8Array): string {
-  const parsed = parseMediaType(declared);
-  if (parsed && parsed.essence !== OCTET_STREAM) {
-    return typeof declared === "string" ? normalizeMediaType(declared) : parsed.essence;
-  }
+  const chosen = typeof declared === "string" ? declaredChoice(declared) : null;
+  if (chosen !== null) return chosen;
   return mediaTypeFromName(name) ?? (head ? sniffMediaType(head) : null) ?? OCTET_STREAM;
+}
+
+/** Most declared types whose choice is kept; the cache is dropped whole when it is full. */
+const DECLARED_CACHE_LIMIT = 64;
+/** Longest declared type kept (a `Content-Type` is short; a long one is worked out each time). */
+const DECLARED_CACHE_LENGTH = 256;
+const declaredChoices = new Map<string, string | null>();
+
+/**
+ * The declared type as {@link chooseMediaType} takes it: normalized, or `null` when it does not
+ * parse or is `application/octet-stream`. Kept by its text: an upload chooses its type twice (the
+ * route, then the store), and uploads repeat a few `Content-Type` values.
+ */
+function declaredChoice(declared: string): string | null {
+  let chosen = declaredChoices.get(declared);
+  if (chosen === undefined) {
+    const parsed = parseMediaType(declared);
+    chosen = parsed && parsed.essence !== OCTET_STREAM ? normalizeMediaType(declared) : null;
+    if (declared.length > DECLARED_CACHE_LENGTH) return chosen;
+    if (declaredChoices.size >= DECLARED_CACHE_LIMIT) declaredChoices.clear();
+    declaredChoices.set(declared, chosen);
+  }
+  return chosen;
 }
 
 /** Lower-cases a media type's essence and keeps its parameters (`Text/Plain;charset=x` → `text/plain; charset=x`). *

@@ -70,6 +70,21 @@ describe("chooseMediaType", () => {
     expect(chooseMediaType("application/octet-stream", "scan", png)).toBe("image/png");
     expect(chooseMediaType("not a type", "scan", Buffer.from("?"))).toBe(OCTET_STREAM);
   });
+
+  it("answers the same for a declared type it has seen before, also past its cache's size", () => {
+    for (let round = 0; round < 2; round++) {
+      expect(chooseMediaType("Text/Plain;Charset=UTF-8", "a.bin")).toBe("text/plain; charset=UTF-8");
+      expect(chooseMediaType("application/octet-stream", "a.csv")).toBe("text/csv");
+      expect(chooseMediaType("application/octet-stream", "scan", png)).toBe("image/png");
+      expect(chooseMediaType("not a type", "a.csv")).toBe("text/csv");
+      for (let i = 0; i < 100; i++) {
+        expect(chooseMediaType(`application/x-t${i}; v="a b"`, "a.csv")).toBe(`application/x-t${i}; v="a b"`);
+      }
+      const long = `text/plain; note="${"a ".repeat(150)}b"`;
+      expect(chooseMediaType(long, "a.bin")).toBe(long);
+      expect(chooseMediaType(`text/plain; note="${"x".repeat(1100)}"`, "a.csv")).toBe("text/csv");
+    }
+  });
 });
 
 describe("isTextualMediaType", () => {
