@@ -149,10 +149,7 @@ async function serve(
   fallbackOrigin: string,
   onError: ((error: unknown) => void) | undefined,
 ): Promise<void> {
-  const controller = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new FileBridgeError("ABORTED", "The client went away"));
-  });
+  const aborter = requestAborter(res);
 
   const method = (req.method ?? "GET").toUpperCase();
   if (FORBIDDEN_METHODS.has(method)) {
@@ -181,11 +178,11 @@ async function serve(
   }
 
   const native = method === "PUT" ? nodeUploadAnswer(handler) : undefined;
-  if (native && (await serveNativeUpload(native, req, res, controller, fallbackOrigin, onError))) return;
+  if (native && (await serveNativeUpload(native, req, res, aborter, fallbackOrigin, onError))) return;
 
   let request: Request;
   try {
-    request = toRequest(req, controller.signal, requestUrl(req, fallbackOrigin));
+    request = toRequest(req, aborter.signal, requestUrl(req, fallbackOrigin));
   } catch {
     // The request cannot be represented as a web `Request`: the client's fault, not the server's.
     res.writeHead(400, closeIfUnread(req, { "content-type": "text/plain; charset=utf-8" }));
@@ -219,6 +216,42 @@ async function serve(
   await writeAnswer(req, response, res, onError);
 }
 
+/**
+ * The abort side of one request: a signal that aborts when the client goes away (`res` closes before
+ * the answer was sent) or on `abort`, and `onAbort` listeners, called with its reason right after it
+ * aborted (the native upload path's {@link RequestView.onAbort}).
+ */
+interface RequestAborter {
+  readonly signal: AbortSignal;
+  abort(reason: unknown): void;
+  onAbort(listener: (reason: unknown) => void): () => void;
+}
+
+function requestAborter(res: ServerResponse): RequestAborter {
+  const controller = new AbortController();
+  const { signal } = controller;
+  let listeners: Set<(reason: unknown) => void> | undefined;
+  const abort = (reason: unknown) => {
+    if (signal.aborted) return;
+    controller.abort(reason);
+    if (listeners) for (const listener of [...listeners]) listener(signal.reason);
+  };
+  res.once("close", () => {
+    if (!res.writableFinished) abort(new FileBridgeError("ABORTED", "The client went away"));
+  });
+  return {
+    signal,
+    abort,
+    onAbort(listener) {
+      listeners ??= new Set();
+      listeners.add(listener);
+      return () => {
+        listeners?.delete(listener);
+      };
+    },
+  };
+}
+
 /** A header of a Node request as `Headers.get` gives it: every occurrence, joined with `, `. */
 function rawHeader(req: IncomingMessage, name: string): string | null {
   let value: string | null = null;
@@ -241,11 +274,11 @@ async function serveNativeUpload(
   native: NodeUploadAnswer,
   req: IncomingMessage,
   res: ServerResponse,
-  controller: AbortController,
+  aborter: RequestAborter,
   fallbackOrigin: string,
   onError: ((error: unknown) => void) | undefined,
 ): Promise<boolean> {
-  const signal = controller.signal;
+  const signal = aborter.signal;
   let url: URL;
   try {
     url = requestUrl(req, fallbackOrigin);
@@ -258,7 +291,8 @@ async function serveNativeUpload(
     url,
     signal,
     // The upload aborts its staging (timeout, body error) through this request's one controller.
-    abort: (reason) => controller.abort(reason),
+    abort: aborter.abort,
+    onAbort: aborter.onAbort,
     header: (name) => rawHeader(req, name.toLowerCase()),
     web: () => {
       web ??= toRequest(req, signal, url);

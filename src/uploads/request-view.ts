@@ -18,6 +18,13 @@ export interface RequestView {
    * instead of a second controller chained to it. Absent on a web `Request`, whose signal is not ours.
    */
   readonly abort?: (reason: unknown) => void;
+  /**
+   * Calls `listener` with {@link RequestView.signal}'s reason when it aborts from now on, and returns
+   * the function that stops listening. Present when the view owns the signal (the Node adapter's
+   * native path): a plain callback there, because an `addEventListener`/`removeEventListener` pair
+   * on an `AbortSignal` costs a few microseconds, a share of a small upload's whole cost.
+   */
+  readonly onAbort?: (listener: (reason: unknown) => void) => () => void;
   /** The web `Request` (on the Node path, built on first use). */
   web(): Request;
 }

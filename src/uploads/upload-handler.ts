@@ -32,7 +32,7 @@ import {
   ticketStateKey,
   uploadHandleOf,
 } from "./upload-handle.js";
-import { type StagedPart, stageRaw, type UploadLimits } from "./upload-staging.js";
+import { type StagedPart, type StagingControl, stageRaw, type UploadLimits } from "./upload-staging.js";
 
 const JSON_HEADERS = {
   "content-type": "application/json; charset=utf-8",
@@ -288,7 +288,7 @@ async function storeRequestFiles(
 
   // The staging stops through the request's own signal when the view can abort it (the Node
   // adapter's native path); else through a controller of its own that follows the request's.
-  let controller: Pick<AbortController, "signal" | "abort">;
+  let controller: StagingControl;
   let onAbort: (() => void) | undefined;
   /** Set when the staging was stopped from here (timeout, body error), not by the client. */
   let stopped = false;
@@ -300,6 +300,7 @@ async function storeRequestFiles(
         if (!request.signal.aborted) stopped = true;
         abortView(reason);
       },
+      onAbort: request.onAbort,
     };
   } else {
     const own = new AbortController();

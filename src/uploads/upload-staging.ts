@@ -31,10 +31,29 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 export const SMALL_BODY_BYTES = 16 * 1024;
 
 /**
+ * How an upload's staging is stopped (timeout, body error, client gone): the signal and `abort`,
+ * and, when the request view has one, its cheaper `onAbort` (see {@link RequestView.onAbort}).
+ */
+export type StagingControl = Pick<AbortController, "signal" | "abort"> & Pick<RequestView, "onAbort">;
+
+/**
+ * Calls `listener` with the signal's reason when the staging aborts from now on; returns the
+ * function that stops listening.
+ */
+function whenAborted(control: StagingControl, listener: (reason: unknown) => void): () => void {
+  if (control.onAbort) return control.onAbort(listener);
+  const { signal } = control;
+  const onAbort = () => listener(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
+}
+
+/**
  * Reads a body of `length` declared bytes whole. Fails when the body errors or ends early, or with
  * the signal's reason when it aborts (client gone, timeout); listeners are removed either way.
  */
-function readDeclared(body: Readable, length: number, signal: AbortSignal): Promise<Buffer> {
+function readDeclared(body: Readable, length: number, control: StagingControl): Promise<Buffer> {
+  const { signal } = control;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -43,7 +62,7 @@ function readDeclared(body: Readable, length: number, signal: AbortSignal): Prom
       body.off("end", onEnd);
       body.off("error", done);
       body.off("close", onClose);
-      signal.removeEventListener("abort", onAbort);
+      stopListening?.();
       if (bytes) resolve(bytes);
       else reject(error);
     };
@@ -56,12 +75,12 @@ function readDeclared(body: Readable, length: number, signal: AbortSignal): Prom
       else done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onClose = () => done(new FileBridgeError("ABORTED", "The request body ended early"));
-    const onAbort = () => done(signal.reason);
+    let stopListening: (() => void) | undefined;
     if (signal.aborted) {
-      onAbort();
+      done(signal.reason);
       return;
     }
-    signal.addEventListener("abort", onAbort, { once: true });
+    stopListening = whenAborted(control, done);
     body.on("data", onData);
     body.once("end", onEnd);
     body.once("error", done);
@@ -88,7 +107,7 @@ export async function stageRaw(
   request: RequestView,
   body: Readable,
   limits: UploadLimits,
-  controller: Pick<AbortController, "signal" | "abort">,
+  controller: StagingControl,
   fixedName: string | undefined,
   declaredLength?: number,
 ): Promise<StagedPart> {
@@ -114,7 +133,7 @@ export async function stageRaw(
     // A small body in one buffer (the length is framed by HTTP: an early end is an error). The
     // ticket was verified and claimed before this read, and nothing is stored until the store has it.
     try {
-      source = await readDeclared(body, declaredLength, controller.signal);
+      source = await readDeclared(body, declaredLength, controller);
     } catch (error) {
       if (bodyError !== undefined) {
         throw new FileBridgeError("ABORTED", "The request body ended early", { cause: bodyError });
