@@ -315,7 +315,8 @@ async function serveNativeUpload(
   try {
     res.writeHead(
       answer.status,
-      closeIfUnread(req, withLength({ ...answer.headers }, answer.status, answer.text)),
+      // A copy that `withLength` adds to: `Object.assign`, not a spread (see `withCorsRecord`).
+      closeIfUnread(req, withLength(Object.assign({}, answer.headers), answer.status, answer.text)),
     );
     res.end(answer.text);
   } catch (error) {
