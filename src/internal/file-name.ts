@@ -47,8 +47,15 @@ function shorten(name: string, max: number): string {
  */
 export function sanitizeFileName(input: unknown, fallback: string = FALLBACK_NAME): string {
   if (typeof input !== "string") return fallback;
-  // Most names are plain (`report.pdf`): the regular expressions below would change nothing.
-  if (isPlainName(input)) return input;
+  // Most names are plain (`report.pdf`): the steps would give them back unchanged.
+  return isPlainName(input) ? input : sanitizeFileNameSteps(input, fallback);
+}
+
+/**
+ * The steps of {@link sanitizeFileName}, run whatever the name (no plain-name shortcut). Exported
+ * for the test that holds the shortcut to them.
+ */
+export function sanitizeFileNameSteps(input: string, fallback: string = FALLBACK_NAME): string {
   const lastSegment = input.split(/[/\\]/).pop() ?? "";
   const cleaned = lastSegment
     .normalize("NFC")
