@@ -395,6 +395,11 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+// A client that has gone away (Gemini CLI exits before its MCP servers) leaves our stderr, and over
+// stdio our stdout, a closed pipe: a log line written then fails with EPIPE, which must not end the
+// process before its shutdown has removed the temp storage folder and stopped the upstreams.
+for (const stream of [process.stderr, process.stdout]) stream.on("error", () => {});
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string })?.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     process.stderr.write(`mcp-file-bridge: ${(error as Error).message}\nRun "mcp-file-bridge --help".\n`);

@@ -1,0 +1,105 @@
+/**
+ * `mcp-file-bridge proxy --stdio` under a client that exits before its MCP servers (Gemini CLI does):
+ * the proxy's stderr and stdout are closed pipes by the time it logs its shutdown, and it must still
+ * shut down in order, leaving no temp storage folder (with the session's files) behind.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeDirs, tempDir } from "../proxy/support.js";
+import { repoRoot } from "../support/helpers.js";
+import { CLI, yamlConfig } from "./support.js";
+
+const SLOW = { timeout: 120_000 };
+
+/** Sends JSON-RPC requests over the child's stdin and reads the answers from its stdout. */
+function rpc(child: ChildProcessWithoutNullStreams) {
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (typeof message.id === "number") waiting.get(message.id)?.(message);
+  });
+  let next = 0;
+  return {
+    request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const id = ++next;
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    notify(method: string): void {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`);
+    },
+  };
+}
+
+describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
+  let dir: string;
+  let tmp: string;
+  let config: string;
+
+  beforeAll(async () => {
+    dir = await tempDir("proxy-gone-");
+    tmp = await tempDir("proxy-gone-tmp-");
+    config = join(dir, "proxy.yaml");
+    await writeFile(config, yamlConfig(join(dir, "handoff"), join(dir, "out")));
+  });
+
+  afterAll(async () => {
+    await removeDirs(dir, tmp);
+  });
+
+  it(
+    "shuts down with exit 0 and removes its temp storage when stderr and stdout are closed pipes",
+    SLOW,
+    async () => {
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", CLI, "proxy", "--config", config, "--stdio"],
+        {
+          cwd: repoRoot,
+          stdio: ["pipe", "pipe", "pipe"],
+          // The proxy's own temp storage folder is made under TMPDIR.
+          env: { ...process.env, TMPDIR: tmp },
+        },
+      );
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      try {
+        const client = rpc(child);
+        const init = await client.request("initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "gone", version: "1.0.0" },
+        });
+        expect(init.result).toBeDefined();
+        client.notify("notifications/initialized");
+        // An artifact stored in the proxy's temp storage: something that must not outlive the session.
+        const written = await client.request("tools/call", {
+          name: "write_file",
+          arguments: { name: "w.txt", text: "left behind?" },
+        });
+        expect(JSON.stringify(written.result)).toContain("w.txt");
+        const proxyFolders = async () =>
+          (await readdir(tmp)).filter((name) => name.startsWith("mcp-file-proxy-"));
+        const [folder] = await proxyFolders();
+        expect(folder).toBeDefined();
+        expect(await readdir(join(tmp, folder as string), { recursive: true })).not.toEqual([]);
+        expect(stderr).toMatch(/health:/);
+
+        // The client exits: the read ends of stderr and stdout close, then stdin ends.
+        child.stderr.destroy();
+        child.stdout.destroy();
+        child.stdin.end();
+        expect(await exited).toBe(0);
+        expect(await proxyFolders()).toEqual([]);
+      } finally {
+        if (child.exitCode === null) child.kill("SIGKILL");
+      }
+    },
+  );
+});
