@@ -5,12 +5,13 @@
  */
 
 import { createHash, randomBytes } from "node:crypto";
-import { open as openFd, rename as renameCb, writeFile as writeFileCb } from "node:fs";
+import { open as openFd } from "node:fs";
 import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
+import { SmallWrites } from "./fs-small-writes.js";
 import { isExpired } from "./kit/list-page.js";
 import { metadataRecordBytes, parseStoredRecord, type StoredRecord } from "./kit/metadata-record.js";
 import type { StoredFile } from "./types.js";
@@ -26,9 +27,6 @@ const DIR_MODE = 0o700;
 const MADE_FOLDERS_LIMIT = 4096;
 
 export const openFdAsync = promisify(openFd);
-// The callback forms: one thread-pool trip per step, without FileHandle's extra promise machinery.
-export const writeFileAsync = promisify(writeFileCb);
-export const renameAsync = promisify(renameCb);
 
 /** The `code` of a Node system error (`"ENOENT"`, …), if any. */
 export function errorCode(error: unknown): string | undefined {
@@ -69,6 +67,8 @@ export function metaIdOf(name: string): string | undefined {
  * folders it has made (so a put into one of them makes no folder).
  */
 export class FsLayout {
+  /** Records and small files, written on the calling thread while the disk is fast. */
+  readonly small = new SmallWrites();
   readonly #made = new Set<string>();
   readonly #folders = new Map<string, string>();
 
@@ -158,9 +158,7 @@ export class FsLayout {
     if (inline !== undefined) {
       try {
         // The first file of a scope: make the folder if needed.
-        await this.inFolder(this.scopeDir(file.scope), () =>
-          writeFileAsync(path, record, { mode: FILE_MODE, flag: "wx" }),
-        );
+        await this.inFolder(this.scopeDir(file.scope), () => this.small.write(path, record, FILE_MODE));
       } catch (error) {
         // Never remove a record this call did not create (the id was taken: not ours).
         if (errorCode(error) !== "EEXIST") await unlinkQuiet(path).catch(() => {});
@@ -170,8 +168,8 @@ export class FsLayout {
     }
     const temp = tempPath(path);
     try {
-      await writeFileAsync(temp, record, { mode: FILE_MODE, flag: "wx" });
-      await renameAsync(temp, path);
+      await this.small.write(temp, record, FILE_MODE);
+      await this.small.rename(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});
       throw error;

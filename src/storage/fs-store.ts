@@ -17,11 +17,9 @@ import {
   FsLayout,
   metaIdOf,
   openFdAsync,
-  renameAsync,
   storageError,
   tempPath,
   unlinkQuiet,
-  writeFileAsync,
 } from "./fs-layout.js";
 import { FsQuota } from "./fs-quota.js";
 import { type FsFileStore, type FsStoreOptions, fsSettings } from "./fs-store-options.js";
@@ -58,8 +56,8 @@ export type { FsFileStore, FsStoreOptions } from "./fs-store-options.js";
 /** Read chunk size: fewer, larger reads for downloads. */
 const READ_HIGH_WATER_MARK = 256 * 1024;
 /**
- * Puts that end within this many bytes are read whole, measured in memory and written with one
- * `writeFile` instead of a stream pipeline (at most this much memory per put).
+ * Puts that end within this many bytes are read whole, measured in memory and written in one
+ * write instead of a stream pipeline (at most this much memory per put; see `fs-small-writes.ts`).
  */
 const SMALL_PUT_BYTES = 64 * 1024;
 /**
@@ -83,7 +81,8 @@ interface Written {
  * reach a path. A file exists for readers only once its metadata does: bytes are written under their
  * random id (exclusively), verified (size cap, sha256, declared size), and only then is the metadata
  * written (temp name + one rename), so a crash or abort never leaves a visible partial file, and the
- * bytes a reader finds are complete. Small puts (up to 64 KiB) are written in one `writeFile`; scope
+ * bytes a reader finds are complete. Small puts (up to 64 KiB) are written in one write, on the calling
+ * thread while the disk answers within a millisecond (see `fs-small-writes.ts`); scope
  * folders are made once per store. A new instance over the same folder sees the same files.
  *
  * @example
@@ -110,7 +109,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
   /**
    * Writes a put's verified bytes under its final name `<id>` (created exclusively; invisible until
    * its metadata exists) and returns the metadata and that path. A source that ends within
-   * {@link SMALL_PUT_BYTES} is measured in memory and written in one `writeFile`; a larger one streams
+   * {@link SMALL_PUT_BYTES} is measured in memory and written in one write; a larger one streams
    * through the meter. On any failure the bytes written so far are removed.
    */
   async function writeData(source: PutSource, putOptions: PutOptions): Promise<Written> {
@@ -127,9 +126,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const file = storedFileOf(plan, measureBytes(read.bytes, plan, limits));
       if (read.bytes.byteLength <= INLINE_BYTES) return { file, data, inline: read.bytes };
       try {
-        await layout.inFolder(folder, () =>
-          writeFileAsync(data, read.bytes, { mode: FILE_MODE, flag: "wx" }),
-        );
+        await layout.inFolder(folder, () => layout.small.write(data, read.bytes, FILE_MODE));
       } catch (error) {
         await unlinkQuiet(data).catch(() => {});
         throw storageError("write the file", error);
@@ -228,8 +225,8 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     }
     const temp = tempPath(path);
     try {
-      await writeFileAsync(temp, Buffer.from(inline, "base64"), { mode: FILE_MODE, flag: "wx" });
-      await renameAsync(temp, path);
+      await layout.small.write(temp, Buffer.from(inline, "base64"), FILE_MODE);
+      await layout.small.rename(temp, path);
     } catch (error) {
       await unlinkQuiet(temp).catch(() => {});
       throw storageError("write the file out", error);
