@@ -3,10 +3,11 @@
  * trips when written with `fs.writeFile` (open, write, close), and on a 2-core machine those trips
  * cost more CPU than the syscalls themselves: about 50 µs against 28 µs for `writeFileSync` of the
  * same 5.6 KiB record (measured in docs/performance.md, Session 10). So records and small files are
- * written synchronously, and the event loop pays for it only while the disk is fast: a synchronous
- * write that takes longer than {@link SLOW_WRITE_MS} sends the next {@link OFFLOADED_WRITES} writes
- * back to the thread pool, after which the next one is timed again. A slow or networked disk
- * therefore blocks the loop once per few hundred writes, never for every write.
+ * written synchronously while the disk is fast. When it is not (ext4 here has hours in which a create
+ * costs 0.5 ms of CPU), a thread-pool trip costs little next to the write and keeps the event loop
+ * free: {@link SLOW_WRITES} synchronous writes in a row slower than {@link SLOW_WRITE_MS} (or one
+ * slower than {@link STALLED_WRITE_MS}) send the next {@link OFFLOADED_WRITES} writes to the thread
+ * pool, after which the disk is timed again.
  */
 
 import { rename as renameCb, renameSync, writeFile as writeFileCb, writeFileSync } from "node:fs";
@@ -17,14 +18,23 @@ import { promisify } from "node:util";
 export const writeFileAsync = promisify(writeFileCb);
 export const renameAsync = promisify(renameCb);
 
-/** A synchronous write slower than this (ms) means the disk is slow for now. */
-export const SLOW_WRITE_MS = 1;
-/** How many writes go to the thread pool after one slow synchronous write. */
+/**
+ * A synchronous write slower than this (ms) costs so much more than a thread-pool trip (about 20 µs
+ * of CPU) that the trip is worth taking: the disk is slow for now.
+ */
+export const SLOW_WRITE_MS = 0.25;
+/** Synchronous writes in a row over {@link SLOW_WRITE_MS} that say so (one may just have been preempted). */
+export const SLOW_WRITES = 4;
+/** A single synchronous write slower than this (ms) says so alone. */
+export const STALLED_WRITE_MS = 5;
+/** How many writes go to the thread pool once the disk is slow, before it is timed again. */
 export const OFFLOADED_WRITES = 256;
 
 /** Where `fsStore` writes records and small files: synchronously while that stays fast. */
 export class SmallWrites {
   #offloaded = 0;
+  /** Synchronous writes in a row slower than {@link SLOW_WRITE_MS}. */
+  #slow = 0;
 
   /** @param clock Milliseconds, for timing each synchronous write (a test passes its own). */
   constructor(private readonly clock: () => number = () => performance.now()) {}
@@ -68,6 +78,11 @@ export class SmallWrites {
   }
 
   #timed(started: number): void {
-    if (this.clock() - started > SLOW_WRITE_MS) this.#offloaded = OFFLOADED_WRITES;
+    const took = this.clock() - started;
+    this.#slow = took > SLOW_WRITE_MS ? this.#slow + 1 : 0;
+    if (this.#slow >= SLOW_WRITES || took > STALLED_WRITE_MS) {
+      this.#slow = 0;
+      this.#offloaded = OFFLOADED_WRITES;
+    }
   }
 }

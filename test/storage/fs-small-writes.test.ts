@@ -3,7 +3,13 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OFFLOADED_WRITES, SLOW_WRITE_MS, SmallWrites } from "../../src/storage/fs-small-writes.js";
+import {
+  OFFLOADED_WRITES,
+  SLOW_WRITE_MS,
+  SLOW_WRITES,
+  SmallWrites,
+  STALLED_WRITE_MS,
+} from "../../src/storage/fs-small-writes.js";
 
 let dir: string;
 
@@ -41,12 +47,23 @@ describe("SmallWrites", () => {
     expect(writes.offloaded).toBe(0);
   });
 
-  it("sends the next writes to the thread pool after a slow one, then times the disk again", async () => {
-    let slow = true;
-    const writes = new SmallWrites(steppingClock(() => (slow ? SLOW_WRITE_MS * 2 : 0)));
-    await writes.write(join(dir, "slow"), new Uint8Array([1]), 0o600);
+  it(`sends the next writes to the thread pool after ${SLOW_WRITES} slow ones in a row, then times the disk again`, async () => {
+    let step = SLOW_WRITE_MS * 2;
+    const writes = new SmallWrites(steppingClock(() => step));
+    const byte = new Uint8Array([1]);
+    for (let i = 1; i < SLOW_WRITES; i++) {
+      await writes.write(join(dir, `slow${i}`), byte, 0o600);
+      expect(writes.offloaded).toBe(0);
+    }
+    // A fast one in between starts the count again (a slow one alone may have been preempted).
+    step = 0;
+    await writes.write(join(dir, "between"), byte, 0o600);
+    step = SLOW_WRITE_MS * 2;
+    for (let i = 1; i < SLOW_WRITES; i++) await writes.rename(join(dir, `slow${i}`), join(dir, `s${i}`));
+    expect(writes.offloaded).toBe(0);
+    await writes.write(join(dir, "last"), byte, 0o600);
     expect(writes.offloaded).toBe(OFFLOADED_WRITES);
-    slow = false;
+    step = 0;
     // Offloaded writes and renames do the same work and count down.
     await writes.write(join(dir, "next"), new Uint8Array([2]), 0o600);
     await writes.rename(join(dir, "next"), join(dir, "moved"));
@@ -55,16 +72,15 @@ describe("SmallWrites", () => {
     });
     expect(writes.offloaded).toBe(OFFLOADED_WRITES - 3);
     expect([...(await readFile(join(dir, "moved")))]).toEqual([2]);
-    for (let i = 3; i < OFFLOADED_WRITES; i++)
-      await writes.write(join(dir, `f${i}`), new Uint8Array(1), 0o600);
+    for (let i = 3; i < OFFLOADED_WRITES; i++) await writes.write(join(dir, `f${i}`), byte, 0o600);
     expect(writes.offloaded).toBe(0);
     // Fast again: the next write is synchronous and timed, and stays so.
-    await writes.write(join(dir, "fast"), new Uint8Array(1), 0o600);
+    await writes.write(join(dir, "fast"), byte, 0o600);
     expect(writes.offloaded).toBe(0);
   });
 
-  it("counts a failed synchronous write that was slow as slow", async () => {
-    const writes = new SmallWrites(steppingClock(() => SLOW_WRITE_MS * 2));
+  it("offloads after one stalled write, and counts a failed write's time", async () => {
+    const writes = new SmallWrites(steppingClock(() => STALLED_WRITE_MS * 2));
     await writeFile(join(dir, "taken"), "x");
     await expect(writes.write(join(dir, "taken"), new Uint8Array(1), 0o600)).rejects.toMatchObject({
       code: "EEXIST",
