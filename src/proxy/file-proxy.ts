@@ -5,9 +5,7 @@
  * file routes and `GET /healthz`.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdir, rm } from "node:fs/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { createFileRoutes } from "../http/create-file-routes.js";
 import type { FileRoutes } from "../http/types.js";
@@ -31,6 +29,7 @@ import { parseProxyConfig } from "./config.js";
 import { checkHealth, type HealthReport } from "./health.js";
 import { type NodeRoute, type ProxyAuthenticate, type ProxyHttpHost, serveProxyHttp } from "./http-host.js";
 import { ownListenUris } from "./listen-uris.js";
+import { makeOwnedTempDir } from "./owned-temp-dir.js";
 import { type MountDeps, mountUpstream, wantsUploads } from "./mount-upstream.js";
 import { ProxyCore } from "./proxy-core.js";
 import { RegistryResources } from "./registry-resources.js";
@@ -191,7 +190,7 @@ async function openFilePieces(
   const ttl = gateway.ttl ?? {};
   const { maxBytes } = limitsOf(config);
   const secret = secretFrom(options, config); // before the temp folder: a bad secret leaves nothing behind
-  const ownedDir = gateway.storage?.dir ? undefined : await mkdtemp(join(tmpdir(), "mcp-file-proxy-"));
+  const ownedDir = gateway.storage?.dir ? undefined : await makeOwnedTempDir();
   const storageDir = gateway.storage?.dir ?? (ownedDir as string);
   await mkdir(storageDir, { recursive: true, mode: 0o700 });
   const store = fsStore(storageDir);

@@ -34,6 +34,26 @@ function rpc(child: ChildProcessWithoutNullStreams) {
   };
 }
 
+/** `mcp-file-bridge proxy --config <config> --stdio` with its temp folder under `tmp`, once it is up. */
+async function startStdioProxy(config: string, tmp: string) {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, "proxy", "--config", config, "--stdio"], {
+    cwd: repoRoot,
+    stdio: ["pipe", "pipe", "pipe"],
+    // The proxy's own temp storage folder is made under TMPDIR.
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let stderr = "";
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (/health:/.test(stderr)) resolve();
+    });
+    void exited.then((code) => reject(new Error(`proxy exited with ${code}: ${stderr}`)));
+  });
+  return { child, exited };
+}
+
 describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
   let dir: string;
   let tmp: string;
@@ -50,25 +70,13 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
     await removeDirs(dir, tmp);
   });
 
+  const proxyFolders = async () => (await readdir(tmp)).filter((name) => name.startsWith("mcp-file-proxy-"));
+
   it(
     "shuts down with exit 0 and removes its temp storage when stderr and stdout are closed pipes",
     SLOW,
     async () => {
-      const child = spawn(
-        process.execPath,
-        ["--import", "tsx", CLI, "proxy", "--config", config, "--stdio"],
-        {
-          cwd: repoRoot,
-          stdio: ["pipe", "pipe", "pipe"],
-          // The proxy's own temp storage folder is made under TMPDIR.
-          env: { ...process.env, TMPDIR: tmp },
-        },
-      );
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-      let stderr = "";
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
+      const { child, exited } = await startStdioProxy(config, tmp);
       try {
         const client = rpc(child);
         const init = await client.request("initialize", {
@@ -89,7 +97,6 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
         const [folder] = await proxyFolders();
         expect(folder).toBeDefined();
         expect(await readdir(join(tmp, folder as string), { recursive: true })).not.toEqual([]);
-        expect(stderr).toMatch(/health:/);
 
         // The client exits: the read ends of stderr and stdout close, then stdin ends.
         child.stderr.destroy();
@@ -102,4 +109,25 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
       }
     },
   );
+
+  it("removes the temp storage a killed proxy left behind when the next one starts", SLOW, async () => {
+    const killed = await startStdioProxy(config, tmp);
+    const [left] = await proxyFolders();
+    expect(left).toBeDefined();
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    expect(await proxyFolders()).toEqual([left]);
+
+    const next = await startStdioProxy(config, tmp);
+    try {
+      const now = await proxyFolders();
+      expect(now).toHaveLength(1);
+      expect(now).not.toContain(left);
+      next.child.stdin.end();
+      expect(await next.exited).toBe(0);
+      expect(await proxyFolders()).toEqual([]);
+    } finally {
+      if (next.child.exitCode === null) next.child.kill("SIGKILL");
+    }
+  });
 });
