@@ -157,6 +157,18 @@ function listenFailure(error: unknown, host: string, port: number | undefined): 
   return undefined;
 }
 
+/**
+ * Resolves once the stdio client has gone: its end of stdin closed (`closed`), or stdout can no
+ * longer be written (the client closed its end while keeping stdin open: `EPIPE`), so answers
+ * would only pile up.
+ */
+async function clientGone(closed: Promise<void>): Promise<string> {
+  const stdoutGone = new Promise<string>((resolve) => {
+    process.stdout.once("error", (error: NodeJS.ErrnoException) => resolve(`stdout closed (${error.code})`));
+  });
+  return Promise.race([closed.then(() => "stdin closed"), stdoutGone]);
+}
+
 function onSignals(shutdown: (signal: string) => Promise<void>): void {
   let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -224,8 +236,7 @@ async function proxyCommand(argv: string[]): Promise<void> {
   log(`health: ${url}/healthz`);
   if (values.stdio) {
     const { closed } = await proxy.serveStdio();
-    await closed;
-    log("stdin closed: shutting down");
+    log(`${await clientGone(closed)}: shutting down`);
     await proxy.close();
     process.exit(0);
   }
@@ -368,7 +379,7 @@ async function connectCommand(argv: string[]): Promise<void> {
   });
   onSignals(() => shim.close());
   const { closed } = await shim.serveStdio();
-  await closed;
+  log(`${await clientGone(closed)}: shutting down`);
   await shim.close();
   process.exit(0);
 }
@@ -396,8 +407,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 // A client that has gone away (Gemini CLI exits before its MCP servers) leaves our stderr, and over
-// stdio our stdout, a closed pipe: a log line written then fails with EPIPE, which must not end the
-// process before its shutdown has removed the temp storage folder and stopped the upstreams.
+// stdio our stdout, a closed pipe: a write then fails with EPIPE, which must not end the process
+// before its shutdown has removed the temp storage folder and stopped the upstreams. Logs are
+// dropped; over stdio, stdout failing starts that shutdown (see `clientGone`).
 for (const stream of [process.stderr, process.stdout]) stream.on("error", () => {});
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -190,7 +190,8 @@ async function openFilePieces(
   const ttl = gateway.ttl ?? {};
   const { maxBytes } = limitsOf(config);
   const secret = secretFrom(options, config); // before the temp folder: a bad secret leaves nothing behind
-  const ownedDir = gateway.storage?.dir ? undefined : await makeOwnedTempDir();
+  // Made fresh, and the folders of proxies that were killed are removed meanwhile (not awaited).
+  const ownedDir = gateway.storage?.dir ? undefined : (await makeOwnedTempDir()).dir;
   const storageDir = gateway.storage?.dir ?? (ownedDir as string);
   await mkdir(storageDir, { recursive: true, mode: 0o700 });
   const store = fsStore(storageDir);

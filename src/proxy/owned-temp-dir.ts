@@ -1,51 +1,101 @@
 /**
  * The proxy's own temp storage folder (when the config names none): `mcp-file-proxy-XXXXXX` in the
- * OS temp folder, made `0700` by `mkdtemp`, with an `.owner` file holding the process id. A proxy
- * that shuts down removes its folder; one that was killed (`SIGKILL`, a crash, the machine's OOM
- * killer) cannot, so each proxy that makes a folder first removes those whose owner process is
- * gone: the session's uploads and artifacts do not outlive it by more than the next start.
+ * OS temp folder, made `0700` by `mkdtemp`, with an `.owner` file naming the process that made it.
+ * A proxy that shuts down removes its folder; one that was killed (`SIGKILL`, a crash, the OOM
+ * killer) cannot, so a proxy that starts removes, in the background, the folders whose owner is
+ * certainly gone: the session's uploads and artifacts do not outlive it by more than the next start.
+ *
+ * "Certainly gone" is decided only for an owner seen exactly as this process would see itself: the
+ * same host, boot and pid namespace (a container or sandbox sharing `/tmp` sees other process ids),
+ * and then only when signalling its pid says there is no such process (`ESRCH`). Anything else — a
+ * live pid, a pid of another namespace, an owner file missing or of another form — keeps the folder.
  */
+import { readFileSync, readlinkSync } from "node:fs";
 import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { assertPrivateTmpDir } from "../internal/temp-dir.js";
 
 const PREFIX = "mcp-file-proxy-";
 const OWNER = ".owner";
+/** How long a start-up sweep may run before it leaves the rest to the next start. */
+const SWEEP_MS = 10_000;
 
-/** Whether a process with this id exists (one of another user counts: it cannot be signalled). */
-function alive(pid: number): boolean {
+/** What identifies a process across the processes that may share a temp folder. */
+interface Owner {
+  pid: number;
+  host: string;
+  /** `/proc/sys/kernel/random/boot_id` where there is one. */
+  boot?: string;
+  /** The pid namespace (`/proc/self/ns/pid`) where there is one. */
+  pidns?: string;
+}
+
+function readOr(read: () => string): string | undefined {
+  try {
+    return read().trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process as an {@link Owner}. */
+function self(): Owner {
+  const boot = readOr(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8"));
+  const pidns = readOr(() => readlinkSync("/proc/self/ns/pid"));
+  return { pid: process.pid, host: hostname(), ...(boot ? { boot } : {}), ...(pidns ? { pidns } : {}) };
+}
+
+/** Whether `text` names an owner of this host, boot and pid namespace whose process is gone. */
+function ownerGone(text: string, me: Owner): boolean {
+  let owner: Partial<Owner>;
+  try {
+    owner = JSON.parse(text) as Partial<Owner>;
+  } catch {
+    return false;
+  }
+  if (typeof owner !== "object" || owner === null) return false;
+  const { pid } = owner;
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 0 || pid === me.pid) return false;
+  if (owner.host !== me.host || owner.boot !== me.boot || owner.pidns !== me.pidns) return false;
   try {
     process.kill(pid, 0);
-    return true;
+    return false;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
 }
 
 /**
- * Removes the proxy temp folders under `root` that this user owns and whose `.owner` names a process
- * that no longer exists. A folder without a readable `.owner` (being made right now, or from an older
- * version) is left alone, and so is one whose owner is alive. Never throws.
+ * Removes the proxy temp folders under `root` whose owner is certainly gone (see the module
+ * comment): only real folders (not links) of this user, private (`0700`), in a temp folder no other
+ * user can tamper with. Stops at `deadline` (epoch ms). Never throws.
  *
  * @returns the folders removed.
  */
-export async function removeAbandonedTempDirs(root: string = tmpdir()): Promise<string[]> {
+export async function removeAbandonedTempDirs(
+  root: string = tmpdir(),
+  deadline: number = Date.now() + SWEEP_MS,
+): Promise<string[]> {
   const removed: string[] = [];
   let names: string[];
   try {
+    await assertPrivateTmpDir(root);
     names = await readdir(root);
   } catch {
     return removed;
   }
+  const me = self();
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
   for (const name of names) {
+    if (Date.now() > deadline) break;
     if (!name.startsWith(PREFIX)) continue;
     const dir = join(root, name);
     try {
       const info = await lstat(dir);
-      if (!info.isDirectory() || (uid !== undefined && info.uid !== uid)) continue;
-      const owner = (await readFile(join(dir, OWNER), "utf8")).trim();
-      if (!/^[1-9]\d{0,9}$/.test(owner) || alive(Number(owner))) continue;
+      if (!info.isDirectory() || (info.mode & 0o077) !== 0) continue;
+      if (uid !== undefined && info.uid !== uid) continue;
+      if (!ownerGone(await readFile(join(dir, OWNER), "utf8"), me)) continue;
       await rm(dir, { recursive: true, force: true });
       removed.push(dir);
     } catch {
@@ -56,17 +106,21 @@ export async function removeAbandonedTempDirs(root: string = tmpdir()): Promise<
 }
 
 /**
- * Makes the proxy's temp storage folder under `root` (after removing abandoned ones, see
- * {@link removeAbandonedTempDirs}) and marks it as this process's.
+ * Makes the proxy's temp storage folder under `root` and marks it as this process's, then starts
+ * {@link removeAbandonedTempDirs} in the background (the proxy does not wait for it).
+ *
+ * @returns the folder, and the background sweep (for tests; it never rejects).
  */
-export async function makeOwnedTempDir(root: string = tmpdir()): Promise<string> {
-  await removeAbandonedTempDirs(root);
+export async function makeOwnedTempDir(
+  root: string = tmpdir(),
+): Promise<{ dir: string; swept: Promise<string[]> }> {
   const dir = await mkdtemp(join(root, PREFIX));
   try {
-    await writeFile(join(dir, OWNER), `${process.pid}\n`, { mode: 0o600, flag: "wx" });
+    await writeFile(join(dir, OWNER), `${JSON.stringify(self())}\n`, { mode: 0o600, flag: "wx" });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  return dir;
+  const swept = removeAbandonedTempDirs(root).catch(() => []);
+  return { dir, swept };
 }

@@ -7,7 +7,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { removeDirs, tempDir } from "../proxy/support.js";
 import { repoRoot } from "../support/helpers.js";
 import { CLI, yamlConfig } from "./support.js";
@@ -72,32 +72,34 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
 
   const proxyFolders = async () => (await readdir(tmp)).filter((name) => name.startsWith("mcp-file-proxy-"));
 
+  /** A session that stored an artifact in the proxy's temp storage (which must not outlive it). */
+  async function sessionWithAFile(child: ChildProcessWithoutNullStreams) {
+    const client = rpc(child);
+    const init = await client.request("initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "gone", version: "1.0.0" },
+    });
+    expect(init.result).toBeDefined();
+    client.notify("notifications/initialized");
+    const written = await client.request("tools/call", {
+      name: "write_file",
+      arguments: { name: "w.txt", text: "left behind?" },
+    });
+    expect(JSON.stringify(written.result)).toContain("w.txt");
+    const [folder] = await proxyFolders();
+    expect(folder).toBeDefined();
+    expect(await readdir(join(tmp, folder as string), { recursive: true })).toContain(".owner");
+    return client;
+  }
+
   it(
-    "shuts down with exit 0 and removes its temp storage when stderr and stdout are closed pipes",
+    "exits 0 and removes its temp storage when stdin ends after stderr and stdout closed",
     SLOW,
     async () => {
       const { child, exited } = await startStdioProxy(config, tmp);
       try {
-        const client = rpc(child);
-        const init = await client.request("initialize", {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "gone", version: "1.0.0" },
-        });
-        expect(init.result).toBeDefined();
-        client.notify("notifications/initialized");
-        // An artifact stored in the proxy's temp storage: something that must not outlive the session.
-        const written = await client.request("tools/call", {
-          name: "write_file",
-          arguments: { name: "w.txt", text: "left behind?" },
-        });
-        expect(JSON.stringify(written.result)).toContain("w.txt");
-        const proxyFolders = async () =>
-          (await readdir(tmp)).filter((name) => name.startsWith("mcp-file-proxy-"));
-        const [folder] = await proxyFolders();
-        expect(folder).toBeDefined();
-        expect(await readdir(join(tmp, folder as string), { recursive: true })).not.toEqual([]);
-
+        await sessionWithAFile(child);
         // The client exits: the read ends of stderr and stdout close, then stdin ends.
         child.stderr.destroy();
         child.stdout.destroy();
@@ -110,6 +112,21 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
     },
   );
 
+  it("shuts down when it cannot write an answer to stdout, even with stdin still open", SLOW, async () => {
+    const { child, exited } = await startStdioProxy(config, tmp);
+    try {
+      const client = await sessionWithAFile(child);
+      child.stderr.destroy();
+      child.stdout.destroy();
+      // Its answer meets a closed stdout (EPIPE): nobody can read what it does from here on.
+      void client.request("tools/call", { name: "write_file", arguments: { name: "x.txt", text: "x" } });
+      expect(await exited).toBe(0);
+      expect(await proxyFolders()).toEqual([]);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
+
   it("removes the temp storage a killed proxy left behind when the next one starts", SLOW, async () => {
     const killed = await startStdioProxy(config, tmp);
     const [left] = await proxyFolders();
@@ -120,9 +137,9 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
 
     const next = await startStdioProxy(config, tmp);
     try {
-      const now = await proxyFolders();
-      expect(now).toHaveLength(1);
-      expect(now).not.toContain(left);
+      // The next proxy removes it in the background while it serves.
+      await vi.waitFor(async () => expect(await proxyFolders()).toHaveLength(1), { timeout: 10_000 });
+      expect(await proxyFolders()).not.toContain(left);
       next.child.stdin.end();
       expect(await next.exited).toBe(0);
       expect(await proxyFolders()).toEqual([]);
