@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDirs, tempDir, textOf } from "../proxy/support.js";
 import { repoRoot, sha256 } from "../support/helpers.js";
 import { type Remote, startPiecesRemote, startPlainRemote } from "./remotes.js";
+import { rpc } from "./support.js";
 
 const CLI = join(repoRoot, "src/cli/main.ts");
 
@@ -46,6 +48,32 @@ describe("mcp-file-bridge connect in front of a remote built on our pieces", () 
     await client?.close();
     await remote?.close();
     await removeDirs(allow, out, outside);
+  });
+
+  it("shuts down with exit 0 when its client closes stdout and stderr, even with stdin still open", async () => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", CLI, "connect", "--url", remote.mcpUrl, "--allow-dir", allow, "--output-dir", out],
+      { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      const session = rpc(child);
+      const init = await session.request("initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "gone", version: "1.0.0" },
+      });
+      expect(init.result).toBeDefined();
+      session.notify("notifications/initialized");
+      child.stderr.destroy();
+      child.stdout.destroy();
+      // Its answer meets a closed stdout (EPIPE): the shim shuts down instead of serving nobody.
+      void session.request("tools/list", {});
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
   });
 
   it("uploads a file from an allowed folder through get_upload_url; the remote gets the exact bytes", async () => {

@@ -6,33 +6,12 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { removeDirs, tempDir } from "../proxy/support.js";
 import { repoRoot } from "../support/helpers.js";
-import { CLI, yamlConfig } from "./support.js";
+import { CLI, rpc, yamlConfig } from "./support.js";
 
 const SLOW = { timeout: 120_000 };
-
-/** Sends JSON-RPC requests over the child's stdin and reads the answers from its stdout. */
-function rpc(child: ChildProcessWithoutNullStreams) {
-  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    const message = JSON.parse(line) as Record<string, unknown>;
-    if (typeof message.id === "number") waiting.get(message.id)?.(message);
-  });
-  let next = 0;
-  return {
-    request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-      const id = ++next;
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-      return new Promise((resolve) => waiting.set(id, resolve));
-    },
-    notify(method: string): void {
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`);
-    },
-  };
-}
 
 /** `mcp-file-bridge proxy --config <config> --stdio` with its temp folder under `tmp`, once it is up. */
 async function startStdioProxy(config: string, tmp: string) {

@@ -1,6 +1,7 @@
 /** Shared by the CLI tests: `mcp-file-bridge proxy` as a child process, and its YAML config. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { FIXTURE } from "../proxy/support.js";
 import { repoRoot } from "../support/helpers.js";
 
@@ -65,4 +66,24 @@ export function yamlConfig(handoff: string, out: string, extra: string[] = []): 
     '      write_file: { artifacts: { locator: regex, pattern: "Saved to (?<path>\\\\S+)" } }',
     "",
   ].join("\n");
+}
+
+/** Sends JSON-RPC requests over the child's stdin and reads the answers from its stdout. */
+export function rpc(child: ChildProcessWithoutNullStreams) {
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (typeof message.id === "number") waiting.get(message.id)?.(message);
+  });
+  let next = 0;
+  return {
+    request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const id = ++next;
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    notify(method: string): void {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`);
+    },
+  };
 }
