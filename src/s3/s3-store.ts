@@ -82,9 +82,15 @@ export interface S3StoreOptions {
    * @default none
    */
   catalog?: FileCatalog;
-  /** Multipart part size in bytes (at least 5 MiB). @default 8 MiB */
+  /**
+   * Multipart part size in bytes (at least 5 MiB). A body up to this size is one `PutObject`.
+   * @default 8 MiB
+   */
   partSize?: number;
-  /** Parts uploaded in parallel per put. @default 4 */
+  /**
+   * Parts uploaded in parallel per put. A put holds at most `queueSize + 1` part buffers
+   * (`(queueSize + 1) × partSize` bytes: 40 MiB with the defaults). @default 4
+   */
   queueSize?: number;
   /**
    * Age after which `sweep()` removes leftovers of interrupted puts: unfinished multipart uploads
