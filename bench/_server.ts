@@ -3,7 +3,8 @@
  * memoryStore), `ours-s3` (the file routes on s3Store + s3TusStaging, the S3 endpoint from
  * `BENCH_S3` as `startServices()` describes it; `{"cmd": "commit-mode", "mode": "copy" | "restream"}`
  * switches the store's server-side-copy adoption on or off, `{"cmd": "commit-seconds"}` answers how
- * long the last commit took), `raw` (a plain node:http server that pipes bodies to files and files to responses)
+ * long the last commit took, its own peak RSS growth, and this process's peak before it started),
+ * `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
  * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor), `{"cmd": "fresh", "round": name}` (go on in a new empty
  * folder, removing nothing: `ours-fs`, `ours-memory`, `raw`) and `{"cmd": "prepare", "source": path}`
@@ -30,7 +31,7 @@ import type { FileStore, StagedFile, StateStore } from "../src/storage/types.js"
 import type { TusStaging } from "../src/uploads/tus/fs-staging.js";
 import { fsTusStaging } from "../src/uploads/tus/fs-staging.js";
 import { s3TusStaging } from "../src/uploads/tus/s3-staging.js";
-import { BENCH_SECRET, servePeer } from "./_lib.js";
+import { BENCH_SECRET, peakRssMiB, resetPeakRss, rssMiB, servePeer } from "./_lib.js";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];
 const MAX_BYTES = 4 * 1024 * 1024 * 1024;
@@ -181,24 +182,34 @@ async function oursS3(): Promise<void> {
   const inner = s3Store({ bucket: s3.bucket, client, prefix: "bench-tus/", sweepInterval: 0 });
   let copy = true;
   let commitSeconds = 0;
+  // The commit's own peak RSS growth: this process's peak is reset when the commit starts (the peak
+  // until then is kept, so the bench still sees the whole round's) and read when it ends.
+  const commitRss = { before: 0, growth: 0, peakBefore: 0 };
+  const commitStarts = () => {
+    commitRss.peakBefore = peakRssMiB(process.pid);
+    resetPeakRss(process.pid);
+    commitRss.before = rssMiB(process.pid);
+    return performance.now();
+  };
   const timed = (started: number, staged: StagedFile): StagedFile => ({
     file: staged.file,
     abort: () => staged.abort(),
     async commit() {
       const file = await staged.commit();
       commitSeconds = (performance.now() - started) / 1000;
+      commitRss.growth = peakRssMiB(process.pid) - commitRss.before;
       return file;
     },
   });
   const store: FileStore = {
     ...inner,
     async stage(source, options) {
-      const started = performance.now();
+      const started = commitStarts();
       return timed(started, await inner.stage(source, options));
     },
     async adopt(source, options) {
       if (!copy) return null;
-      const started = performance.now();
+      const started = commitStarts();
       const staged = await inner.adopt?.(source, options);
       return staged ? timed(started, staged) : null;
     },
@@ -218,7 +229,9 @@ async function oursS3(): Promise<void> {
       copy = command.mode === "copy";
       return {};
     }
-    if (command.cmd === "commit-seconds") return { seconds: commitSeconds };
+    if (command.cmd === "commit-seconds") {
+      return { seconds: commitSeconds, rssGrowthMiB: commitRss.growth, peakBeforeMiB: commitRss.peakBefore };
+    }
     return undefined;
   };
 }

@@ -1,7 +1,7 @@
 /**
  * `mcp-file-bridge/s3`: a `FileStore` on S3 and S3-compatible object storage, on the official
- * AWS SDK v3 (`@aws-sdk/client-s3`, `@aws-sdk/lib-storage`, optional peer dependencies;
- * `@aws-sdk/s3-request-presigner` only for presigned downloads and direct uploads).
+ * AWS SDK v3 (`@aws-sdk/client-s3`, an optional peer dependency; `@aws-sdk/s3-request-presigner`
+ * only for presigned downloads and direct uploads).
  */
 
 export type { S3StagingTarget, S3TusStagingOptions } from "../uploads/tus/s3-staging.js";

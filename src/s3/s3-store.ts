@@ -1,5 +1,4 @@
 import type { Readable } from "node:stream";
-import { PassThrough } from "node:stream";
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -10,7 +9,6 @@ import {
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
@@ -24,7 +22,7 @@ import {
   listLimit,
   unrefInterval,
 } from "../storage/kit/list-page.js";
-import { streamPut, toPutError } from "../storage/kit/put-pipeline.js";
+import { streamPut } from "../storage/kit/put-pipeline.js";
 import { planPut, storedFileOf } from "../storage/kit/put-plan.js";
 import { stagedFile } from "../storage/kit/staged-file.js";
 import type {
@@ -44,6 +42,7 @@ import { adoptObject, type S3AdoptContext } from "./s3-adopt.js";
 import { s3DirectUploads } from "./s3-direct.js";
 import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
+import { S3Multipart } from "./s3-multipart.js";
 import { presignDownload } from "./s3-presign.js";
 
 const check = optionCheck("s3Store");
@@ -83,9 +82,15 @@ export interface S3StoreOptions {
    * @default none
    */
   catalog?: FileCatalog;
-  /** Multipart part size in bytes (at least 5 MiB). @default 8 MiB */
+  /**
+   * Multipart part size in bytes (at least 5 MiB). A body up to this size is one `PutObject`.
+   * @default 8 MiB
+   */
   partSize?: number;
-  /** Parts uploaded in parallel per put. @default 4 */
+  /**
+   * Parts uploaded in parallel per put. A put holds at most `queueSize + 1` part buffers
+   * (`(queueSize + 1) × partSize` bytes: 40 MiB with the defaults). @default 4
+   */
   queueSize?: number;
   /**
    * Age after which `sweep()` removes leftovers of interrupted puts: unfinished multipart uploads
@@ -198,8 +203,9 @@ function validate(options: S3StoreOptions): void {
 /**
  * A {@link FileStore} on S3 or any S3-compatible object storage (Ceph radosgw, MinIO, R2, …), on the
  * official AWS SDK v3. Puts stream through the storage kit's pipeline (size cap and sha256 while
- * streaming) into a multipart upload (`@aws-sdk/lib-storage`); on any failure the upload is aborted
- * and nothing is left behind. Each file is `<prefix><scope hash>/<id>` (bytes) beside
+ * streaming) into a multipart upload in part buffers from a bounded pool (`queueSize + 1` of
+ * `partSize`; a body within one part is one `PutObject`); on any failure the upload is aborted and
+ * nothing is left behind. Each file is `<prefix><scope hash>/<id>` (bytes) beside
  * `<id>.json` (metadata, written last: it makes the file visible), so neither scopes nor user file
  * names reach a key. Range reads, TTLs (sweep, optionally bucket lifecycle rules), and optional
  * presigned downloads. Several replicas can share one bucket; give them a shared `catalog` for fast
@@ -261,14 +267,6 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
   }
 
-  /** Aborts a multipart upload (again): a no-op when lib-storage already did, or there was none. */
-  async function abortUpload(key: string, uploadId: string | undefined): Promise<void> {
-    if (!uploadId) return;
-    await client
-      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))
-      .catch(() => {});
-  }
-
   /** Metadata of a file, expired or not; `null` when missing. */
   async function readMeta(scope: string, id: string): Promise<StoredFile | null> {
     if (catalog) {
@@ -286,45 +284,24 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     return file && !isExpired(file, now()) ? file : null;
   }
 
-  /** Streams a put into the data object; on any failure nothing is left (multipart aborted). */
+  /**
+   * Streams a put into the data object (see `S3Multipart`); on any failure nothing is left: the
+   * multipart upload is aborted and the key deleted (a `PutObject` may have landed).
+   */
   async function upload(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
     const plan = planPut(putOptions, now());
     if (lifecycle) await applyLifecycle(client, bucket, keys.prefix, lifecycle);
     const key = keys.data(plan.scope, plan.id);
-    const body = new PassThrough({ highWaterMark: MiB });
     const tag =
       lifecycle && plan.expiresAt !== undefined ? expiryTag(plan.expiresAt - plan.createdAt) : undefined;
-    const transfer = new Upload({
-      client,
-      params: { Bucket: bucket, Key: key, Body: body, ContentType: "application/octet-stream" },
-      partSize,
-      queueSize,
-      leavePartsOnError: false,
-      ...(tag ? { tags: [tag] } : {}),
-    });
-    const done = transfer.done();
-    // An S3 failure stops the source side too (it would otherwise wait on a full buffer forever).
-    done.catch((error: unknown) => body.destroy(s3Error("upload the file", error)));
-    let file: StoredFile;
+    const sink = new S3Multipart({ client, bucket, key, partSize, queueSize, tag, error: s3Error });
     try {
-      file = storedFileOf(plan, await streamPut(source, plan, body));
+      return storedFileOf(plan, await streamPut(source, plan, sink));
     } catch (error) {
-      // Failing the body (rather than `transfer.abort()`, whose promise settles before the cleanup
-      // ran) makes lib-storage abort the multipart upload before `done` settles.
-      body.destroy(error instanceof Error ? error : new Error("put failed"));
-      await done.catch(() => {});
-      await abortUpload(key, (transfer as unknown as { uploadId?: string }).uploadId);
+      await sink.discard();
       await deleteKey(key).catch(() => {});
       throw error;
     }
-    try {
-      await done;
-    } catch (error) {
-      await abortUpload(key, (transfer as unknown as { uploadId?: string }).uploadId);
-      await deleteKey(key).catch(() => {});
-      throw plan.signal?.aborted ? toPutError(error, plan.signal) : s3Error("upload the file", error);
-    }
-    return file;
   }
 
   /** Writes the metadata (and the catalog entry) that make an uploaded file visible. */
