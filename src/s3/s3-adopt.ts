@@ -13,6 +13,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  PutObjectTaggingCommand,
   type S3Client,
   type Tag,
   UploadPartCopyCommand,
@@ -57,13 +58,9 @@ async function multipartCopy(
 ): Promise<void> {
   const { client, bucket } = ctx;
   const partSize = ctx.copyPart ?? COPY_PART;
+  // No `Tagging` here: radosgw (16.2) ignores it on CreateMultipartUpload; the tag is set once complete.
   const created = await client.send(
-    new CreateMultipartUploadCommand({
-      Bucket: bucket,
-      Key: to,
-      ContentType: "application/octet-stream",
-      ...(tag ? { Tagging: `${tag.Key}=${tag.Value}` } : {}),
-    }),
+    new CreateMultipartUploadCommand({ Bucket: bucket, Key: to, ContentType: "application/octet-stream" }),
   );
   const uploadId = created.UploadId as string;
   try {
@@ -102,6 +99,10 @@ async function multipartCopy(
       .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId }))
       .catch(() => undefined);
     throw error;
+  }
+  // A failure here leaves a complete object without its tag: the caller deletes the key.
+  if (tag) {
+    await client.send(new PutObjectTaggingCommand({ Bucket: bucket, Key: to, Tagging: { TagSet: [tag] } }));
   }
 }
 

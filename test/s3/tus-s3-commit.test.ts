@@ -9,7 +9,13 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { createServer } from "node:http";
-import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  GetObjectTaggingCommand,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
 import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
@@ -161,6 +167,20 @@ describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
     const body = Buffer.from((await copied.Body?.transformToByteArray()) ?? []);
     expect(Buffer.compare(body, bytes)).toBe(0);
     expect(await pendingUploads(client, `${prefix}copies/`)).toEqual([]);
+    // With an expiry tag (bucket lifecycle): set once the copy is complete (radosgw ignores a tag
+    // given to CreateMultipartUpload).
+    const tagged = await adoptObject(
+      { ...ctx, tagFor: async () => ({ Key: "mfb-expire-days", Value: "2" }) },
+      { object, size: bytes.length, sha256: sha256(bytes) },
+      plan(),
+    );
+    const tags = await client.send(
+      new GetObjectTaggingCommand({ Bucket: bucket, Key: ctx.dataKey("s1", (tagged as StoredFile).id) }),
+    );
+    expect(tags.TagSet).toEqual([{ Key: "mfb-expire-days", Value: "2" }]);
+    await client.send(
+      new DeleteObjectCommand({ Bucket: bucket, Key: ctx.dataKey("s1", (tagged as StoredFile).id) }),
+    );
     // Measured at another size: refused before any copy.
     expect(
       await codeOf(adoptObject(ctx, { object, size: bytes.length + 1, sha256: sha256(bytes) }, plan())),
