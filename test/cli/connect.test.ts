@@ -59,13 +59,7 @@ describe("mcp-file-bridge connect in front of a remote built on our pieces", () 
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
       const session = rpc(child);
-      const init = await session.request("initialize", {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "gone", version: "1.0.0" },
-      });
-      expect(init.result).toBeDefined();
-      session.notify("notifications/initialized");
+      expect((await session.initialize()).result).toBeDefined();
       child.stderr.destroy();
       child.stdout.destroy();
       // Its answer meets a closed stdout (EPIPE): the shim shuts down instead of serving nobody.

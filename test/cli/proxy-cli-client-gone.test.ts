@@ -54,13 +54,7 @@ describe("mcp-file-bridge proxy --stdio when its client has gone", () => {
   /** A session that stored an artifact in the proxy's temp storage (which must not outlive it). */
   async function sessionWithAFile(child: ChildProcessWithoutNullStreams) {
     const client = rpc(child);
-    const init = await client.request("initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "gone", version: "1.0.0" },
-    });
-    expect(init.result).toBeDefined();
-    client.notify("notifications/initialized");
+    expect((await client.initialize()).result).toBeDefined();
     const written = await client.request("tools/call", {
       name: "write_file",
       arguments: { name: "w.txt", text: "left behind?" },

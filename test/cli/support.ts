@@ -76,14 +76,22 @@ export function rpc(child: ChildProcessWithoutNullStreams) {
     if (typeof message.id === "number") waiting.get(message.id)?.(message);
   });
   let next = 0;
+  const request = (method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const id = ++next;
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    return new Promise((resolve) => waiting.set(id, resolve));
+  };
   return {
-    request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-      const id = ++next;
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-      return new Promise((resolve) => waiting.set(id, resolve));
-    },
-    notify(method: string): void {
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`);
+    request,
+    /** The MCP handshake (`initialize`, then `notifications/initialized`); resolves with the server's answer. */
+    async initialize(): Promise<Record<string, unknown>> {
+      const answer = await request("initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "stdio-test-client", version: "1.0.0" },
+      });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+      return answer;
     },
   };
 }
