@@ -1,5 +1,5 @@
 /**
- * Per-call private folders, pre-made: each temp dir keeps a small pool of empty `call-<pid>-<random>`
+ * Per-call private folders, pre-made: each temp dir keeps a small pool of empty `call-<pid>.<space>-<random>`
  * folders (mode 0700, 96 random bits in the name), refilled off the critical path once a call's file
  * is written (while the tool runs), so a call that needs one file takes a folder that is already
  * there and costs one exclusive create (`O_EXCL`, mode 0600, under the file's own name), its writes
@@ -21,7 +21,7 @@ import { randomBytes } from "node:crypto";
 import { open, rmSync } from "node:fs";
 import { mkdir, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ACTIVE_CALL_DIRS, CALL_DIR_PREFIX, createCallDir, removeDir } from "./temp-dir.js";
+import { ACTIVE_CALL_DIRS, CALL_DIR_PREFIX, callDirPrefix, createCallDir, removeDir } from "./temp-dir.js";
 
 /** Mode of a call file: readable and writable by this user only. */
 const FILE_MODE = 0o600;
@@ -114,7 +114,7 @@ function poolOf(tmpDir: string): Pool {
  */
 async function fill(tmpDir: string, pool: Pool): Promise<void> {
   while (pool.spare.length + pool.making.size < CALL_FOLDER_POOL_SIZE) {
-    const dir = track(join(tmpDir, `${CALL_DIR_PREFIX}${process.pid}-${randomBytes(12).toString("hex")}`));
+    const dir = track(join(tmpDir, `${callDirPrefix()}${randomBytes(12).toString("hex")}`));
     pool.making.add(dir);
     try {
       await mkdir(dir, { mode: 0o700 });

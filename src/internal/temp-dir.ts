@@ -1,10 +1,17 @@
 import { mkdir, mkdtemp, readdir, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { processGone, processSpaceId } from "./process-space.js";
 
-/** Prefix of per-call temp folders: `call-<pid>-<random>`. */
+/** Prefix of per-call temp folders: `call-<pid>.<space>-<random>` (see {@link callDirPrefix}). */
 export const CALL_DIR_PREFIX = "call-";
-const CALL_DIR = /^call-(\d+)-[A-Za-z0-9]+$/;
+/** A per-call folder's name: its process id, that process's space id (internal/process-space.ts), a random tail. */
+const CALL_DIR = /^call-(\d+)\.([0-9a-f]{8})-[A-Za-z0-9]+$/;
+
+/** The start of this process's per-call folder names: `call-<pid>.<space>-`. */
+export function callDirPrefix(): string {
+  return `${CALL_DIR_PREFIX}${process.pid}.${processSpaceId()}-`;
+}
 
 /**
  * Per-call folders in use anywhere in this process: {@link createCallDir} adds, {@link removeDir}
@@ -43,7 +50,7 @@ export async function assertPrivateTmpDir(tmpDir: string): Promise<void> {
  * id so a later sweep can tell whether its owner is still alive.
  */
 export async function createCallDir(tmpDir: string): Promise<string> {
-  const prefix = join(tmpDir, `${CALL_DIR_PREFIX}${process.pid}-`);
+  const prefix = join(tmpDir, callDirPrefix());
   if (checkedTmpDirs.has(tmpDir)) {
     try {
       return inUse(await mkdtemp(prefix));
@@ -83,17 +90,6 @@ export async function removeDir(dir: string, only?: string): Promise<void> {
   ACTIVE_CALL_DIRS.delete(dir);
 }
 
-/** True when a process with this id exists (EPERM means it exists but is not ours). */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Options of {@link sweepCallDirs}. */
 export interface SweepCallDirsOptions {
   /** Folders last modified before `now - olderThanMs` are removed even if their process lives. */
@@ -102,15 +98,19 @@ export interface SweepCallDirsOptions {
   now: number;
   /** Folders in use by this process; never removed. */
   active: ReadonlySet<string>;
-  /** Liveness test, injectable for tests. */
-  isAlive?: (pid: number) => boolean;
+  /**
+   * Whether a process of this process's space is certainly gone (see internal/process-space.ts),
+   * injectable for tests.
+   */
+  isGone?: (pid: number) => boolean;
   /** Stop looking once `Date.now()` passes this (a start-up sweep must not hold anything up). */
   deadline?: number;
 }
 
 /**
- * Removes stale per-call folders under `tmpDir`: those whose owning process is gone, and those older
- * than `olderThanMs`. Only names matching `call-<pid>-<random>` are touched. Returns how many
+ * Removes stale per-call folders under `tmpDir`: those whose owning process is certainly gone (only
+ * judged for a process of this process's space: host, boot and pid namespace), and those older than
+ * `olderThanMs`. Only names matching `call-<pid>.<space>-<random>` are touched. Returns how many
  * folders were removed.
  */
 export async function sweepCallDirs(tmpDir: string, options: SweepCallDirsOptions): Promise<number> {
@@ -121,7 +121,8 @@ export async function sweepCallDirs(tmpDir: string, options: SweepCallDirsOption
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
     throw error;
   }
-  const isAlive = options.isAlive ?? isProcessAlive;
+  const isGone = options.isGone ?? processGone;
+  const space = processSpaceId();
   let removed = 0;
   for (const name of names) {
     if (options.deadline !== undefined && Date.now() > options.deadline) break;
@@ -130,7 +131,8 @@ export async function sweepCallDirs(tmpDir: string, options: SweepCallDirsOption
     const dir = join(tmpDir, name);
     if (options.active.has(dir)) continue;
     const pid = Number(match[1]);
-    let stale = pid !== process.pid && !isAlive(pid);
+    // Another space's process id says nothing here: such a folder goes only by its age.
+    let stale = match[2] === space && pid !== process.pid && isGone(pid);
     if (!stale) {
       try {
         const info = await stat(dir);

@@ -10,10 +10,10 @@
  * and then only when signalling its pid says there is no such process (`ESRCH`). Anything else — a
  * live pid, a pid of another namespace, an owner file missing or of another form — keeps the folder.
  */
-import { readFileSync, readlinkSync } from "node:fs";
 import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ProcessSpace, processGone, processSpace, sameSpace } from "../internal/process-space.js";
 import { assertPrivateTmpDir } from "../internal/temp-dir.js";
 
 const PREFIX = "mcp-file-proxy-";
@@ -21,29 +21,14 @@ const OWNER = ".owner";
 /** How long a start-up sweep may run before it leaves the rest to the next start. */
 const SWEEP_MS = 10_000;
 
-/** What identifies a process across the processes that may share a temp folder. */
-interface Owner {
+/** What `.owner` holds: the process and the space its id belongs to. */
+interface Owner extends ProcessSpace {
   pid: number;
-  host: string;
-  /** `/proc/sys/kernel/random/boot_id` where there is one. */
-  boot?: string;
-  /** The pid namespace (`/proc/self/ns/pid`) where there is one. */
-  pidns?: string;
-}
-
-function readOr(read: () => string): string | undefined {
-  try {
-    return read().trim() || undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** This process as an {@link Owner}. */
 function self(): Owner {
-  const boot = readOr(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8"));
-  const pidns = readOr(() => readlinkSync("/proc/self/ns/pid"));
-  return { pid: process.pid, host: hostname(), ...(boot ? { boot } : {}), ...(pidns ? { pidns } : {}) };
+  return { pid: process.pid, ...processSpace() };
 }
 
 /** Whether `text` names an owner of this host, boot and pid namespace whose process is gone. */
@@ -56,14 +41,8 @@ function ownerGone(text: string, me: Owner): boolean {
   }
   if (typeof owner !== "object" || owner === null) return false;
   const { pid } = owner;
-  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 0 || pid === me.pid) return false;
-  if (owner.host !== me.host || owner.boot !== me.boot || owner.pidns !== me.pidns) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  if (typeof pid !== "number" || pid === me.pid || !sameSpace(owner, me)) return false;
+  return processGone(pid);
 }
 
 /**

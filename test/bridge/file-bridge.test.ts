@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileSourceResolver } from "../../src/bridge/types.js";
+import { processSpaceId } from "../../src/internal/process-space.js";
 import { codeOf } from "../support/helpers.js";
 import { base, bridge, root, scope, tempEntries, tmp, useBridgeSandbox } from "./bridge-sandbox.js";
 
@@ -127,8 +128,10 @@ describe("sweep", () => {
     let now = Date.now();
     const b = bridge({ now: () => now });
     const live = await b.resolve("data:,keep", { scope });
-    await mkdir(join(tmp, "call-999999-deadbeef"));
-    await writeFile(join(tmp, "call-999999-deadbeef", "x.bin"), "left by a crash");
+    // pid 2^22 + 1 is above Linux's pid_max: that process cannot be alive.
+    const crashed = `call-4194305.${processSpaceId()}-deadbeef`;
+    await mkdir(join(tmp, crashed));
+    await writeFile(join(tmp, crashed, "x.bin"), "left by a crash");
     expect(await b.sweep()).toBe(1);
     now += 3 * 3_600_000;
     expect(await b.sweep({ olderThan: "1h" })).toBe(0); // the live file's folder is in use
@@ -277,17 +280,17 @@ describe("start-up sweep", () => {
         await mkdir(dir, { mode: 0o700 });
         await chmod(dir, 0o700);
         // pid 2^22 + 1 is above Linux's pid_max: that process cannot be alive.
-        await mkdir(join(dir, "call-4194305-AbCdEf"));
-        await mkdir(join(dir, `call-${process.pid}-Live01`));
+        await mkdir(join(dir, `call-4194305.${processSpaceId()}-AbCdEf`));
+        await mkdir(join(dir, `call-${process.pid}.${processSpaceId()}-Live01`));
       }
       const kept = new FileBridge({ tmpDir: off, sweepOnStart: false });
       expect(await kept.startupSweep).toBe(0);
       expect((await readdir(off)).sort()).toEqual(
-        ["call-4194305-AbCdEf", `call-${process.pid}-Live01`].sort(),
+        [`call-4194305.${processSpaceId()}-AbCdEf`, `call-${process.pid}.${processSpaceId()}-Live01`].sort(),
       );
       const swept = new FileBridge({ tmpDir: on });
       expect(await swept.startupSweep).toBe(1);
-      expect(await readdir(on)).toEqual([`call-${process.pid}-Live01`]);
+      expect(await readdir(on)).toEqual([`call-${process.pid}.${processSpaceId()}-Live01`]);
       expect(await new FileBridge({ tmpDir: on }).startupSweep).toBe(0); // once per folder and process
       expect(() => new FileBridge({ sweepOnStart: "yes" as never })).toThrow(/sweepOnStart/);
     } finally {

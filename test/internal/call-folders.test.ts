@@ -20,6 +20,7 @@ import {
   SPARE_MAX_AGE_MS,
   spareCallFolders,
 } from "../../src/internal/call-folders.js";
+import { processSpaceId } from "../../src/internal/process-space.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../../src/internal/temp-dir.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
 
@@ -33,7 +34,7 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true, maxRetries: 3 });
 });
 
-const CALL_FOLDER = new RegExp(`/call-${process.pid}-[a-f0-9]{24}$`);
+const CALL_FOLDER = new RegExp(`/call-${process.pid}\\.${processSpaceId()}-[a-f0-9]{24}$`);
 
 describe("per-call folders", () => {
   it("gives each call a private folder of its own with the file under its own name", async () => {

@@ -2,13 +2,8 @@ import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  ACTIVE_CALL_DIRS,
-  createCallDir,
-  isProcessAlive,
-  removeDir,
-  sweepCallDirs,
-} from "../../src/internal/temp-dir.js";
+import { processGone, processSpaceId } from "../../src/internal/process-space.js";
+import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../../src/internal/temp-dir.js";
 
 let base: string;
 beforeEach(async () => {
@@ -19,15 +14,18 @@ afterEach(async () => {
 });
 
 describe("temp dirs", () => {
-  it("names call folders with the process id", async () => {
+  it("names call folders with the process id and its space (host, boot, pid namespace)", async () => {
     const dir = await createCallDir(join(base, "t"));
-    expect(dir).toMatch(new RegExp(`call-${process.pid}-[A-Za-z0-9]+$`));
+    expect(processSpaceId()).toMatch(/^[0-9a-f]{8}$/);
+    expect(dir).toMatch(new RegExp(`call-${process.pid}\\.${processSpaceId()}-[A-Za-z0-9]+$`));
   });
 
-  it("knows whether a process is alive", () => {
-    expect(isProcessAlive(process.pid)).toBe(true);
-    expect(isProcessAlive(0)).toBe(false);
-    expect(isProcessAlive(2 ** 30)).toBe(false);
+  it("calls a process gone only when signalling it says there is none (ESRCH)", () => {
+    expect(processGone(process.pid)).toBe(false);
+    expect(processGone(process.ppid)).toBe(false);
+    // Ids kill() refuses, or that are no process id at all, are not "gone".
+    for (const pid of [0, -1, 1.5, 2 ** 31, Number.NaN]) expect(processGone(pid)).toBe(false);
+    expect(processGone(2 ** 22 + 12_345)).toBe(true); // above Linux's pid_max (4194304): no such process
   });
 
   it("removes folders of dead processes and old ones, keeps the rest", async () => {
@@ -36,24 +34,33 @@ describe("temp dirs", () => {
     const active = await createCallDir(base);
     const old = await createCallDir(base);
     await utimes(old, new Date(now - 7_200_000), new Date(now - 7_200_000));
-    const dead = join(base, "call-999999-abc123");
+    const dead = join(base, `call-999999.${processSpaceId()}-abc123`);
     await mkdir(dead);
     await writeFile(join(dead, "leftover.bin"), "x");
+    // The same dead id seen from another container or sandbox sharing the folder: kept (its owner
+    // may be alive there) until it is old; and names of no known form are never touched.
+    const otherSpace = processSpaceId() === "00000000" ? "11111111" : "00000000";
+    const elsewhere = join(base, `call-999999.${otherSpace}-abc123`);
+    await mkdir(elsewhere);
+    await mkdir(join(base, "call-999999-abc123"));
     await mkdir(join(base, "not-a-call-dir"));
     const removed = await sweepCallDirs(base, {
       olderThanMs: 3_600_000,
       now,
       active: new Set([active]),
-      isAlive: (pid) => pid !== 999999,
+      isGone: (pid) => pid === 999999,
     });
     expect(removed).toBe(2);
     const left = await readdir(base);
     expect(left.sort()).toEqual(
-      [mine, active]
+      [mine, active, elsewhere]
         .map((d) => d.slice(base.length + 1))
-        .concat("not-a-call-dir")
+        .concat("call-999999-abc123", "not-a-call-dir")
         .sort(),
     );
+    await utimes(elsewhere, new Date(now - 7_200_000), new Date(now - 7_200_000));
+    expect(await sweepCallDirs(base, { olderThanMs: 3_600_000, now, active: new Set([active]) })).toBe(1);
+    expect(await readdir(base)).not.toContain(elsewhere.slice(base.length + 1));
   });
 
   it("removeDir with the one file it made removes file and folder; extra or missing files fall back to rm -r", async () => {

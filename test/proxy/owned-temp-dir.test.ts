@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import {
   chmod,
   mkdir,
@@ -26,13 +25,12 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** The id of a process that has exited (and been reaped). */
-function deadPid(): number {
-  const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
-    encoding: "utf8",
-  });
-  return Number(child.stdout);
-}
+/**
+ * A process id no process has: above the largest `pid_max` Linux allows (2^22). The id of a process
+ * that has exited would do only until it is handed out again, which a busy machine with the default
+ * `pid_max` of 32768 does soon.
+ */
+const NO_SUCH_PID = 2 ** 22 + 1;
 
 /** The `.owner` a proxy writes, read back from a folder this process made. */
 async function ownOwner(): Promise<Record<string, unknown>> {
@@ -69,7 +67,7 @@ describe("the proxy's own temp folder", () => {
 
   it("removes only the folders whose owner is certainly gone", async () => {
     const me = await ownOwner();
-    const gone = JSON.stringify({ ...me, pid: deadPid() });
+    const gone = JSON.stringify({ ...me, pid: NO_SUCH_PID });
     await leftFolder("gone01", gone);
     const kept = [
       await leftFolder("live01", JSON.stringify(me)),
@@ -80,7 +78,7 @@ describe("the proxy's own temp folder", () => {
       await leftFolder("host01", JSON.stringify({ ...JSON.parse(gone), host: `${hostname()}-other` })),
       await leftFolder("nopid1", JSON.stringify({ ...me, pid: undefined })),
       await leftFolder("bigpid", JSON.stringify({ ...me, pid: 2 ** 31 })),
-      await leftFolder("oldfmt", `${deadPid()}\n`),
+      await leftFolder("oldfmt", `${NO_SUCH_PID}\n`),
       await leftFolder("noown1", undefined),
     ];
     // Not private: not a folder this package made.
@@ -104,7 +102,7 @@ describe("the proxy's own temp folder", () => {
 
   it("stops at its deadline, and finds nothing in a folder that does not exist", async () => {
     const me = await ownOwner();
-    await leftFolder("gone01", JSON.stringify({ ...me, pid: deadPid() }));
+    await leftFolder("gone01", JSON.stringify({ ...me, pid: NO_SUCH_PID }));
     expect(await removeAbandonedTempDirs(root, Date.now() - 1)).toEqual([]);
     expect(await readdir(root)).toEqual(["mcp-file-proxy-gone01"]);
     expect(await removeAbandonedTempDirs(join(root, "missing"))).toEqual([]);
@@ -114,7 +112,7 @@ describe("the proxy's own temp folder", () => {
     const { dir: killed } = await makeOwnedTempDir(root);
     const owner = JSON.parse(await readFile(join(killed, ".owner"), "utf8"));
     // As if the process that made it had been killed: its id now names a process that is gone.
-    await writeFile(join(killed, ".owner"), JSON.stringify({ ...owner, pid: deadPid() }));
+    await writeFile(join(killed, ".owner"), JSON.stringify({ ...owner, pid: NO_SUCH_PID }));
     const { dir, swept } = await makeOwnedTempDir(root);
     expect(await swept).toEqual([killed]);
     expect(await readdir(root)).toEqual([dir.slice(root.length + 1)]);
