@@ -1,7 +1,7 @@
 /**
  * Small writes on the calling thread. A file of a few KiB costs `fsStore` three thread-pool round
  * trips when written with `fs.writeFile` (open, write, close), and on a 2-core machine those trips
- * cost more CPU than the syscalls themselves: about 45 µs against 25 µs for `writeFileSync` of the
+ * cost more CPU than the syscalls themselves: 46–80 µs against 27–42 µs for `writeFileSync` of the
  * same 5.6 KiB record (docs/performance.md, Session 10). So records and small files are written
  * synchronously while the disk is fast. When it is not (the ext4 disk the benches run on has spells
  * in which a create costs 0.5 ms of CPU), a thread-pool trip costs little next to the write and keeps
