@@ -1,3 +1,4 @@
+import { constants } from "node:buffer";
 import type { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
@@ -83,7 +84,7 @@ export interface S3StoreOptions {
    */
   catalog?: FileCatalog;
   /**
-   * Multipart part size in bytes (at least 5 MiB). A body up to this size is one `PutObject`.
+   * Multipart part size in bytes, from 5 MiB to 4 GiB. A body up to this size is one `PutObject`.
    * @default 8 MiB
    */
   partSize?: number;
@@ -149,6 +150,11 @@ export interface S3FileStore extends FileStore {
 }
 
 const MiB = 1024 * 1024;
+/**
+ * The largest part: each of the `queueSize + 1` part buffers is one Node buffer (4 GiB at most on
+ * Node 20), and S3 takes parts of up to 5 GiB.
+ */
+const MAX_PART_SIZE = Math.min(4 * 1024 * MiB, constants.MAX_LENGTH);
 
 function awsErrorName(error: unknown): string | undefined {
   return typeof error === "object" && error !== null ? (error as { name?: string }).name : undefined;
@@ -182,8 +188,11 @@ function validate(options: S3StoreOptions): void {
     throw check.error("prefix", "must be a string of at most 512 characters, not starting with /");
   }
   const { partSize, queueSize } = options;
-  if (partSize !== undefined && (!Number.isSafeInteger(partSize) || partSize < 5 * MiB)) {
-    throw check.error("partSize", "must be an integer of at least 5 MiB");
+  if (
+    partSize !== undefined &&
+    (!Number.isSafeInteger(partSize) || partSize < 5 * MiB || partSize > MAX_PART_SIZE)
+  ) {
+    throw check.error("partSize", "must be an integer from 5 MiB to 4 GiB");
   }
   if (queueSize !== undefined && (!Number.isSafeInteger(queueSize) || queueSize < 1 || queueSize > 64)) {
     throw check.error("queueSize", "must be an integer from 1 to 64");

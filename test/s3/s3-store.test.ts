@@ -72,6 +72,7 @@ describeWithServices("s3Store specifics on a real radosgw", () => {
       { ...base, bucket: "" },
       { ...base, bucket: "Bad_Bucket" },
       { ...base, partSize: 1024 },
+      { ...base, partSize: 5 * 1024 * 1024 * 1024 },
       { ...base, queueSize: 0 },
       { ...base, prefix: "/abs" },
       { ...base, client: {} },
