@@ -138,12 +138,41 @@ function tusPatch(location: string, file: string, start: number, end: number): P
 
 /**
  * `tus-upload`: create + PATCHes of `chunk` bytes (0: one PATCH) to ours (`ours: true`) or
- * `@tus/server`.
+ * `@tus/server`; with `parallel: n` (ours), n partial uploads of equal size sent at once, each in
+ * one PATCH, then the final upload that concatenates them (as `tus-js-client`'s `parallelUploads`).
  */
 async function tusUpload(command: Record<string, unknown>): Promise<Record<string, unknown>> {
   const file = String(command.file);
   const size = (await stat(file)).size;
   const endpoint = await tusEndpoint(String(command.url), command.ours === true);
+  const parallel = Number(command.parallel) || 0;
+  if (parallel > 1) {
+    const piece = Math.ceil(size / parallel);
+    const paths = await Promise.all(
+      Array.from({ length: parallel }, async (_, index) => {
+        const start = index * piece;
+        const end = Math.min(size, start + piece);
+        const created = await send(endpoint, "POST", {
+          ...TUS,
+          "upload-concat": "partial",
+          "upload-length": String(end - start),
+        });
+        expect(created, 201, "tus create partial");
+        const location = new URL(String(created.headers.location), endpoint);
+        const headers = {
+          ...TUS,
+          "upload-offset": "0",
+          "content-type": "application/offset+octet-stream",
+          "content-length": String(end - start),
+        };
+        expect(await send(location.href, "PATCH", headers, { path: file, start, end }), 204, "tus patch");
+        return location.pathname;
+      }),
+    );
+    const final = await send(endpoint, "POST", { ...TUS, "upload-concat": `final;${paths.join(" ")}` });
+    expect(final, 201, "tus final");
+    return {};
+  }
   const created = await send(endpoint, "POST", { ...TUS, "upload-length": String(size) });
   expect(created, 201, "tus create");
   const location = new URL(String(created.headers.location), endpoint).href;

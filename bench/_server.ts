@@ -6,7 +6,7 @@
  * long the last commit took, its own peak RSS growth, and this process's peak before it started),
  * `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
- * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor), `{"cmd": "fresh", "round": name}` (go on in a new empty
+ * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor), `{"cmd": "collect"}` (a full collection now), `{"cmd": "fresh", "round": name}` (go on in a new empty
  * folder, removing nothing: `ours-fs`, `ours-memory`, `raw`) and `{"cmd": "prepare", "source": path}`
  * (store a file to download; replies with its download URL) on stdin.
  *
@@ -19,6 +19,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { S3Client } from "@aws-sdk/client-s3";
 import { createFileRoutes } from "../src/http/create-file-routes.js";
 import { toNodeHandler } from "../src/node/index.js";
@@ -48,6 +50,15 @@ new PerformanceObserver((list) => {
     else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) gcCounts.minor++;
   }
 }).observe({ entryTypes: ["gc"] });
+
+/**
+ * A full garbage collection now (`{"cmd": "collect"}`), so a round's RSS growth is measured from a
+ * collected heap rather than from whatever garbage the round before left resident.
+ */
+function fullGc(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
@@ -251,6 +262,10 @@ await servePeer(
     }
     if (command.cmd === "prepare") return { url: await prepare(String(command.source)) };
     if (command.cmd === "gc") return { ...gcCounts };
+    if (command.cmd === "collect") {
+      fullGc();
+      return {};
+    }
     throw new Error(`unknown command ${JSON.stringify(command)}`);
   },
   async () => {

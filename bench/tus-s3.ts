@@ -1,15 +1,16 @@
 /**
  * Resumable uploads on S3 (issue 25): 1 GiB through tus into `s3Store` with `s3TusStaging` on a real
- * radosgw (started here, as `bench/s3-redis.ts` does), unchunked (create + one PATCH) and in 8 MiB
- * PATCHes, server and client each in a process of their own, with the server's exact peak RSS
- * growth (VmHWM after a reset, minus RSS before; goal < 64 MiB), the commit's own time and its own
- * peak RSS growth (the same, from the commit's start to its end). Two
- * commit paths alternate in each row: the store adopting the staged multipart object by server-side
- * copy (what ships) against streaming it back through the put pipeline (what the commit did before,
- * and what a parallel upload's parts or a store without `adopt` still take). Before the measured
- * rounds, one untimed {@link WARM_MB} MiB upload per path and row warms the new server process (its
- * first upload loads and compiles the SDK's code and grows the heap once: 57 MiB measured, printed
- * as the cold start), so each row's growth is an upload's, not the process's start-up.
+ * radosgw (started here, as `bench/s3-redis.ts` does), unchunked (create + one PATCH), in 8 MiB
+ * PATCHes, and as 4 partial uploads sent at once and concatenated (`tus-js-client`'s
+ * `parallelUploads`), server and client each in a process of their own, with the server's exact
+ * peak RSS growth (VmHWM after a reset, minus RSS before; goal < 64 MiB), the commit's own time and
+ * its own peak RSS growth (the same, from the commit's start to its end). Two commit paths
+ * alternate in each row: the store adopting the staged objects by server-side copy (what ships)
+ * against streaming them back through the put pipeline (what the commit did before, and what a
+ * store without `adopt` still takes). Before the measured rounds, one untimed {@link WARM_MB} MiB
+ * upload per path and row warms the new server process (its first upload loads and compiles the
+ * SDK's code and grows the heap once: 52–57 MiB measured, printed as the cold start), so each row's
+ * growth is an upload's, not the process's start-up.
  * Skips (exit 0, one line saying why) only when radosgw cannot be installed or started.
  *
  *   npm run bench -- tus-s3
@@ -40,8 +41,8 @@ const SIZE_MB = positiveInt("BENCH_TUS_MB", 1024);
 /** Rounds per commit path and row: each round stores SIZE_MB (twice when re-streamed) in radosgw's RAM. */
 const ROUNDS = positiveInt("BENCH_TUS_S3_ROUNDS", 1);
 const GOAL_MIB = 64;
-/** The untimed warm-up upload per commit path and row (MiB). */
-const WARM_MB = 16;
+/** The untimed warm-up upload per commit path and row (MiB; its parallel parts are whole staged objects). */
+const WARM_MB = 32;
 console.log(`tus on S3 · ${SIZE_MB} MiB · ${loadLine()}`);
 
 // radosgw's memstore holds every object in RAM and frees deleted ones in its garbage collection
@@ -72,6 +73,9 @@ const commitGrowth: Record<string, number> = {};
 const commitSeconds: Record<string, number[]> = {};
 
 async function round(client: Peer, server: Peer, name: string, command: Record<string, unknown>) {
+  // From a collected heap: otherwise the last round's garbage, still resident or just returned,
+  // moves this round's starting point by tens of MiB either way.
+  await server.ask({ cmd: "collect" });
   resetPeakRss(server.pid);
   const before = rssMiB(server.pid);
   const { seconds } = await client.ask(command);
@@ -86,6 +90,18 @@ async function round(client: Peer, server: Peer, name: string, command: Record<s
   return { seconds: Number(seconds), peakRssMiB: peak };
 }
 
+/** How the client sends: PATCH size (0: one PATCH), or partial uploads sent at once and concatenated. */
+interface Way {
+  label: string;
+  chunk: number;
+  parallel?: number;
+}
+const WAYS: Way[] = [
+  { label: "unchunked", chunk: 0 },
+  { label: "8 MiB chunks", chunk: 8 * MiB },
+  { label: "4 parallel partial uploads", chunk: 0, parallel: 4 },
+];
+
 const rows: Row[] = [];
 let coldStart: number | undefined;
 try {
@@ -93,19 +109,20 @@ try {
   const warmFile = await sourceFile(dir, WARM_MB);
   const client = await startPeer("_client.ts");
   const server = await startPeer("_server.ts", ["ours-s3", join(dir, "server")]);
-  const upload = (mode: "copy" | "restream", name: string, source: string, chunk: number) => async () => {
+  const upload = (mode: "copy" | "restream", name: string, source: string, way: Way) => async () => {
     await server.ask({ cmd: "commit-mode", mode });
     return round(client, server, name, {
       cmd: "tus-upload",
       url: server.ready.url,
       file: source,
-      chunk,
+      chunk: way.chunk,
+      parallel: way.parallel,
       ours: true,
     });
   };
   // Untimed: the new process's first uploads (each path, each way of sending), kept out of the rows.
-  for (const chunk of [0, 8 * MiB]) {
-    for (const mode of ["restream", "copy"] as const) await upload(mode, "warm-up", warmFile, chunk)();
+  for (const way of WAYS) {
+    for (const mode of ["restream", "copy"] as const) await upload(mode, "warm-up", warmFile, way)();
   }
   coldStart = growth["warm-up"];
   delete growth["warm-up"];
@@ -114,12 +131,11 @@ try {
   console.log(
     `server peak RSS growth over its first ${WARM_MB} MiB uploads (cold start, untimed): ${coldStart} MiB`,
   );
-  for (const chunk of [0, 8 * MiB]) {
-    const label = chunk === 0 ? "unchunked" : "8 MiB chunks";
-    const run = (mode: "copy" | "restream") => upload(mode, `${mode} ${label}`, file, chunk);
+  for (const way of WAYS) {
+    const run = (mode: "copy" | "restream") => upload(mode, `${mode} ${way.label}`, file, way);
     rows.push(
       await compare(
-        `tus upload to s3Store ${SIZE_MB} MiB, ${label} (s3TusStaging, commit by server-side copy)`,
+        `tus upload to s3Store ${SIZE_MB} MiB, ${way.label} (s3TusStaging, commit by server-side copy)`,
         run("copy"),
         { name: "the same, commit re-streamed through the put pipeline", run: run("restream") },
         { rounds: ROUNDS },

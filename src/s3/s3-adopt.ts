@@ -1,7 +1,7 @@
 /**
  * `s3Store.adopt`: takes over an object of the store's own bucket (a tus upload's completed staging
  * object) by server-side copy into the file's data key — `CopyObject` up to 5 GiB, `UploadPartCopy`
- * parts above — with the put pipeline's checks on the size and sha256 the caller measured while
+ * parts above, and for the objects of a parallel upload's partial uploads, one after another — with the put pipeline's checks on the size and sha256 the caller measured while
  * the bytes arrived. The copy is complete before the file can become visible (its metadata is
  * written at commit); a failed copy leaves nothing.
  */
@@ -23,7 +23,7 @@ import { copySource } from "../internal/s3-copy-source.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
 import { checkMeasured } from "../storage/kit/put-pipeline.js";
 import { type PutPlan, storedFileOf } from "../storage/kit/put-plan.js";
-import type { AdoptSource, StoredFile } from "../storage/types.js";
+import type { AdoptObjectPart, AdoptSource, StoredFile } from "../storage/types.js";
 
 const MiB = 1024 * 1024;
 /** The largest object `CopyObject` copies in one request. */
@@ -48,44 +48,68 @@ export interface S3AdoptContext {
   copyPart?: number;
 }
 
-/** Copies `size` bytes of `from` into `to` in parts of {@link COPY_PART}, a few at a time. */
+/** S3's smallest part of a multipart upload (all but the last). */
+const MIN_PART = 5 * MiB;
+
+/** A byte range of one object, copied as one part (`end` inclusive). */
+interface CopyRange {
+  key: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The parts that copy `size` bytes of `key`: ranges of `partSize`; a remainder under S3's 5 MiB
+ * minimum joins the range before it unless it ends the file (`last`).
+ */
+function rangesOf(key: string, size: number, partSize: number, last: boolean): CopyRange[] {
+  const ranges: CopyRange[] = [];
+  for (let start = 0; start < size; start += partSize) {
+    ranges.push({ key, start, end: Math.min(size, start + partSize) - 1 });
+  }
+  const tail = ranges.at(-1);
+  const before = ranges.at(-2);
+  if (!last && tail && before && tail.end - tail.start + 1 < MIN_PART) {
+    ranges.pop();
+    before.end = tail.end;
+  }
+  return ranges;
+}
+
+/** Copies `ranges` (in order) into `to` as the parts of one multipart upload, a few at a time. */
 async function multipartCopy(
   ctx: S3AdoptContext,
-  from: string,
+  ranges: CopyRange[],
   to: string,
-  size: number,
   tag: Tag | undefined,
 ): Promise<void> {
   const { client, bucket } = ctx;
-  const partSize = ctx.copyPart ?? COPY_PART;
   // No `Tagging` here: radosgw (16.2) ignores it on CreateMultipartUpload; the tag is set once complete.
   const created = await client.send(
     new CreateMultipartUploadCommand({ Bucket: bucket, Key: to, ContentType: "application/octet-stream" }),
   );
   const uploadId = created.UploadId as string;
   try {
-    const count = Math.ceil(size / partSize);
-    const etags: string[] = new Array(count);
+    const etags: string[] = new Array(ranges.length);
     let next = 0;
     const worker = async () => {
-      while (next < count) {
+      while (next < ranges.length) {
         const index = next++;
-        const start = index * partSize;
-        const end = Math.min(size, start + partSize) - 1;
+        const { key, start, end } = ranges[index] as CopyRange;
         const copied = await client.send(
           new UploadPartCopyCommand({
             Bucket: bucket,
             Key: to,
             UploadId: uploadId,
             PartNumber: index + 1,
-            CopySource: copySource(bucket, from),
+            CopySource: copySource(bucket, key),
             CopySourceRange: `bytes=${start}-${end}`,
           }),
         );
         etags[index] = copied.CopyPartResult?.ETag ?? "";
       }
     };
-    await Promise.all(Array.from({ length: Math.min(COPY_QUEUE, count) }, worker));
+    await Promise.all(Array.from({ length: Math.min(COPY_QUEUE, ranges.length) }, worker));
     await client.send(
       new CompleteMultipartUploadCommand({
         Bucket: bucket,
@@ -117,49 +141,76 @@ async function headBytes(ctx: S3AdoptContext, key: string, size: number): Promis
 }
 
 /**
- * Copies an adoptable object into the file's data key (after the size cap, declared size and
- * sha256 checks on the measured figures, and a check that the object has the measured size).
- * Resolves the file it will be once committed, or `null` when the source is not an object this
- * store reaches (another client or bucket).
+ * The objects of `source` in order (`object`, or `objects`), or `null` when this store cannot copy
+ * them: another client or bucket, none at all, or a part but the last under S3's 5 MiB minimum.
+ */
+function sourceObjects(ctx: S3AdoptContext, source: AdoptSource): readonly AdoptObjectPart[] | null {
+  const parts = source.objects ?? (source.object ? [{ object: source.object, size: source.size }] : []);
+  if (parts.length === 0) return null;
+  for (const [index, { object, size }] of parts.entries()) {
+    if (object.client !== ctx.client || object.bucket !== ctx.bucket) return null;
+    if (index < parts.length - 1 && size < MIN_PART) return null;
+  }
+  return parts;
+}
+
+/**
+ * Copies an adoptable object (or the objects that make the file, in order) into the file's data
+ * key, after the size cap, declared size and sha256 checks on the measured figures, and a check
+ * that each object has the size it was measured at. Resolves the file it will be once committed,
+ * or `null` when the source is not objects this store can copy (see {@link sourceObjects}).
  */
 export async function adoptObject(
   ctx: S3AdoptContext,
   source: AdoptSource,
   plan: PutPlan,
 ): Promise<StoredFile | null> {
-  const object = source.object;
-  if (!object || object.client !== ctx.client || object.bucket !== ctx.bucket) return null;
+  const parts = sourceObjects(ctx, source);
+  if (!parts) return null;
+  if (parts.reduce((sum, part) => sum + part.size, 0) !== source.size) {
+    throw new FileBridgeError("INVALID_INPUT", "the adopted objects do not add up to the size measured");
+  }
   checkMeasured(plan, source.size, source.sha256);
   const { client, bucket } = ctx;
   const to = ctx.dataKey(plan.scope, plan.id);
   let head: Uint8Array;
   try {
-    const info = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: object.key }));
-    if (info.ContentLength !== source.size) {
-      throw new FileBridgeError(
-        "INVALID_INPUT",
-        "the adopted object does not have the size it was measured at",
-      );
-    }
-    head = await headBytes(ctx, object.key, source.size);
+    await Promise.all(
+      parts.map(async ({ object, size }) => {
+        const info = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: object.key }));
+        if (info.ContentLength !== size) {
+          throw new FileBridgeError(
+            "INVALID_INPUT",
+            "the adopted object does not have the size it was measured at",
+          );
+        }
+      }),
+    );
+    const first = parts.find((part) => part.size > 0) ?? (parts[0] as AdoptObjectPart);
+    head = await headBytes(ctx, first.object.key, first.size);
   } catch (error) {
     throw ctx.error("read the adopted object", error);
   }
   const tag = await ctx.tagFor(plan);
+  const only = parts.length === 1 ? (parts[0] as AdoptObjectPart) : undefined;
   try {
-    if (source.size <= (ctx.copyObjectMax ?? COPY_OBJECT_MAX)) {
+    if (only && source.size <= (ctx.copyObjectMax ?? COPY_OBJECT_MAX)) {
       await client.send(
         new CopyObjectCommand({
           Bucket: bucket,
           Key: to,
-          CopySource: copySource(bucket, object.key),
+          CopySource: copySource(bucket, only.object.key),
           MetadataDirective: "REPLACE",
           ContentType: "application/octet-stream",
           ...(tag ? { TaggingDirective: "REPLACE", Tagging: `${tag.Key}=${tag.Value}` } : {}),
         }),
       );
     } else {
-      await multipartCopy(ctx, object.key, to, source.size, tag);
+      const partSize = ctx.copyPart ?? COPY_PART;
+      const ranges = parts.flatMap(({ object, size }, index) =>
+        rangesOf(object.key, size, partSize, index === parts.length - 1),
+      );
+      await multipartCopy(ctx, ranges, to, tag);
     }
   } catch (error) {
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: to })).catch(() => undefined);

@@ -131,6 +131,13 @@ export interface AdoptSource {
    * server-side and never writes to it.
    */
   readonly object?: AdoptObject;
+  /**
+   * Or objects whose bytes, one after another, are the file (the partial uploads of a parallel tus
+   * upload): an `s3Store` on the same client and bucket assembles them server-side (a multipart
+   * copy; every object but the last at least 5 MiB) and never writes to them. A store that does not
+   * know this field finds neither `path` nor `object`, and returns `null`.
+   */
+  readonly objects?: readonly AdoptObjectPart[];
   /** Its size in bytes (checked against the file). */
   readonly size: number;
   /** Lower-case hex sha256 of its bytes, as the caller measured them (the store trusts it). */
@@ -150,6 +157,20 @@ export interface AdoptObject {
   readonly client: unknown;
   readonly bucket: string;
   readonly key: string;
+}
+
+/**
+ * One of the objects that together make an adopted file (see {@link AdoptSource.objects}).
+ *
+ * @example
+ * ```ts
+ * const part: AdoptObjectPart = { object: { client, bucket, key: "files-tus/abc" }, size: 8_388_608 };
+ * ```
+ */
+export interface AdoptObjectPart {
+  readonly object: AdoptObject;
+  /** How many of its first bytes belong to the file (checked against the object). */
+  readonly size: number;
 }
 
 /**

@@ -4,7 +4,9 @@
  * into the file's key — never streaming it back through the put pipeline — with the pipeline's
  * guarantees: exact bytes and sha256, the file listed and `onStored` told, the staging removed, no
  * other scope seeing it; a commit the ticket's declared sha256 refuses leaves nothing. The copy of
- * objects past `CopyObject`'s 5 GiB runs in `UploadPartCopy` parts (here with the limits lowered).
+ * objects past `CopyObject`'s 5 GiB runs in `UploadPartCopy` parts (here with the limits lowered). A
+ * parallel upload's partial uploads are copied into one file the same way (hashed once, read, never
+ * re-uploaded), unless a part is one S3 cannot take as a part.
  */
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
@@ -110,7 +112,79 @@ async function upload(bytes: Buffer, claims: Record<string, string> = {}): Promi
   });
 }
 
+/**
+ * A parallel upload: one partial upload per piece of `bytes` (cut at `sizes`), each sent in one
+ * PATCH, then the final upload that concatenates them (which commits). Answers the final POST.
+ */
+async function parallelUpload(bytes: Buffer, sizes: number[]): Promise<Response> {
+  const { token } = await minter.mint({ scope: "s1", fileId: "t-1", action: "upload", ttl: "1h" });
+  const endpoint = `${origin}/files/tus/${token}`;
+  const paths: string[] = [];
+  let at = 0;
+  for (const size of sizes) {
+    const created = await fetch(endpoint, {
+      method: "POST",
+      headers: { ...TUS, "upload-concat": "partial", "upload-length": String(size) },
+    });
+    expect(created.status).toBe(201);
+    const url = created.headers.get("location") as string;
+    const patched = await fetch(url, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: new Uint8Array(bytes.subarray(at, at + size)),
+    });
+    expect(patched.status).toBe(204);
+    paths.push(new URL(url).pathname);
+    at += size;
+  }
+  expect(at).toBe(bytes.length);
+  return fetch(endpoint, {
+    method: "POST",
+    headers: {
+      ...TUS,
+      "upload-concat": `final;${paths.join(" ")}`,
+      "upload-metadata": "filename ZGF0YS5iaW4=",
+    },
+  });
+}
+
+/** The bytes of stored file `file` of scope s1. */
+async function storedBytes(file: StoredFile): Promise<Buffer> {
+  const read = await inner.read("s1", file.id);
+  const chunks: Buffer[] = [];
+  for await (const chunk of read as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
 describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
+  it("a parallel upload's partial uploads are copied into place in order: exact bytes and sha256, nothing re-streamed or left staged", async () => {
+    const sizes = [9 * MiB, 8 * MiB + 5, 8 * MiB];
+    const bytes = randomBytes(sizes.reduce((sum, size) => sum + size, 0));
+    const final = await parallelUpload(bytes, sizes);
+    expect(final.status).toBe(201);
+    expect(calls).toEqual({ stage: 0, adopted: [true] });
+    const file = stored[0] as StoredFile;
+    expect(file).toMatchObject({ scope: "s1", name: "data.bin", size: bytes.length, sha256: sha256(bytes) });
+    expect(Buffer.compare(await storedBytes(file), bytes)).toBe(0);
+    expect(await objectKeys(client, stagingPrefix())).toEqual([]);
+    expect(await pendingUploads(client, stagingPrefix())).toEqual([]);
+    expect(await pendingUploads(client, prefix)).toEqual([]);
+  });
+
+  it("a parallel upload with a part S3 cannot copy as a part (under 5 MiB, or not yet one object) is streamed, exact", async () => {
+    const sizes = [9 * MiB, 3 * MiB, 9 * MiB + 1];
+    const bytes = randomBytes(sizes.reduce((sum, size) => sum + size, 0));
+    const final = await parallelUpload(bytes, sizes);
+    expect(final.status).toBe(201);
+    // Checked before any part is read: not offered to adopt, streamed once.
+    expect(calls).toEqual({ stage: 1, adopted: [] });
+    const file = stored[0] as StoredFile;
+    expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
+    expect(Buffer.compare(await storedBytes(file), bytes)).toBe(0);
+    expect(await objectKeys(client, stagingPrefix())).toEqual([]);
+    expect(await pendingUploads(client, stagingPrefix())).toEqual([]);
+  });
+
   it("copies the staged object into place: exact bytes and sha256, listed, staging gone, other scopes see nothing", async () => {
     const bytes = randomBytes(13 * MiB + 4321);
     const last = await upload(bytes);
@@ -195,6 +269,63 @@ describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
       ),
     ).toBeNull();
     other.destroy();
+    expect(await objectKeys(client, `${prefix}copies/`)).toHaveLength(1);
+  });
+
+  it("copies several objects one after another as one file, a short remainder joined to its range; refuses what S3 could not assemble", async () => {
+    const { bucket } = requireServices().s3;
+    // With 5 MiB copy parts: 7 MiB + 3 is one range of 5 MiB and a remainder of 2 MiB + 3 (too
+    // short to be a part before another): copied as one range of 7 MiB + 3.
+    const pieces = [randomBytes(7 * MiB + 3), randomBytes(5 * MiB), randomBytes(1 * MiB + 9)];
+    const bytes = Buffer.concat(pieces);
+    const keys = pieces.map((_, index) => `${prefix}piece-${index}.bin`);
+    for (const [index, piece] of pieces.entries()) {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: keys[index], Body: piece }));
+    }
+    const ctx: S3AdoptContext = {
+      client,
+      bucket,
+      dataKey: (_scope, id) => `${prefix}copies/${id}`,
+      tagFor: async () => undefined,
+      error: (action, cause) =>
+        cause instanceof FileBridgeError ? cause : new FileBridgeError("STORAGE_ERROR", action, { cause }),
+      copyPart: 5 * MiB,
+    };
+    const objects = pieces.map((piece, index) => ({
+      object: { client, bucket, key: keys[index] as string },
+      size: piece.length,
+    }));
+    const plan = () => planPut({ scope: "s1", name: "joined.bin" }, Date.now());
+    const file = await adoptObject(ctx, { objects, size: bytes.length, sha256: sha256(bytes) }, plan());
+    expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes), name: "joined.bin" });
+    const copied = await client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: ctx.dataKey("s1", (file as StoredFile).id) }),
+    );
+    expect(Buffer.compare(Buffer.from((await copied.Body?.transformToByteArray()) ?? []), bytes)).toBe(0);
+    expect(await pendingUploads(client, `${prefix}copies/`)).toEqual([]);
+
+    const source = (parts: typeof objects) => ({
+      objects: parts,
+      size: parts.reduce((sum, part) => sum + part.size, 0),
+      sha256: sha256(bytes),
+    });
+    // A part under 5 MiB before the last: S3 cannot take it as a part; not this store's to copy.
+    const short = [objects[2], objects[0]] as typeof objects;
+    expect(await adoptObject(ctx, source(short), plan())).toBeNull();
+    // One object another client reaches: not this store's.
+    const other = testClient();
+    const foreign = [objects[0], { ...objects[1], object: { ...objects[1]?.object, client: other } }];
+    expect(await adoptObject(ctx, source(foreign as typeof objects), plan())).toBeNull();
+    other.destroy();
+    // Sizes that do not add up to the measured size, or an object of another size: refused.
+    expect(await codeOf(adoptObject(ctx, { ...source(objects), size: bytes.length + 1 }, plan()))).toBe(
+      "INVALID_INPUT",
+    );
+    const misstated = objects.map((part, index) => (index === 1 ? { ...part, size: part.size + 1 } : part));
+    expect(await codeOf(adoptObject(ctx, { ...source(misstated), sha256: sha256(bytes) }, plan()))).toBe(
+      "INVALID_INPUT",
+    );
+    // Only the one copy made above.
     expect(await objectKeys(client, `${prefix}copies/`)).toHaveLength(1);
   });
 });

@@ -9,6 +9,7 @@
  */
 export type {
   AdoptObject,
+  AdoptObjectPart,
   AdoptSource,
   ByteRange,
   CatalogPageOptions,

@@ -9,12 +9,22 @@
  */
 import { Readable } from "node:stream";
 import { scopeRefsOf } from "../../scope/scope-refs.js";
-import type { PutOptions, StagedFile, StoredFile } from "../../storage/types.js";
+import { Sha256Stream } from "../../storage/kit/sha256-stream.js";
+import type {
+  AdoptObject,
+  AdoptObjectPart,
+  PutOptions,
+  StagedFile,
+  StoredFile,
+} from "../../storage/types.js";
 import { declaredFileCheck } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
 import { type TusRecord, tusRecordKey, tusTicketKey, writeRecord } from "./records.js";
 import type { TusService, TusTicket } from "./service.js";
+
+/** S3's smallest multipart part (all but the last): a final upload's parts below it are streamed. */
+const MIN_COPY_PART = 5 * 1024 * 1024;
 
 /** The bytes of an upload: its own staging object, or its parts' in order. */
 function uploadBytes(service: TusService, id: string, record: TusRecord, lengths: number[]): Readable {
@@ -55,7 +65,47 @@ async function stageUpload(
       if (adopted) return adopted;
     }
   }
+  if (service.adopts && record.parts && store.adopt) {
+    const objects = await adoptableParts(service, record.parts, partLengths);
+    if (objects) {
+      const sha256 = await digestOf(uploadBytes(service, id, record, partLengths));
+      const adopted = await store.adopt({ size: record.offset, sha256, objects }, options);
+      if (adopted) return adopted;
+    }
+  }
   return store.stage(uploadBytes(service, id, record, partLengths), options);
+}
+
+/**
+ * The staged objects of a final upload's parts, when every one is an object the store may copy
+ * server-side, each but the last at least S3's smallest multipart part (5 MiB); else `undefined`
+ * (checked before the parts are hashed, so a commit that must stream them reads them once).
+ */
+async function adoptableParts(
+  service: TusService,
+  parts: string[],
+  lengths: number[],
+): Promise<AdoptObjectPart[] | undefined> {
+  const { adoptable } = service.staging;
+  if (!adoptable) return undefined;
+  const sizes = parts.map((_, index) => lengths[index] ?? 0);
+  if (sizes.slice(0, -1).some((size) => size < MIN_COPY_PART)) return undefined;
+  const objects = await Promise.all(parts.map((part, index) => adoptable(part, sizes[index] ?? 0)));
+  if (objects.some((object) => object === undefined)) return undefined;
+  return objects.map((object, index) => ({ object: object as AdoptObject, size: sizes[index] ?? 0 }));
+}
+
+/** The sha256 of a stream's bytes (hashed in the shared worker past the first MiB, never held whole). */
+async function digestOf(bytes: Readable): Promise<string> {
+  const hash = new Sha256Stream();
+  try {
+    for await (const chunk of bytes) await hash.update(chunk as Uint8Array);
+    return await hash.digest();
+  } catch (error) {
+    hash.dispose();
+    bytes.destroy();
+    throw error;
+  }
 }
 
 /** Removes an upload that can never commit: its record, its staging (and its parts'), its ticket link. */
