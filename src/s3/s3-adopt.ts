@@ -48,6 +48,8 @@ export interface S3AdoptContext {
   copyPart?: number;
 }
 
+/** S3's most parts of one multipart upload. */
+const MAX_PARTS = 10_000;
 /** S3's smallest part of a multipart upload (all but the last). */
 const MIN_PART = 5 * MiB;
 
@@ -158,7 +160,8 @@ function sourceObjects(ctx: S3AdoptContext, source: AdoptSource): readonly Adopt
  * Copies an adoptable object (or the objects that make the file, in order) into the file's data
  * key, after the size cap, declared size and sha256 checks on the measured figures, and a check
  * that each object has the size it was measured at. Resolves the file it will be once committed,
- * or `null` when the source is not objects this store can copy (see {@link sourceObjects}).
+ * or `null` when the source is not objects this store can copy (see {@link sourceObjects}) or the
+ * copy would take more than S3's 10,000 parts.
  */
 export async function adoptObject(
   ctx: S3AdoptContext,
@@ -170,6 +173,16 @@ export async function adoptObject(
   if (parts.reduce((sum, part) => sum + part.size, 0) !== source.size) {
     throw new FileBridgeError("INVALID_INPUT", "the adopted objects do not add up to the size measured");
   }
+  const only = parts.length === 1 ? (parts[0] as AdoptObjectPart) : undefined;
+  const partSize = ctx.copyPart ?? COPY_PART;
+  const ranges =
+    only && source.size <= (ctx.copyObjectMax ?? COPY_OBJECT_MAX)
+      ? undefined
+      : parts.flatMap(({ object, size }, index) =>
+          rangesOf(object.key, size, partSize, index === parts.length - 1),
+        );
+  // More parts than S3 takes in one multipart upload: not this store's to copy (stream it).
+  if (ranges && ranges.length > MAX_PARTS) return null;
   checkMeasured(plan, source.size, source.sha256);
   const { client, bucket } = ctx;
   const to = ctx.dataKey(plan.scope, plan.id);
@@ -192,24 +205,19 @@ export async function adoptObject(
     throw ctx.error("read the adopted object", error);
   }
   const tag = await ctx.tagFor(plan);
-  const only = parts.length === 1 ? (parts[0] as AdoptObjectPart) : undefined;
   try {
-    if (only && source.size <= (ctx.copyObjectMax ?? COPY_OBJECT_MAX)) {
+    if (!ranges) {
       await client.send(
         new CopyObjectCommand({
           Bucket: bucket,
           Key: to,
-          CopySource: copySource(bucket, only.object.key),
+          CopySource: copySource(bucket, (only as AdoptObjectPart).object.key),
           MetadataDirective: "REPLACE",
           ContentType: "application/octet-stream",
           ...(tag ? { TaggingDirective: "REPLACE", Tagging: `${tag.Key}=${tag.Value}` } : {}),
         }),
       );
     } else {
-      const partSize = ctx.copyPart ?? COPY_PART;
-      const ranges = parts.flatMap(({ object, size }, index) =>
-        rangesOf(object.key, size, partSize, index === parts.length - 1),
-      );
       await multipartCopy(ctx, ranges, to, tag);
     }
   } catch (error) {

@@ -169,7 +169,7 @@ export interface AdoptObject {
  */
 export interface AdoptObjectPart {
   readonly object: AdoptObject;
-  /** How many of its first bytes belong to the file (checked against the object). */
+  /** Its size in bytes: all of it belongs to the file (checked against the object). */
   readonly size: number;
 }
 

@@ -116,8 +116,26 @@ async function upload(bytes: Buffer, claims: Record<string, string> = {}): Promi
  * A parallel upload: one partial upload per piece of `bytes` (cut at `sizes`), each sent in one
  * PATCH, then the final upload that concatenates them (which commits). Answers the final POST.
  */
-async function parallelUpload(bytes: Buffer, sizes: number[]): Promise<Response> {
-  const { token } = await minter.mint({ scope: "s1", fileId: "t-1", action: "upload", ttl: "1h" });
+async function parallelUpload(bytes: Buffer, sizes: number[], fileId = "t-1"): Promise<Response> {
+  const { endpoint, paths } = await partialUploads(bytes, sizes, fileId);
+  return finalUpload(endpoint, paths);
+}
+
+/** The final upload that concatenates `paths` (which commits). */
+function finalUpload(endpoint: string, paths: string[]): Promise<Response> {
+  return fetch(endpoint, {
+    method: "POST",
+    headers: {
+      ...TUS,
+      "upload-concat": `final;${paths.join(" ")}`,
+      "upload-metadata": "filename ZGF0YS5iaW4=",
+    },
+  });
+}
+
+/** One finished partial upload per piece of `bytes` (cut at `sizes`): the endpoint and their paths. */
+async function partialUploads(bytes: Buffer, sizes: number[], fileId: string) {
+  const { token } = await minter.mint({ scope: "s1", fileId, action: "upload", ttl: "1h" });
   const endpoint = `${origin}/files/tus/${token}`;
   const paths: string[] = [];
   let at = 0;
@@ -138,14 +156,7 @@ async function parallelUpload(bytes: Buffer, sizes: number[]): Promise<Response>
     at += size;
   }
   expect(at).toBe(bytes.length);
-  return fetch(endpoint, {
-    method: "POST",
-    headers: {
-      ...TUS,
-      "upload-concat": `final;${paths.join(" ")}`,
-      "upload-metadata": "filename ZGF0YS5iaW4=",
-    },
-  });
+  return { endpoint, paths };
 }
 
 /** The bytes of stored file `file` of scope s1. */
@@ -171,13 +182,52 @@ describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
     expect(await pendingUploads(client, prefix)).toEqual([]);
   });
 
-  it("a parallel upload with a part S3 cannot copy as a part (under 5 MiB, or not yet one object) is streamed, exact", async () => {
-    const sizes = [9 * MiB, 3 * MiB, 9 * MiB + 1];
+  it("a parallel upload with a part that is not a whole staged object of 5 MiB or more is streamed, exact", async () => {
+    // A 3 MiB part before the last (under S3's 5 MiB part minimum), then a last part of 6 MiB (under
+    // one 8 MiB staging part: a tail, not one object). Both decided before any byte is read.
+    for (const [index, sizes] of [
+      [9 * MiB, 3 * MiB, 9 * MiB + 1],
+      [9 * MiB, 9 * MiB, 6 * MiB],
+    ].entries()) {
+      calls = { stage: 0, adopted: [] };
+      const bytes = randomBytes(sizes.reduce((sum, size) => sum + size, 0));
+      const final = await parallelUpload(bytes, sizes, `t-${index}`);
+      expect(final.status).toBe(201);
+      expect(calls).toEqual({ stage: 1, adopted: [] });
+      const file = stored[index] as StoredFile;
+      expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
+      expect(Buffer.compare(await storedBytes(file), bytes)).toBe(0);
+    }
+    expect(await objectKeys(client, stagingPrefix())).toEqual([]);
+    expect(await pendingUploads(client, stagingPrefix())).toEqual([]);
+  });
+
+  it("a parallel upload whose copy fails leaves nothing of it, and the same final upload commits when sent again", async () => {
+    let failCopies = 1;
+    inner.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = String((args.input as { Key?: string }).Key);
+        // The copy into the file's key (not the staging's own completion, which copies its tail).
+        if (context.commandName === "UploadPartCopyCommand" && key.startsWith(prefix) && failCopies > 0) {
+          failCopies--;
+          throw new Error("injected UploadPartCopy failure");
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "failOneCopy" },
+    );
+    const sizes = [9 * MiB, 9 * MiB];
     const bytes = randomBytes(sizes.reduce((sum, size) => sum + size, 0));
-    const final = await parallelUpload(bytes, sizes);
-    expect(final.status).toBe(201);
-    // Checked before any part is read: not offered to adopt, streamed once.
-    expect(calls).toEqual({ stage: 1, adopted: [] });
+    const { endpoint, paths } = await partialUploads(bytes, sizes, "t-1");
+    const failed = await finalUpload(endpoint, paths);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failCopies).toBe(0);
+    expect(stored).toEqual([]);
+    expect(await objectKeys(client, prefix)).toEqual([]);
+    expect(await pendingUploads(client, prefix)).toEqual([]);
+    const again = await finalUpload(endpoint, paths);
+    expect(again.status).toBe(201);
+    expect(calls.adopted).toEqual([true]);
     const file = stored[0] as StoredFile;
     expect(file).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
     expect(Buffer.compare(await storedBytes(file), bytes)).toBe(0);

@@ -77,9 +77,10 @@ async function stageUpload(
 }
 
 /**
- * The staged objects of a final upload's parts, when every one is an object the store may copy
- * server-side, each but the last at least S3's smallest multipart part (5 MiB); else `undefined`
- * (checked before the parts are hashed, so a commit that must stream them reads them once).
+ * The staged objects of a final upload's parts, when every one is a whole object in the store's own
+ * bucket, sent through its own client (the store names them as `client` and `bucket`, as `s3Store`
+ * does), each but the last at least S3's smallest multipart part (5 MiB); else `undefined`. All of
+ * it is checked before the parts are hashed, so a commit the store cannot take reads them once.
  */
 async function adoptableParts(
   service: TusService,
@@ -91,8 +92,11 @@ async function adoptableParts(
   const sizes = parts.map((_, index) => lengths[index] ?? 0);
   if (sizes.slice(0, -1).some((size) => size < MIN_COPY_PART)) return undefined;
   const objects = await Promise.all(parts.map((part, index) => adoptable(part, sizes[index] ?? 0)));
-  if (objects.some((object) => object === undefined)) return undefined;
-  return objects.map((object, index) => ({ object: object as AdoptObject, size: sizes[index] ?? 0 }));
+  const store = service.config.store as { client?: unknown; bucket?: unknown };
+  const reached = (object: AdoptObject | undefined): object is AdoptObject =>
+    object !== undefined && object.client === store.client && object.bucket === store.bucket;
+  if (!objects.every(reached)) return undefined;
+  return objects.map((object, index) => ({ object, size: sizes[index] ?? 0 }));
 }
 
 /** The sha256 of a stream's bytes (hashed in the shared worker past the first MiB, never held whole). */
