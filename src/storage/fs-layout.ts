@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
-import { FsSmallWrites } from "./fs-small-writes.js";
+import { FsSmallWrites, type SmallWrites } from "./fs-small-writes.js";
 import { isExpired } from "./kit/list-page.js";
 import { metadataRecordBytes, parseStoredRecord, type StoredRecord } from "./kit/metadata-record.js";
 import type { StoredFile } from "./types.js";
@@ -67,18 +67,18 @@ export function metaIdOf(name: string): string | undefined {
  * folders it has made (so a put into one of them makes no folder).
  */
 export class FsLayout {
-  /** Records and small files, written on the calling thread while the disk is fast. */
+  /** Records and small files, written on the writer thread (or the thread pool). */
   readonly small: FsSmallWrites;
   readonly #made = new Set<string>();
   readonly #folders = new Map<string, string>();
 
-  /** @param syncWrites Whether small writes may happen on the calling thread (see {@link FsSmallWrites}). */
+  /** @param smallWrites Where records and small files are written (see {@link FsSmallWrites}). */
   constructor(
     readonly root: string,
     readonly now: () => number,
-    syncWrites = true,
+    smallWrites: SmallWrites = "writer-thread",
   ) {
-    this.small = new FsSmallWrites(syncWrites);
+    this.small = new FsSmallWrites(smallWrites);
   }
 
   /** The folder of a scope's files (a put asks three times: the hash is kept per scope). */

@@ -39,14 +39,14 @@ export interface FsStoreOptions {
    */
   quota?: ScopeQuota;
   /**
-   * Where metadata records and files up to 64 KiB are written. `"adaptive"`: on the calling thread
-   * while the disk is fast (one synchronous write costs less CPU than three thread-pool round trips),
-   * on the thread pool while it is slow. `"thread-pool"`: always on the thread pool, for a disk that
-   * may stop answering (a hard-mounted NFS share), where even one synchronous write would hold the
-   * event loop until it answers.
-   * @default "adaptive"
+   * Where metadata records and files up to 64 KiB are written. `"writer-thread"`: by one thread the
+   * process's stores share, with synchronous calls, handed over through shared memory (one write
+   * costs less CPU than the three thread-pool round trips of `fs.writeFile`, and the event loop never
+   * waits for the disk). `"thread-pool"`: with `fs.writeFile` on libuv's thread pool, as most Node
+   * code writes files (for an environment that should not start a thread).
+   * @default "writer-thread"
    */
-  smallWrites?: "adaptive" | "thread-pool";
+  smallWrites?: "writer-thread" | "thread-pool";
   /**
    * Clock, in milliseconds since the epoch. Inject one to test expiry without sleeping.
    * @default Date.now
@@ -82,8 +82,8 @@ export interface FsSettings {
   readonly staleMs: number;
   readonly sweepMs: number;
   readonly quota: Readonly<ScopeQuota> | undefined;
-  /** Whether small writes may happen on the calling thread (`smallWrites: "adaptive"`). */
-  readonly syncWrites: boolean;
+  /** Where records and small files are written. */
+  readonly smallWrites: "writer-thread" | "thread-pool";
 }
 
 const check = optionCheck("fsStore");
@@ -109,10 +109,10 @@ export function fsSettings(dir: string, options: FsStoreOptions): FsSettings {
   }
   if (
     options.smallWrites !== undefined &&
-    options.smallWrites !== "adaptive" &&
+    options.smallWrites !== "writer-thread" &&
     options.smallWrites !== "thread-pool"
   ) {
-    throw check.error("smallWrites", 'must be "adaptive" or "thread-pool"');
+    throw check.error("smallWrites", 'must be "writer-thread" or "thread-pool"');
   }
   const quota = checkScopeQuota(options.quota, "fsStore: quota");
   return {
@@ -121,6 +121,6 @@ export function fsSettings(dir: string, options: FsStoreOptions): FsSettings {
     staleMs: durationToMs(options.staleAfter ?? "1h", "staleAfter"),
     sweepMs: durationToMs(options.sweepInterval ?? "10m", "sweepInterval"),
     quota,
-    syncWrites: options.smallWrites !== "thread-pool",
+    smallWrites: options.smallWrites ?? "writer-thread",
   };
 }

@@ -101,8 +101,8 @@ interface Written {
  * ```
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
-  const { root, now, staleMs, sweepMs, quota, syncWrites } = fsSettings(dir, options);
-  const layout = new FsLayout(root, now, syncWrites);
+  const { root, now, staleMs, sweepMs, quota, smallWrites } = fsSettings(dir, options);
+  const layout = new FsLayout(root, now, smallWrites);
   const usage = new FsQuota(layout, quota);
   const sweep = fsSweep(layout, staleMs);
 

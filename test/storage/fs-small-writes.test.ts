@@ -1,16 +1,19 @@
-import { readFileSync } from "node:fs";
+/**
+ * Records and small files of `fsStore`: written by the process's writer thread through shared memory
+ * (`fs-writer-thread.ts`), or on the thread pool. Files are created exclusively with their mode,
+ * errors are Node's own (`code`, `syscall`, `path`: `fsStore` decides on `EEXIST` and `ENOENT`),
+ * more writes than slots all land, writes too large for a slot and every write after the thread
+ * failed go to the thread pool, and an idle writer thread never keeps a process alive.
+ */
+import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  FsSmallWrites,
-  OFFLOADED_WRITES,
-  SLOW_WRITE_MS,
-  SLOW_WRITES,
-  STALLED_WRITE_MS,
-} from "../../src/storage/fs-small-writes.js";
+import { FsSmallWrites } from "../../src/storage/fs-small-writes.js";
 import { fsStore } from "../../src/storage/fs-store.js";
+import { FsWriterThread, fsWriterThread, SLOT_BYTES } from "../../src/storage/fs-writer-thread.js";
 
 let dir: string;
 
@@ -22,126 +25,163 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A clock that advances `step()` ms on every reading. */
-function steppingClock(step: () => number): () => number {
-  let at = 0;
-  return () => {
-    at += step();
-    return at;
-  };
+/** The process's writer thread, once it has started. */
+async function writerThread(): Promise<FsWriterThread> {
+  fsWriterThread();
+  for (;;) {
+    const writer = fsWriterThread();
+    if (writer) return writer;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
-const byte = new Uint8Array([1]);
-
-describe("FsSmallWrites", () => {
-  it("writes new files exclusively with the given mode, and renames", async () => {
-    const writes = new FsSmallWrites();
-    const path = join(dir, "a.json");
-    await writes.write(path, new TextEncoder().encode("{}"), 0o600);
-    expect(await readFile(path, "utf8")).toBe("{}");
+describe("FsWriterThread", () => {
+  it("creates files exclusively with their mode and bytes, and renames", async () => {
+    const writer = await writerThread();
+    expect(writer).toBeDefined();
+    const path = join(dir, "a ü 日本.json");
+    await writer.write(path, new TextEncoder().encode("hello"), 0o600);
+    expect(await readFile(path, "utf8")).toBe("hello");
     expect((await stat(path)).mode & 0o777).toBe(0o600);
-    await expect(writes.write(path, new Uint8Array(1), 0o600)).rejects.toMatchObject({ code: "EEXIST" });
-    expect(await readFile(path, "utf8")).toBe("{}");
-    await writes.rename(path, join(dir, "b.json"));
-    expect(await readdir(dir)).toEqual(["b.json"]);
-    await expect(writes.write(join(dir, "missing", "c"), byte, 0o600)).rejects.toMatchObject({
+    await writer.write(join(dir, "empty"), new Uint8Array(0), 0o640);
+    expect((await stat(join(dir, "empty"))).size).toBe(0);
+    expect((await stat(join(dir, "empty"))).mode & 0o777).toBe(0o640);
+    await writer.rename(path, join(dir, "b.json"));
+    expect(await readdir(dir)).toEqual(["b.json", "empty"].sort());
+  });
+
+  it("fails as Node's fs does: EEXIST for a taken name (left as it was), ENOENT for a missing folder or rename source", async () => {
+    const writer = await writerThread();
+    await writeFile(join(dir, "taken"), "theirs");
+    await expect(writer.write(join(dir, "taken"), new Uint8Array([1]), 0o600)).rejects.toMatchObject({
+      code: "EEXIST",
+      syscall: "open",
+      path: join(dir, "taken"),
+    });
+    expect(await readFile(join(dir, "taken"), "utf8")).toBe("theirs");
+    await expect(writer.write(join(dir, "no", "x"), new Uint8Array([1]), 0o600)).rejects.toMatchObject({
       code: "ENOENT",
     });
-    expect(writes.offloaded).toBe(0);
+    await expect(writer.rename(join(dir, "gone"), join(dir, "b"))).rejects.toMatchObject({
+      code: "ENOENT",
+      syscall: "rename",
+      path: join(dir, "gone"),
+    });
   });
 
-  it(`sends creates to the thread pool after ${SLOW_WRITES} slow ones in a row, then times the disk again`, async () => {
-    let step = SLOW_WRITE_MS * 2;
-    const writes = new FsSmallWrites(
-      true,
-      steppingClock(() => step),
+  it("takes many more writes at once than it has slots: every one lands with its own bytes", async () => {
+    const writer = await writerThread();
+    const count = 500;
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        writer.write(join(dir, `f${i}`), new TextEncoder().encode(`file ${i} `.repeat(i % 50)), 0o600),
+      ),
     );
-    for (let i = 1; i < SLOW_WRITES; i++) {
-      await writes.write(join(dir, `slow${i}`), byte, 0o600);
-      expect(writes.offloaded).toBe(0);
+    expect(await readdir(dir)).toHaveLength(count);
+    for (const i of [0, 1, 49, 250, 499]) {
+      expect(await readFile(join(dir, `f${i}`), "utf8")).toBe(`file ${i} `.repeat(i % 50));
     }
-    // A fast create in between starts the count again (a slow one alone may have been preempted).
-    step = 0;
-    await writes.write(join(dir, "between"), byte, 0o600);
-    step = SLOW_WRITE_MS * 2;
-    for (let i = 1; i < SLOW_WRITES; i++) await writes.write(join(dir, `again${i}`), byte, 0o600);
-    expect(writes.offloaded).toBe(0);
-    await writes.write(join(dir, "last"), byte, 0o600);
-    expect(writes.offloaded).toBe(OFFLOADED_WRITES);
-    step = 0;
-    // Offloaded creates do the same work and count down; renames follow them, uncounted.
-    await writes.write(join(dir, "next"), new Uint8Array([2]), 0o600);
-    await writes.rename(join(dir, "next"), join(dir, "moved"));
-    await expect(writes.write(join(dir, "moved"), byte, 0o600)).rejects.toMatchObject({ code: "EEXIST" });
-    expect(writes.offloaded).toBe(OFFLOADED_WRITES - 2);
-    expect([...(await readFile(join(dir, "moved")))]).toEqual([2]);
-    for (let i = 2; i < OFFLOADED_WRITES; i++) await writes.write(join(dir, `f${i}`), byte, 0o600);
-    expect(writes.offloaded).toBe(0);
-    // Fast again: the next create is synchronous and timed, and stays so.
-    await writes.write(join(dir, "fast"), byte, 0o600);
-    expect(writes.offloaded).toBe(0);
   });
 
-  it("is not fooled by cheap renames between slow creates (a record of a larger file: write, write, rename)", async () => {
-    // Creates take 0.3 ms (ext4 scanning recently deleted inodes); renames stay cheap, and are not timed.
-    const writes = new FsSmallWrites(
-      true,
-      steppingClock(() => SLOW_WRITE_MS * 1.2),
+  it("goes on past the point where its shared counters wrap (2^31 writes)", async () => {
+    const writer = new FsWriterThread(2 ** 31 - 40);
+    expect(await writer.started()).toBe(true);
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) => writer.write(join(dir, `w${i}`), new Uint8Array([i]), 0o600)),
     );
-    for (let i = 0; i < SLOW_WRITES; i++) {
-      await writes.write(join(dir, `data${i}`), byte, 0o600);
-      await writes.write(join(dir, `meta${i}.tmp`), byte, 0o600);
-      await writes.rename(join(dir, `meta${i}.tmp`), join(dir, `meta${i}`));
-      if (writes.offloaded > 0) break;
-    }
-    expect(writes.offloaded).toBeGreaterThan(0);
+    expect(await readdir(dir)).toHaveLength(100);
+    expect(await readFile(join(dir, "w77"))).toEqual(Buffer.from([77]));
+    await writer.close();
   });
 
-  it("offloads after one stalled create, and counts a failed create's time", async () => {
-    const writes = new FsSmallWrites(
-      true,
-      steppingClock(() => STALLED_WRITE_MS * 2),
+  it("once closed (or failed), writes in flight and later ones reject, and FsSmallWrites goes to the thread pool", async () => {
+    const writer = new FsWriterThread();
+    expect(writer.usable).toBe(false);
+    expect(await writer.started()).toBe(true);
+    const writes = new FsSmallWrites("writer-thread", () => writer);
+    await writes.write(join(dir, "before"), new Uint8Array([1]), 0o600);
+    await writer.close();
+    expect(writer.usable).toBe(false);
+    await expect(writer.write(join(dir, "direct"), new Uint8Array([1]), 0o600)).rejects.toThrow(
+      /writer thread/,
     );
-    await writeFile(join(dir, "taken"), "x");
-    await expect(writes.write(join(dir, "taken"), byte, 0o600)).rejects.toMatchObject({ code: "EEXIST" });
-    expect(writes.offloaded).toBe(OFFLOADED_WRITES);
+    await writes.write(join(dir, "after"), new Uint8Array([2]), 0o600);
+    await writes.rename(join(dir, "after"), join(dir, "renamed"));
+    expect(await readFile(join(dir, "renamed"))).toEqual(Buffer.from([2]));
+    expect(await readdir(dir)).toEqual(["before", "renamed"]);
+  });
+});
+
+describe("FsSmallWrites", () => {
+  it("writes what does not fit a writer slot on the thread pool, exactly", async () => {
+    let asked = 0;
+    const writer = await writerThread();
+    const writes = new FsSmallWrites("writer-thread", () => {
+      asked++;
+      return writer;
+    });
+    const big = Buffer.alloc(SLOT_BYTES + 1, 7);
+    expect(writer.fits(join(dir, "big"), big)).toBe(false);
+    await writes.write(join(dir, "big"), big, 0o600);
+    expect(await readFile(join(dir, "big"))).toEqual(big);
+    expect(asked).toBe(1);
+    await expect(writes.write(join(dir, "big"), big, 0o600)).rejects.toMatchObject({ code: "EEXIST" });
   });
 
-  it("writes on the calling thread while the disk is fast: the bytes are there when write() returns", async () => {
-    const writes = new FsSmallWrites(true, () => 0);
-    const path = join(dir, "now");
-    const pending = writes.write(path, new Uint8Array([9]), 0o600);
-    // No await in between: only a write made on this thread can be complete here.
-    expect([...readFileSync(path)]).toEqual([9]);
-    await pending;
+  it('never asks for the writer thread with "thread-pool"', async () => {
+    const writes = new FsSmallWrites("thread-pool", () => {
+      throw new Error("asked for the writer thread");
+    });
+    await writes.write(join(dir, "a"), new Uint8Array([9]), 0o600);
+    await writes.rename(join(dir, "a"), join(dir, "b"));
+    expect(await readFile(join(dir, "b"))).toEqual(Buffer.from([9]));
+    await expect(writes.write(join(dir, "b"), new Uint8Array([1]), 0o600)).rejects.toMatchObject({
+      code: "EEXIST",
+    });
   });
 
-  it("never writes on the calling thread when told not to (fsStore smallWrites: thread-pool)", async () => {
-    const writes = new FsSmallWrites(false, () => 0);
-    const path = join(dir, "later");
-    const pending = writes.write(path, new Uint8Array([9]), 0o600);
-    // The thread pool may have created the file by now, but its write waits for this thread.
-    let seen: number[] = [];
-    try {
-      seen = [...readFileSync(path)];
-    } catch (error) {
-      expect(error).toMatchObject({ code: "ENOENT" });
-    }
-    expect(seen).toEqual([]);
-    await pending;
-    expect([...readFileSync(path)]).toEqual([9]);
-    expect(writes.offloaded).toBe(Number.POSITIVE_INFINITY);
+  it("an idle writer thread does not keep the process alive (under --input-type=module too)", async () => {
+    // A put before the thread has started (thread pool), then 20 through the started thread.
+    const script = `
+      const { fsStore } = await import(${JSON.stringify(new URL("../../src/storage/fs-store.ts", import.meta.url).href)});
+      const { fsWriterThread } = await import(${JSON.stringify(new URL("../../src/storage/fs-writer-thread.ts", import.meta.url).href)});
+      const store = fsStore(${JSON.stringify(join(dir, "child"))}, { sweepInterval: 0 });
+      const first = await store.put(new TextEncoder().encode("from a child"), { scope: "s", name: "a.txt" });
+      while (!fsWriterThread()) await new Promise((resolve) => setTimeout(resolve, 5));
+      const more = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+        store.put(new TextEncoder().encode("file " + i), { scope: "s", name: i + ".txt" })));
+      console.log(first.size, more.length);
+    `;
+    const started = Date.now();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { timeout: 20_000 },
+    );
+    expect(stdout.trim()).toBe("12 20");
+    expect(await readdir(join(dir, "child"))).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });
 
 describe("fsStore smallWrites", () => {
-  it('stores small files on the thread pool with "thread-pool", and refuses other values', async () => {
-    const store = fsStore(dir, { smallWrites: "thread-pool", sweepInterval: 0 });
-    const file = await store.put(new TextEncoder().encode("small"), { scope: "s", name: "a.txt" });
-    expect(file.size).toBe(5);
-    const path = await store.localPath("s", file.id);
-    expect(await readFile(path as string, "utf8")).toBe("small");
-    for (const bad of ["sync", true, null]) {
+  it('stores small files with "writer-thread" (the default) and "thread-pool", and refuses other values', async () => {
+    for (const smallWrites of ["writer-thread", "thread-pool", undefined] as const) {
+      const store = fsStore(join(dir, String(smallWrites)), {
+        sweepInterval: 0,
+        ...(smallWrites ? { smallWrites } : {}),
+      });
+      const files = await Promise.all(
+        ["small", "x".repeat(20_000), "y".repeat(60_000)].map((text, i) =>
+          store.put(new TextEncoder().encode(text), { scope: "s", name: `${i}.txt` }),
+        ),
+      );
+      for (const [i, text] of ["small", "x".repeat(20_000), "y".repeat(60_000)].entries()) {
+        const path = await store.localPath("s", (files[i] as { id: string }).id);
+        expect(await readFile(path as string, "utf8")).toBe(text);
+      }
+    }
+    for (const bad of ["adaptive", "sync", true, null]) {
       expect(() => fsStore(dir, { smallWrites: bad as never })).toThrow(
         expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining("smallWrites") }),
       );

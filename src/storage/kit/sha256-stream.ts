@@ -146,7 +146,13 @@ export class HashWorker {
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: "mcp-file-bridge sha256" });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      name: "mcp-file-bridge sha256",
+      // None of the process's Node options: its source is CommonJS, which `--input-type=module`
+      // would break (see fs-writer-thread.ts).
+      execArgv: [],
+    });
     type Reply = { id: number; ack?: true; buffer?: ArrayBuffer; digest?: string; error?: string };
     worker.on("message", (message: Reply) => {
       if (message.buffer && pool.length < POOL_SIZE) pool.push(message.buffer);

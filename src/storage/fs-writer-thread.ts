@@ -1,0 +1,319 @@
+/**
+ * One thread that writes small files for every `fsStore` of the process. A file of a few KiB costs
+ * three thread-pool round trips with `fs.writeFile` (open, write, close), and on a 2-core machine
+ * those trips cost more CPU than the syscalls; written on the calling thread instead, the syscalls
+ * hold the event loop (and while ext4 is slow after a mass delete, a create costs half a
+ * millisecond). Here the calling thread copies the path and bytes into a slot of shared memory and
+ * goes on; the writer thread creates the file, writes it and closes it with synchronous calls (or
+ * renames one), and marks the slot done. The writer sleeps on `Atomics.wait` only while there is
+ * nothing to write (and is woken with `Atomics.notify`); it posts a message only when the calling
+ * thread has asked for one (it has writes in flight and has settled every finished one), so one
+ * message may settle many writes. (`Atomics.waitAsync` would need no message, but in Node 20 its
+ * wake-up waits for something else to wake the event loop: 0.5 ms per write on an idle loop.)
+ *
+ * Writes larger than a slot, writes while every slot is taken and not freed soon, and every write
+ * once the thread has failed go to the thread pool instead (see `fs-small-writes.ts`).
+ */
+import { Worker } from "node:worker_threads";
+
+/** Slots: writes in flight at once (a power of two). */
+const SLOTS = 32;
+/** Bytes of one slot: path(s) and file bytes together. */
+export const SLOT_BYTES = 72 * 1024;
+/** Int32 fields per slot: op, mode, first length, second length, result. */
+const FIELDS = 5;
+const OP_WRITE = 1;
+const OP_RENAME = 2;
+/** Result field: 0 while pending, then done or failed (the error code is in the slot's bytes). */
+const DONE = 1;
+const FAILED = 2;
+/** Control fields: submitted, taken, finished, writer asleep, calling thread waiting for a message. */
+const SUBMITTED = 0;
+const TAKEN = 1;
+const FINISHED = 2;
+const ASLEEP = 3;
+const WAKE = 4;
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { renameSync, writeFileSync } = require("node:fs");
+const { control, ring, fields, bytes, SLOTS, SLOT_BYTES, FIELDS } = workerData;
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+parentPort.postMessage(1);
+for (;;) {
+  const submitted = Atomics.load(control, ${SUBMITTED});
+  let taken = control[${TAKEN}];
+  if (taken === submitted) {
+    Atomics.store(control, ${ASLEEP}, 1);
+    if (Atomics.load(control, ${SUBMITTED}) === submitted) Atomics.wait(control, ${SUBMITTED}, submitted);
+    Atomics.store(control, ${ASLEEP}, 0);
+    continue;
+  }
+  while (taken !== submitted) {
+    const slot = ring[taken & (SLOTS - 1)];
+    const at = slot * FIELDS;
+    const start = slot * SLOT_BYTES;
+    const first = fields[at + 2];
+    const second = fields[at + 3];
+    const path = decoder.decode(bytes.subarray(start, start + first));
+    let result = ${DONE};
+    try {
+      if (fields[at] === ${OP_WRITE}) {
+        writeFileSync(path, bytes.subarray(start + first, start + first + second), { mode: fields[at + 1], flag: "wx" });
+      } else {
+        renameSync(path, decoder.decode(bytes.subarray(start + first, start + first + second)));
+      }
+    } catch (error) {
+      result = ${FAILED};
+      const code = String((error && error.code) || "EIO").slice(0, 64);
+      fields[at + 2] = encoder.encodeInto(code, bytes.subarray(start, start + 64)).written;
+    }
+    Atomics.store(fields, at + 4, result);
+    taken = (taken + 1) | 0;
+    Atomics.store(control, ${TAKEN}, taken);
+    Atomics.add(control, ${FINISHED}, 1);
+    if (Atomics.compareExchange(control, ${WAKE}, 1, 0) === 1) parentPort.postMessage(0);
+  }
+}
+`;
+
+interface Pending {
+  resolve(): void;
+  reject(error: Error): void;
+  /** For the error: the syscall and path(s), as Node's own fs errors name them. */
+  syscall: string;
+  path: string;
+  dest?: string;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A system error as Node's `fs` makes them (`code`, `syscall`, `path`), for callers that test `code`. */
+function systemError(code: string, pending: Pending): NodeJS.ErrnoException {
+  const where = pending.dest === undefined ? `'${pending.path}'` : `'${pending.path}' -> '${pending.dest}'`;
+  const error: NodeJS.ErrnoException = new Error(`${code}: ${pending.syscall} ${where}`);
+  error.code = code;
+  error.syscall = pending.syscall;
+  error.path = pending.path;
+  if (pending.dest !== undefined) (error as NodeJS.ErrnoException & { dest?: string }).dest = pending.dest;
+  return error;
+}
+
+/** The process's writer thread (see the module comment). */
+export class FsWriterThread {
+  readonly #control = new Int32Array(new SharedArrayBuffer(5 * 4));
+  readonly #ring = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
+  readonly #fields = new Int32Array(new SharedArrayBuffer(SLOTS * FIELDS * 4));
+  readonly #bytes = new Uint8Array(new SharedArrayBuffer(SLOTS * SLOT_BYTES));
+  readonly #free: number[] = Array.from({ length: SLOTS }, (_, slot) => SLOTS - 1 - slot);
+  readonly #pending = new Map<number, Pending>();
+  /** Callers waiting for a free slot. */
+  readonly #queue: Array<() => void> = [];
+  readonly #worker: Worker;
+  #watching = false;
+  /** Set once the thread has started and said so: until then writes go to the thread pool. */
+  #ready = false;
+  #failed: Error | undefined;
+  /** Settles when the thread has started (`true`) or failed first (`false`). */
+  readonly #started: Promise<boolean>;
+  #settleStarted: (started: boolean) => void = () => {};
+
+  /** @param counterStart Where the shared counters start (tests: just before they wrap at 2^31). */
+  constructor(counterStart = 0) {
+    for (const field of [SUBMITTED, TAKEN, FINISHED]) this.#control[field] = counterStart;
+    this.#worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      name: "mcp-file-bridge writer",
+      // None of the process's Node options: its source is CommonJS, which `--input-type=module`
+      // would break, and under `--expose-gc` the writer ran ten times slower.
+      execArgv: [],
+      workerData: {
+        control: this.#control,
+        ring: this.#ring,
+        fields: this.#fields,
+        bytes: this.#bytes,
+        SLOTS,
+        SLOT_BYTES,
+        FIELDS,
+      },
+      // Its own small heap: it holds nothing but strings for the paths.
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
+    });
+    this.#started = new Promise<boolean>((resolve) => {
+      this.#settleStarted = resolve;
+    });
+    this.#worker.on("message", () => {
+      if (!this.#ready) {
+        this.#ready = true;
+        this.#settleStarted(true);
+        return;
+      }
+      this.#watching = false;
+      this.#watch();
+    });
+    const fail = (error: Error) => this.#fail(error);
+    this.#worker.once("error", fail);
+    this.#worker.once("exit", (code) => fail(new Error(`the file writer thread exited (${code})`)));
+    // After the listeners: adding a "message" listener refs the worker again. An idle writer never
+    // keeps the process alive; #watch refs it only while writes are in flight.
+    this.#worker.unref();
+  }
+
+  /** Whether the thread takes writes: it has started, and not failed. */
+  get usable(): boolean {
+    return this.#ready && this.#failed === undefined;
+  }
+
+  /** Resolves once the thread has started (`true`), or failed to (`false`). */
+  async started(): Promise<boolean> {
+    await this.#started;
+    return this.usable;
+  }
+
+  /** Whether `path` (and `bytes`, or a second path) fit in one slot. */
+  fits(path: string, second: Uint8Array | string): boolean {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const size = typeof second === "string" ? second.length * 3 : second.byteLength;
+    return path.length * 3 + size <= SLOT_BYTES;
+  }
+
+  /** Creates `path` exclusively with `mode` and writes `bytes` to it (as `writeFile` with flag `"wx"`). */
+  async write(path: string, bytes: Uint8Array, mode: number): Promise<void> {
+    const slot = await this.#slot();
+    const start = slot * SLOT_BYTES;
+    const first = encoder.encodeInto(path, this.#bytes.subarray(start, start + SLOT_BYTES)).written;
+    this.#bytes.set(bytes, start + first);
+    return this.#submit(slot, OP_WRITE, mode, first, bytes.byteLength, { syscall: "open", path });
+  }
+
+  /** Renames `from` to `to`. */
+  async rename(from: string, to: string): Promise<void> {
+    const slot = await this.#slot();
+    const start = slot * SLOT_BYTES;
+    const view = this.#bytes.subarray(start, start + SLOT_BYTES);
+    const first = encoder.encodeInto(from, view).written;
+    const second = encoder.encodeInto(to, view.subarray(first)).written;
+    return this.#submit(slot, OP_RENAME, 0, first, second, { syscall: "rename", path: from, dest: to });
+  }
+
+  async #slot(): Promise<number> {
+    for (;;) {
+      if (this.#failed) throw this.#failed;
+      const slot = this.#free.pop();
+      if (slot !== undefined) return slot;
+      await new Promise<void>((resolve) => this.#queue.push(resolve));
+    }
+  }
+
+  #submit(
+    slot: number,
+    op: number,
+    mode: number,
+    first: number,
+    second: number,
+    what: Omit<Pending, "resolve" | "reject">,
+  ): Promise<void> {
+    const fields = this.#fields;
+    const at = slot * FIELDS;
+    fields[at] = op;
+    fields[at + 1] = mode;
+    fields[at + 2] = first;
+    fields[at + 3] = second;
+    Atomics.store(fields, at + 4, 0);
+    const done = new Promise<void>((resolve, reject) => {
+      this.#pending.set(slot, { resolve, reject, ...what });
+    });
+    const control = this.#control;
+    const submitted = control[SUBMITTED] as number;
+    // Counters wrap at 2^31 (Int32); SLOTS is a power of two, so the ring index stays right.
+    this.#ring[submitted & (SLOTS - 1)] = slot;
+    Atomics.store(control, SUBMITTED, (submitted + 1) | 0);
+    if (Atomics.load(control, ASLEEP) === 1) Atomics.notify(control, SUBMITTED);
+    this.#watch();
+    return done;
+  }
+
+  /**
+   * Settles the finished writes, then, while any are in flight, asks the writer for a message at its
+   * next finished write. The count is read before the results and again after asking: a write that
+   * finished in between is settled now (or, when the writer took the request first, by its message).
+   */
+  #watch(): void {
+    if (this.#watching) return;
+    const control = this.#control;
+    for (;;) {
+      const seen = Atomics.load(control, FINISHED);
+      this.#collect();
+      if (this.#pending.size === 0) {
+        this.#worker.unref();
+        return;
+      }
+      Atomics.store(control, WAKE, 1);
+      if (Atomics.load(control, FINISHED) !== seen && Atomics.compareExchange(control, WAKE, 1, 0) === 1) {
+        continue;
+      }
+      this.#watching = true;
+      // Referenced while writes are in flight: the message is what settles them.
+      this.#worker.ref();
+      return;
+    }
+  }
+
+  /** Settles every finished write and frees its slot. */
+  #collect(): void {
+    for (const [slot, pending] of this.#pending) {
+      const at = slot * FIELDS;
+      const result = Atomics.load(this.#fields, at + 4);
+      if (result === 0) continue;
+      this.#pending.delete(slot);
+      if (result === DONE) pending.resolve();
+      else {
+        const start = slot * SLOT_BYTES;
+        const code = decoder.decode(this.#bytes.subarray(start, start + (this.#fields[at + 2] as number)));
+        pending.reject(systemError(code, pending));
+      }
+      this.#free.push(slot);
+      this.#queue.shift()?.();
+    }
+  }
+
+  /**
+   * Stops the thread (tests; a process need not call it: the thread never keeps it alive). Writes in
+   * flight fail, and so does every later one.
+   */
+  async close(): Promise<void> {
+    this.#fail(new Error("the file writer thread was closed"));
+    await this.#worker.terminate();
+  }
+
+  /** The thread is gone: every write in flight fails (the caller removes what it may have created). */
+  #fail(error: Error): void {
+    if (this.#failed) return;
+    this.#failed = new Error("the file writer thread failed", { cause: error });
+    this.#settleStarted(false);
+    this.#collect();
+    for (const [slot, pending] of this.#pending) {
+      this.#pending.delete(slot);
+      pending.reject(this.#failed);
+    }
+    for (const waiting of this.#queue.splice(0)) waiting();
+    this.#worker.unref();
+  }
+}
+
+let shared: FsWriterThread | undefined;
+
+/**
+ * The process's writer thread, started on first use; `undefined` while it is starting and once it
+ * has failed (the thread pool writes meanwhile).
+ */
+export function fsWriterThread(): FsWriterThread | undefined {
+  try {
+    shared ??= new FsWriterThread();
+  } catch {
+    return undefined;
+  }
+  return shared.usable ? shared : undefined;
+}
