@@ -7,7 +7,7 @@
 
 import { rename as renameCb, writeFile as writeFileCb } from "node:fs";
 import { promisify } from "node:util";
-import { type FsWriterThread, fsWriterThread } from "./fs-writer-thread.js";
+import { type FsWriterThread, fsWriterThread, WriterUnavailable } from "./fs-writer-thread.js";
 
 // The callback forms: one thread-pool trip per step, without FileHandle's extra promise machinery.
 const writeFileAsync = promisify(writeFileCb);
@@ -41,14 +41,27 @@ export class FsSmallWrites {
    */
   async write(path: string, bytes: Uint8Array, mode: number): Promise<void> {
     const writer = this.#writer();
-    if (writer?.fits(path, bytes)) return writer.write(path, bytes, mode);
+    if (writer?.fits(path, bytes)) {
+      try {
+        return await writer.write(path, bytes, mode);
+      } catch (error) {
+        // The thread failed before it took this write: nothing was written.
+        if (!(error instanceof WriterUnavailable)) throw error;
+      }
+    }
     await writeFileAsync(path, bytes, { mode, flag: "wx" });
   }
 
   /** Renames `from` to `to`, as `fs.rename` does. */
   async rename(from: string, to: string): Promise<void> {
     const writer = this.#writer();
-    if (writer?.fits(from, to)) return writer.rename(from, to);
+    if (writer?.fits(from, to)) {
+      try {
+        return await writer.rename(from, to);
+      } catch (error) {
+        if (!(error instanceof WriterUnavailable)) throw error;
+      }
+    }
     await renameAsync(from, to);
   }
 }

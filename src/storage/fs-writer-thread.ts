@@ -11,8 +11,10 @@
  * message may settle many writes. (`Atomics.waitAsync` would need no message, but in Node 20 its
  * wake-up waits for something else to wake the event loop: 0.5 ms per write on an idle loop.)
  *
- * Writes larger than a slot, writes while every slot is taken and not freed soon, and every write
- * once the thread has failed go to the thread pool instead (see `fs-small-writes.ts`).
+ * Writes larger than a slot (and every write before the thread has started or after it failed) go
+ * to the thread pool instead (see `fs-small-writes.ts`); while all 32 slots are taken, writes wait
+ * for one, first come first served. One thread writes for every store: a disk that stops answering
+ * holds the small writes of every `fsStore` in the process, not the thread pool.
  */
 import { Worker } from "node:worker_threads";
 
@@ -66,8 +68,10 @@ for (;;) {
       }
     } catch (error) {
       result = ${FAILED};
-      const code = String((error && error.code) || "EIO").slice(0, 64);
-      fields[at + 2] = encoder.encodeInto(code, bytes.subarray(start, start + 64)).written;
+      // "<code> <syscall>" (the step that failed: open, write, close or rename), and the errno.
+      const what = String((error && error.code) || "EIO") + " " + String((error && error.syscall) || "open");
+      fields[at + 2] = encoder.encodeInto(what.slice(0, 64), bytes.subarray(start, start + 64)).written;
+      fields[at + 3] = Number((error && error.errno) || 0);
     }
     Atomics.store(fields, at + 4, result);
     taken = (taken + 1) | 0;
@@ -81,21 +85,35 @@ for (;;) {
 interface Pending {
   resolve(): void;
   reject(error: Error): void;
-  /** For the error: the syscall and path(s), as Node's own fs errors name them. */
-  syscall: string;
+  /** For the error: the path(s), as Node's own fs errors name them. */
   path: string;
   dest?: string;
+}
+
+/**
+ * Thrown by {@link FsWriterThread.write} and {@link FsWriterThread.rename} when the thread failed
+ * before the write was handed to it: nothing was written, so the caller may write on the thread pool.
+ */
+export class WriterUnavailable extends Error {
+  constructor(cause: Error) {
+    super("the file writer thread is not available", { cause });
+    this.name = "WriterUnavailable";
+  }
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A system error as Node's `fs` makes them (`code`, `syscall`, `path`), for callers that test `code`. */
-function systemError(code: string, pending: Pending): NodeJS.ErrnoException {
+/**
+ * A system error as Node's `fs` makes them (`code`, `errno`, `syscall`, `path`), for callers that
+ * test `code`.
+ */
+function systemError(code: string, syscall: string, errno: number, pending: Pending): NodeJS.ErrnoException {
   const where = pending.dest === undefined ? `'${pending.path}'` : `'${pending.path}' -> '${pending.dest}'`;
-  const error: NodeJS.ErrnoException = new Error(`${code}: ${pending.syscall} ${where}`);
+  const error: NodeJS.ErrnoException = new Error(`${code}: ${syscall} ${where}`);
   error.code = code;
-  error.syscall = pending.syscall;
+  error.errno = errno;
+  error.syscall = syscall;
   error.path = pending.path;
   if (pending.dest !== undefined) (error as NodeJS.ErrnoException & { dest?: string }).dest = pending.dest;
   return error;
@@ -109,13 +127,15 @@ export class FsWriterThread {
   readonly #bytes = new Uint8Array(new SharedArrayBuffer(SLOTS * SLOT_BYTES));
   readonly #free: number[] = Array.from({ length: SLOTS }, (_, slot) => SLOTS - 1 - slot);
   readonly #pending = new Map<number, Pending>();
-  /** Callers waiting for a free slot. */
-  readonly #queue: Array<() => void> = [];
+  /** Callers waiting for a free slot: each is handed one (or `undefined` once the thread failed). */
+  readonly #queue: Array<(slot: number | undefined) => void> = [];
   readonly #worker: Worker;
   #watching = false;
   /** Set once the thread has started and said so: until then writes go to the thread pool. */
   #ready = false;
   #failed: Error | undefined;
+  /** Set once the thread's failure has been settled (see {@link #fail}). */
+  #settled = false;
   /** Settles when the thread has started (`true`) or failed first (`false`). */
   readonly #started: Promise<boolean>;
   #settleStarted: (started: boolean) => void = () => {};
@@ -168,7 +188,13 @@ export class FsWriterThread {
 
   /** Resolves once the thread has started (`true`), or failed to (`false`). */
   async started(): Promise<boolean> {
-    await this.#started;
+    // Referenced while starting, so that awaiting this alone keeps the process alive.
+    this.#worker.ref();
+    try {
+      await this.#started;
+    } finally {
+      if (this.#pending.size === 0) this.#worker.unref();
+    }
     return this.usable;
   }
 
@@ -179,32 +205,40 @@ export class FsWriterThread {
     return path.length * 3 + size <= SLOT_BYTES;
   }
 
-  /** Creates `path` exclusively with `mode` and writes `bytes` to it (as `writeFile` with flag `"wx"`). */
+  /**
+   * Creates `path` exclusively with `mode` and writes `bytes` to it (as `writeFile` with flag
+   * `"wx"`). Rejects with {@link WriterUnavailable} when the thread failed before it took the write,
+   * and with a `RangeError` when the two do not {@link fits fit} a slot.
+   */
   async write(path: string, bytes: Uint8Array, mode: number): Promise<void> {
+    if (!this.fits(path, bytes)) throw new RangeError("the write does not fit a writer slot");
     const slot = await this.#slot();
     const start = slot * SLOT_BYTES;
     const first = encoder.encodeInto(path, this.#bytes.subarray(start, start + SLOT_BYTES)).written;
     this.#bytes.set(bytes, start + first);
-    return this.#submit(slot, OP_WRITE, mode, first, bytes.byteLength, { syscall: "open", path });
+    return this.#submit(slot, OP_WRITE, mode, first, bytes.byteLength, { path });
   }
 
-  /** Renames `from` to `to`. */
+  /** Renames `from` to `to` (rejects as {@link write} does). */
   async rename(from: string, to: string): Promise<void> {
+    if (!this.fits(from, to)) throw new RangeError("the rename does not fit a writer slot");
     const slot = await this.#slot();
     const start = slot * SLOT_BYTES;
     const view = this.#bytes.subarray(start, start + SLOT_BYTES);
     const first = encoder.encodeInto(from, view).written;
     const second = encoder.encodeInto(to, view.subarray(first)).written;
-    return this.#submit(slot, OP_RENAME, 0, first, second, { syscall: "rename", path: from, dest: to });
+    return this.#submit(slot, OP_RENAME, 0, first, second, { path: from, dest: to });
   }
 
+  /** A free slot, once there is one (first come, first served: a freed slot goes to the longest waiting). */
   async #slot(): Promise<number> {
-    for (;;) {
-      if (this.#failed) throw this.#failed;
-      const slot = this.#free.pop();
-      if (slot !== undefined) return slot;
-      await new Promise<void>((resolve) => this.#queue.push(resolve));
-    }
+    if (this.#failed) throw new WriterUnavailable(this.#failed);
+    const free = this.#queue.length === 0 ? this.#free.pop() : undefined;
+    if (free !== undefined) return free;
+    const slot = await new Promise<number | undefined>((resolve) => this.#queue.push(resolve));
+    if (slot === undefined)
+      throw new WriterUnavailable(this.#failed ?? new Error("the file writer thread failed"));
+    return slot;
   }
 
   #submit(
@@ -271,34 +305,44 @@ export class FsWriterThread {
       if (result === DONE) pending.resolve();
       else {
         const start = slot * SLOT_BYTES;
-        const code = decoder.decode(this.#bytes.subarray(start, start + (this.#fields[at + 2] as number)));
-        pending.reject(systemError(code, pending));
+        const what = decoder.decode(this.#bytes.subarray(start, start + (this.#fields[at + 2] as number)));
+        const [code = "EIO", syscall = "open"] = what.split(" ");
+        pending.reject(systemError(code, syscall, this.#fields[at + 3] as number, pending));
       }
-      this.#free.push(slot);
-      this.#queue.shift()?.();
+      const next = this.#queue.shift();
+      if (next) next(slot);
+      else this.#free.push(slot);
     }
   }
 
   /**
-   * Stops the thread (tests; a process need not call it: the thread never keeps it alive). Writes in
-   * flight fail, and so does every later one.
+   * Stops the thread (tests; a process need not call it: the thread never keeps it alive). Writes it
+   * finished settle as they went; writes in flight fail once it has stopped; writes waiting for a
+   * slot, and later ones, get {@link WriterUnavailable}.
    */
   async close(): Promise<void> {
-    this.#fail(new Error("the file writer thread was closed"));
+    const closed = new Error("the file writer thread was closed");
+    this.#failed ??= closed;
+    for (const waiting of this.#queue.splice(0)) waiting(undefined);
     await this.#worker.terminate();
+    this.#fail(closed);
   }
 
-  /** The thread is gone: every write in flight fails (the caller removes what it may have created). */
+  /**
+   * The thread is gone (or closed and stopped): every write it finished settles, every write still
+   * in flight fails (it may have been done in part: the caller removes what it may have created).
+   */
   #fail(error: Error): void {
-    if (this.#failed) return;
-    this.#failed = new Error("the file writer thread failed", { cause: error });
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#failed ??= new Error("the file writer thread failed", { cause: error });
     this.#settleStarted(false);
     this.#collect();
     for (const [slot, pending] of this.#pending) {
       this.#pending.delete(slot);
       pending.reject(this.#failed);
     }
-    for (const waiting of this.#queue.splice(0)) waiting();
+    for (const waiting of this.#queue.splice(0)) waiting(undefined);
     this.#worker.unref();
   }
 }

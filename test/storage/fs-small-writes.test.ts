@@ -13,7 +13,12 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FsSmallWrites } from "../../src/storage/fs-small-writes.js";
 import { fsStore } from "../../src/storage/fs-store.js";
-import { FsWriterThread, fsWriterThread, SLOT_BYTES } from "../../src/storage/fs-writer-thread.js";
+import {
+  FsWriterThread,
+  fsWriterThread,
+  SLOT_BYTES,
+  WriterUnavailable,
+} from "../../src/storage/fs-writer-thread.js";
 
 let dir: string;
 
@@ -94,21 +99,52 @@ describe("FsWriterThread", () => {
     await writer.close();
   });
 
-  it("once closed (or failed), writes in flight and later ones reject, and FsSmallWrites goes to the thread pool", async () => {
+  it("closed with writes in flight and waiting: finished ones hold their bytes, waiting ones go to the thread pool, nothing lands after", async () => {
     const writer = new FsWriterThread();
     expect(writer.usable).toBe(false);
     expect(await writer.started()).toBe(true);
     const writes = new FsSmallWrites("writer-thread", () => writer);
-    await writes.write(join(dir, "before"), new Uint8Array([1]), 0o600);
-    await writer.close();
-    expect(writer.usable).toBe(false);
-    await expect(writer.write(join(dir, "direct"), new Uint8Array([1]), 0o600)).rejects.toThrow(
-      /writer thread/,
+    const body = (i: number) => Buffer.alloc(4096, i % 251);
+    // 200 writes for 32 slots: most wait for a slot when the thread is closed.
+    const settled = Promise.allSettled(
+      Array.from({ length: 200 }, (_, i) => writes.write(join(dir, `f${i}`), body(i), 0o600)),
     );
+    await writer.close();
+    const results = await settled;
+    expect(writer.usable).toBe(false);
+    const failed = results.flatMap((result, i) => (result.status === "rejected" ? [{ i, result }] : []));
+    // Only writes the thread had taken can fail, and with the thread's own error (never "unavailable").
+    expect(failed.length).toBeLessThanOrEqual(32);
+    for (const { result } of failed) {
+      expect(String((result as PromiseRejectedResult).reason)).toMatch(/writer thread was closed/);
+    }
+    for (const [i, result] of results.entries()) {
+      if (result.status === "fulfilled") expect(await readFile(join(dir, `f${i}`))).toEqual(body(i));
+    }
+    const files = (await readdir(dir)).sort();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await readdir(dir)).sort()).toEqual(files);
+    // Later writes and renames go to the thread pool.
     await writes.write(join(dir, "after"), new Uint8Array([2]), 0o600);
     await writes.rename(join(dir, "after"), join(dir, "renamed"));
     expect(await readFile(join(dir, "renamed"))).toEqual(Buffer.from([2]));
-    expect(await readdir(dir)).toEqual(["before", "renamed"]);
+    await expect(writer.write(join(dir, "direct"), new Uint8Array([1]), 0o600)).rejects.toBeInstanceOf(
+      WriterUnavailable,
+    );
+  });
+
+  it("reports the failing step and errno as Node does, and refuses a write that does not fit a slot before taking one", async () => {
+    const writer = await writerThread();
+    const error = await writer.write(join(dir, "no", "x"), new Uint8Array([1]), 0o600).catch((e) => e);
+    expect(error).toMatchObject({ code: "ENOENT", syscall: "open", errno: -2, path: join(dir, "no", "x") });
+    await expect(writer.write(join(dir, "big"), Buffer.alloc(SLOT_BYTES + 1), 0o600)).rejects.toBeInstanceOf(
+      RangeError,
+    );
+    // Every slot is still there: 64 writes at once land.
+    await Promise.all(
+      Array.from({ length: 64 }, (_, i) => writer.write(join(dir, `s${i}`), new Uint8Array([i]), 0o600)),
+    );
+    expect(await readdir(dir)).toHaveLength(64);
   });
 });
 
