@@ -8,8 +8,8 @@
  * renames one), and marks the slot done. The writer sleeps on `Atomics.wait` only while there is
  * nothing to write (and is woken with `Atomics.notify`); it posts a message only when the calling
  * thread has asked for one (it has writes in flight and has settled every finished one), so one
- * message may settle many writes. (`Atomics.waitAsync` would need no message, but in Node 20 its
- * wake-up waits for something else to wake the event loop: 0.5 ms per write on an idle loop.)
+ * message may settle many writes. (`Atomics.waitAsync` in place of the message measured no better;
+ * docs/performance.md, Session 11.)
  *
  * Writes larger than a slot (and every write before the thread has started or after it failed) go
  * to the thread pool instead (see `fs-small-writes.ts`); while all 32 slots are taken, writes wait

@@ -159,6 +159,20 @@ async function partialUploads(bytes: Buffer, sizes: number[], fileId: string) {
   return { endpoint, paths };
 }
 
+/** The adoption context of a store on the test bucket, copying into `<prefix>copies/` in 5 MiB parts. */
+function adoptContext(overrides: Partial<S3AdoptContext> = {}): S3AdoptContext {
+  return {
+    client,
+    bucket: requireServices().s3.bucket,
+    dataKey: (_scope, id) => `${prefix}copies/${id}`,
+    tagFor: async () => undefined,
+    error: (action, cause) =>
+      cause instanceof FileBridgeError ? cause : new FileBridgeError("STORAGE_ERROR", action, { cause }),
+    copyPart: 5 * MiB,
+    ...overrides,
+  };
+}
+
 /** The bytes of stored file `file` of scope s1. */
 async function storedBytes(file: StoredFile): Promise<Buffer> {
   const read = await inner.read("s1", file.id);
@@ -271,16 +285,7 @@ describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
     const bytes = randomBytes(13 * MiB + 5);
     const key = `${prefix}source.bin`;
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
-    const ctx: S3AdoptContext = {
-      client,
-      bucket,
-      dataKey: (_scope, id) => `${prefix}copies/${id}`,
-      tagFor: async () => undefined,
-      error: (action, cause) =>
-        cause instanceof FileBridgeError ? cause : new FileBridgeError("STORAGE_ERROR", action, { cause }),
-      copyObjectMax: 0,
-      copyPart: 5 * MiB,
-    };
+    const ctx = adoptContext({ copyObjectMax: 0 });
     const object = { client, bucket, key };
     const plan = () => planPut({ scope: "s1", name: "copy.bin" }, Date.now());
     const file = await adoptObject(ctx, { object, size: bytes.length, sha256: sha256(bytes) }, plan());
@@ -332,15 +337,7 @@ describeWithServices("tus commit on S3 by server-side copy (radosgw)", () => {
     for (const [index, piece] of pieces.entries()) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: keys[index], Body: piece }));
     }
-    const ctx: S3AdoptContext = {
-      client,
-      bucket,
-      dataKey: (_scope, id) => `${prefix}copies/${id}`,
-      tagFor: async () => undefined,
-      error: (action, cause) =>
-        cause instanceof FileBridgeError ? cause : new FileBridgeError("STORAGE_ERROR", action, { cause }),
-      copyPart: 5 * MiB,
-    };
+    const ctx = adoptContext();
     const objects = pieces.map((piece, index) => ({
       object: { client, bucket, key: keys[index] as string },
       size: piece.length,

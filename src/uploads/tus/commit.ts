@@ -1,11 +1,11 @@
 /**
  * Commit of a finished tus upload through the same put pipeline as a single-request upload: the
  * staged bytes are adopted by the store (`store.adopt()`: a link on the same filesystem, or a
- * server-side copy in the same S3 bucket, with the sha256 hashed while they arrived) or streamed
- * into `store.stage()` (a final upload's partial
- * uploads in order, or a store without `adopt`) — size cap, quota, sha256, a new file id either
- * way — then the ticket is used up, the file made
- * visible, the ticket's handle recorded, `onStored` called (which lists it), and the staging removed.
+ * server-side copy in the same S3 bucket, with the sha256 hashed while they arrived; a final
+ * upload's partial uploads copied one after another, hashed by reading them once) or streamed into
+ * `store.stage()` (anything the store cannot take over) — size cap, quota, sha256, a new file id
+ * either way — then the ticket is used up, the file made visible, the ticket's handle recorded,
+ * `onStored` called (which lists it), and the staging removed.
  */
 import { Readable } from "node:stream";
 import { scopeRefsOf } from "../../scope/scope-refs.js";
@@ -44,7 +44,9 @@ function uploadBytes(service: TusService, id: string, record: TusRecord, lengths
  * Stages the upload's bytes in the store: a whole upload whose staging is a local file (or an
  * object) the store can take over is adopted with the sha256 hashed while its bytes arrived
  * (nothing is read again; on S3, when the bytes arrived through another process, the staged object
- * is hashed once); anything else streams through `store.stage()`.
+ * is hashed once); a final upload whose parts are objects the store can copy (see
+ * {@link adoptableParts}) is hashed by reading them once and adopted; anything else streams through
+ * `store.stage()`.
  */
 async function stageUpload(
   service: TusService,
