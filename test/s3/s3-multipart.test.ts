@@ -39,6 +39,18 @@ async function* unevenChunks(bytes: Buffer): AsyncGenerator<Buffer> {
   }
 }
 
+/** An s3Store on the test bucket that sends through `client`, in parts of {@link PART}. */
+function storeThrough(client: S3Client, prefix: string, options: { queueSize?: number } = {}) {
+  return s3Store({
+    bucket: requireServices().s3.bucket,
+    client,
+    prefix,
+    partSize: PART,
+    sweepInterval: 0,
+    ...options,
+  });
+}
+
 function storageError(action: string, cause: unknown): FileBridgeError {
   return new FileBridgeError("STORAGE_ERROR", `s3: could not ${action}`, { cause });
 }
@@ -53,13 +65,7 @@ describeWithServices("s3Store puts through its own multipart uploader (bounded p
   it("round-trips sizes around the part boundary: one PutObject up to partSize, multipart past it", async () => {
     const p = prefix("sizes");
     const recorded = recordingClient();
-    const store = s3Store({
-      bucket: requireServices().s3.bucket,
-      client: recorded.client,
-      prefix: p,
-      partSize: PART,
-      sweepInterval: 0,
-    });
+    const store = storeThrough(recorded.client, p);
     const cases: Array<{ size: number; parts: number }> = [
       { size: 0, parts: 0 },
       { size: 1, parts: 0 },
@@ -184,13 +190,7 @@ describeWithServices("s3Store puts through its own multipart uploader (bounded p
       },
       { step: "build", name: "wrongDigestOnPart2" },
     );
-    const store = s3Store({
-      bucket: requireServices().s3.bucket,
-      client: broken,
-      prefix: p,
-      partSize: PART,
-      sweepInterval: 0,
-    });
+    const store = storeThrough(broken, p);
     const failure = await store.put(unevenChunks(randomBytes(4 * PART)), { scope: "s", name: "x" }).then(
       () => undefined,
       (error: unknown) => error as FileBridgeError,
@@ -215,14 +215,7 @@ describeWithServices("s3Store puts through its own multipart uploader (bounded p
       },
       { step: "initialize", name: "abortOnThirdPart" },
     );
-    const store = s3Store({
-      bucket: requireServices().s3.bucket,
-      client: slow,
-      prefix: p,
-      partSize: PART,
-      queueSize: 2,
-      sweepInterval: 0,
-    });
+    const store = storeThrough(slow, p, { queueSize: 2 });
     const put = store.put(unevenChunks(randomBytes(8 * PART)), {
       scope: "s",
       name: "x",
