@@ -66,10 +66,30 @@ export function fmt(s: Spread, digits = 2): string {
   return `${s.min.toFixed(digits)} / ${s.median.toFixed(digits)} / ${s.max.toFixed(digits)}`;
 }
 
-/** The machine load, printed before and after each bench. */
+/**
+ * The machine load, printed before and after each bench, with the memory the page cache can use:
+ * files in tmpfs (`/dev/shm`) count as shared memory, and 6.7 GiB of them left by another run made
+ * the 1 GiB upload rows here twice as slow and their server fall into full GCs (docs/performance.md,
+ * Session 12).
+ */
 export function loadLine(): string {
   const [one, five, fifteen] = loadavg().map((n) => n.toFixed(2));
-  return `load average ${one} ${five} ${fifteen} on ${cpus().length} cpus · node ${process.version}`;
+  return `load average ${one} ${five} ${fifteen} on ${cpus().length} cpus${memoryPart()} · node ${process.version}`;
+}
+
+/** `· memory available A of T GiB, tmpfs and shared S GiB` from /proc/meminfo; empty where it is missing. */
+function memoryPart(): string {
+  let text: string;
+  try {
+    text = readFileSync("/proc/meminfo", "utf8");
+  } catch {
+    return "";
+  }
+  const gib = (field: string) => {
+    const kib = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1]);
+    return Number.isFinite(kib) ? (kib / 1024 ** 2).toFixed(1) : "?";
+  };
+  return ` · memory available ${gib("MemAvailable")} of ${gib("MemTotal")} GiB, tmpfs and shared ${gib("Shmem")} GiB`;
 }
 
 /**
