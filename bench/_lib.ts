@@ -67,14 +67,15 @@ export function fmt(s: Spread, digits = 2): string {
 }
 
 /**
- * The machine load, printed before and after each bench, with the memory the page cache can use:
- * files in tmpfs (`/dev/shm`) count as shared memory, and 6.7 GiB of them left by another run made
- * the 1 GiB upload rows here twice as slow and their server fall into full GCs (docs/performance.md,
- * Session 12).
+ * The machine load, printed before and after each bench, with the memory the page cache can use
+ * (files in tmpfs, `/dev/shm`, count as shared memory: 6.5 GiB of them left there made both sides of
+ * the 1 GiB upload rows up to twice as slow, and unsteady; docs/performance.md, Session 12) and the
+ * peers' Node options.
  */
 export function loadLine(): string {
   const [one, five, fifteen] = loadavg().map((n) => n.toFixed(2));
-  return `load average ${one} ${five} ${fifteen} on ${cpus().length} cpus${memoryPart()} · node ${process.version}`;
+  const peers = PEER_NODE_ARGS.length > 0 ? PEER_NODE_ARGS.join(" ") : "no options";
+  return `load average ${one} ${five} ${fifteen} on ${cpus().length} cpus${memoryPart()} · node ${process.version} (peers: ${peers})`;
 }
 
 /** `· memory available A of T GiB, tmpfs and shared S GiB` from /proc/meminfo; empty where it is missing. */
@@ -311,11 +312,25 @@ export interface Peer {
 }
 
 /**
- * Node options for every peer process, from `BENCH_PEER_NODE_ARGS` (split on spaces): e.g.
- * `--cpu-prof --cpu-prof-dir=/tmp/prof` profiles the servers and the client (Node refuses
- * `--cpu-prof` in `NODE_OPTIONS`).
+ * What every peer (the servers of both sides and the client) runs with unless
+ * `BENCH_PEER_NODE_ARGS` says otherwise: an old generation that starts at 64 MiB. With Node's
+ * default, a process streaming large bodies could fall, at random and for its whole life, into a full
+ * GC every 30–40 MiB: once its young generation had grown to 16 MiB, V8 started marking again right
+ * after each mark-compact, the old generation's headroom (16 MiB over 13 MiB live) being no larger
+ * than the young generation. It hit ours, the raw servers and `@tus/server` alike (20–91 full GCs per
+ * GiB, up to twice the CPU), which made the 1 GiB rows measure which process fell into it; with this
+ * option no server did (docs/performance.md, Session 12).
  */
-const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+export const DEFAULT_PEER_NODE_ARGS = "--initial-old-space-size=64";
+
+/**
+ * Node options for every peer process, from `BENCH_PEER_NODE_ARGS` (split on spaces; empty for
+ * Node's defaults), else {@link DEFAULT_PEER_NODE_ARGS}: e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+ * profiles the servers and the client (Node refuses `--cpu-prof` in `NODE_OPTIONS`).
+ */
+const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? DEFAULT_PEER_NODE_ARGS)
+  .split(" ")
+  .filter((arg) => arg !== "");
 
 /** Starts `bench/<script>` under tsx in a process of its own and waits for its `READY` line. */
 export async function startPeer(script: string, args: string[] = []): Promise<Peer> {
