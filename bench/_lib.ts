@@ -315,11 +315,11 @@ export interface Peer {
  * What every peer (the servers of both sides and the client) runs with unless
  * `BENCH_PEER_NODE_ARGS` says otherwise: an old generation that starts at 64 MiB. With Node's
  * default, a process streaming large bodies could fall, at random and for its whole life, into a full
- * GC every 30–40 MiB: once its young generation had grown to 16 MiB, V8 started marking again right
- * after each mark-compact, the old generation's headroom (16 MiB over 13 MiB live) being no larger
- * than the young generation. It hit ours, the raw servers and `@tus/server` alike (20–91 full GCs per
- * GiB, up to twice the CPU), which made the 1 GiB rows measure which process fell into it; with this
- * option no server did (docs/performance.md, Session 12).
+ * GC every 30–40 MiB that freed nothing, each started by the allocation limit with 16 MiB of headroom
+ * over 13 MiB live (our reading: no more headroom than a young generation grown to its 16 MiB). It
+ * hit ours, the raw servers and `@tus/server` alike (20–91 full GCs per GiB, up to twice the CPU),
+ * which made the 1 GiB rows measure which process fell into it; with this option no server did
+ * (docs/performance.md, Session 12).
  */
 export const DEFAULT_PEER_NODE_ARGS = "--initial-old-space-size=64";
 
