@@ -321,7 +321,7 @@ export interface Peer {
  * which made the 1 GiB rows measure which process fell into it; with this option no server did
  * (docs/performance.md, Session 12).
  */
-export const DEFAULT_PEER_NODE_ARGS = "--initial-old-space-size=64";
+const DEFAULT_PEER_NODE_ARGS = "--initial-old-space-size=64";
 
 /**
  * Node options for every peer process, from `BENCH_PEER_NODE_ARGS` (split on spaces; empty for
