@@ -68,9 +68,9 @@ export function fmt(s: Spread, digits = 2): string {
 
 /**
  * The machine load, printed before and after each bench, with the memory the page cache can use
- * (files in tmpfs, `/dev/shm`, count as shared memory: 6.5 GiB of them left there made both sides of
- * the 1 GiB upload rows up to twice as slow, and unsteady; docs/performance.md, Session 12) and the
- * peers' Node options.
+ * (files in tmpfs, `/dev/shm`, count as shared memory: 6.5 GiB of them left there made the 1 GiB
+ * upload rounds of both sides up to twice as slow, and unsteady; docs/performance.md, Session 12) and
+ * the peers' Node options.
  */
 export function loadLine(): string {
   const [one, five, fifteen] = loadavg().map((n) => n.toFixed(2));
@@ -314,12 +314,10 @@ export interface Peer {
 /**
  * What every peer (the servers of both sides and the client) runs with unless
  * `BENCH_PEER_NODE_ARGS` says otherwise: an old generation that starts at 64 MiB. With Node's
- * default, a process streaming large bodies could fall, at random and for its whole life, into a full
- * GC every 30–40 MiB that freed nothing, each started by the allocation limit with 16 MiB of headroom
- * over 13 MiB live (our reading: no more headroom than a young generation grown to its 16 MiB). It
- * hit ours, the raw servers and `@tus/server` alike (20–91 full GCs per GiB, up to twice the CPU),
- * which made the 1 GiB rows measure which process fell into it; with this option no server did
- * (docs/performance.md, Session 12).
+ * defaults a process streaming large bodies sometimes fell, for many rounds, into back-to-back full
+ * GCs that freed nothing (20–137 per GiB, up to twice the CPU): ours, the raw servers and
+ * `@tus/server` alike, so the 1 GiB rows measured which process fell into it. What starts them is not
+ * known; with this option no server fell into them (docs/performance.md, Session 12).
  */
 const DEFAULT_PEER_NODE_ARGS = "--initial-old-space-size=64";
 

@@ -131,8 +131,8 @@ try {
   for (const store of stores) await store.close?.();
 
   const bridge = new FileBridge({ tmpDir: join(dir, "bridge"), maxBytes: 64 * MiB });
-  // Enough calls that a round takes about half a second: with 500 and 50 calls, rounds of 0.07–0.17 s
-  // let one disturbed round move the median (1 MiB read 0.73 in one run, 0.79–0.96 in six others).
+  // Enough calls that a round takes 0.3–0.7 s: with 500 and 50 calls, rounds of 0.04–0.27 s let one
+  // disturbed round move the median (1 MiB read 0.73 in one run, 0.79–0.96 in eight others).
   for (const [label, size, count] of [
     ["4 KiB", 4 * KiB, COUNT],
     ["1 MiB", MiB, Math.max(1, Math.round(COUNT / 8))],

@@ -35,7 +35,7 @@ try {
   const ours = await startPeer("_server.ts", ["ours-fs", join(dir, "ours")]);
   for (const mib of sizes) {
     // Rounds of 64 MiB take about a tenth of a second, so a single disturbed one moved the median of
-    // five (a download row read 0.849 in one run and 1.14 in the next); smaller sizes get more rounds.
+    // five (a download row read 0.846 in one run and 1.14 in another); smaller sizes get more rounds.
     const rounds = mib <= 64 ? roundsAtLeast(15) : mib <= 256 ? roundsAtLeast(9) : undefined;
     const file = await sourceFile(dir, mib);
     const up = (server: Peer, mode: string) => () =>
