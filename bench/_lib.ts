@@ -132,6 +132,8 @@ export interface Row {
    * round ran than about the code.
    */
   baselineSwing: number;
+  /** Rounds this row ran (benches give short rows more than `BENCH_ROUNDS`). */
+  rounds: number;
   goal?: number;
 }
 
@@ -180,6 +182,7 @@ export async function compare(
     oursSeconds: spread(mine.map((s) => s.seconds)),
     baselineSeconds: spread(theirs.map((s) => s.seconds)),
     baselineSwing: Math.max(...theirs.map((s) => s.seconds)) / Math.min(...theirs.map((s) => s.seconds)),
+    rounds: ratios.length,
   };
   const oursPeak = peak(mine);
   const baselinePeak = peak(theirs);
