@@ -82,7 +82,8 @@ interface Written {
  * random id (exclusively), verified (size cap, sha256, declared size), and only then is the metadata
  * written (temp name + one rename), so a crash or abort never leaves a visible partial file, and the
  * bytes a reader finds are complete. Small puts (up to 64 KiB) are written in one write, by the
- * process's writer thread (see `fs-writer-thread.ts`); scope folders are made once per store. A new instance over the same folder sees the same files.
+ * process's writer thread (see `fs-writer-thread.ts`); scope folders are made once per store. A new
+ * instance over the same folder sees the same files.
  *
  * @example
  * ```ts
