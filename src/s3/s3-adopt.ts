@@ -2,8 +2,9 @@
  * `s3Store.adopt`: takes over an object of the store's own bucket (a tus upload's completed staging
  * object) by server-side copy into the file's data key — `CopyObject` up to 5 GiB, `UploadPartCopy`
  * parts above, and for the objects of a parallel upload's partial uploads, one after another —
- * with the put pipeline's checks on the size and sha256 the caller measured while the bytes arrived. The copy is complete before the file can become visible (its metadata is
- * written at commit); a failed copy leaves nothing.
+ * with the put pipeline's checks on the size and sha256 the caller measured while the bytes arrived.
+ * The copy is complete before the file can become visible (its metadata is written at commit); a
+ * failed copy leaves nothing.
  */
 import {
   AbortMultipartUploadCommand,
