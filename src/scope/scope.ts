@@ -159,8 +159,11 @@ export function scopeRef(scope: string, minter?: { readonly scopeRefs?: ScopeRef
 export const MAX_SCOPE_LENGTH = 256;
 
 /**
- * Checks that a scope is usable: a non-empty string of at most 256 characters without control
- * characters. Scopes are never used as paths as they are (stores hash them), but they appear in URIs.
+ * Checks that a scope is usable: a non-empty string of at most 256 characters, well-formed Unicode
+ * (no lone surrogate), without control characters. Scopes are never used as paths as they are
+ * (stores hash them), but they appear in URIs. A lone surrogate has no UTF-8 spelling: hashed or
+ * sealed it becomes U+FFFD, so two such scopes (or one and a scope holding U+FFFD) would share a
+ * folder, a reference and a seal.
  */
 export function assertScope(scope: unknown): asserts scope is string {
   if (typeof scope !== "string" || scope.length === 0 || scope.length > MAX_SCOPE_LENGTH) {
@@ -169,5 +172,8 @@ export function assertScope(scope: unknown): asserts scope is string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(scope)) {
     throw new FileBridgeError("INVALID_INPUT", "scope must not contain control characters");
+  }
+  if (!(scope as string & { isWellFormed(): boolean }).isWellFormed()) {
+    throw new FileBridgeError("INVALID_INPUT", "scope must be well-formed Unicode (it has a lone surrogate)");
   }
 }

@@ -335,6 +335,9 @@ export function runFileStoreSuite(
         expect(await codeOf(store.put(bytes, { scope: "", name: "a" }))).toBe("INVALID_INPUT");
         expect(await codeOf(store.put(bytes, { scope: "a\nb", name: "a" }))).toBe("INVALID_INPUT");
         expect(await codeOf(store.put(bytes, { scope: "x".repeat(257), name: "a" }))).toBe("INVALID_INPUT");
+        // Lone surrogates: as UTF-8 each would be U+FFFD, the scope of another caller.
+        expect(await codeOf(store.put(bytes, { scope: "user-\uD800", name: "a" }))).toBe("INVALID_INPUT");
+        expect(await codeOf(store.put(bytes, { scope: "\uDC00user", name: "a" }))).toBe("INVALID_INPUT");
         expect(await codeOf(store.put(bytes, { scope, name: "a", maxBytes: -1 }))).toBe("INVALID_OPTION");
         expect(await codeOf(store.put(bytes, { scope, name: "a", maxBytes: 1.5 }))).toBe("INVALID_OPTION");
         expect(await codeOf(store.put(bytes, { scope, name: "a", ttl: "soon" as never }))).toBe(

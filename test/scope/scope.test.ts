@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import {
+  assertScope,
   DEFAULT_SCOPE,
   defaultScope,
   isHttpRequest,
@@ -80,6 +81,29 @@ describe("scopeRef", () => {
   it("differs between scopes", () => {
     const refs = new Set(Array.from({ length: 2000 }, (_, i) => scopeRef(`session-${i}`)));
     expect(refs.size).toBe(2000);
+  });
+});
+
+describe("assertScope", () => {
+  it("refuses lone surrogates, which would spell another scope in UTF-8", () => {
+    // Why: hashed (and sealed) as UTF-8, a lone surrogate is U+FFFD, so these three are one scope.
+    expect(scopeRef("user-\uD800")).toBe(scopeRef("user-\uFFFD"));
+    expect(scopeRef("user-\uDBFF")).toBe(scopeRef("user-\uFFFD"));
+    for (const scope of ["user-\uD800", "\uDC00user", "a\uDC00\uD800b", "\uD83D"]) {
+      expect(codeOfSync(() => assertScope(scope))).toBe("INVALID_INPUT");
+    }
+    for (const scope of ["user-\uFFFD", "user-🙂", "\uD83D\uDE42", "chat é"]) {
+      expect(codeOfSync(() => assertScope(scope))).toBe("OK");
+    }
+  });
+
+  it("accepts exactly the well-formed strings of 1 to 256 characters without control characters", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", minLength: 1, maxLength: 256 }), (scope) => {
+        fc.pre(![...scope].some((c) => (c.codePointAt(0) as number) < 0x20 || c === "\u007f"));
+        expect(codeOfSync(() => assertScope(scope))).toBe("OK");
+      }),
+    );
   });
 });
 
