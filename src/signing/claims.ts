@@ -6,7 +6,7 @@
 import type { JWTPayload } from "jose";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { assertScope } from "../scope/scope.js";
-import { openScope, type SealKey } from "./scope-seal.js";
+import type { ScopeSeal } from "./scope-seal.js";
 import type { SignedAction, SignedClaimValue, VerifiedToken, VerifyOptions } from "./types.js";
 
 const MAX_TOKEN_LENGTH = 8192;
@@ -151,18 +151,18 @@ export interface BridgeClaims extends JWTPayload {
 
 /**
  * This package's claims of a signature-checked payload: shape, sealed scope (opened with
- * `sealKey`, the key of the token's `kid`), `iat` (not after `now` + `toleranceMs`) and `exp`.
+ * `seal`, the scope seal of the token's `kid`), `iat` (not after `now` + `toleranceMs`) and `exp`.
  */
 export function readBridgeClaims(
   payload: JWTPayload,
   kid: string,
   now: number,
-  sealKey: SealKey,
+  seal: ScopeSeal,
   toleranceMs: number,
 ): VerifiedToken {
   const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
   const extra = readExtraClaims(payload.ext);
-  const scp = typeof scs === "string" && typeof jti === "string" ? openScope(sealKey, scs, jti) : null;
+  const scp = typeof scs === "string" ? seal.open(scs) : null;
   if (
     scp === null ||
     typeof fid !== "string" ||

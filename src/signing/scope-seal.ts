@@ -1,47 +1,106 @@
 /**
  * The scope inside a signed URL, sealed: a token's payload is only base64url, readable by anyone who
  * holds the URL, and a scope is often a bearer value (an MCP session id). So the scope travels
- * encrypted with AES-256-GCM under a key derived (HKDF-SHA256) from the same signing secret, with a
- * fresh IV per token and the token's `jti` as associated data (a sealed scope cannot be moved into
- * another token). The JWS signature still covers it, as every other claim.
+ * encrypted with AES-256-GCM under a key derived (HKDF-SHA256) from the signing secret. The seal is
+ * deterministic, as the scope references in resource URIs are (`ScopeRefs`): its IV is synthetic, an
+ * HMAC-SHA256 of the scope under a second derived key (the SIV construction), so one scope always
+ * seals to the same text under one secret, on every replica, and two scopes never share an IV.
+ * The JWS signature covers the sealed scope as every other claim: it cannot be moved into a token
+ * without the secret.
+ *
+ * Being deterministic is what lets a process remember what it sealed and opened: minting and checking
+ * a token then cost no cipher at all for a scope seen before (an AES-GCM cipher object is the largest
+ * CPU cost of a small upload's ticket). What it shows is what a resource URI's scope reference
+ * already shows: whether two links belong to the same scope, never which scope that is.
  */
-import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
-import { pooledRandomBytes } from "../internal/random-pool.js";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 
-const INFO = "mcp-file-bridge/signed-url/scope-seal/v1";
+const KEY_INFO = "mcp-file-bridge/signed-url/scope-seal/v2";
+const IV_INFO = "mcp-file-bridge/signed-url/scope-seal/iv/v2";
+/** Associated data: binds a sealed scope to this use of the key. */
+const AAD = Buffer.from(KEY_INFO, "utf8");
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+/** Scopes remembered each way; a full cache is dropped whole (no per-entry LRU), as `ScopeRefs`' is. */
+const CACHE_LIMIT = 10_000;
 
-/** A key that seals scopes for one signing key. */
-export type SealKey = Buffer;
+/**
+ * Seals and opens scopes under one signing secret, remembering the last {@link CACHE_LIMIT} scopes
+ * each way. Only what this instance sealed or opened is remembered, so a text it was never shown is
+ * always opened (and checked) in full.
+ *
+ * @example
+ * ```ts
+ * const seal = new ScopeSeal(secretBytes);
+ * const sealed = seal.seal("user-42"); // the same text every time, on every replica
+ * seal.open(sealed); // "user-42"
+ * seal.open("forged"); // null
+ * ```
+ */
+export class ScopeSeal {
+  readonly #key: Buffer;
+  readonly #ivKey: Buffer;
+  /** Scope → sealed text. */
+  readonly #sealed = new Map<string, string>();
+  /** Sealed text → scope. */
+  readonly #opened = new Map<string, string>();
 
-/** Derives the sealing key of one signing secret. */
-export function sealKeyFor(secret: Uint8Array): SealKey {
-  return Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), INFO, 32));
-}
+  /** @param secret The signing secret whose tokens carry these seals. */
+  constructor(secret: Uint8Array) {
+    this.#key = Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), KEY_INFO, 32));
+    this.#ivKey = Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), IV_INFO, 32));
+  }
 
-/** Seals `scope` for the token with this `jti`: base64url of IV ‖ ciphertext ‖ tag. */
-export function sealScope(key: SealKey, scope: string, jti: string): string {
-  const iv = pooledRandomBytes(IV_BYTES);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  cipher.setAAD(Buffer.from(jti, "utf8"));
-  const body = Buffer.concat([cipher.update(scope, "utf8"), cipher.final()]);
-  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
-}
+  /** The sealed text of `scope`: base64url of IV ‖ ciphertext ‖ tag. */
+  seal(scope: string): string {
+    const known = this.#sealed.get(scope);
+    if (known !== undefined) return known;
+    const iv = this.#ivOf(Buffer.from(scope, "utf8"));
+    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
+    cipher.setAAD(AAD);
+    const body = Buffer.concat([cipher.update(scope, "utf8"), cipher.final()]);
+    const sealed = Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
+    this.#remember(scope, sealed);
+    return sealed;
+  }
 
-/** Opens a sealed scope, or returns `null` when it was not sealed by this key for this `jti`. */
-export function openScope(key: SealKey, sealed: string, jti: string): string | null {
-  const raw = Buffer.from(sealed, "base64url");
-  if (raw.length < IV_BYTES + TAG_BYTES + 1 || raw.toString("base64url") !== sealed) return null;
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES));
-    decipher.setAAD(Buffer.from(jti, "utf8"));
-    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-    return Buffer.concat([
-      decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)),
-      decipher.final(),
-    ]).toString("utf8");
-  } catch {
-    return null;
+  /**
+   * The scope `sealed` carries, or `null` when {@link seal} under this secret did not make it (any
+   * other key, a changed byte, a non-canonical spelling, an IV that is not the scope's own).
+   */
+  open(sealed: string): string | null {
+    const known = this.#opened.get(sealed);
+    if (known !== undefined) return known;
+    const raw = Buffer.from(sealed, "base64url");
+    if (raw.length < IV_BYTES + TAG_BYTES + 1 || raw.toString("base64url") !== sealed) return null;
+    const iv = raw.subarray(0, IV_BYTES);
+    let plain: Buffer;
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", this.#key, iv);
+      decipher.setAAD(AAD);
+      decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+      plain = Buffer.concat([
+        decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)),
+        decipher.final(),
+      ]);
+    } catch {
+      return null;
+    }
+    // Authentic, and sealed as `seal` seals: with the scope's own IV (one text per scope).
+    if (!timingSafeEqual(iv, this.#ivOf(plain))) return null;
+    const scope = plain.toString("utf8");
+    this.#remember(scope, sealed);
+    return scope;
+  }
+
+  #ivOf(scope: Buffer): Buffer {
+    return createHmac("sha256", this.#ivKey).update(scope).digest().subarray(0, IV_BYTES);
+  }
+
+  #remember(scope: string, sealed: string): void {
+    if (this.#sealed.size >= CACHE_LIMIT) this.#sealed.clear();
+    if (this.#opened.size >= CACHE_LIMIT) this.#opened.clear();
+    this.#sealed.set(scope, sealed);
+    this.#opened.set(sealed, scope);
   }
 }

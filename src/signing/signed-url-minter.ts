@@ -23,7 +23,7 @@ import {
   readBridgeClaims,
 } from "./claims.js";
 import { signHs256, verifyHs256 } from "./hs256.js";
-import { type SealKey, sealKeyFor, sealScope } from "./scope-seal.js";
+import { ScopeSeal } from "./scope-seal.js";
 import type {
   DownloadUrlOptions,
   MintedUrl,
@@ -143,7 +143,8 @@ export class SignedUrlMinter {
   /** The HMAC keys by `kid` (node:crypto: signing and verifying take no thread-pool trip). */
   readonly #hmacKeys: ReadonlyMap<string, KeyObject>;
   readonly #signingKid: string;
-  readonly #sealKeys: ReadonlyMap<string, SealKey>;
+  /** The scope seals by `kid`. */
+  readonly #seals: ReadonlyMap<string, ScopeSeal>;
   readonly #ttlMs: number;
   readonly #toleranceMs: number;
   readonly #state: StateStore | undefined;
@@ -202,7 +203,7 @@ export class SignedUrlMinter {
 
     this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, createSecretKey(bytes)]));
     this.#signingKid = (list[0] as { kid: string }).kid;
-    this.#sealKeys = new Map(list.map(({ kid, bytes }) => [kid, sealKeyFor(bytes)]));
+    this.#seals = new Map(list.map(({ kid, bytes }) => [kid, new ScopeSeal(bytes)]));
     this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
   }
 
@@ -278,9 +279,8 @@ export class SignedUrlMinter {
     const iat = Math.floor(now / 1000);
     const exp = Math.floor((now + lifetime) / 1000);
     const jti = pooledRandomBytes(16).toString("base64url");
-    const sealKey = this.#sealKeys.get(this.#signingKid) as SealKey;
     const payload: BridgeClaims = {
-      scs: sealScope(sealKey, options.scope, jti),
+      scs: (this.#seals.get(this.#signingKid) as ScopeSeal).seal(options.scope),
       fid: options.fileId,
       act: options.action,
     };
@@ -337,7 +337,7 @@ export class SignedUrlMinter {
       payload,
       kid,
       now,
-      this.#sealKeys.get(kid) as SealKey,
+      this.#seals.get(kid) as ScopeSeal,
       this.#toleranceMs,
     );
     if (

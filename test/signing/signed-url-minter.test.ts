@@ -11,7 +11,7 @@ import {
 } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { isFileBridgeError } from "../../src/errors/file-bridge-error.js";
-import { sealKeyFor, sealScope } from "../../src/signing/scope-seal.js";
+import { ScopeSeal } from "../../src/signing/scope-seal.js";
 import { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import type { SignedUrlMinterOptions } from "../../src/signing/types.js";
 import { memoryState } from "../../src/storage/memory-state.js";
@@ -19,8 +19,8 @@ import type { StateStore } from "../../src/storage/types.js";
 import { codeOf } from "../support/helpers.js";
 
 const SECRET = "s3cret-s3cret-s3cret-s3cret-s3cret!"; // 35 bytes
-/** Scope "A" sealed for a hand-made token whose jti is "forged", as the minter would seal it. */
-const SEALED_A = sealScope(sealKeyFor(new TextEncoder().encode(SECRET)), "A", "forged");
+/** Scope "A" sealed as the minter seals it, for hand-made tokens. */
+const SEALED_A = new ScopeSeal(new TextEncoder().encode(SECRET)).seal("A");
 const OTHER_SECRET = "another-secret-another-secret-another";
 const BASE = "http://127.0.0.1:3000";
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0); // a whole second
@@ -238,6 +238,33 @@ describe("SignedUrlMinter mint and verify", () => {
     expect(claims.claims).toEqual({ maxBytes: 1048576, note: "hi", inline: false });
   });
 
+  it("seals one scope the same in every token and on every replica, another scope otherwise", async () => {
+    const minter = makeMinter();
+    const replica = makeMinter();
+    const scope = "mcp-session-7f1c2e9a";
+    const tokens = [
+      await minter.mint({ scope, fileId: FILE, action: "download" }),
+      await minter.mint({ scope, fileId: OTHER_FILE, action: "upload" }),
+      await replica.mint({ scope, fileId: FILE, action: "download" }),
+    ].map(({ token }) => token);
+    const sealed = tokens.map((token) => decodeJwt(token).scs);
+    expect(new Set(sealed).size).toBe(1);
+    for (const token of tokens) expect(JSON.stringify(decodeJwt(token))).not.toContain(scope);
+    const other = await minter.mint({ scope: "mcp-session-7f1c2e9b", fileId: FILE, action: "download" });
+    expect(decodeJwt(other.token).scs).not.toBe(sealed[0]);
+    // Each minter opens the other's seals, remembered or not.
+    expect(
+      (await replica.verify(tokens[0] as string, { action: "download", scope, fileId: FILE })).scope,
+    ).toBe(scope);
+    expect(
+      (await minter.verify(tokens[2] as string, { action: "download", scope, fileId: FILE })).scope,
+    ).toBe(scope);
+    expect((await replica.verify(other.token, { action: "download" })).scope).toBe("mcp-session-7f1c2e9b");
+    expect(
+      await codeOf(makeMinter({ secret: OTHER_SECRET }).verify(tokens[0] as string, { action: "download" })),
+    ).toBe("INVALID_TOKEN");
+  });
+
   it("downloadUrl mints a download token for a stored file", async () => {
     const minter = makeMinter();
     const file = { id: FILE, scope: "chat-9" };
@@ -285,7 +312,7 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
     for (const change of [
       { fid: OTHER_FILE },
-      { scs: sealScope(sealKeyFor(new TextEncoder().encode(SECRET)), "B", claims.jti) },
+      { scs: new ScopeSeal(new TextEncoder().encode(SECRET)).seal("B") },
       { act: "upload" },
       { exp: claims.exp + 3600 },
     ]) {
@@ -476,10 +503,8 @@ describe("SignedUrlMinter refuses forged and misused tokens", () => {
       { scs: 5 },
       { scs: "bm90LXNlYWxlZA" },
       {
-        scs: sealScope(
-          sealKeyFor(new TextEncoder().encode("another-secret-that-is-long-enough-0123456789")),
+        scs: new ScopeSeal(new TextEncoder().encode("another-secret-that-is-long-enough-0123456789")).seal(
           "A",
-          "forged",
         ),
       },
       { fid: null },
