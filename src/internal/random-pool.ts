@@ -1,6 +1,6 @@
 /**
  * Random bytes from a pool: one `randomFillSync` (the CSPRNG) per 4 KiB instead of one call per
- * id, token id or IV (a call costs about 2 µs; a copy from the pool a tenth of that), as
+ * token id (a call costs about 2 µs; a copy from the pool a tenth of that), as
  * `crypto.randomUUID()` does. Every byte is handed out once.
  */
 import { randomFillSync } from "node:crypto";
