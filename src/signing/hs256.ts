@@ -5,10 +5,11 @@
  * job; for a 200-byte token that round trip cost more than the HMAC itself on every upload and
  * download request.
  */
-import { createHmac, type KeyObject, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { invalidToken } from "./claims.js";
+import type { HmacSha256 } from "./hmac.js";
 
 /** What a token must carry besides a valid signature. */
 export interface Hs256Expectations {
@@ -64,7 +65,7 @@ let lastHeader: { part: string; value: Record<string, unknown> } = { part: "", v
  */
 export function verifyHs256(
   token: string,
-  keys: ReadonlyMap<string, KeyObject>,
+  keys: ReadonlyMap<string, HmacSha256>,
   expect: Hs256Expectations,
 ): { payload: JWTPayload; kid: string } {
   const [headerPart, payloadPart, signaturePart] = token.split(".") as [string, string, string];
@@ -80,7 +81,7 @@ export function verifyHs256(
   if (header.crit !== undefined || header.b64 !== undefined) throw invalidToken("The token is invalid.");
   const key = typeof header.kid === "string" ? keys.get(header.kid) : undefined;
   if (key === undefined) throw invalidToken("The token was signed with an unknown key.");
-  const expected = createHmac("sha256", key).update(`${headerPart}.${payloadPart}`, "latin1").digest();
+  const expected = key.digest(`${headerPart}.${payloadPart}`);
   const signature = Buffer.from(signaturePart, "base64url");
   if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) {
     throw invalidToken("The token is invalid.");
@@ -116,11 +117,11 @@ export function verifyHs256(
  */
 export function signHs256(
   payload: Record<string, unknown>,
-  key: KeyObject,
+  key: HmacSha256,
   header: { typ: string; kid: string },
 ): string {
   const input = `${headerSegment(header.typ, header.kid)}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
-  return `${input}.${createHmac("sha256", key).update(input, "latin1").digest("base64url")}`;
+  return `${input}.${key.digest(input).toString("base64url")}`;
 }
 
 /** Encoded headers by `typ` and `kid` (a minter has a few keys, and one `typ`). */

@@ -3,7 +3,6 @@
  * `consume`). Its public types live in types.ts, the claim checks in claims.ts, the sealed scope
  * claim in scope-seal.ts.
  */
-import { createSecretKey, type KeyObject } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
@@ -22,6 +21,7 @@ import {
   checkExtraClaims,
   readBridgeClaims,
 } from "./claims.js";
+import { HmacSha256 } from "./hmac.js";
 import { signHs256, verifyHs256 } from "./hs256.js";
 import { ScopeSeal } from "./scope-seal.js";
 import type {
@@ -140,8 +140,8 @@ export class SignedUrlMinter {
   readonly scopeRefs: ScopeRefs;
 
   readonly #baseUrl: string | (() => string);
-  /** The HMAC keys by `kid` (node:crypto: signing and verifying take no thread-pool trip). */
-  readonly #hmacKeys: ReadonlyMap<string, KeyObject>;
+  /** The HMAC keys by `kid` (synchronous: signing and verifying take no thread-pool trip). */
+  readonly #hmacKeys: ReadonlyMap<string, HmacSha256>;
   readonly #signingKid: string;
   /** The scope seals by `kid`. */
   readonly #seals: ReadonlyMap<string, ScopeSeal>;
@@ -201,7 +201,7 @@ export class SignedUrlMinter {
     }
     this.#now = options.now ?? Date.now;
 
-    this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, createSecretKey(bytes)]));
+    this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, new HmacSha256(bytes)]));
     this.#signingKid = (list[0] as { kid: string }).kid;
     this.#seals = new Map(list.map(({ kid, bytes }) => [kid, new ScopeSeal(bytes)]));
     this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
@@ -289,7 +289,7 @@ export class SignedUrlMinter {
 
     const claims: Record<string, unknown> = { ...payload, iss: this.issuer, jti, iat, exp };
     if (delay > 0) claims.nbf = Math.floor((now + delay) / 1000);
-    const key = this.#hmacKeys.get(this.#signingKid) as KeyObject;
+    const key = this.#hmacKeys.get(this.#signingKid) as HmacSha256;
     const token = signHs256(claims, key, { typ: SIGNED_URL_TOKEN_TYPE, kid: this.#signingKid });
     return {
       url: `${baseUrl}${this.basePath}/${options.action}/${token}`,
