@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { HmacSha256 } from "../../src/signing/hmac.js";
 
 describe("HmacSha256", () => {
@@ -66,5 +66,30 @@ describe("HmacSha256", () => {
     const hmac = new HmacSha256(key);
     key.fill(0);
     expect(hmac.digest("m").equals(createHmac("sha256", "k".repeat(40)).update("m").digest())).toBe(true);
+  });
+});
+
+describe("HmacSha256 on a Node without crypto.hash (before 20.12)", () => {
+  it("falls back to createHmac, with the same bytes", async () => {
+    vi.resetModules();
+    vi.doMock("node:crypto", async () => {
+      const actual = await vi.importActual<typeof import("node:crypto")>("node:crypto");
+      return { ...actual, hash: undefined, default: { ...actual, hash: undefined } };
+    });
+    try {
+      const { HmacSha256: Fallback } = await import("../../src/signing/hmac.js");
+      const key = Buffer.from("a key of forty bytes for the test 012345");
+      const hmac = new Fallback(key);
+      for (const message of ["", "header.payload", "x".repeat(1000)]) {
+        expect(
+          hmac.digest(message).equals(createHmac("sha256", key).update(message, "latin1").digest()),
+        ).toBe(true);
+      }
+      const bytes = Buffer.alloc(700, 9);
+      expect(hmac.digest(bytes).equals(createHmac("sha256", key).update(bytes).digest())).toBe(true);
+    } finally {
+      vi.doUnmock("node:crypto");
+      vi.resetModules();
+    }
   });
 });
