@@ -54,6 +54,7 @@ import {
   UPLOAD_HANDLE_PREFIX,
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
+import { UploadRequired } from "./upload-required.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
 export type {
@@ -110,6 +111,7 @@ export class UploadHandleResolver {
   readonly #singleUse: boolean;
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
+  readonly #bridge: UploadHandleResolverOptions["bridge"];
   readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
   readonly #requests: FileRequests;
   /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
@@ -190,6 +192,7 @@ export class UploadHandleResolver {
       ...fileRequests,
     });
     options.bridge?.addResolver(this.fileSourceResolver());
+    this.#bridge = options.bridge;
   }
 
   /**
@@ -404,6 +407,19 @@ export class UploadHandleResolver {
       options === true ? {} : options,
     );
     this.#direct ??= strategy;
+    // The revision Claude Code ships: descriptor calls of the bridge's withFiles tools.
+    this.#bridge?.answerDescriptors?.(
+      new UploadRequired({
+        minter: this.#minter,
+        state: this.#state,
+        maxSize: (options === true ? undefined : options.maxSize) ?? this.maxBytes,
+        roundWaitMs: uploadWaitMs(options === true ? undefined : options.uploadWait),
+        ticketTtl: this.#ttl,
+        handleTtlSeconds: this.#handleTtlSeconds,
+        filesFor: this.filesFor.bind(this),
+        refs: this.#refs,
+      }),
+    );
     return extension;
   }
 
@@ -628,4 +644,15 @@ function checkAgainstBridge(maxBytes: number, bridge: UploadHandleResolverOption
         "or leave the upload maxBytes out to use the bridge's",
     );
   }
+}
+
+/** The files extension's `uploadWait`, checked: 0 to 30 s. */
+function uploadWaitMs(value: Duration | undefined): number {
+  const ms = durationToMs(value ?? "1s", "files extension: uploadWait");
+  if (ms > 30_000) {
+    throw new FileBridgeError("INVALID_OPTION", "files extension: uploadWait must be at most 30s", {
+      data: { option: "uploadWait" },
+    });
+  }
+  return ms;
 }
