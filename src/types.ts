@@ -55,7 +55,6 @@ export type {
 } from "./signing/types.js";
 export type { FilesExtensionOptions } from "./uploads/files-extension.js";
 export type { ClientFilesCapability, FileTransferDescriptor, FileValue } from "./uploads/files-wire.js";
-export type { DownloadOffer } from "./uploads/upload-required-wire.js";
 export type { FileRequestOutcome, RequestFilesCallOptions } from "./uploads/request-files-flow.js";
 export type {
   StagingObserver,
@@ -73,3 +72,4 @@ export type {
   UploadTicketRateLimitInfo,
   UploadToolWidget,
 } from "./uploads/upload-handle-resolver.js";
+export type { DownloadOffer } from "./uploads/upload-required-wire.js";

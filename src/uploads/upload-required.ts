@@ -175,6 +175,16 @@ export class UploadRequired implements DescriptorAnswerer {
           "filesNotDeclared",
         );
       }
+      // The retry carries `params.requestState`, which only an SDK v2 context hands over (SDK v1
+      // has no 2026-07-28 era): without one, a round could never end.
+      const mcpReq = (call.extra as { mcpReq?: { requestState?: unknown } } | null)?.mcpReq;
+      if (typeof mcpReq?.requestState !== "function") {
+        throw refused(
+          "UNSUPPORTED_INPUT",
+          "Files sent as descriptors need MCP 2026-07-28 (an SDK v2 server); send the file in another form",
+          "eraNotSupported",
+        );
+      }
       const checked = checkDescriptors(call.descriptors, this.#deps.maxSize);
       const state = requestStateOf(call.extra);
       const tool = toolOf(call.extra);
