@@ -54,7 +54,7 @@ import {
   UPLOAD_HANDLE_PREFIX,
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
-import { UploadRequired } from "./upload-required.js";
+import { UploadRequired, uploadWaitMs } from "./upload-required.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
 export type {
@@ -644,15 +644,4 @@ function checkAgainstBridge(maxBytes: number, bridge: UploadHandleResolverOption
         "or leave the upload maxBytes out to use the bridge's",
     );
   }
-}
-
-/** The files extension's `uploadWait`, checked: 0 to 30 s. */
-function uploadWaitMs(value: Duration | undefined): number {
-  const ms = durationToMs(value ?? "1s", "files extension: uploadWait");
-  if (ms > 30_000) {
-    throw new FileBridgeError("INVALID_OPTION", "files extension: uploadWait must be at most 30s", {
-      data: { option: "uploadWait" },
-    });
-  }
-  return ms;
 }
