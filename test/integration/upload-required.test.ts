@@ -166,6 +166,16 @@ describe("the files extension revision Claude Code ships (upload_required)", () 
     const client = await connect();
     // Probe: an `upload` object and no `revision` in the server's entry.
     expect(serverTakesFiles(client.serverCapabilities())).toBe(true);
+    // …beside what the draft's and the variant's probes read, in the same entry.
+    const entry = (client.serverCapabilities()?.extensions as Record<string, Record<string, unknown>>)[
+      FILES_KEY
+    ];
+    expect(entry).toMatchObject({
+      authorizeUpload: true,
+      authorizeDownload: true,
+      prepareUpload: true,
+      getDownload: true,
+    });
     // tools/list: the object mark is taken; today's marks (a string branch) are not.
     const { tools } = await client.client.listTools();
     const schemaOf = (name: string) =>
