@@ -167,9 +167,8 @@ describe("the files extension revision Claude Code ships (upload_required)", () 
     // Probe: an `upload` object and no `revision` in the server's entry.
     expect(serverTakesFiles(client.serverCapabilities())).toBe(true);
     // …beside what the draft's and the variant's probes read, in the same entry.
-    const entry = (client.serverCapabilities()?.extensions as Record<string, Record<string, unknown>>)[
-      FILES_KEY
-    ];
+    const extensions = client.serverCapabilities()?.extensions as Record<string, Record<string, unknown>>;
+    const entry = extensions[FILES_KEY];
     expect(entry).toMatchObject({
       authorizeUpload: true,
       authorizeDownload: true,
