@@ -69,3 +69,4 @@ export type {
   UploadTicketRateLimitInfo,
   UploadToolWidget,
 } from "./uploads/upload-handle-resolver.js";
+export type { DownloadOffer } from "./uploads/upload-required-wire.js";

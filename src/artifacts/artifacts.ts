@@ -11,12 +11,15 @@ import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import { withFileOutputs } from "../links/file-output.js";
+import { requestClientCapabilities } from "../mcp/client-files.js";
+import type { HostClientCapabilities } from "../mcp/host.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
+import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../uploads/upload-required-wire.js";
 import { type FitCapture, fitResult } from "./fit-result.js";
 import { checkInlineBudget, type InlineBudgetOptions, inlineBudgetFor } from "./inline-budget.js";
 import type {
@@ -327,6 +330,9 @@ export class Artifacts {
     }
     const structured = fileOutputOf(file, uri, download);
     const value = fileValueOutput(file, input.clientCapabilities, scopeRefsOf(this.#minter));
+    if (download && wantsDownloadOffers(input.clientCapabilities)) {
+      meta["io.modelcontextprotocol/files"] = { downloads: [downloadOffer(file, download)] };
+    }
     return {
       file,
       uri,
@@ -405,6 +411,7 @@ export class Artifacts {
               ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
               ...(signal instanceof AbortSignal ? { signal } : {}),
               ...(extra !== undefined && extra !== null ? { extra: source } : {}),
+              ...clientCapabilitiesOf(extra),
             },
             realDir,
           );
@@ -412,13 +419,21 @@ export class Artifacts {
           if (isFileBridgeError(error)) return toToolErrorResult(error);
           throw error;
         }
+        const { "io.modelcontextprotocol/files": offered, ...capturedMeta } = captured._meta;
+        const meta = { ...(result._meta ?? {}), ...capturedMeta };
         return {
           ...withFileOutputs(result, captured),
-          _meta: { ...(result._meta ?? {}), ...captured._meta },
+          _meta: offered ? withDownloadOffers(meta, offered.downloads) : meta,
         };
       } finally {
         await removeDir(dir);
       }
     };
   }
+}
+
+/** `{ clientCapabilities }` when the request itself declares them (2026-07-28 `_meta`), else nothing. */
+function clientCapabilitiesOf(extra: unknown): { clientCapabilities?: HostClientCapabilities } {
+  const declared = requestClientCapabilities(extra);
+  return declared === undefined ? {} : { clientCapabilities: declared };
 }

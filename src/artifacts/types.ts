@@ -2,6 +2,7 @@
  * The public types of `Artifacts`: its options, what `capture()` takes and returns, and the parts of
  * a minter and a registry it uses. Kept apart from the class so each file has one job.
  */
+
 import type { Duration } from "../internal/duration.js";
 import type { FileOutput } from "../links/file-output.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
@@ -10,6 +11,7 @@ import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
+import type { DownloadOffer } from "../uploads/upload-required-wire.js";
 import type { InlineBudget, InlineBudgetOptions } from "./inline-budget.js";
 
 /**
@@ -178,7 +180,9 @@ export interface CaptureInput {
   /**
    * What the client declared (`ctx.clientCapabilities`): with the files extension's `files`
    * capability, the result also carries the output's `FileValue` (`structuredContent.file`, under
-   * its `upload://` handle, with its sha-256); every other client gets exactly today's result. @default undefined
+   * its `upload://` handle, with its sha-256); with the revision Claude Code ships and its
+   * `download`, `_meta["io.modelcontextprotocol/files"].downloads` offers the file too; every other
+   * client gets exactly today's result. `withArtifacts` reads it from the request itself. @default undefined
    */
   clientCapabilities?: HostClientCapabilities;
 }
@@ -209,6 +213,11 @@ export interface CapturedArtifact {
     artifact_uri: string;
     download_url?: string;
     download_url_expires_at?: string;
+    /**
+     * The download offer, for a client that declared the files extension revision Claude Code ships
+     * with `download` (`extensions["io.modelcontextprotocol/files"]: { download: {} }`).
+     */
+    "io.modelcontextprotocol/files"?: { downloads: DownloadOffer[] };
   };
 }
 

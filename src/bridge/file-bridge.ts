@@ -12,6 +12,7 @@ import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { releaseCallFolders } from "./call-folders.js";
 import { aborted, resolverFailure } from "./failures.js";
+import type { DescriptorAnswerer } from "./file-descriptors.js";
 import { type FileInputOptions, fileInput } from "./file-input.js";
 import { fileParamsMeta } from "./file-params.js";
 import {
@@ -66,6 +67,7 @@ export class FileBridge {
   readonly #settings: BridgeSettings;
   #roots: Promise<Root[]> | undefined;
   readonly #resolvers: FileSourceResolver[] = [];
+  #descriptors: DescriptorAnswerer | undefined;
   /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
   readonly #active = ACTIVE_CALL_DIRS;
   /** The bridge as object forms see it: they resolve their `uri` as a string. */
@@ -126,6 +128,26 @@ export class FileBridge {
     return () => {
       const index = this.#resolvers.indexOf(resolver);
       if (index >= 0) this.#resolvers.splice(index, 1);
+    };
+  }
+
+  /**
+   * Sets what answers `withFiles` calls that carry file descriptors (`{id, mimeType, size}`, the
+   * files extension revision Claude Code ships): `UploadHandleResolver.attach(server, { files })`
+   * sets it. Without one such a call fails with `UNSUPPORTED_INPUT`. Returns a function that unsets it.
+   *
+   * @example
+   * ```ts
+   * const unset = bridge.answerDescriptors(answerer); // what uploads.attach(server, { files: true }) does
+   * ```
+   */
+  answerDescriptors(answerer: DescriptorAnswerer): () => void {
+    if (typeof answerer?.answer !== "function") {
+      throw new FileBridgeError("INVALID_OPTION", "answerer must have answer()");
+    }
+    this.#descriptors = answerer;
+    return () => {
+      if (this.#descriptors === answerer) this.#descriptors = undefined;
     };
   }
 
@@ -332,6 +354,7 @@ export class FileBridge {
       (items, resolveOptions) => this.#resolveGroups(items, resolveOptions),
       handler as (args: Args, extra: Extra) => Result | Promise<Result>,
       options,
+      () => this.#descriptors,
     );
   }
 

@@ -56,6 +56,16 @@ export interface FileInputOptions {
    * @default false
    */
   fileParams?: boolean;
+  /**
+   * Where the `x-mcp-file` marker goes. `"all"`: on the property, on the files extension draft's
+   * `{type: "string", format: "uri"}` branch and on the file-descriptor object branch (what the draft
+   * and the Codex variant read). `"object"`: on the file-descriptor object branch only, with no
+   * `format: "uri"` branch — the one shape the revision Claude Code ships takes (a marker on the
+   * property or on a string branch makes it leave the argument unfilled). See
+   * docs/files-extension.md.
+   * @default "all"
+   */
+  marks?: "all" | "object";
 }
 
 const alias = (of: string) => z.string().optional().describe(`Same as ${of}`);
@@ -88,6 +98,25 @@ const fileObject = z.object({
 });
 
 /**
+ * The file-descriptor object of the files extension revision Claude Code ships (`{id, mimeType,
+ * size, name?, digest?}`): the client sends it in place of a file it uploads on the server's
+ * `upload_required` answer. `withFiles` resolves it to the uploaded bytes; a model never needs to
+ * write it. A plain `z.object` (unknown keys dropped), so strict validators accept it.
+ */
+const fileDescriptor = z
+  .object({
+    id: z.string().min(1).describe("The client's id of the file in this call"),
+    mimeType: z.string().describe("Media type"),
+    size: z.number().int().nonnegative().describe("Size in bytes"),
+    name: z.string().optional().describe("File name"),
+    digest: z
+      .object({ algorithm: z.string(), value: z.string() })
+      .optional()
+      .describe('{"algorithm": "sha-256", "value": "<unpadded base64url>"}'),
+  })
+  .describe("A file the client attaches itself (MCP files extension); filled in by the client.");
+
+/**
  * A zod schema for one file argument of a tool: a string (data URL, handle, URI or path) or an
  * object with base64 content or a `uri`. Its description tells the model which forms to use, and the
  * JSON Schema the SDK publishes carries an `x-mcp-file` marker (SEP-2356 style) so clients that
@@ -116,6 +145,11 @@ export function fileInput(options: FileInputOptions = {}) {
     "must be a list of media types",
   );
   if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
+  check.require(
+    options.marks === undefined || options.marks === "all" || options.marks === "object",
+    "marks",
+    'must be "all" or "object"',
+  );
   for (const key of ["upload", "fileParams"] as const) {
     check.require(options[key] === undefined || typeof options[key] === "boolean", key, "must be a boolean");
   }
@@ -137,10 +171,20 @@ export function fileInput(options: FileInputOptions = {}) {
   // The files extension's form (SEP-2631): a `{type: "string", format: "uri"}` branch carrying the
   // marker (a data: URI or a file URI); the marker also stays on the property itself, where the
   // variant clients look. The plain string branch keeps handles, paths and URLs valid.
-  const fileUri = z.url().meta({ [MCP_FILE_KEYWORD]: { ...marker } });
-  const schema = z
-    .union([fileUri, z.string().min(1), fileObject])
-    .meta({ description, [MCP_FILE_KEYWORD]: marker });
+  // The revision Claude Code ships: the marker on the descriptor object, which goes before the
+  // object form (a union takes its first match, and the object form would drop `id`).
+  const descriptor = fileDescriptor.meta({ [MCP_FILE_KEYWORD]: { ...marker } });
+  const schema =
+    options.marks === "object"
+      ? z.union([z.string().min(1), descriptor, fileObject]).meta({ description })
+      : z
+          .union([
+            z.url().meta({ [MCP_FILE_KEYWORD]: { ...marker } }),
+            z.string().min(1),
+            descriptor,
+            fileObject,
+          ])
+          .meta({ description, [MCP_FILE_KEYWORD]: marker });
   if (options.fileParams) FILE_PARAMS.add(schema._zod.def);
   return schema;
 }

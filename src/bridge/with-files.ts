@@ -9,6 +9,7 @@ import {
 import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { answerDescriptors, type DescriptorAnswerer } from "./file-descriptors.js";
 import { jsonEncodedObject } from "./sources/stray-forms.js";
 import type { ResolvedFile } from "./types.js";
 
@@ -190,6 +191,7 @@ export function wrapWithFiles<Args, Extra, Result>(
   resolveFields: ResolveFields,
   handler: (args: Args, extra: Extra) => Result | Promise<Result>,
   options: WithFilesOptions,
+  descriptors?: () => DescriptorAnswerer | undefined,
 ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
   check.require(typeof handler === "function", "handler", "must be a function");
   const prepared = prepare(options);
@@ -208,8 +210,15 @@ export function wrapWithFiles<Args, Extra, Result>(
           slots.map((slot) => slot.value),
         );
         const signal = signalOf(source);
+        // Descriptors (the files extension revision Claude Code ships): upload_required first.
+        const answered = await answerDescriptors(
+          slots.map((slot) => slot.value),
+          descriptors?.(),
+          { scope, extra },
+        );
+        if ("result" in answered) return answered.result as Result;
         const groups = await resolveFields(
-          slots.map((slot) => ({ value: slot.value, each: Array.isArray(slot.container) })),
+          slots.map((slot, i) => ({ value: answered.values[i], each: Array.isArray(slot.container) })),
           {
             scope,
             ...(signal ? { signal } : {}),

@@ -10,6 +10,12 @@ export {
   JSONRPC_INVALID_PARAMS,
   toJsonRpcError,
 } from "../errors/file-bridge-error.js";
+export {
+  type ClientFilesCapability,
+  clientFilesCapability,
+  type FilesSpelling,
+  requestClientCapabilities,
+} from "./client-files.js";
 export { clientNameOf } from "./client-name.js";
 export { McpRequestError } from "./errors.js";
 export type {

@@ -279,6 +279,11 @@ export interface FileLinkResult {
   content: [ResourceLink, TextContent];
   /** The same, as data. */
   structuredContent: FileLinkInfo;
+  /**
+   * The download offer (`"io.modelcontextprotocol/files": { downloads }`), for a client that declared
+   * the files extension revision Claude Code ships with `download`; absent for every other client.
+   */
+  _meta?: Record<string, unknown>;
 }
 
 /**

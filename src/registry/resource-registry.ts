@@ -19,6 +19,7 @@ import type {
   StoreChange,
   StoredFile,
 } from "../storage/types.js";
+import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../uploads/upload-required-wire.js";
 import { checkRegistryOptions } from "./check-options.js";
 import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
 import { type Attachment, type ChangeSink, ResourceNotifier } from "./notifier.js";
@@ -430,7 +431,11 @@ export class ResourceRegistry {
     });
     const structured = fileOutputOf(fresh, uri, download) as FileLinkInfo;
     const value = fileValueOutput(fresh, options.clientCapabilities, scopeRefsOf(this.minter));
-    return { content, structuredContent: value ? { ...structured, file: value } : structured };
+    const offer =
+      download && wantsDownloadOffers(options.clientCapabilities)
+        ? { _meta: withDownloadOffers(undefined, [downloadOffer(fresh, download)]) }
+        : {};
+    return { content, structuredContent: value ? { ...structured, file: value } : structured, ...offer };
   }
 
   /**

@@ -147,6 +147,11 @@ export class FilesExtension {
     host.declareCapabilities({
       extensions: {
         [FILES_EXTENSION_ID]: {
+          // The revision Claude Code ships sends files only to an entry with an `upload` object and
+          // no `revision`; `download` says outputs carry download offers. The draft's and the
+          // variant's probes read the method flags below; none of them minds the other members.
+          upload: {},
+          download: {},
           authorizeUpload: true,
           authorizeDownload: true,
           prepareUpload: variant,

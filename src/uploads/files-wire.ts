@@ -5,7 +5,6 @@
  * `-32602` errors with the draft's `data.reason`. See docs/files-extension.md.
  */
 import { FileBridgeError, type FileBridgeErrorCode } from "../errors/file-bridge-error.js";
-import type { HostClientCapabilities } from "../mcp/host.js";
 import type { StoredFile } from "../storage/types.js";
 
 /** The extension id servers advertise under `capabilities.extensions` (the key the variant clients probe). */
@@ -48,46 +47,11 @@ export interface FileTransferDescriptor {
   expiresAt?: string;
 }
 
-/**
- * What a client declared it can do with the files extension.
- *
- * @example
- * ```ts
- * const files = clientFilesCapability(ctx.clientCapabilities); // { upload: true, download: true }
- * ```
- */
-export interface ClientFilesCapability {
-  upload: boolean;
-  download: boolean;
-}
-
-function flag(record: Record<string, unknown>, ...names: string[]): boolean | undefined {
-  for (const name of names) {
-    const value = record[name];
-    if (typeof value === "boolean") return value;
-    if (typeof value === "object" && value !== null) return true;
-  }
-  return undefined;
-}
-
-/**
- * The client's files capability, from `capabilities.files` (initialize, or the 2026-07-28
- * per-request `_meta`) or `capabilities.extensions["io.modelcontextprotocol/files"]`, in every
- * spelling the draft's revisions used (`upload`/`download`, `inputTransfer`/`output`,
- * `input`/`output`). A declared object with no flags means both. `undefined` when not declared.
- */
-export function clientFilesCapability(
-  capabilities: HostClientCapabilities | undefined,
-): ClientFilesCapability | undefined {
-  const extensions = capabilities?.extensions as Record<string, unknown> | undefined;
-  const declared = capabilities?.files ?? extensions?.[FILES_EXTENSION_ID];
-  if (typeof declared !== "object" || declared === null) return undefined;
-  const record = declared as Record<string, unknown>;
-  const upload = flag(record, "upload", "inputTransfer", "input");
-  const download = flag(record, "download", "output");
-  if (upload === undefined && download === undefined) return { upload: true, download: true };
-  return { upload: upload ?? false, download: download ?? false };
-}
+export {
+  type ClientFilesCapability,
+  clientFilesCapability,
+  type FilesSpelling,
+} from "../mcp/client-files.js";
 
 /**
  * A `-32602` refusal with the draft's `data.reason` (the port turns a `FileBridgeError` under 500

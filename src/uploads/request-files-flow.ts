@@ -311,7 +311,9 @@ export async function requestFilesThrough(
   const { timeout: _timeout, ...asked } = options;
   const request = await requests.create(scope, asked);
   // The ladder, from what the client declared: files extension → URL elicitation → widget → link.
-  if (clientFilesCapability(ctx.clientCapabilities)?.upload) return viaFilesExtension(request);
+  // The revision Claude Code ships ignores the draft's `{file, upload}`: it goes down the ladder.
+  const files = clientFilesCapability(ctx.clientCapabilities);
+  if (files?.upload && files.spelling !== "upload_required") return viaFilesExtension(request);
   const fallback = (): FileRequestOutcome => {
     const widgetTool = ladder.widgetTool;
     if (

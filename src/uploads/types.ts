@@ -1,3 +1,4 @@
+import type { DescriptorAnswerer } from "../bridge/file-descriptors.js";
 import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
@@ -52,7 +53,12 @@ export interface UploadHandleResolverOptions {
    * its `maxBytes` is the default upload limit and the highest one allowed.
    * @default undefined (call `addResolver` yourself)
    */
-  bridge?: { addResolver(resolver: FileSourceResolver): unknown; readonly maxBytes?: number };
+  bridge?: {
+    addResolver(resolver: FileSourceResolver): unknown;
+    readonly maxBytes?: number;
+    /** Where `attach(server, { files })` sets the answerer of descriptor calls (a `FileBridge` has it). */
+    answerDescriptors?(answerer: DescriptorAnswerer): unknown;
+  };
   /**
    * Name of the tool `UploadHandleResolver.attach` registers.
    * @default "get_upload_url"
@@ -272,6 +278,13 @@ export interface FilesExtensionOptions {
    * @default false (uploads go through the upload route)
    */
   direct?: boolean | DirectUploadOptions;
+  /**
+   * The revision Claude Code ships (`upload_required`): how long one retry waits for bytes that have
+   * not arrived before it answers a state-only `input_required` (the client calls again at once);
+   * after 5 such rounds the call ends in `TIMEOUT`. At most `"30s"`.
+   * @default "1s"
+   */
+  uploadWait?: Duration;
 }
 
 /**

@@ -53,6 +53,7 @@ import {
   UPLOAD_HANDLE_PREFIX,
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
+import { UploadRequired, uploadWaitMs } from "./upload-required.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
 export type {
@@ -109,6 +110,7 @@ export class UploadHandleResolver {
   readonly #singleUse: boolean;
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
+  readonly #bridge: UploadHandleResolverOptions["bridge"];
   readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
   readonly #requests: FileRequests;
   /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
@@ -189,6 +191,7 @@ export class UploadHandleResolver {
       ...fileRequests,
     });
     options.bridge?.addResolver(this.fileSourceResolver());
+    this.#bridge = options.bridge;
   }
 
   /**
@@ -403,6 +406,19 @@ export class UploadHandleResolver {
       options === true ? {} : options,
     );
     this.#direct ??= strategy;
+    // The revision Claude Code ships: descriptor calls of the bridge's withFiles tools.
+    this.#bridge?.answerDescriptors?.(
+      new UploadRequired({
+        minter: this.#minter,
+        state: this.#state,
+        maxSize: (options === true ? undefined : options.maxSize) ?? this.maxBytes,
+        roundWaitMs: uploadWaitMs(options === true ? undefined : options.uploadWait),
+        ticketTtl: this.#ttl,
+        handleTtlSeconds: this.#handleTtlSeconds,
+        filesFor: this.filesFor.bind(this),
+        refs: this.#refs,
+      }),
+    );
     return extension;
   }
 
