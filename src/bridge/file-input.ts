@@ -51,8 +51,9 @@ export interface FileInputOptions {
    *
    * Nothing is added to the JSON Schema (strict validators see the same schema): put
    * `bridge.fileParamsMeta(inputSchema)` in the tool's `_meta`. The convention names **top-level**
-   * fields only, so a field marked here must be a property of the tool's input object itself (not
-   * inside a list or a nested object); `fileParamsMeta` refuses anything else.
+   * fields only, so a field marked here must be a property of the tool's input object itself, or
+   * the element of a top-level list (`z.array(fileInput({ fileParams: true }))`, one attachment per
+   * element); `fileParamsMeta` refuses anything else (nested objects, unions, lists of objects).
    * @default false
    */
   fileParams?: boolean;
