@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { optionCheck } from "../internal/options.js";
+import { FILE_CONSTRAINTS } from "./file-constraints.js";
 
 const check = optionCheck("fileInput");
 
@@ -27,11 +28,15 @@ export interface FileInputOptions {
   /** What the file is for, shown to the model before the list of accepted forms. @default "A file." */
   description?: string;
   /**
-   * Media types the tool expects (e.g. `["application/pdf", "image/*"]`); advertised in the schema
-   * only, not enforced. @default none
+   * Media types the tool expects (e.g. `["application/pdf", "image/*"]`), advertised in the schema
+   * (`x-mcp-file.accept`) and enforced by `withFiles({ inputSchema })` on what the bytes are, before
+   * the handler runs (`UNSUPPORTED_MEDIA_TYPE`, reason `mimeTypeNotAccepted`). @default none
    */
   accept?: string[];
-  /** Largest size the tool accepts, advertised in the schema as `maxSize` (bytes). @default none */
+  /**
+   * Largest decoded size the tool accepts (bytes), advertised as `x-mcp-file.maxSize` and enforced
+   * by `withFiles({ inputSchema })` (`FILE_TOO_LARGE`, reason `maxSizeExceeded`). @default none
+   */
   maxBytes?: number;
   /** Mention `file://` URIs and local paths in the description (when the bridge has roots). @default false */
   paths?: boolean;
@@ -143,6 +148,12 @@ export function fileInput(options: FileInputOptions = {}) {
     .union([fileUri, z.string().min(1), fileObject])
     .meta({ description, [MCP_FILE_KEYWORD]: marker });
   if (options.fileParams) FILE_PARAMS.add(schema._zod.def);
+  if (options.accept || options.maxBytes !== undefined) {
+    FILE_CONSTRAINTS.set(schema._zod.def, {
+      ...(options.accept ? { accept: [...options.accept] } : {}),
+      ...(options.maxBytes !== undefined ? { maxSize: options.maxBytes } : {}),
+    });
+  }
   return schema;
 }
 
