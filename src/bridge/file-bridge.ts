@@ -277,7 +277,7 @@ export class FileBridge {
    * others are aborted and the ones already resolved are disposed, then the first error is thrown.
    */
   async #resolveGroups(
-    items: ReadonlyArray<{ value: unknown; each: boolean }>,
+    items: ReadonlyArray<{ value: unknown; each: boolean; maxBytes?: number }>,
     options: ResolveOptions,
   ): Promise<ResolvedFile[][]> {
     this.#context(options);
@@ -293,6 +293,9 @@ export class FileBridge {
         limit(async () => {
           if (controller.signal.aborted) throw aborted();
           const inner = { ...options, signal: controller.signal };
+          // A field's own cap (its published maxSize) only ever lowers the call's.
+          if (item.maxBytes !== undefined)
+            inner.maxBytes = Math.min(item.maxBytes, options.maxBytes ?? this.maxBytes);
           try {
             return item.each
               ? await this.resolveEach(item.value, inner)

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { optionCheck } from "../internal/options.js";
+import { FILE_CONSTRAINTS } from "./file-constraints.js";
 
 const check = optionCheck("fileInput");
 
@@ -27,11 +28,15 @@ export interface FileInputOptions {
   /** What the file is for, shown to the model before the list of accepted forms. @default "A file." */
   description?: string;
   /**
-   * Media types the tool expects (e.g. `["application/pdf", "image/*"]`); advertised in the schema
-   * only, not enforced. @default none
+   * Media types the tool expects (e.g. `["application/pdf", "image/*"]`), advertised in the schema
+   * (`x-mcp-file.accept`) and enforced by `withFiles({ inputSchema })` on what the bytes are, before
+   * the handler runs (`UNSUPPORTED_MEDIA_TYPE`, reason `mimeTypeNotAccepted`). @default none
    */
   accept?: string[];
-  /** Largest size the tool accepts, advertised in the schema as `maxSize` (bytes). @default none */
+  /**
+   * Largest decoded size the tool accepts (bytes), advertised as `x-mcp-file.maxSize` and enforced
+   * by `withFiles({ inputSchema })` (`FILE_TOO_LARGE`, reason `maxSizeExceeded`). @default none
+   */
   maxBytes?: number;
   /** Mention `file://` URIs and local paths in the description (when the bridge has roots). @default false */
   paths?: boolean;
@@ -51,8 +56,9 @@ export interface FileInputOptions {
    *
    * Nothing is added to the JSON Schema (strict validators see the same schema): put
    * `bridge.fileParamsMeta(inputSchema)` in the tool's `_meta`. The convention names **top-level**
-   * fields only, so a field marked here must be a property of the tool's input object itself (not
-   * inside a list or a nested object); `fileParamsMeta` refuses anything else.
+   * fields only, so a field marked here must be a property of the tool's input object itself, or
+   * the element of a top-level list (`z.array(fileInput({ fileParams: true }))`, one attachment per
+   * element); `fileParamsMeta` refuses anything else (nested objects, unions, lists of objects).
    * @default false
    */
   fileParams?: boolean;
@@ -186,6 +192,12 @@ export function fileInput(options: FileInputOptions = {}) {
           ])
           .meta({ description, [MCP_FILE_KEYWORD]: marker });
   if (options.fileParams) FILE_PARAMS.add(schema._zod.def);
+  if (options.accept || options.maxBytes !== undefined) {
+    FILE_CONSTRAINTS.set(schema._zod.def, {
+      ...(options.accept ? { accept: [...options.accept] } : {}),
+      ...(options.maxBytes !== undefined ? { maxSize: options.maxBytes } : {}),
+    });
+  }
   return schema;
 }
 

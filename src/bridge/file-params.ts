@@ -54,12 +54,26 @@ function marksBelow(schema: ZodLike, depth = 0): boolean {
   );
 }
 
+/** A `fileInput({ fileParams: true })` schema (under wrappers). */
+function isMarked(schema: ZodLike): boolean {
+  return FILE_PARAMS.has(unwrap(schema)._zod.def);
+}
+
+/** A list whose elements are `fileInput({ fileParams: true })` schemas: a host hands one attachment per element. */
+function isMarkedList(schema: ZodLike): boolean {
+  const def = unwrap(schema)._zod.def;
+  return def.type === "array" && isZod(def.element) && isMarked(def.element);
+}
+
 /**
  * The tool `_meta` entry naming the tool's host attachment fields: every top-level field of
  * `inputSchema` made with `fileInput({ fileParams: true })` (also under `.optional()`,
- * `.nullable()`, `.default()`, `.describe()`). Spread it into the tool's `_meta`; `{}` when no field
- * is marked. A marked field inside a list or a nested object fails with `INVALID_OPTION`: the
- * convention lists top-level fields only, and a host would hand such a field nothing.
+ * `.nullable()`, `.default()`, `.describe()`), or a top-level **list** of them
+ * (`z.array(fileInput({ fileParams: true }))`: hosts hand one attachment per element, and each is
+ * resolved like a single one; name it `"files[]"` in `withFiles`). Spread it into the tool's
+ * `_meta`; `{}` when no field is marked. A marked field anywhere else (inside a nested object, a
+ * union, a list of objects or of lists) fails with `INVALID_OPTION`: the convention lists top-level
+ * fields only, and a host would hand such a field nothing.
  *
  * @param inputSchema the tool's input: the raw shape given to `registerTool`, or a `z.object`.
  *
@@ -84,7 +98,7 @@ export function fileParamsMeta(inputSchema: object): { [OPENAI_FILE_PARAMS]?: st
   const names: string[] = [];
   for (const [name, field] of Object.entries(shape)) {
     if (!isZod(field)) continue;
-    if (FILE_PARAMS.has(unwrap(field)._zod.def)) {
+    if (isMarked(field) || isMarkedList(field)) {
       names.push(name);
       continue;
     }

@@ -8,8 +8,15 @@ import {
 } from "../internal/field-paths.js";
 import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
+import type { ContentSniffer } from "../media/content-type.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { answerDescriptors, type DescriptorAnswerer } from "./file-descriptors.js";
+import {
+  asMaxSizeExceeded,
+  assertAccepted,
+  constraintsAt,
+  type FileConstraints,
+} from "./file-constraints.js";
 import { jsonEncodedObject } from "./sources/stray-forms.js";
 import type { ResolvedFile } from "./types.js";
 
@@ -39,6 +46,23 @@ export interface WithFilesOptions {
   scope?: ScopeFunction;
   /** Size cap for each file of this tool, replacing the bridge's. @default the bridge's maxBytes */
   maxBytes?: number;
+  /**
+   * The tool's input schema (the raw shape given to `registerTool`, or a `z.object`): what each
+   * field's `fileInput({ accept, maxBytes })` publishes (`x-mcp-file { accept, maxSize }`) is
+   * enforced before the handler runs, for every input form: `maxSize` as a cap on the decoded
+   * bytes (`FILE_TOO_LARGE`, `data.reason: "maxSizeExceeded"`), `accept` on what the bytes are,
+   * not only what the client declared (`UNSUPPORTED_MEDIA_TYPE`, `data.reason: "mimeTypeNotAccepted"`).
+   * @default none: only `accept` / `maxBytes` given here apply
+   */
+  inputSchema?: object;
+  /** Media types every file of this tool must be (checked on the bytes, like a field's `accept`). @default none */
+  accept?: readonly string[];
+  /**
+   * Tells the type of bytes the built-in check does not know (see `contentMediaType` in
+   * `media/content-type.ts`): return a media type, or `undefined` for the built-in answer.
+   * @default none
+   */
+  sniff?: ContentSniffer;
 }
 
 /**
@@ -92,12 +116,15 @@ export type WithFilesArgs<
  * items of a list field) to every file it stands for; all or nothing.
  */
 export type ResolveFields = (
-  items: ReadonlyArray<{ value: unknown; each: boolean }>,
+  items: ReadonlyArray<{ value: unknown; each: boolean; maxBytes?: number }>,
   options: { scope: string; signal?: AbortSignal; maxBytes?: number },
 ) => Promise<ResolvedFile[][]>;
 
 interface PreparedOptions {
   readonly fields: FieldStep[][];
+  /** What each field (same order as `fields`) accepts, from `inputSchema` and `accept`. */
+  readonly constraints: Array<FileConstraints | undefined>;
+  readonly sniff: ContentSniffer | undefined;
   readonly pass: "path" | "file";
   readonly scope: ScopeFunction;
   readonly maxBytes: number | undefined;
@@ -115,8 +142,32 @@ function prepare(options: WithFilesOptions): PreparedOptions {
   const pass = check.oneOf(options.pass, "pass", ["path", "file"], "path");
   check.optionalFunction(options.scope, "scope");
   if (options.maxBytes !== undefined) check.integer(options.maxBytes, "maxBytes", 0, { min: 1 });
+  check.require(
+    options.inputSchema === undefined ||
+      (typeof options.inputSchema === "object" && options.inputSchema !== null),
+    "inputSchema",
+    "must be the tool's input schema (a raw shape or a z.object)",
+  );
+  check.require(
+    options.accept === undefined ||
+      (Array.isArray(options.accept) && options.accept.every((type) => typeof type === "string")),
+    "accept",
+    "must be a list of media types",
+  );
+  check.optionalFunction(options.sniff, "sniff");
+  const fields = options.fields.map((field) => parseFieldPath(field, "fields"));
   return {
-    fields: options.fields.map((field) => parseFieldPath(field, "fields")),
+    fields,
+    constraints: fields.map((steps) => {
+      const published = options.inputSchema ? constraintsAt(options.inputSchema, steps) : undefined;
+      const accept = options.accept ?? published?.accept;
+      if (accept === undefined && published?.maxSize === undefined) return undefined;
+      return {
+        ...(accept ? { accept } : {}),
+        ...(published?.maxSize !== undefined ? { maxSize: published.maxSize } : {}),
+      };
+    }),
+    sniff: options.sniff,
     pass,
     scope: options.scope ?? defaultScope,
     maxBytes: options.maxBytes,
@@ -179,6 +230,16 @@ function signalOf(extra: unknown): AbortSignal | undefined {
   return signal instanceof AbortSignal ? signal : undefined;
 }
 
+/** The published `maxSize` a `FILE_TOO_LARGE` came from (its limit is one of the fields' caps), if any. */
+function publishedCap(
+  error: unknown,
+  found: ReadonlyArray<{ rule: FileConstraints | undefined }>,
+): number | undefined {
+  const limit = (error as { data?: { limit?: unknown } } | null)?.data?.limit;
+  if (typeof limit !== "number") return undefined;
+  return found.some(({ rule }) => rule?.maxSize === limit) ? limit : undefined;
+}
+
 /**
  * The implementation behind `FileBridge.withFiles`: resolves the configured fields of a copy of the
  * arguments (all or nothing), calls the handler with paths or files in their place, and disposes
@@ -200,7 +261,10 @@ export function wrapWithFiles<Args, Extra, Result>(
     let nextArgs: Args;
     try {
       nextArgs = structuredClone(args);
-      const slots = prepared.fields.flatMap((steps) => collectFieldSlots(nextArgs, steps));
+      const found = prepared.fields.flatMap((steps, field) =>
+        collectFieldSlots(nextArgs, steps).map((slot) => ({ slot, rule: prepared.constraints[field] })),
+      );
+      const slots = found.map((entry) => entry.slot);
       if (slots.length > 0) {
         // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
         const source = scopeSourceOf(extra ?? {});
@@ -218,17 +282,34 @@ export function wrapWithFiles<Args, Extra, Result>(
         );
         if ("result" in answered) return answered.result as Result;
         const groups = await resolveFields(
-          slots.map((slot, i) => ({ value: answered.values[i], each: Array.isArray(slot.container) })),
+          found.map(({ slot, rule }, i) => ({
+            value: answered.values[i],
+            each: Array.isArray(slot.container),
+            ...(rule?.maxSize !== undefined ? { maxBytes: rule.maxSize } : {}),
+          })),
           {
             scope,
             ...(signal ? { signal } : {}),
             ...(prepared.maxBytes !== undefined ? { maxBytes: prepared.maxBytes } : {}),
           },
-        );
+        ).catch((error: unknown) => {
+          throw asMaxSizeExceeded(error, publishedCap(error, found));
+        });
         files = groups.flat();
+        // `accept`: what the bytes are, before the handler sees any of them.
+        await Promise.all(
+          found.flatMap(({ rule }, i) =>
+            rule?.accept
+              ? (groups[i] as ResolvedFile[]).map((file) =>
+                  assertAccepted(file, rule.accept ?? [], prepared.sniff),
+                )
+              : [],
+          ),
+        );
         placeFiles(slots, groups, prepared.pass);
       }
     } catch (error) {
+      await Promise.allSettled(files.map((file) => file.dispose()));
       return toToolErrorResult(error);
     }
     try {

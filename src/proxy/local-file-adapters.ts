@@ -14,6 +14,7 @@ import type { FileOutput } from "../links/file-output.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import { type ConfinedFile, type Folders, isInside, openConfined } from "./confined-file.js";
 import { hashFile, localPathOf, multipartBody, readAll, saveDownload } from "./local-files.js";
+import { withFilesOutput } from "./output-schema.js";
 import { fetchOnOrigin } from "./remote-fetch.js";
 import { replaceSchemaAt } from "./schema-paths.js";
 import type { CallContext, JsonObject, ToolAdapter } from "./types.js";
@@ -423,6 +424,8 @@ export function remoteDownloads(deps: RemoteDownloadDeps): ToolAdapter {
   }
 
   return {
+    // Saved outputs land in `structuredContent.files` (with `localPath`): the listed schema allows it.
+    describe: withFilesOutput,
     async after(result, ctx) {
       const found = targetsOf(result, deps.origin);
       if (found.length === 0) return result;

@@ -1,7 +1,9 @@
 /**
  * Field paths (`"file"`, `"files[]"`, `"input.document"`) inside a tool's JSON Schema: whether they
  * exist (for the wiring check), replacing the schema they point at (upload consumers), and finding
- * arguments marked with `x-mcp-file` (the connect shim).
+ * arguments marked with `x-mcp-file` (the connect shim). Local references are followed wherever a
+ * field is looked for (`{"$ref": "#/$defs/FileArg"}`, as pydantic and other generators write
+ * schemas; `#/definitions/…` and any JSON pointer into the same document too).
  */
 import { MCP_FILE_KEYWORD } from "../bridge/file-input.js";
 import { parseFieldPath } from "../internal/field-paths.js";
@@ -11,12 +13,75 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The schemas a schema stands for: itself, or the branches of `anyOf` / `oneOf` / `allOf`. */
-function branches(schema: JsonObject): JsonObject[] {
+/** Most `$ref` hops followed from one place (a chain of references, or a loop). */
+const MAX_REF_HOPS = 16;
+
+/** What a local JSON pointer (`#/$defs/FileArg`) names in `root`, or `undefined`. */
+function atPointer(root: JsonObject, ref: string): JsonObject | undefined {
+  if (!ref.startsWith("#")) return undefined;
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let current: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    let token: string;
+    try {
+      token = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+    } catch {
+      return undefined;
+    }
+    if (!isObject(current) && !Array.isArray(current)) return undefined;
+    current = (current as Record<string, unknown>)[token];
+  }
+  return isObject(current) ? current : undefined;
+}
+
+/**
+ * The schema `schema` stands for: a local `$ref` replaced by a copy of its target, with the
+ * reference's own keywords (`description`, `default`, …) over it; any other schema as it is. An
+ * unresolvable or remote reference is left as it is.
+ */
+function deref(schema: JsonObject, root: JsonObject): JsonObject {
+  let current = schema;
+  for (let hop = 0; hop < MAX_REF_HOPS && typeof current.$ref === "string"; hop++) {
+    const target = atPointer(root, current.$ref);
+    if (!target) break;
+    const { $ref: _ref, ...own } = current;
+    current = { ...structuredClone(target), ...own };
+  }
+  return current;
+}
+
+/** The schemas a schema stands for: itself, or the branches of `anyOf` / `oneOf` / `allOf` (references followed). */
+function branches(schema: JsonObject, root: JsonObject): JsonObject[] {
+  const self = deref(schema, root);
+  const out = [self];
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    const list = self[key];
+    if (Array.isArray(list)) out.push(...list.filter(isObject).map((branch) => deref(branch, root)));
+  }
+  return out;
+}
+
+/**
+ * For rewriting: the schema at `slot[key]` with a reference there replaced, in place, by a copy of
+ * its target, so what is changed below it is this place's own copy and never the shared definition.
+ */
+function inlineAt(slot: JsonObject | unknown[], key: string | number, root: JsonObject): JsonObject {
+  const place = slot as Record<string | number, unknown>;
+  const schema = place[key] as JsonObject;
+  if (typeof schema.$ref !== "string") return schema;
+  const own = deref(schema, root);
+  place[key] = own;
+  return own;
+}
+
+/** For rewriting: the schema (inlined where it was a reference) and its union branches, each inlined in place. */
+function ownBranches(schema: JsonObject, root: JsonObject): JsonObject[] {
   const out = [schema];
   for (const key of ["anyOf", "oneOf", "allOf"]) {
     const list = schema[key];
-    if (Array.isArray(list)) out.push(...list.filter(isObject));
+    if (!Array.isArray(list)) continue;
+    for (let i = 0; i < list.length; i++) if (isObject(list[i])) out.push(inlineAt(list, i, root));
   }
   return out;
 }
@@ -27,20 +92,21 @@ function branches(schema: JsonObject): JsonObject[] {
  */
 export function schemaAt(inputSchema: unknown, path: string): JsonObject[] {
   if (!isObject(inputSchema)) return [];
+  const root = inputSchema;
   let current: JsonObject[] = [inputSchema];
   for (const step of parseFieldPath(path, "path")) {
     const next: JsonObject[] = [];
-    for (const schema of current.flatMap(branches)) {
+    for (const schema of current.flatMap((one) => branches(one, root))) {
       const properties = schema.properties;
       if (!isObject(properties)) continue;
       const property = properties[step.key];
       if (!isObject(property)) continue;
       if (!step.list) {
-        next.push(property);
+        next.push(deref(property, root));
         continue;
       }
-      for (const candidate of branches(property)) {
-        if (isObject(candidate.items)) next.push(candidate.items);
+      for (const candidate of branches(property, root)) {
+        if (isObject(candidate.items)) next.push(deref(candidate.items, root));
       }
     }
     current = next;
@@ -49,34 +115,44 @@ export function schemaAt(inputSchema: unknown, path: string): JsonObject[] {
   return current;
 }
 
-/** Replaces, in place, every schema a path points at with `make(old)`. Returns how many it replaced. */
+/**
+ * Replaces, in place, every schema a path points at with `make(old)` (`old` with its reference
+ * followed). References on the way are inlined where they are used, so a shared definition
+ * (`$defs`) stays as it was for every other use. Returns how many it replaced.
+ */
 export function replaceSchemaAt(
   inputSchema: JsonObject,
   path: string,
   make: (old: JsonObject) => JsonObject,
 ): number {
   const steps = parseFieldPath(path, "path");
+  const root = structuredClone(inputSchema);
+  if (typeof inputSchema.$ref === "string") {
+    const own = deref(inputSchema, root);
+    delete inputSchema.$ref;
+    Object.assign(inputSchema, own);
+  }
   let count = 0;
   const walk = (schema: JsonObject, index: number): void => {
     const step = steps[index];
     if (!step) return;
-    for (const branch of branches(schema)) {
+    for (const branch of ownBranches(schema, root)) {
       const properties = branch.properties;
       if (!isObject(properties) || !isObject(properties[step.key])) continue;
       const last = index === steps.length - 1;
-      const property = properties[step.key] as JsonObject;
       if (step.list) {
-        for (const candidate of branches(property)) {
+        const property = inlineAt(properties, step.key, root);
+        for (const candidate of ownBranches(property, root)) {
           if (!isObject(candidate.items)) continue;
           if (last) {
-            candidate.items = make(candidate.items);
+            candidate.items = make(deref(candidate.items, root));
             count++;
-          } else walk(candidate.items, index + 1);
+          } else walk(inlineAt(candidate, "items", root), index + 1);
         }
       } else if (last) {
-        properties[step.key] = make(property);
+        properties[step.key] = make(deref(properties[step.key] as JsonObject, root));
         count++;
-      } else walk(property, index + 1);
+      } else walk(inlineAt(properties, step.key, root), index + 1);
     }
   };
   walk(inputSchema, 0);
@@ -107,10 +183,12 @@ export function withoutArgument(tool: JsonObject, name: string): JsonObject {
 /** Field paths of the arguments marked with `x-mcp-file` (properties, list items, nested objects). */
 export function markedFileArgs(inputSchema: unknown): string[] {
   const found: string[] = [];
-  const marked = (schema: JsonObject) => branches(schema).some((branch) => MCP_FILE_KEYWORD in branch);
+  if (!isObject(inputSchema)) return found;
+  const root = inputSchema;
+  const marked = (schema: JsonObject) => branches(schema, root).some((branch) => MCP_FILE_KEYWORD in branch);
   const walk = (schema: JsonObject, prefix: string, depth: number): void => {
     if (depth > 4) return;
-    for (const branch of branches(schema)) {
+    for (const branch of branches(schema, root)) {
       const properties = branch.properties;
       if (!isObject(properties)) continue;
       for (const [key, value] of Object.entries(properties)) {
@@ -120,7 +198,7 @@ export function markedFileArgs(inputSchema: unknown): string[] {
           found.push(path);
           continue;
         }
-        const items = branches(value).find((b) => isObject(b.items))?.items as JsonObject | undefined;
+        const items = branches(value, root).find((b) => isObject(b.items))?.items as JsonObject | undefined;
         if (items && marked(items)) {
           found.push(`${path}[]`);
           continue;
@@ -130,6 +208,6 @@ export function markedFileArgs(inputSchema: unknown): string[] {
       }
     }
   };
-  if (isObject(inputSchema)) walk(inputSchema, "", 0);
+  walk(inputSchema, "", 0);
   return [...new Set(found)];
 }

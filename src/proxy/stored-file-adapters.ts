@@ -33,6 +33,7 @@ import {
 import type { ArtifactRule } from "./config.js";
 import { type Folders, openConfined } from "./confined-file.js";
 import { locateOutputs } from "./locators.js";
+import { withFilesOutput } from "./output-schema.js";
 import { makeOptional, replaceSchemaAt, withoutArgument } from "./schema-paths.js";
 import type { CallContext, JsonObject, PreparedCall, ToolAdapter } from "./types.js";
 
@@ -278,21 +279,24 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
     return out;
   }
 
+  function describeInput(tool: JsonObject): JsonObject {
+    if (rule.locator === "regex" || rule.locator === "structured") {
+      return rule.outputDirArg ? withoutArgument(tool, rule.outputDirArg) : tool;
+    }
+    if (rule.locator !== "none") return tool;
+    const inputSchema = (tool.inputSchema ?? { type: "object" }) as JsonObject;
+    makeOptional(inputSchema, rule.outputArg);
+    const properties = inputSchema.properties as Record<string, JsonObject> | undefined;
+    const property = properties?.[rule.outputArg];
+    if (property) {
+      property.description = `${typeof property.description === "string" ? `${property.description} ` : ""}(Optional: a file name; the proxy chooses the folder and returns the file as an artifact.)`;
+    }
+    return { ...tool, inputSchema };
+  }
+
   return {
-    describe(tool) {
-      if (rule.locator === "regex" || rule.locator === "structured") {
-        return rule.outputDirArg ? withoutArgument(tool, rule.outputDirArg) : tool;
-      }
-      if (rule.locator !== "none") return tool;
-      const inputSchema = (tool.inputSchema ?? { type: "object" }) as JsonObject;
-      makeOptional(inputSchema, rule.outputArg);
-      const properties = inputSchema.properties as Record<string, JsonObject> | undefined;
-      const property = properties?.[rule.outputArg];
-      if (property) {
-        property.description = `${typeof property.description === "string" ? `${property.description} ` : ""}(Optional: a file name; the proxy chooses the folder and returns the file as an artifact.)`;
-      }
-      return { ...tool, inputSchema };
-    },
+    // The result gains `structuredContent.files`: the listed output schema allows it.
+    describe: (tool) => withFilesOutput(describeInput(tool)),
     async before(args, _ctx): Promise<PreparedCall> {
       if (rule.locator === "embedded") return { args };
       const sharedFolder = rule.locator === "none" ? undefined : !rule.outputDirArg;

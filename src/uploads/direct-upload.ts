@@ -15,7 +15,13 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { newId } from "../internal/ids.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { DirectUploads, FileStore, StateStore, StoredFile } from "../storage/types.js";
-import { type FileTransferDescriptor, type FileValue, filesError, fileValueOf } from "./files-wire.js";
+import {
+  type FileTransferDescriptor,
+  type FileValue,
+  filesError,
+  fileValueOf,
+  wireDigest,
+} from "./files-wire.js";
 import type { DirectUploadOptions } from "./types.js";
 import { parseUploadHandle, type TicketRecord, ticketStateKey, uploadHandleOf } from "./upload-handle.js";
 
@@ -155,7 +161,7 @@ export class DirectUploadStrategy {
       ...(request.name === undefined ? {} : { name: request.name }),
       ...(request.mimeType === undefined ? {} : { mimeType: request.mimeType }),
       ...(request.size === undefined ? {} : { size: request.size }),
-      ...(sha256 === undefined ? {} : { digest: { algorithm: "sha-256", value: sha256 } }),
+      ...(sha256 === undefined ? {} : { digest: wireDigest(sha256) }),
     };
     const upload: FileTransferDescriptor = {
       transport: "https",

@@ -34,6 +34,7 @@ import {
   fileValueOf,
   optionalString,
   uriParam,
+  wireDigest,
 } from "./files-wire.js";
 import { TUS_VERSION } from "./tus/protocol.js";
 import type { FilesExtensionOptions } from "./types.js";
@@ -249,7 +250,7 @@ export class FilesExtension {
       ...(name === undefined ? {} : { name }),
       ...(mimeType === undefined ? {} : { mimeType }),
       ...(typeof size === "number" ? { size } : {}),
-      ...(sha256 === undefined ? {} : { digest: { algorithm: "sha-256", value: sha256 } }),
+      ...(sha256 === undefined ? {} : { digest: wireDigest(sha256) }),
     };
     const expiresAt = new Date(minted.expiresAt).toISOString();
     const url = new URL(minted.url);

@@ -15,7 +15,7 @@ export const FILES_EXTENSION_ID = "io.modelcontextprotocol/files";
  *
  * @example
  * ```ts
- * const file: FileValue = { uri: "upload://sessions/q3X0…/01j…", name: "a.pdf", mimeType: "application/pdf", size: 1024, digest: { algorithm: "sha-256", value: "9f86…" } };
+ * const file: FileValue = { uri: "upload://sessions/q3X0…/01j…", name: "a.pdf", mimeType: "application/pdf", size: 1024, digest: { algorithm: "sha-256", value: "n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg" } };
  * ```
  */
 export interface FileValue {
@@ -24,7 +24,10 @@ export interface FileValue {
   name?: string;
   mimeType?: string;
   size?: number;
-  /** `algorithm` is `"sha-256"`; `value` lower-case hex. */
+  /**
+   * `algorithm` is `"sha-256"`; `value` the 32-byte digest in **unpadded base64url** (43 characters,
+   * RFC 4648 §5 without `=`), as the draft's `FileDigest` says. `StoredFile.sha256` stays hex.
+   */
   digest?: { algorithm: string; value: string };
 }
 
@@ -70,8 +73,9 @@ const HEX_SHA256 = /^[0-9a-f]{64}$/i;
 const BASE64_SHA256 = /^[A-Za-z0-9+/_-]{43}=?$/;
 
 /**
- * A declared digest as lower-case hex: `{ algorithm: "sha-256" | "sha256", value }` with the value in
- * hex or base64 (the draft does not fix the encoding). Other algorithms are refused.
+ * A declared digest as lower-case hex (how the stores keep it): `{ algorithm: "sha-256" | "sha256", value }`
+ * with the value in unpadded base64url (the draft's encoding), hex, or base64 (padded or not). Other
+ * algorithms are refused. What goes back on the wire is {@link wireDigest}.
  */
 export function declaredDigest(value: unknown): string | undefined {
   if (value === undefined) return undefined;
@@ -88,7 +92,15 @@ export function declaredDigest(value: unknown): string | undefined {
   throw filesError("INVALID_INPUT", "invalidDigest", "digest.value must be a sha-256 in hex or base64");
 }
 
-/** The `FileValue` of a stored file under `uri`, with its sha-256. */
+/**
+ * The draft's `FileDigest` of a hex sha-256 (how `StoredFile.sha256` keeps it): the same 32 bytes as
+ * unpadded base64url ("Digest values use unpadded base64url encoding").
+ */
+export function wireDigest(sha256Hex: string): { algorithm: "sha-256"; value: string } {
+  return { algorithm: "sha-256", value: Buffer.from(sha256Hex, "hex").toString("base64url") };
+}
+
+/** The `FileValue` of a stored file under `uri`, with its sha-256 in the draft's encoding. */
 export function fileValueOf(
   file: Pick<StoredFile, "name" | "mimeType" | "size" | "sha256">,
   uri: string,
@@ -98,7 +110,7 @@ export function fileValueOf(
     name: file.name,
     mimeType: file.mimeType,
     size: file.size,
-    digest: { algorithm: "sha-256", value: file.sha256 },
+    digest: wireDigest(file.sha256),
   };
 }
 

@@ -63,8 +63,21 @@ describe("bridge.fileParamsMeta", () => {
     expect(bridge.fileParamsMeta({ inline: fileInput(), note: z.string() })).toEqual({});
   });
 
+  it("names a top-level list of marked files (each element a host attachment of its own)", () => {
+    const shape = {
+      files: z.array(fileInput({ fileParams: true })),
+      more: z
+        .array(fileInput({ fileParams: true }).optional())
+        .max(3)
+        .optional(),
+      inline: z.array(fileInput()),
+    };
+    expect(bridge.fileParamsMeta(shape)).toEqual({ [OPENAI_FILE_PARAMS]: ["files", "more"] });
+  });
+
   it.each([
-    ["inside a list", { files: z.array(fileInput({ fileParams: true })) }],
+    ["inside a list of lists", { files: z.array(z.array(fileInput({ fileParams: true }))) }],
+    ["inside a list of objects", { jobs: z.array(z.object({ file: fileInput({ fileParams: true }) })) }],
     ["inside a nested object", { wrapper: z.object({ file: fileInput({ fileParams: true }) }) }],
     ["inside a union", { either: z.union([z.number(), fileInput({ fileParams: true })]) }],
   ])("refuses a marked field %s with INVALID_OPTION (top-level fields only)", (_label, shape) => {
@@ -98,17 +111,22 @@ describe.skipIf(!hasOpenssl())("a host attachment from SDK v1 and v2 clients", (
   function register<S extends V1McpServer | V2McpServer>(server: S): S {
     const inputSchema = {
       attachment: hostBridge.fileInput({ fileParams: true }),
+      attachments: z.array(hostBridge.fileInput({ fileParams: true })).optional(),
       note: z.string().optional(),
     };
     (server as V1McpServer).registerTool(
       "host_params",
       { description: "Takes a host attachment", inputSchema, _meta: hostBridge.fileParamsMeta(inputSchema) },
       hostBridge.withFiles(
-        async ({ attachment }) => {
-          const read = await readFile(attachment);
-          return { content: [{ type: "text" as const, text: `${read.length} ${sha256(read)}` }] };
+        async ({ attachment, attachments }) => {
+          const lines = [];
+          for (const path of [attachment, ...(attachments ?? [])]) {
+            const read = await readFile(path);
+            lines.push({ type: "text" as const, text: `${read.length} ${sha256(read)}` });
+          }
+          return { content: lines };
         },
-        { fields: ["attachment"] },
+        { fields: ["attachment", "attachments[]"] },
       ),
     );
     return server;
@@ -137,7 +155,7 @@ describe.skipIf(!hasOpenssl())("a host attachment from SDK v1 and v2 clients", (
       try {
         const { tools } = await client.listTools();
         expect(tools.map((tool) => [tool.name, tool._meta])).toEqual([
-          ["host_params", { [OPENAI_FILE_PARAMS]: ["attachment"] }],
+          ["host_params", { [OPENAI_FILE_PARAMS]: ["attachment", "attachments"] }],
         ]);
         const result = (await client.callTool({
           name: "host_params",
@@ -152,6 +170,16 @@ describe.skipIf(!hasOpenssl())("a host attachment from SDK v1 and v2 clients", (
         })) as { isError?: boolean; content: Array<{ text?: string }> };
         expect(result.isError).toBeFalsy();
         expect(result.content[0]?.text).toBe(`${bytes.length} ${sha256(bytes)}`);
+        // A list field: each element is a host attachment resolved like a single one.
+        const attachment = { download_url: `${origin.origin}/download/file_9`, file_id: "file_9" };
+        const listed = (await client.callTool({
+          name: "host_params",
+          arguments: { attachment, attachments: [attachment, { ...attachment, file_name: "again.bin" }] },
+        })) as { isError?: boolean; content: Array<{ text?: string }> };
+        expect(listed.isError).toBeFalsy();
+        expect(listed.content.map((block) => block.text)).toEqual(
+          Array(3).fill(`${bytes.length} ${sha256(bytes)}`),
+        );
         const refused = (await client.callTool({
           name: "host_params",
           arguments: {

@@ -3,7 +3,7 @@
  * client written from the draft's text (test/support/draft-files-client.ts): SDK v1 and v2 servers,
  * SDK v1 and v2 clients, the 2025 era (sessions) and 2026-07-28 (stateless).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2HttpTransport,
@@ -29,11 +29,13 @@ import {
 } from "../mcp/v2/harness.js";
 import {
   DRAFT_CLIENT_CAPABILITY,
+  draftDigest,
   draftFiles,
   fetchBytes,
   type RequestingClient,
   sendBytes,
   sha256Hex,
+  verifyFile,
 } from "../support/draft-files-client.js";
 
 type ClientKind = "v1" | "v2-legacy" | "v2-modern";
@@ -148,7 +150,7 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     expect(advertised).toMatchObject({ authorizeUpload: true, authorizeDownload: true });
     const files = draftFiles(alice);
     const bytes = randomBytes(150_000);
-    const digest = { algorithm: "sha-256", value: sha256Hex(bytes) };
+    const digest = draftDigest(bytes);
     const { file, upload } = await files.authorizeUpload({
       name: "data.bin",
       mimeType: "application/octet-stream",
@@ -156,6 +158,8 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
       digest,
     });
     expect(upload).toMatchObject({ transport: "https", method: "PUT" });
+    // The echo is the draft's encoding (what the client sent), not a re-encoding.
+    expect(file.digest).toEqual(digest);
     expect(Date.parse(upload.expiresAt as string)).toBeGreaterThan(Date.now());
     expect(file.uri).not.toContain("alice");
     const put = await sendBytes(upload, bytes);
@@ -181,7 +185,8 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     });
     expect(download.method).toBe("GET");
     const got = await fetchBytes(download);
-    expect(sha256Hex(got)).toBe(again.digest?.value);
+    expect(() => verifyFile(again, got)).not.toThrow();
+    expect(Buffer.from(got).equals(bytes)).toBe(true);
   });
 
   it("refuses another user's URI exactly like an unknown one, on every method", async () => {
@@ -206,7 +211,7 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     const { alice } = await clients();
     const files = draftFiles(alice);
     const bytes = randomBytes(4000);
-    const declared = { algorithm: "sha-256", value: sha256Hex(randomBytes(4000)) };
+    const declared = draftDigest(randomBytes(4000));
     const wrongDigest = await files.authorizeUpload({ name: "a.bin", size: bytes.length, digest: declared });
     const refused = await sendBytes(wrongDigest.upload, bytes);
     expect(refused.status).toBe(422);
@@ -225,6 +230,25 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     // The ticket was not used up by the refusals: the right bytes still go through.
     expect((await sendBytes(wrongSize.upload, bytes.subarray(0, 100))).status).toBe(201);
     expect((await files.completeUpload(wrongSize.file.uri)).file.size).toBe(100);
+  });
+
+  it("takes a declared digest in hex, base64 or base64url and answers in unpadded base64url", async () => {
+    const { alice } = await clients();
+    const files = draftFiles(alice);
+    const bytes = randomBytes(300);
+    const sha = createHash("sha256").update(bytes).digest();
+    for (const value of [sha.toString("hex"), sha.toString("base64"), sha.toString("base64url")]) {
+      const { file, upload } = await files.authorizeUpload({
+        name: "d.bin",
+        size: bytes.length,
+        digest: { algorithm: "sha-256", value },
+      });
+      expect(file.digest).toEqual(draftDigest(bytes));
+      expect((await sendBytes(upload, bytes)).status).toBe(201);
+      const { file: offered, download } = await files.authorizeDownload(file.uri);
+      const got = await fetchBytes(download);
+      expect(() => verifyFile(offered, got)).not.toThrow();
+    }
   });
 
   it("refuses declarations over the limits with the draft's reasons", async () => {
@@ -254,13 +278,12 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     expect((await rpcError(files.completeUpload(file.uri))).data).toMatchObject({ reason: "fileNotFound" });
     expect((await sendBytes(transfer, bytes)).status).toBe(201);
     const completed = await files.completeUpload(file.uri);
-    expect(completed.file).toMatchObject({
-      uri: file.uri,
-      size: bytes.length,
-      digest: { algorithm: "sha-256", value: sha256Hex(bytes) },
-    });
-    const { transfer: download } = await files.getDownload(file.uri);
-    expect(Buffer.from(await fetchBytes(download)).toString()).toBe("variant bytes\n");
+    expect(completed.file).toMatchObject({ uri: file.uri, size: bytes.length, digest: draftDigest(bytes) });
+    expect(() => verifyFile(completed.file, bytes)).not.toThrow();
+    const { file: offered, transfer: download } = await files.getDownload(file.uri);
+    const got = await fetchBytes(download);
+    expect(() => verifyFile(offered, got)).not.toThrow();
+    expect(Buffer.from(got).toString()).toBe("variant bytes\n");
   });
 
   it("adds the output's FileValue to structuredContent for a client that declared files (in every era), and nothing for one that did not", async () => {
@@ -280,9 +303,11 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     const value = (
       result.structuredContent as { file: { uri: string; digest: { algorithm: string; value: string } } }
     ).file;
-    expect(value.digest).toEqual({ algorithm: "sha-256", value: sha256Hex(Buffer.from(REPORT)) });
-    const { download } = await draftFiles(alice).authorizeDownload(value.uri);
-    expect(sha256Hex(await fetchBytes(download))).toBe(value.digest.value);
+    expect(value.digest).toEqual(draftDigest(Buffer.from(REPORT)));
+    const { file: offered, download } = await draftFiles(alice).authorizeDownload(value.uri);
+    const got = await fetchBytes(download);
+    expect(() => verifyFile(value, got)).not.toThrow();
+    expect(() => verifyFile(offered, got)).not.toThrow();
 
     const plain = await connect(setup.client, url, auth ? "token-bob" : undefined, {});
     const today = (await plain.callTool({ name: "make_report", arguments: {} })) as ToolResult;

@@ -20,7 +20,13 @@ import type { StoredFile } from "../../src/storage/types.js";
 import { readAll } from "../../src/testing/index.js";
 import type { FilesExtensionOptions } from "../../src/uploads/types.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
-import { DRAFT_CLIENT_CAPABILITY, draftFiles, sendBytes, sha256Hex } from "../support/draft-files-client.js";
+import {
+  DRAFT_CLIENT_CAPABILITY,
+  draftDigest,
+  draftFiles,
+  sendBytes,
+  sha256Hex,
+} from "../support/draft-files-client.js";
 import { connection, objectKeys, testClient } from "./s3-helpers.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -85,7 +91,8 @@ async function setup(files: FilesExtensionOptions = {}) {
   return { clock, store, stored, alice, bob, resolvers, keys: () => objectKeys(s3, prefix) };
 }
 
-const digestOf = (bytes: Uint8Array) => ({ algorithm: "sha-256", value: sha256Hex(bytes) });
+/** The draft's encoding (unpadded base64url), which the server also echoes. */
+const digestOf = draftDigest;
 
 describeWithServices("files extension: direct uploads to the bucket", () => {
   it("commits the right bytes (completeUpload, or the URI's first resolve) and leaves only the file", async () => {

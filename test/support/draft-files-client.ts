@@ -55,6 +55,43 @@ export interface AuthorizeUploadParams {
 
 export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
+/**
+ * The draft's `FileDigest` of `bytes`: "Digest values use unpadded base64url encoding" (RFC 4648 §5,
+ * no `=`), algorithm `sha-256`. What this client declares to `authorizeUpload`.
+ */
+export const draftDigest = (bytes: Uint8Array) => ({
+  algorithm: "sha-256",
+  value: createHash("sha256").update(bytes).digest("base64url"),
+});
+
+/** Decodes an unpadded base64url string as the draft defines it; anything else throws. */
+export function decodeBase64Url(value: string): Uint8Array {
+  if (!/^[A-Za-z0-9_-]*$/.test(value) || value.length % 4 === 1) {
+    throw new Error(`digest value ${JSON.stringify(value)} is not unpadded base64url`);
+  }
+  const standard = value.replace(/-/g, "+").replace(/_/g, "/");
+  return new Uint8Array(Buffer.from(standard + "=".repeat((4 - (standard.length % 4)) % 4), "base64"));
+}
+
+/**
+ * What the draft asks of a client that received a file's bytes: "clients MUST verify" the size and,
+ * when present, the digest. The digest's value is decoded as unpadded base64url; a sha-256 is 32
+ * bytes and must equal the sha-256 of `bytes`. Throws on any mismatch (the file is corrupt).
+ */
+export function verifyFile(file: DraftFileValue, bytes: Uint8Array): void {
+  if (file.size !== undefined && file.size !== bytes.length) {
+    throw new Error(`size ${file.size} declared, ${bytes.length} received`);
+  }
+  if (file.digest === undefined) return;
+  if (file.digest.algorithm.toLowerCase() !== "sha-256") {
+    throw new Error(`unknown digest algorithm ${file.digest.algorithm}`);
+  }
+  const declared = decodeBase64Url(file.digest.value);
+  if (declared.length !== 32) throw new Error(`a sha-256 digest has 32 bytes, this one ${declared.length}`);
+  const actual = createHash("sha256").update(bytes).digest();
+  if (!actual.equals(declared)) throw new Error("digest mismatch: the file is corrupt");
+}
+
 /** The draft's methods (`authorizeUpload`, `authorizeDownload`) and the variant's. */
 export function draftFiles(client: RequestingClient) {
   const call = <T>(method: string, params: Record<string, unknown>, schema: z.ZodType<T>) =>

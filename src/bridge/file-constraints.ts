@@ -1,0 +1,137 @@
+/**
+ * What a tool publishes about a file argument (`fileInput({ accept, maxBytes })`, on the wire
+ * `x-mcp-file { accept, maxSize }`), enforced before its handler runs. SEP-2631: servers MUST
+ * validate `accept` (type/subtype, case-insensitive, wildcards) and `maxSize` (decoded bytes) of
+ * `x-mcp-file` fields. The size is a cap handed to the resolution (no byte past it is read or
+ * written where the form allows); the type is what the bytes are (media/content-type.ts), not what
+ * the client declared.
+ */
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import type { FieldStep } from "../internal/field-paths.js";
+import {
+  acceptsMediaType,
+  CONTENT_SNIFF_BYTES,
+  type ContentSniffer,
+  contentMediaType,
+} from "../media/content-type.js";
+import type { ResolvedFile } from "./types.js";
+
+/** What one file field accepts. */
+export interface FileConstraints {
+  /** Media type patterns (`image/png`, `image/*`). */
+  readonly accept?: readonly string[];
+  /** Largest decoded size in bytes. */
+  readonly maxSize?: number;
+}
+
+/**
+ * The constraints each `fileInput()` schema publishes, by its definition (`.describe()` / `.meta()`
+ * copies share it). `fileInput()` fills it; {@link constraintsAt} reads it.
+ */
+export const FILE_CONSTRAINTS = new WeakMap<object, FileConstraints>();
+
+interface ZodLike {
+  _zod: { def: Record<string, unknown> & { type?: string } };
+}
+
+function isZod(value: unknown): value is ZodLike {
+  const zod = (value as { _zod?: { def?: unknown } } | null)?._zod;
+  return typeof zod?.def === "object" && zod.def !== null;
+}
+
+const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "readonly", "nonoptional", "catch"]);
+
+function unwrap(schema: ZodLike): ZodLike {
+  let current = schema;
+  while (current._zod.def.type && WRAPPERS.has(current._zod.def.type) && isZod(current._zod.def.innerType)) {
+    current = current._zod.def.innerType;
+  }
+  return current;
+}
+
+/** The properties of a raw shape or a `z.object`, or `undefined`. */
+function shapeOf(schema: unknown): Record<string, unknown> | undefined {
+  if (isZod(schema)) {
+    const def = unwrap(schema)._zod.def;
+    return def.type === "object" ? (def.shape as Record<string, unknown>) : undefined;
+  }
+  return typeof schema === "object" && schema !== null ? (schema as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The constraints of the `fileInput()` schema a field path points at in a tool's input schema (a raw
+ * shape or a `z.object`), or `undefined` when the path reaches no `fileInput()` schema.
+ */
+export function constraintsAt(
+  inputSchema: unknown,
+  steps: readonly FieldStep[],
+): FileConstraints | undefined {
+  let current: unknown = inputSchema;
+  for (const [index, step] of steps.entries()) {
+    const field = shapeOf(current)?.[step.key];
+    if (!isZod(field)) return undefined;
+    let next = unwrap(field);
+    if (step.list) {
+      const element = next._zod.def.type === "array" ? next._zod.def.element : undefined;
+      if (!isZod(element)) return undefined;
+      next = unwrap(element);
+    }
+    if (index === steps.length - 1) return FILE_CONSTRAINTS.get(next._zod.def);
+    current = next;
+  }
+  return undefined;
+}
+
+/** The first bytes of a resolved file (at most {@link CONTENT_SNIFF_BYTES}); the rest is not read. */
+async function headOf(file: ResolvedFile): Promise<Buffer> {
+  const stream = file.stream();
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of stream) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      chunks.push(buffer);
+      length += buffer.length;
+      if (length >= CONTENT_SNIFF_BYTES) break;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, CONTENT_SNIFF_BYTES);
+}
+
+/**
+ * Refuses a resolved file whose bytes are not of a type `accept` names: `UNSUPPORTED_MEDIA_TYPE`
+ * with `data.reason: "mimeTypeNotAccepted"`, `data.accept` and `data.mimeType` (what the bytes are).
+ */
+export async function assertAccepted(
+  file: ResolvedFile,
+  accept: readonly string[],
+  sniff?: ContentSniffer,
+): Promise<void> {
+  const actual = contentMediaType(await headOf(file), file.mimeType, sniff);
+  if (acceptsMediaType(accept, actual)) return;
+  const sent =
+    actual === file.mimeType.split(";")[0]?.trim().toLowerCase() ? "" : ` (sent as ${file.mimeType})`;
+  throw new FileBridgeError(
+    "UNSUPPORTED_MEDIA_TYPE",
+    `mimeTypeNotAccepted: ${file.name} is ${actual}${sent}; this tool accepts ${accept.join(", ")}`,
+    { data: { reason: "mimeTypeNotAccepted", accept: [...accept], mimeType: actual } },
+  );
+}
+
+/**
+ * A `FILE_TOO_LARGE` that came from a field's published `maxSize` (the cap handed to the
+ * resolution), as the draft names it: `data.reason: "maxSizeExceeded"`, `data.maxSize`. Other errors
+ * are returned as they are.
+ */
+export function asMaxSizeExceeded(error: unknown, maxSize: number | undefined): unknown {
+  if (maxSize === undefined || !isFileBridgeError(error, "FILE_TOO_LARGE")) return error;
+  const limit = error.data?.limit;
+  if (typeof limit === "number" && limit > maxSize) return error;
+  return new FileBridgeError(
+    "FILE_TOO_LARGE",
+    `maxSizeExceeded: the file is larger than this tool's maxSize of ${maxSize} bytes`,
+    { data: { ...error.data, reason: "maxSizeExceeded", maxSize, limit: maxSize }, cause: error },
+  );
+}
