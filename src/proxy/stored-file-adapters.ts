@@ -322,11 +322,13 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
       if (rule.locator === "embedded") captured = await captureEmbedded(result, ctx);
       else if (rule.locator === "none") {
         const own = state as NoneState;
+        await own.check(); // each use: still our private folder, not swapped
         const one = await capturePath(own.path, ctx, { ...own, optional: true, remove: false });
         if (one) captured.push(one);
       } else {
         // With `outputDirArg`: only inside the call's own folder, relative paths relative to it.
         const own = rule.outputDirArg ? (state as CallFolder) : undefined;
+        await own?.check(); // each use: still our private folder, not swapped
         const within = own
           ? { folders: own.folders, start: own.start, optional: false, remove: true }
           : { folders: deps.outputs, start: state as CallStart, optional: false, remove: true };
