@@ -252,6 +252,24 @@ export async function sweepLeftovers(root: string, options: SweepLeftoversOption
   return removed;
 }
 
+/** How often the leftover sweeps registered with {@link sweepOnTimer} run. */
+export const LEFTOVER_SWEEP_EVERY_MS = 10 * 60_000;
+const timedSweeps = new Map<string, () => Promise<unknown>>();
+let sweepTimer: NodeJS.Timeout | undefined;
+
+/**
+ * Runs `sweep` every {@link LEFTOVER_SWEEP_EVERY_MS} while the process runs: one unref'd timer for
+ * every folder (it never keeps the process alive), one sweep per `key` (registering a key again
+ * replaces its sweep). A failing sweep is ignored until the next round.
+ */
+export function sweepOnTimer(key: string, sweep: () => Promise<unknown>): void {
+  timedSweeps.set(key, sweep);
+  if (sweepTimer !== undefined) return;
+  sweepTimer = setInterval(() => {
+    for (const run of timedSweeps.values()) void run().catch(() => undefined);
+  }, LEFTOVER_SWEEP_EVERY_MS).unref();
+}
+
 /**
  * Removes stale per-call folders under `tmpDir`: those whose owning process is certainly gone (only
  * judged for a process of this process's space: host, boot and pid namespace), and those older than

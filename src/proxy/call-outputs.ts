@@ -19,7 +19,13 @@ import type { FileHandle } from "node:fs/promises";
 import { mkdtemp, rm, rmdir, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { checkPrivateDir, type FolderRole, leftoverPrefix, sweepLeftovers } from "../internal/temp-dir.js";
+import {
+  checkPrivateDir,
+  type FolderRole,
+  leftoverPrefix,
+  sweepLeftovers,
+  sweepOnTimer,
+} from "../internal/temp-dir.js";
 import { confinedFolders, type Folders, isInside } from "./confined-file.js";
 
 /** Call folders: `out-<pid>.<space>-<random>`, so a sweep can tell those of a killed proxy. */
@@ -28,13 +34,8 @@ const OUT_PREFIX = "out-";
 const LEGACY_OUT = /^out-[A-Za-z0-9]{6}$/;
 /** A call folder older than this whose process cannot be judged (another pid namespace) is a leftover. */
 const OUT_MAX_AGE_MS = 24 * 60 * 60_000;
-/** How often a proxy sweeps its output folders for leftovers while it runs. */
-const SWEEP_EVERY_MS = 10 * 60_000;
 /** Call folders of this process in use: never swept. */
 const ACTIVE_OUT = new Set<string>();
-/** Output folders this process sweeps on its timer. */
-const SWEPT_PARENTS = new Set<string>();
-let sweepTimer: NodeJS.Timeout | undefined;
 
 /** A call folder's role, for the error when it is not ours. */
 const OUT_ROLE: FolderRole = {
@@ -141,12 +142,7 @@ export function sweepCallFolders(parent: string, now: number = Date.now()): Prom
  * @returns the first sweep (for tests; it never rejects).
  */
 export function keepCallFoldersSwept(parent: string): Promise<number> {
-  SWEPT_PARENTS.add(parent);
-  if (sweepTimer === undefined) {
-    sweepTimer = setInterval(() => {
-      for (const folder of SWEPT_PARENTS) void sweepCallFolders(folder);
-    }, SWEEP_EVERY_MS).unref();
-  }
+  sweepOnTimer(`out:${parent}`, () => sweepCallFolders(parent));
   return sweepCallFolders(parent);
 }
 

@@ -17,6 +17,7 @@ import { basename, dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { processSpaceId } from "../../src/internal/process-space.js";
+import { sweepCallDirs } from "../../src/internal/temp-dir.js";
 import { makeCallFolder, sweepCallFolders } from "../../src/proxy/call-outputs.js";
 import { createFileProxy } from "../../src/proxy/index.js";
 import { fixtureCommand } from "../proxy/support.js";
@@ -179,3 +180,26 @@ describe.skipIf(!IS_ROOT)(`item 9: a killed proxy's call folders (out-*) (${SKIP
     await rm(`${own.dir}.moved`, { recursive: true, force: true });
   });
 });
+
+describe.skipIf(!IS_ROOT)(
+  `the bridge's call-folder sweep, with another user's entries (${SKIP_REASON})`,
+  () => {
+    it("removes this user's call-* of a gone process; never another user's, never through a link", async () => {
+      const tmpDir = join(shared, "bridge-tmp");
+      await mkdir(tmpDir, { mode: 0o700 });
+      await chmod(tmpDir, 0o1777);
+      const tag = `${deadPid()}.${processSpaceId()}`;
+      const killed = join(tmpDir, `call-${tag}-a1b2c3`);
+      await mkdir(killed, { mode: 0o700 });
+      await writeFile(join(killed, "report.txt"), UPLOAD);
+      const theirs = join(tmpDir, `call-${tag}-d4e5f6`);
+      const link = join(tmpDir, `call-${tag}-0a0b0c`);
+      asAttacker(PLANT, theirs, link, privateDir);
+      expect(await sweepCallDirs(tmpDir, { olderThanMs: 0, now: Date.now() + 1000, active: new Set() })).toBe(
+        1,
+      );
+      expect((await readdir(tmpDir)).sort()).toEqual([basename(link), basename(theirs)].sort());
+      expect(await readdir(privateDir)).toEqual(["report.txt"]);
+    });
+  },
+);
