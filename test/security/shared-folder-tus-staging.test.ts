@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Spool, sweepSpools } from "../../src/s3/s3-spool.js";
 import { fsTusStaging, type TusStaging } from "../../src/uploads/tus/fs-staging.js";
-import { Spool, sweepSpools } from "../../src/uploads/tus/s3-spool.js";
 import { codeOf } from "../support/helpers.js";
 import { asAttacker, IS_ROOT, SKIP_REASON, sharedTempRoot } from "./two-uids.js";
 

@@ -9,7 +9,7 @@ import { constants, createReadStream } from "node:fs";
 import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { type FolderRole, leftoverPrefix, privateDir, sweepLeftovers } from "../../internal/temp-dir.js";
+import { type FolderRole, leftoverPrefix, privateDir, sweepLeftovers } from "../internal/temp-dir.js";
 
 const MiB = 1024 * 1024;
 /** Spool files: `spool-<pid>.<space>-<random>`. */

@@ -27,7 +27,7 @@ import {
   callDirPrefix,
   createCallDir,
   removeDir,
-} from "./temp-dir.js";
+} from "../internal/temp-dir.js";
 
 /** Mode of a call file: readable and writable by this user only. */
 const FILE_MODE = 0o600;
