@@ -6,11 +6,13 @@
  * refused at its next use. The server is this process (root); the shared temp folder is a private
  * test root with mode 1777 (`TMPDIR` points at it while the default folder's name is taken).
  */
-import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { processSpaceId } from "../../src/internal/process-space.js";
 import { Spool, sweepSpools } from "../../src/s3/s3-spool.js";
 import { fsTusStaging, type TusStaging } from "../../src/uploads/tus/fs-staging.js";
 import { codeOf } from "../support/helpers.js";
@@ -159,18 +161,20 @@ describe.skipIf(!IS_ROOT)(`the S3 staging's spool folder in a shared temp folder
     expect(outcome).toBe("STORAGE_ERROR");
   });
 
-  it("sweeps the spool files of a killed process (ours only, never through a link), keeps live ones", async () => {
+  it("sweeps the spool files of a killed process and day-old ones of the older layout, keeps live ones", async () => {
     const dir = join(shared, "spool");
     const live = await Spool.open(dir);
     await live.append(Buffer.from(UPLOAD));
-    // A killed process's spool (pid 1 is never a process that made one, but for a sweep in this
-    // space it is alive; so an age-old legacy spool stands for the crash leftover).
+    // A killed process's spool (its pid is gone), and a spool of the layout before (random name
+    // only) untouched for two days: both crash leftovers.
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid as number;
+    const killed = join(dir, `spool-${dead}.${processSpaceId()}-AAAAAAAAAAAAAAAA`);
+    await writeFile(killed, UPLOAD, { mode: 0o600 });
     const leftover = join(dir, "AAAAAAAAAAAAAAAA");
     await writeFile(leftover, UPLOAD, { mode: 0o600 });
     const old = new Date(Date.now() - 2 * 24 * 60 * 60_000);
-    const { utimes } = await import("node:fs/promises");
     await utimes(leftover, old, old);
-    expect(await sweepSpools(dir, Date.now())).toBe(1);
+    expect(await sweepSpools(dir, Date.now())).toBe(2);
     expect(await readdir(dir)).toEqual([live.path.slice(dir.length + 1)]);
     await live.close();
     expect(await readdir(dir)).toEqual([]);
