@@ -21,7 +21,13 @@ import { randomBytes } from "node:crypto";
 import { open, rmSync } from "node:fs";
 import { mkdir, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ACTIVE_CALL_DIRS, callDirPrefix, createCallDir, removeDir } from "../internal/temp-dir.js";
+import {
+  ACTIVE_CALL_DIRS,
+  assertPrivateTmpDir,
+  callDirPrefix,
+  createCallDir,
+  removeDir,
+} from "../internal/temp-dir.js";
 
 /** Mode of a call file: readable and writable by this user only. */
 const FILE_MODE = 0o600;
@@ -213,6 +219,14 @@ function discard(pool: Pool, dir: string, recursive = false): void {
   pool.discarding = Promise.all([pool.discarding, removed]).then(() => {});
 }
 
+/** Drops every folder the pool holds (the temp dir is gone, and them with it). */
+function forget(pool: Pool): void {
+  for (const spare of pool.spare.splice(0)) untrack(spare.dir);
+  for (const kept of pool.reusable.values()) for (const spare of kept) untrack(spare.dir);
+  pool.reusable.clear();
+  pool.reusableCount = 0;
+}
+
 /** The first folder of `list` young enough to use; older ones are removed in the background. */
 function takeYoung(pool: Pool, list: Spare[], now: number): string | undefined {
   for (let spare = list.shift(); spare !== undefined; spare = list.shift()) {
@@ -279,12 +293,15 @@ function openIn(folder: string, name: string): Promise<CallFile> {
  * a private folder of its own under `tmpDir`: with a `scope`, an emptied folder of that scope's
  * earlier calls when the pool keeps one (see {@link releaseCallFile}); else a spare one from the pool
  * (made less than {@link SPARE_MAX_AGE_MS} ago); else one made now with the checks of
- * {@link createCallDir}. The caller refills the pool ({@link refillCallFolders}) once the file is
+ * {@link createCallDir}. The temp dir is checked on each call ({@link assertPrivateTmpDir}). The caller refills the pool ({@link refillCallFolders}) once the file is
  * written, off the call's critical path. A pool folder removed meanwhile (a manual clean-up) is given
  * up and the call makes its own folder instead; so is a kept folder in which the name exists again.
  */
 export async function createCallFile(tmpDir: string, name: string, scope?: string): Promise<CallFile> {
   const pool = poolOf(tmpDir);
+  // The temp dir is checked on every call (one `lstat`), never once per process: removed and made
+  // again by another user while the server runs, it is refused here, before a file goes into it.
+  if (!(await assertPrivateTmpDir(tmpDir))) forget(pool);
   const kept = scope === undefined ? undefined : takeReusable(pool, scope);
   if (kept !== undefined) {
     try {

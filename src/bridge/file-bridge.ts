@@ -8,7 +8,7 @@ import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
-import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
+import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { releaseCallFolders } from "./call-folders.js";
 import { aborted, resolverFailure } from "./failures.js";
@@ -530,11 +530,18 @@ const SWEPT_AT_START = new Set<string>();
 /** How long a start-up sweep may look through a folder. */
 const STARTUP_SWEEP_MS = 5000;
 
-/** Sweeps `tmpDir` once per process, in the background, bounded in time; resolves to the count. */
+/**
+ * Sweeps `tmpDir` once per process, in the background, bounded in time, and then on the leftover
+ * timer (`sweepOnTimer`); resolves to the count of the first sweep.
+ */
 function sweepOnce(tmpDir: string, now: number): Promise<number> {
   if (SWEPT_AT_START.has(tmpDir)) return Promise.resolve(0);
   SWEPT_AT_START.add(tmpDir);
   const olderThanMs = durationToMs(DEFAULT_SWEEP_OLDER_THAN, "olderThan");
+  // And again every ten minutes while the process runs (crash leftovers of other processes too).
+  sweepOnTimer(`call:${tmpDir}`, () =>
+    sweepCallDirs(tmpDir, { olderThanMs, now: Date.now(), active: ACTIVE_CALL_DIRS }),
+  );
   return sweepCallDirs(tmpDir, {
     olderThanMs,
     now,

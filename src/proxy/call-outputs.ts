@@ -19,7 +19,29 @@ import type { FileHandle } from "node:fs/promises";
 import { mkdtemp, rm, rmdir, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import {
+  checkPrivateDir,
+  type FolderRole,
+  leftoverPrefix,
+  sweepLeftovers,
+  sweepOnTimer,
+} from "../internal/temp-dir.js";
 import { confinedFolders, type Folders, isInside } from "./confined-file.js";
+
+/** Call folders: `out-<pid>.<space>-<random>`, so a sweep can tell those of a killed proxy. */
+const OUT_PREFIX = "out-";
+/** Call folders of an older layout (`out-` and `mkdtemp`'s six characters): they go by age only. */
+const LEGACY_OUT = /^out-[A-Za-z0-9]{6}$/;
+/** A call folder older than this whose process cannot be judged (another pid namespace) is a leftover. */
+const OUT_MAX_AGE_MS = 24 * 60 * 60_000;
+/** Call folders of this process in use: never swept. */
+const ACTIVE_OUT = new Set<string>();
+
+/** A call folder's role, for the error when it is not ours. */
+const OUT_ROLE: FolderRole = {
+  what: "a call's own output folder (out-*)",
+  option: "the server's outputDirs in the proxy config",
+};
 
 /** When a call started, as each output folder's file system stamps times. */
 export interface CallStart {
@@ -62,25 +84,66 @@ export interface CallFolder {
   readonly start: CallStart;
   /** Removes it and whatever the upstream left in it (symlinks are removed, never followed). */
   remove(): Promise<void>;
+  /**
+   * Checks with `lstat` that it is still this user's private folder (not swapped for a symlink or
+   * another user's folder): `STORAGE_ERROR` when it is not, `NOT_FOUND` when it is gone.
+   */
+  check(): Promise<void>;
 }
 
 /**
- * Makes a fresh folder for one call inside `parent` (an output folder's real path): `out-` plus a
- * random tail, mode 0700 (`mkdtemp`), so no other call can be handed it or guess it.
+ * Makes a fresh folder for one call inside `parent` (an output folder's real path):
+ * `out-<pid>.<space>-` plus a random tail, made exclusively with mode 0700 (`mkdtemp`), so no other
+ * call can be handed it or guess it, and a later start sweeps it if this process is killed
+ * ({@link sweepCallFolders}).
  */
 export async function makeCallFolder(parent: string): Promise<CallFolder> {
-  const dir = await mkdtemp(join(parent, "out-"));
+  const dir = await mkdtemp(join(parent, leftoverPrefix(OUT_PREFIX)));
+  ACTIVE_OUT.add(dir);
+  const remove = async () => {
+    await rm(dir, { recursive: true, force: true });
+    ACTIVE_OUT.delete(dir);
+  };
   try {
     return {
       dir,
       folders: await confinedFolders([dir]),
       start: await folderStart(dir),
-      remove: () => rm(dir, { recursive: true, force: true }),
+      remove,
+      async check() {
+        if (!(await checkPrivateDir(dir, OUT_ROLE))) throw notWrittenByCall("the call's output folder");
+      },
     };
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await remove();
     throw error;
   }
+}
+
+/**
+ * Removes the call folders (`out-*`) under `parent` that a killed proxy left, with the outputs in
+ * them: those whose process is certainly gone, and any older than a day; only real folders of this
+ * user, looked at with `lstat` (a symlink is never followed). Never rejects; resolves with how many.
+ */
+export function sweepCallFolders(parent: string, now: number = Date.now()): Promise<number> {
+  return sweepLeftovers(parent, {
+    prefix: OUT_PREFIX,
+    legacy: LEGACY_OUT,
+    olderThanMs: OUT_MAX_AGE_MS,
+    now,
+    active: ACTIVE_OUT,
+  }).catch(() => 0);
+}
+
+/**
+ * Sweeps `parent` now ({@link sweepCallFolders}, in the background) and every ten minutes while the
+ * process runs (one unref'd timer for all output folders).
+ *
+ * @returns the first sweep (for tests; it never rejects).
+ */
+export function keepCallFoldersSwept(parent: string): Promise<number> {
+  sweepOnTimer(`out:${parent}`, () => sweepCallFolders(parent));
+  return sweepCallFolders(parent);
 }
 
 /** The answer to a path the call did not write: the same whether the file is missing or stale. */

@@ -54,16 +54,18 @@ function refused(path: string, why: string): FileBridgeError {
 export async function openConfined(
   path: string,
   folders: Folders,
-  options: { maxBytes?: number } = {},
+  options: { maxBytes?: number; shown?: string } = {},
 ): Promise<ConfinedFile> {
+  // Errors name the path as the caller gave it (`shown`), never a folder it was resolved against.
+  const shown = options.shown ?? path;
   if (typeof path !== "string" || path.length === 0 || path.includes("\0")) {
     throw new FileBridgeError("INVALID_INPUT", "the path must be a non-empty string without NUL bytes");
   }
-  if (folders.real.length === 0) throw refused(path, "is not inside an allowed folder (none configured)");
+  if (folders.real.length === 0) throw refused(shown, "is not inside an allowed folder (none configured)");
   const absolute = isAbsolute(path) ? resolve(path) : resolve(folders.real[0] as string, path);
   // Lexical check first, so nothing outside is even looked at.
   if (!folders.given.some((folder) => isInside(folder, absolute))) {
-    throw refused(path, "is not inside an allowed folder");
+    throw refused(shown, "is not inside an allowed folder");
   }
   // The one descriptor-safe opener (src/internal/safe-open.ts), shared with the bridge's local paths.
   const {

@@ -10,6 +10,7 @@ import type { Duration } from "../internal/duration.js";
 import type { ResourceRegistry } from "../registry/resource-registry.js";
 import type { FileStore } from "../storage/types.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
+import { keepCallFoldersSwept } from "./call-outputs.js";
 import type { ServerRules, ToolRule, UpstreamServerConfig } from "./config.js";
 import { confinedFolders, type Folders } from "./confined-file.js";
 import type { ProxySdk } from "./sdk/load-sdk.js";
@@ -108,6 +109,8 @@ export async function mountUpstream(
   if (rules?.handoffDir) await mkdir(rules.handoffDir, { recursive: true, mode: 0o700 });
   for (const dir of rules?.outputDirs ?? []) await mkdir(dir, { recursive: true, mode: 0o700 });
   const outputs = await confinedFolders(rules?.outputDirs ?? []);
+  // Call folders (`out-*`) a killed proxy left in the folder that holds them: swept now and on a timer.
+  if (outputs.real[0] !== undefined) void keepCallFoldersSwept(outputs.real[0]);
   const bridge = bridgeFor(rules, deps);
   const tools = rules?.tools ?? {};
   return {

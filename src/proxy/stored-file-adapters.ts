@@ -229,22 +229,27 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
    * Stores the file at `path` if this call wrote it (see call-outputs.ts): inside `folders`, one
    * link, modified since `start`. `remove`: unlink it from the shared folder once stored.
    */
+  /**
+   * Captures the file at `path` (absolute) if this call wrote it. Errors name `given`, the path as the
+   * upstream's result spelled it (relative ones included), never the folder it was resolved against.
+   */
   async function capturePath(
     path: string,
     ctx: CallContext,
     within: { folders: Folders; start: CallStart; optional: boolean; remove: boolean },
+    given: string = path,
   ): Promise<Captured | undefined> {
     let confined: Awaited<ReturnType<typeof openConfined>>;
     try {
-      confined = await openConfined(path, within.folders, { maxBytes: deps.maxBytes });
+      confined = await openConfined(path, within.folders, { maxBytes: deps.maxBytes, shown: given });
     } catch (error) {
       if (!(error instanceof FileBridgeError && error.code === "NOT_FOUND")) throw error;
       if (within.optional) return undefined;
-      throw notWrittenByCall(path);
+      throw notWrittenByCall(given);
     }
     let captured: Captured;
     try {
-      await assertWrittenDuringCall(confined.handle, confined.path, path, within.start);
+      await assertWrittenDuringCall(confined.handle, confined.path, given, within.start);
       const stream = confined.handle.createReadStream({ start: 0, autoClose: false });
       const stored = await store(stream, confined.name, mediaTypeFromName(confined.name) ?? undefined, ctx);
       captured = { ...stored, path };
@@ -321,16 +326,18 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
       if (rule.locator === "embedded") captured = await captureEmbedded(result, ctx);
       else if (rule.locator === "none") {
         const own = state as NoneState;
+        await own.check(); // each use: still our private folder, not swapped
         const one = await capturePath(own.path, ctx, { ...own, optional: true, remove: false });
         if (one) captured.push(one);
       } else {
         // With `outputDirArg`: only inside the call's own folder, relative paths relative to it.
         const own = rule.outputDirArg ? (state as CallFolder) : undefined;
+        await own?.check(); // each use: still our private folder, not swapped
         const within = own
           ? { folders: own.folders, start: own.start, optional: false, remove: true }
           : { folders: deps.outputs, start: state as CallStart, optional: false, remove: true };
         for (const path of locateOutputs(result, rule)) {
-          const one = await capturePath(outputPath(path, own?.dir ?? rule.relativeTo), ctx, within);
+          const one = await capturePath(outputPath(path, own?.dir ?? rule.relativeTo), ctx, within, path);
           if (one) captured.push(one);
         }
       }

@@ -32,7 +32,7 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import type { StateStore } from "../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "../uploads/tus/fs-staging.js";
 import { copySource } from "./s3-copy-source.js";
-import { Spool } from "./s3-spool.js";
+import { Spool, sweepSpools } from "./s3-spool.js";
 import { multipartUploads, recordKey, sweepStaging } from "./s3-staging-sweep.js";
 
 const MiB = 1024 * 1024;
@@ -64,7 +64,11 @@ export interface S3TusStagingOptions {
   partSize?: number;
   /** Key prefix of staging objects. @default the store's prefix with `-tus/` for its trailing `/` */
   prefix?: string;
-  /** Local folder where a body is spooled up to one part. @default a folder under the OS temp folder */
+  /**
+   * Local folder where a body is spooled up to one part: a folder of this user, mode 0700 (made so
+   * when missing; checked on every use, refused with `STORAGE_ERROR` when it is not).
+   * @default `<os temp>/mcp-file-bridge-tus-s3-<uid>`
+   */
   dir?: string;
 }
 
@@ -474,6 +478,13 @@ export function s3TusStaging(
       await state.delete(recordKey(id));
     },
 
-    sweep: (now) => sweepStaging({ client, bucket, prefix, state, deleteKey }, now),
+    // Expired uploads in the bucket, and the spool files a killed process left on local disk.
+    sweep: async (now) => {
+      const [uploads] = await Promise.all([
+        sweepStaging({ client, bucket, prefix, state, deleteKey }, now),
+        sweepSpools(dir, now).catch(() => 0),
+      ]);
+      return uploads;
+    },
   };
 }

@@ -8,6 +8,13 @@
  * The JWS signature covers the sealed scope as every other claim: it cannot be moved into a token
  * without the secret.
  *
+ * The sealed scope is padded (issue 40): its UTF-8 bytes, one 0x80 byte, then zeros up to a size
+ * class — 64 bytes for every scope up to 63 bytes (session ids, subjects, user names: all one length),
+ * then 128, 256, 512 or 1024 bytes, so the longest scope `assertScope` lets through (256 characters,
+ * at most 768 bytes) fits. One fixed length for all would cost every token ~1 KB; the classes show
+ * only which of five a scope is in. A seal made before the padding (the scope's bytes alone, with its
+ * own IV) still opens, so tokens minted by an older version stay good until they expire.
+ *
  * Being deterministic is what lets a process remember what it sealed and opened: minting and checking
  * a token then cost no cipher at all for a scope seen before (an AES-GCM cipher object is the largest
  * CPU cost of a small upload's ticket). What it shows is what a resource URI's scope reference
@@ -21,6 +28,33 @@ const IV_INFO = "mcp-file-bridge/signed-url/scope-seal/iv/v2";
 const AAD = Buffer.from(KEY_INFO, "utf8");
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+/** The sizes a padded scope takes (bytes of plaintext); the first that holds the scope and the 0x80 marker. */
+export const SEAL_SIZE_CLASSES: readonly number[] = [64, 128, 256, 512, 1024];
+/** The marker after the scope's bytes (never in a scope's UTF-8 as its last byte of padding: zeros follow). */
+const PAD_MARK = 0x80;
+
+/** The size class of a scope of `length` bytes (its bytes and the marker), or `undefined` past the last. */
+function sizeClass(length: number): number | undefined {
+  return SEAL_SIZE_CLASSES.find((size) => size > length);
+}
+
+/** `scope`'s bytes, the marker, zeros up to its size class. */
+function pad(scope: Buffer): Buffer {
+  const size = sizeClass(scope.length);
+  if (size === undefined) throw new RangeError("scope too long to seal");
+  const padded = Buffer.alloc(size);
+  scope.copy(padded);
+  padded[scope.length] = PAD_MARK;
+  return padded;
+}
+
+/** The scope's bytes in a canonically padded plaintext, or `undefined` when it is not one. */
+function unpad(plain: Buffer): Buffer | undefined {
+  let end = plain.length - 1;
+  while (end >= 0 && plain[end] === 0) end--;
+  if (end < 1 || plain[end] !== PAD_MARK || sizeClass(end) !== plain.length) return undefined;
+  return plain.subarray(0, end);
+}
 /** Scopes remembered each way; a full cache is dropped whole (no per-entry LRU), as `ScopeRefs`' is. */
 const CACHE_LIMIT = 10_000;
 
@@ -55,10 +89,11 @@ export class ScopeSeal {
   seal(scope: string): string {
     const known = this.#sealed.get(scope);
     if (known !== undefined) return known;
-    const iv = this.#ivOf(Buffer.from(scope, "utf8"));
+    const bytes = Buffer.from(scope, "utf8");
+    const iv = this.#ivOf(bytes);
     const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
     cipher.setAAD(AAD);
-    const body = Buffer.concat([cipher.update(scope, "utf8"), cipher.final()]);
+    const body = Buffer.concat([cipher.update(pad(bytes)), cipher.final()]);
     const sealed = Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
     this.#remember(scope, sealed);
     return sealed;
@@ -86,9 +121,14 @@ export class ScopeSeal {
     } catch {
       return null;
     }
-    // Authentic, and sealed as `seal` seals: with the scope's own IV (one text per scope).
-    if (!timingSafeEqual(iv, this.#ivOf(plain))) return null;
-    const scope = plain.toString("utf8");
+    // Authentic, and sealed as `seal` seals: padded, with the scope's own IV (one text per scope) —
+    // or as the version before the padding sealed (the scope alone, its own IV), until those expire.
+    const padded = unpad(plain);
+    let bytes: Buffer;
+    if (padded !== undefined && timingSafeEqual(iv, this.#ivOf(padded))) bytes = padded;
+    else if (timingSafeEqual(iv, this.#ivOf(plain))) bytes = plain;
+    else return null;
+    const scope = bytes.toString("utf8");
     this.#remember(scope, sealed);
     return scope;
   }

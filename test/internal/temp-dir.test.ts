@@ -1,9 +1,17 @@
 import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { processGone, processSpaceId } from "../../src/internal/process-space.js";
-import { ACTIVE_CALL_DIRS, createCallDir, removeDir, sweepCallDirs } from "../../src/internal/temp-dir.js";
+import {
+  ACTIVE_CALL_DIRS,
+  createCallDir,
+  LEFTOVER_SWEEP_EVERY_MS,
+  privateDir,
+  removeDir,
+  sweepCallDirs,
+  sweepOnTimer,
+} from "../../src/internal/temp-dir.js";
 
 let base: string;
 beforeEach(async () => {
@@ -122,4 +130,41 @@ describe("temp dirs", () => {
     await expect(createCallDir(foreign)).rejects.toMatchObject({ code: "STORAGE_ERROR" });
     expect(await readdir(foreign)).toEqual([]);
   });
+
+  it("runs the registered leftover sweeps every ten minutes, one per key", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const runs: string[] = [];
+      sweepOnTimer("test:a", async () => void runs.push("first"));
+      sweepOnTimer("test:a", async () => void runs.push("a")); // replaces the first
+      sweepOnTimer("test:b", async () => {
+        runs.push("b");
+        throw new Error("a failing sweep is ignored");
+      });
+      await vi.advanceTimersByTimeAsync(LEFTOVER_SWEEP_EVERY_MS - 1);
+      expect(runs).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(runs).toEqual(["a", "b"]);
+      await vi.advanceTimersByTimeAsync(LEFTOVER_SWEEP_EVERY_MS);
+      expect(runs).toEqual(["a", "b", "a", "b"]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it.skipIf(typeof process.getuid !== "function")(
+    "privateDir makes a missing folder (and its parents) 0700, and refuses one open to others",
+    async () => {
+      const dir = join(base, "a", "b");
+      expect(await privateDir(dir, { what: "the test folder", option: "dir" })).toBe(dir);
+      expect((await stat(dir)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(base, "a"))).mode & 0o777).toBe(0o700);
+      await chmod(dir, 0o750);
+      const error = await privateDir(dir, { what: "the test folder", option: "dir" }).catch((e) => e);
+      expect(error).toMatchObject({ code: "STORAGE_ERROR", data: { option: "dir" } });
+      // The message names the role and the option, never the path (the path is in `cause`).
+      expect(error.message).not.toContain(base);
+      expect(String(error.cause)).toContain(dir);
+    },
+  );
 });

@@ -9,14 +9,40 @@ const OTHER_SECRET = new TextEncoder().encode("another-secret-another-secret-ano
 /** A well-formed scope: any Unicode, at most 256 characters (what `assertScope` lets through). */
 const scopes = fc.string({ unit: "binary", minLength: 1, maxLength: 256 });
 
-/** Seals `scope` with AES-256-GCM under the seal's own key, with the IV given (by hand, as an attacker with the key could). */
-function sealByHand(scope: string, iv: Buffer): string {
+/** `scope` padded as the seal pads it: its bytes, 0x80, zeros up to 64 bytes (scopes under 64 bytes). */
+function padded(scope: string): Buffer {
+  const bytes = Buffer.from(scope, "utf8");
+  const out = Buffer.alloc(64);
+  bytes.copy(out);
+  out[bytes.length] = 0x80;
+  return out;
+}
+
+/**
+ * Seals `scope` with AES-256-GCM under the seal's own key, with the IV given (by hand, as an attacker
+ * with the key could), padded as the seal pads or (`legacy`) as it sealed before the padding.
+ */
+function sealByHand(scope: string, iv: Buffer, legacy = false): string {
   const key = Buffer.from(
     hkdfSync("sha256", SECRET, Buffer.alloc(0), "mcp-file-bridge/signed-url/scope-seal/v2", 32),
   );
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from("mcp-file-bridge/signed-url/scope-seal/v2"));
-  const body = Buffer.concat([cipher.update(scope, "utf8"), cipher.final()]);
+  const body = Buffer.concat([
+    cipher.update(legacy ? Buffer.from(scope, "utf8") : padded(scope)),
+    cipher.final(),
+  ]);
+  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
+}
+
+/** Seals the plaintext bytes `plain` as they are (no padding added), with the IV given. */
+function sealRaw(plain: Buffer, iv: Buffer): string {
+  const key = Buffer.from(
+    hkdfSync("sha256", SECRET, Buffer.alloc(0), "mcp-file-bridge/signed-url/scope-seal/v2", 32),
+  );
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(Buffer.from("mcp-file-bridge/signed-url/scope-seal/v2"));
+  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
   return Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
 }
 
@@ -89,7 +115,7 @@ describe("ScopeSeal", () => {
     expect(seal.open(`${sealed}=`)).toBeNull();
     expect(seal.open("")).toBeNull();
     expect(seal.open("not sealed at all")).toBeNull();
-    // The same bytes spelled with bits set past the last byte (35 bytes: 47 characters, 2 spare bits).
+    // The same bytes spelled with bits set past the last byte (92 bytes: 123 characters, 2 spare bits).
     expect(sealed.length % 4).toBe(3);
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const spelled = `${sealed.slice(0, -1)}${alphabet[alphabet.indexOf(sealed.slice(-1)) ^ 1]}`;
@@ -105,6 +131,18 @@ describe("ScopeSeal", () => {
     const other = sealByHand("user-42", randomBytes(12));
     expect(new ScopeSeal(SECRET).open(other)).toBeNull();
     expect(seal.open(other)).toBeNull();
+    // A seal of the version before the padding (the scope alone, its own IV) still opens, until the
+    // tokens carrying it expire; with another IV it does not.
+    expect(new ScopeSeal(SECRET).open(sealByHand("user-42", ownIv("user-42"), true))).toBe("user-42");
+    expect(new ScopeSeal(SECRET).open(sealByHand("user-42", randomBytes(12), true))).toBeNull();
+    // Padding that is not the scope's own size class, or not 0x80 then zeros, is refused.
+    const wrongClass = Buffer.alloc(128);
+    Buffer.from("user-42").copy(wrongClass);
+    wrongClass[7] = 0x80;
+    expect(new ScopeSeal(SECRET).open(sealRaw(wrongClass, ownIv("user-42")))).toBeNull();
+    const badMark = padded("user-42");
+    badMark[7] = 0x81;
+    expect(new ScopeSeal(SECRET).open(sealRaw(badMark, ownIv("user-42")))).toBeNull();
   });
 
   it("keeps sealing and opening right past what it remembers", () => {

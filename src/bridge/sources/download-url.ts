@@ -2,7 +2,7 @@
  * Input form: the `download_url` of a host attachment object (`{download_url, file_id, mime_type?,
  * file_name?}`, the OpenAI Apps SDK's `openai/fileParams` convention). An `https://` download URL is
  * fetched through safe-fetch.ts, like an `https://` string, when its origin is one the author
- * allowed in `https.downloadOrigins` (redirects stay on those hosts); a URL the `https://` string
+ * allowed in `https.downloadOrigins` (redirects stay on those origins: scheme, host and port); a URL the `https://` string
  * form would take (its host on `https.allowHosts`) is taken too. Any other origin is refused with a
  * message naming the origin and the option to add it to.
  */
@@ -38,7 +38,10 @@ export function fromDownloadUrl(
   const https = settings.https;
   if (https && originAllowed(url, https.downloadOrigins)) {
     const allowHosts = https.downloadOrigins.map((origin) => origin.host);
-    return fromHttps(input, ctx, { ...https, allowHosts });
+    // Every hop is held to the allowed origins (scheme, host and port), not only to their hosts: a
+    // redirect to another port of an allowed host is another server.
+    const origins = https.downloadOrigins;
+    return fromHttps(input, ctx, { ...https, allowHosts, allowUrl: (hop) => originAllowed(hop, origins) });
   }
   if (https && settings.httpsForm && hostAllowed(url.hostname, https.allowHosts)) {
     return fromHttps(input, ctx, https);

@@ -6,13 +6,13 @@ import type { CallContext } from "../call-context.js";
 import { type MaterializeSpec, materialize } from "../materialize.js";
 import type { HttpsSettings } from "../options.js";
 import type { ResolvedFile } from "../types.js";
-import { safeFetch } from "./safe-fetch.js";
+import { type SafeFetchOptions, safeFetch } from "./safe-fetch.js";
 
-/** Fetches an `https://` URL with the bridge's https settings. */
+/** Fetches an `https://` URL with the bridge's https settings (and a further check of each hop's URL). */
 export async function fromHttps(
   input: string,
   ctx: CallContext,
-  https: HttpsSettings,
+  https: HttpsSettings & Pick<SafeFetchOptions, "allowUrl">,
 ): Promise<ResolvedFile> {
   const response = await safeFetch(input, { ...https, maxBytes: ctx.maxBytes, signal: ctx.signal });
   const segment = decodeSegment(response.url.pathname.split("/").pop() ?? "");

@@ -66,6 +66,11 @@ export interface SafeFetchOptions {
   readonly timeoutMs: number;
   readonly maxRedirects: number;
   readonly allowPrivateAddresses: boolean;
+  /**
+   * A further check of every URL, the first and each redirect's (`HOST_NOT_ALLOWED` when it says
+   * no): a host attachment's download stays on the allowed origins (scheme, host and port).
+   */
+  readonly allowUrl?: ((url: URL) => boolean) | undefined;
   readonly ca?: string | Buffer | undefined;
   /** Refuse early when Content-Length says more. */
   readonly maxBytes: number;
@@ -93,11 +98,14 @@ function refuse(message: string, host: string): FileBridgeError {
 /** Checks a URL before any connection: scheme, allow-list, and IP-literal hosts. */
 export function checkFetchUrl(
   url: URL,
-  options: Pick<SafeFetchOptions, "allowHosts" | "allowPrivateAddresses">,
+  options: Pick<SafeFetchOptions, "allowHosts" | "allowPrivateAddresses" | "allowUrl">,
 ): void {
   const host = normalizeHost(url.hostname);
   if (url.protocol !== "https:") throw refuse("only https:// URLs may be fetched", host);
   if (!hostAllowed(host, options.allowHosts)) throw refuse(`host ${host} is not on the allow-list`, host);
+  if (options.allowUrl !== undefined && !options.allowUrl(url)) {
+    throw refuse(`origin ${url.origin} is not an allowed origin`, host);
+  }
   if (isIP(host) !== 0 && !options.allowPrivateAddresses) {
     const kind = classifyAddress(host);
     if (kind !== null) throw refuse(`address ${host} is ${kind}`, host);

@@ -3,13 +3,14 @@
  * at the verified offset (anything past it — the tail of a write a crash cut — is cut off first), with
  * a small sidecar holding its expiry so a sweep removes what expired without asking the state store.
  */
-import { createReadStream } from "node:fs";
-import { type FileHandle, mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, lstat, open, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { type FolderRole, privateDir } from "../../internal/temp-dir.js";
 import type { AdoptObject } from "../../storage/types.js";
 
 /**
@@ -187,6 +188,16 @@ class StagingSink extends Writable {
   }
 }
 
+/** Writes `text` to a new file at `path` (`O_EXCL`, mode 0600, never through a symlink). */
+async function writeNew(path: string, text: string): Promise<void> {
+  const handle = await open(path, CREATE, 0o600);
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The default staging folder: one per user under the OS temp folder, shared by restarts. */
 export function defaultTusStagingDir(): string {
   const user = typeof process.getuid === "function" ? String(process.getuid()) : "user";
@@ -194,12 +205,26 @@ export function defaultTusStagingDir(): string {
 }
 
 const SIDECAR = ".expires";
+/** The staging folder's role, for the error when it is not ours. */
+const STAGING_ROLE: FolderRole = {
+  what: "the tus staging folder",
+  option: "tus.staging (fsTusStaging(dir))",
+};
+/** Never through a symlink: a staging file is a regular file of the private folder, or nothing. */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** A new staging file or sidecar: made exclusively (`O_EXCL`), so nothing planted is written through. */
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+/** An existing staging file, read and written. */
+const UPDATE = constants.O_RDWR | NOFOLLOW;
 /** A staging file without a sidecar older than this is an orphan of a crash between the two writes. */
 const ORPHAN_MS = 24 * 60 * 60_000;
 
 /**
- * Staging files in a local folder (made `0700` on first use). Replicas that resume each other's
- * uploads need this folder shared, or the S3 staging.
+ * Staging files in a local folder of this user, private to it: made with `mkdir` mode 0700 when
+ * missing, and checked with `lstat` (ours, 0700, not a symlink) on every use — a folder another local
+ * user made first, or made again after it was removed, is refused with `STORAGE_ERROR` naming the
+ * option that moves it. Files in it are made exclusively and opened without following symlinks.
+ * Replicas that resume each other's uploads need this folder shared, or the S3 staging.
  *
  * @example
  * ```ts
@@ -207,23 +232,20 @@ const ORPHAN_MS = 24 * 60 * 60_000;
  * ```
  */
 export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
-  let ready: Promise<unknown> | undefined;
-  const folder = async () => {
-    ready ??= mkdir(dir, { recursive: true, mode: 0o700 });
-    await ready;
-    return dir;
-  };
+  // Checked on each use, not once per process (issue 40): one `lstat`, and a `mkdir` when missing.
+  const folder = () => privateDir(dir, STAGING_ROLE);
   const pathOf = (id: string) => join(dir, id);
   return {
     async create(id, expiresAt) {
       await folder();
-      await writeFile(pathOf(id) + SIDECAR, String(expiresAt), { mode: 0o600 });
-      await writeFile(pathOf(id), new Uint8Array(0), { mode: 0o600, flag: "wx" });
+      await writeNew(pathOf(id) + SIDECAR, String(expiresAt));
+      await writeNew(pathOf(id), "");
     },
     async write(id, offset, source, observe) {
       let handle: FileHandle;
       try {
-        handle = await open(pathOf(id), "r+");
+        await folder();
+        handle = await open(pathOf(id), UPDATE);
       } catch (error) {
         source.resume();
         return { written: 0, error };
@@ -255,7 +277,8 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       }
     },
     async truncate(id, length) {
-      const handle = await open(pathOf(id), "r+");
+      await folder();
+      const handle = await open(pathOf(id), UPDATE);
       try {
         await handle.truncate(length);
       } finally {
@@ -264,12 +287,18 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
     },
     read(id, length) {
       if (length === 0) return Readable.from([]);
-      return createReadStream(pathOf(id), { start: 0, end: length - 1, highWaterMark: 1 << 20 });
+      async function* bytes(): AsyncGenerator<Buffer> {
+        await folder();
+        const handle = await open(pathOf(id), constants.O_RDONLY | NOFOLLOW);
+        yield* handle.createReadStream({ start: 0, end: length - 1, highWaterMark: 1 << 20 });
+      }
+      return Readable.from(bytes(), { objectMode: false });
     },
     localPath: pathOf,
     async shortfall(id, offset) {
       try {
-        const { size } = await stat(pathOf(id));
+        await folder();
+        const { size } = await lstat(pathOf(id));
         return size < offset ? size : undefined;
       } catch {
         // Missing or unreadable: nothing to say here (a write reports it).
@@ -277,12 +306,14 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       }
     },
     async remove(id) {
+      await folder();
       await rm(pathOf(id), { force: true });
       await rm(pathOf(id) + SIDECAR, { force: true });
     },
     async sweep(now) {
       let entries: string[];
       try {
+        await folder();
         entries = await readdir(dir);
       } catch {
         return 0;
@@ -292,12 +323,16 @@ export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
       for (const entry of entries) {
         if (entry.endsWith(SIDECAR)) {
           const id = entry.slice(0, -SIDECAR.length);
-          const expiresAt = Number(await readFile(join(dir, entry), "utf8").catch(() => "0"));
+          const expiresAt = Number(
+            await readFile(join(dir, entry), { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW }).catch(
+              () => "0",
+            ),
+          );
           if (expiresAt > now) continue;
           await this.remove(id);
           removed++;
         } else if (!names.has(entry + SIDECAR)) {
-          const info = await stat(join(dir, entry)).catch(() => undefined);
+          const info = await lstat(join(dir, entry)).catch(() => undefined);
           if (info && now - info.mtimeMs > ORPHAN_MS) {
             await rm(join(dir, entry), { force: true });
             removed++;
