@@ -147,17 +147,25 @@ export async function writeBody(
     meter.on("error", () => undefined);
     const watchdog = ctx.watch((error) => meter.destroy(error));
     body.on("data", watchdog.touch);
-    // A dropped client ends the body: what already arrived is flushed to the staging and counts.
+    // A dropped client ends the body: every byte that already arrived is flushed to the staging and
+    // counts. Node tells of a cut twice (`aborted`, then an `error` on the destroyed request): the
+    // first ends the meter, which then still hands the staging what it and the pipe hold; the error
+    // must not destroy it (that threw away up to ~3 MiB of buffered bytes). What the request stream
+    // itself still buffered is taken along too (see docs/limits.md for what a cut can still lose).
     let dropped: FileBridgeError | undefined;
-    const onAbort = () => {
-      if (dropped || meter.writableEnded) return;
-      dropped = new FileBridgeError("ABORTED", "The client aborted the upload");
+    const onAbort = (cause?: unknown) => {
+      if (dropped || meter.writableEnded || meter.destroyed) return;
+      dropped = new FileBridgeError("ABORTED", "The client aborted the upload", { cause });
       body.unpipe(meter);
+      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null) {
+        meter.write(chunk);
+      }
       meter.end();
     };
-    request.signal.addEventListener("abort", onAbort, { once: true });
-    body.once("error", (error) => meter.destroy(error));
-    body.once("aborted", onAbort);
+    const onSignal = () => onAbort();
+    request.signal.addEventListener("abort", onSignal, { once: true });
+    body.once("error", onAbort);
+    body.once("aborted", onSignal);
     // A socket closed mid-body ends neither `end` nor `error` on every Node version.
     body.once("close", () => {
       if (!body.readableEnded) onAbort();
@@ -172,7 +180,7 @@ export async function writeBody(
     } finally {
       watchdog.stop();
       body.off("data", watchdog.touch);
-      request.signal.removeEventListener("abort", onAbort);
+      request.signal.removeEventListener("abort", onSignal);
     }
     const rejected = checksum && (failure !== undefined || meter.digest() !== checksum.digest);
     running?.settle(rejected ? undefined : start + written);
