@@ -178,7 +178,8 @@ export async function commitTusUpload(
     throw error;
   }
   const now = service.now();
-  await writeRecord(state, id, { ...record, fileId: file.id }, now);
+  const handle = formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter));
+  await writeRecord(state, id, { ...record, fileId: file.id, handle, sha256: file.sha256 }, now);
   const ticketRecord: TicketRecord = { scope: limits.scope, files: [file.id] };
   try {
     await state.set(ticketStateKey(verified.fileId), ticketRecord, { ttl: limits.ttlMs / 1000 });
@@ -200,5 +201,5 @@ export async function commitTusUpload(
     fileId: file.id,
   });
   // The minter's keyed scope reference, as in the single-request path's handles (not the unkeyed hash).
-  return { file, handle: formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter)) };
+  return { file, handle };
 }

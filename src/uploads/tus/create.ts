@@ -151,7 +151,7 @@ export async function createFinalUpload(
     metadata,
     ...(rawMetadata ? { rawMetadata } : {}),
   });
-  const final: TusRecord = { ...record, parts: ids, offset: total };
+  const final: TusRecord = { ...record, parts: ids, offset: total, completedBy: ticket.tokenHash };
   const lock = await lockUpload(service.state, id, service.lockTtlMs);
   try {
     await writeRecord(service.state, id, final, service.now());

@@ -177,6 +177,10 @@ export async function writeBody(
       const result = await service.staging.write(id, start, body.pipe(meter), running?.observe, provisional);
       written = result.written;
       failure = result.error ?? dropped;
+      // Gone after its last byte, the client sent a whole body: it commits, and its `HEAD` tells.
+      if (failure === dropped && record.length !== undefined && start + written === record.length) {
+        failure = undefined;
+      }
     } finally {
       watchdog.stop();
       body.off("data", watchdog.touch);
@@ -199,6 +203,9 @@ export async function writeBody(
   }
   if (!body) running?.settle(start);
   const updated: TusRecord = { ...record, offset: start + written };
+  const complete = updated.length !== undefined && updated.offset === updated.length && !updated.partial;
+  // The token whose request completes the upload may read its outcome after the commit used it up.
+  if (complete) updated.completedBy = ticket.tokenHash;
   await writeRecord(service.state, id, updated, service.now());
   if (written > 0 && !updated.partial) publishProgress(service, ticket, updated.offset, updated.length);
   if (failure !== undefined) {
@@ -206,7 +213,7 @@ export async function writeBody(
       ? withSizeReason(failure, ticket.verified.claims?.[TICKET_CLAIMS.exactSize])
       : new FileBridgeError("ABORTED", "The upload body ended early", { cause: failure });
   }
-  if (updated.length !== undefined && updated.offset === updated.length && !updated.partial) {
+  if (complete) {
     return { record: updated, committed: await commitTusUpload(service, ctx, ticket, id, updated) };
   }
   return { record: updated };
