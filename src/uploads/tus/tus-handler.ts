@@ -76,7 +76,7 @@ export class TusUploadHandler implements UploadHandler {
   async handle(request: Request, ctx: UploadRequestContext): Promise<Response> {
     try {
       const method = methodOf(request);
-      if (method === "OPTIONS") return this.#discovery();
+      if (method === "OPTIONS") return await this.#discovery(ctx.segments[0] as string);
       assertTusResumable(request);
       const token = ctx.segments[0] as string;
       const id = ctx.segments[1];
@@ -161,13 +161,21 @@ export class TusUploadHandler implements UploadHandler {
     return undefined;
   }
 
-  #discovery(): Response {
-    return tusResponse(204, {
+  /**
+   * `OPTIONS`: the version and extensions, and with a valid ticket its own cap as `Tus-Max-Size`
+   * (what a creation is held to). Without one (garbage, used, expired) nothing ticket-specific: tus
+   * 1.0 sets `Tus-Max-Size` only for "a known hard limit", and no upload is allowed at all then;
+   * the routes' `maxBytes` is no such limit either (a ticket's own cap replaces it).
+   */
+  async #discovery(token: string): Promise<Response> {
+    const headers: Record<string, string> = {
       "tus-version": TUS_VERSION,
       "tus-extension": TUS_EXTENSIONS,
-      "tus-max-size": String(this.#service.config.maxBytes),
       "tus-checksum-algorithm": TUS_CHECKSUM_ALGORITHMS.join(","),
-    });
+    };
+    const ticket = await verifyTusTicket(this.#service, token).catch(() => undefined);
+    if (ticket) headers["tus-max-size"] = String(ticket.limits.maxBytes);
+    return tusResponse(204, headers);
   }
 
   async #create(request: Request, ctx: UploadRequestContext, ticket: TusTicket): Promise<Response> {
