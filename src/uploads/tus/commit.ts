@@ -22,6 +22,7 @@ import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
 import { type TusRecord, tusRecordKey, tusTicketKey, writeRecord } from "./records.js";
 import type { TusService, TusTicket } from "./service.js";
+import { releaseStaging } from "./staging-ledger.js";
 
 /** S3's smallest multipart part (all but the last): a final upload's parts below it are streamed. */
 const MIN_COPY_PART = 5 * 1024 * 1024;
@@ -129,6 +130,7 @@ async function dropUpload(
   }
   service.hashes.drop(id);
   await Promise.all(ids.map((each) => service.staging.remove(each)));
+  await releaseStaging(service, ticket.limits.scope, ids);
 }
 
 /** What a commit answers with: the stored file and the ticket's handle. */
@@ -193,6 +195,8 @@ export async function commitTusUpload(
   }
   const staging = [id, ...(record.parts ?? [])];
   await Promise.all(staging.map((part) => service.staging.remove(part).catch((error) => ctx.report(error))));
+  // The store counts the file now: its staging share ends.
+  await releaseStaging(service, limits.scope, staging).catch((error) => ctx.report(error));
   service.onProgress?.({
     ticketId: verified.fileId,
     scope: limits.scope,

@@ -46,6 +46,7 @@ import {
   tokenHashOf,
   verifyTusTicket,
 } from "./service.js";
+import { claimStaging, releaseStaging } from "./staging-ledger.js";
 
 /** How often creation also sweeps expired staging (in the background). */
 const SWEEP_EVERY_MS = 60_000;
@@ -267,7 +268,12 @@ export class TusUploadHandler implements UploadHandler {
           offset: record.offset,
         });
       }
-      return writeBody(service, ctx, request, ticket, id, withLength(record, length, ticket), checksum);
+      const sized = withLength(record, length, ticket);
+      // A deferred length set now: the upload's share becomes that length (or is refused).
+      if (sized.length !== undefined && record.length === undefined) {
+        await claimStaging(service, ticket, id, { need: sized.length });
+      }
+      return writeBody(service, ctx, request, ticket, id, sized, checksum);
     });
     return tusResponse(204, {
       "upload-offset": String(written.record.offset),
@@ -287,6 +293,7 @@ export class TusUploadHandler implements UploadHandler {
       }
       await service.staging.remove(id);
       service.hashes.drop(id);
+      await releaseStaging(service, ticket.limits.scope, [id]);
       return record;
     });
     return tusResponse(204);

@@ -50,7 +50,6 @@ describe("tus Tus-Max-Size per ticket", () => {
   it("OPTIONS with a garbage, used or expired ticket: 204 with the version and extensions, no Tus-Max-Size", async () => {
     let now = Date.UTC(2030, 0, 1);
     harness = await startTus({ maxBytes: 100 * MiB }, () => now);
-    const valid = await harness.endpoint("scope-a", { maxBytes: MiB });
     const garbage = `${harness.origin}/files/tus/${"x".repeat(40)}.${"y".repeat(40)}.${"z".repeat(43)}`;
     const used = await harness.endpoint("scope-a", { maxBytes: MiB });
     const made = await create(used, 1);
@@ -69,6 +68,5 @@ describe("tus Tus-Max-Size per ticket", () => {
       expect(discovery.headers.get("tus-extension")).toContain("creation");
       expect(discovery.headers.get("tus-max-size"), endpoint).toBeNull();
     }
-    expect(valid).toBeDefined();
   });
 });
