@@ -155,7 +155,9 @@ export async function lockUpload(
         // A failed renewal leaves the lock to its TTL.
       });
     },
-    Math.max(1000, ttlMs / 3),
+    // A third of the TTL (not at least a second: a 1 s `lockTtl` renewed every second lapsed before
+    // each renewal, and a slow request lost its lock to the next one).
+    Math.max(100, (ttl * 1000) / 3),
   );
   renew.unref?.();
   return {

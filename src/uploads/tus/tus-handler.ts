@@ -125,9 +125,10 @@ export class TusUploadHandler implements UploadHandler {
     if (awaitingCommit(record)) {
       if (!(await settledUpload(service.state, id, COMMIT_WAIT_MS))) throw stillCommitting();
       record = await ownedRecord(service, ticket, id);
-      if (awaitingCommit(record)) {
+      if (awaitingCommit(record) && !record.parts) {
         // Every byte is here and nobody commits it (the request that carried the last byte failed
-        // to): commit now, as a zero-byte PATCH would.
+        // to): commit now, as a zero-byte PATCH would. (A final upload whose commit failed is sent
+        // again as a new final upload instead.)
         await this.#locked(id, async () => {
           const current = await ownedRecord(service, ticket, id);
           if (!awaitingCommit(current)) return;
