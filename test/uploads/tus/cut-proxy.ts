@@ -2,7 +2,8 @@
  * A TCP proxy on 127.0.0.1 that loses the reply to the last `PATCH` of an upload: it forwards every
  * request, and when a `PATCH` body ends at one of the given upload sizes (`Upload-Offset` +
  * `Content-Length`), it kills both connections right after the body's last byte went on, before the
- * server's reply can come back. Each upload URL is cut once; its retries pass.
+ * server's reply can come back. Each upload URL is cut once; its retries pass. Given several
+ * targets it balances connections over them in turn (replicas behind a balancer).
  */
 import { connect, createServer, type Socket } from "node:net";
 
@@ -13,10 +14,17 @@ export interface CutProxy {
   close(): Promise<void>;
 }
 
-export async function startCutProxy(target: URL, sizes: readonly number[]): Promise<CutProxy> {
+export async function startCutProxy(
+  targets: URL | readonly URL[],
+  sizes: readonly number[],
+): Promise<CutProxy> {
+  const upstreams = Array.isArray(targets) ? targets : [targets as URL];
   const cutPaths = new Set<string>();
   const sockets = new Set<Socket>();
+  let turn = 0;
   const server = createServer((client) => {
+    // Several targets: one after the other, per connection (a round-robin balancer).
+    const target = upstreams[turn++ % upstreams.length] as URL;
     const upstream = connect({ host: target.hostname, port: Number(target.port) });
     sockets.add(client);
     sockets.add(upstream);
