@@ -24,6 +24,7 @@ import { runInNewContext } from "node:vm";
 import { S3Client } from "@aws-sdk/client-s3";
 import { createFileRoutes } from "../src/http/create-file-routes.js";
 import { toNodeHandler } from "../src/node/index.js";
+import { s3TusStaging } from "../src/s3/s3-staging.js";
 import { s3Store } from "../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
 import { fsStore } from "../src/storage/fs-store.js";
@@ -32,7 +33,6 @@ import { memoryStore } from "../src/storage/memory-store.js";
 import type { FileStore, StagedFile, StateStore } from "../src/storage/types.js";
 import type { TusStaging } from "../src/uploads/tus/fs-staging.js";
 import { fsTusStaging } from "../src/uploads/tus/fs-staging.js";
-import { s3TusStaging } from "../src/uploads/tus/s3-staging.js";
 import { BENCH_SECRET, peakRssMiB, resetPeakRss, rssMiB, servePeer } from "./_lib.js";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];

@@ -8,7 +8,6 @@
 export type { InlineBudget, InlineBudgetOptions } from "./artifacts/inline-budget.js";
 export type {
   ArtifactRegistry,
-  ArtifactUrlMinter,
   EmbeddedResourceContents,
   FitOptions,
 } from "./artifacts/types.js";
@@ -25,7 +24,6 @@ export type {
   DirectUploadTarget,
   DownloadEvent,
   FileRoutesRegistry,
-  FileRoutesTokenVerifier,
   UploadRateLimitInfo,
   UploadReplyFile,
   VerifiedTokenClaims,
@@ -33,7 +31,6 @@ export type {
 export type { FileOutput, FileOutputBlocks } from "./links/file-output.js";
 export type {
   AttachOptions,
-  DownloadUrlMinter,
   FileLinkInfo,
   FileLinkResult,
   LinkOptions,
@@ -50,6 +47,7 @@ export type {
   MintOptions,
   SignedAction,
   SignedClaimValue,
+  UrlSigner,
   VerifiedToken,
   VerifyOptions,
 } from "./signing/types.js";
@@ -62,13 +60,12 @@ export type {
   StagingWriteOptions,
   TusStaging,
 } from "./uploads/tus/fs-staging.js";
-export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
+export type { TusOptions, TusProgress, TusStagingSource } from "./uploads/tus/service.js";
 export type { DirectUploadOptions } from "./uploads/types.js";
 export type {
   RewrittenArgs,
   UploadAttachOptions,
   UploadTicket,
-  UploadTicketMinter,
   UploadTicketRateLimitInfo,
   UploadToolWidget,
 } from "./uploads/upload-handle-resolver.js";

@@ -15,14 +15,13 @@ import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { CallToolResult } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import { type FitCapture, fitResult } from "./fit-result.js";
 import { checkInlineBudget, type InlineBudgetOptions, inlineBudgetFor } from "./inline-budget.js";
-
 import type {
   ArtifactRegistry,
   ArtifactsOptions,
-  ArtifactUrlMinter,
   CapturedArtifact,
   CaptureInput,
   EmbeddedResourceContents,
@@ -87,7 +86,7 @@ function resourceName(uri: string): string | undefined {
  */
 export class Artifacts {
   readonly #store: FileStore;
-  readonly #minter: ArtifactUrlMinter | undefined;
+  readonly #minter: Pick<UrlSigner, "downloadUrl" | "scopeRefs"> | undefined;
   readonly #registry: ArtifactRegistry | undefined;
   readonly #ttlSeconds: number;
   readonly #downloadTtl: Duration | undefined;

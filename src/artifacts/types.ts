@@ -7,31 +7,10 @@ import type { FileOutput } from "../links/file-output.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
-import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import type { InlineBudget, InlineBudgetOptions } from "./inline-budget.js";
-
-/**
- * The part of a `SignedUrlMinter` artifacts use.
- *
- * @example
- * ```ts
- * const minter: ArtifactUrlMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
- * const artifacts = new Artifacts({ store, minter });
- * ```
- */
-export interface ArtifactUrlMinter {
-  /**
-   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
-   * its secret). Without it, the unkeyed reference.
-   */
-  readonly scopeRefs?: ScopeRefs;
-  downloadUrl(
-    file: Pick<StoredFile, "scope" | "id">,
-    options?: { ttl?: Duration; claims?: Record<string, string | number | boolean> },
-  ): Promise<{ url: string; expiresAt: number }>;
-}
 
 /**
  * The part of a `ResourceRegistry` artifacts use.
@@ -66,7 +45,7 @@ export interface ArtifactsOptions {
    * Mints the signed download URL put in each artifact's text block and `_meta.download_url`.
    * @default undefined (no download URL)
    */
-  minter?: ArtifactUrlMinter;
+  minter?: Pick<UrlSigner, "downloadUrl" | "scopeRefs">;
   /**
    * Registers artifacts as MCP resources (through `registry.add`, so `resources/list` shows them and
    * `list_changed` fires) and names their URIs (`registry.uriFor`). Give a registry over the same store.

@@ -7,10 +7,10 @@
 import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { releaseCallFolders } from "../internal/call-folders.js";
 import { durationToMs } from "../internal/duration.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../internal/temp-dir.js";
 import { type CallContext, callContext } from "./call-context.js";
+import { releaseCallFolders } from "./call-folders.js";
 import { aborted, resolverFailure } from "./failures.js";
 import { type FileInputOptions, fileInput } from "./file-input.js";
 import { fileParamsMeta } from "./file-params.js";

@@ -1,7 +1,7 @@
 /**
  * The bridge's one way to make a local file: bytes from a producer, a stream or a stored file are
  * written into a new private file in a private folder of the call's own (pre-made, see
- * internal/call-folders.ts; hashed, capped, checked against a declared size and digest as they go),
+ * bridge/call-folders.ts; hashed, capped, checked against a declared size and digest as they go),
  * named, and handed back as a {@link ResolvedFile} whose `dispose()` unlinks that file and removes
  * the folder. Every input form that copies bytes goes through here, and so does
  * `UploadHandleResolver.rewrite()`.
@@ -11,10 +11,10 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extension as extensionFor } from "mime-types";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { createCallFile, refillCallFolders, removeCallFile } from "../internal/call-folders.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
+import { createCallFile, refillCallFolders, removeCallFile } from "./call-folders.js";
 import { aborted } from "./failures.js";
 import { LocalResolvedFile } from "./resolved-file.js";
 import { storedFileSource } from "./stored-file-source.js";
@@ -31,7 +31,7 @@ export interface MaterializeContext {
   readonly tmpDir: string;
   /**
    * The caller's scope: the call's folder, once emptied by dispose, serves later calls of this scope
-   * only (internal/call-folders.ts). Without one, the folder is removed after the call.
+   * only (bridge/call-folders.ts). Without one, the folder is removed after the call.
    */
   readonly scope?: string | undefined;
   /** Size cap in bytes (`FILE_TOO_LARGE`). */
@@ -73,7 +73,7 @@ function diskName(name: string): string {
 
 /**
  * Writes the bytes a producer yields into a new private file in a folder of the call's own (see
- * internal/call-folders.ts), hashing and capping as it goes, then names the file. On any failure the
+ * bridge/call-folders.ts), hashing and capping as it goes, then names the file. On any failure the
  * file is removed and the error is a FileBridgeError.
  */
 export async function materialize(

@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { releaseCallFile } from "../internal/call-folders.js";
+import { releaseCallFile } from "./call-folders.js";
 import type { FileSource, ResolvedFile } from "./types.js";
 
 /** What a {@link LocalResolvedFile} is made of. */
@@ -17,7 +17,7 @@ export interface LocalResolvedFileInit {
   /**
    * Set when `path` is a temp file this bridge made in the call's own `folder` (under `tmpDir`): on
    * dispose the file is unlinked and the folder either kept, empty, for later calls of `scope` or
-   * removed with anything the tool left in it (internal/call-folders.ts). Absent for local-path
+   * removed with anything the tool left in it (bridge/call-folders.ts). Absent for local-path
    * inputs (never deleted).
    */
   owned?: OwnedFolder | undefined;

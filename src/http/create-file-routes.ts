@@ -34,7 +34,6 @@ export type {
   FileRoutes,
   FileRoutesOptions,
   FileRoutesRegistry,
-  FileRoutesTokenVerifier,
   UploadHandler,
   UploadPageLink,
   UploadPageRenderer,

@@ -9,11 +9,12 @@ import {
 } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import type { TusOptions } from "../uploads/tus/service.js";
 import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
 import type { MinRate } from "./timeouts.js";
-import type { FileRoutesOptions, FileRoutesTokenVerifier, UploadPageRenderer } from "./types.js";
+import type { FileRoutesOptions, UploadPageRenderer } from "./types.js";
 
 /**
  * Default of {@link FileRoutesOptions.inlineTypes}: media types served `inline`.
@@ -41,7 +42,7 @@ export const DEFAULT_INLINE_TYPES: readonly string[] = Object.freeze([
 /** The options of `createFileRoutes`, checked and with their defaults filled in. */
 export interface ResolvedRouteOptions {
   store: FileStore;
-  minter: FileRoutesTokenVerifier;
+  minter: Pick<UrlSigner, "verify" | "consume" | "basePath" | "scopeRefs">;
   basePath: string;
   state: StateStore | undefined;
   maxBytes: number;
@@ -186,7 +187,7 @@ function checkCors(allowedOrigins: FileRoutesOptions["allowedOrigins"]): CorsPol
 
 function resolveUploadPage(
   value: FileRoutesOptions["uploadPage"],
-  minter: FileRoutesTokenVerifier,
+  minter: Pick<UrlSigner, "verify" | "consume" | "basePath" | "scopeRefs">,
 ): UploadPageRenderer | undefined {
   if (value === undefined) return undefined;
   const renderer = value as Partial<UploadPageRenderer> | null;

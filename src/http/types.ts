@@ -4,13 +4,9 @@
  */
 
 import type { Duration } from "../internal/duration.js";
-import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import type {
-  DirectUploadTarget,
-  UploadRateLimitInfo,
-  VerifiedTokenClaims,
-} from "../uploads/handler-types.js";
+import type { DirectUploadTarget, UploadRateLimitInfo } from "../uploads/handler-types.js";
 import type { TusOptions } from "../uploads/tus/service.js";
 
 export type {
@@ -23,39 +19,6 @@ export type {
   UploadWatchdog,
   VerifiedTokenClaims,
 } from "../uploads/handler-types.js";
-
-/**
- * The part of a `SignedUrlMinter` the routes use. Any `SignedUrlMinter` fits; the interface is
- * structural so the routes can also sit behind another token scheme.
- *
- * @example
- * ```ts
- * const verifier: FileRoutesTokenVerifier = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
- * const routes = createFileRoutes({ store, minter: verifier });
- * ```
- */
-export interface FileRoutesTokenVerifier {
-  /**
-   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
-   * its secret). Without it, the unkeyed reference.
-   */
-  readonly scopeRefs?: ScopeRefs;
-  /** Path prefix of the signed URLs, e.g. `/files`. */
-  readonly basePath: string;
-  /**
-   * Verifies a token for an action. Fails with `INVALID_TOKEN`, `TOKEN_EXPIRED`,
-   * `TOKEN_ALREADY_USED` or `NOT_FOUND`.
-   */
-  verify(
-    token: string,
-    expected: { action: "download" | "upload"; consume?: boolean },
-  ): Promise<VerifiedTokenClaims>;
-  /**
-   * Uses up a single-use token verified with `consume: false`; fails with `TOKEN_ALREADY_USED` if
-   * another request won. When absent, tokens are used up by `verify` itself.
-   */
-  consume?(claims: VerifiedTokenClaims): Promise<void>;
-}
 
 /**
  * The part of a `ResourceRegistry` the routes use.
@@ -119,7 +82,7 @@ export interface FileRoutesOptions {
   /** Where uploads go and downloads come from. */
   store: FileStore;
   /** Verifies the signed URL tokens; usually a `SignedUrlMinter`. */
-  minter: FileRoutesTokenVerifier;
+  minter: Pick<UrlSigner, "verify" | "consume" | "basePath" | "scopeRefs">;
   /**
    * Path prefix the routes answer under: starts with `/`; `"/"` (or `""`) mounts them at the root.
    * @default minter.basePath
@@ -289,7 +252,7 @@ export interface UploadPageLink {
   /** The token segment of the URL, as received (not checked yet). */
   token: string;
   /** The routes' minter: verify with `consume: false`, so viewing the page never uses the ticket up. */
-  verifier: FileRoutesTokenVerifier;
+  verifier: Pick<UrlSigner, "verify" | "consume" | "basePath" | "scopeRefs">;
   /** Size cap per file for tickets that carry none (the routes' `maxBytes`). */
   maxBytes: number;
   /** Most files for tickets that carry no limit (the routes' `maxFiles`). */

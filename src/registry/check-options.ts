@@ -4,9 +4,9 @@ import { optionCheck } from "../internal/options.js";
 import { parseMediaType } from "../media/media-type.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
-import type { DownloadClaimsFunction } from "../signing/types.js";
+import type { DownloadClaimsFunction, UrlSigner } from "../signing/types.js";
 import type { ChangeFeed, FileStore } from "../storage/types.js";
-import type { AuthorizeFunction, DownloadUrlMinter, ResourceRegistryOptions } from "./options.js";
+import type { AuthorizeFunction, ResourceRegistryOptions } from "./options.js";
 import { TemplateSet } from "./templates.js";
 
 const check = optionCheck("ResourceRegistry");
@@ -22,7 +22,7 @@ export interface RegistrySettings {
   readonly pageSize: number;
   readonly maxInlineBytes: number;
   readonly textTypes: ReadonlySet<string>;
-  readonly minter: DownloadUrlMinter | undefined;
+  readonly minter: Pick<UrlSigner, "downloadUrl" | "scopeRefs"> | undefined;
   readonly downloadClaims: DownloadClaimsFunction | undefined;
   readonly notifyDelayMs: number;
   readonly now: () => number;
@@ -46,7 +46,7 @@ export function checkRegistryOptions(options: ResourceRegistryOptions): Registry
       options.minter,
       "minter",
       ["downloadUrl"],
-      "a DownloadUrlMinter (downloadUrl(file))",
+      "a URL signer (downloadUrl(file))",
     ),
     downloadClaims: check.optionalFunction(options.downloadClaims, "downloadClaims"),
     notifyDelayMs: check.number(options.notifyDelayMs, "notifyDelayMs", 10),

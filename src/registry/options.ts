@@ -2,9 +2,8 @@ import type { Duration } from "../internal/duration.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
-import type { ScopeRefs } from "../scope/scope-refs.js";
-import type { DownloadClaimsFunction } from "../signing/types.js";
-import type { ChangeFeed, FileKind, FileStore, StoredFile } from "../storage/types.js";
+import type { DownloadClaimsFunction, UrlSigner } from "../signing/types.js";
+import type { ChangeFeed, FileKind, FileStore } from "../storage/types.js";
 
 // The public options and result shapes of ResourceRegistry.
 
@@ -80,30 +79,6 @@ export interface ResourceTemplateOptions {
    * @default "ref"
    */
   scopeInUri?: "ref" | "raw";
-}
-
-/**
- * A download-URL minter, such as `SignedUrlMinter`.
- *
- * @example
- * ```ts
- * const minter: DownloadUrlMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com" });
- * ```
- */
-export interface DownloadUrlMinter {
-  /**
-   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
-   * its secret). Without it, the unkeyed reference.
-   */
-  readonly scopeRefs?: ScopeRefs;
-  /**
-   * A short-lived URL that downloads `file`, and when it expires (ms since the epoch). `claims` are
-   * extra data to sign into the URL (from {@link ResourceRegistryOptions.downloadClaims}).
-   */
-  downloadUrl(
-    file: StoredFile,
-    options?: { claims?: Record<string, string | number | boolean> },
-  ): Promise<{ url: string; expiresAt: number }>;
 }
 
 /**
@@ -196,7 +171,7 @@ export interface ResourceRegistryOptions {
    */
   textTypes?: string[];
   /** Mints download URLs for links and for files too large to inline. @default none */
-  minter?: DownloadUrlMinter;
+  minter?: Pick<UrlSigner, "downloadUrl" | "scopeRefs">;
   /**
    * Extra claims signed into every download URL the registry mints (reads over `maxInlineBytes`,
    * `link()`), e.g. the id of the API key to charge: `(file, extra) => ({ key: keyIdOf(extra) })`.

@@ -10,7 +10,7 @@ import { toHost } from "../mcp/to-host.js";
 import type { ReadResourceResult } from "../mcp/types.js";
 import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
-import type { DownloadClaimsFunction } from "../signing/types.js";
+import type { DownloadClaimsFunction, UrlSigner } from "../signing/types.js";
 import type {
   ChangeFeed,
   FileStore,
@@ -25,7 +25,6 @@ import { type Attachment, type ChangeSink, ResourceNotifier } from "./notifier.j
 import type {
   AttachOptions,
   AuthorizeFunction,
-  DownloadUrlMinter,
   FileLinkInfo,
   FileLinkResult,
   LinkOptions,
@@ -46,7 +45,6 @@ export type {
   AttachOptions,
   AuthorizeFunction,
   AuthorizeRequest,
-  DownloadUrlMinter,
   FileLinkInfo,
   FileLinkResult,
   LinkOptions,
@@ -96,7 +94,7 @@ export class ResourceRegistry {
   private readonly pageSize: number;
   private readonly maxInlineBytes: number;
   private readonly textTypes: ReadonlySet<string>;
-  private readonly minter: DownloadUrlMinter | undefined;
+  private readonly minter: Pick<UrlSigner, "downloadUrl" | "scopeRefs"> | undefined;
   private readonly downloadClaims: DownloadClaimsFunction | undefined;
   private readonly notifyDelayMs: number;
   private readonly now: () => number;

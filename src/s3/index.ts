@@ -4,7 +4,7 @@
  * only for presigned downloads and direct uploads).
  */
 
-export type { S3StagingTarget, S3TusStagingOptions } from "../uploads/tus/s3-staging.js";
-export { s3TusStaging } from "../uploads/tus/s3-staging.js";
+export type { S3StagingTarget, S3TusStagingOptions } from "./s3-staging.js";
+export { s3TusStaging } from "./s3-staging.js";
 export type { S3FileStore, S3StoreOptions } from "./s3-store.js";
 export { s3Store } from "./s3-store.js";

@@ -20,11 +20,11 @@ import {
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { copySource } from "../internal/s3-copy-source.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
-import { checkMeasured } from "../storage/kit/put-pipeline.js";
+import { checkMeasured } from "../storage/kit/put-meter.js";
 import { type PutPlan, storedFileOf } from "../storage/kit/put-plan.js";
 import type { AdoptObjectPart, AdoptSource, StoredFile } from "../storage/types.js";
+import { copySource } from "./s3-copy-source.js";
 
 const MiB = 1024 * 1024;
 /** The largest object `CopyObject` copies in one request. */

@@ -37,14 +37,18 @@ import type {
   PutOptions,
   PutSource,
   StagedFile,
+  StateStore,
   StoredFile,
 } from "../storage/types.js";
+import type { TusStaging } from "../uploads/tus/fs-staging.js";
+import type { TusStagingSource } from "../uploads/tus/service.js";
 import { adoptObject, type S3AdoptContext } from "./s3-adopt.js";
 import { s3DirectUploads } from "./s3-direct.js";
 import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
 import { S3Multipart } from "./s3-multipart.js";
 import { presignDownload } from "./s3-presign.js";
+import { s3TusStaging } from "./s3-staging.js";
 
 const check = optionCheck("s3Store");
 
@@ -128,7 +132,7 @@ export interface S3StoreOptions {
  * const url = await store.presignedUrl(scope, id); // null when missing or presign is off
  * ```
  */
-export interface S3FileStore extends FileStore {
+export interface S3FileStore extends FileStore, TusStagingSource {
   /** The S3 client the store sends through (the tus endpoint's S3 staging shares it). */
   readonly client: S3Client;
   readonly bucket: string;
@@ -530,6 +534,11 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     bucket,
     prefix: keys.prefix,
     directUploads,
+
+    /** The tus endpoint's staging: a multipart upload in this bucket, adopted by server-side copy. */
+    tusStaging(state: StateStore): TusStaging {
+      return s3TusStaging(this, state);
+    },
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
       const file = await upload(source, putOptions);

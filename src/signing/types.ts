@@ -4,6 +4,7 @@
  */
 import type { Duration } from "../internal/duration.js";
 import type { ScopeSource } from "../scope/scope.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
 
 /**
@@ -258,3 +259,85 @@ export type DownloadClaimsFunction = (
   | Record<string, string | number | boolean>
   | undefined
   | Promise<Record<string, string | number | boolean> | undefined>;
+
+/**
+ * The claims a verified token carries, as far as the routes need them.
+ *
+ * @example
+ * ```ts
+ * const { scope, fileId, claims }: VerifiedTokenClaims = await minter.verify(token, { action: "download" });
+ * ```
+ */
+export interface VerifiedTokenClaims {
+  /** Scope the token is bound to. */
+  scope: string;
+  /** File id (downloads) or upload ticket id (uploads). */
+  fileId: string;
+  /** Extra claims set at mint time (upload tickets carry `max_bytes`, `max_files`, `file_ttl`). */
+  claims?: Record<string, string | number | boolean>;
+  /** The token's unique id; an upload in progress claims it (else `fileId`). */
+  jti?: string;
+  /**
+   * Whether the token works once. An upload with a single-use ticket claims it while it runs, so a
+   * second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` at once.
+   * @default true (treated as single-use when absent)
+   */
+  singleUse?: boolean;
+  /**
+   * Expiry, milliseconds since the epoch (a `SignedUrlMinter` sets it). A tus upload under the ticket
+   * expires with it (`Upload-Expires`).
+   */
+  exp?: number;
+}
+
+/**
+ * The one signer port: what the pieces ask of a URL signer. `SignedUrlMinter` is the built-in one;
+ * each piece takes only the members it uses (`Pick<UrlSigner, "downloadUrl" | "scopeRefs">` for
+ * `Artifacts` and the registry, `"mint" | "scopeRefs"` for upload tickets, `"verify" | "consume" |
+ * "basePath" | "scopeRefs"` for the routes), so another token scheme can stand behind any of them.
+ *
+ * @example
+ * ```ts
+ * const signer: UrlSigner = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
+ * const artifacts = new Artifacts({ store, minter: signer });
+ * ```
+ */
+export interface UrlSigner {
+  /**
+   * How scopes become opaque references in URIs and handles (`SignedUrlMinter` has one, keyed by
+   * its secret). Without it, the unkeyed reference.
+   */
+  readonly scopeRefs?: ScopeRefs;
+  /** Path prefix of the signed URLs, e.g. `/files` (the routes serve under it). */
+  readonly basePath: string;
+  /** Mints an upload ticket: its URL, its token, and when it expires (ms since the epoch). */
+  mint(options: {
+    scope: string;
+    fileId: string;
+    action: "upload";
+    ttl?: Duration;
+    singleUse?: boolean;
+    claims?: Record<string, SignedClaimValue>;
+  }): Promise<{ url: string; token: string; expiresAt: number }>;
+  /**
+   * A short-lived URL that downloads `file`, and when it expires (ms since the epoch). `claims` are
+   * extra data to sign into the URL.
+   */
+  downloadUrl(
+    file: Pick<StoredFile, "scope" | "id">,
+    options?: { ttl?: Duration; claims?: Record<string, SignedClaimValue> },
+  ): Promise<{ url: string; expiresAt: number }>;
+  /**
+   * Verifies a token for an action. Fails with `INVALID_TOKEN`, `TOKEN_EXPIRED`,
+   * `TOKEN_ALREADY_USED` or `NOT_FOUND`.
+   */
+  verify(
+    token: string,
+    expected: { action: "download" | "upload"; consume?: boolean },
+  ): Promise<VerifiedTokenClaims>;
+  /**
+   * Uses up a single-use token verified with `consume: false`; fails with `TOKEN_ALREADY_USED` if
+   * another request won. When absent, tokens are used up by `verify` itself.
+   */
+  consume?(claims: VerifiedTokenClaims): Promise<void>;
+}

@@ -36,8 +36,10 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/list-page.js";
-import { checkMeasured, measureBytes, readSmall, streamPutToFile } from "./kit/put-pipeline.js";
+import { checkMeasured, measureBytes } from "./kit/put-meter.js";
+import { streamPutToFile } from "./kit/put-pipeline.js";
 import { planPut, storedFileOf } from "./kit/put-plan.js";
+import { readSmall } from "./kit/put-source.js";
 import { stagedFile } from "./kit/staged-file.js";
 import type {
   AdoptSource,

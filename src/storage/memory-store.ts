@@ -14,7 +14,8 @@ import {
   unrefInterval,
   upperBound,
 } from "./kit/list-page.js";
-import { measureBytes, streamPut } from "./kit/put-pipeline.js";
+import { measureBytes } from "./kit/put-meter.js";
+import { streamPut } from "./kit/put-pipeline.js";
 import { type PutPlan, planPut, storedFileOf } from "./kit/put-plan.js";
 import { checkScopeQuota, quotaExceeded, quotaViolation } from "./kit/quota.js";
 import type {

@@ -6,7 +6,6 @@
 export { FileRequests } from "../uploads/request-files.js";
 export type {
   FileRequest,
-  FileRequestMinter,
   FileRequestsOptions,
   FileRequestToolResult,
   RequestFilesOptions,
@@ -18,7 +17,6 @@ export type {
   UploadPageForTokenOptions,
   UploadPageOptions,
   UploadPageProblem,
-  UploadPageVerifier,
 } from "./upload-page.js";
 export {
   renderUploadPage,

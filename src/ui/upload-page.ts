@@ -7,6 +7,7 @@ import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 export { UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 
 import { optionCheck } from "../internal/options.js";
+import type { UrlSigner } from "../signing/types.js";
 import { askerName } from "../uploads/request-files.js";
 import { PAGE_SCRIPT } from "./generated/page-assets.js";
 import { escapeHtml, jsonForScript, uploaderMarkup } from "./markup.js";
@@ -278,23 +279,6 @@ export function wantsUploadPage(request: Request): boolean {
 }
 
 /**
- * The part of a token verifier {@link uploadPageForToken} uses (a `SignedUrlMinter` fits).
- *
- * @example
- * ```ts
- * const verifier: UploadPageVerifier = minter; // new SignedUrlMinter({ secret, baseUrl, state })
- * ```
- */
-export interface UploadPageVerifier {
-  verify(
-    token: string,
-    expected: { action: "upload"; consume?: boolean },
-  ): Promise<{ claims?: Record<string, string | number | boolean>; exp?: number }>;
-  /** Present when `verify` can check a single-use token without using it up (`consume: false`). */
-  consume?: unknown;
-}
-
-/**
  * Options of {@link uploadPageForToken}.
  *
  * @example
@@ -304,7 +288,7 @@ export interface UploadPageVerifier {
  */
 export interface UploadPageForTokenOptions {
   /** Verifies the upload token; must support `consume: false` (a `SignedUrlMinter` does). */
-  verifier: UploadPageVerifier;
+  verifier: Pick<UrlSigner, "verify" | "consume">;
   /** The token from the URL. */
   token: string;
   /**
@@ -367,7 +351,7 @@ export async function uploadPageForToken(
     );
   }
   const method = request.method;
-  let verified: Awaited<ReturnType<UploadPageVerifier["verify"]>>;
+  let verified: Awaited<ReturnType<UrlSigner["verify"]>>;
   try {
     verified = await verifier.verify(token, { action: "upload", consume: false });
   } catch (error) {

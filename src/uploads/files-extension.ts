@@ -22,6 +22,7 @@ import {
 import { parseMediaType } from "../media/media-type.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { StoredFile } from "../storage/types.js";
 import type { DirectUploadResult, DirectUploadStrategy } from "./direct-upload.js";
 import {
@@ -35,22 +36,14 @@ import {
   uriParam,
 } from "./files-wire.js";
 import { TUS_VERSION } from "./tus/protocol.js";
-import type { FilesExtensionOptions, UploadTicketMinter } from "./types.js";
+import type { FilesExtensionOptions } from "./types.js";
 import { formatUploadHandle, TICKET_CLAIMS, tusEndpointOf } from "./upload-handle.js";
 
 export type { FilesExtensionOptions } from "./types.js";
 
-/** The minter the extension needs: upload tickets (the resolver's) and signed downloads. */
-export interface FilesExtensionMinter extends UploadTicketMinter {
-  downloadUrl(
-    file: Pick<StoredFile, "scope" | "id">,
-    options?: { ttl?: Duration },
-  ): Promise<{ url: string; expiresAt: number }>;
-}
-
 /** What the extension borrows from its `UploadHandleResolver`. */
 export interface FilesExtensionDeps {
-  minter: FilesExtensionMinter;
+  minter: Pick<UrlSigner, "mint" | "downloadUrl" | "scopeRefs">;
   scope: ScopeFunction;
   maxBytes: number;
   ticketTtl: Duration;

@@ -6,53 +6,10 @@
  */
 import type { Readable } from "node:stream";
 import type { FileBridgeError } from "../errors/file-bridge-error.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 
-/**
- * The claims a verified token carries, as far as the routes need them.
- *
- * @example
- * ```ts
- * const { scope, fileId, claims }: VerifiedTokenClaims = await minter.verify(token, { action: "download" });
- * ```
- */
-export interface VerifiedTokenClaims {
-  /** Scope the token is bound to. */
-  scope: string;
-  /** File id (downloads) or upload ticket id (uploads). */
-  fileId: string;
-  /** Extra claims set at mint time (upload tickets carry `max_bytes`, `max_files`, `file_ttl`). */
-  claims?: Record<string, string | number | boolean>;
-  /** The token's unique id; an upload in progress claims it (else `fileId`). */
-  jti?: string;
-  /**
-   * Whether the token works once. An upload with a single-use ticket claims it while it runs, so a
-   * second upload with the same ticket gets `409 UPLOAD_IN_PROGRESS` at once.
-   * @default true (treated as single-use when absent)
-   */
-  singleUse?: boolean;
-  /**
-   * Expiry, milliseconds since the epoch (a `SignedUrlMinter` sets it). A tus upload under the ticket
-   * expires with it (`Upload-Expires`).
-   */
-  exp?: number;
-}
-
-/**
- * The part of a token verifier the upload handlers use (a `SignedUrlMinter` fits, and so does any
- * `FileRoutesTokenVerifier`).
- *
- * @example
- * ```ts
- * const verifier: UploadTicketVerifier = new SignedUrlMinter({ secret, baseUrl, state });
- * ```
- */
-export interface UploadTicketVerifier {
-  /** Verifies an upload ticket; fails with `INVALID_TOKEN`, `TOKEN_EXPIRED`, `TOKEN_ALREADY_USED`. */
-  verify(token: string, expected: { action: "upload"; consume?: boolean }): Promise<VerifiedTokenClaims>;
-  /** Uses up a ticket verified with `consume: false`; when absent, `verify` used it up. */
-  consume?(claims: VerifiedTokenClaims): Promise<void>;
-}
+export type { VerifiedTokenClaims } from "../signing/types.js";
 
 /**
  * What `UploadHandlerConfig.authorize` receives besides the request.
@@ -215,7 +172,7 @@ export interface UploadHandler {
  */
 export interface UploadHandlerConfig {
   store: FileStore;
-  minter: UploadTicketVerifier;
+  minter: Pick<UrlSigner, "verify" | "consume">;
   state: StateStore | undefined;
   /** Per-file cap for tickets that carry none, and for the direct route. */
   maxBytes: number;

@@ -3,19 +3,8 @@
  * builds. Kept apart from the class so each file has one job.
  */
 import type { Duration } from "../internal/duration.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
-import type { UploadTicketMinter } from "./ticket-minter.js";
-
-/**
- * The part of a `SignedUrlMinter` {@link FileRequests} uses to mint upload tickets: the same as the
- * upload-handle resolver's {@link UploadTicketMinter}.
- *
- * @example
- * ```ts
- * const minter: FileRequestMinter = new SignedUrlMinter({ secret, baseUrl: "https://files.example.com", state });
- * ```
- */
-export type FileRequestMinter = UploadTicketMinter;
 
 /**
  * Options of {@link FileRequests}.
@@ -31,7 +20,7 @@ export interface FileRequestsOptions {
   /** Where the routes record ticket uploads (the `state` of `createFileRoutes` — required there too). */
   state: StateStore;
   /** Mints the upload links; its `state` must be set (links are single-use). */
-  minter: FileRequestMinter;
+  minter: Pick<UrlSigner, "mint" | "scopeRefs">;
   /**
    * How long the link can be used (the upload must start before it expires).
    * @default "10m"

@@ -15,10 +15,10 @@ import {
 import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type {
   FileRequest,
-  FileRequestMinter,
   FileRequestsOptions,
   FileRequestToolResult,
   RequestFilesOptions,
@@ -135,7 +135,7 @@ export class FileRequests {
 
   readonly #store: FileStore;
   readonly #state: StateStore;
-  readonly #minter: FileRequestMinter;
+  readonly #minter: Pick<UrlSigner, "mint" | "scopeRefs">;
   readonly #ttl: Duration;
   readonly #handleTtlSeconds: number;
   readonly #timeoutMs: number;

@@ -1,11 +1,9 @@
 import type { FileSourceResolver } from "../bridge/types.js";
 import type { Duration } from "../internal/duration.js";
 import type { ScopeFunction } from "../scope/scope.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type { FileRequestsOptions } from "./request-files-types.js";
-import type { UploadTicketMinter } from "./ticket-minter.js";
-
-export type { UploadTicketMinter } from "./ticket-minter.js";
 
 /**
  * What a rate limit for upload URLs is asked about: one call of the upload-URL tool, after the
@@ -43,7 +41,7 @@ export interface UploadHandleResolverOptions {
   /** Where uploads are stored (the same store as the HTTP routes). */
   store: FileStore;
   /** Mints the upload URLs; its `state` must be set for single-use tickets. */
-  minter: UploadTicketMinter;
+  minter: Pick<UrlSigner, "mint" | "scopeRefs">;
   /**
    * Where the routes record which files a ticket uploaded (give the routes the same store), so the
    * ticket's handle, returned before the upload, resolves to the uploaded file.

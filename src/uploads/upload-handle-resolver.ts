@@ -30,7 +30,7 @@ import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { awaitUploadTool } from "./await-upload.js";
 import { DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
-import { FilesExtension, type FilesExtensionMinter } from "./files-extension.js";
+import { FilesExtension } from "./files-extension.js";
 import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { askerName, FileRequests } from "./request-files.js";
 import {
@@ -43,7 +43,6 @@ import type {
   UploadAttachOptions,
   UploadHandleResolverOptions,
   UploadTicket,
-  UploadTicketMinter,
 } from "./types.js";
 import {
   formatUploadHandle,
@@ -61,12 +60,12 @@ export type {
   UploadAttachOptions,
   UploadHandleResolverOptions,
   UploadTicket,
-  UploadTicketMinter,
   UploadTicketRateLimitInfo,
   UploadToolWidget,
 } from "./types.js";
 
 import { optionCheck } from "../internal/options.js";
+import type { UrlSigner } from "../signing/types.js";
 
 const FIELD = "file";
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -102,7 +101,7 @@ export class UploadHandleResolver {
   readonly maxFiles: number;
 
   readonly #store: FileStore;
-  readonly #minter: UploadTicketMinter;
+  readonly #minter: Pick<UrlSigner, "mint" | "scopeRefs">;
   readonly #refs: ScopeRefs;
   readonly #state: StateStore;
   readonly #ttl: Duration;
@@ -392,7 +391,7 @@ export class UploadHandleResolver {
       : undefined;
     const extension = new FilesExtension(
       {
-        minter: this.#minter as FilesExtensionMinter,
+        minter: this.#minter as Pick<UrlSigner, "mint" | "downloadUrl" | "scopeRefs">,
         scope: this.#scope,
         maxBytes: this.maxBytes,
         ticketTtl: this.#ttl,

@@ -1,18 +1,9 @@
-/**
- * The upload handlers `createFileRoutes()` routes to: ticket uploads (`POST|PUT {basePath}/upload/{token}`)
- * and direct uploads (`POST|PUT {basePath}/scopes/{scope}/files/{name}`), and the all-or-nothing
- * commit of every file a request carries. Parsing lives in `upload-staging.ts` (raw bodies) and
- * `multipart.ts` (forms); the single-use claim in `ticket-claim.ts`. The transport (body stream,
- * timeouts, error reporting) comes in the {@link UploadRequestContext}.
- */
-import type { Readable } from "node:stream";
-import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { sanitizeRelativePath } from "../internal/file-name.js";
 import { textResponse } from "../internal/text-response.js";
-import { parseMediaType } from "../media/media-type.js";
 import { assertScope } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
-import type { StagedFile, StoredFile } from "../storage/types.js";
+import type { StoredFile } from "../storage/types.js";
 import { declaredFileCheck, withSizeReason } from "./declared-file.js";
 import type {
   UploadHandler,
@@ -22,8 +13,8 @@ import type {
   UploadReplyFile,
   UploadRequestContext,
 } from "./handler-types.js";
-import { stageMultipart } from "./multipart.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "./request-view.js";
+import { storeRequestFiles } from "./store-request-files.js";
 import { claimTicket } from "./ticket-claim.js";
 import {
   formatUploadHandle,
@@ -32,7 +23,7 @@ import {
   ticketStateKey,
   uploadHandleOf,
 } from "./upload-handle.js";
-import { type StagedPart, type StagingControl, stageRaw, type UploadLimits } from "./upload-staging.js";
+import type { StagedPart, UploadLimits } from "./upload-staging.js";
 
 const JSON_HEADERS = {
   "content-type": "application/json; charset=utf-8",
@@ -247,144 +238,4 @@ async function uploadReply(
 /** A plain answer as a web `Response` (its text kept for the Node adapter's one `res.end`). */
 export function toResponse(answer: PlainAnswer): Response {
   return textResponse(answer.text, { status: answer.status, headers: answer.headers });
-}
-
-function declaredLength(request: RequestView): number | undefined {
-  const value = request.header("content-length");
-  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
-  return Number(value);
-}
-
-/**
- * Stages every file of the request, then commits all of them, or aborts all of them on any failure
- * (cap, digest, malformed body, client abort): a batch is all-or-nothing.
- */
-async function storeRequestFiles(
-  config: UploadHandlerConfig,
-  ctx: UploadRequestContext,
-  request: RequestView,
-  limits: UploadLimits,
-  mode: {
-    allowMultipart: boolean;
-    name?: string;
-    /** Checks the staged files before anything commits (throws to refuse them all). */
-    verify?: ((parts: StagedPart[]) => void) | undefined;
-    beforeCommit?: (() => Promise<void> | undefined) | undefined;
-  },
-): Promise<StoredFile[]> {
-  const contentType = request.header("content-type");
-  const media = parseMediaType(contentType);
-  const multipart = mode.allowMultipart && media?.essence === "multipart/form-data";
-  const length = declaredLength(request);
-  // Framing overhead of a multipart body is small next to the cap; refuse what cannot fit early.
-  const ceiling = multipart
-    ? limits.maxBytes * limits.maxFiles + 64 * 1024 * limits.maxFiles
-    : limits.maxBytes;
-  if (length !== undefined && length > ceiling) {
-    throw new FileBridgeError("FILE_TOO_LARGE", `The upload is larger than ${limits.maxBytes} bytes`, {
-      data: { limit: limits.maxBytes },
-    });
-  }
-
-  // The staging stops through the request's own signal when the view can abort it (the Node
-  // adapter's native path); else through a controller of its own that follows the request's.
-  let controller: StagingControl;
-  let onAbort: (() => void) | undefined;
-  /** Set when the staging was stopped from here (timeout, body error), not by the client. */
-  let stopped = false;
-  const abortView = request.abort;
-  if (abortView) {
-    controller = {
-      signal: request.signal,
-      abort: (reason) => {
-        if (!request.signal.aborted) stopped = true;
-        abortView(reason);
-      },
-      onAbort: request.onAbort,
-    };
-  } else {
-    const own = new AbortController();
-    controller = own;
-    onAbort = () => own.abort(request.signal.reason);
-    if (request.signal.aborted) onAbort();
-    else request.signal.addEventListener("abort", onAbort, { once: true });
-  }
-
-  const body = ctx.body();
-  if (!body) throw new FileBridgeError("INVALID_REQUEST", "The request has no body");
-
-  // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
-  // `uploadTimeout` in all: the staging is aborted and the upload fails with REQUEST_TIMEOUT.
-  const watchdog = ctx.watch((error) => controller.abort(error));
-  const staged: StagedFile[] = [];
-  try {
-    const staging = multipart
-      ? stageMultipart(config, body, contentType as string, limits, controller)
-      : stageRaw(config, request, body, limits, controller, mode.name, length).then((part) => [part]);
-    // Attached once the body is piped, in the same tick, so no chunk flows past the stager.
-    body.on("data", watchdog.touch);
-    body.on("pause", watchdog.pause);
-    body.on("resume", watchdog.resume);
-    const parts = await staging;
-    watchdog.stop();
-    staged.push(...parts.map((part) => part.staged));
-    for (const part of parts) {
-      if (part.sha256 !== undefined && part.sha256 !== part.staged.file.sha256) {
-        throw new FileBridgeError(
-          "DIGEST_MISMATCH",
-          `The sha256 of ${part.staged.file.name} does not match`,
-          {
-            data: { name: part.staged.file.name },
-          },
-        );
-      }
-    }
-    mode.verify?.(parts);
-    if (request.signal.aborted && !stopped) {
-      throw new FileBridgeError("ABORTED", "The client aborted the upload");
-    }
-    await mode.beforeCommit?.();
-    const committed: StoredFile[] = [];
-    try {
-      for (const part of staged) committed.push(await part.commit());
-    } catch (error) {
-      await Promise.allSettled(committed.map((file) => config.store.delete(file.scope, file.id)));
-      throw error;
-    }
-    return committed;
-  } catch (error) {
-    await Promise.allSettled(staged.map((part) => part.abort()));
-    discard(body);
-    throw toUploadError(error, request.signal.aborted && !stopped, controller.signal);
-  } finally {
-    watchdog.stop();
-    body.off("data", watchdog.touch);
-    body.off("pause", watchdog.pause);
-    body.off("resume", watchdog.resume);
-    if (onAbort) request.signal.removeEventListener("abort", onAbort);
-  }
-}
-
-/**
- * Stops using a request body after a failure. A Node `IncomingMessage` is paused, not drained: the
- * Node adapter answers with `Connection: close` and ends the socket, so the rest of an announced body
- * is never read (destroying it here would destroy the socket before the client saw the error). A
- * converted web body is cancelled.
- */
-function discard(body: Readable): void {
-  body.unpipe();
-  if ("socket" in body) {
-    if (!body.destroyed) body.pause();
-    return;
-  }
-  if (!body.destroyed) body.destroy();
-}
-
-function toUploadError(error: unknown, aborted: boolean, signal: AbortSignal): unknown {
-  // A timeout aborts the staging; the store then reports ABORTED: answer with the timeout itself.
-  if (isFileBridgeError(signal.reason, "REQUEST_TIMEOUT")) return signal.reason;
-  if (isFileBridgeError(signal.reason, "TRANSFER_TOO_SLOW")) return signal.reason;
-  if (isFileBridgeError(error)) return error;
-  if (aborted) return new FileBridgeError("ABORTED", "The client aborted the upload", { cause: error });
-  return new FileBridgeError("STORAGE_ERROR", "The upload could not be stored", { cause: error });
 }

@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
+import { callFoldersRefilled } from "../../src/bridge/call-folders.js";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileBridgeOptions } from "../../src/bridge/options.js";
-import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
 
 export const scope = "session-1";

@@ -6,8 +6,8 @@ import { mkdtemp, readdir, readFile, realpath, rm, stat } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { reusableCallFolders, spareCallFolders } from "../../src/bridge/call-folders.js";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
-import { reusableCallFolders, spareCallFolders } from "../../src/internal/call-folders.js";
 
 const dataUrl = (text: string) => `data:text/plain;name=a.txt;base64,${Buffer.from(text).toString("base64")}`;
 

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { callFoldersRefilled } from "../../src/bridge/call-folders.js";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileSourceResolver } from "../../src/bridge/types.js";
-import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import * as scopeSource from "../../src/mcp/scope-source.js";
 import type { ScopeSource } from "../../src/scope/scope.js";
 

@@ -74,16 +74,16 @@ describe("built package", () => {
     expect(out).toEqual({ code: "FILE_TOO_LARGE", same: true });
   });
 
-  it("keeps mcp-file-bridge/storage as the storage kit's former name (import)", () => {
+  it("no longer exports mcp-file-bridge/storage, the storage kit's former alias (one name: ./storage-kit)", () => {
     const out = JSON.parse(
       node([
         "--input-type=module",
         "-e",
-        `import { createRequire } from "node:module"; const require = createRequire(import.meta.url);
-         const m = await import("mcp-file-bridge"); const kit = await import("mcp-file-bridge/storage"); ${kitProbe}`,
+        `const code = await import("mcp-file-bridge/storage").then(() => "loaded", (e) => e.code);
+         console.log(JSON.stringify({ code }));`,
       ]),
     );
-    expect(out).toEqual({ code: "FILE_TOO_LARGE", same: true });
+    expect(out).toEqual({ code: "ERR_PACKAGE_PATH_NOT_EXPORTED" });
   });
 
   // The root's former names that moved to subpaths (issue 20): the same objects, under both formats.

@@ -22,7 +22,7 @@ import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import type { FileStore, StateStore } from "../../src/storage/types.js";
-import { s3TusStaging } from "../../src/uploads/tus/s3-staging.js";
+import { s3TusStaging } from "../../src/s3/s3-staging.js";
 import { close, listen } from "../http/server-helpers.js";
 import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers.js";
 

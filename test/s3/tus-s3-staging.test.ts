@@ -21,10 +21,10 @@ import { describeWithServices, requireServices, uniquePrefix } from "../../scrip
 import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { redisState } from "../../src/redis/redis-state.js";
+import { s3TusStaging } from "../../src/s3/s3-staging.js";
 import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import type { StateStore, StoredFile } from "../../src/storage/types.js";
-import { s3TusStaging } from "../../src/uploads/tus/s3-staging.js";
 import { close, listen } from "../http/server-helpers.js";
 import { sha256 } from "../support/helpers.js";
 import { uploadSha256, uploadWithCuts } from "../uploads/tus/cuts.js";

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { callFoldersRefilled } from "../../src/bridge/call-folders.js";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import {
   assertBase64Fits,
@@ -17,7 +18,6 @@ import {
   planBase64,
 } from "../../src/bridge/sources/base64.js";
 import { parseDataUrl } from "../../src/bridge/sources/data-url.js";
-import { callFoldersRefilled } from "../../src/internal/call-folders.js";
 import { codeOf, codeOfSync, sha256 } from "../support/helpers.js";
 
 const MiB = 1024 * 1024;

@@ -4,12 +4,12 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
+import type { UrlSigner } from "../../src/signing/types.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import {
   UploadHandleResolver,
   type UploadHandleResolverOptions,
-  type UploadTicketMinter,
   type UploadTicketRateLimitInfo,
 } from "../../src/uploads/upload-handle-resolver.js";
 
@@ -28,7 +28,7 @@ function setUp(options: Partial<UploadHandleResolverOptions>, scope = "chat-1") 
   const state = memoryState();
   const signer = new SignedUrlMinter({ secret: "r".repeat(40), baseUrl: "http://127.0.0.1:9", state });
   let minted = 0;
-  const minter: UploadTicketMinter = {
+  const minter: Pick<UrlSigner, "mint"> = {
     mint: (mintOptions) => {
       minted++;
       return signer.mint(mintOptions);

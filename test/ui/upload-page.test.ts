@@ -172,7 +172,7 @@ describe("uploadPageForToken", () => {
   });
 
   it("refuses a verifier that cannot check without using the ticket up", async () => {
-    const verifier = { verify: async () => ({ claims: {} }) };
+    const verifier = { verify: async () => ({ scope: "s", fileId: "f", claims: {} }) };
     expect(await codeOf(uploadPageForToken(new Request("http://x/"), { verifier, token: "t" }))).toBe(
       "INVALID_OPTION",
     );

@@ -43,10 +43,12 @@ export {
   upperBound,
 } from "./list-page.js";
 export { parseMetadataRecord, serializeMetadataRecord } from "./metadata-record.js";
-export type { MeterLimits, PutMeasure } from "./put-pipeline.js";
-export { checkMeasured, measureBytes, PutMeter, streamPut, toPutError, toReadable } from "./put-pipeline.js";
+export type { MeterLimits, PutMeasure } from "./put-meter.js";
+export { checkMeasured, measureBytes, PutMeter } from "./put-meter.js";
+export { streamPut } from "./put-pipeline.js";
 export type { PutPlan } from "./put-plan.js";
 export { MAX_METADATA_ENTRIES, MAX_METADATA_LENGTH, planPut, storedFileOf } from "./put-plan.js";
+export { toPutError, toReadable } from "./put-source.js";
 export type { StreamLimits } from "./quota.js";
 export { checkScopeQuota, KeyedLock, quotaExceeded, quotaViolation } from "./quota.js";
 export { stagedFile } from "./staged-file.js";

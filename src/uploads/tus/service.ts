@@ -4,17 +4,15 @@
  * ticket in the upload URL is verified on every request and never used up before commit).
  */
 import { createHash } from "node:crypto";
-import { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { memoryState } from "../../storage/memory-state.js";
-import type { StateStore } from "../../storage/types.js";
+import type { FileStore, StateStore } from "../../storage/types.js";
 import type { UploadHandlerConfig, VerifiedTokenClaims } from "../handler-types.js";
 import { TICKET_CLAIMS, type UploadProgressRecord, uploadProgressKey } from "../upload-handle.js";
 import type { UploadLimits } from "../upload-staging.js";
 import { fsTusStaging, type TusStaging } from "./fs-staging.js";
 import { readRecord, type TusRecord } from "./records.js";
 import { RunningHashes } from "./running-hash.js";
-import type { S3StagingTarget } from "./s3-staging.js";
 
 /**
  * Progress of one tus upload, as {@link TusOptions.onProgress} receives it while bytes arrive and
@@ -107,35 +105,23 @@ export function tusService(config: UploadHandlerConfig, options: TusOptions = {}
 }
 
 /**
- * The staging of a store that names its S3 client (an `s3Store`): a multipart upload in its bucket,
- * loaded on first use (the AWS SDK is an optional peer); else staging files under the OS temp folder.
+ * A store that stages tus uploads its own way (an `s3Store`: a multipart upload in its bucket). The
+ * tus endpoint asks the store for it, so the uploads code never names a driver.
+ *
+ * @example
+ * ```ts
+ * const staging = (store as Partial<TusStagingSource>).tusStaging?.(state) ?? fsTusStaging();
+ * ```
  */
+export interface TusStagingSource {
+  /** The staging for the tus uploads of this store, keeping its records in `state`. */
+  tusStaging(state: StateStore): TusStaging;
+}
+
+/** The store's own staging when it offers one; else staging files under the OS temp folder. */
 function defaultStaging(config: UploadHandlerConfig, state: StateStore): TusStaging {
-  const store = config.store as Partial<S3StagingTarget> & { driver: string };
-  if (store.driver !== "s3" || store.client === undefined) return fsTusStaging();
-  const target = store as S3StagingTarget;
-  let loaded: Promise<TusStaging> | undefined;
-  const staging = () => {
-    loaded ??= import("./s3-staging.js").then(({ s3TusStaging }) => s3TusStaging(target, state));
-    return loaded;
-  };
-  return {
-    create: async (id, expiresAt) => (await staging()).create(id, expiresAt),
-    write: async (id, offset, source, observe, options) =>
-      (await staging()).write(id, offset, source, observe, options),
-    confirm: async (id) => (await staging()).confirm?.(id),
-    truncate: async (id, length) => (await staging()).truncate(id, length),
-    read: (id, length) =>
-      Readable.from(
-        (async function* () {
-          yield* (await staging()).read(id, length);
-        })(),
-      ),
-    remove: async (id) => (await staging()).remove(id),
-    sweep: async (now) => (await staging()).sweep(now),
-    size: async (id) => (await staging()).size?.(id),
-    adoptable: async (id, length) => (await staging()).adoptable?.(id, length),
-  };
+  const store = config.store as FileStore & Partial<TusStagingSource>;
+  return typeof store.tusStaging === "function" ? store.tusStaging(state) : fsTusStaging();
 }
 
 function positiveClaim(value: unknown, fallback: number): number {

@@ -8,8 +8,9 @@ import { pipeline } from "node:stream/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileSha256 } from "../../../src/storage/kit/file-sha256.js";
 import { FileSink } from "../../../src/storage/kit/file-sink.js";
-import { readSmall, streamPutToFile } from "../../../src/storage/kit/put-pipeline.js";
+import { streamPutToFile } from "../../../src/storage/kit/put-pipeline.js";
 import { planPut } from "../../../src/storage/kit/put-plan.js";
+import { readSmall } from "../../../src/storage/kit/put-source.js";
 import { codeOf } from "../../../src/testing/support.js";
 
 const MiB = 1024 * 1024;

@@ -2,7 +2,8 @@ import { Readable, Writable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FileBridgeError } from "../../../src/errors/file-bridge-error.js";
-import { measureBytes, streamPut } from "../../../src/storage/kit/put-pipeline.js";
+import { measureBytes } from "../../../src/storage/kit/put-meter.js";
+import { streamPut } from "../../../src/storage/kit/put-pipeline.js";
 import { planPut } from "../../../src/storage/kit/put-plan.js";
 import { sha256 } from "../../support/helpers.js";
 

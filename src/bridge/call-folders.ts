@@ -21,7 +21,7 @@ import { randomBytes } from "node:crypto";
 import { open, rmSync } from "node:fs";
 import { mkdir, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ACTIVE_CALL_DIRS, callDirPrefix, createCallDir, removeDir } from "./temp-dir.js";
+import { ACTIVE_CALL_DIRS, callDirPrefix, createCallDir, removeDir } from "../internal/temp-dir.js";
 
 /** Mode of a call file: readable and writable by this user only. */
 const FILE_MODE = 0o600;

@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { FileBridge } from "../../src/bridge/file-bridge.js";
 import {
   CALL_FOLDER_POOL_SIZE,
   callFoldersRefilled,
@@ -19,7 +18,8 @@ import {
   reusableCallFolders,
   SPARE_MAX_AGE_MS,
   spareCallFolders,
-} from "../../src/internal/call-folders.js";
+} from "../../src/bridge/call-folders.js";
+import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { processSpaceId } from "../../src/internal/process-space.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs } from "../../src/internal/temp-dir.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
@@ -269,7 +269,7 @@ describe("per-call folders", () => {
     const tmp = join(base, "tmp");
     const script = join(base, "child.mts");
     const bridge = resolve("src/bridge/file-bridge.ts");
-    const folders = resolve("src/internal/call-folders.ts");
+    const folders = resolve("src/bridge/call-folders.ts");
     await writeFile(
       script,
       `import { FileBridge } from ${JSON.stringify(bridge)};

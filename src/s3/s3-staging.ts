@@ -28,10 +28,10 @@ import {
   UploadPartCommand,
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
-import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { copySource } from "../../internal/s3-copy-source.js";
-import type { StateStore } from "../../storage/types.js";
-import type { StagingObserver, StagingWrite, TusStaging } from "./fs-staging.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import type { StateStore } from "../storage/types.js";
+import type { StagingObserver, StagingWrite, TusStaging } from "../uploads/tus/fs-staging.js";
+import { copySource } from "./s3-copy-source.js";
 import { Spool } from "./s3-spool.js";
 import { multipartUploads, recordKey, sweepStaging } from "./s3-staging-sweep.js";
 

@@ -5,8 +5,8 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from "@aws-sdk/client-s3";
-import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import type { StateStore } from "../../storage/types.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
+import type { StateStore } from "../storage/types.js";
 
 /** What the sweep needs of its staging. */
 export interface SweepContext {

@@ -1,0 +1,206 @@
+/**
+ * The put's measuring stage: the meter that counts, hashes and enforces caps while bytes flow, and
+ * the same checks for bytes held whole. Options are validated first by `put-plan.ts`.
+ */
+import * as nodeCrypto from "node:crypto";
+import { Transform, type TransformCallback } from "node:stream";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { SNIFF_BYTES } from "../../media/media-type.js";
+import type { PutMeasure, PutPlan } from "./put-plan.js";
+import type { StreamLimits } from "./quota.js";
+import { Sha256Stream } from "./sha256-stream.js";
+
+export type { PutMeasure };
+
+/** Bytes a {@link PutMeter} may hold for a slow sink (bounded memory per put). */
+const METER_BUFFER_BYTES = 1024 * 1024;
+
+/** The error for a put that has grown to `size` bytes, or `null` while it is within its limits. */
+function growthError(plan: MeterLimits, size: number, limits?: StreamLimits): FileBridgeError | null {
+  const { maxBytes, expectedSize } = plan;
+  if (maxBytes !== undefined && size > maxBytes) {
+    return new FileBridgeError("FILE_TOO_LARGE", `the file exceeds the limit of ${maxBytes} bytes`, {
+      data: { limit: maxBytes },
+    });
+  }
+  const scopeQuota = limits?.scopeQuota;
+  if (scopeQuota && size > scopeQuota.bytesLeft) {
+    return new FileBridgeError("QUOTA_EXCEEDED", `this scope may hold at most ${scopeQuota.limit} bytes`, {
+      data: { quota: "bytes", limit: scopeQuota.limit },
+    });
+  }
+  if (expectedSize !== undefined && size > expectedSize) {
+    return new FileBridgeError(
+      "DIGEST_MISMATCH",
+      `the content is larger than the declared ${expectedSize} bytes`,
+      {
+        data: { expectedSize },
+      },
+    );
+  }
+  return null;
+}
+
+/** The error for a finished put that does not match its declared size or digest, or `null`. */
+export function finalError(plan: MeterLimits, size: number, sha256: string): FileBridgeError | null {
+  const { expectedSize, expectedSha256 } = plan;
+  if (expectedSize !== undefined && size !== expectedSize) {
+    return new FileBridgeError(
+      "DIGEST_MISMATCH",
+      `the content has ${size} bytes, ${expectedSize} were declared`,
+      {
+        data: { expectedSize, size },
+      },
+    );
+  }
+  if (expectedSha256 !== undefined && sha256 !== expectedSha256) {
+    return new FileBridgeError("DIGEST_MISMATCH", "the content does not match the declared sha256", {
+      data: { expectedSha256 },
+    });
+  }
+  return null;
+}
+
+/**
+ * The limits a put is measured against: the part of a {@link PutPlan} that bounds and checks bytes.
+ *
+ * @example
+ * ```ts
+ * const limits: MeterLimits = { maxBytes: 1024, expectedSize: undefined, expectedSha256: undefined };
+ * measureBytes(new TextEncoder().encode("hi"), limits);
+ * ```
+ */
+export type MeterLimits = Pick<PutPlan, "maxBytes" | "expectedSize" | "expectedSha256">;
+
+/** `crypto.hash` where Node has it (20.12 and later); read off the module so older versions load. */
+const oneShotHash = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
+
+/**
+ * The sha256 (hex) of bytes in memory: one `crypto.hash` call, which makes no `Hash` object (about
+ * 1 us less than `createHash().update().digest()` for 4 KiB), or the `Hash` object on older Node.
+ */
+function sha256Hex(bytes: Uint8Array): string {
+  if (oneShotHash) return oneShotHash("sha256", bytes, "hex");
+  return nodeCrypto.createHash("sha256").update(bytes).digest("hex");
+}
+
+/**
+ * Measures bytes already in memory with the same checks as {@link PutMeter}, without a stream: the
+ * fast path for `Uint8Array` sources in drivers that keep bytes in memory.
+ *
+ * @example
+ * ```ts
+ * const measure = source instanceof Uint8Array ? measureBytes(source, plan) : await streamPut(source, plan, sink);
+ * ```
+ */
+export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: StreamLimits): PutMeasure {
+  const grown = growthError(plan, bytes.byteLength, limits);
+  if (grown) throw grown;
+  const sha256 = sha256Hex(bytes);
+  const failed = finalError(plan, bytes.byteLength, sha256);
+  if (failed) throw failed;
+  return { size: bytes.byteLength, sha256, head: bytes.slice(0, SNIFF_BYTES) };
+}
+
+/**
+ * Checks a size and sha256 measured elsewhere (an adopted file, see `FileStore.adopt`) with the
+ * same rules as {@link PutMeter}: the byte cap, the scope quota's streaming cut-off, the declared
+ * size and digest. Throws the error a streamed put would have failed with.
+ *
+ * @example
+ * ```ts
+ * checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
+ * ```
+ */
+export function checkMeasured(plan: MeterLimits, size: number, sha256: string, limits?: StreamLimits): void {
+  const failed = growthError(plan, size, limits) ?? finalError(plan, size, sha256);
+  if (failed) throw failed;
+}
+
+/**
+ * A pass-through that counts bytes, hashes sha256 (off the main thread past 1 MiB, see
+ * `Sha256Stream`), keeps the first bytes for sniffing and enforces
+ * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes
+ * over, so an endless source is cut off at the cap. At the end it checks the declared size and digest.
+ *
+ * @example
+ * ```ts
+ * await pipeline(toReadable(source), new PutMeter(plan), createWriteStream(stagingPath));
+ * ```
+ */
+export class PutMeter extends Transform {
+  size = 0;
+  sha256 = "";
+  private readonly hash: Sha256Stream | null;
+  private readonly headBytes = Buffer.alloc(SNIFF_BYTES);
+  private headLength = 0;
+
+  /**
+   * With `fileHash` (a driver that hashes the file it writes, as fsStore does) the meter only hands
+   * it each chunk; the digest is taken from the file once the sink has finished, and checked there.
+   */
+  constructor(
+    private readonly plan: MeterLimits,
+    private readonly limits?: StreamLimits,
+    private readonly fileHash?: { update(chunk: Uint8Array): void },
+  ) {
+    // Object mode on the writable side so a stream of non-bytes is refused here with a clear error
+    // instead of throwing inside Node's pipe machinery.
+    // A 1 MiB readable buffer lets the next chunks be hashed while earlier ones are being written.
+    super({ writableObjectMode: true, readableHighWaterMark: METER_BUFFER_BYTES });
+    this.hash = fileHash ? null : new Sha256Stream();
+  }
+
+  /** The first bytes seen (at most {@link SNIFF_BYTES}). */
+  get head(): Uint8Array {
+    return this.headBytes.subarray(0, this.headLength);
+  }
+
+  override _transform(chunk: unknown, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (!(chunk instanceof Uint8Array)) {
+      callback(new FileBridgeError("INVALID_INPUT", "put sources must produce bytes (Uint8Array chunks)"));
+      return;
+    }
+    const size = this.size + chunk.byteLength;
+    const grown = growthError(this.plan, size, this.limits);
+    if (grown) {
+      callback(grown);
+      return;
+    }
+    if (this.headLength < SNIFF_BYTES) {
+      const take = Math.min(SNIFF_BYTES - this.headLength, chunk.byteLength);
+      this.headBytes.set(chunk.subarray(0, take), this.headLength);
+      this.headLength += take;
+    }
+    this.size = size;
+    if (!this.hash) {
+      this.fileHash?.update(chunk);
+      callback(null, chunk);
+      return;
+    }
+    // A large body is hashed off the main thread; wait only when the worker is behind.
+    const behind = this.hash.update(chunk);
+    if (!behind) {
+      callback(null, chunk);
+      return;
+    }
+    this.push(chunk);
+    behind.then(() => callback(), callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (!this.hash) {
+      callback();
+      return;
+    }
+    this.hash.digest().then((sha256) => {
+      this.sha256 = sha256;
+      callback(finalError(this.plan, this.size, sha256));
+    }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.hash?.dispose();
+    callback(error);
+  }
+}
