@@ -18,11 +18,11 @@ import { describeWithServices, requireServices, uniquePrefix } from "../../scrip
 import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { redisState } from "../../src/redis/redis-state.js";
+import { s3TusStaging } from "../../src/s3/s3-staging.js";
 import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import type { FileStore, StateStore } from "../../src/storage/types.js";
-import { s3TusStaging } from "../../src/s3/s3-staging.js";
 import { close, listen } from "../http/server-helpers.js";
 import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers.js";
 
