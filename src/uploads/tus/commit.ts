@@ -22,6 +22,7 @@ import type { UploadRequestContext } from "../handler-types.js";
 import { formatUploadHandle, type TicketRecord, ticketStateKey } from "../upload-handle.js";
 import { type TusRecord, tusRecordKey, tusTicketKey, writeRecord } from "./records.js";
 import type { TusService, TusTicket } from "./service.js";
+import { releaseStaging } from "./staging-ledger.js";
 
 /** S3's smallest multipart part (all but the last): a final upload's parts below it are streamed. */
 const MIN_COPY_PART = 5 * 1024 * 1024;
@@ -129,6 +130,7 @@ async function dropUpload(
   }
   service.hashes.drop(id);
   await Promise.all(ids.map((each) => service.staging.remove(each)));
+  await releaseStaging(service, ticket.limits.scope, ids);
 }
 
 /** What a commit answers with: the stored file and the ticket's handle. */
@@ -178,7 +180,8 @@ export async function commitTusUpload(
     throw error;
   }
   const now = service.now();
-  await writeRecord(state, id, { ...record, fileId: file.id }, now);
+  const handle = formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter));
+  await writeRecord(state, id, { ...record, fileId: file.id, handle, sha256: file.sha256 }, now);
   const ticketRecord: TicketRecord = { scope: limits.scope, files: [file.id] };
   try {
     await state.set(ticketStateKey(verified.fileId), ticketRecord, { ttl: limits.ttlMs / 1000 });
@@ -192,6 +195,8 @@ export async function commitTusUpload(
   }
   const staging = [id, ...(record.parts ?? [])];
   await Promise.all(staging.map((part) => service.staging.remove(part).catch((error) => ctx.report(error))));
+  // The store counts the file now: its staging share ends.
+  await releaseStaging(service, limits.scope, staging).catch((error) => ctx.report(error));
   service.onProgress?.({
     ticketId: verified.fileId,
     scope: limits.scope,
@@ -200,5 +205,5 @@ export async function commitTusUpload(
     fileId: file.id,
   });
   // The minter's keyed scope reference, as in the single-request path's handles (not the unkeyed hash).
-  return { file, handle: formatUploadHandle(limits.scope, verified.fileId, scopeRefsOf(config.minter)) };
+  return { file, handle };
 }

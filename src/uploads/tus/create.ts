@@ -22,6 +22,7 @@ import {
   writeRecord,
 } from "./records.js";
 import { noSuchUpload, type TusService, type TusTicket } from "./service.js";
+import { claimStaging, releaseStaging } from "./staging-ledger.js";
 
 /**
  * What {@link createTusUpload} opens.
@@ -57,6 +58,7 @@ export async function createTusUpload(
   service: TusService,
   ticket: TusTicket,
   request: TusCreateRequest,
+  concatenation = false,
 ): Promise<{ id: string; record: TusRecord }> {
   const { limits, verified, expiresAt } = ticket;
   if (request.length !== undefined) checkDeclaredLength(verified.claims ?? {}, request.length);
@@ -79,35 +81,62 @@ export async function createTusUpload(
   if (request.rawMetadata) record.rawMetadata = request.rawMetadata;
   if (request.partial) record.partial = true;
   const id = newUploadId();
-  if (!request.partial) await claimTicketUpload(service, ticket, id);
-  await service.staging.create(id, expiresAt);
-  await writeRecord(service.state, id, record, service.now());
+  const previous = request.partial ? undefined : await currentUpload(service, ticket);
+  // Its share of the staging, before any byte or record exists: the ticket's cap and upload count,
+  // the scope's quota (a final upload's bytes are its parts', already counted).
+  await claimStaging(service, ticket, id, {
+    need: concatenation ? 0 : (request.length ?? 0),
+    ...(previous ? { replaces: previous } : {}),
+  });
+  try {
+    if (!request.partial) await claimTicketUpload(service, ticket, id, previous);
+    await service.staging.create(id, expiresAt);
+    await writeRecord(service.state, id, record, service.now());
+  } catch (error) {
+    await releaseStaging(service, limits.scope, [id]).catch(() => undefined);
+    throw error;
+  }
   return { id, record };
 }
 
-/** Makes `id` the ticket's one whole upload, terminating an unfinished earlier one. */
-async function claimTicketUpload(service: TusService, ticket: TusTicket, id: string): Promise<void> {
+/** The ticket's unfinished whole upload, if any; `410` when its upload is already committed. */
+async function currentUpload(service: TusService, ticket: TusTicket): Promise<string | undefined> {
+  const previous = await service.state.get<string>(tusTicketKey(ticket.verified.fileId));
+  if (typeof previous !== "string" || !isUploadId(previous)) return undefined;
+  const old = await readRecord(service.state, previous);
+  if (old?.fileId !== undefined) {
+    throw tusError("TOKEN_ALREADY_USED", "This ticket's upload is already complete", 410);
+  }
+  return old ? previous : undefined;
+}
+
+/** Makes `id` the ticket's one whole upload, terminating the unfinished earlier one. */
+async function claimTicketUpload(
+  service: TusService,
+  ticket: TusTicket,
+  id: string,
+  previous: string | undefined,
+): Promise<void> {
   const { state } = service;
-  const key = tusTicketKey(ticket.verified.fileId);
-  const previous = await state.get<string>(key);
-  if (typeof previous === "string" && isUploadId(previous)) {
-    const old = await readRecord(state, previous);
-    if (old?.fileId !== undefined) {
-      throw tusError("TOKEN_ALREADY_USED", "This ticket's upload is already complete", 410);
-    }
-    if (old) {
-      // The earlier upload is given up (the client started over); a writer still on it wins (423).
-      const lock = await lockUpload(state, previous, service.lockTtlMs);
-      try {
-        await state.delete(tusRecordKey(previous));
-        await service.staging.remove(previous);
-        service.hashes.drop(previous);
-      } finally {
-        await lock.release();
+  if (previous) {
+    // The earlier upload is given up (the client started over); a writer still on it wins (423).
+    const lock = await lockUpload(state, previous, service.lockTtlMs);
+    try {
+      const old = await readRecord(state, previous);
+      if (old?.fileId !== undefined) {
+        throw tusError("TOKEN_ALREADY_USED", "This ticket's upload is already complete", 410);
       }
+      await state.delete(tusRecordKey(previous));
+      await service.staging.remove(previous);
+      service.hashes.drop(previous);
+      await releaseStaging(service, ticket.limits.scope, [previous]);
+    } finally {
+      await lock.release();
     }
   }
-  await state.set(key, id, { ttl: ttlSeconds(ticket.expiresAt, service.now()) });
+  await state.set(tusTicketKey(ticket.verified.fileId), id, {
+    ttl: ttlSeconds(ticket.expiresAt, service.now()),
+  });
 }
 
 /**
@@ -146,12 +175,13 @@ export async function createFinalUpload(
     lengths.push(part.length);
     total += part.length;
   }
-  const { id, record } = await createTusUpload(service, ticket, {
-    length: total,
-    metadata,
-    ...(rawMetadata ? { rawMetadata } : {}),
-  });
-  const final: TusRecord = { ...record, parts: ids, offset: total };
+  const { id, record } = await createTusUpload(
+    service,
+    ticket,
+    { length: total, metadata, ...(rawMetadata ? { rawMetadata } : {}) },
+    true,
+  );
+  const final: TusRecord = { ...record, parts: ids, offset: total, completedBy: ticket.tokenHash };
   const lock = await lockUpload(service.state, id, service.lockTtlMs);
   try {
     await writeRecord(service.state, id, final, service.now());

@@ -16,8 +16,9 @@ import { TICKET_CLAIMS } from "../upload-handle.js";
 import { commitTusUpload, type TusCommitted } from "./commit.js";
 import type { StagingObserver } from "./fs-staging.js";
 import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
-import { type TusRecord, writeRecord } from "./records.js";
+import { readRecord, type TusRecord, writeRecord } from "./records.js";
 import { publishProgress, type TusService, type TusTicket } from "./service.js";
+import { claimStaging, type StagingGrant, settleStaging } from "./staging-ledger.js";
 
 /**
  * How often the progress hook (and so a waiting tool's MCP progress) hears of bytes arriving: every
@@ -41,19 +42,28 @@ class BodyMeter extends Transform {
   #reported = 0;
   #reportedAt = Date.now();
 
-  constructor(limit: number, hash: Hash | undefined, onProgress: (count: number) => void) {
+  readonly #overflow: (() => FileBridgeError) | undefined;
+
+  constructor(
+    limit: number,
+    hash: Hash | undefined,
+    onProgress: (count: number) => void,
+    overflow?: () => FileBridgeError,
+  ) {
     super({ highWaterMark: 1 << 20 });
     this.#limit = limit;
     this.#hash = hash;
     this.#onProgress = onProgress;
+    this.#overflow = overflow;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     if (this.count + chunk.length > this.#limit) {
       callback(
-        new FileBridgeError("FILE_TOO_LARGE", "The body goes past the upload's length", {
-          data: { limit: this.#limit },
-        }),
+        this.#overflow?.() ??
+          new FileBridgeError("FILE_TOO_LARGE", "The body goes past the upload's length", {
+            data: { limit: this.#limit },
+          }),
       );
       return;
     }
@@ -121,15 +131,46 @@ export async function writeBody(
   record: TusRecord,
   checksum: UploadChecksum | undefined,
 ): Promise<TusWrite> {
+  if (record.length !== undefined) {
+    return writeWithin(service, ctx, request, ticket, id, record, checksum, undefined);
+  }
+  // A deferred length: room up to the ticket's cap as far as its other uploads and the scope's
+  // quota leave it, held while the body runs; the share then shrinks to the bytes that arrived.
+  const grant = await claimStaging(service, ticket, id, {
+    need: record.offset,
+    want: ticket.limits.maxBytes,
+  });
+  try {
+    return await writeWithin(service, ctx, request, ticket, id, record, checksum, grant);
+  } finally {
+    const now = await readRecord(service.state, id).catch(() => null);
+    if (now && now.fileId === undefined) {
+      await settleStaging(service, ticket, id, now.offset).catch((error) => ctx.report(error));
+    }
+  }
+}
+
+/** {@link writeBody} within the upload's length, or within a deferred-length upload's grant. */
+async function writeWithin(
+  service: TusService,
+  ctx: UploadRequestContext,
+  request: Request,
+  ticket: TusTicket,
+  id: string,
+  record: TusRecord,
+  checksum: UploadChecksum | undefined,
+  grant: StagingGrant | undefined,
+): Promise<TusWrite> {
   const start = record.offset;
-  const room = (record.length ?? ticket.limits.maxBytes) - start;
+  const room = (record.length ?? grant?.bytes ?? ticket.limits.maxBytes) - start;
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > room) {
     ctx.body()?.resume();
     throw withSizeReason(
-      tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
-        limit: ticket.limits.maxBytes,
-      }),
+      grant?.refusal() ??
+        tusError("FILE_TOO_LARGE", `The body is larger than the ${room} bytes the upload has left`, 413, {
+          limit: ticket.limits.maxBytes,
+        }),
       ticket.verified.claims?.[TICKET_CLAIMS.exactSize],
     );
   }
@@ -141,23 +182,32 @@ export async function writeBody(
   let failure: unknown;
   if (body) {
     const progress = (count: number) => publishProgress(service, ticket, start + count, record.length);
-    const meter = new BodyMeter(room, checksum ? createHash(checksum.algorithm) : undefined, progress);
+    const hash = checksum ? createHash(checksum.algorithm) : undefined;
+    const meter = new BodyMeter(room, hash, progress, grant?.refusal);
     // The staging sees a failed meter through its own reading; with nobody else listening, the
     // error `pipe` re-emits on it (a client gone before the staging started reading) would be uncaught.
     meter.on("error", () => undefined);
     const watchdog = ctx.watch((error) => meter.destroy(error));
     body.on("data", watchdog.touch);
-    // A dropped client ends the body: what already arrived is flushed to the staging and counts.
+    // A dropped client ends the body: every byte that already arrived is flushed to the staging and
+    // counts. Node tells of a cut twice (`aborted`, then an `error` on the destroyed request): the
+    // first ends the meter, which then still hands the staging what it and the pipe hold; the error
+    // must not destroy it (that threw away up to ~3 MiB of buffered bytes). What the request stream
+    // itself still buffered is taken along too (see docs/limits.md for what a cut can still lose).
     let dropped: FileBridgeError | undefined;
-    const onAbort = () => {
-      if (dropped || meter.writableEnded) return;
-      dropped = new FileBridgeError("ABORTED", "The client aborted the upload");
+    const onAbort = (cause?: unknown) => {
+      if (dropped || meter.writableEnded || meter.destroyed) return;
+      dropped = new FileBridgeError("ABORTED", "The client aborted the upload", { cause });
       body.unpipe(meter);
+      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null) {
+        meter.write(chunk);
+      }
       meter.end();
     };
-    request.signal.addEventListener("abort", onAbort, { once: true });
-    body.once("error", (error) => meter.destroy(error));
-    body.once("aborted", onAbort);
+    const onSignal = () => onAbort();
+    request.signal.addEventListener("abort", onSignal, { once: true });
+    body.once("error", onAbort);
+    body.once("aborted", onSignal);
     // A socket closed mid-body ends neither `end` nor `error` on every Node version.
     body.once("close", () => {
       if (!body.readableEnded) onAbort();
@@ -169,10 +219,14 @@ export async function writeBody(
       const result = await service.staging.write(id, start, body.pipe(meter), running?.observe, provisional);
       written = result.written;
       failure = result.error ?? dropped;
+      // Gone after its last byte, the client sent a whole body: it commits, and its `HEAD` tells.
+      if (failure === dropped && record.length !== undefined && start + written === record.length) {
+        failure = undefined;
+      }
     } finally {
       watchdog.stop();
       body.off("data", watchdog.touch);
-      request.signal.removeEventListener("abort", onAbort);
+      request.signal.removeEventListener("abort", onSignal);
     }
     const rejected = checksum && (failure !== undefined || meter.digest() !== checksum.digest);
     running?.settle(rejected ? undefined : start + written);
@@ -191,6 +245,9 @@ export async function writeBody(
   }
   if (!body) running?.settle(start);
   const updated: TusRecord = { ...record, offset: start + written };
+  const complete = updated.length !== undefined && updated.offset === updated.length && !updated.partial;
+  // The token whose request completes the upload may read its outcome after the commit used it up.
+  if (complete) updated.completedBy = ticket.tokenHash;
   await writeRecord(service.state, id, updated, service.now());
   if (written > 0 && !updated.partial) publishProgress(service, ticket, updated.offset, updated.length);
   if (failure !== undefined) {
@@ -198,7 +255,7 @@ export async function writeBody(
       ? withSizeReason(failure, ticket.verified.claims?.[TICKET_CLAIMS.exactSize])
       : new FileBridgeError("ABORTED", "The upload body ended early", { cause: failure });
   }
-  if (updated.length !== undefined && updated.offset === updated.length && !updated.partial) {
+  if (complete) {
     return { record: updated, committed: await commitTusUpload(service, ctx, ticket, id, updated) };
   }
   return { record: updated };

@@ -32,6 +32,15 @@ export interface TusRecord {
   expiresAt: number;
   /** Set once committed: the stored file's id. */
   fileId?: string;
+  /** Set once committed: the ticket's handle and the file's sha256 (hex), for a `HEAD` after commit. */
+  handle?: string;
+  sha256?: string;
+  /**
+   * The sha256 (base64url) of the ticket token whose request completed the upload, set before its
+   * commit uses the ticket up: the one token that can still read the upload's outcome (`HEAD`)
+   * once the ticket is used.
+   */
+  completedBy?: string;
 }
 
 /** Random upload ids: 128 bits, base64url. */
@@ -83,13 +92,26 @@ const LOCK_POLL_MS = 20;
 
 /**
  * Waits (at most `waitMs`) until no request holds the upload's lock, so a `HEAD` right after a
- * dropped `PATCH` answers the offset that request recorded. Resolves either way.
+ * dropped `PATCH` answers the offset that request recorded. Resolves `false` when the lock is still
+ * held at the deadline.
  */
-export async function settledUpload(state: StateStore, id: string, waitMs = LOCK_WAIT_MS): Promise<void> {
+export async function settledUpload(state: StateStore, id: string, waitMs = LOCK_WAIT_MS): Promise<boolean> {
   const deadline = Date.now() + waitMs;
-  while ((await state.get(tusLockKey(id))) !== null && Date.now() < deadline) {
+  for (;;) {
+    if ((await state.get(tusLockKey(id))) === null) return true;
+    if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
   }
+}
+
+/** Whether every byte of a whole upload is staged while it is not committed (yet, or any more). */
+export function awaitingCommit(record: TusRecord): boolean {
+  return (
+    record.fileId === undefined &&
+    !record.partial &&
+    record.length !== undefined &&
+    record.offset === record.length
+  );
 }
 
 /** A held upload lock. */
@@ -133,7 +155,9 @@ export async function lockUpload(
         // A failed renewal leaves the lock to its TTL.
       });
     },
-    Math.max(1000, ttlMs / 3),
+    // A third of the TTL (not at least a second: a 1 s `lockTtl` renewed every second lapsed before
+    // each renewal, and a slow request lost its lock to the next one).
+    Math.max(100, (ttl * 1000) / 3),
   );
   renew.unref?.();
   return {

@@ -3,6 +3,7 @@
  * locks, the byte staging, the clock, and the ticket check that binds each request to a scope (the
  * ticket in the upload URL is verified on every request and never used up before commit).
  */
+import { createHash } from "node:crypto";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { memoryState } from "../../storage/memory-state.js";
 import type { FileStore, StateStore } from "../../storage/types.js";
@@ -74,6 +75,8 @@ export interface TusService {
 /** A verified ticket and what it allows. */
 export interface TusTicket {
   verified: VerifiedTokenClaims;
+  /** The sha256 (base64url) of the token as sent: what a used ticket's `HEAD` is matched by. */
+  tokenHash: string;
   limits: UploadLimits;
   /** When uploads under the ticket expire (the ticket's own expiry). */
   expiresAt: number;
@@ -150,7 +153,12 @@ export async function verifyTusTicket(service: TusService, token: string): Promi
     kind: "upload",
   };
   const expiresAt = verified.exp ?? service.now() + config.uploadTtlMs;
-  return { verified, limits, expiresAt };
+  return { verified, tokenHash: tokenHashOf(token), limits, expiresAt };
+}
+
+/** The sha256 (base64url) of a ticket token. */
+export function tokenHashOf(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
 }
 
 /** The unknown-upload refusal: the same for a missing upload and for another ticket's or scope's. */

@@ -29,14 +29,24 @@ import {
   tusResponse,
 } from "./protocol.js";
 import {
+  awaitingCommit,
   isUploadId,
   lockUpload,
+  readRecord,
   settledUpload,
   type TusRecord,
   tusRecordKey,
   tusTicketKey,
 } from "./records.js";
-import { noSuchUpload, ownedRecord, type TusService, type TusTicket, verifyTusTicket } from "./service.js";
+import {
+  noSuchUpload,
+  ownedRecord,
+  type TusService,
+  type TusTicket,
+  tokenHashOf,
+  verifyTusTicket,
+} from "./service.js";
+import { claimStaging, releaseStaging } from "./staging-ledger.js";
 
 /** How often creation also sweeps expired staging (in the background). */
 const SWEEP_EVERY_MS = 60_000;
@@ -67,21 +77,20 @@ export class TusUploadHandler implements UploadHandler {
   async handle(request: Request, ctx: UploadRequestContext): Promise<Response> {
     try {
       const method = methodOf(request);
-      if (method === "OPTIONS") return this.#discovery();
+      if (method === "OPTIONS") return await this.#discovery(ctx.segments[0] as string);
       assertTusResumable(request);
-      const ticket = await verifyTusTicket(this.#service, ctx.segments[0] as string);
+      const token = ctx.segments[0] as string;
       const id = ctx.segments[1];
+      if (method === "HEAD" && id !== undefined && isUploadId(id)) {
+        return await this.#head(request, ctx, token, id);
+      }
+      const ticket = await verifyTusTicket(this.#service, token);
       if (id === undefined) {
         if (method !== "POST")
           throw new FileBridgeError("METHOD_NOT_ALLOWED", "Use POST to create an upload");
         return await this.#create(request, ctx, ticket);
       }
       if (!isUploadId(id)) throw noSuchUpload();
-      if (method === "HEAD") {
-        await ownedRecord(this.#service, ticket, id);
-        await settledUpload(this.#service.state, id);
-        return headResponse(await ownedRecord(this.#service, ticket, id), request);
-      }
       if (method === "PATCH") return await this.#patch(request, ctx, ticket, id);
       if (method === "DELETE") return await this.#terminate(ticket, id);
       throw new FileBridgeError("METHOD_NOT_ALLOWED", "Use HEAD, PATCH or DELETE on an upload");
@@ -91,13 +100,84 @@ export class TusUploadHandler implements UploadHandler {
     }
   }
 
-  #discovery(): Response {
-    return tusResponse(204, {
+  /**
+   * `HEAD`: the upload's offset, once no request writes it. A whole upload is shown complete only
+   * committed, with its `Upload-Handle` and `Upload-Sha256`: a commit still running is waited for
+   * (then 423, which tus clients retry), and one a dropped request left undone is finished here.
+   * After the commit used the ticket up, the token that completed the upload still reads this
+   * (until the ticket expires), so a client that lost the final reply learns its upload is stored.
+   */
+  async #head(request: Request, ctx: UploadRequestContext, token: string, id: string): Promise<Response> {
+    const service = this.#service;
+    let ticket: TusTicket;
+    try {
+      ticket = await verifyTusTicket(service, token);
+    } catch (error) {
+      if (isFileBridgeError(error, "TOKEN_ALREADY_USED")) {
+        const completed = await this.#completedBy(token, id);
+        if (completed) return headResponse(completed, request);
+      }
+      throw error;
+    }
+    await ownedRecord(service, ticket, id);
+    await settledUpload(service.state, id);
+    let record = await ownedRecord(service, ticket, id);
+    if (awaitingCommit(record)) {
+      if (!(await settledUpload(service.state, id, COMMIT_WAIT_MS))) throw stillCommitting();
+      record = await ownedRecord(service, ticket, id);
+      if (awaitingCommit(record) && !record.parts) {
+        // Every byte is here and nobody commits it (the request that carried the last byte failed
+        // to): commit now, as a zero-byte PATCH would. (A final upload whose commit failed is sent
+        // again as a new final upload instead.)
+        await this.#locked(id, async () => {
+          const current = await ownedRecord(service, ticket, id);
+          if (!awaitingCommit(current)) return;
+          await writeBody(service, { ...ctx, body: () => null }, request, ticket, id, current, undefined);
+        });
+        record = await ownedRecord(service, ticket, id);
+      }
+    }
+    return headResponse(record, request);
+  }
+
+  /**
+   * The committed upload `id` when `token` (used up) is the one that completed it; a commit still
+   * running is waited for (then 423). `undefined`: the ticket's refusal stands.
+   */
+  async #completedBy(token: string, id: string): Promise<TusRecord | undefined> {
+    const service = this.#service;
+    const hash = tokenHashOf(token);
+    const read = async () => {
+      const record = await readRecord(service.state, id);
+      const ours = record?.completedBy === hash && record.expiresAt > service.now();
+      return ours ? record : undefined;
+    };
+    const record = await read();
+    if (!record || record.fileId !== undefined) return record;
+    const settled = await settledUpload(service.state, id, COMMIT_WAIT_MS);
+    const after = await read();
+    if (after?.fileId !== undefined) return after;
+    // Still committing: retry. Not committed and nobody at it: the commit failed after using the
+    // ticket up, nothing was stored, and the ticket's 410 stands.
+    if (after && !settled) throw stillCommitting();
+    return undefined;
+  }
+
+  /**
+   * `OPTIONS`: the version and extensions, and with a valid ticket its own cap as `Tus-Max-Size`
+   * (what a creation is held to). Without one (garbage, used, expired) nothing ticket-specific: tus
+   * 1.0 sets `Tus-Max-Size` only for "a known hard limit", and no upload is allowed at all then;
+   * the routes' `maxBytes` is no such limit either (a ticket's own cap replaces it).
+   */
+  async #discovery(token: string): Promise<Response> {
+    const headers: Record<string, string> = {
       "tus-version": TUS_VERSION,
       "tus-extension": TUS_EXTENSIONS,
-      "tus-max-size": String(this.#service.config.maxBytes),
       "tus-checksum-algorithm": TUS_CHECKSUM_ALGORITHMS.join(","),
-    });
+    };
+    const ticket = await verifyTusTicket(this.#service, token).catch(() => undefined);
+    if (ticket) headers["tus-max-size"] = String(ticket.limits.maxBytes);
+    return tusResponse(204, headers);
   }
 
   async #create(request: Request, ctx: UploadRequestContext, ticket: TusTicket): Promise<Response> {
@@ -189,7 +269,12 @@ export class TusUploadHandler implements UploadHandler {
           offset: record.offset,
         });
       }
-      return writeBody(service, ctx, request, ticket, id, withLength(record, length, ticket), checksum);
+      const sized = withLength(record, length, ticket);
+      // A deferred length set now: the upload's share becomes that length (or is refused).
+      if (sized.length !== undefined && record.length === undefined) {
+        await claimStaging(service, ticket, id, { need: sized.length });
+      }
+      return writeBody(service, ctx, request, ticket, id, sized, checksum);
     });
     return tusResponse(204, {
       "upload-offset": String(written.record.offset),
@@ -209,6 +294,7 @@ export class TusUploadHandler implements UploadHandler {
       }
       await service.staging.remove(id);
       service.hashes.drop(id);
+      await releaseStaging(service, ticket.limits.scope, [id]);
       return record;
     });
     return tusResponse(204);
@@ -226,6 +312,16 @@ export class TusUploadHandler implements UploadHandler {
       await lock.release();
     }
   }
+}
+
+/** How long a `HEAD` waits for a running commit before answering 423 (the client retries). */
+const COMMIT_WAIT_MS = 3000;
+
+/** A `HEAD` that came while the commit runs: 423, retryable (tus clients retry 423). */
+function stillCommitting(): FileBridgeError {
+  return tusError("UPLOAD_IN_PROGRESS", "The upload is being committed; retry", TUS_STATUS.locked, {
+    retryable: true,
+  });
 }
 
 /** `X-HTTP-Method-Override` on a `POST` (clients behind proxies that drop `PATCH`/`DELETE`). */
@@ -269,6 +365,10 @@ function headResponse(record: TusRecord, request: Request): Response {
     "upload-offset": String(record.fileId !== undefined ? (record.length ?? record.offset) : record.offset),
     "upload-expires": httpDate(record.expiresAt),
   };
+  if (record.fileId !== undefined && record.handle && record.sha256) {
+    headers["upload-handle"] = record.handle;
+    headers["upload-sha256"] = record.sha256;
+  }
   if (record.length !== undefined) headers["upload-length"] = String(record.length);
   else headers["upload-defer-length"] = "1";
   if (record.rawMetadata) headers["upload-metadata"] = record.rawMetadata;

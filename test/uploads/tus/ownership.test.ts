@@ -78,14 +78,18 @@ describe("tus ownership", () => {
     expect(harness.stored[0]?.sha256).toBe(sha256(first));
   });
 
-  it("a committed upload never reopens: PATCH, HEAD, DELETE and a new creation answer 410", async () => {
+  it("a committed upload never reopens: PATCH, DELETE and a new creation answer 410; its owner's HEAD shows it complete", async () => {
     harness = await startTus();
     const endpoint = await harness.endpoint("scope-a");
     const url = await create(endpoint, 3);
     expect((await patch(url, 0, "abc")).status).toBe(204);
     expect(harness.stored).toHaveLength(1);
     expect((await patch(url, 3, "")).status).toBe(410);
-    expect((await fetch(url, { method: "HEAD", headers: TUS })).status).toBe(410);
+    // The ticket is used up, but the token that completed the upload still reads its outcome.
+    const head = await fetch(url, { method: "HEAD", headers: TUS });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("upload-offset")).toBe("3");
+    expect(head.headers.get("upload-sha256")).toBe(sha256(Buffer.from("abc")));
     expect((await fetch(url, { method: "DELETE", headers: TUS })).status).toBe(410);
     const again = await fetch(endpoint, { method: "POST", headers: { ...TUS, "upload-length": "3" } });
     expect(again.status).toBe(410);
