@@ -6,11 +6,7 @@
 
 import { clientFilesCapability, FILES_EXTENSION_KEY } from "../mcp/client-files.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
-
-/** A lower-case hex sha-256 as the wire writes it: unpadded base64url (43 characters). */
-export function hexToBase64url(hex: string): string {
-  return Buffer.from(hex, "hex").toString("base64url");
-}
+import { wireDigest } from "./files-wire.js";
 
 /**
  * One download offer: the file's name, type, size and sha-256, and where to `GET` it.
@@ -40,7 +36,7 @@ export function downloadOffer(
     name: file.name,
     mimeType: file.mimeType,
     size: file.size,
-    digest: { algorithm: "sha-256", value: hexToBase64url(file.sha256) },
+    digest: wireDigest(file.sha256),
     url: download.url,
     credentials: "omit",
     expiresAt: new Date(download.expiresAt).toISOString(),
