@@ -109,7 +109,7 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
     throw invalidOption("direct", "must be a boolean or an object");
   }
   if (direct && uploadMethod === "POST") {
-    throw invalidOption("direct", 'hands out the store\'s presigned POST forms: it cannot go with uploadMethod "POST"');
+    throw invalidOption("direct", 'hands out presigned POST forms: it cannot go with uploadMethod "POST"');
   }
   if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
   return { accept, maxSize, uploadMethod, variant, downloadTtl, tus };
