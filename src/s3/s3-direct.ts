@@ -55,6 +55,8 @@ export interface S3DirectContext {
   client: S3Client;
   bucket: string;
   keys: S3Keys;
+  /** Resolves once `keys` can name scope folders (the store's secret is loaded). */
+  ready(): Promise<void>;
   now: () => number;
   /** Writes the metadata (and catalog entry) that make a file visible; removes its objects on failure. */
   commit(file: StoredFile): Promise<void>;
@@ -178,6 +180,7 @@ export function s3DirectUploads(ctx: S3DirectContext): DirectUploads {
 
   return {
     async presignUpload(options: PresignUploadOptions): Promise<DirectUploadTarget> {
+      await ctx.ready();
       const key = stagingKey(keys, options.scope, options.stagingId);
       const maxBytes = options.size ?? Math.min(options.maxBytes ?? MAX_POST_BYTES, MAX_POST_BYTES);
       try {
@@ -196,6 +199,7 @@ export function s3DirectUploads(ctx: S3DirectContext): DirectUploads {
       }
     },
     async commit(scope: string, stagingId: string, options: PutOptions): Promise<StoredFile | null> {
+      await ctx.ready();
       const key = stagingKey(keys, scope, stagingId);
       if (options?.scope !== scope) throw new FileBridgeError("INVALID_INPUT", "options.scope must be scope");
       const head = await headOf(key);
@@ -211,6 +215,7 @@ export function s3DirectUploads(ctx: S3DirectContext): DirectUploads {
     },
 
     async discard(scope: string, stagingId: string): Promise<boolean> {
+      await ctx.ready();
       const key = stagingKey(keys, scope, stagingId);
       const head = await headOf(key);
       if (!head) return false;

@@ -60,6 +60,8 @@ export interface FilesExtensionDeps {
   refs: ScopeRefs;
   /** The direct-to-storage descriptor strategy, when `direct` is on. */
   direct?: DirectUploadStrategy | undefined;
+  /** Asks the resolver's rate limit before a ticket is minted; throws `RATE_LIMITED` when refused. */
+  allowTicket?: (scope: string, method: string) => Promise<void>;
 }
 
 function invalidOption(name: string, message: string): FileBridgeError {
@@ -172,7 +174,7 @@ export class FilesExtension {
     host.handle("files/authorizeDownload", download);
     if (!variant) return;
     host.handle("files/prepareUpload", async (params, ctx) => {
-      const result = await this.#authorizeUpload(params, ctx);
+      const result = await this.#authorizeUpload(params, ctx, "files/prepareUpload");
       return "upload" in result ? { file: result.file, transfer: result.upload } : result;
     });
     host.handle("files/completeUpload", async (params, ctx) => ({
@@ -191,6 +193,7 @@ export class FilesExtension {
   async #authorizeUpload(
     params: HostFilesParams,
     ctx: HostRequestContext,
+    method = "files/authorizeUpload",
   ): Promise<{ file: FileValue; upload: FileTransferDescriptor } | DirectUploadResult> {
     const scope = this.#scopeOf(ctx);
     const { maxSize, accept, uploadMethod } = this.#settings;
@@ -213,6 +216,7 @@ export class FilesExtension {
       });
     }
     const sha256 = declaredDigest(params.digest);
+    await this.#deps.allowTicket?.(scope, method);
     const ticketId = newId();
     const minted = await this.#deps.minter.mint({
       scope,
