@@ -7,8 +7,8 @@
  * radosgw obeys every other `x-amz-*` header the client adds — `x-amz-copy-source` makes the upload
  * a server-side copy of any object the server's credentials can read, `x-amz-acl: public-read`
  * makes it public, `x-amz-meta-*` is stored. A POST cannot copy, S3 (and radosgw, tested) refuses a
- * form field its policy does not name, and the policy pins the key, `acl: private`, the content type
- * and the size range (`s3-presign-post.ts`). The commit still checks what it takes: a staged object
+ * form field its policy does not name, and the policy pins the key, the content type and the size
+ * range, and names no ACL or metadata field (`s3-presign-post.ts`). The commit still checks what it takes: a staged object
  * carrying user metadata or an ACL grant beyond its owner's is refused (a store that does not
  * enforce POST policies).
  *

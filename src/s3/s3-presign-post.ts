@@ -77,7 +77,6 @@ export async function presignPost(client: S3Client, options: PresignPostOptions)
   const credential = `${credentials.accessKeyId}/${day}/${region}/s3/aws4_request`;
   const fields: Record<string, string> = {
     key: options.key,
-    acl: "private",
     "Content-Type": options.contentType,
     ...options.fields,
     "x-amz-algorithm": "AWS4-HMAC-SHA256",

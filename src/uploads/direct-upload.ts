@@ -2,7 +2,7 @@
  * The files extension's direct-to-storage descriptor (`files: { direct: true }` with a store that
  * has `directUploads`, i.e. `s3Store`): `authorizeUpload` hands out a presigned `POST` form of a
  * staging object of the caller's scope instead of an upload-route URL, so the bytes never touch the
- * server; the form's policy pins the key, a private ACL, the content type and the size range, and
+ * server; the form's policy pins the key, the content type and the size range, and
  * refuses any other field (no copy, no public ACL, no metadata the server did not choose).
  * The upload commits on the first resolve of its URI (a tool call, `authorizeDownload`) or on
  * `files/completeUpload`: the store copies the object into place and reads the copy once (declared

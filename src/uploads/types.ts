@@ -275,8 +275,8 @@ export interface FilesExtensionOptions {
   tus?: boolean;
   /**
    * Upload descriptors that are presigned `POST` forms straight to the store's bucket (the store must
-   * have `directUploads`: `s3Store`; the form's policy pins key, private ACL, content type and size
-   * range, so its holder can upload bytes and nothing else), committed on the URI's first resolve or `files/completeUpload` once
+   * have `directUploads`: `s3Store`; the form's policy pins key, content type and size range and
+   * refuses any other field, so its holder can upload bytes and nothing else), committed on the URI's first resolve or `files/completeUpload` once
    * size and sha-256 are verified. See docs/files-extension.md.
    * @default false (uploads go through the upload route)
    */

@@ -99,12 +99,10 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
       digest: digestOf(bytes),
     });
     expect(new URL(upload.url).origin).toBe(new URL(connection().endpoint).origin); // the bucket, not us
-    // A form whose policy pins the key, a private ACL, the type and the size (items of issue 40).
+    // A form whose policy pins the key, the type and the size, and names no ACL (issue 40).
     expect(upload).toMatchObject({ method: "POST", multipart: { fileField: "file" } });
-    expect(upload.multipart?.fields).toMatchObject({
-      acl: "private",
-      "Content-Type": "application/octet-stream",
-    });
+    expect(upload.multipart?.fields).toMatchObject({ "Content-Type": "application/octet-stream" });
+    expect(upload.multipart?.fields).not.toHaveProperty("acl");
     expect((await sendBytes(upload, bytes)).status).toBe(204);
     const completed = await files.completeUpload(file.uri);
     expect(completed.file).toMatchObject({ uri: file.uri, size: bytes.length, digest: digestOf(bytes) });

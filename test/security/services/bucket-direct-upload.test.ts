@@ -67,7 +67,11 @@ describeWithServices("attack: a direct-upload descriptor's holder steers the buc
     const { bob, keys, metadataOf, anonymousStatus, store } = await bucketSetup(cleanups);
     const bytes = Buffer.from("bob's bytes, public?");
     const { file, upload } = await bob.authorizeUpload({ name: "p.txt" });
-    const sent = await sendWith(upload, bytes, { "x-amz-acl": "public-read", "x-amz-meta-evil": "planted" });
+    const sent = await sendWith(upload, bytes, {
+      acl: "public-read",
+      "x-amz-acl": "public-read",
+      "x-amz-meta-evil": "planted",
+    });
     const staged = stagingKeyOf(upload);
     // Before any commit: the staging object (if the store took the upload) is private and clean.
     if (sent.ok) {
