@@ -6,10 +6,7 @@ import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { ticketRateLimit } from "../../src/uploads/ticket-rate-limit.js";
-import type {
-  UploadTicketMinter,
-  UploadTicketRateLimitInfo,
-} from "../../src/uploads/upload-handle-resolver.js";
+import type { UploadTicketRateLimitInfo } from "../../src/uploads/upload-handle-resolver.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { DRAFT_CLIENT_CAPABILITY, draftFiles } from "../support/draft-files-client.js";
 import { codeOf } from "../support/helpers.js";
