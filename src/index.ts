@@ -56,8 +56,6 @@ export { memoryState } from "./storage/memory-state.js";
 export type { MemoryStoreOptions } from "./storage/memory-store.js";
 export { memoryStore } from "./storage/memory-store.js";
 export type { FileKind, FileStore, StateStore, StoredFile } from "./storage/types.js";
-export type { TicketRateLimitOptions } from "./uploads/ticket-rate-limit.js";
-export { ticketRateLimit } from "./uploads/ticket-rate-limit.js";
 export { fsTusStaging } from "./uploads/tus/fs-staging.js";
 export { tusEndpointOf } from "./uploads/upload-handle.js";
 export type { UploadHandleResolverOptions } from "./uploads/upload-handle-resolver.js";

@@ -37,7 +37,7 @@ import { streamPut } from "../storage/kit/put-pipeline.js";
 import { planPut, storedFileOf } from "../storage/kit/put-plan.js";
 import type {
   DirectUploads,
-  DirectUploadTarget,
+  PresignedUpload,
   PresignUploadOptions,
   PutOptions,
   StoredFile,
@@ -179,7 +179,7 @@ export function s3DirectUploads(ctx: S3DirectContext): DirectUploads {
   }
 
   return {
-    async presignUpload(options: PresignUploadOptions): Promise<DirectUploadTarget> {
+    async presignUpload(options: PresignUploadOptions): Promise<PresignedUpload> {
       await ctx.ready();
       const key = stagingKey(keys, options.scope, options.stagingId);
       const maxBytes = options.size ?? Math.min(options.maxBytes ?? MAX_POST_BYTES, MAX_POST_BYTES);

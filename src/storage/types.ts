@@ -301,7 +301,7 @@ export interface PresignUploadOptions {
  * await fetch(target.url, { method: "POST", body: form });
  * ```
  */
-export interface DirectUploadTarget {
+export interface PresignedUpload {
   method: "POST";
   url: string;
   fields: Record<string, string>;
@@ -316,13 +316,13 @@ export interface DirectUploadTarget {
  * @example
  * ```ts
  * const target = await store.directUploads!.presignUpload({ scope, stagingId, expiresIn: 600 });
- * // … the client posts the form (see DirectUploadTarget) …
+ * // … the client posts the form (see PresignedUpload) …
  * const file = await store.directUploads!.commit(scope, stagingId, { scope, name: "a.txt", maxBytes: 1 << 20 });
  * ```
  */
 export interface DirectUploads {
   /** A presigned upload of the staging object. */
-  presignUpload(options: PresignUploadOptions): Promise<DirectUploadTarget>;
+  presignUpload(options: PresignUploadOptions): Promise<PresignedUpload>;
   /**
    * Verifies the staged object against `options` (`maxBytes`, `expectedSize`, `expectedSha256`, with
    * the errors of `put`) and makes it a stored file under a new id: the bytes placed are the bytes

@@ -44,10 +44,9 @@ const HINT_LIMIT = 10_000;
  *
  * @example
  * ```ts
- * import { ticketRateLimit } from "mcp-file-bridge";
- *
- * const state = redisState({ url: process.env.REDIS_URL }); // shared by every replica
- * new UploadHandleResolver({ store, minter, state, rateLimit: ticketRateLimit({ state, max: 20, window: "1m" }) });
+ * // What `new UploadHandleResolver({ …, state, rateLimit: { max: 20, window: "1m" } })` builds:
+ * const limit = ticketRateLimit({ state, max: 20, window: "1m" }); // state: e.g. redisState(), shared
+ * await limit({ scope: "alice" }); // true up to 20 times a minute across every replica
  * ```
  */
 export function ticketRateLimit(

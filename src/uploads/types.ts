@@ -100,7 +100,7 @@ export interface UploadHandleResolverOptions {
   /**
    * Rate limit for upload tickets, asked with the caller's scope before any of the package's ticket
    * minters mints one: the upload-URL tool, `files/authorizeUpload` and `files/prepareUpload`, file
-   * requests, the proxy's upload tool. `{ max, window }` counts in `state` (`ticketRateLimit()`),
+   * requests, the proxy's upload tool. `{ max, window }` counts in `state`,
    * so replicas sharing a Redis state share one budget; a function decides itself. Refused: the
    * tool answers an `isError` result with `RATE_LIMITED`, the files extension the JSON-RPC error
    * of `RATE_LIMITED` (nothing is minted). A thrown `FileBridgeError` is reported with its own code;
