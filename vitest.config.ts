@@ -1,7 +1,12 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
 /** Suites that run against real radosgw and redis-server (started once by the global setup). */
-const SERVICE_TESTS = ["test/s3/**/*.test.ts", "test/redis/**/*.test.ts", "examples/replicas/**/*.test.ts"];
+const SERVICE_TESTS = [
+  "test/s3/**/*.test.ts",
+  "test/redis/**/*.test.ts",
+  "test/security/services/**/*.test.ts",
+  "examples/replicas/**/*.test.ts",
+];
 /** The client matrix: real agent CLIs from npm (installed once into a temp prefix) against a fake model. */
 const CLIENT_TESTS = ["test/clients/**/*.test.ts"];
 

@@ -24,7 +24,7 @@ import {
 } from "../../src/index.js";
 import { isTextualMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
-import { EXAMPLE_TICKET_RATE_LIMIT, ticketRateLimit } from "../shared/server-limits.js";
+import { EXAMPLE_SHARED_TICKET_RATE_LIMIT } from "../shared/server-limits.js";
 
 export interface DemoAppOptions {
   /** Folder for stored files, temp files and the workspace the path form may read. */
@@ -50,7 +50,7 @@ export function createDemoApp({ dataDir, baseUrl }: DemoAppOptions) {
     minter,
     state,
     bridge,
-    rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT), // 20 upload URLs per scope per minute
+    rateLimit: EXAMPLE_SHARED_TICKET_RATE_LIMIT, // 20 upload URLs per scope per minute
   });
   const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dataDir, "tmp") });
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));

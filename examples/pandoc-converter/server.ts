@@ -57,7 +57,7 @@ import { sniffMediaType } from "../../src/media/index.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { type NodeRoute, serveHttp } from "../shared/serve-http.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
-import { EXAMPLE_TICKET_RATE_LIMIT, ticketRateLimit } from "../shared/server-limits.js";
+import { EXAMPLE_SHARED_TICKET_RATE_LIMIT } from "../shared/server-limits.js";
 
 const run = promisify(execFile);
 
@@ -484,7 +484,7 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
       minter,
       state,
       bridge: resourceBridge,
-      rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT), // 20 upload URLs per scope per minute
+      rateLimit: EXAMPLE_SHARED_TICKET_RATE_LIMIT, // 20 upload URLs per scope per minute
     }),
   };
   files = toNodeHandler(

@@ -60,7 +60,7 @@ export interface Cluster {
 export function haproxyConfig(
   port: number,
   replicas: Array<{ name: string; url: string }>,
-  { sticky = true }: { sticky?: boolean } = {},
+  { sticky = true, httpRequestTimeout = "10s" }: { sticky?: boolean; httpRequestTimeout?: string } = {},
 ): string {
   const servers = replicas
     .map((r) => `  server ${r.name} ${new URL(r.url).host} check inter 500ms`)
@@ -74,6 +74,11 @@ defaults
   # subscriptions/listen streams stay open: long timeouts
   timeout client 10m
   timeout server 10m
+  # A client must send its request head within this (a socket that sends nothing: 408, closed). Without
+  # it HAProxy waits \`timeout client\` (10 min) on a silent socket: the replicas' own header timeout
+  # never applies, since HAProxy opens no server connection before a request arrives.
+  timeout http-request ${httpRequestTimeout}
+  timeout http-keep-alive 5s
   # Each client connection gets its own server connections. A shared idle one can be closed by the
   # server (keepAliveTimeout, 5 s) just as a request is sent on it; HAProxy then closes the client's
   # connection without an answer, and a POST is not retried ("other side closed").
@@ -96,6 +101,11 @@ defaults
   timeout connect 5s
   timeout client 10m
   timeout server 10m
+  # A client must send its request head within this (a socket that sends nothing: 408, closed). Without
+  # it HAProxy waits \`timeout client\` (10 min) on a silent socket: the replicas' own header timeout
+  # never applies, since HAProxy opens no server connection before a request arrives.
+  timeout http-request ${httpRequestTimeout}
+  timeout http-keep-alive 5s
   # Each client connection gets its own server connections. A shared idle one can be closed by the
   # server (keepAliveTimeout, 5 s) just as a request is sent on it; HAProxy then closes the client's
   # connection without an answer, and a POST is not retried ("other side closed").

@@ -55,7 +55,7 @@ import { toNodeHandler } from "../../src/node/index.js";
 import { redisCatalog, redisChangeFeed, redisState } from "../../src/redis/index.js";
 import { s3Store } from "../../src/s3/index.js";
 import { type SdkGeneration, sdkFlag, serveHttpV2 } from "../shared/serve-http-v2.js";
-import { EXAMPLE_TICKET_RATE_LIMIT, httpServerOptions, ticketRateLimit } from "../shared/server-limits.js";
+import { EXAMPLE_SHARED_TICKET_RATE_LIMIT, httpServerOptions } from "../shared/server-limits.js";
 
 /** Settings of one replica. */
 export interface ReplicaOptions {
@@ -148,7 +148,7 @@ export async function startReplica(options: ReplicaOptions) {
     bridge,
     scope,
     // At most 20 upload URLs per user per minute (per replica).
-    rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT),
+    rateLimit: EXAMPLE_SHARED_TICKET_RATE_LIMIT,
   });
 
   await feed.ready();

@@ -39,8 +39,8 @@ export function httpServerOptions(overrides: Partial<HttpServerTimeouts> = {}): 
 }
 
 /**
- * A fixed-window rate limit per scope for `UploadHandleResolver`'s `rateLimit` (tickets minted by
- * the upload-URL tool): at most `max` per scope in each `windowMs`. The counters are dropped at each
+ * A fixed-window rate limit per scope, in this process only (the examples' servers now count in the
+ * state store: {@link EXAMPLE_SHARED_TICKET_RATE_LIMIT}): at most `max` per scope in each `windowMs`. The counters are dropped at each
  * new window, so the map holds at most one entry per scope active in the current window. In-process
  * only: replicas each count their own (a deployment-wide limit would count in the shared state, e.g.
  * Redis `INCR` with an expiry).
@@ -68,5 +68,12 @@ export function ticketRateLimit(
   };
 }
 
-/** The ticket rate limit the examples use: 20 upload URLs per scope per minute. */
+/** 20 upload URLs per scope per minute, for the in-process {@link ticketRateLimit}. */
 export const EXAMPLE_TICKET_RATE_LIMIT = { max: 20, windowMs: 60_000 } as const;
+
+/**
+ * The ticket rate limit the examples' servers use: 20 upload URLs per scope per minute, counted in
+ * the resolver's state store (`UploadHandleResolver`'s `rateLimit: { max, window }`), so replicas
+ * sharing Redis share the budget and every minter (the tool, `files/authorizeUpload`, …) asks it.
+ */
+export const EXAMPLE_SHARED_TICKET_RATE_LIMIT = { max: 20, window: "1m" } as const;

@@ -42,7 +42,7 @@ import { toNodeHandler } from "../../src/node/index.js";
 import { type FileRequests, uploadPageRenderer, uploadWidgetResource } from "../../src/ui/index.js";
 import { serveHttp } from "../shared/serve-http.js";
 import { serveHttpV2, staticTokens } from "../shared/serve-http-v2.js";
-import { EXAMPLE_TICKET_RATE_LIMIT, ticketRateLimit } from "../shared/server-limits.js";
+import { EXAMPLE_SHARED_TICKET_RATE_LIMIT } from "../shared/server-limits.js";
 
 /** One scope for this single-user demo on v1; a real server derives it from the session or the user. */
 const SCOPE = "demo";
@@ -130,7 +130,7 @@ export async function start(options: UploadPageOptions = {}): Promise<UploadPage
     maxFiles: 5,
     toolName: "upload_files",
     // At most 20 upload URLs per scope per minute.
-    rateLimit: ticketRateLimit(EXAMPLE_TICKET_RATE_LIMIT),
+    rateLimit: EXAMPLE_SHARED_TICKET_RATE_LIMIT,
     ...(options.requestTimeout === undefined ? {} : { fileRequests: { timeout: options.requestTimeout } }),
     // v1: one constant scope for this single-user demo. v2: the authenticated user
     // (`authInfo.extra.sub`, set by the token check), on both eras; a call without one is refused.

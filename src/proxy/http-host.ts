@@ -84,6 +84,30 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
+/** The `node:http` timeouts of the proxy's HTTP host, in milliseconds. */
+export interface ProxyHttpTimeouts {
+  /** A client must send its whole request head within this (a socket that sends nothing: 408, closed). */
+  headersTimeout: number;
+  /** A whole request, body included (uploads through the routes); responses (SSE) are not limited. */
+  requestTimeout: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeout: number;
+  /** How often Node checks the two timeouts above. */
+  connectionsCheckingInterval: number;
+}
+
+/**
+ * The proxy HTTP host's defaults. Node's own (`headersTimeout` 60 s checked every 30 s) let a socket
+ * that never sends a byte hold a descriptor for up to 90 s; Node 20 applies `headersTimeout` from
+ * the connection's start, so with these it is answered `408` and closed within about 11 s.
+ */
+export const PROXY_HTTP_TIMEOUTS: Readonly<ProxyHttpTimeouts> = {
+  headersTimeout: 10_000,
+  requestTimeout: 16 * 60_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+};
+
 /** Options of {@link serveProxyHttp}. */
 export interface ProxyHttpOptions {
   endpoint: McpEndpoint;
@@ -107,6 +131,8 @@ export interface ProxyHttpOptions {
   host?: string;
   /** @default 0 */
   port?: number;
+  /** Overrides of the server's timeouts. @default PROXY_HTTP_TIMEOUTS */
+  timeouts?: Partial<ProxyHttpTimeouts>;
   log?: (line: string) => void;
 }
 
@@ -208,7 +234,7 @@ export async function serveProxyHttp(options: ProxyHttpOptions): Promise<ProxyHt
     await endpoint.handle(req, res, authInfo);
   }
 
-  const http = createServer((req, res) => {
+  const http = createServer({ ...PROXY_HTTP_TIMEOUTS, ...options.timeouts }, (req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     // Host on every request, whatever the bind; Origin on the MCP path only (the file routes decide
     // about origins).

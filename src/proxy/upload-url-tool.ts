@@ -30,6 +30,7 @@ export function uploadUrlTool(uploads: UploadHandleResolver): LocalTool {
     },
     async call(args, { scope }) {
       const filename = typeof args.filename === "string" && args.filename ? args.filename : undefined;
+      await uploads.assertTicketAllowed(scope, uploads.toolName);
       const ticket = await uploads.createTicket(scope, filename ? { filename } : {});
       const text = [
         `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes with ?filename=…): ${ticket.upload_url}`,

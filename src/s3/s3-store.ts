@@ -1,11 +1,9 @@
 import { constants } from "node:buffer";
 import type { Readable } from "node:stream";
 import {
-  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
+  HeadObjectCommand,
   PutObjectCommand,
   S3Client,
   type S3ClientConfig,
@@ -44,11 +42,14 @@ import type { TusStaging } from "../uploads/tus/fs-staging.js";
 import type { TusStagingSource } from "../uploads/tus/service.js";
 import { adoptObject, type S3AdoptContext } from "./s3-adopt.js";
 import { s3DirectUploads } from "./s3-direct.js";
-import { META_SUFFIX, parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
+import { bucketSecret, MIN_KEY_SECRET, migrateLegacyKeys, type S3LayoutContext } from "./s3-key-layout.js";
+import { parseMeta, S3Keys, serializeMeta } from "./s3-keys.js";
 import { applyLifecycle, expiryTag, type LifecycleState } from "./s3-lifecycle.js";
+import { type MetaEntry, metaEntries } from "./s3-list.js";
 import { S3Multipart } from "./s3-multipart.js";
 import { presignDownload } from "./s3-presign.js";
 import { s3TusStaging } from "./s3-staging.js";
+import { abortStaleUploads, type S3SweepContext, sweepObjects } from "./s3-sweep.js";
 
 const check = optionCheck("s3Store");
 
@@ -80,6 +81,20 @@ export interface S3StoreOptions {
   forcePathStyle?: boolean;
   /** Prefix of every object key the store writes. @default "mcp-file-bridge/" */
   prefix?: string;
+  /**
+   * The secret that keys each scope's folder (`<prefix>k<hmac(scope)>/`), at least 32 bytes (a
+   * string counts its UTF-8 bytes). Every replica of one bucket needs the same; changing it hides
+   * the files written under the old one. Without it the store makes a random secret once and keeps
+   * it in the bucket (`<prefix>.scope-key`), shared by every replica.
+   * @default the bucket's own secret
+   */
+  keySecret?: string | Uint8Array;
+  /**
+   * Also read files written under the unkeyed layout of versions before issue 40
+   * (`<prefix><sha256(scope)>/`). Turn it off once {@link S3FileStore.migrateKeys} has run.
+   * @default true
+   */
+  legacyKeys?: boolean;
   /**
    * A shared index of file metadata (e.g. `redisCatalog()`): `head` and `list` read it instead of
    * S3, so listing is fast at any size and every replica sees the same files at once; deletes are
@@ -143,6 +158,11 @@ export interface S3FileStore extends FileStore, TusStagingSource {
    */
   readonly directUploads: DirectUploads;
   /**
+   * Moves the files of the unkeyed layout written before issue 40 to their keyed folders (see
+   * `keySecret`); safe while the store serves and to run again. Resolves how many files moved.
+   */
+  migrateKeys(): Promise<{ moved: number }>;
+  /**
    * A presigned S3 GET URL for the file (as an `attachment` with its name), or `null` when the file
    * is missing, expired, in another scope, or `presign` is off.
    */
@@ -203,6 +223,17 @@ function validate(options: S3StoreOptions): void {
   }
   if (options.now !== undefined && typeof options.now !== "function") {
     throw check.error("now", "must be a function returning milliseconds");
+  }
+  const secret = options.keySecret;
+  if (
+    secret !== undefined &&
+    !(typeof secret === "string" && Buffer.byteLength(secret, "utf8") >= MIN_KEY_SECRET) &&
+    !(secret instanceof Uint8Array && secret.length >= MIN_KEY_SECRET)
+  ) {
+    throw check.error("keySecret", `must be a string or bytes of at least ${MIN_KEY_SECRET} bytes`);
+  }
+  if (options.legacyKeys !== undefined && typeof options.legacyKeys !== "boolean") {
+    throw check.error("legacyKeys", "must be a boolean");
   }
   const catalog = options.catalog;
   if (
@@ -265,6 +296,26 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
       responseChecksumValidation: "WHEN_REQUIRED",
     });
   const lifecycle: LifecycleState | undefined = options.lifecycle ? { applied: undefined } : undefined;
+  const legacyKeys = options.legacyKeys ?? true;
+  const layout: S3LayoutContext = { client, bucket, keys, isMissing, error: s3Error };
+  if (options.keySecret !== undefined) {
+    keys.useSecret(
+      typeof options.keySecret === "string" ? Buffer.from(options.keySecret, "utf8") : options.keySecret,
+    );
+  }
+  let loadingSecret: Promise<void> | undefined;
+  /** Loads the bucket's scope-folder secret once (every operation waits for it). */
+  async function keyed(): Promise<void> {
+    if (keys.ready) return;
+    loadingSecret ??= bucketSecret(layout).then(
+      (loaded) => keys.useSecret(loaded),
+      (error: unknown) => {
+        loadingSecret = undefined;
+        throw error;
+      },
+    );
+    await loadingSecret;
+  }
 
   async function getText(key: string): Promise<string | null> {
     try {
@@ -286,9 +337,24 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
       const file = await catalog.get(scope, id);
       return file && file.scope === scope ? file : null;
     }
-    const text = await getText(keys.meta(scope, id));
+    await keyed();
+    let text = await getText(keys.meta(scope, id));
+    if (text === null && legacyKeys) text = await getText(keys.legacyMeta(scope, id));
     const file = text === null ? null : parseMeta(text, id);
     return file && file.scope === scope ? file : null;
+  }
+
+  /** The data key of a live file: its keyed one, else (read compatibility) its legacy one. */
+  async function dataKeyOf(scope: string, id: string): Promise<string> {
+    const key = keys.data(scope, id);
+    if (!legacyKeys) return key;
+    try {
+      await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return key;
+    } catch (error) {
+      if (isMissing(error)) return keys.legacyData(scope, id);
+      throw error;
+    }
   }
 
   async function liveMeta(scope: unknown, id: unknown): Promise<StoredFile | null> {
@@ -303,6 +369,7 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
    */
   async function upload(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
     const plan = planPut(putOptions, now());
+    await keyed();
     if (lifecycle) await applyLifecycle(client, bucket, keys.prefix, lifecycle);
     const key = keys.data(plan.scope, plan.id);
     const tag =
@@ -340,9 +407,12 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
   }
 
   async function removeObjects(scope: string, id: string): Promise<void> {
-    // Metadata first: the file is invisible from here on, then the bytes go.
+    await keyed();
+    // Metadata first: the file is invisible from here on, then the bytes go (in either layout).
     await deleteKey(keys.meta(scope, id));
+    if (legacyKeys) await deleteKey(keys.legacyMeta(scope, id));
     await deleteKey(keys.data(scope, id));
+    if (legacyKeys) await deleteKey(keys.legacyData(scope, id));
   }
 
   /** In-process deletes in flight, so concurrent deletes of one file report `true` once. */
@@ -387,38 +457,30 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
         if (!page.more) return { files };
       }
     }
-    const folder = keys.scopeFolder(scope);
-    let token: string | undefined;
+    await keyed();
+    const folders = [keys.scopeFolder(scope), ...(legacyKeys ? [keys.legacyFolder(scope)] : [])];
+    const entries = metaEntries(client, bucket, folders, after);
     for (;;) {
-      const response = await client.send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: folder,
-          MaxKeys: 1000,
-          ...(token
-            ? { ContinuationToken: token }
-            : after
-              ? { StartAfter: folder + after + META_SUFFIX }
-              : {}),
+      const batch: MetaEntry[] = [];
+      while (batch.length < Math.min(limit + 1 - files.length, 32)) {
+        const next = await entries.next();
+        if (next.done) break;
+        batch.push(next.value);
+      }
+      if (batch.length === 0) return { files };
+      const metas = await Promise.all(
+        batch.map(async ({ id, key }) => {
+          const text = await getText(key);
+          const file = text === null ? null : parseMeta(text, id);
+          return file && file.scope === scope ? file : null;
         }),
       );
-      const ids = (response.Contents ?? [])
-        .map((object) => (object.Key ?? "").slice(folder.length))
-        .filter((name) => name.endsWith(META_SUFFIX) && isId(name.slice(0, -META_SUFFIX.length)))
-        .map((name) => name.slice(0, -META_SUFFIX.length));
-      for (let i = 0; i < ids.length; ) {
-        const batch = ids.slice(i, i + Math.min(limit + 1 - files.length, 32));
-        i += batch.length;
-        const metas = await Promise.all(batch.map((id) => readMeta(scope, id)));
-        for (const file of metas) {
-          if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;
-          if (files.length === limit)
-            return { files, nextCursor: encodeCursor((files.at(-1) as StoredFile).id) };
-          files.push(file);
-        }
+      for (const file of metas) {
+        if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;
+        if (files.length === limit)
+          return { files, nextCursor: encodeCursor((files.at(-1) as StoredFile).id) };
+        files.push(file);
       }
-      if (!response.IsTruncated || !response.NextContinuationToken) return { files };
-      token = response.NextContinuationToken;
     }
   }
 
@@ -426,6 +488,7 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     const at = now();
     let removed = 0;
     try {
+      await keyed();
       if (catalog) {
         for (;;) {
           const due = await catalog.expired(at, 500);
@@ -437,63 +500,18 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
           }
         }
       }
-      let token: string | undefined;
-      do {
-        const response = await client.send(
-          new ListObjectsV2Command({
-            Bucket: bucket,
-            Prefix: keys.prefix,
-            MaxKeys: 1000,
-            ...(token ? { ContinuationToken: token } : {}),
-          }),
-        );
-        const objects = response.Contents ?? [];
-        const names = new Set(objects.map((object) => object.Key ?? ""));
-        for (const object of objects) {
-          const key = object.Key ?? "";
-          const slash = key.lastIndexOf("/");
-          const name = key.slice(slash + 1);
-          if (name.endsWith(META_SUFFIX)) {
-            if (catalog) continue;
-            const id = name.slice(0, -META_SUFFIX.length);
-            const file = parseMeta((await getText(key)) ?? "", id);
-            if (file && isExpired(file, at) && key === keys.meta(file.scope, file.id)) {
-              await removeObjects(file.scope, file.id);
-              removed++;
-            }
-          } else if (isId(name) && !names.has(key + META_SUFFIX)) {
-            // Bytes without metadata: an interrupted put (or a staged file never committed).
-            // Its metadata may sit on the next listing page: check before removing.
-            const old = at - (object.LastModified?.getTime() ?? at) >= staleMs;
-            if (old && (await getText(key + META_SUFFIX)) === null) {
-              await deleteKey(key);
-              removed++;
-            }
-          }
-        }
-        token = response.IsTruncated ? response.NextContinuationToken : undefined;
-      } while (token);
-      let keyMarker: string | undefined;
-      let uploadMarker: string | undefined;
-      for (;;) {
-        const response = await client.send(
-          new ListMultipartUploadsCommand({
-            Bucket: bucket,
-            Prefix: keys.prefix,
-            ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadMarker } : {}),
-          }),
-        );
-        for (const pending of response.Uploads ?? []) {
-          if (at - (pending.Initiated?.getTime() ?? at) < staleMs) continue;
-          await client.send(
-            new AbortMultipartUploadCommand({ Bucket: bucket, Key: pending.Key, UploadId: pending.UploadId }),
-          );
-          removed++;
-        }
-        if (!response.IsTruncated) break;
-        keyMarker = response.NextKeyMarker;
-        uploadMarker = response.NextUploadIdMarker;
-      }
+      const leftovers: S3SweepContext = {
+        client,
+        bucket,
+        keys,
+        staleMs,
+        catalog: catalog !== undefined,
+        getText,
+        deleteKey,
+        removeObjects,
+      };
+      removed += await sweepObjects(leftovers, at);
+      removed += await abortStaleUploads(leftovers, at);
     } catch (error) {
       throw s3Error("sweep", error);
     }
@@ -505,6 +523,7 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
     client,
     bucket,
     keys,
+    ready: keyed,
     now,
     commit,
     tagFor: async (ttlMs) => {
@@ -557,6 +576,7 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
 
     /** An object of this bucket (a tus upload's staging object), copied into place server-side. */
     async adopt(source: AdoptSource, putOptions: PutOptions): Promise<StagedFile | null> {
+      await keyed();
       const file = await adoptObject(adoption, source, planPut(putOptions, now()));
       if (!file) return null;
       return stagedFile(
@@ -578,15 +598,25 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
       const file = await this.head(scope, id);
       if (!file) return null;
       const bounds = resolveRange(range, file.size);
+      const get = async (key: string) =>
+        (
+          await client.send(
+            new GetObjectCommand({
+              Bucket: bucket,
+              Key: key,
+              ...(bounds ? { Range: `bytes=${bounds.start}-${bounds.end}` } : {}),
+            }),
+          )
+        ).Body as Readable;
       try {
-        const response = await client.send(
-          new GetObjectCommand({
-            Bucket: bucket,
-            Key: keys.data(scope, file.id),
-            ...(bounds ? { Range: `bytes=${bounds.start}-${bounds.end}` } : {}),
-          }),
-        );
-        return response.Body as Readable;
+        await keyed();
+        try {
+          return await get(keys.data(scope, file.id));
+        } catch (error) {
+          // A file of the unkeyed layout (before `migrateKeys()`), else deleted meanwhile.
+          if (!isMissing(error) || !legacyKeys) throw error;
+          return await get(keys.legacyData(scope, file.id));
+        }
       } catch (error) {
         if (isMissing(error)) return null; // deleted meanwhile
         throw s3Error("read the file", error);
@@ -616,6 +646,11 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
 
     sweep,
 
+    async migrateKeys(): Promise<{ moved: number }> {
+      await keyed();
+      return migrateLegacyKeys(layout);
+    },
+
     async presignedUrl(scope, id, presignOptions = {}): Promise<string | null> {
       if (presignSeconds === undefined) return null;
       const file = await this.head(scope, id);
@@ -625,10 +660,11 @@ export function s3Store(options: S3StoreOptions): S3FileStore {
           ? presignSeconds
           : durationToMs(presignOptions.expiresIn, "expiresIn") / 1000;
       try {
+        await keyed();
         return await presignDownload(
           client,
           bucket,
-          keys.data(scope, file.id),
+          await dataKeyOf(scope, file.id),
           file,
           seconds,
           presignOptions.inline === true,

@@ -264,51 +264,71 @@ export interface ScopeUsage {
 }
 
 /**
- * What {@link DirectUploads.presignPut} signs: the staging object of one upload and what the bytes
- * must be. A declared size is signed as `content-length` (S3 refuses another length) and a
- * declared sha-256 as `x-amz-checksum-sha256` (S3 services that check checksums refuse other bytes).
+ * What {@link DirectUploads.presignUpload} signs: the staging object of one upload and what the
+ * bytes may be. A declared size is pinned (the store refuses another length), else the size cap.
  *
  * @example
  * ```ts
- * const target: PresignPutOptions = { scope, stagingId: newId(), expiresIn: 600, size: 5, mimeType: "text/plain" };
+ * const target: PresignUploadOptions = { scope, stagingId: newId(), expiresIn: 600, size: 5, mimeType: "text/plain" };
  * ```
  */
-export interface PresignPutOptions {
+export interface PresignUploadOptions {
   /** Scope the staged object belongs to. */
   scope: string;
   /** Random id of the staging object (an id as `newId()` makes). */
   stagingId: string;
-  /** Lifetime of the URL, in seconds. */
+  /** Lifetime of the upload target, in seconds. */
   expiresIn: number;
-  /** Time the URL is signed at (its lifetime counts from here). @default now */
+  /** Time the target is signed at (its lifetime counts from here). @default now */
   signingDate?: Date;
   /** Exact size in bytes. */
   size?: number;
-  /** Lower-case hex sha-256. */
-  sha256?: string;
-  /** Media type the client must send as `content-type`. */
+  /** Largest size in bytes, when no exact `size` is declared. @default 5 GiB */
+  maxBytes?: number;
+  /** Media type of the staged object. @default "application/octet-stream" */
   mimeType?: string;
 }
 
 /**
- * Uploads whose bytes go straight from the client to the storage backend (a presigned S3 `PUT`),
- * never through the server; the server only verifies and commits them. `s3Store()` has it.
+ * Where and how a client uploads a direct upload's bytes: a `POST` of a multipart form carrying
+ * `fields` (each exactly as given) and then the file as `fileField`.
  *
  * @example
  * ```ts
- * const { url, headers } = await store.directUploads!.presignPut({ scope, stagingId, expiresIn: 600 });
- * await fetch(url, { method: "PUT", headers, body });
+ * const form = new FormData();
+ * for (const [name, value] of Object.entries(target.fields)) form.append(name, value);
+ * form.append(target.fileField, new Blob([bytes]));
+ * await fetch(target.url, { method: "POST", body: form });
+ * ```
+ */
+export interface PresignedUpload {
+  method: "POST";
+  url: string;
+  fields: Record<string, string>;
+  fileField: string;
+}
+
+/**
+ * Uploads whose bytes go straight from the client to the storage backend (a presigned S3 `POST`
+ * whose policy names every form field), never through the server; the server only verifies and
+ * commits them. `s3Store()` has it.
+ *
+ * @example
+ * ```ts
+ * const target = await store.directUploads!.presignUpload({ scope, stagingId, expiresIn: 600 });
+ * // … the client posts the form (see PresignedUpload) …
  * const file = await store.directUploads!.commit(scope, stagingId, { scope, name: "a.txt", maxBytes: 1 << 20 });
  * ```
  */
 export interface DirectUploads {
-  /** A presigned `PUT` of the staging object, and the headers the client must send with it. */
-  presignPut(options: PresignPutOptions): Promise<{ url: string; headers: Record<string, string> }>;
+  /** A presigned upload of the staging object. */
+  presignUpload(options: PresignUploadOptions): Promise<PresignedUpload>;
   /**
    * Verifies the staged object against `options` (`maxBytes`, `expectedSize`, `expectedSha256`, with
-   * the errors of `put`), reading it once, and makes it a stored file under a new id. The staging
-   * object is removed whether the commit succeeds or fails, so a refused upload leaves nothing.
-   * `null` when nothing was uploaded to the staging object (yet).
+   * the errors of `put`) and makes it a stored file under a new id: the bytes placed are the bytes
+   * verified, and a staged object carrying an ACL grant or metadata the server did not set is
+   * refused. The staging object is removed whether the commit succeeds or fails, so a refused
+   * upload leaves nothing. `null` when nothing was uploaded to the staging object (yet).
    */
   commit(scope: string, stagingId: string, options: PutOptions): Promise<StoredFile | null>;
   /** Removes the staging object; `true` when there was one. */

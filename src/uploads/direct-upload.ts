@@ -1,10 +1,12 @@
 /**
  * The files extension's direct-to-storage descriptor (`files: { direct: true }` with a store that
- * has `directUploads`, i.e. `s3Store`): `authorizeUpload` hands out a presigned `PUT` of a staging
- * object of the caller's scope instead of an upload-route URL, so the bytes never touch the server.
+ * has `directUploads`, i.e. `s3Store`): `authorizeUpload` hands out a presigned `POST` form of a
+ * staging object of the caller's scope instead of an upload-route URL, so the bytes never touch the
+ * server; the form's policy pins the key, the content type and the size range, and
+ * refuses any other field (no copy, no public ACL, no metadata the server did not choose).
  * The upload commits on the first resolve of its URI (a tool call, `authorizeDownload`) or on
- * `files/completeUpload`: the store reads the object once (declared size, sha-256, the size cap),
- * moves it into place and removes the staging object; then the URI's handle is recorded and
+ * `files/completeUpload`: the store copies the object into place and reads the copy once (declared
+ * size, sha-256, the size cap), so the file is the bytes it verified, and removes the staging object; then the URI's handle is recorded and
  * `onStored` runs, as after a route upload. Wrong bytes or a wrong size are refused with the draft's
  * `data.reason` and leave no object behind. Same rules as tickets: one scope, one commit.
  *
@@ -112,7 +114,7 @@ export class DirectUploadStrategy {
 
   constructor(deps: DirectUploadDeps, options: DirectUploadOptions) {
     const direct = deps.store.directUploads;
-    if (!direct || typeof direct.presignPut !== "function") {
+    if (!direct || typeof direct.presignUpload !== "function") {
       throw new FileBridgeError(
         "INVALID_OPTION",
         `files extension: direct needs a store with directUploads (s3Store); this store is ${deps.store.driver}`,
@@ -124,7 +126,7 @@ export class DirectUploadStrategy {
     this.#options = options;
   }
 
-  /** A presigned `PUT` of a fresh staging object (or, with `dedup`, the scope's file with that digest). */
+  /** A presigned `POST` of a fresh staging object (or, with `dedup`, the scope's file with that digest). */
   async authorize(request: DirectUploadRequest): Promise<DirectUploadResult> {
     const { scope, sha256 } = request;
     if (this.#options.dedup && sha256 !== undefined) {
@@ -147,13 +149,13 @@ export class DirectUploadStrategy {
       ...(sha256 === undefined ? {} : { sha256 }),
     };
     await this.#deps.state.set(recordKey(request.ticketId), record, { ttl });
-    const { url, headers } = await this.#direct.presignPut({
+    const target = await this.#direct.presignUpload({
       scope,
       stagingId,
       expiresIn: ttl,
       signingDate: new Date(request.issuedAt),
+      maxBytes: request.maxBytes,
       ...(request.size === undefined ? {} : { size: request.size }),
-      ...(sha256 === undefined ? {} : { sha256 }),
       ...(request.mimeType === undefined ? {} : { mimeType: request.mimeType }),
     });
     const file: FileValue = {
@@ -165,9 +167,9 @@ export class DirectUploadStrategy {
     };
     const upload: FileTransferDescriptor = {
       transport: "https",
-      method: "PUT",
-      url,
-      ...(Object.keys(headers).length === 0 ? {} : { headers }),
+      method: target.method,
+      url: target.url,
+      multipart: { fileField: target.fileField, fields: target.fields },
       expiresAt: new Date(request.expiresAt).toISOString(),
     };
     return { file, upload };

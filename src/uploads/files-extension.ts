@@ -54,6 +54,8 @@ export interface FilesExtensionDeps {
   refs: ScopeRefs;
   /** The direct-to-storage descriptor strategy, when `direct` is on. */
   direct?: DirectUploadStrategy | undefined;
+  /** Asks the resolver's rate limit before a ticket is minted; throws `RATE_LIMITED` when refused. */
+  allowTicket?: (scope: string, method: string) => Promise<void>;
 }
 
 function invalidOption(name: string, message: string): FileBridgeError {
@@ -103,7 +105,7 @@ function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
     throw invalidOption("direct", "must be a boolean or an object");
   }
   if (direct && uploadMethod === "POST") {
-    throw invalidOption("direct", 'hands out presigned PUTs: it cannot go with uploadMethod "POST"');
+    throw invalidOption("direct", 'hands out presigned POST forms: it cannot go with uploadMethod "POST"');
   }
   if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
   return { accept, maxSize, uploadMethod, variant, downloadTtl, tus };
@@ -171,7 +173,7 @@ export class FilesExtension {
     host.handle("files/authorizeDownload", download);
     if (!variant) return;
     host.handle("files/prepareUpload", async (params, ctx) => {
-      const result = await this.#authorizeUpload(params, ctx);
+      const result = await this.#authorizeUpload(params, ctx, "files/prepareUpload");
       return "upload" in result ? { file: result.file, transfer: result.upload } : result;
     });
     host.handle("files/completeUpload", async (params, ctx) => ({
@@ -190,6 +192,7 @@ export class FilesExtension {
   async #authorizeUpload(
     params: HostFilesParams,
     ctx: HostRequestContext,
+    method = "files/authorizeUpload",
   ): Promise<{ file: FileValue; upload: FileTransferDescriptor } | DirectUploadResult> {
     const scope = this.#scopeOf(ctx);
     const { maxSize, accept, uploadMethod } = this.#settings;
@@ -212,6 +215,7 @@ export class FilesExtension {
       });
     }
     const sha256 = declaredDigest(params.digest);
+    await this.#deps.allowTicket?.(scope, method);
     const ticketId = newId();
     const minted = await this.#deps.minter.mint({
       scope,

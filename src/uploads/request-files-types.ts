@@ -64,6 +64,12 @@ export interface FileRequestsOptions {
    * @default the upload URL itself: the routes answer a browser there with the upload page
    */
   pageUrl?: (uploadUrl: string) => string;
+  /**
+   * Asked before each link is minted (an `UploadHandleResolver` passes its `rateLimit` here); throws
+   * to refuse (`RATE_LIMITED`). `tool` is `"requestFiles"`.
+   * @default undefined (no limit)
+   */
+  allowTicket?: (scope: string, tool: string) => Promise<void>;
 }
 
 /**

@@ -143,6 +143,7 @@ export class FileRequests {
   /** How long a 2026-07-28 retry waits without bytes before the next round (`roundWait`), ms. */
   readonly roundWaitMs: number;
   readonly #pageUrl: (uploadUrl: string) => string;
+  readonly #allowTicket: FileRequestsOptions["allowTicket"];
 
   constructor(options: FileRequestsOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -171,6 +172,10 @@ export class FileRequests {
       throw check.error("pageUrl", "must be a function");
     }
     this.#pageUrl = options.pageUrl ?? ((url) => url);
+    if (options.allowTicket !== undefined && typeof options.allowTicket !== "function") {
+      throw check.error("allowTicket", "must be a function");
+    }
+    this.#allowTicket = options.allowTicket;
     this.#store = store;
     this.#state = state;
     this.#minter = minter;
@@ -214,6 +219,7 @@ export class FileRequests {
     if (accept.length > 0) claims[UPLOAD_PAGE_CLAIMS.accept] = accept.join(",");
     const asker = askerName(options.serverName);
     if (asker !== undefined) claims[UPLOAD_PAGE_CLAIMS.server] = asker;
+    await this.#allowTicket?.(scope, "requestFiles");
     const minted = await this.#minter.mint({
       scope,
       fileId: id,

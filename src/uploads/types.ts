@@ -26,7 +26,7 @@ export interface UploadTicketRateLimitInfo {
   action: "ticket";
   /** Scope the ticket would be bound to. */
   scope: string;
-  /** Name of the tool that was called. */
+  /** Name of the tool that was called, or the files-extension method (`files/authorizeUpload`, …). */
   tool: string;
 }
 
@@ -102,14 +102,20 @@ export interface UploadHandleResolverOptions {
    */
   scope?: ScopeFunction;
   /**
-   * Rate limit for upload URLs, asked on each call of the upload-URL tool with the caller's scope,
-   * before a ticket is minted. Return `true` to mint; `false` makes the tool answer an `isError`
-   * result with `RATE_LIMITED` (nothing is minted). A thrown `FileBridgeError` is reported with its
-   * own code; any other throw refuses too (`STORAGE_ERROR`). Calls of `createTicket()` from your
-   * own code are not asked. Per-scope byte and file quotas belong to the store (`quota`).
+   * Rate limit for upload tickets, asked with the caller's scope before any of the package's ticket
+   * minters mints one: the upload-URL tool, `files/authorizeUpload` and `files/prepareUpload`, file
+   * requests, the proxy's upload tool. `{ max, window }` counts in `state`,
+   * so replicas sharing a Redis state share one budget; a function decides itself. Refused: the
+   * tool answers an `isError` result with `RATE_LIMITED`, the files extension the JSON-RPC error
+   * of `RATE_LIMITED` (nothing is minted). A thrown `FileBridgeError` is reported with its own code;
+   * any other throw refuses too (`STORAGE_ERROR`). Calls of `createTicket()` from your own code are
+   * not asked (ask `assertTicketAllowed()` first). Per-scope byte and file quotas belong to the
+   * store (`quota`).
    * @default undefined (no limit)
    */
-  rateLimit?: (info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>;
+  rateLimit?:
+    | ((info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>)
+    | { max: number; window?: Duration };
   /**
    * Folder under which `UploadHandleResolver.rewrite` makes per-call temp folders.
    * @default join(os.tmpdir(), "mcp-file-bridge")
@@ -272,8 +278,9 @@ export interface FilesExtensionOptions {
    */
   tus?: boolean;
   /**
-   * Upload descriptors that are presigned `PUT`s straight to the store's bucket (the store must have
-   * `directUploads`: `s3Store`), committed on the URI's first resolve or `files/completeUpload` once
+   * Upload descriptors that are presigned `POST` forms straight to the store's bucket (the store must
+   * have `directUploads`: `s3Store`; the form's policy pins key, content type and size range and
+   * refuses any other field, so its holder can upload bytes and nothing else), committed on the URI's first resolve or `files/completeUpload` once
    * size and sha-256 are verified. See docs/files-extension.md.
    * @default false (uploads go through the upload route)
    */

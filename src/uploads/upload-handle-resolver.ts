@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver } from "../bridge/types.js";
-import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { formatLimit } from "../internal/byte-size.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
@@ -38,11 +38,13 @@ import {
   type RequestFilesCallOptions,
   requestFilesThrough,
 } from "./request-files-flow.js";
+import { ticketRateLimit } from "./ticket-rate-limit.js";
 import type {
   RewrittenArgs,
   UploadAttachOptions,
   UploadHandleResolverOptions,
   UploadTicket,
+  UploadTicketRateLimitInfo,
 } from "./types.js";
 import {
   formatUploadHandle,
@@ -111,7 +113,7 @@ export class UploadHandleResolver {
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
   readonly #bridge: UploadHandleResolverOptions["bridge"];
-  readonly #rateLimit: UploadHandleResolverOptions["rateLimit"];
+  readonly #rateLimit: ((info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>) | undefined;
   readonly #requests: FileRequests;
   /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
   #widgetTool: string | undefined;
@@ -164,10 +166,22 @@ export class UploadHandleResolver {
       throw check.error("tmpDir", "must be a non-empty path");
     }
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
-    if (options.rateLimit !== undefined && typeof options.rateLimit !== "function") {
-      throw check.error("rateLimit", "must be a function");
+    const rateLimit = options.rateLimit;
+    if (rateLimit !== undefined && typeof rateLimit !== "function") {
+      if (typeof rateLimit !== "object" || rateLimit === null) {
+        throw check.error("rateLimit", "must be a function or { max, window }");
+      }
+      if (!state || typeof state.setIfAbsent !== "function")
+        throw check.error("state", "must be a StateStore");
     }
-    this.#rateLimit = options.rateLimit;
+    this.#rateLimit =
+      rateLimit === undefined || typeof rateLimit === "function"
+        ? rateLimit
+        : ticketRateLimit({
+            state,
+            max: rateLimit.max,
+            ...(rateLimit.window === undefined ? {} : { window: rateLimit.window }),
+          });
     if (options.bridge !== undefined) {
       if (typeof options.bridge?.addResolver !== "function")
         throw check.error("bridge", "must be a FileBridge");
@@ -189,6 +203,7 @@ export class UploadHandleResolver {
       maxBytes: this.maxBytes,
       maxFiles: this.maxFiles,
       ...fileRequests,
+      allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
     });
     options.bridge?.addResolver(this.fileSourceResolver());
     this.#bridge = options.bridge;
@@ -402,6 +417,7 @@ export class UploadHandleResolver {
         filesFor: this.filesFor.bind(this),
         refs: this.#refs,
         direct: strategy,
+        allowTicket: (scope, method) => this.assertTicketAllowed(scope, method),
       },
       options === true ? {} : options,
     );
@@ -448,12 +464,7 @@ export class UploadHandleResolver {
       handler: async (args, { extra }) => {
         try {
           const scope = this.#scope(extra as ScopeSource);
-          if (
-            this.#rateLimit &&
-            (await this.#rateLimit({ action: "ticket", scope, tool: this.toolName })) !== true
-          ) {
-            throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
-          }
+          await this.assertTicketAllowed(scope, this.toolName);
           const filename = typeof args.filename === "string" ? args.filename : undefined;
           const info = host.serverInfo?.();
           const serverName = info?.title ?? info?.name;
@@ -476,6 +487,33 @@ export class UploadHandleResolver {
         }
       },
     });
+  }
+
+  /**
+   * Asks the `rateLimit` whether `scope` may mint one more upload ticket; every ticket minter of the
+   * package asks before minting (the upload-URL tool, `files/authorizeUpload` and
+   * `files/prepareUpload`, file requests, the proxy's upload tool). Throws `RATE_LIMITED` when
+   * refused; a `FileBridgeError` the hook throws keeps its code, any other throw is `STORAGE_ERROR`.
+   * Without a `rateLimit` it allows everything.
+   *
+   * @example
+   * ```ts
+   * await uploads.assertTicketAllowed(scope, "my_upload_tool");
+   * const ticket = await uploads.createTicket(scope);
+   * ```
+   */
+  async assertTicketAllowed(scope: string, tool: string): Promise<void> {
+    if (!this.#rateLimit) return;
+    let allowed: boolean;
+    try {
+      allowed = (await this.#rateLimit({ action: "ticket", scope, tool })) === true;
+    } catch (error) {
+      if (isFileBridgeError(error)) throw error;
+      throw new FileBridgeError("STORAGE_ERROR", "the upload rate limit could not be asked", {
+        cause: error,
+      });
+    }
+    if (!allowed) throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
   }
 
   /**

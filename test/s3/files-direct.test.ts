@@ -1,11 +1,11 @@
 /**
  * The files extension's direct-to-bucket uploads against real radosgw: `authorizeUpload` hands out a
- * presigned PUT of a staging object, the bytes go straight to the bucket, and the commit (first
+ * presigned POST form of a staging object, the bytes go straight to the bucket, and the commit (first
  * resolve, or `files/completeUpload`) verifies size and sha-256 before the file exists. Wrong bytes,
  * a wrong size and expired descriptors are refused and leave no object in the bucket (listed);
  * dedup finds a scope's own file with the declared digest, never another scope's.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -106,10 +106,11 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
       digest: digestOf(bytes),
     });
     expect(new URL(upload.url).origin).toBe(new URL(connection().endpoint).origin); // the bucket, not us
-    expect(upload.headers?.["x-amz-checksum-sha256"]).toBe(
-      createHash("sha256").update(bytes).digest("base64"),
-    );
-    expect((await sendBytes(upload, bytes)).status).toBe(200);
+    // A form whose policy pins the key, the type and the size, and names no ACL (issue 40).
+    expect(upload).toMatchObject({ method: "POST", multipart: { fileField: "file" } });
+    expect(upload.multipart?.fields).toMatchObject({ "Content-Type": "application/octet-stream" });
+    expect(upload.multipart?.fields).not.toHaveProperty("acl");
+    expect((await sendBytes(upload, bytes)).status).toBe(204);
     const completed = await files.completeUpload(file.uri);
     expect(completed.file).toMatchObject({ uri: file.uri, size: bytes.length, digest: digestOf(bytes) });
     const [committed] = stored;
@@ -118,16 +119,16 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
 
     // No declared size or digest: the commit hashes the object; a tool's resolve commits it.
     const second = await files.authorizeUpload({ name: "b.txt" });
-    expect((await sendBytes(second.upload, Buffer.from("hello"))).status).toBe(200);
+    expect((await sendBytes(second.upload, Buffer.from("hello"))).status).toBe(204);
     const resolved = await resolvers.alice?.fileFor(second.file.uri, { scope: "alice" });
     expect(resolved).toMatchObject({ name: "b.txt", size: 5, sha256: sha256Hex(Buffer.from("hello")) });
-    // The Codex variant: prepareUpload's transfer is the same presigned PUT.
+    // The Codex variant: prepareUpload's transfer is the same presigned form.
     const { file: third, transfer } = await files.prepareUpload({
       name: "c.txt",
       mimeType: "text/plain",
       size: 2,
     });
-    expect((await sendBytes(transfer, Buffer.from("hi"))).status).toBe(200);
+    expect((await sendBytes(transfer, Buffer.from("hi"))).status).toBe(204);
     expect((await files.completeUpload(third.uri)).file).toMatchObject({
       name: "c.txt",
       mimeType: "text/plain",
@@ -137,7 +138,7 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
     expect(await keys()).toHaveLength(6); // three files: bytes + metadata each
   });
 
-  it("needs a store with directUploads, and a PUT descriptor", async () => {
+  it("needs a store with directUploads, and no uploadMethod POST", async () => {
     const base = { store: memoryStore(), state: memoryState(), scope: () => "s" };
     const minter = new SignedUrlMinter({
       secret: "a-test-secret-that-is-long-enough-0123456789",
@@ -168,22 +169,22 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
     } else {
       expect(put.status).toBe(400); // S3 that checks checksums refuses them itself
     }
-    // A declared size is signed: S3 refuses another length.
-    expect((await sendBytes(wrong.upload, randomBytes(51))).status).toBe(403);
-    // No declared size: the cap (maxSize) is checked at commit.
+    // A declared size is pinned by the policy: S3 refuses another length.
+    expect((await sendBytes(wrong.upload, randomBytes(51))).status).toBe(400);
+    expect((await sendBytes(wrong.upload, randomBytes(49))).status).toBe(400);
+    // No declared size: the policy's range is the cap (maxSize); nothing is staged past it.
     const big = await files.authorizeUpload({ name: "big.bin" });
-    expect((await sendBytes(big.upload, randomBytes(101))).status).toBe(200);
+    expect((await sendBytes(big.upload, randomBytes(101))).status).toBe(400);
     expect((await rpcError(files.completeUpload(big.file.uri))).data).toMatchObject({
-      reason: "maxSizeExceeded",
-      code: "FILE_TOO_LARGE",
+      reason: "fileNotFound",
     });
     expect(await keys()).toEqual([]);
     expect((await store.list("alice")).files).toEqual([]);
 
     // The refused descriptor works again with the right bytes; bytes put after the commit are refused.
-    expect((await sendBytes(wrong.upload, bytes)).status).toBe(200);
+    expect((await sendBytes(wrong.upload, bytes)).status).toBe(204);
     expect((await files.completeUpload(wrong.file.uri)).file.digest).toEqual(digestOf(bytes));
-    expect((await sendBytes(wrong.upload, bytes)).status).toBe(200);
+    expect((await sendBytes(wrong.upload, bytes)).status).toBe(204);
     expect((await rpcError(files.completeUpload(wrong.file.uri))).data).toMatchObject({
       reason: "alreadyCommitted",
       code: "TOKEN_ALREADY_USED",
@@ -206,7 +207,7 @@ describeWithServices("files extension: direct uploads to the bucket", () => {
     expect((await sendBytes(stale.upload, Buffer.from("hello"))).status).toBe(403);
     clock.now = Date.now();
     const fresh = await files.authorizeUpload({ name: "ok.txt", size: 5 });
-    expect((await sendBytes(fresh.upload, Buffer.from("hello"))).status).toBe(200);
+    expect((await sendBytes(fresh.upload, Buffer.from("hello"))).status).toBe(204);
     clock.now += 10 * 60_000 + 1000; // the ticket expired before the commit
     expect((await rpcError(files.completeUpload(fresh.file.uri))).data).toMatchObject({
       reason: "fileNotFound",

@@ -1,5 +1,6 @@
 import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { requireServices } from "../../scripts/services/test-env.js";
+import { SCOPE_KEY_NAME } from "../../src/s3/s3-keys.js";
 
 /** A client on the test radosgw. */
 export function testClient(endpoint = requireServices().s3.endpoint): S3Client {
@@ -26,7 +27,10 @@ export function connection(endpoint = requireServices().s3.endpoint) {
   };
 }
 
-/** Every object key under `prefix`, sorted. */
+/**
+ * Every object key under `prefix`, sorted — but the store's own scope-folder secret
+ * (`<prefix>.scope-key`, made once per prefix and kept: it is configuration, not data).
+ */
 export async function objectKeys(client: S3Client, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
@@ -38,7 +42,9 @@ export async function objectKeys(client: S3Client, prefix: string): Promise<stri
         ...(token ? { ContinuationToken: token } : {}),
       }),
     );
-    for (const object of page.Contents ?? []) keys.push(object.Key as string);
+    for (const object of page.Contents ?? []) {
+      if (object.Key !== `${prefix}${SCOPE_KEY_NAME}`) keys.push(object.Key as string);
+    }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return keys.sort();

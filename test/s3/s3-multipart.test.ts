@@ -76,6 +76,7 @@ describeWithServices("s3Store puts through its own multipart uploader (bounded p
       { size: 3 * PART, parts: 3 },
       { size: 3 * PART + 12_345, parts: 4 },
     ];
+    await store.list("s"); // the store's first call loads its scope-folder secret, once
     for (const { size, parts } of cases) {
       const bytes = randomBytes(size);
       recorded.commands.length = 0;

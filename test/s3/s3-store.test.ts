@@ -14,6 +14,11 @@ import { connection, objectKeys, pendingUploads, testClient } from "./s3-helpers
 const MiB = 1024 * 1024;
 const prefix = (label: string) => `${label}-${randomBytes(6).toString("hex")}/`;
 const scopeHash = (scope: string) => createHash("sha256").update(scope).digest("hex").slice(0, 32);
+/** The folder (after the prefix) the store put a file in: its scope's keyed folder. */
+const folderOf = async (p: string, id: string) =>
+  ((await objectKeys(testClient(), p)).find((key) => key.endsWith(`/${id}`)) as string)
+    .slice(p.length)
+    .split("/")[0];
 
 /** A TCP proxy in front of radosgw that can be cut (an S3 outage) and restored. */
 async function cuttableProxy(
@@ -85,13 +90,16 @@ describeWithServices("s3Store specifics on a real radosgw", () => {
     }
   });
 
-  it("keys hold a scope hash and the random id only: no scope, no user file name", async () => {
+  it("keys hold a keyed scope folder and the random id only: no scope, no scope hash, no user file name", async () => {
     const p = prefix("keys");
     const store = s3Store({ ...connection(), prefix: p, sweepInterval: 0 });
     const scope = "session-secret-123";
     const file = await store.put(Buffer.from("hello"), { scope, name: "../../etc/secret name.txt" });
     const keys = await objectKeys(client, p);
-    expect(keys).toEqual([`${p}${scopeHash(scope)}/${file.id}`, `${p}${scopeHash(scope)}/${file.id}.json`]);
+    const folder = await folderOf(p, file.id);
+    expect(folder).toMatch(/^k[0-9a-f]{32}$/);
+    expect(folder).not.toContain(scopeHash(scope));
+    expect(keys).toEqual([`${p}${folder}/${file.id}`, `${p}${folder}/${file.id}.json`]);
     for (const key of keys) {
       expect(key).not.toContain("secret");
       expect(key).not.toContain("session");
@@ -172,6 +180,7 @@ describeWithServices("s3Store specifics on a real radosgw", () => {
       now: () => time,
     });
     const kept = await store.put(Buffer.from("kept"), { scope: "s", name: "kept.txt" });
+    const folder = await folderOf(p, kept.id);
     // A staged file never committed (its replica died before commit).
     const staged = await store.stage(Buffer.from("orphan"), { scope: "s", name: "orphan.txt" });
     // A multipart upload its replica never finished.
@@ -179,7 +188,7 @@ describeWithServices("s3Store specifics on a real radosgw", () => {
     await client.send(
       new CreateMultipartUploadCommand({
         Bucket: requireServices().s3.bucket,
-        Key: `${p}${scopeHash("s")}/01jc0000000000000000000000`,
+        Key: `${p}${folder}/01jc0000000000000000000000`,
       }),
     );
     expect(await store.sweep()).toBe(0); // fresh: another replica may still be working on them
@@ -187,8 +196,8 @@ describeWithServices("s3Store specifics on a real radosgw", () => {
     time += 3_600_000 + 5_000;
     expect(await store.sweep()).toBe(2);
     expect(await objectKeys(client, p)).toEqual([
-      `${p}${scopeHash("s")}/${kept.id}`,
-      `${p}${scopeHash("s")}/${kept.id}.json`,
+      `${p}${folder}/${kept.id}`,
+      `${p}${folder}/${kept.id}.json`,
     ]);
     expect(await pendingUploads(client, p)).toEqual([]);
     expect(await store.head("s", staged.file.id)).toBeNull();
@@ -214,7 +223,8 @@ describeWithServices("s3Store specifics on a real radosgw", () => {
     expect(
       ours.find((rule) => rule.ID?.includes("abort"))?.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
     ).toBe(1);
-    const key = (id: string) => `${p}${scopeHash("s")}/${id}`;
+    const folder = await folderOf(p, file.id);
+    const key = (id: string) => `${p}${folder}/${id}`;
     const tags = await client.send(
       new GetObjectTaggingCommand({ Bucket: requireServices().s3.bucket, Key: key(file.id) }),
     );
