@@ -1,7 +1,12 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
 /** Suites that run against real radosgw and redis-server (started once by the global setup). */
-const SERVICE_TESTS = ["test/s3/**/*.test.ts", "test/redis/**/*.test.ts", "examples/replicas/**/*.test.ts"];
+const SERVICE_TESTS = [
+  "test/s3/**/*.test.ts",
+  "test/redis/**/*.test.ts",
+  "test/services/**/*.test.ts",
+  "examples/replicas/**/*.test.ts",
+];
 /** The client matrix: real agent CLIs from npm (installed once into a temp prefix) against a fake model. */
 const CLIENT_TESTS = ["test/clients/**/*.test.ts"];
 
@@ -26,6 +31,8 @@ export default defineConfig({
     // The AWS SDK's "Node 22 will be required" notice, printed once per worker on Node 20: nothing a
     // test run can act on (the support policy is in the README).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    // Expected warnings (MCP_FILE_BRIDGE_NO_SCOPE) are not printed; the event still fires.
+    setupFiles: ["test/support/quiet-warnings.ts"],
     pool: "forks",
     // Two test files at a time: the suite is mostly waiting on child processes, sockets and disks, and
     // Vitest's default (cores - 1) gives one worker on the 2-core machines CI runs on.

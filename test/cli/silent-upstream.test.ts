@@ -16,12 +16,15 @@ import { CLI } from "./support.js";
 const SILENT = `  mute: { command: ${JSON.stringify(process.execPath)}, args: ["-e", "process.stdin.resume()"] }`;
 
 let dir: string;
+const children = new Set<import("node:child_process").ChildProcess>();
 
 beforeAll(async () => {
   dir = await tempDir("cli-silent-");
 });
 
 afterAll(async () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await removeDirs(dir);
 });
 
@@ -35,6 +38,7 @@ function run(
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, TMPDIR: dir, SILENT_TEST_TOKENS: `alice:${"ab".repeat(24)}` },
     });
+    children.add(child);
     let stderr = "";
     let stdout = "";
     let matched = false;
