@@ -66,7 +66,9 @@ export type { TusOptions, TusProgress } from "./uploads/tus/service.js";
 export type { DirectUploadOptions } from "./uploads/types.js";
 export type {
   RewrittenArgs,
+  TicketAsk,
   UploadAttachOptions,
+  UploadStatus,
   UploadTicket,
   UploadTicketMinter,
   UploadTicketRateLimitInfo,
