@@ -5,6 +5,7 @@ const SERVICE_TESTS = [
   "test/s3/**/*.test.ts",
   "test/redis/**/*.test.ts",
   "test/security/services/**/*.test.ts",
+  "test/services/**/*.test.ts",
   "examples/replicas/**/*.test.ts",
 ];
 /** The client matrix: real agent CLIs from npm (installed once into a temp prefix) against a fake model. */
@@ -31,6 +32,8 @@ export default defineConfig({
     // The AWS SDK's "Node 22 will be required" notice, printed once per worker on Node 20: nothing a
     // test run can act on (the support policy is in the README).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    // Expected warnings (MCP_FILE_BRIDGE_NO_SCOPE) are not printed; the event still fires.
+    setupFiles: ["test/support/quiet-warnings.ts"],
     pool: "forks",
     // Two test files at a time: the suite is mostly waiting on child processes, sockets and disks, and
     // Vitest's default (cores - 1) gives one worker on the 2-core machines CI runs on.

@@ -64,7 +64,9 @@ export type { TusOptions, TusProgress, TusStagingSource } from "./uploads/tus/se
 export type { DirectUploadOptions } from "./uploads/types.js";
 export type {
   RewrittenArgs,
+  TicketAsk,
   UploadAttachOptions,
+  UploadStatus,
   UploadTicket,
   UploadTicketRateLimitInfo,
   UploadToolWidget,

@@ -147,7 +147,11 @@ describe.each(["2026-07-28", "2025"] as const)("upload-page on SDK v2, %s era: t
     await startV2();
     const client = era === "2026-07-28" ? await modern(ALICE) : (await legacy(ALICE)).client;
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["request_document", "upload_files"]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "check_upload",
+      "request_document",
+      "upload_files",
+    ]);
     expect(tools.find((tool) => tool.name === "upload_files")?._meta).toEqual({
       ui: { resourceUri: WIDGET },
       "ui/resourceUri": WIDGET,

@@ -141,7 +141,11 @@ describe.each(["v1", "v2"] as const)("upload-page example on SDK %s: upload_file
     const client = await connect("token-alice-0123456789");
     const { tools } = await client.listTools();
     // The same tools on both generations (the widget and request_document on v2: upload-page-v2.test.ts).
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["request_document", "upload_files"]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "check_upload",
+      "request_document",
+      "upload_files",
+    ]);
     const { upload_url, handle } = await ticket(client);
 
     const page = await fetch(upload_url, { headers: { accept: "text/html" } });

@@ -9,7 +9,34 @@
 
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { type ServiceEndpoints, SKIP_ENV, startServices, stopServices } from "./services.js";
+import {
+  type ServiceEndpoints,
+  SKIP_ENV,
+  startServices,
+  stopAllServicesSync,
+  stopServices,
+} from "./services.js";
+
+/**
+ * An interrupted run (Ctrl-C, SIGTERM to vitest, an exit before the teardown) stops the services it
+ * started, at any moment — also while they are still starting — and removes their folder.
+ */
+function stopOnInterrupt(): () => void {
+  const onSignal = (name: NodeJS.Signals) => {
+    stopAllServicesSync();
+    // Vitest may have its own handler, which ends the run; without one, end it as the signal would.
+    if (process.listenerCount(name) === 1) process.exit(name === "SIGINT" ? 130 : 143);
+  };
+  const onExit = () => stopAllServicesSync();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("exit", onExit);
+  return () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.off("exit", onExit);
+  };
+}
 
 /**
  * Services already running (`eval "$(npx tsx scripts/services/services.ts start)"` exports these),
@@ -61,19 +88,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return async () => {};
   }
   const started = Date.now();
+  const unhook = stopOnInterrupt();
   let endpoints: ServiceEndpoints;
   try {
     endpoints = await startServices();
   } catch (error) {
+    unhook();
     throw new Error(
       `[services] could not start radosgw/redis-server for the S3/Redis suites (set ${SKIP_ENV}=1 to skip them locally): ${(error as Error).message}`,
     );
   }
   console.log(
-    `[services] radosgw ${endpoints.s3?.endpoint}, redis ${endpoints.redis?.url} (${Date.now() - started} ms)`,
+    `[services] radosgw ${endpoints.s3?.endpoint}, redis ${endpoints.redis?.url} in ${endpoints.dir} (${Date.now() - started} ms)`,
   );
   project.provide("services", endpoints);
   return async () => {
     await stopServices(endpoints);
+    unhook();
   };
 }

@@ -8,7 +8,8 @@
  *
  * Used by `test/services/global-setup.ts` (vitest) and by `bench/s3-redis.ts`.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,6 +19,12 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Folders of services this process started and has not stopped yet, with the start-up scripts
+ * still running for them: what {@link stopAllServicesSync} stops when the run is interrupted.
+ */
+const live = new Map<string, Set<ChildProcess>>();
 
 /** Where the services listen, as handed to tests (serializable). */
 export interface ServiceEndpoints {
@@ -145,7 +152,10 @@ async function startRgw(dir: string): Promise<NonNullable<ServiceEndpoints["s3"]
     MEMSTORE_BYTES: process.env.MEMSTORE_BYTES ?? String(2 * 1024 * 1024 * 1024),
   };
   try {
-    await run("bash", [join(here, "start-rgw.sh")], { env, timeout: 120_000 });
+    const starting = run("bash", [join(here, "start-rgw.sh")], { env, timeout: 120_000 });
+    const scripts = live.get(dir);
+    scripts?.add(starting.child);
+    await starting.finally(() => scripts?.delete(starting.child));
   } catch (error) {
     const log = await readFile(join(cephDir, "log", "client.rgw.a.log"), "utf8").catch(() => "");
     throw new Error(`radosgw did not start: ${(error as Error).message}\n${log.slice(-2000)}`);
@@ -159,6 +169,8 @@ async function startRgw(dir: string): Promise<NonNullable<ServiceEndpoints["s3"]
     cephConf: join(cephDir, "ceph.conf"),
   };
   // The first bucket operation takes a few seconds (pool creation): pay it once, here.
+  // Its "Node 22 will be required" notice is nothing a test run can act on (see vitest.config.ts).
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
   const { S3Client, CreateBucketCommand } = await import("@aws-sdk/client-s3");
   const client = new S3Client({
     endpoint: s3.endpoint,
@@ -183,6 +195,7 @@ export async function startServices(
 ): Promise<ServiceEndpoints> {
   await installIfMissing();
   const dir = await mkdtemp(join(tmpdir(), "mfb-services-"));
+  live.set(dir, new Set());
   const endpoints: ServiceEndpoints = { dir };
   try {
     await Promise.all([
@@ -226,6 +239,63 @@ export async function stopServices(endpoints: ServiceEndpoints): Promise<void> {
     env: { ...process.env, CEPH_DIR: join(endpoints.dir, "ceph") },
   }).catch(() => {});
   await rm(endpoints.dir, { recursive: true, force: true });
+  live.delete(endpoints.dir);
+}
+
+/** Pids of the processes whose command line names `dir` (the daemons started for it: `-c dir/…`, `--dir dir`). */
+function pidsNaming(dir: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir)) pids.push(pid);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+function signal(pids: number[], name: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Stops, synchronously, every service this process started and has not stopped — also one still
+ * starting: its start-up script first (so it launches nothing more), then every process whose
+ * command line names the services folder, then the folder. For an interrupted run (SIGINT,
+ * SIGTERM, `process.exit`), where no promise would be awaited.
+ */
+export function stopAllServicesSync(): void {
+  const wait = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  for (const [dir, scripts] of live) {
+    for (const script of scripts) script.kill("SIGKILL");
+    for (let round = 0; round < 3; round++) {
+      const pids = pidsNaming(dir);
+      if (pids.length === 0) break;
+      signal(pids, "SIGTERM");
+      for (let i = 0; i < 30 && pidsNaming(dir).length > 0; i++) wait(100);
+      signal(pidsNaming(dir), "SIGKILL");
+      wait(200);
+    }
+    try {
+      execFileSync("bash", [join(here, "stop-rgw.sh")], {
+        env: { ...process.env, CEPH_DIR: join(dir, "ceph") },
+        stdio: "ignore",
+      });
+    } catch {
+      // nothing left to stop
+    }
+    rmSync(dir, { recursive: true, force: true });
+    live.delete(dir);
+  }
 }
 
 /** The services as environment variables (for child processes and shells). */

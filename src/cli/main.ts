@@ -12,7 +12,7 @@ import {
   type UpstreamServerConfig,
 } from "../proxy/config.js";
 import { createConnectShim } from "../proxy/connect-shim.js";
-import { createFileProxy, type FileProxy } from "../proxy/file-proxy.js";
+import { createFileProxy, type FileProxy, PER_SESSION_NOTE, perSessionUploads } from "../proxy/file-proxy.js";
 import type { HealthReport } from "../proxy/health.js";
 import { splitCommandLine } from "./command-line.js";
 
@@ -227,6 +227,7 @@ async function proxyCommand(argv: string[]): Promise<void> {
   if (values.check) {
     const report = await proxy.health();
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    if (perSessionUploads(config, {})) log(PER_SESSION_NOTE);
     await proxy.close();
     process.exitCode = report.status === "ok" ? 0 : 1;
     return;

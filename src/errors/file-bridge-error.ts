@@ -31,6 +31,7 @@ export type FileBridgeErrorCode =
   | "TOKEN_EXPIRED"
   | "TOKEN_ALREADY_USED"
   | "UPLOAD_IN_PROGRESS"
+  | "UPLOAD_PENDING"
   | "RATE_LIMITED"
   | "FORBIDDEN"
   | "INVALID_CURSOR"
@@ -94,6 +95,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   UPLOAD_IN_PROGRESS: {
     status: 409,
     hint: "Another upload with this link is under way; wait for it, and retry only if it failed.",
+  },
+  UPLOAD_PENDING: {
+    status: 409,
+    hint: "The person has not finished uploading; ask them to, or check the upload's status (check_upload), then call the tool again with the same handle.",
   },
   TRANSFER_TOO_SLOW: {
     status: 408,

@@ -59,6 +59,12 @@ const uploadRule = z.strictObject({
   args: z.array(fieldPath).min(1),
   /** What the upstream gets in place of each file. */
   as: z.enum(["path", "base64", "data_url"]).default("path"),
+  /**
+   * Values the upstream itself understands that still reach it unchanged: `relative-paths` passes a
+   * plain relative path (no scheme, no `..`, not absolute) as it is, for the upstream to read inside
+   * its own folder. Off by default: every value is a file the proxy resolves.
+   */
+  passThrough: z.enum(["relative-paths"]).optional(),
 });
 
 /** A top-level argument name the proxy fills. */
@@ -187,6 +193,8 @@ const gatewayOptions = z.strictObject({
       maxFiles: positiveInt.optional(),
       artifactMaxBytes: positiveInt.optional(),
       callTimeout: duration.optional(),
+      /** How long an upstream may take to answer `initialize` (default 60s; it is named in the log after 5s). */
+      initializeTimeout: duration.optional(),
       /** SDK v2: `subscriptions/listen` streams one user may hold open. */
       listenStreams: positiveInt.optional(),
       /** 2025-era MCP sessions one verified user may hold open (429 past it). */

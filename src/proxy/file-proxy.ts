@@ -42,7 +42,7 @@ import {
   type SdkGeneration,
 } from "./sdk/load-sdk.js";
 import type { LocalResources, MountedUpstream } from "./types.js";
-import { uploadUrlTool } from "./upload-url-tool.js";
+import { checkUploadLocalTool, uploadUrlTool } from "./upload-url-tool.js";
 
 /**
  * Options of {@link createFileProxy}.
@@ -153,6 +153,24 @@ function tokensFrom(env: string | undefined): ProxyAuthenticate | undefined {
   return bearerTokens(parseBearerTokens(value, env));
 }
 
+/**
+ * Why a handle from one connection is "not found" on the next, for an operator who has not set up
+ * authentication: logged when such a proxy listens over HTTP, and by `--check`.
+ */
+export const PER_SESSION_NOTE =
+  "note: callers are not authenticated (no proxy.auth), so each MCP session is its own scope: an upload " +
+  "handle or artifact from one connection is not found on the next (the Inspector CLI opens one session per " +
+  "command). Set proxy.auth.tokensEnv (or --auth-tokens-env NAME) so files belong to a signed-in user across sessions.";
+
+/** Whether the proxy runs on the default scope rule with no authentication, and serves uploads. */
+export function perSessionUploads(
+  config: ProxyConfig,
+  options: Pick<FileProxyOptions, "scope" | "authenticate">,
+): boolean {
+  const uploads = Object.keys(config.mcpServers).some((name) => wantsUploads(config.servers?.[name]));
+  return uploads && options.scope === undefined && options.authenticate === undefined && !config.proxy?.auth;
+}
+
 /** The proxy's limits, with their defaults (validated before anything starts). */
 function limitsOf(config: ProxyConfig) {
   const limits = config.proxy?.limits ?? {};
@@ -161,6 +179,10 @@ function limitsOf(config: ProxyConfig) {
     maxFiles: limits.maxFiles ?? DEFAULT_MAX_FILES_PER_CALL,
     artifactMaxBytes: limits.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES,
     callTimeoutMs: durationToMs((limits.callTimeout ?? "10m") as Duration, "proxy.limits.callTimeout"),
+    initializeTimeoutMs: durationToMs(
+      (limits.initializeTimeout ?? "60s") as Duration,
+      "proxy.limits.initializeTimeout",
+    ),
   };
 }
 
@@ -378,7 +400,7 @@ async function buildCore(
   let local: RegistryResources | undefined;
   const built = new ProxyCore({
     upstreams,
-    localTools: uploadsWanted ? [uploadUrlTool(pieces.uploads)] : [],
+    localTools: uploadsWanted ? [uploadUrlTool(pieces.uploads), checkUploadLocalTool(pieces.uploads)] : [],
     localResources: localResourcesOf(() => local),
     scope,
     callTimeoutMs: limits.callTimeoutMs,
@@ -468,6 +490,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
     async listen(listenOptions = {}) {
       if (host) throw new Error("the proxy is already listening");
       host = await listenHttp(parts, listenOptions);
+      if (perSessionUploads(config, options)) log(PER_SESSION_NOTE);
       log(`listening on ${host.mcpUrl}`);
       return { url: host.url, mcpUrl: host.mcpUrl };
     },

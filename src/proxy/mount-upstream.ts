@@ -33,6 +33,8 @@ export interface MountDeps {
   artifactTtl: Duration;
   /** Timeout of one upstream call, in milliseconds. */
   callTimeoutMs: number;
+  /** How long an upstream may take to answer `initialize`, in milliseconds. */
+  initializeTimeoutMs?: number;
   upstreamStderr: "inherit" | "pipe" | "ignore";
   /** Where the upstream's notifications go (the core, once it exists). */
   onNotification: (port: UpstreamPort, method: string, params: JsonObject | undefined) => void;
@@ -103,6 +105,7 @@ export async function mountUpstream(
     target,
     stderr: deps.upstreamStderr,
     timeoutMs: deps.callTimeoutMs,
+    ...(deps.initializeTimeoutMs === undefined ? {} : { initializeTimeoutMs: deps.initializeTimeoutMs }),
     onNotification: (method, params) => deps.onNotification(port, method, params),
     onError: (error) => deps.log(`upstream ${name}: ${error.message}`),
   });

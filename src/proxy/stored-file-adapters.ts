@@ -50,26 +50,63 @@ export interface UploadConsumerDeps {
 }
 
 /** The JSON Schema of a file argument, keeping the upstream's own description first. */
-function fileArgumentSchema(old: JsonObject): JsonObject {
-  const description = typeof old.description === "string" ? old.description : undefined;
+function fileArgumentSchema(old: JsonObject, passThrough?: "relative-paths"): JsonObject {
+  const own = typeof old.description === "string" ? old.description : undefined;
+  const passed = passThrough ? "A relative path inside the server's own folder is used as it is." : undefined;
+  const description = [own, passed].filter(Boolean).join(" ") || undefined;
   const schema = z.toJSONSchema(fileInput(description ? { description } : {})) as JsonObject;
   delete schema.$schema;
   return schema;
 }
 
 /**
+ * A plain relative path the upstream resolves in its own folder: no scheme (`file:`, `upload:`,
+ * `data:`), not absolute (`/`, `\\`, `C:`), no home (`~`), no `..` segment, no NUL. What
+ * `passThrough: relative-paths` hands on unchanged.
+ */
+export function isPlainRelativePath(value: unknown): value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > 4096) return false;
+  if (value.includes("\0") || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(value)) return false;
+  if (value.startsWith("/") || value.startsWith("\\") || value.startsWith("~")) return false;
+  return !value.split(/[\\/]/).some((segment) => segment === "..");
+}
+
+/**
+ * An upload handle of another MCP session where the scope is the caller's MCP session (anonymous
+ * callers on the default scope rule): say so, and how to change it, instead of "it may have expired".
+ */
+function perSessionNotFound(error: unknown, value: unknown, ctx: CallContext): unknown {
+  if (!(error instanceof FileBridgeError) || error.code !== "NOT_FOUND") return error;
+  if (typeof value !== "string" || !value.startsWith("upload://")) return error;
+  if (ctx.extra.sessionId === undefined || ctx.scope !== ctx.extra.sessionId) return error;
+  return new FileBridgeError("NOT_FOUND", `${error.message.replace(/\.$/, "")} in this MCP session`, {
+    data: { ...error.data, scope: "mcp_session" },
+    hint: PER_SESSION_HINT,
+    cause: error,
+  });
+}
+
+/** What an anonymous caller is told about handles of another connection. */
+export const PER_SESSION_HINT =
+  "Callers are not signed in, so uploads and their handles live per MCP session: a handle from another " +
+  "connection is not found here. Use the handle in the session that asked for the upload URL, or have the " +
+  "proxy's operator configure proxy.auth (bearer tokens) so a signed-in user keeps the files across sessions.";
+
+/**
  * An upload consumer: the arguments at `args` take files in any accepted form; the upstream gets a
  * path in the handoff folder (`as: "path"`), base64 (`"base64"`) or a data URL (`"data_url"`).
  */
 export function uploadConsumer(
-  rule: { args: string[]; as: "path" | "base64" | "data_url" },
+  rule: { args: string[]; as: "path" | "base64" | "data_url"; passThrough?: "relative-paths" | undefined },
   deps: UploadConsumerDeps,
 ): ToolAdapter {
   const steps = rule.args.map((path) => parseFieldPath(path, "upload.args"));
   return {
     describe(tool) {
       const inputSchema = (tool.inputSchema ?? { type: "object" }) as JsonObject;
-      for (const path of rule.args) replaceSchemaAt(inputSchema, path, fileArgumentSchema);
+      for (const path of rule.args) {
+        replaceSchemaAt(inputSchema, path, (old) => fileArgumentSchema(old, rule.passThrough));
+      }
       return { ...tool, inputSchema };
     },
     async before(args, ctx) {
@@ -86,11 +123,15 @@ export function uploadConsumer(
         await Promise.allSettled(resolved.map((file) => file.dispose()));
         if (callDir) await rm(callDir, { recursive: true, force: true });
       };
+      let failed: unknown;
       try {
         for (const [index, slot] of slots.entries()) {
+          failed = slot.value;
           const set = (value: string) => {
             (slot.container as Record<string | number, unknown>)[slot.key] = value;
           };
+          // What the upstream itself understands, where the operator allows it: left as it is.
+          if (rule.passThrough === "relative-paths" && isPlainRelativePath(slot.value)) continue;
           if (rule.as === "path" && deps.handoffDir && typeof slot.value === "string" && deps.uploads) {
             // Fast path: an uploaded file is copied by the kernel (a reflink where the file system can).
             const fast = await handoffCopy(slot.value, index, ctx, deps, async () => {
@@ -116,7 +157,7 @@ export function uploadConsumer(
         }
       } catch (error) {
         await dispose();
-        throw error;
+        throw perSessionNotFound(error, failed, ctx);
       }
       return { args: copy, dispose };
     },
@@ -132,7 +173,8 @@ async function handoffCopy(
 ): Promise<string | undefined> {
   if (!value.startsWith("upload://") || !deps.uploads || !deps.store.localPath) return undefined;
   const file = await deps.uploads.fileFor(value, { scope: ctx.scope });
-  if (!file) throw new FileBridgeError("NOT_FOUND", "no such upload", { data: { handle: value } });
+  // Not stored (yet): the bridge's resolver answers UPLOAD_PENDING or NOT_FOUND for it.
+  if (!file) return undefined;
   const local = await deps.store.localPath(file.scope, file.id);
   if (!local) return undefined;
   const folder = join(await dir(), String(index));

@@ -45,7 +45,7 @@ export interface UploadPageOptions {
   expiresAt?: number | Date | string;
   /**
    * Main heading.
-   * @default "Upload files"
+   * @default "Upload a file" when `maxFiles` is 1, else "Upload files"
    */
   title?: string;
   /**
@@ -171,7 +171,7 @@ export function renderUploadPage(options: UploadPageOptions): UploadPage {
     if (isFileBridgeError(error)) throw error;
     // Relative to the page: same origin.
   }
-  const title = options.title ?? "Upload files";
+  const title = options.title ?? (options.maxFiles === 1 ? "Upload a file" : "Upload files");
   const expires = expiryDate(options.expiresAt);
   const asker = serverNameOf(options.serverName);
   const config = {
@@ -308,7 +308,7 @@ export interface UploadPageForTokenOptions {
   uploadUrl?: string;
   /**
    * Heading of the page.
-   * @default "Upload files"
+   * @default "Upload a file" for a one-file ticket, else "Upload files"
    */
   title?: string;
   /**

@@ -183,6 +183,13 @@ export interface UploadAttachOptions {
    * @default undefined (not served)
    */
   files?: boolean | FilesExtensionOptions;
+  /**
+   * Register the upload status tool next to the upload-URL tool, under this name: the model's cheap
+   * "has it arrived?" for a handle (`pending` / `receiving` n of m bytes / `ready` / `unknown`),
+   * named in the `UPLOAD_PENDING` advice. `false` registers none.
+   * @default "check_upload"
+   */
+  statusTool?: string | false;
 }
 
 /**

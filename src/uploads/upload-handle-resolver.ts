@@ -38,6 +38,7 @@ import {
   type RequestFilesCallOptions,
   requestFilesThrough,
 } from "./request-files-flow.js";
+import { TICKET_ASK_SHAPE, type TicketAsk, ticketAskClaims, ticketAskOf } from "./ticket-ask.js";
 import { ticketRateLimit } from "./ticket-rate-limit.js";
 import type {
   RewrittenArgs,
@@ -56,8 +57,18 @@ import {
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
 import { UploadRequired, uploadWaitMs } from "./upload-required.js";
+import {
+  checkUploadTool,
+  type PendingUploadRecord,
+  pendingUploadKey,
+  statusToolName,
+  throwIfPending,
+  type UploadStatus,
+  uploadStatusOf,
+} from "./upload-status.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
+export type { TicketAsk } from "./ticket-ask.js";
 export type {
   RewrittenArgs,
   UploadAttachOptions,
@@ -66,6 +77,7 @@ export type {
   UploadTicketRateLimitInfo,
   UploadToolWidget,
 } from "./types.js";
+export type { UploadStatus } from "./upload-status.js";
 
 import { optionCheck } from "../internal/options.js";
 import type { UrlSigner } from "../signing/types.js";
@@ -118,6 +130,8 @@ export class UploadHandleResolver {
   /** The upload tool's name once it was attached with the MCP App widget (the ladder's widget rung). */
   #widgetTool: string | undefined;
   readonly #serverName: string | undefined;
+  /** The status tool's name once attached (named in `UPLOAD_PENDING`'s advice). */
+  #statusToolName: string | undefined;
   /** Direct-to-storage uploads, once attached with `files: { direct }`: their URIs commit on first resolve. */
   #direct: DirectUploadStrategy | undefined;
 
@@ -211,19 +225,24 @@ export class UploadHandleResolver {
 
   /**
    * Mints an upload ticket for a scope: a single-use (by default) upload URL carrying the size and
-   * count caps, and the handle the upload will answer to.
+   * count caps, and the handle the upload will answer to. What it asks for (`message`, `accept`,
+   * `maxFiles` up to the resolver's) is shown by the upload page. Until the upload commits (or the
+   * ticket expires) the handle answers `UPLOAD_PENDING` and {@link statusOf} says `pending`.
+   * Fails with `INVALID_INPUT` for a bad `message`, `accept` or `maxFiles`.
    *
    * @example
    * ```ts
-   * const ticket = await uploads.createTicket("session-1");
+   * const ticket = await uploads.createTicket("session-1", { message: "The sales CSV", accept: [".csv"], maxFiles: 1 });
    * console.log(ticket.curl); // curl -F 'file=@/path/to/file' 'https://…/files/upload/eyJ…'
    * ```
    */
   async createTicket(
     scope: string,
-    options: { filename?: string; serverName?: string } = {},
+    options: { filename?: string; serverName?: string } & TicketAsk = {},
   ): Promise<UploadTicket> {
     assertScope(scope);
+    const asked = ticketAskClaims(options, this.maxFiles);
+    const maxFiles = asked.maxFiles;
     const ticketId = newId();
     const minted = await this.#minter.mint({
       scope,
@@ -233,10 +252,16 @@ export class UploadHandleResolver {
       singleUse: this.#singleUse,
       claims: {
         [TICKET_CLAIMS.maxBytes]: this.maxBytes,
-        [TICKET_CLAIMS.maxFiles]: this.maxFiles,
+        [TICKET_CLAIMS.maxFiles]: maxFiles,
         [TICKET_CLAIMS.fileTtl]: this.#handleTtlSeconds,
+        ...asked.claims,
         ...this.#askerClaim(options.serverName),
       },
+    });
+    // Announced before the upload by design: until it lands, the handle is pending, not unknown.
+    const pending: PendingUploadRecord = { scope, expiresAt: minted.expiresAt };
+    await this.#state.set(pendingUploadKey(ticketId), pending, {
+      ttl: Math.ceil(durationToMs(this.#ttl, "ttl") / 1000),
     });
     const example = options.filename ? sanitizeFileName(options.filename) : "/path/to/file";
     return {
@@ -245,7 +270,7 @@ export class UploadHandleResolver {
       field: FIELD,
       expires_at: new Date(minted.expiresAt).toISOString(),
       max_bytes: this.maxBytes,
-      max_files: this.maxFiles,
+      max_files: maxFiles,
       single_use: this.#singleUse,
       handle: formatUploadHandle(scope, ticketId, this.#refs),
       curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
@@ -295,18 +320,33 @@ export class UploadHandleResolver {
       });
     }
     const files = options?.files ? this.#filesExtension(options.files) : undefined;
+    const statusName = statusToolName(options?.statusTool);
     let tool: HostToolHandle | undefined;
+    let status: HostToolHandle | undefined;
     try {
-      tool = this.#registerTool(host, widget === undefined ? undefined : uploadWidgetToolMeta(widget.uri));
+      tool = this.#registerTool(
+        host,
+        widget === undefined ? undefined : uploadWidgetToolMeta(widget.uri),
+        statusName,
+      );
+      if (statusName !== undefined) {
+        status = host.registerTool(
+          checkUploadTool(statusName, this.toolName, (handle, ctx) =>
+            this.statusOf(handle, { scope: this.#scope(ctx.extra as ScopeSource) }),
+          ),
+        );
+      }
       files?.mount(host);
     } catch (error) {
       resource?.remove();
       tool?.remove();
+      status?.remove();
       throw error;
     }
-    if (!resource) return tool;
-    this.#widgetTool = this.toolName;
+    if (resource) this.#widgetTool = this.toolName;
+    if (!resource && !status) return tool;
     const widgetResource = resource;
+    const statusTool = status;
     const registered = tool;
     return {
       get enabled() {
@@ -314,14 +354,53 @@ export class UploadHandleResolver {
       },
       set enabled(value: boolean) {
         registered.enabled = value;
+        if (statusTool) statusTool.enabled = value;
       },
-      enable: () => registered.enable(),
-      disable: () => registered.disable(),
+      enable: () => {
+        registered.enable();
+        statusTool?.enable();
+      },
+      disable: () => {
+        registered.disable();
+        statusTool?.disable();
+      },
       remove: () => {
         registered.remove();
-        widgetResource.remove();
+        statusTool?.remove();
+        widgetResource?.remove();
       },
     };
+  }
+
+  /**
+   * Where an upload handle stands in the caller's scope: `pending` (its link is live and nothing
+   * arrived), `receiving` (a resumable upload's bytes so far), `ready` (the files), or `unknown`
+   * (expired, never issued, malformed or another scope's — one answer for all, nothing leaks). What
+   * the `check_upload` tool answers; cheap (no waiting).
+   *
+   * @example
+   * ```ts
+   * const status = await uploads.statusOf(ticket.handle, { scope });
+   * if (status.status === "receiving") console.log(`${status.received} of ${status.length} bytes`);
+   * ```
+   */
+  async statusOf(handle: string, options: { scope: string }): Promise<UploadStatus> {
+    assertScope(options?.scope);
+    return uploadStatusOf(
+      {
+        state: this.#state,
+        refs: this.#refs,
+        filesFor: this.filesFor.bind(this),
+        handleFor: this.handleFor.bind(this),
+      },
+      handle,
+      options.scope,
+    );
+  }
+
+  /** `UPLOAD_PENDING` when `handle` is unresolved only because its upload has not finished. */
+  #throwIfPending(handle: string, scope: string): Promise<void> {
+    return throwIfPending({ state: this.#state, refs: this.#refs }, handle, scope, this.#statusToolName);
   }
 
   /**
@@ -444,20 +523,27 @@ export class UploadHandleResolver {
     return asker === undefined ? {} : { [UPLOAD_PAGE_CLAIMS.server]: asker };
   }
 
-  #registerTool(host: McpHost, meta: Record<string, unknown> | undefined): HostToolHandle {
+  #registerTool(
+    host: McpHost,
+    meta: Record<string, unknown> | undefined,
+    statusName: string | undefined,
+  ): HostToolHandle {
+    this.#statusToolName = statusName;
     return host.registerTool({
       name: this.toolName,
       title: "Get an upload URL",
       description:
         "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
         "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
-        "argument of another tool.",
+        "argument of another tool." +
+        (statusName ? ` ${statusName} says whether the person finished the upload.` : ""),
       inputSchema: {
         filename: z
           .string()
           .max(200)
           .optional()
           .describe("Name of the file to upload, used in the example command line."),
+        ...TICKET_ASK_SHAPE,
       },
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
       ...(meta === undefined ? {} : { _meta: meta }),
@@ -471,6 +557,7 @@ export class UploadHandleResolver {
           const ticket = await this.createTicket(scope, {
             ...(filename ? { filename } : {}),
             ...(serverName === undefined ? {} : { serverName }),
+            ...ticketAskOf(args),
           });
           const text = [
             `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
@@ -593,10 +680,12 @@ export class UploadHandleResolver {
       matches: (input: string) => input.startsWith(UPLOAD_HANDLE_PREFIX),
       resolve: async (input, context) => {
         const file = await this.fileFor(input, { scope: context.scope });
+        if (!file) await this.#throwIfPending(input, context.scope);
         return file ? storedFileSource(this.#store, file) : null;
       },
       resolveEach: async (input, context) => {
         const files = await this.filesFor(input, { scope: context.scope });
+        if (!files) await this.#throwIfPending(input, context.scope);
         return files ? files.map((file) => storedFileSource(this.#store, file)) : null;
       },
     };
@@ -632,7 +721,11 @@ export class UploadHandleResolver {
     const deps = {
       store: this.#store,
       tmpDir: this.#tmpDir,
-      filesFor: this.filesFor.bind(this),
+      filesFor: async (handle: string, at: { scope: string }) => {
+        const files = await this.filesFor(handle, at);
+        if (!files) await this.#throwIfPending(handle, at.scope);
+        return files;
+      },
       refs: this.#refs,
     };
     return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });

@@ -60,7 +60,7 @@ describe.each([true, false])(
       const bob = await aiClient("token-bob", discovery);
 
       const tools = await alice.tools();
-      expect(Object.keys(tools).sort()).toEqual(["concat", "get_upload_url"]);
+      expect(Object.keys(tools).sort()).toEqual(["check_upload", "concat", "get_upload_url"]);
 
       const bytes = randomBytes(100_000);
       const uploaded = await upload(alice as unknown as AnyClient, "blob.bin", bytes);

@@ -49,7 +49,11 @@ describe.each<ClientKind>(["v2-modern", "v2-legacy", "v1"])(
     it("runs the whole flow: upload, tool call with the handle, artifact download, resources", async () => {
       const client = await connect(kind, "token-alice");
       const tools = await client.listTools();
-      expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["concat", "get_upload_url"]);
+      expect(tools.tools.map((tool) => tool.name).sort()).toEqual([
+        "check_upload",
+        "concat",
+        "get_upload_url",
+      ]);
 
       const big = randomBytes(300_000);
       const uploaded = await upload(client, "big.bin", big);

@@ -85,7 +85,7 @@ describe.each<Generation>(["v1", "v2"])("SDK %s McpServer in memory", (generatio
     );
 
     const tools = await client.listTools();
-    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["concat", "get_upload_url"]);
+    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["check_upload", "concat", "get_upload_url"]);
     const uploaded = await upload(client, "a.txt", Buffer.from("alpha\n"));
     expect(uploaded.uri).toMatch(/^file:\/\/uploads\//);
     const result = (await client.callTool({

@@ -78,6 +78,7 @@ describe("MCP Inspector CLI 2.x against the v2 example", () => {
       JSON.parse(listed.stdout) as { result: { tools: Array<{ name: string; inputSchema: object }> } }
     ).result.tools;
     expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "check_upload",
       "get_upload_url",
       "inspect_file",
       "summarize_files",

@@ -82,7 +82,9 @@ describe("uploadPageResponse / wantsUploadPage", () => {
     const get = uploadPageResponse({ uploadUrl: "./t", maxBytes: 1, maxFiles: 1 });
     expect(get.status).toBe(200);
     expect(get.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(await get.text()).toContain('<h1 id="title">Upload files</h1>');
+    expect(await get.text()).toContain('<h1 id="title">Upload a file</h1>');
+    const several = uploadPageResponse({ uploadUrl: "./t", maxBytes: 1, maxFiles: 2 });
+    expect(await several.text()).toContain('<h1 id="title">Upload files</h1>');
     const head = uploadPageResponse({ uploadUrl: "./t", maxBytes: 1, maxFiles: 1 }, { method: "HEAD" });
     expect(await head.text()).toBe("");
     expect(uploadPageResponse({ problem: "expired" }).status).toBe(410);

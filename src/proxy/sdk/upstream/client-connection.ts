@@ -7,7 +7,9 @@
 import type { JsonObject, UpstreamPort, UpstreamRequestOptions } from "../../types.js";
 import { type NodeFetch, type NodeFetchOptions, nodeFetch } from "./node-fetch.js";
 import {
+  DEFAULT_INITIALIZE_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
+  INITIALIZE_NOTICE_MS,
   streamBroke,
   type UpstreamConnectionOptions,
   type UpstreamTarget,
@@ -167,12 +169,33 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
       this.options.onError?.(error);
       if (this.inFlight > 0 && streamBroke(error)) this.drop(client);
     };
+    const limit = this.options.initializeTimeoutMs ?? DEFAULT_INITIALIZE_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const notice =
+      limit > INITIALIZE_NOTICE_MS
+        ? setTimeout(() => {
+            this.options.onError?.(
+              upstreamErrors.slowInitialize(this.name, this.options.target, INITIALIZE_NOTICE_MS),
+            );
+          }, INITIALIZE_NOTICE_MS)
+        : undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(upstreamErrors.noInitialize(this.name, this.options.target, limit)),
+        limit,
+      );
+    });
     try {
-      await client.connect(transport as never);
+      // An upstream that never answers `initialize` is named now, not at the SDK's request timeout.
+      await Promise.race([client.connect(transport as never), silent]);
       deliverInOrder(transport as MessageSource, (error) => this.options.onError?.(error));
     } catch (cause) {
       await client.close().catch(() => undefined);
+      if (cause instanceof Error && cause.message.includes("did not answer initialize")) throw cause;
       throw upstreamErrors.cannotConnect(this.name, cause);
+    } finally {
+      clearTimeout(timer);
+      clearTimeout(notice);
     }
     this.serverCapabilities = (client.getServerCapabilities() ?? {}) as JsonObject;
     this.pid = pidOf();

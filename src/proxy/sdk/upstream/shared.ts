@@ -28,12 +28,32 @@ export interface UpstreamConnectionOptions {
   clientInfo?: { name: string; version: string };
   /** Default request timeout, in milliseconds. @default 600000 */
   timeoutMs?: number;
+  /**
+   * How long the upstream may take to answer `initialize`, in milliseconds: past it the attempt is
+   * given up (a stdio upstream's process ended) with an error naming the command that was run.
+   * Whatever the limit, an upstream still silent after {@link INITIALIZE_NOTICE_MS} is named through
+   * `onError` (the proxy logs it), with the command.
+   * @default 60000 (the SDKs' request timeout)
+   */
+  initializeTimeoutMs?: number;
   /** Called for transport-level problems (logging). */
   onError?: (error: Error) => void;
 }
 
 export const DEFAULT_CLIENT_INFO = { name: "mcp-file-bridge-proxy", version: "0.1.0" } as const;
 export const DEFAULT_TIMEOUT_MS = 600_000;
+export const DEFAULT_INITIALIZE_TIMEOUT_MS = 60_000;
+/** When a silent upstream is first named in the log (a first `npx -y` may still be downloading). */
+export const INITIALIZE_NOTICE_MS = 5_000;
+
+/** What was run (or asked) to reach an upstream: its command line, or its URL. */
+export function targetText(target: UpstreamTarget): string {
+  if (!("command" in target)) return `url ${target.url}`;
+  const words = [target.command, ...(target.args ?? [])].map((word) =>
+    /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`,
+  );
+  return `command: ${words.join(" ")}${target.cwd ? ` (in ${target.cwd})` : ""}`;
+}
 
 /**
  * Whether a transport error says a Streamable HTTP stream broke without resumption: a call waiting
@@ -56,6 +76,16 @@ export function describe(error: unknown): string {
 /** The errors both connections raise, worded the same. */
 export const upstreamErrors = {
   closing: (name: string) => new UpstreamUnavailableError(name, "the proxy is shutting down"),
+  slowInitialize: (name: string, target: UpstreamTarget, ms: number) =>
+    new Error(
+      `no answer to initialize from upstream "${name}" after ${ms / 1000}s (${targetText(target)}); still waiting`,
+    ),
+  noInitialize: (name: string, target: UpstreamTarget, ms: number) =>
+    new UpstreamUnavailableError(
+      name,
+      `upstream "${name}" did not answer initialize within ${ms / 1000}s (${targetText(target)}); ` +
+        "run that command by hand to see what it does, or raise proxy.limits.initializeTimeout",
+    ),
   cannotConnect: (name: string, cause: unknown) =>
     new UpstreamUnavailableError(name, `cannot connect to upstream "${name}": ${describe(cause)}`, {
       cause,
