@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/v4";
 import { optionCheck } from "../internal/options.js";
 
 const check = optionCheck("fileInput");
