@@ -17,16 +17,21 @@ export default defineConfig({
   },
   format: ["esm", "cjs"],
   dts: true,
-  sourcemap: true,
+  // No source maps in the package (issue 39): they were 5.5 MB of its 8.6 MB, and the output is not
+  // minified, so a stack trace already points at readable code with the source's names.
+  sourcemap: false,
   clean: true,
   target: "node20",
   // Shared chunks, so every entry point shares one copy of every class and module-level map
   // (instanceof and the Node fast path work across `mcp-file-bridge`, `/node`, `/storage`, ...).
   splitting: true,
   treeshake: true,
-  // ESM-only dependencies (p-limit 7 and its yocto-queue; the jshttp header parsers
-  // content-disposition 3, content-type 3, range-parser 2): bundle them so `require()` works.
-  noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser"],
+  // Bundled, so a user installs none of them (issue 39): p-limit 7 and its yocto-queue (ESM-only);
+  // the jshttp header parsers content-disposition 3, content-type 3, range-parser 2 (ESM-only, and
+  // they declare Node >= 22: installed, they print EBADENGINE on Node 20); yaml, which only the proxy
+  // config (the CLI and `./proxy`) parses. Each lands in the chunk of the code that uses it, so no
+  // other entry loads it (test/package/budgets.test.ts checks that from the packed tarball).
+  noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser", "yaml"],
   // Optional peers of `mcp-file-bridge/testing`: never bundled.
   external: ["vitest", "fast-check"],
 });

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/v4";
 import { optionCheck } from "../internal/options.js";
 import { FILE_CONSTRAINTS } from "./file-constraints.js";
 

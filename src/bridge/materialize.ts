@@ -9,10 +9,10 @@
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { extension as extensionFor } from "mime-types";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType } from "../media/media-type.js";
+import { extensionOfType } from "../media/mime-table.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import { createCallFile, refillCallFolders, removeCallFile } from "./call-folders.js";
 import { aborted } from "./failures.js";
@@ -117,8 +117,9 @@ export async function materialize(
     const mimeType = chooseMediaType(ctx.mimeOverride ?? spec.mimeType, givenName || "file", written.head);
     let name = givenName;
     if (!name) {
-      const ext = extensionFor(mimeType);
-      name = ext && parseMediaType(mimeType)?.essence !== OCTET_STREAM ? `file.${ext}` : "file";
+      const essence = parseMediaType(mimeType)?.essence;
+      const ext = essence === undefined ? null : extensionOfType(essence);
+      name = ext && essence !== OCTET_STREAM ? `file.${ext}` : "file";
       const named = join(folder, diskName(name));
       await rename(partial, named);
       path = named;

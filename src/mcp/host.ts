@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod/v4";
 import type { HostFilesParams, HostFilesResult } from "./host-files.js";
 import type {
   CallToolResult,

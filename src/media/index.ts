@@ -22,3 +22,5 @@ export {
   SNIFF_BYTES,
   sniffMediaType,
 } from "./media-type.js";
+export type { MimeDatabase } from "./mime-table.js";
+export { useMimeDatabase } from "./mime-table.js";

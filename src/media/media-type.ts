@@ -5,7 +5,7 @@
  * Its parse does not validate the essence, so `isTypeValid` is called on every result.
  */
 import { isTypeValid, parse } from "content-type";
-import { lookup } from "mime-types";
+import { typeOfName } from "./mime-table.js";
 
 /**
  * The type used when nothing better is known.
@@ -62,8 +62,7 @@ export function parseMediaType(value: unknown): MediaType | null {
  * ```
  */
 export function mediaTypeFromName(name: string): string | null {
-  const found = lookup(name);
-  return typeof found === "string" ? found : null;
+  return typeOfName(name);
 }
 
 const SIGNATURES: ReadonlyArray<{ type: string; bytes: number[]; offset?: number }> = [

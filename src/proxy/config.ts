@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod/v4";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 
 /** The message of a union none of whose branches fits: what is expected, with an example. */

@@ -7,7 +7,7 @@
 import { constants } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { z } from "zod";
+import * as z from "zod/v4";
 import type { FileBridge } from "../bridge/file-bridge.js";
 import { fileInput } from "../bridge/file-input.js";
 import type { ResolvedFile } from "../bridge/types.js";

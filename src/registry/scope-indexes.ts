@@ -1,4 +1,4 @@
-import { Mutex } from "async-mutex";
+import { Mutex } from "../internal/mutex.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import { ScopeIndex } from "./scope-index.js";
 

@@ -5,7 +5,7 @@
  * clear `TOKEN_EXPIRED` error once the link expired. Bound to the caller's scope: a request of
  * another scope is unknown (`NOT_FOUND`).
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import type { HostRequestContext, HostTool } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";

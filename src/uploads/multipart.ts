@@ -1,6 +1,6 @@
 /** Staging a `multipart/form-data` upload: every file part streamed into the store as it arrives. */
 import type { Readable } from "node:stream";
-import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
+import type { BusboyFileStream, BusboyInstance } from "@fastify/busboy";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType } from "../media/media-type.js";
@@ -9,11 +9,26 @@ import { declaredSha256, type StagedPart, type UploadLimits } from "./upload-sta
 
 const MAX_FORM_FIELDS = 64;
 
+/** busboy's factory. */
+export type MultipartParser = typeof import("@fastify/busboy").Busboy;
+
+let parser: Promise<MultipartParser> | undefined;
+
 /**
- * Parses a `multipart/form-data` body with busboy and stages every file part as it streams. On any
+ * Loads busboy on the first multipart upload, so nothing that never parses a form loads it (and a
+ * bundle of code that never reaches a form leaves it out). Await it before the body starts to flow.
+ */
+export function loadMultipartParser(): Promise<MultipartParser> {
+  parser ??= import("@fastify/busboy").then((module) => module.Busboy);
+  return parser;
+}
+
+/**
+ * Parses a `multipart/form-data` body with busboy (from {@link loadMultipartParser}) and stages every file part as it streams. On any
  * failure (a cap, a malformed body, a bad digest field) every part staged so far is aborted.
  */
 export function stageMultipart(
+  Busboy: MultipartParser,
   config: { store: FileStore },
   body: Readable,
   contentType: string,

@@ -9,7 +9,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { parseMediaType } from "../media/media-type.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
 import type { UploadHandlerConfig, UploadRequestContext } from "./handler-types.js";
-import { stageMultipart } from "./multipart.js";
+import { loadMultipartParser, stageMultipart } from "./multipart.js";
 import type { RequestView } from "./request-view.js";
 import { type StagedPart, type StagingControl, stageRaw, type UploadLimits } from "./upload-staging.js";
 
@@ -37,6 +37,8 @@ export async function storeRequestFiles(
   const multipart = mode.allowMultipart && parseMediaType(contentType)?.essence === "multipart/form-data";
   const length = declaredLength(request);
   refuseDeclaredOverCap(length, limits, multipart);
+  // Loaded before the body flows (the first form upload loads busboy; nothing else does).
+  const parser = multipart ? await loadMultipartParser() : undefined;
   const control = stagingControl(request);
   const body = ctx.body();
   if (!body) throw new FileBridgeError("INVALID_REQUEST", "The request has no body");
@@ -46,8 +48,8 @@ export async function storeRequestFiles(
   const watchdog = ctx.watch((error) => control.controller.abort(error));
   const staged: StagedFile[] = [];
   try {
-    const staging = multipart
-      ? stageMultipart(config, body, contentType as string, limits, control.controller)
+    const staging = parser
+      ? stageMultipart(parser, config, body, contentType as string, limits, control.controller)
       : stageRaw(config, request, body, limits, control.controller, mode.name, length).then((part) => [part]);
     // Attached once the body is piped, in the same tick, so no chunk flows past the stager.
     body.on("data", watchdog.touch);

@@ -31,7 +31,8 @@ export interface Violation {
     | "scope-imports-piece"
     | "browser-only-imported"
     | "cycle"
-    | "folder-cycle";
+    | "folder-cycle"
+    | "core-imports-outer";
   file: string;
   detail: string;
 }
@@ -155,6 +156,45 @@ export const INTERNAL_MAY_IMPORT: readonly string[] = ["internal", "errors", "me
 export const SCOPE_MAY_IMPORT: readonly string[] = ["scope", "internal", "errors"];
 /** Folders `mcp/` may import besides itself: the port sits below every piece. */
 export const MCP_MAY_IMPORT: readonly string[] = ["mcp", "internal", "errors"];
+
+/**
+ * The core (issue 39): what the root entry's light half is made of — `FileBridge`, the storage
+ * contracts and built-in drivers, the registry, artifacts, links, signing, scope, errors, media, the
+ * host port and the shared helpers. It imports no transfer folder (the routes, uploads, the Node
+ * adapter, the upload page), no driver folder (S3, Redis) and no proxy folder, type-only imports
+ * included: the dry run of a split into a core package and the rest.
+ */
+export const CORE_FOLDERS: readonly string[] = [
+  "bridge",
+  "storage",
+  "registry",
+  "artifacts",
+  "links",
+  "signing",
+  "scope",
+  "errors",
+  "media",
+  "mcp",
+  "internal",
+];
+/** Transfer, driver and proxy folders: what the core must not import. */
+export const OUTER_FOLDERS: readonly string[] = [
+  "http",
+  "uploads",
+  "node",
+  "ui",
+  "s3",
+  "redis",
+  "proxy",
+  "cli",
+  "testing",
+];
+/**
+ * The wire format of upload handles and of the files extension's file values: leaves in `uploads/`
+ * that `links/` writes into a tool result. They belong to the core side of a split; the rule checks
+ * they import the core only.
+ */
+export const CORE_WIRE_FILES: readonly string[] = ["uploads/upload-handle.ts", "uploads/files-wire.ts"];
 
 /** Every import cycle among the graph's files (each reported once, from its first file). */
 function cycles(graph: ImportGraph): string[][] {
@@ -301,6 +341,10 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       }
       if (folder === "scope" && !SCOPE_MAY_IMPORT.includes(targetFolder)) {
         violations.push({ rule: "scope-imports-piece", file, detail: edge.target });
+      }
+      const coreSide = CORE_FOLDERS.includes(folder) || CORE_WIRE_FILES.includes(file);
+      if (coreSide && OUTER_FOLDERS.includes(targetFolder) && !CORE_WIRE_FILES.includes(edge.target)) {
+        violations.push({ rule: "core-imports-outer", file, detail: edge.target });
       }
       // The port sits below every piece.
       if (folder === "mcp" && !MCP_MAY_IMPORT.includes(targetFolder)) {

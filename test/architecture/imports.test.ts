@@ -150,6 +150,34 @@ describe("the checker", () => {
     ]);
   });
 
+  it("fails a core folder importing a transfer, driver or proxy folder, type-only included; the wire leaves stay core", () => {
+    expect(
+      rules({
+        "bridge/a.ts": 'import { r } from "../http/create-file-routes.js";',
+        "registry/b.ts": 'import type { S } from "../s3/s3-store.js";',
+        "storage/c.ts": 'import { p } from "../proxy/config.js";',
+        "artifacts/d.ts": 'import { t } from "../uploads/tus/service.js";',
+        "links/ok.ts":
+          'import { h } from "../uploads/upload-handle.js";\nimport { w } from "../uploads/files-wire.js";',
+        "uploads/upload-handle.ts": 'import { n } from "../node/index.js";',
+        "uploads/files-wire.ts": 'import { e } from "../errors/e.js";',
+        "uploads/ok.ts": 'import { s } from "../s3/s3-store.js";\nimport { b } from "../bridge/a.js";',
+        "http/create-file-routes.ts": "",
+        "s3/s3-store.ts": "",
+        "proxy/config.ts": "",
+        "uploads/tus/service.ts": "",
+        "node/index.ts": "",
+        "errors/e.ts": "",
+      }).filter((v) => v.startsWith("core-imports-outer")),
+    ).toEqual([
+      "core-imports-outer bridge/a.ts",
+      "core-imports-outer registry/b.ts",
+      "core-imports-outer storage/c.ts",
+      "core-imports-outer artifacts/d.ts",
+      "core-imports-outer uploads/upload-handle.ts",
+    ]);
+  });
+
   it("fails two folders that import each other without any file cycle, a type-only import included", () => {
     const files = {
       "registry/handlers.ts": 'import { bridge } from "../bridge/file-bridge.js";',

@@ -59,7 +59,11 @@ beforeAll(async () => {
   readme = await readFile(join(repoRoot, "README.md"), "utf8");
   dir = await mkdtemp(join(tmpdir(), "mfb-quick-start-"));
   const started = Date.now();
-  const tarball = (await sh(repoRoot, "npm", ["pack", "--silent", "--pack-destination", dir])).trim();
+  // `--ignore-scripts`: dist/ is fresh (ensureBuilt), and `prepack` would rebuild it under the feet
+  // of the other package tests; prepack-build.test.ts checks that a plain `npm pack` builds.
+  const tarball = (
+    await sh(repoRoot, "npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", dir])
+  ).trim();
   // The README's set-up lines, with the published names replaced by the tarball and pinned versions.
   const [setup] = blocks(readme, "sh");
   expect(setup?.split("\n")).toEqual([

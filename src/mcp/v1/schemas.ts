@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/v4";
 
 /**
  * The request schemas the v1 adapter mounts handlers with. SDK v1's `setRequestHandler` takes a zod

@@ -1,5 +1,5 @@
 import type { McpServer, Server, ServerContext, Transport } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod/v4";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { toMcpRequestError } from "../errors.js";
 import type {

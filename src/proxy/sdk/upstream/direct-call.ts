@@ -27,7 +27,7 @@ import {
   SdkErrorCode,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import { z } from "zod";
+import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
 import { HELD_ANSWER_HEADER, type HeldAnswer, type NodeFetch } from "./node-fetch.js";
 import { withoutEnvelope } from "./shared.js";

@@ -8,7 +8,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import * as z from "zod/v4";
 import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
 import type { NodeFetchOptions } from "./node-fetch.js";

@@ -1,0 +1,15 @@
+// bench/process-start.ts: the same start with FileBridge loaded from the built package. Prints its
+// peak RSS (KiB).
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { FileBridge } from "mcp-file-bridge";
+
+const server = new McpServer({ name: "start", version: "1.0.0" });
+const bridge = new FileBridge({ roots: [process.cwd()] });
+server.registerTool(
+  "count_words",
+  { inputSchema: { file: bridge.fileInput() } },
+  bridge.withFiles(async () => ({ content: [] }), { fields: ["file"] }),
+);
+void StdioServerTransport;
+console.log(process.resourceUsage().maxRSS);

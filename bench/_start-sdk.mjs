@@ -1,0 +1,8 @@
+// bench/process-start.ts: an SDK v1 stdio server's start, alone. Prints its peak RSS (KiB).
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+
+const server = new McpServer({ name: "start", version: "1.0.0" });
+void server;
+void StdioServerTransport;
+console.log(process.resourceUsage().maxRSS);
