@@ -7,7 +7,7 @@
  * (artifacts, and `localPath` on the shim's saved outputs), so the listed schema gets a `files`
  * property that allows it: never a result the listed schema refuses.
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { fileOutputSchema } from "../links/file-output.js";
 import type { JsonObject } from "./types.js";
 

@@ -3,7 +3,7 @@
  * short-lived upload ticket of the caller's scope, described for the model (URL, limits, an example
  * command line, the handle to pass on).
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { formatLimit } from "../internal/byte-size.js";
 import { TICKET_ASK_SHAPE, ticketAskOf } from "../uploads/ticket-ask.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";

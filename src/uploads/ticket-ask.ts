@@ -2,7 +2,7 @@
  * What an upload ticket asks of the person — the request text, the wanted file types, how many
  * files — checked and turned into the claims the upload page reads (`UPLOAD_PAGE_CLAIMS`).
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "./upload-handle.js";
 

@@ -6,7 +6,7 @@
  * ticket record. A handle of another scope, or one whose ticket expired unused, is "unknown",
  * exactly like a handle that never existed.
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { optionCheck } from "../internal/options.js";
 import type { HostRequestContext, HostTool } from "../mcp/host.js";
