@@ -10,13 +10,13 @@ import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { ContentSniffer } from "../media/content-type.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
-import { answerDescriptors, type DescriptorAnswerer } from "./file-descriptors.js";
 import {
   asMaxSizeExceeded,
   assertAccepted,
   constraintsAt,
   type FileConstraints,
 } from "./file-constraints.js";
+import { answerDescriptors, type DescriptorAnswerer } from "./file-descriptors.js";
 import { jsonEncodedObject } from "./sources/stray-forms.js";
 import type { ResolvedFile } from "./types.js";
 
