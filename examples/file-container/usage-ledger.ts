@@ -12,7 +12,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { Mutex } from "async-mutex";
 
 /** Something that happened to a file (shown to admins; never charged). */
 export interface ActivityEvent {
@@ -62,11 +61,19 @@ export interface UsageSummary {
 export class UsageLedger {
   readonly path: string;
   readonly #handle: FileHandle;
-  readonly #mutex = new Mutex();
+  /** The last queued write: appends run one at a time, in order. */
+  #tail: Promise<unknown> = Promise.resolve();
 
   private constructor(path: string, handle: FileHandle) {
     this.path = path;
     this.#handle = handle;
+  }
+
+  /** Runs `work` after every write queued before it (a failed one does not stop the queue). */
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(work, work);
+    this.#tail = run.catch(() => undefined);
+    return run;
   }
 
   static async open(path: string): Promise<UsageLedger> {
@@ -77,7 +84,7 @@ export class UsageLedger {
   /** Appends entries as one write (all of them or, after a crash, a torn tail that readers skip) and syncs. */
   append(...entries: LedgerEntry[]): Promise<void> {
     const text = entries.map((entry) => `${JSON.stringify(entry)}\n`).join("");
-    return this.#mutex.runExclusive(async () => {
+    return this.#exclusive(async () => {
       await this.#handle.write(text);
       await this.#handle.datasync();
     });
@@ -85,7 +92,7 @@ export class UsageLedger {
 
   /** Every complete entry, oldest first. */
   async entries(): Promise<LedgerEntry[]> {
-    await this.#mutex.waitForUnlock();
+    await this.#tail;
     const text = await readFile(this.path, "utf8");
     const out: LedgerEntry[] = [];
     for (const line of text.split("\n")) {
@@ -106,6 +113,6 @@ export class UsageLedger {
   }
 
   async close(): Promise<void> {
-    await this.#mutex.runExclusive(() => this.#handle.close());
+    await this.#exclusive(() => this.#handle.close());
   }
 }
