@@ -11,6 +11,8 @@ export type {
   ArtifactUrlMinter,
   EmbeddedResourceContents,
   FitOptions,
+  ImageArtifact,
+  ImageInput,
 } from "./artifacts/types.js";
 export type { SweepOptions } from "./bridge/options.js";
 export type {

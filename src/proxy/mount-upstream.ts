@@ -81,6 +81,8 @@ function adaptersOf(
         outputs,
         maxBytes: deps.artifactMaxBytes,
         ttl: deps.artifactTtl,
+        store: deps.store,
+        images: rule.images,
       }),
     );
   }
