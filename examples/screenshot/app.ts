@@ -40,18 +40,18 @@ export interface ScreenshotAppOptions {
 /** An SVG page of `width` × `height`: a title bar and lines of small text, as a browser would show them. */
 export function pageSvg(title: string, width: number, height: number): string {
   const size = Math.max(12, Math.round(height / 60));
-  const escape = (text: string) => text.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const xml = (text: string) => text.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`);
   const lines: string[] = [];
   for (let y = size * 5, i = 1; y < height - size; y += size * 1.6, i += 1) {
     lines.push(
-      `<text x="${size * 2}" y="${y}" font-family="sans-serif" font-size="${size}" fill="#222">${i}. ${escape(title)}: row ${i} of the report, ${(i * 37) % 100} percent</text>`,
+      `<text x="${size * 2}" y="${y}" font-family="sans-serif" font-size="${size}" fill="#222">${i}. ${xml(title)}: row ${i} of the report, ${(i * 37) % 100} percent</text>`,
     );
   }
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     `<rect width="100%" height="${size * 3}" fill="#2d6cdf"/>`,
-    `<text x="${size * 2}" y="${size * 2}" font-family="sans-serif" font-size="${size * 1.4}" fill="#fff">${escape(title)}</text>`,
+    `<text x="${size * 2}" y="${size * 2}" font-family="sans-serif" font-size="${size * 1.4}" fill="#fff">${xml(title)}</text>`,
     ...lines,
     "</svg>",
   ].join("");
