@@ -5,12 +5,16 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import sharp from "sharp";
 import { expect, it } from "vitest";
+import { CLIENT_IMAGE_BUDGETS } from "../../../src/images/index.js";
 import { CONTAINER_TEXT } from "./example-servers.js";
+import type { ReceivedImage } from "./fake-model.js";
 import {
   committedTable,
   describeFileOutput,
   describeFitted,
+  describeImage,
   describeSaved,
   downloadUrlsIn,
   loadObservations,
@@ -29,6 +33,10 @@ export interface ScenarioRun {
   observations: Observations;
   /** The text the model received for one of the scenario's calls. */
   received(call: ScenarioCall): string;
+  /** The images the model received for one of the scenario's calls. */
+  receivedImages(call: ScenarioCall): ReceivedImage[];
+  /** The `clientInfo.name` the client sends (the key of its budgets). */
+  clientInfo: string;
 }
 
 /**
@@ -68,6 +76,36 @@ async function exampleOutput(
     expect(text).toMatch(/"downloadUrl":"http:\/\/127\.0\.0\.1:\d+\/files\/download\//);
   }
   return { seen: describeFileOutput(text, scheme, true), bodies };
+}
+
+/**
+ * An image output of examples/screenshot: the image blocks the model got (each within the client's
+ * image budget, decoded), and the download URLs in the same result, fetched: one serves `original`.
+ */
+async function imageOutput(
+  run: () => ScenarioRun,
+  call: ScenarioCall,
+  original: (bytes: Buffer) => Promise<boolean>,
+): Promise<string> {
+  const { received, receivedImages, clientInfo } = run();
+  const budget = CLIENT_IMAGE_BUDGETS[clientInfo];
+  expect(budget, `no image budget for ${clientInfo}`).toBeDefined();
+  const images = receivedImages(call);
+  expect(images.length, `${call}: no image block reached the model`).toBe(1);
+  const [image] = images as [ReceivedImage];
+  const meta = await sharp(image.data).metadata();
+  expect(`image/${meta.format}`).toBe(image.mimeType);
+  expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBeLessThanOrEqual(budget?.maxEdge ?? 0);
+  expect(image.data.length).toBeLessThanOrEqual(budget?.maxBytes ?? 0);
+  expect(meta.exif, "metadata reached the model").toBeUndefined();
+  const urls = downloadUrlsIn(received(call));
+  expect(urls.length, `${call}: no download URL in the same result`).toBeGreaterThan(0);
+  const bodies = await Promise.all(
+    urls.map(async (url) => Buffer.from(await (await fetch(url)).arrayBuffer())),
+  );
+  const served = await Promise.all(bodies.map(original));
+  expect(served.some(Boolean), `${call}: no download URL served the original`).toBe(true);
+  return describeImage(image.mimeType, meta.width ?? 0, meta.height ?? 0, budget?.maxBytes ?? 0);
 }
 
 /** Defines the scenario's tests; `relists` is whether this client lists resources again after `list_changed`. */
@@ -153,6 +191,21 @@ export function scenarioTests(run: () => ScenarioRun, relists: boolean): void {
     expect(navigate.bodies).toContain(CONTAINER_TEXT);
     observations.set("containerNavigate", navigate.seen);
   });
+
+  it("gets examples/screenshot's 4000×3000 PNG and a 24 MB camera JPEG as image blocks within its budget, the originals' download URLs beside them (fetched: exact bytes)", async () => {
+    const { observations, scenario } = run();
+    const screenshot = await imageOutput(run, "imageScreenshot", async (bytes) => {
+      const meta = await sharp(bytes)
+        .metadata()
+        .catch(() => undefined);
+      return meta?.format === "png" && meta.width === 4000 && meta.height === 3000;
+    });
+    observations.set("imageScreenshot", screenshot);
+    expect(screenshot).toMatch(/^an image block \(image\/png, 1568×1176/);
+    const photo = await imageOutput(run, "imagePhoto", async (bytes) => bytes.equals(scenario.photo));
+    observations.set("imagePhoto", photo);
+    expect(photo).toMatch(/^an image block \(image\/jpeg, 1045×1568/);
+  }, 120_000);
 
   it(`${relists ? "lists" : "does not list"} resources again after list_changed`, () => {
     const { received, observations } = run();
