@@ -24,13 +24,30 @@ export interface ImageBudget {
 /**
  * The Claude API's vision guidance: images larger than 1,568 px on the long edge are downscaled
  * server-side at full token cost, so nothing larger is worth sending.
+ *
+ * @example
+ * ```ts
+ * new Artifacts({ store, images: { maxEdge: DEFAULT_IMAGE_MAX_EDGE / 2 } }); // 784 px
+ * ```
  */
 export const DEFAULT_IMAGE_MAX_EDGE = 1568;
-/** Bytes of an image that fit the default inline media budget (750,000 base64 characters). */
+/**
+ * Bytes of an image that fit the default inline media budget (750,000 base64 characters): 562,500.
+ *
+ * @example
+ * ```ts
+ * await shapeImage({ path }, { maxBytes: DEFAULT_IMAGE_MAX_BYTES });
+ * ```
+ */
 export const DEFAULT_IMAGE_MAX_BYTES = Math.floor((DEFAULT_INLINE_MEDIA_BUDGET * 3) / 4);
 /**
  * Most pixels an image may declare before it is decoded (a 50-megapixel photo passes; a
  * decompression bomb — a small file declaring 30,000 × 30,000 — is refused with `FILE_TOO_LARGE`).
+ *
+ * @example
+ * ```ts
+ * new Artifacts({ store, images: { maxInputPixels: DEFAULT_IMAGE_MAX_PIXELS * 2 } }); // 200 MP
+ * ```
  */
 export const DEFAULT_IMAGE_MAX_PIXELS = 100_000_000;
 

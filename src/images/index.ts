@@ -5,7 +5,7 @@
  * Needs the optional peer `sharp`, loaded on the first call.
  */
 
-export type { CheckedImageOptions, ImageBudget, ImageOptions } from "./image-options.js";
+export type { ImageBudget, ImageOptions } from "./image-options.js";
 export {
   CLIENT_IMAGE_BUDGETS,
   DEFAULT_IMAGE_MAX_BYTES,

@@ -188,12 +188,14 @@ export function describeFitted(text: string, bytesMarker?: string): string {
   return `${parts.join(", ") || "nothing of the file"}${bytesMarker === undefined ? "" : bytes}`;
 }
 
-/** What the model got of an image output: the image block (type, size, budget) and the original's URL. */
-export function describeImage(mimeType: string, width: number, height: number, maxBytes: number): string {
-  return (
-    `an image block (${mimeType}, ${width}×${height}, within its ${maxBytes.toLocaleString("en-US")}-byte budget, no EXIF); ` +
-    "the original's download URL in the same result (fetched: its exact bytes)"
-  );
+/** What the model got of an image output: the image block (type, size, budget) or none, and the original's URL. */
+export function describeImage(
+  image: { mimeType: string; width: number; height: number; maxBytes: number } | undefined,
+): string {
+  const url = "the original's download URL in the same result (fetched: its exact bytes)";
+  if (image === undefined) return `**no image block** (only \`structuredContent\` is shown); ${url}`;
+  const { mimeType, width, height, maxBytes } = image;
+  return `an image block (${mimeType}, ${width}×${height}, within its ${maxBytes.toLocaleString("en-US")}-byte budget, no EXIF); ${url}`;
 }
 
 /** What the model learnt of a file the shim saved at `path`. */

@@ -79,25 +79,20 @@ async function exampleOutput(
 }
 
 /**
- * An image output of examples/screenshot: the image blocks the model got (each within the client's
- * image budget, decoded), and the download URLs in the same result, fetched: one serves `original`.
+ * An image output of examples/screenshot: the image block the model got (within the client's image
+ * budget, decoded, no EXIF), or none, and the download URLs in the same result, fetched: one must
+ * serve `original`. Answers the row's phrase and whether an image block arrived.
  */
 async function imageOutput(
   run: () => ScenarioRun,
   call: ScenarioCall,
   original: (bytes: Buffer) => Promise<boolean>,
-): Promise<string> {
+): Promise<{ seen: string; image: boolean }> {
   const { received, receivedImages, clientInfo } = run();
   const budget = CLIENT_IMAGE_BUDGETS[clientInfo];
   expect(budget, `no image budget for ${clientInfo}`).toBeDefined();
   const images = receivedImages(call);
-  expect(images.length, `${call}: no image block reached the model`).toBe(1);
-  const [image] = images as [ReceivedImage];
-  const meta = await sharp(image.data).metadata();
-  expect(`image/${meta.format}`).toBe(image.mimeType);
-  expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBeLessThanOrEqual(budget?.maxEdge ?? 0);
-  expect(image.data.length).toBeLessThanOrEqual(budget?.maxBytes ?? 0);
-  expect(meta.exif, "metadata reached the model").toBeUndefined();
+  expect(images.length, `${call}: more than one image block`).toBeLessThanOrEqual(1);
   const urls = downloadUrlsIn(received(call));
   expect(urls.length, `${call}: no download URL in the same result`).toBeGreaterThan(0);
   const bodies = await Promise.all(
@@ -105,7 +100,22 @@ async function imageOutput(
   );
   const served = await Promise.all(bodies.map(original));
   expect(served.some(Boolean), `${call}: no download URL served the original`).toBe(true);
-  return describeImage(image.mimeType, meta.width ?? 0, meta.height ?? 0, budget?.maxBytes ?? 0);
+  const [image] = images;
+  if (image === undefined) return { seen: describeImage(undefined), image: false };
+  const meta = await sharp(image.data).metadata();
+  expect(`image/${meta.format}`).toBe(image.mimeType);
+  expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBeLessThanOrEqual(budget?.maxEdge ?? 0);
+  expect(image.data.length).toBeLessThanOrEqual(budget?.maxBytes ?? 0);
+  expect(meta.exif, "metadata reached the model").toBeUndefined();
+  return {
+    seen: describeImage({
+      mimeType: image.mimeType,
+      width: meta.width ?? 0,
+      height: meta.height ?? 0,
+      maxBytes: budget?.maxBytes ?? 0,
+    }),
+    image: true,
+  };
 }
 
 /** Defines the scenario's tests; `relists` is whether this client lists resources again after `list_changed`. */
@@ -192,19 +202,21 @@ export function scenarioTests(run: () => ScenarioRun, relists: boolean): void {
     observations.set("containerNavigate", navigate.seen);
   });
 
-  it("gets examples/screenshot's 4000×3000 PNG and a 24 MB camera JPEG as image blocks within its budget, the originals' download URLs beside them (fetched: exact bytes)", async () => {
-    const { observations, scenario } = run();
+  it("gets examples/screenshot's 24 MB camera JPEG as an image block within its budget, and its 4000×3000 PNG screenshot (an image block unless the client shows only structuredContent); the originals' download URLs beside them (fetched: exact bytes)", async () => {
+    const { observations, scenario, clientInfo } = run();
     const screenshot = await imageOutput(run, "imageScreenshot", async (bytes) => {
       const meta = await sharp(bytes)
         .metadata()
         .catch(() => undefined);
       return meta?.format === "png" && meta.width === 4000 && meta.height === 3000;
     });
-    observations.set("imageScreenshot", screenshot);
-    expect(screenshot).toMatch(/^an image block \(image\/png, 1568×1176/);
+    observations.set("imageScreenshot", screenshot.seen);
     const photo = await imageOutput(run, "imagePhoto", async (bytes) => bytes.equals(scenario.photo));
-    observations.set("imagePhoto", photo);
-    expect(photo).toMatch(/^an image block \(image\/jpeg, 1045×1568/);
+    observations.set("imagePhoto", photo.seen);
+    expect(photo.seen).toMatch(/^an image block \(image\/jpeg, 1045×1568/);
+    // Codex CLI shows only structuredContent when a result has it: the image block goes with the text.
+    if (clientInfo === "codex-mcp-client") expect(screenshot.image).toBe(false);
+    else expect(screenshot.seen).toMatch(/^an image block \(image\/png, 1568×1176/);
   }, 120_000);
 
   it(`${relists ? "lists" : "does not list"} resources again after list_changed`, () => {
