@@ -13,6 +13,7 @@ export default defineConfig({
     s3: "src/s3/index.ts",
     redis: "src/redis/index.ts",
     proxy: "src/proxy/index.ts",
+    images: "src/images/index.ts",
     cli: "src/cli/main.ts",
   },
   format: ["esm", "cjs"],

@@ -10,6 +10,8 @@ export type {
   ArtifactRegistry,
   EmbeddedResourceContents,
   FitOptions,
+  ImageArtifact,
+  ImageInput,
 } from "./artifacts/types.js";
 export type { SweepOptions } from "./bridge/options.js";
 export type {

@@ -3,6 +3,13 @@ import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { decodeBase64Strict } from "../bridge/sources/base64.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import {
+  type CheckedImageOptions,
+  checkImageOptions,
+  type ImageBudget,
+  imageBudgetFor,
+} from "../images/image-options.js";
+import type { ImageMode } from "../images/stored-image.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
@@ -21,6 +28,7 @@ import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
 import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../uploads/upload-required-wire.js";
 import { type FitCapture, fitResult } from "./fit-result.js";
+import { fitImageShaper, type ImageCaptureDeps, withShapedImage } from "./image-capture.js";
 import { checkInlineBudget, type InlineBudgetOptions, inlineBudgetFor } from "./inline-budget.js";
 import type {
   ArtifactRegistry,
@@ -29,6 +37,8 @@ import type {
   CaptureInput,
   EmbeddedResourceContents,
   FitOptions,
+  ImageArtifact,
+  ImageInput,
   WithArtifactsOptions,
 } from "./types.js";
 
@@ -98,6 +108,8 @@ export class Artifacts {
   readonly #scope: ScopeFunction;
   readonly #tmpDir: string;
   readonly #inlineBudget: InlineBudgetOptions;
+  readonly #images: CheckedImageOptions;
+  readonly #imageMode: ImageMode;
 
   constructor(options: ArtifactsOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -137,6 +149,40 @@ export class Artifacts {
     this.#scope = options.scope ?? defaultScope;
     this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
     this.#inlineBudget = checkInlineBudget(options.inlineBudget);
+    this.#images = checkImageOptions(options.images, "Artifacts");
+    // Asked for explicitly: `sharp` is required. Left unset: shaping when `sharp` loads.
+    this.#imageMode = options.images === undefined ? "auto" : "on";
+  }
+
+  /** What image shaping needs of this instance. */
+  #imageDeps(): ImageCaptureDeps {
+    return {
+      store: this.#store,
+      images: this.#images,
+      mode: this.#imageMode,
+      remove: (file) => this.#remove(file),
+    };
+  }
+
+  /** Deletes a stored file, through the registry when there is one. */
+  async #remove(file: StoredFile): Promise<void> {
+    await (this.#registry?.remove
+      ? this.#registry.remove(file.scope, file.id)
+      : this.#store.delete(file.scope, file.id));
+  }
+
+  /**
+   * The image budget of `client` (its media budget bounds the bytes), with a call's own over it;
+   * `false` when shaping is off.
+   */
+  #imageBudget(
+    client: string | undefined,
+    own: Partial<ImageBudget> | false | undefined,
+  ): ImageBudget | false {
+    if (this.#images === false || own === false) return false;
+    if (own !== undefined) checkImageOptions({ maxEdge: own.maxEdge, maxBytes: own.maxBytes }, "Artifacts");
+    const base = imageBudgetFor(client, this.#images, inlineBudgetFor(client, this.#inlineBudget).media);
+    return { maxEdge: own?.maxEdge ?? base.maxEdge, maxBytes: own?.maxBytes ?? base.maxBytes };
   }
 
   /**
@@ -164,8 +210,9 @@ export class Artifacts {
       media: own.media ?? base.media,
     });
     const name = sanitizeFileName(options.name ?? "output.txt", "output.txt");
-    return fitResult(result, budget, name, (what: FitCapture) =>
-      this.#capture(
+    const stored: StoredFile[] = [];
+    const capture = async (what: FitCapture) => {
+      const captured = await this.#capture(
         {
           scope: options.scope,
           ...what,
@@ -173,8 +220,42 @@ export class Artifacts {
           ...(options.extra === undefined ? {} : { extra: options.extra }),
         },
         undefined,
-      ),
-    );
+      );
+      stored.push(captured.file);
+      return captured;
+    };
+    const images = this.#imageBudget(options.client, options.images);
+    const shaper = fitImageShaper(this.#imageDeps(), images, this.#maxBytes, capture);
+    try {
+      return await fitResult(result, budget, name, capture, shaper);
+    } catch (error) {
+      // A block that cannot be stored or shaped fails the call: what this call stored goes too.
+      await Promise.all(stored.map((file) => this.#remove(file).catch(() => undefined)));
+      throw error;
+    }
+  }
+
+  /**
+   * Stores an image output and returns it the way the caller's model can see it: a copy shaped to
+   * the client's image budget (long edge, bytes, format; EXIF orientation applied; metadata such as
+   * GPS stripped; never enlarged) as an image block, then the full-resolution original's link blocks
+   * (`resource_link`, and text with the URI, the download URL and what was shown), its structured
+   * form and `_meta` as {@link Artifacts.capture} returns them. Needs the optional peer `sharp`.
+   * Errors: `capture()`'s, `UNSUPPORTED_MEDIA_TYPE` (`data.reason: "undecodable"`), `FILE_TOO_LARGE`
+   * (`data.reason: "pixels"`, a decompression bomb), `INVALID_OPTION` (no `sharp`); nothing is
+   * stored on failure.
+   *
+   * @example
+   * ```ts
+   * const shot = await artifacts.image({ scope, path: "/tmp/out/page.png", client: clientNameOf(server) });
+   * return withFileOutputs({ content: [{ type: "text", text: "Screenshot taken." }] }, shot);
+   * ```
+   */
+  async image(input: ImageInput): Promise<ImageArtifact> {
+    const captured = await this.capture(input);
+    const budget = this.#imageBudget(input.client, input.budget);
+    if (budget === false) return { ...captured, content: [...captured.content] };
+    return withShapedImage(captured, this.#imageDeps(), budget, "on");
   }
 
   /**
@@ -374,6 +455,10 @@ export class Artifacts {
     if (typeof outputPathArg !== "string" || !ARG_NAME.test(outputPathArg) || outputPathArg === "__proto__") {
       throw check.error("outputPathArg", "must be an argument name");
     }
+    check.optionalFunction(options.client, "client");
+    if (options.images !== undefined && options.images !== false) {
+      checkImageOptions({ maxEdge: options.images.maxEdge, maxBytes: options.images.maxBytes }, "Artifacts");
+    }
     const fallbackName = sanitizeFileName(options.outputName ?? "output", "output");
     return async (args: Args, extra: Extra) => {
       // SDK v2 contexts carry auth in `ctx.http`: normalized so scope functions see the caller.
@@ -399,10 +484,10 @@ export class Artifacts {
         if (result?.isError === true) return result;
         const info = await lstat(outputPath).catch(() => null);
         if (!info || info.isDirectory()) return result;
-        let captured: CapturedArtifact;
+        let captured: CapturedArtifact | ImageArtifact;
         try {
           const signal = source.signal;
-          captured = await this.#capture(
+          const stored = await this.#capture(
             {
               scope,
               path: outputPath,
@@ -415,6 +500,8 @@ export class Artifacts {
             },
             realDir,
           );
+          const images = this.#imageBudget(options.client?.(), options.images);
+          captured = images === false ? stored : await withShapedImage(stored, this.#imageDeps(), images);
         } catch (error) {
           if (isFileBridgeError(error)) return toToolErrorResult(error);
           throw error;

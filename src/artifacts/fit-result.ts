@@ -15,6 +15,24 @@ export type FitCapture =
   | { bytes: Uint8Array; name: string; mimeType?: string }
   | { resource: EmbeddedResource["resource"]; name?: string };
 
+/**
+ * What an image block became when it was shaped: the blocks that replace it (the shaped image and,
+ * when the original was stored, its link blocks), the stored original, and the base64 characters
+ * kept inline.
+ */
+export interface FitShaped {
+  kept: ContentBlock[];
+  stored?: FitCaptured;
+  chars: number;
+}
+
+/** Shapes one image block with `room` base64 characters left; undefined: handle it as before. */
+export type FitImageShaper = (
+  block: MediaContent,
+  name: string,
+  room: number,
+) => Promise<FitShaped | undefined>;
+
 /** Characters of an oversized text shown inline before its link. */
 const PREVIEW_CHARS = 1_000;
 
@@ -52,8 +70,9 @@ function withClaudeCodeCap(result: CallToolResult, textChars: number): CallToolR
 }
 
 /**
- * Keeps a tool result inside an inline budget: text past `budget.text` characters, images and audio
- * past `budget.media` base64 characters, and every embedded blob that is not an image or audio are
+ * Keeps a tool result inside an inline budget: image blocks go through `shapeImage` when given
+ * (a shaped copy inline, the original stored and linked), text past `budget.text` characters,
+ * images and audio past `budget.media` base64 characters, and every embedded blob that is not an image or audio are
  * stored through `capture` and replaced by a short preview (text) plus the file's link blocks; the
  * files are added to `structuredContent.files` when the result has `structuredContent`. A result
  * whose inline text passes Claude Code's 50,000-character cap gets
@@ -64,6 +83,7 @@ export async function fitResult(
   budget: InlineBudget,
   textName: string,
   capture: (what: FitCapture) => Promise<FitCaptured>,
+  shapeImage?: FitImageShaper,
 ): Promise<CallToolResult> {
   if (result.isError === true || !Array.isArray(result.content)) return result;
   const kept: ContentBlock[] = [];
@@ -96,6 +116,16 @@ export async function fitResult(
     }
     if (block.type === "image" || block.type === "audio") {
       const media = block as MediaContent;
+      const shaped =
+        block.type === "image" && shapeImage !== undefined
+          ? await shapeImage(media, `${block.type}${suffix}`, budget.media - mediaUsed)
+          : undefined;
+      if (shaped !== undefined) {
+        mediaUsed += shaped.chars;
+        kept.push(...shaped.kept);
+        if (shaped.stored !== undefined) stored.push(shaped.stored);
+        continue;
+      }
       if (mediaUsed + media.data.length <= budget.media) {
         mediaUsed += media.data.length;
         kept.push(block);

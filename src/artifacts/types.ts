@@ -3,10 +3,11 @@
  * a minter and a registry it uses. Kept apart from the class so each file has one job.
  */
 
+import type { ImageBudget, ImageOptions } from "../images/image-options.js";
 import type { Duration } from "../internal/duration.js";
 import type { FileOutput } from "../links/file-output.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
-import type { ResourceLink, TextContent } from "../mcp/types.js";
+import type { ContentBlock, ResourceLink, TextContent } from "../mcp/types.js";
 import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { UrlSigner } from "../signing/types.js";
@@ -94,6 +95,16 @@ export interface ArtifactsOptions {
    * @default { text: 10000, media: 750000 } and the measured budgets of Claude Code, Codex CLI and Gemini CLI
    */
   inlineBudget?: InlineBudgetOptions;
+  /**
+   * How image outputs reach the model (`fit()`, `withArtifacts()`, `image()`): a copy shaped to the
+   * client's image budget (long edge, bytes, format; EXIF orientation applied, metadata stripped)
+   * goes inline as an image block, and the full-resolution original is stored and linked. Needs the
+   * optional peer `sharp`. Left unset, shaping runs when `sharp` loads and is skipped when it does
+   * not (images then go inline or to a link by the media budget, as before); given, `sharp` is
+   * required (`INVALID_OPTION` naming it when missing); `false` turns shaping off.
+   * @default shaping with the measured budgets when `sharp` is installed (1,568 px, what fits the media budget)
+   */
+  images?: ImageOptions | false;
 }
 
 /**
@@ -116,6 +127,11 @@ export interface FitOptions {
    * @default the client's budget from {@link ArtifactsOptions.inlineBudget} and `CLIENT_INLINE_BUDGETS`
    */
   budget?: Partial<InlineBudget>;
+  /**
+   * This call's image budget (a tool's own), over the client's; `false`: no image of this result is
+   * shaped. @default the client's image budget ({@link ArtifactsOptions.images})
+   */
+  images?: Partial<ImageBudget> | false;
   /** Aborts storing; nothing is stored. */
   signal?: AbortSignal;
   /** The tool call's `extra`, handed to {@link ArtifactsOptions.downloadClaims}. @default undefined */
@@ -243,4 +259,44 @@ export interface WithArtifactsOptions {
   mimeType?: string;
   /** Metadata kept with each artifact. @default undefined */
   metadata?: Record<string, string>;
+  /**
+   * The caller's `clientInfo.name` (e.g. `() => clientNameOf(server)`): picks the image budget of an
+   * image output. @default undefined (the default image budget)
+   */
+  client?: () => string | undefined;
+  /** This tool's image budget, over the client's; `false`: its image output is only linked. @default the client's */
+  images?: Partial<ImageBudget> | false;
+}
+
+/**
+ * What {@link Artifacts.image} takes: a capture's input, plus whose budget to shape for.
+ *
+ * @example
+ * ```ts
+ * const input: ImageInput = { scope, path: "/tmp/out/page.png", client: clientNameOf(server) };
+ * ```
+ */
+export interface ImageInput extends CaptureInput {
+  /** The caller's `clientInfo.name` (`clientNameOf(server)`). @default undefined (the default image budget) */
+  client?: string | undefined;
+  /** This call's image budget, over the client's. @default the client's */
+  budget?: Partial<ImageBudget>;
+}
+
+/**
+ * What {@link Artifacts.image} returns: the stored original as {@link CapturedArtifact} does, with
+ * the shaped image block first in `content` (absent when the options only link, e.g. an SVG with
+ * `svg: "link"`), and what was sent.
+ *
+ * @example
+ * ```ts
+ * const shot = await artifacts.image({ scope, path, client: clientNameOf(server) });
+ * return withFileOutputs({ content: [{ type: "text", text: "Screenshot taken." }] }, shot);
+ * ```
+ */
+export interface ImageArtifact extends Omit<CapturedArtifact, "content"> {
+  /** `[image, resource_link, text]`, or `[resource_link, text]` when no image block is sent. */
+  content: ContentBlock[];
+  /** The image block sent: its type, size and bytes; undefined when none is. */
+  shown?: { mimeType: string; width: number; height: number; bytes: number };
 }

@@ -127,9 +127,30 @@ const artifactRule = z.discriminatedUnion(
   ),
 );
 
+/**
+ * How the tool's image outputs reach the model (docs/uploads-and-artifacts.md): `false` only links
+ * them; an object sets this tool's image budget and requires `sharp`. Unset: shaped with the
+ * default budget when `sharp` is installed.
+ */
+const imagesRule = z.union(
+  [
+    z.literal(false),
+    z.strictObject({
+      maxEdge: positiveInt.optional(),
+      maxBytes: positiveInt.optional(),
+      inline: z.enum(["shaped", "original-only"]).optional(),
+      animated: z.enum(["first-frame", "link"]).optional(),
+      svg: z.enum(["rasterize", "link"]).optional(),
+      maxInputPixels: positiveInt.optional(),
+    }),
+  ],
+  unionError("false, or { maxEdge, maxBytes, inline, animated, svg, maxInputPixels }"),
+);
+
 const toolRule = z.strictObject({
   upload: uploadRule.optional(),
   artifacts: artifactRule.optional(),
+  images: imagesRule.optional(),
 });
 
 const serverRules = z.strictObject({

@@ -84,6 +84,8 @@ function adaptersOf(
         outputs,
         maxBytes: deps.artifactMaxBytes,
         ttl: deps.artifactTtl,
+        store: deps.store,
+        images: rule.images,
       }),
     );
   }

@@ -12,6 +12,8 @@ import type { FileBridge } from "../bridge/file-bridge.js";
 import { fileInput } from "../bridge/file-input.js";
 import type { ResolvedFile } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { checkImageOptions, type ImageOptions, imageBudgetFor } from "../images/image-options.js";
+import { imageBlockOf, shapedNote, shapeStoredImage } from "../images/stored-image.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
@@ -19,7 +21,7 @@ import { type FileOutput, withFileOutputs } from "../links/file-output.js";
 import type { CallToolResult, ContentBlock } from "../mcp/types.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import type { ResourceRegistry } from "../registry/resource-registry.js";
-import type { FileStore, PutSource } from "../storage/types.js";
+import type { FileStore, PutSource, StoredFile } from "../storage/types.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
 import {
   assertWrittenDuringCall,
@@ -191,6 +193,10 @@ export interface ArtifactProducerDeps {
   outputs: Folders;
   maxBytes: number;
   ttl: Duration;
+  /** The store under the registry (image originals are shaped from it). */
+  store: FileStore;
+  /** The tool's `images` rule: `false` links images only; unset shapes them when `sharp` loads. */
+  images?: ImageOptions | false | undefined;
 }
 
 /** The `none` locator's call: the path it pre-allocated, in a folder of its own. */
@@ -199,6 +205,7 @@ interface NoneState extends CallFolder {
 }
 
 interface Captured {
+  file: StoredFile;
   content: JsonObject[];
   uri: string;
   downloadUrl?: string;
@@ -240,6 +247,42 @@ const EXTENSIONS: Record<string, string> = {
  */
 export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps): ToolAdapter {
   const ttlSeconds = durationToMs(deps.ttl, "ttl.artifacts") / 1000;
+  const images = checkImageOptions(deps.images, "proxy", "images");
+  const imageMode = deps.images === undefined ? "auto" : "on";
+
+  /**
+   * A stored image's shaped copy goes in front of its link (the default budget: the proxy serves
+   * every client alike), the link's text says what was shown; a failure removes what the call stored.
+   */
+  async function shapeCaptured(captured: Captured[], ctx: CallContext): Promise<{ shaped: boolean }> {
+    let shaped = false;
+    for (const one of captured) {
+      let image: Awaited<ReturnType<typeof shapeStoredImage>>;
+      try {
+        image = await shapeStoredImage(
+          deps.store,
+          one.file,
+          imageBudgetFor(undefined, images || {}),
+          images,
+          imageMode,
+        );
+      } catch (error) {
+        await Promise.all(
+          captured.map((c) => deps.registry.remove(ctx.scope, c.file.id).catch(() => undefined)),
+        );
+        throw error;
+      }
+      if (image === undefined) continue;
+      const note = shapedNote(image);
+      const content = one.content.map((block) =>
+        block.type === "text" ? { ...block, text: `${String(block.text)}\n${note}` } : block,
+      );
+      one.content =
+        "linkOnly" in image ? content : [imageBlockOf(image) as unknown as JsonObject, ...content];
+      shaped = shaped || !("linkOnly" in image);
+    }
+    return { shaped };
+  }
 
   async function store(
     source: PutSource,
@@ -260,6 +303,7 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
     const link = await deps.registry.link(file, { scope: ctx.scope, extra: ctx.extra });
     const info = link.structuredContent;
     return {
+      file,
       content: link.content as unknown as JsonObject[],
       uri: info.uri,
       ...(info.downloadUrl ? { downloadUrl: info.downloadUrl } : {}),
@@ -384,6 +428,14 @@ export function artifactProducer(rule: ArtifactRule, deps: ArtifactProducerDeps)
         }
       }
       if (captured.length === 0) return result;
+      const { shaped } = await shapeCaptured(captured, ctx);
+      if (shaped && rule.locator === "embedded" && Array.isArray(result.content)) {
+        // The upstream's full-size image blocks give way to the shaped copies in front of their links.
+        result = {
+          ...result,
+          content: (result.content as JsonObject[]).filter((block) => block.type !== "image"),
+        };
+      }
       const first = captured[0] as Captured;
       const meta = (result._meta ?? {}) as JsonObject;
       // The upstream's temp paths are gone after the call: the model is shown the artifact URI instead.

@@ -85,6 +85,7 @@ describe.skipIf(installed.bin === undefined)(
         "mcp__proxy",
         "mcp__demo",
         "mcp__container",
+        "mcp__shots",
         "--output-format",
         "json",
         "--model",
@@ -218,6 +219,8 @@ describe.skipIf(installed.bin === undefined)(
       () => ({
         scenario,
         observations,
+        receivedImages: (call) => model.images.get(scenario.calls[call]) ?? [],
+        clientInfo: "claude-code",
         received: (call) => {
           const text = model.results.get(scenario.calls[call]);
           if (text === undefined) throw new Error(`the model never received ${call}'s result`);

@@ -198,6 +198,8 @@ describe.skipIf(installed.bin === undefined)(`Codex CLI ${CODEX_VERSION}: what r
     () => ({
       scenario,
       observations,
+      receivedImages: (call) => model.images.get(scenario.calls[call]) ?? [],
+      clientInfo: "codex-mcp-client",
       received: (call) => {
         const text = model.results.get(scenario.calls[call]);
         if (text === undefined) throw new Error(`the model never received ${call}'s result`);

@@ -177,6 +177,8 @@ describe.skipIf(installed.bin === undefined)(
       () => ({
         scenario,
         observations,
+        receivedImages: (call) => model.images.get(scenario.calls[call]) ?? [],
+        clientInfo: "gemini-cli-mcp-client",
         received: (call) => {
           const name = scenario.calls[call];
           const part = model.results.get(name);

@@ -98,7 +98,12 @@ async function connect(generation: Generation, clientName = "mem"): Promise<AnyC
                 blob: Buffer.alloc(300, 7).toString("base64"),
               },
             },
-            { type: "image", data: Buffer.alloc(30, 1).toString("base64"), mimeType: "image/png" },
+            // A real 1 × 1 PNG: image blocks are decoded (issue 44), so bytes that are no image fail.
+            {
+              type: "image",
+              data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+              mimeType: "image/png",
+            },
           ],
         },
         { scope: SCOPE, client: clientNameOf(server) },

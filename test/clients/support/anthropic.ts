@@ -1,8 +1,14 @@
 /** The Anthropic Messages dialect of the fake model (what Claude Code speaks), streaming or not. */
 import type { ServerResponse } from "node:http";
-import type { Dialect } from "./fake-model.js";
+import type { Dialect, ReceivedImage } from "./fake-model.js";
 
-type Block = { type: string; text?: string; content?: unknown; name?: string };
+type Block = {
+  type: string;
+  text?: string;
+  content?: unknown;
+  name?: string;
+  source?: { type?: string; media_type?: string; data?: string };
+};
 type Message = { role: string; content: string | Block[] };
 type Body = { messages?: Message[]; tools?: Array<{ name: string }>; stream?: boolean; model?: string };
 
@@ -28,16 +34,30 @@ function send(res: ServerResponse, events: Array<Record<string, unknown>>): void
 
 let calls = 0;
 
+/** The newest `tool_result` block of the request's last (user) message. */
+function newestResult(body: unknown): Block | undefined {
+  const messages = (body as Body)?.messages ?? [];
+  const last = messages[messages.length - 1];
+  if (last?.role !== "user") return undefined;
+  // Claude Code merges the turn's user messages: the newest result is the last block.
+  const results = blocks(last).filter((block) => block.type === "tool_result");
+  return results[results.length - 1];
+}
+
 export const anthropic: Dialect = {
   handles: (method, path) => method === "POST" && path.startsWith("/v1/messages"),
   toolResults(body) {
-    const messages = (body as Body)?.messages ?? [];
-    const last = messages[messages.length - 1];
-    if (last?.role !== "user") return [];
-    // Claude Code merges the turn's user messages: the newest result is the last block.
-    const results = blocks(last).filter((block) => block.type === "tool_result");
-    const newest = results[results.length - 1];
+    const newest = newestResult(body);
     return newest === undefined ? [] : [resultText(newest)];
+  },
+  toolImages(body) {
+    const content = newestResult(body)?.content;
+    if (!Array.isArray(content)) return [];
+    return (content as Block[]).flatMap((part): ReceivedImage[] =>
+      part.type === "image" && part.source?.type === "base64" && typeof part.source.data === "string"
+        ? [{ mimeType: part.source.media_type ?? "", data: Buffer.from(part.source.data, "base64") }]
+        : [],
+    );
   },
   toolResultCount: (body) =>
     ((body as Body)?.messages ?? [])

@@ -2,13 +2,15 @@
  * The examples with file outputs that serve MCP over Streamable HTTP, started in the test process
  * for the client matrix, their data inside the run's temp HOME (removed with it): `examples/demo`
  * (`summarize_files`, an `artifacts.withArtifacts` report) and `examples/file-container` (`search`
- * and `navigate`, `registry.link()` to a stored file, behind a bearer API key). Each CLI connects to
+ * and `navigate`, `registry.link()` to a stored file, behind a bearer API key) and `examples/screenshot`
+ * (`render_page` and `show_photo`: images shaped for the model, originals linked). Each CLI connects to
  * them by URL, as it would to a remote server.
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createDemoApp } from "../../../examples/demo/app.js";
 import { start as startFileContainer } from "../../../examples/file-container/server.js";
+import { start as startScreenshot } from "../../../examples/screenshot/server.js";
 import { serveHttp } from "../../../examples/shared/serve-http.js";
 
 /** An MCP server a client reaches by URL. */
@@ -23,9 +25,11 @@ export const CONTAINER_TEXT = "# Holidays\nEveryone gets 25 days of CONTAINER-HO
 const CONTAINER_KEY = "fc_matrix_test_key";
 
 export interface ExampleServers {
-  servers: { demo: HttpServerEntry; container: HttpServerEntry };
+  servers: { demo: HttpServerEntry; container: HttpServerEntry; shots: HttpServerEntry };
   /** The stored file's URI (`navigate`'s argument). */
   containerUri: string;
+  /** The folder `examples/screenshot`'s `show_photo` reads paths from. */
+  shotsWorkspace: string;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,7 @@ export async function startExampleServers(home: string): Promise<ExampleServers>
     dataDir: join(home, "container-data"),
     ledgerPath: join(home, "container-usage.jsonl"),
   });
+  const shots = await startScreenshot(join(home, "screenshot-data"));
   const [seeded] = container.files;
   if (seeded === undefined) throw new Error("file-container stored no seed file");
   return {
@@ -52,12 +57,15 @@ export async function startExampleServers(home: string): Promise<ExampleServers>
         url: container.mcpUrl.href,
         headers: { Authorization: `Bearer ${CONTAINER_KEY}` },
       },
+      shots: { url: shots.mcpUrl.href },
     },
     containerUri: container.registry.uriFor(seeded),
+    shotsWorkspace: shots.workspace,
     async close() {
       await demoHttp.close();
       await demo.close();
       await container.close();
+      await shots.close();
     },
   };
 }

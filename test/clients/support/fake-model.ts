@@ -10,6 +10,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** An image the model was shown in a tool result: its media type and decoded bytes. */
+export interface ReceivedImage {
+  mimeType: string;
+  data: Buffer;
+}
+
 /** The model's next move: call `tool` with `args` (`{}` by default), or say `text`. */
 export interface Answer {
   tool?: string;
@@ -25,6 +31,8 @@ export interface Dialect {
   toolResults(body: unknown): string[];
   /** How many tool results the whole conversation in the request holds. */
   toolResultCount(body: unknown): number;
+  /** The image blocks of the newest tool result in the request, as the model is shown them. */
+  toolImages(body: unknown): ReceivedImage[];
   /** Tool names the request offers the model. */
   toolNames(body: unknown): string[];
   /** The user's prompt text. */
@@ -45,6 +53,8 @@ export interface FakeModel {
   requests: Array<{ path: string; body: unknown; at: number }>;
   /** What the model received from each tool, by the name the prompt used for it. */
   results: Map<string, string>;
+  /** The images among it, by the same names. */
+  images: Map<string, ReceivedImage[]>;
   /** Tool names offered in the request that named a tool. */
   offered: string[];
   /** What `onResult` threw, per result, and tools the prompt named that a request did not offer. */
@@ -66,6 +76,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 export async function startFakeModel(dialect: Dialect, options: FakeModelOptions = {}): Promise<FakeModel> {
   const requests: FakeModel["requests"] = [];
   const results = new Map<string, string>();
+  const images = new Map<string, ReceivedImage[]>();
   const offered: string[] = [];
   const vars = new Map<string, string>();
   const handled = new Set<string>();
@@ -92,6 +103,7 @@ export async function startFakeModel(dialect: Dialect, options: FakeModelOptions
     const previous = wanted[done - 1];
     if (got.length > 0 && previous !== undefined) {
       results.set(previous, got.join("\n"));
+      images.set(previous, dialect.toolImages(body));
       if (options.onResult !== undefined && !handled.has(previous)) {
         handled.add(previous);
         try {
@@ -128,6 +140,7 @@ export async function startFakeModel(dialect: Dialect, options: FakeModelOptions
     url: `http://127.0.0.1:${port}`,
     requests,
     results,
+    images,
     offered,
     errors,
     missing,

@@ -1,6 +1,6 @@
 /** The Gemini generateContent dialect of the fake model (what Gemini CLI speaks), streaming or not. */
 import type { ServerResponse } from "node:http";
-import type { Dialect } from "./fake-model.js";
+import type { Dialect, ReceivedImage } from "./fake-model.js";
 
 type Part = {
   text?: string;
@@ -20,6 +20,17 @@ function hasResult(content: Content | undefined): boolean {
   return (content?.parts ?? []).some((part) => part.functionResponse !== undefined);
 }
 
+/** Every `inlineData` part in `value`, however deep (a function response's own parts, or the turn's). */
+function inlineImages(value: unknown): ReceivedImage[] {
+  if (Array.isArray(value)) return value.flatMap(inlineImages);
+  if (value === null || typeof value !== "object") return [];
+  const inline = (value as Part).inlineData;
+  if (inline !== undefined && typeof inline.data === "string") {
+    return [{ mimeType: inline.mimeType, data: Buffer.from(inline.data, "base64") }];
+  }
+  return Object.values(value).flatMap(inlineImages);
+}
+
 let calls = 0;
 
 export const gemini: Dialect = {
@@ -28,6 +39,11 @@ export const gemini: Dialect = {
     const contents = (body as Body)?.contents ?? [];
     const last = contents[contents.length - 1];
     return last?.role === "user" && hasResult(last) ? [turnText(last)] : [];
+  },
+  toolImages(body) {
+    const contents = (body as Body)?.contents ?? [];
+    const last = contents[contents.length - 1];
+    return last?.role === "user" && hasResult(last) ? inlineImages(last.parts) : [];
   },
   toolResultCount: (body) => ((body as Body)?.contents ?? []).filter((content) => hasResult(content)).length,
   toolNames: (body) =>

@@ -37,6 +37,10 @@ export const ROWS = {
   demoReport: "examples/demo `summarize_files` (`artifacts.withArtifacts`, no `structuredContent`)",
   containerSearch: "examples/file-container `search` (`registry.link()` per match, with `structuredContent`)",
   containerNavigate: "examples/file-container `navigate` (a stored file's chunks and its link)",
+  imageScreenshot:
+    "examples/screenshot `render_page`: a 4000×3000 PNG screenshot (`withArtifacts`, with `structuredContent`)",
+  imagePhoto:
+    "examples/screenshot `show_photo`: a 24 MB camera JPEG, EXIF orientation 6 and GPS (`artifacts.image()`)",
   inputDataUrl: "input: a `data:` URL",
   inputObject: "input: `{filename, content}`",
   inputHandle: "input: upload handle (`get_upload_url`, HTTP upload, next call)",
@@ -182,6 +186,16 @@ export function describeFitted(text: string, bytesMarker?: string): string {
   if (/http:\/\/127\.0\.0\.1:\d+\/files\//.test(text)) parts.push("the download URL");
   const bytes = bytesMarker !== undefined && text.includes(bytesMarker) ? "; the bytes too" : "; no bytes";
   return `${parts.join(", ") || "nothing of the file"}${bytesMarker === undefined ? "" : bytes}`;
+}
+
+/** What the model got of an image output: the image block (type, size, budget) or none, and the original's URL. */
+export function describeImage(
+  image: { mimeType: string; width: number; height: number; maxBytes: number } | undefined,
+): string {
+  const url = "the original's download URL in the same result (fetched: its exact bytes)";
+  if (image === undefined) return `**no image block** (only \`structuredContent\` is shown); ${url}`;
+  const { mimeType, width, height, maxBytes } = image;
+  return `an image block (${mimeType}, ${width}×${height}, within its ${maxBytes.toLocaleString("en-US")}-byte budget, no EXIF); ${url}`;
 }
 
 /** What the model learnt of a file the shim saved at `path`. */

@@ -1,6 +1,6 @@
 /** The OpenAI Responses dialect of the fake model (what Codex CLI speaks with `wire_api = "responses"`). */
 import type { ServerResponse } from "node:http";
-import type { Dialect } from "./fake-model.js";
+import type { Dialect, ReceivedImage } from "./fake-model.js";
 
 type Item = { type?: string; role?: string; content?: unknown; output?: unknown; name?: string };
 type Tool = { type?: string; name?: string; tools?: Tool[] };
@@ -25,6 +25,17 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
+/** The `input_image` parts (data URLs) of a function call's output. */
+function outputImages(output: unknown): ReceivedImage[] {
+  if (!Array.isArray(output)) return [];
+  return (output as Array<{ type?: string; image_url?: string }>).flatMap((part): ReceivedImage[] => {
+    const match = /^data:([^;,]+);base64,(.*)$/s.exec(part.image_url ?? "");
+    return part.type === "input_image" && match
+      ? [{ mimeType: match[1] as string, data: Buffer.from(match[2] as string, "base64") }]
+      : [];
+  });
+}
+
 let calls = 0;
 
 function event(res: ServerResponse, data: Record<string, unknown>): void {
@@ -37,6 +48,11 @@ export const openaiResponses: Dialect = {
     const input = (body as Body)?.input ?? [];
     const last = input[input.length - 1];
     return last?.type === "function_call_output" ? [textOf(last.output)] : [];
+  },
+  toolImages(body) {
+    const input = (body as Body)?.input ?? [];
+    const last = input[input.length - 1];
+    return last?.type === "function_call_output" ? outputImages(last.output) : [];
   },
   toolResultCount: (body) =>
     ((body as Body)?.input ?? []).filter((item) => item.type === "function_call_output").length,

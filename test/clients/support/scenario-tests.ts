@@ -5,12 +5,16 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import sharp from "sharp";
 import { expect, it } from "vitest";
+import { CLIENT_IMAGE_BUDGETS } from "../../../src/images/index.js";
 import { CONTAINER_TEXT } from "./example-servers.js";
+import type { ReceivedImage } from "./fake-model.js";
 import {
   committedTable,
   describeFileOutput,
   describeFitted,
+  describeImage,
   describeSaved,
   downloadUrlsIn,
   loadObservations,
@@ -29,6 +33,10 @@ export interface ScenarioRun {
   observations: Observations;
   /** The text the model received for one of the scenario's calls. */
   received(call: ScenarioCall): string;
+  /** The images the model received for one of the scenario's calls. */
+  receivedImages(call: ScenarioCall): ReceivedImage[];
+  /** The `clientInfo.name` the client sends (the key of its budgets). */
+  clientInfo: string;
 }
 
 /**
@@ -68,6 +76,46 @@ async function exampleOutput(
     expect(text).toMatch(/"downloadUrl":"http:\/\/127\.0\.0\.1:\d+\/files\/download\//);
   }
   return { seen: describeFileOutput(text, scheme, true), bodies };
+}
+
+/**
+ * An image output of examples/screenshot: the image block the model got (within the client's image
+ * budget, decoded, no EXIF), or none, and the download URLs in the same result, fetched: one must
+ * serve `original`. Answers the row's phrase and whether an image block arrived.
+ */
+async function imageOutput(
+  run: () => ScenarioRun,
+  call: ScenarioCall,
+  original: (bytes: Buffer) => Promise<boolean>,
+): Promise<{ seen: string; image: boolean }> {
+  const { received, receivedImages, clientInfo } = run();
+  const budget = CLIENT_IMAGE_BUDGETS[clientInfo];
+  expect(budget, `no image budget for ${clientInfo}`).toBeDefined();
+  const images = receivedImages(call);
+  expect(images.length, `${call}: more than one image block`).toBeLessThanOrEqual(1);
+  const urls = downloadUrlsIn(received(call));
+  expect(urls.length, `${call}: no download URL in the same result`).toBeGreaterThan(0);
+  const bodies = await Promise.all(
+    urls.map(async (url) => Buffer.from(await (await fetch(url)).arrayBuffer())),
+  );
+  const served = await Promise.all(bodies.map(original));
+  expect(served.some(Boolean), `${call}: no download URL served the original`).toBe(true);
+  const [image] = images;
+  if (image === undefined) return { seen: describeImage(undefined), image: false };
+  const meta = await sharp(image.data).metadata();
+  expect(`image/${meta.format}`).toBe(image.mimeType);
+  expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBeLessThanOrEqual(budget?.maxEdge ?? 0);
+  expect(image.data.length).toBeLessThanOrEqual(budget?.maxBytes ?? 0);
+  expect(meta.exif, "metadata reached the model").toBeUndefined();
+  return {
+    seen: describeImage({
+      mimeType: image.mimeType,
+      width: meta.width ?? 0,
+      height: meta.height ?? 0,
+      maxBytes: budget?.maxBytes ?? 0,
+    }),
+    image: true,
+  };
 }
 
 /** Defines the scenario's tests; `relists` is whether this client lists resources again after `list_changed`. */
@@ -153,6 +201,23 @@ export function scenarioTests(run: () => ScenarioRun, relists: boolean): void {
     expect(navigate.bodies).toContain(CONTAINER_TEXT);
     observations.set("containerNavigate", navigate.seen);
   });
+
+  it("gets examples/screenshot's 24 MB camera JPEG as an image block within its budget, and its 4000×3000 PNG screenshot (an image block unless the client shows only structuredContent); the originals' download URLs beside them (fetched: exact bytes)", async () => {
+    const { observations, scenario, clientInfo } = run();
+    const screenshot = await imageOutput(run, "imageScreenshot", async (bytes) => {
+      const meta = await sharp(bytes)
+        .metadata()
+        .catch(() => undefined);
+      return meta?.format === "png" && meta.width === 4000 && meta.height === 3000;
+    });
+    observations.set("imageScreenshot", screenshot.seen);
+    const photo = await imageOutput(run, "imagePhoto", async (bytes) => bytes.equals(scenario.photo));
+    observations.set("imagePhoto", photo.seen);
+    expect(photo.seen).toMatch(/^an image block \(image\/jpeg, 1045×1568/);
+    // Codex CLI shows only structuredContent when a result has it: the image block goes with the text.
+    if (clientInfo === "codex-mcp-client") expect(screenshot.image).toBe(false);
+    else expect(screenshot.seen).toMatch(/^an image block \(image\/png, 1568×1176/);
+  }, 120_000);
 
   it(`${relists ? "lists" : "does not list"} resources again after list_changed`, () => {
     const { received, observations } = run();

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { cameraJpeg } from "../../support/images.js";
 import { proxyCommand, shimCommand, uploadTo } from "./cli.js";
 import { type ExampleServers, type HttpServerEntry, startExampleServers } from "./example-servers.js";
 import type { FakeModelOptions } from "./fake-model.js";
@@ -51,7 +52,9 @@ export type ScenarioCall =
   | "addResource"
   | "demoReport"
   | "containerSearch"
-  | "containerNavigate";
+  | "containerNavigate"
+  | "imageScreenshot"
+  | "imagePhoto";
 
 /**
  * The most characters of one tool result each client passes on whole (measured: Claude Code persists
@@ -86,6 +89,8 @@ export interface Scenario {
   proxyOut: string;
   /** sha256 of each input's bytes. */
   digests: Record<keyof typeof INPUTS, string>;
+  /** The camera JPEG `show_photo` is given (≈ 24 MB, EXIF orientation 6 and GPS). */
+  photo: Buffer;
   close(): Promise<void>;
 }
 
@@ -99,6 +104,10 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
   await mkdir(work);
   await writeFile(join(work, "inside.txt"), INPUTS.inside);
   await writeFile(join(home, "outside.txt"), "never sent\n");
+  // A 24 MB camera JPEG (6000 × 4000 stored, shown 4000 × 6000 by its EXIF orientation).
+  const photo = await cameraJpeg(6000, 4000, { orientation: 6, quality: 97 });
+  const photoPath = join(examples.shotsWorkspace, "camera.jpg");
+  await writeFile(photoPath, photo);
   const shim = (tool: string) => qualified(client, "shim", tool);
   const proxy = (tool: string) => qualified(client, "proxy", tool);
   const calls: Record<ScenarioCall, string> = {
@@ -117,6 +126,8 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
     demoReport: qualified(client, "demo", "summarize_files"),
     containerSearch: qualified(client, "container", "search"),
     containerNavigate: qualified(client, "container", "navigate"),
+    imageScreenshot: qualified(client, "shots", "render_page"),
+    imagePhoto: qualified(client, "shots", "show_photo"),
   };
   const args: Partial<Record<ScenarioCall, unknown>> = {
     shimInside: { file: join(work, "inside.txt") },
@@ -129,6 +140,8 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
     demoReport: { files: [DEMO_INPUT] },
     containerSearch: { query: "container-holiday" },
     containerNavigate: { uri: examples.containerUri },
+    imageScreenshot: { title: "Q3 dashboard" },
+    imagePhoto: { photo: photoPath },
   };
   const lines = (Object.keys(calls) as ScenarioCall[]).map((call) =>
     args[call] === undefined ? `CALL ${calls[call]}` : `CALL ${calls[call]} ${JSON.stringify(args[call])}`,
@@ -146,6 +159,7 @@ export async function fileScenario(client: ClientKind, home: string): Promise<Sc
     saved,
     work,
     proxyOut: join(home, "proxy-out"),
+    photo,
     digests: {
       inside: sha(INPUTS.inside),
       handle: sha(INPUTS.handle),

@@ -1,0 +1,42 @@
+/**
+ * One side of bench/images.ts in a process of its own, so its peak RSS is its alone: `shape` runs
+ * `shapeImage({ path })` (the client's default budget), `resize` the plain sharp baseline (resize to
+ * 1,568 px inside, same format, `toBuffer`). Prints one JSON line: each round's seconds, the peak RSS
+ * over the rounds (VmHWM, reset after the warm-up), the RSS before them, and the output's bytes.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import sharp from "sharp";
+import { shapeImage } from "../src/images/index.js";
+
+const [side, path, roundsArg] = process.argv.slice(2);
+const rounds = Number(roundsArg ?? 3);
+
+const rssMiB = (field: "VmHWM" | "VmRSS") =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync("/proc/self/status", "utf8"))?.[1]) / 1024;
+
+async function once(): Promise<number> {
+  if (side === "shape") {
+    const shaped = await shapeImage({ path: path as string });
+    return "data" in shaped ? shaped.data.length : 0;
+  }
+  const meta = await sharp(path as string).metadata();
+  const out = await sharp(path as string)
+    .rotate()
+    .resize({ width: 1568, height: 1568, fit: "inside", withoutEnlargement: true })
+    .toFormat(meta.format === "jpeg" ? "jpeg" : "png")
+    .toBuffer();
+  return out.length;
+}
+
+await once(); // warm-up: sharp loaded, libvips' operation cache and thread pool up
+sharp.cache(false);
+const before = rssMiB("VmRSS");
+writeFileSync("/proc/self/clear_refs", "5");
+const seconds: number[] = [];
+let bytes = 0;
+for (let i = 0; i < rounds; i += 1) {
+  const started = performance.now();
+  bytes = await once();
+  seconds.push((performance.now() - started) / 1000);
+}
+console.log(JSON.stringify({ seconds, peakRssMiB: rssMiB("VmHWM"), rssBeforeMiB: before, bytes }));
