@@ -30,6 +30,7 @@ export type {
   UploadReplyFile,
   VerifiedTokenClaims,
 } from "./http/create-file-routes.js";
+export type { DownloadOffer } from "./links/download-offer.js";
 export type { FileOutput, FileOutputBlocks } from "./links/file-output.js";
 export type {
   AttachOptions,
@@ -73,4 +74,3 @@ export type {
   UploadTicketRateLimitInfo,
   UploadToolWidget,
 } from "./uploads/upload-handle-resolver.js";
-export type { DownloadOffer } from "./uploads/upload-required-wire.js";

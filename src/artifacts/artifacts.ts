@@ -16,6 +16,7 @@ import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
+import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../links/download-offer.js";
 import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import { withFileOutputs } from "../links/file-output.js";
 import { requestClientCapabilities } from "../mcp/client-files.js";
@@ -26,7 +27,6 @@ import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from 
 import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
-import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../uploads/upload-required-wire.js";
 import { type FitCapture, fitResult } from "./fit-result.js";
 import { fitImageShaper, type ImageCaptureDeps, withShapedImage } from "./image-capture.js";
 import { checkInlineBudget, type InlineBudgetOptions, inlineBudgetFor } from "./inline-budget.js";

@@ -5,6 +5,7 @@
 
 import type { ImageBudget, ImageOptions } from "../images/image-options.js";
 import type { Duration } from "../internal/duration.js";
+import type { DownloadOffer } from "../links/download-offer.js";
 import type { FileOutput } from "../links/file-output.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import type { ContentBlock, ResourceLink, TextContent } from "../mcp/types.js";
@@ -12,7 +13,6 @@ import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
 import type { DownloadClaimsFunction } from "../signing/signed-url-minter.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
-import type { DownloadOffer } from "../uploads/upload-required-wire.js";
 import type { InlineBudget, InlineBudgetOptions } from "./inline-budget.js";
 
 /**

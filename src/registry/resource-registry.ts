@@ -4,6 +4,7 @@ import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
+import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../links/download-offer.js";
 import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
@@ -19,7 +20,6 @@ import type {
   StoreChange,
   StoredFile,
 } from "../storage/types.js";
-import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../uploads/upload-required-wire.js";
 import { checkRegistryOptions } from "./check-options.js";
 import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
 import { type Attachment, type ChangeSink, ResourceNotifier } from "./notifier.js";

@@ -6,7 +6,7 @@
 
 import { clientFilesCapability, FILES_EXTENSION_KEY } from "../mcp/client-files.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
-import { wireDigest } from "./files-wire.js";
+import { wireDigest } from "../uploads/files-wire.js";
 
 /**
  * One download offer: the file's name, type, size and sha-256, and where to `GET` it.
