@@ -35,4 +35,9 @@ export default defineConfig({
   noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser", "yaml"],
   // Optional peers of `mcp-file-bridge/testing`: never bundled.
   external: ["vitest", "fast-check"],
+  esbuildOptions(options) {
+    // yaml's `node` build is CommonJS that `require()`s Node built-ins, which an ESM bundle cannot do
+    // ("Dynamic require of \"process\" is not supported"): bundle its ESM build, the same code.
+    options.alias = { ...options.alias, yaml: "./node_modules/yaml/browser/index.js" };
+  },
 });
