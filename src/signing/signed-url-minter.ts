@@ -232,6 +232,18 @@ export class SignedUrlMinter {
     return normalizeBaseUrl(result);
   }
 
+  /**
+   * The minter's clock (its `now` option), in ms since the epoch: its tokens expire by it.
+   *
+   * @example
+   * ```ts
+   * const live = ticket.expiresAt > minter.now();
+   * ```
+   */
+  now(): number {
+    return this.#clock();
+  }
+
   #clock(): number {
     const now = this.#now();
     if (typeof now !== "number" || !Number.isFinite(now)) {

@@ -310,6 +310,11 @@ export interface UrlSigner {
   readonly scopeRefs?: ScopeRefs;
   /** Path prefix of the signed URLs, e.g. `/files` (the routes serve under it). */
   readonly basePath: string;
+  /**
+   * The signer's clock in ms since the epoch: tokens and tickets expire by it, so pieces that tell a
+   * live ticket from an expired one ask it. Without it, `Date.now()`.
+   */
+  now?(): number;
   /** Mints an upload ticket: its URL, its token, and when it expires (ms since the epoch). */
   mint(options: {
     scope: string;

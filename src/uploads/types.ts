@@ -42,7 +42,7 @@ export interface UploadHandleResolverOptions {
   /** Where uploads are stored (the same store as the HTTP routes). */
   store: FileStore;
   /** Mints the upload URLs; its `state` must be set for single-use tickets. */
-  minter: Pick<UrlSigner, "mint" | "scopeRefs">;
+  minter: Pick<UrlSigner, "mint" | "scopeRefs" | "now">;
   /**
    * Where the routes record which files a ticket uploaded (give the routes the same store), so the
    * ticket's handle, returned before the upload, resolves to the uploaded file.

@@ -116,7 +116,9 @@ export class UploadHandleResolver {
   readonly maxFiles: number;
 
   readonly #store: FileStore;
-  readonly #minter: Pick<UrlSigner, "mint" | "scopeRefs">;
+  readonly #minter: Pick<UrlSigner, "mint" | "scopeRefs" | "now">;
+  /** The minter's clock: tickets expire by it (a pending handle turns unknown then). */
+  readonly #now = (): number => this.#minter.now?.() ?? Date.now();
   readonly #refs: ScopeRefs;
   readonly #state: StateStore;
   readonly #ttl: Duration;
@@ -392,6 +394,7 @@ export class UploadHandleResolver {
         refs: this.#refs,
         filesFor: this.filesFor.bind(this),
         handleFor: this.handleFor.bind(this),
+        now: this.#now,
       },
       handle,
       options.scope,
@@ -400,7 +403,12 @@ export class UploadHandleResolver {
 
   /** `UPLOAD_PENDING` when `handle` is unresolved only because its upload has not finished. */
   #throwIfPending(handle: string, scope: string): Promise<void> {
-    return throwIfPending({ state: this.#state, refs: this.#refs }, handle, scope, this.#statusToolName);
+    return throwIfPending(
+      { state: this.#state, refs: this.#refs, now: this.#now },
+      handle,
+      scope,
+      this.#statusToolName,
+    );
   }
 
   /**

@@ -60,6 +60,8 @@ export interface UploadStatusDeps {
   filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
   /** The handle of a stored file. */
   handleFor(file: StoredFile): string;
+  /** The signer's clock: a ticket whose `expiresAt` is past it is not pending any more. */
+  now(): number;
 }
 
 /**
@@ -86,12 +88,12 @@ export async function uploadStatusOf(
       })),
     };
   }
-  return (await unfinishedStatusOf(deps.state, handle, parsed.id, scope)) ?? { status: "unknown" };
+  return (await unfinishedStatusOf(deps, handle, parsed.id, scope)) ?? { status: "unknown" };
 }
 
 /** `pending` or `receiving` for a handle whose ticket is live (or still receiving) in `scope`; else null. */
 async function unfinishedStatusOf(
-  state: StateStore,
+  { state, now }: Pick<UploadStatusDeps, "state" | "now">,
   handle: string,
   id: string,
   scope: string,
@@ -101,7 +103,10 @@ async function unfinishedStatusOf(
     state.get<PendingUploadRecord>(pendingUploadKey(id)),
     state.get<PendingUploadRecord>(fileRequestKey(id)),
   ]);
-  const live = [pending, request].find((record) => record?.scope === scope);
+  const at = now();
+  const live = [pending, request].find(
+    (record) => record?.scope === scope && typeof record.expiresAt === "number" && record.expiresAt > at,
+  );
   const expires_at =
     live && typeof live.expiresAt === "number" ? new Date(live.expiresAt).toISOString() : undefined;
   if (progress && progress.scope === scope && typeof progress.offset === "number") {
@@ -122,14 +127,14 @@ async function unfinishedStatusOf(
  * nothing (the caller answers "not found") for every other handle.
  */
 export async function throwIfPending(
-  deps: Pick<UploadStatusDeps, "state" | "refs">,
+  deps: Pick<UploadStatusDeps, "state" | "refs" | "now">,
   handle: string,
   scope: string,
   statusTool: string | undefined,
 ): Promise<void> {
   const parsed = parseUploadHandle(handle);
   if (!parsed || !deps.refs.matches(parsed.scopeRef, scope)) return;
-  const status = await unfinishedStatusOf(deps.state, handle, parsed.id, scope).catch(() => null);
+  const status = await unfinishedStatusOf(deps, handle, parsed.id, scope).catch(() => null);
   if (status === null) return;
   throw pendingError(status, statusTool);
 }
