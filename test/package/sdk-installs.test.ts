@@ -33,10 +33,16 @@ async function project(peers: string[]): Promise<string> {
   await cp(join(repoRoot, "dist"), join(own, "dist"), { recursive: true });
   const manifest = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
+    peerDependencies: Record<string, string>;
+    peerDependenciesMeta: Record<string, { optional?: boolean }>;
   };
+  // npm installs the peers that are not optional (zod) as it installs dependencies.
+  const requiredPeers = Object.keys(manifest.peerDependencies).filter(
+    (name) => manifest.peerDependenciesMeta[name]?.optional !== true,
+  );
   // Dependencies are linked: Node resolves a linked package's own dependencies from its real
   // location, while this package's `dist` resolves only from this folder.
-  for (const name of [...Object.keys(manifest.dependencies), ...peers]) {
+  for (const name of new Set([...Object.keys(manifest.dependencies), ...requiredPeers, ...peers])) {
     const target = join(modules, name);
     await mkdir(dirname(target), { recursive: true });
     await symlink(join(repoRoot, "node_modules", name), target, "dir");
