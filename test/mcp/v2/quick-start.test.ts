@@ -76,12 +76,15 @@ const V2_IMPORTS = [
 ];
 
 let readme: string;
+/** The README's own SDK v2 version of the quick start (the block after "On SDK v2"). */
+let readmeV2: string;
 let v2QuickStart: string;
 let v2Http: string;
 
 beforeAll(async () => {
   ensureBuilt(); // the running test imports the package by name (dist/)
   readme = await codeBlock("README.md", "## Quick start");
+  readmeV2 = await codeBlock("README.md", "On SDK v2, install");
   v2QuickStart = await codeBlock("docs/sdk-v2.md", "## Quick start on SDK v2");
   v2Http = await codeBlock("docs/sdk-v2.md", "## Stateless HTTP on SDK v2");
 }, 180_000);
@@ -91,13 +94,23 @@ afterAll(async () => {
 });
 
 describe("user code against each SDK generation", { timeout: 180_000 }, () => {
-  it("the v2 quick start is the README's with only the SDK imports changed", () => {
+  it("the v2 quick start is the README's v2 block: the v1 one with the SDK imports swapped and z.object", () => {
     for (const line of V1_IMPORTS) expect(readme).toContain(line);
+    expect(v2QuickStart).toBe(readmeV2);
     let swapped = readme;
     V1_IMPORTS.forEach((line, i) => {
       swapped = swapped.replace(line, V2_IMPORTS[i] as string);
     });
-    expect(v2QuickStart).toBe(swapped);
+    swapped = swapped
+      .replace(
+        'import { FileBridge } from "mcp-file-bridge";\n',
+        'import { FileBridge } from "mcp-file-bridge";\nimport { z } from "zod";\n',
+      )
+      .replace(
+        "inputSchema: { file: bridge.fileInput() }",
+        "inputSchema: z.object({ file: bridge.fileInput() })",
+      );
+    expect(readmeV2).toBe(swapped);
   });
 
   it("compiles under tsc --strict: README quick start (v1), v2 quick start, v2 stateless HTTP", async () => {
