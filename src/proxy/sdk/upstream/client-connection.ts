@@ -180,10 +180,10 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
           }, INITIALIZE_NOTICE_MS)
         : undefined;
     const silent = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(upstreamErrors.noInitialize(this.name, this.options.target, limit)),
-        limit,
-      );
+      timer = setTimeout(() => {
+        this.options.onError?.(upstreamErrors.noInitializeLog(this.name, this.options.target, limit));
+        reject(upstreamErrors.noInitialize(this.name, limit));
+      }, limit);
     });
     try {
       // An upstream that never answers `initialize` is named now, not at the SDK's request timeout.

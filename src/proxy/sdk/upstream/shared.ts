@@ -80,12 +80,18 @@ export const upstreamErrors = {
     new Error(
       `no answer to initialize from upstream "${name}" after ${ms / 1000}s (${targetText(target)}); still waiting`,
     ),
-  noInitialize: (name: string, target: UpstreamTarget, ms: number) =>
+  /**
+   * What callers get: no command line, working folder or URL, which may carry credentials and
+   * reach every user of a shared proxy. The operator's log gets {@link upstreamErrors.noInitializeLog}.
+   */
+  noInitialize: (name: string, ms: number) =>
     new UpstreamUnavailableError(
       name,
-      `upstream "${name}" did not answer initialize within ${ms / 1000}s (${targetText(target)}); ` +
-        "run that command by hand to see what it does, or raise proxy.limits.initializeTimeout",
+      `upstream "${name}" did not answer initialize within ${ms / 1000}s; the proxy's log names what ` +
+        "was run: run it by hand to see what it does, or raise proxy.limits.initializeTimeout",
     ),
+  noInitializeLog: (name: string, target: UpstreamTarget, ms: number) =>
+    new Error(`upstream "${name}" did not answer initialize within ${ms / 1000}s (${targetText(target)})`),
   cannotConnect: (name: string, cause: unknown) =>
     new UpstreamUnavailableError(name, `cannot connect to upstream "${name}": ${describe(cause)}`, {
       cause,
