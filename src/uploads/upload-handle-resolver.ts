@@ -520,6 +520,7 @@ export class UploadHandleResolver {
         handleTtlSeconds: this.#handleTtlSeconds,
         filesFor: this.filesFor.bind(this),
         refs: this.#refs,
+        allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
       }),
     );
     return extension;

@@ -48,6 +48,11 @@ export interface UploadRequiredDeps {
   /** How long the upload targets (and the request state) live. */
   ticketTtl: Duration;
   handleTtlSeconds: number;
+  /**
+   * The resolver's ticket rate limit (`RATE_LIMITED` when refused), asked once per ticket before any
+   * is minted, as every other ticket minter asks it.
+   */
+  allowTicket?: (scope: string, tool: string) => Promise<void>;
   filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
   refs: ScopeRefs;
   /** How long one retry waits for bytes that have not arrived before it answers `input_required`, ms. */
@@ -204,6 +209,7 @@ export class UploadRequired implements DescriptorAnswerer {
   ): Promise<DescriptorAnswer> {
     // Nothing to upload (every file is empty): no round, the descriptors resolve at once.
     if (checked.every((file) => file.size === 0)) return { values: this.#emptyValues(checked) };
+    for (const file of checked) if (file.size > 0) await this.#deps.allowTicket?.(scope, tool);
     const ttlMs = durationToMs(this.#deps.ticketTtl, "ttl");
     const targets: Array<Record<string, unknown>> = [];
     const files: RequestRecord["files"] = [];

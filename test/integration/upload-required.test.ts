@@ -52,7 +52,7 @@ interface App {
 let app: App;
 const clients: RevisionClient[] = [];
 
-async function start(options: { ttl?: "1s" } = {}): Promise<App> {
+async function start(options: { ttl?: "1s"; rateLimit?: () => boolean } = {}): Promise<App> {
   const dir = await mkdtemp(join(tmpdir(), "mfb-upload-required-"));
   let origin = "http://127.0.0.1:1";
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
@@ -68,6 +68,7 @@ async function start(options: { ttl?: "1s" } = {}): Promise<App> {
     bridge,
     maxBytes: 4 * 1024 * 1024,
     ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
   });
   const artifacts = new Artifacts({ store, minter, registry, tmpDir: join(dir, "tmp") });
   const routes = toNodeHandler(createFileRoutes({ store, minter, state, registry }));
@@ -395,6 +396,24 @@ describe("an expired requestState", () => {
     const { requestState } = await firstRound(client, "ingest", args, ["file-1"]);
     await new Promise((resolve) => setTimeout(resolve, 2100));
     expect(errorCode(await client.call("ingest", args, requestState))).toBe("TOKEN_EXPIRED");
+    expect(app.runs).toHaveLength(0);
+  });
+});
+
+describe("the ticket rate limit", () => {
+  beforeEach(async () => {
+    await app.http.close();
+    await rm(app.dir, { recursive: true, force: true, maxRetries: 3 });
+    app = await start({ rateLimit: () => false });
+  });
+
+  it("upload_required asks it like every other ticket minter: refused, no target is minted", async () => {
+    const client = await connect();
+    const bytes = Buffer.from("limited");
+    const args = { document: descriptorOf("file-1", { bytes, name: "limited.txt" }) };
+    const result = await client.call("ingest", args);
+    expect(result.resultType).not.toBe("upload_required");
+    expect(errorCode(result)).toBe("RATE_LIMITED");
     expect(app.runs).toHaveLength(0);
   });
 });
