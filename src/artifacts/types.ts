@@ -269,7 +269,7 @@ export interface WithArtifactsOptions {
 }
 
 /**
- * What {@link Artifacts.image} takes: a capture's input, plus whose budget to shape for.
+ * What `artifacts.image()` takes: a capture's input, plus whose budget to shape for.
  *
  * @example
  * ```ts
@@ -284,7 +284,7 @@ export interface ImageInput extends CaptureInput {
 }
 
 /**
- * What {@link Artifacts.image} returns: the stored original as {@link CapturedArtifact} does, with
+ * What `artifacts.image()` returns: the stored original as {@link CapturedArtifact} does, with
  * the shaped image block first in `content` (absent when the options only link, e.g. an SVG with
  * `svg: "link"`), and what was sent.
  *

@@ -13,7 +13,7 @@ import type { StreamLimits } from "./quota.js";
 
 /**
  * Streams `source` through a {@link PutMeter} into `sink`, honouring the plan's signal. Resolves
- * with what was measured once the sink has finished; rejects with a {@link FileBridgeError} (see
+ * with what was measured once the sink has finished; rejects with a `FileBridgeError` (see
  * {@link toPutError}). `limits` adds driver-known caps (see {@link StreamLimits}). The caller owns
  * cleanup of whatever the sink wrote.
  *
