@@ -15,6 +15,7 @@ import {
   contentMediaType,
 } from "../media/content-type.js";
 import type { ResolvedFile } from "./types.js";
+import { isZod, unwrap } from "./zod-schema.js";
 
 /** What one file field accepts. */
 export interface FileConstraints {
@@ -29,25 +30,6 @@ export interface FileConstraints {
  * copies share it). `fileInput()` fills it; {@link constraintsAt} reads it.
  */
 export const FILE_CONSTRAINTS = new WeakMap<object, FileConstraints>();
-
-interface ZodLike {
-  _zod: { def: Record<string, unknown> & { type?: string } };
-}
-
-function isZod(value: unknown): value is ZodLike {
-  const zod = (value as { _zod?: { def?: unknown } } | null)?._zod;
-  return typeof zod?.def === "object" && zod.def !== null;
-}
-
-const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "readonly", "nonoptional", "catch"]);
-
-function unwrap(schema: ZodLike): ZodLike {
-  let current = schema;
-  while (current._zod.def.type && WRAPPERS.has(current._zod.def.type) && isZod(current._zod.def.innerType)) {
-    current = current._zod.def.innerType;
-  }
-  return current;
-}
 
 /** The properties of a raw shape or a `z.object`, or `undefined`. */
 function shapeOf(schema: unknown): Record<string, unknown> | undefined {

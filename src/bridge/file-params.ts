@@ -7,32 +7,12 @@
  */
 import { optionCheck } from "../internal/options.js";
 import { FILE_PARAMS } from "./file-input.js";
+import { isZod, unwrap, type ZodLike } from "./zod-schema.js";
 
 /** The `_meta` key of the OpenAI Apps SDK convention: the tool's top-level file fields. */
 export const OPENAI_FILE_PARAMS = "openai/fileParams";
 
 const check = optionCheck("FileBridge.fileParamsMeta");
-
-/** A zod schema as far as this file looks into it. */
-interface ZodLike {
-  _zod: { def: Record<string, unknown> & { type?: string } };
-}
-
-function isZod(value: unknown): value is ZodLike {
-  const zod = (value as { _zod?: { def?: unknown } } | null)?._zod;
-  return typeof zod?.def === "object" && zod.def !== null;
-}
-
-/** Wrappers that leave the field a file field (`.optional()`, `.nullable()`, `.default()`, …). */
-const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "readonly", "nonoptional", "catch"]);
-
-function unwrap(schema: ZodLike): ZodLike {
-  let current = schema;
-  while (current._zod.def.type && WRAPPERS.has(current._zod.def.type) && isZod(current._zod.def.innerType)) {
-    current = current._zod.def.innerType;
-  }
-  return current;
-}
 
 /** The schemas directly inside `schema` (list items, object properties, union members, pipes). */
 function children(schema: ZodLike): unknown[] {
