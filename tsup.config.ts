@@ -1,43 +1,170 @@
-import { defineConfig } from "tsup";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import type { Plugin } from "esbuild";
+import { defineConfig, type Options } from "tsup";
 
-export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    mcp: "src/mcp/index.ts",
-    types: "src/types.ts",
-    media: "src/media/index.ts",
-    node: "src/node/index.ts",
-    "storage-kit": "src/storage/kit/index.ts",
-    testing: "src/testing/index.ts",
-    ui: "src/ui/index.ts",
-    s3: "src/s3/index.ts",
-    redis: "src/redis/index.ts",
-    proxy: "src/proxy/index.ts",
-    images: "src/images/index.ts",
-    cli: "src/cli/main.ts",
+/**
+ * The package's build (issue 39). Three outputs, each shaped for who loads it:
+ *
+ * - **ESM, one file per source module** (`dist/<entry>.js`, `dist/lib/<path>.js`), importing each
+ *   other as the sources do. A bundler that imports `FileBridge` or `SignedUrlMinter` keeps the
+ *   modules it reaches and drops every other file whole (`sideEffects: false`), as from the sources.
+ *   With shared chunks, one module-level statement anywhere in a chunk (a zod schema, a `Map`) kept
+ *   the chunk's whole closure in the bundle.
+ * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
+ *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers.
+ * - **Shipped once, as CommonJS, loaded by both formats** (`dist/lib/...*.cjs`): the upload page's
+ *   and widget's assets (about 300 KB of text) and the vendored yaml and busboy (minified). Node,
+ *   Deno, Bun and bundlers all import CommonJS from ESM.
+ *
+ * Each module exists once per format, so classes and module-level state are shared by every entry
+ * (instanceof and the Node fast path work across `mcp-file-bridge`, `/node`, `/storage-kit`, ...).
+ * Types: one set of declarations (`.d.cts`); each ESM entry's `.d.ts` re-exports its `.d.cts`.
+ */
+
+/** The package's entry points (package.json `exports`, and the CLI's `bin`). */
+const PUBLIC: Record<string, string> = {
+  index: "src/index.ts",
+  mcp: "src/mcp/index.ts",
+  types: "src/types.ts",
+  media: "src/media/index.ts",
+  node: "src/node/index.ts",
+  "storage-kit": "src/storage/kit/index.ts",
+  testing: "src/testing/index.ts",
+  ui: "src/ui/index.ts",
+  s3: "src/s3/index.ts",
+  redis: "src/redis/index.ts",
+  proxy: "src/proxy/index.ts",
+  images: "src/images/index.ts",
+  cli: "src/cli/main.ts",
+};
+/** ESM only: the CLI (a `bin`), and `./testing` (Vitest, which its suites run on, is ESM-only). */
+const ESM_ONLY = new Set(["cli", "testing"]);
+
+/** Shipped once as CommonJS: output name → source. */
+const SHARED_CJS: Record<string, string> = {
+  "lib/ui/generated/page-assets": "src/ui/generated/page-assets.ts",
+  "lib/ui/generated/widget-assets": "src/ui/generated/widget-assets.ts",
+};
+/** Vendored packages (bundled, so a user installs none of them), shipped once as CommonJS. */
+const VENDOR: Record<string, string> = {
+  yaml: "lib/vendor/yaml",
+  "@fastify/busboy": "lib/vendor/busboy",
+};
+
+const root = process.cwd();
+/** Output name (no extension) of every source module, for the ESM build. */
+const outName = new Map<string, string>(
+  Object.entries({ ...PUBLIC, ...SHARED_CJS }).map(([name, file]) => [resolve(file), name]),
+);
+for (const entry of readdirSync("src", { recursive: true, withFileTypes: true })) {
+  const file = resolve(entry.parentPath, entry.name);
+  const path = relative(join(root, "src"), file).split(sep).join("/");
+  // src/ui/client is browser code, built into the generated assets (scripts/browser/build-ui.ts).
+  if (!entry.isFile() || !path.endsWith(".ts") || path.endsWith(".d.ts") || path.startsWith("ui/client/"))
+    continue;
+  if (!outName.has(file)) outName.set(file, `lib/${path.slice(0, -".ts".length)}`);
+}
+const sharedCjs = new Set(Object.keys(SHARED_CJS));
+
+const relativeTo = (from: string, to: string) => {
+  const path = relative(dirname(from), to).split(sep).join("/");
+  return path.startsWith(".") ? path : `./${path}`;
+};
+
+/**
+ * ESM: a relative import of another source module stays an import, of that module's own file; the
+ * shared CommonJS files and vendored packages are imported from their one `.cjs` copy.
+ */
+const esmLayout: Plugin = {
+  name: "esm-one-file-per-module",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (!args.importer.startsWith(join(root, "src"))) return undefined;
+      const target = resolve(dirname(args.importer), args.path.replace(/\.js$/, ".ts"));
+      const name = outName.get(target);
+      if (name === undefined) {
+        if (existsSync(target)) throw new Error(`${args.path} (from ${args.importer}) is not in the build`);
+        return undefined;
+      }
+      const from = outName.get(args.importer) as string;
+      return { path: relativeTo(from, name) + (sharedCjs.has(name) ? ".cjs" : ".js"), external: true };
+    });
+    build.onResolve({ filter: /^(yaml|@fastify\/busboy)$/ }, (args) => {
+      const from = outName.get(args.importer) as string;
+      return { path: `${relativeTo(from, VENDOR[args.path] as string)}.cjs`, external: true };
+    });
+    // Each ESM entry's types re-export the CommonJS declarations (one set of `.d.cts` files).
+    build.onEnd(() => {
+      const outDir = build.initialOptions.outdir as string;
+      mkdirSync(outDir, { recursive: true });
+      for (const name of Object.keys(PUBLIC)) {
+        if (name === "cli") continue;
+        writeFileSync(join(outDir, `${name}.d.ts`), `export * from "./${name}.cjs";\n`);
+      }
+    });
   },
-  format: ["esm", "cjs"],
-  dts: true,
-  // No source maps in the package (issue 39): they were 5.5 MB of its 8.6 MB, and the output is not
-  // minified, so a stack trace already points at readable code with the source's names.
+};
+
+/** CommonJS (bundled): the shared CommonJS files and vendored packages are required from their copy. */
+const cjsLayout: Plugin = {
+  name: "cjs-shared-files",
+  setup(build) {
+    build.onResolve({ filter: /[/\\]generated[/\\](page|widget)-assets(\.js)?$/ }, (args) => {
+      const target = resolve(dirname(args.importer), args.path.replace(/\.js$/, ".ts"));
+      return { path: `./${outName.get(target) as string}.cjs`, external: true };
+    });
+    build.onResolve({ filter: /^(yaml|@fastify\/busboy)$/ }, (args) => ({
+      path: `./${VENDOR[args.path] as string}.cjs`,
+      external: true,
+    }));
+  },
+};
+
+const common: Options = {
   sourcemap: false,
-  clean: true,
   target: "node20",
-  // Shared chunks, so every entry point shares one copy of every class and module-level map
-  // (instanceof and the Node fast path work across `mcp-file-bridge`, `/node`, `/storage`, ...).
-  splitting: true,
-  treeshake: true,
-  // Bundled, so a user installs none of them (issue 39): p-limit 7 and its yocto-queue (ESM-only);
-  // the jshttp header parsers content-disposition 3, content-type 3, range-parser 2 (ESM-only, and
-  // they declare Node >= 22: installed, they print EBADENGINE on Node 20); yaml, which only the proxy
-  // config (the CLI and `./proxy`) parses. Each lands in the chunk of the code that uses it, so no
-  // other entry loads it (test/package/budgets.test.ts checks that from the packed tarball).
-  noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser", "yaml"],
+  treeshake: false,
+  // Bundled into the module that imports each, so a user installs none of them: p-limit 7 and its
+  // yocto-queue (ESM-only); the jshttp header parsers content-disposition 3, content-type 3,
+  // range-parser 2 (ESM-only, and they declare Node >= 22: installed, they print EBADENGINE on Node 20).
+  noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser"],
   // Optional peers of `mcp-file-bridge/testing`: never bundled.
   external: ["vitest", "fast-check"],
-  esbuildOptions(options) {
-    // yaml's `node` build is CommonJS that `require()`s Node built-ins, which an ESM bundle cannot do
-    // ("Dynamic require of \"process\" is not supported"): bundle its ESM build, the same code.
-    options.alias = { ...options.alias, yaml: "./node_modules/yaml/browser/index.js" };
+  // The build script empties dist/ first (three builds write into it side by side).
+  clean: false,
+};
+
+export default defineConfig([
+  {
+    ...common,
+    entry: Object.fromEntries(
+      [...outName].filter(([, name]) => !sharedCjs.has(name)).map(([f, n]) => [n, f]),
+    ),
+    format: ["esm"],
+    splitting: false,
+    dts: false,
+    esbuildPlugins: [esmLayout],
   },
-});
+  {
+    ...common,
+    entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => !ESM_ONLY.has(name))),
+    format: ["cjs"],
+    splitting: true,
+    dts: { entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => name !== "cli")) },
+    esbuildPlugins: [cjsLayout],
+  },
+  {
+    ...common,
+    entry: {
+      ...SHARED_CJS,
+      "lib/vendor/yaml": "scripts/package/vendor/yaml.ts",
+      "lib/vendor/busboy": "scripts/package/vendor/busboy.ts",
+    },
+    format: ["cjs"],
+    splitting: false,
+    dts: false,
+    minify: true,
+    noExternal: ["yaml", "@fastify/busboy"],
+  },
+]);

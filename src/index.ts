@@ -34,8 +34,6 @@ export {
   statusForCode,
   toToolErrorResult,
 } from "./errors/file-bridge-error.js";
-export type { FileRoutes, FileRoutesOptions } from "./http/create-file-routes.js";
-export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./http/create-file-routes.js";
 export type { Duration } from "./internal/duration.js";
 export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
 export { fileOutputFields, withFileOutputs } from "./links/file-output.js";
@@ -45,6 +43,8 @@ export type {
   ResourceRegistryOptions,
 } from "./registry/resource-registry.js";
 export { DEFAULT_RESOURCE_TEMPLATES, ResourceRegistry } from "./registry/resource-registry.js";
+export type { FileRoutes, FileRoutesOptions } from "./routes/create-file-routes.js";
+export { createFileRoutes, DEFAULT_INLINE_TYPES } from "./routes/create-file-routes.js";
 export type { ScopeFunction, ScopeSource } from "./scope/scope.js";
 export { DEFAULT_SCOPE, defaultScope, scopeRef } from "./scope/scope.js";
 export { SIGNED_URL_TOKEN_TYPE, SignedUrlMinter } from "./signing/signed-url-minter.js";

@@ -22,14 +22,6 @@ export type {
 } from "./bridge/types.js";
 export type { PassedFile, WithFilesArgs } from "./bridge/with-files.js";
 export type { FileBridgeErrorOptions } from "./errors/file-bridge-error.js";
-export type {
-  DirectUploadTarget,
-  DownloadEvent,
-  FileRoutesRegistry,
-  UploadRateLimitInfo,
-  UploadReplyFile,
-  VerifiedTokenClaims,
-} from "./http/create-file-routes.js";
 export type { DownloadOffer } from "./links/download-offer.js";
 export type { FileOutput, FileOutputBlocks } from "./links/file-output.js";
 export type {
@@ -43,6 +35,14 @@ export type {
   SyncResult,
   TemplateVariables,
 } from "./registry/resource-registry.js";
+export type {
+  DirectUploadTarget,
+  DownloadEvent,
+  FileRoutesRegistry,
+  UploadRateLimitInfo,
+  UploadReplyFile,
+  VerifiedTokenClaims,
+} from "./routes/create-file-routes.js";
 export type {
   DownloadClaimsFunction,
   DownloadUrlOptions,

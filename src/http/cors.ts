@@ -4,8 +4,7 @@
  * not allowed is refused before its token is looked at, so a page that may not read the reply can
  * never use up a single-use ticket.
  */
-import type { PlainAnswer, RequestView } from "../uploads/request-view.js";
-import type { FileRoutesOptions } from "./types.js";
+import type { PlainAnswer, RequestView } from "./request-view.js";
 
 /** The checked `allowedOrigins` option. */
 export type CorsPolicy =
@@ -48,7 +47,13 @@ function isOrigin(value: string): boolean {
  * Checks `allowedOrigins`; `undefined` when CORS is off. Throws the message part of an
  * `INVALID_OPTION` error (the caller names the option).
  */
-export function resolveCorsPolicy(value: FileRoutesOptions["allowedOrigins"]): CorsPolicy | undefined {
+export function resolveCorsPolicy(
+  value:
+    | readonly string[]
+    | "*"
+    | ((origin: string, request: Request) => boolean | Promise<boolean>)
+    | undefined,
+): CorsPolicy | undefined {
   if (value === undefined) return undefined;
   if (value === "*") return { kind: "any" };
   if (typeof value === "function") return { kind: "function", allow: value };

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
-import type { PlainAnswer, RequestView } from "../uploads/request-view.js";
+import type { PlainAnswer, RequestView } from "./request-view.js";
 
 /**
  * A private channel between `createFileRoutes()` and the `./node` adapter: the adapter may hand the

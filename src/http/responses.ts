@@ -1,8 +1,7 @@
 /** Small response and error helpers shared by the file routes. */
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { textResponse } from "../internal/text-response.js";
-import type { PlainAnswer } from "../uploads/request-view.js";
-import type { ResolvedRouteOptions } from "./options.js";
+import type { PlainAnswer } from "./request-view.js";
 
 export const JSON_HEADERS = {
   "content-type": "application/json; charset=utf-8",
@@ -71,7 +70,8 @@ export function invalidToken(): FileBridgeError {
   return new FileBridgeError("INVALID_TOKEN", "The link is malformed");
 }
 
-export function report(config: ResolvedRouteOptions, error: unknown): void {
+/** Hands a server-side failure to the routes' `onError`; a reporter that throws is ignored. */
+export function report(config: { onError?: ((error: unknown) => void) | undefined }, error: unknown): void {
   try {
     config.onError?.(error);
   } catch {

@@ -13,9 +13,9 @@ import {
   setNodeRequestBody,
   takeNodeResponseBody,
 } from "../http/node-fast-path.js";
+import type { RequestView } from "../http/request-view.js";
 import { optionCheck } from "../internal/options.js";
 import { takeResponseText } from "../internal/text-response.js";
-import type { RequestView } from "../uploads/request-view.js";
 
 const check = optionCheck("toNodeHandler");
 

@@ -7,8 +7,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { createFileRoutes } from "../http/create-file-routes.js";
-import type { FileRoutes } from "../http/types.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import {
   DEFAULT_ARTIFACT_MAX_BYTES,
@@ -17,6 +15,8 @@ import {
 } from "../internal/limits.js";
 import { toNodeHandler } from "../node/index.js";
 import { ResourceRegistry } from "../registry/resource-registry.js";
+import { createFileRoutes } from "../routes/create-file-routes.js";
+import type { FileRoutes } from "../routes/types.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
 import { SignedUrlMinter } from "../signing/signed-url-minter.js";
 import { fsStore } from "../storage/fs-store.js";

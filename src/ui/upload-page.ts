@@ -1,7 +1,7 @@
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import type { UploadPageLink, UploadPageRenderer } from "../http/types.js";
 import { DEFAULT_UPLOAD_MAX_BYTES, DEFAULT_UPLOAD_MAX_FILES } from "../internal/limits.js";
 import { parseMediaType } from "../media/media-type.js";
+import type { UploadPageLink, UploadPageRenderer } from "../routes/types.js";
 import { TICKET_CLAIMS, UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";
 
 export { UPLOAD_PAGE_CLAIMS } from "../uploads/upload-handle.js";

@@ -6,11 +6,11 @@
  */
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import type { RequestView } from "../http/request-view.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
 import type { UploadHandlerConfig, UploadRequestContext } from "./handler-types.js";
 import { loadMultipartParser, stageMultipart } from "./multipart.js";
-import type { RequestView } from "./request-view.js";
 import { type StagedPart, type StagingControl, stageRaw, type UploadLimits } from "./upload-staging.js";
 
 /** How a route stores a request's files. */

@@ -1,4 +1,5 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
 import { sanitizeRelativePath } from "../internal/file-name.js";
 import { textResponse } from "../internal/text-response.js";
 import { assertScope } from "../scope/scope.js";
@@ -13,7 +14,6 @@ import type {
   UploadReplyFile,
   UploadRequestContext,
 } from "./handler-types.js";
-import { type PlainAnswer, type RequestView, webRequestView } from "./request-view.js";
 import { storeRequestFiles } from "./store-request-files.js";
 import { claimTicket } from "./ticket-claim.js";
 import {

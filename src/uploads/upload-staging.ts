@@ -1,11 +1,11 @@
 /** Staging a raw (non-multipart) upload body, and what one upload may store. */
 import { PassThrough, type Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import type { RequestView } from "../http/request-view.js";
 import { parseContentDispositionFileName } from "../internal/content-disposition.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType } from "../media/media-type.js";
 import type { FileStore, StagedFile } from "../storage/types.js";
-import type { RequestView } from "./request-view.js";
 
 /** What one upload may store: its scope, caps and the lifetime of its files. */
 export interface UploadLimits {

@@ -180,6 +180,7 @@ export const CORE_FOLDERS: readonly string[] = [
 /** Transfer, driver and proxy folders: what the core must not import. */
 export const OUTER_FOLDERS: readonly string[] = [
   "http",
+  "routes",
   "uploads",
   "node",
   "ui",
@@ -189,6 +190,13 @@ export const OUTER_FOLDERS: readonly string[] = [
   "cli",
   "testing",
 ];
+/**
+ * The transport (`http/`: CORS, ranges, timeouts, the request view, the Node fast path) sits below
+ * the ticket protocol (`uploads/`) and below `routes/`, which composes the two into
+ * `createFileRoutes()`; it imports neither, type-only imports included (issue 39).
+ */
+export const HTTP_MAY_NOT_IMPORT: readonly string[] = ["uploads", "routes"];
+
 /**
  * The wire format of upload handles and of the files extension's file values: leaves in `uploads/`
  * that `links/` writes into a tool result. They belong to the core side of a split; the rule checks
@@ -345,6 +353,9 @@ export function checkImportGraph(graph: ImportGraph): Violation[] {
       const coreSide = CORE_FOLDERS.includes(folder) || CORE_WIRE_FILES.includes(file);
       if (coreSide && OUTER_FOLDERS.includes(targetFolder) && !CORE_WIRE_FILES.includes(edge.target)) {
         violations.push({ rule: "core-imports-outer", file, detail: edge.target });
+      }
+      if (folder === "http" && HTTP_MAY_NOT_IMPORT.includes(targetFolder)) {
+        violations.push({ rule: "http-imports-protocol", file, detail: edge.target });
       }
       // The port sits below every piece.
       if (folder === "mcp" && !MCP_MAY_IMPORT.includes(targetFolder)) {

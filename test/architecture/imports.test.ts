@@ -178,6 +178,21 @@ describe("the checker", () => {
     ]);
   });
 
+  it("fails http/ importing the ticket protocol or the routes, type-only included", () => {
+    expect(
+      rules({
+        "http/cors.ts": 'import type { RequestView } from "../uploads/request-view.js";',
+        "http/responses.ts": 'import type { ResolvedRouteOptions } from "../routes/options.js";',
+        "http/ok.ts": 'import { e } from "../errors/e.js";\nimport type { R } from "./request-view.js";',
+        "http/request-view.ts": "export type R = 1;",
+        "uploads/request-view.ts": "export type RequestView = 1;",
+        "uploads/ok.ts": 'import type { R } from "../http/request-view.js";',
+        "routes/options.ts": 'import { c } from "../http/ok.js";\nimport { u } from "../uploads/ok.js";',
+        "errors/e.ts": "",
+      }).filter((v) => v.startsWith("http-imports-protocol")),
+    ).toEqual(["http-imports-protocol http/cors.ts", "http-imports-protocol http/responses.ts"]);
+  });
+
   it("fails two folders that import each other without any file cycle, a type-only import included", () => {
     const files = {
       "registry/handlers.ts": 'import { bridge } from "../bridge/file-bridge.js";',
@@ -204,16 +219,16 @@ describe("the checker", () => {
     const found = checkImportGraph(
       graphOf({
         "uploads/a.ts": 'import { b } from "../ui/b.js";',
-        "ui/b.ts": 'import { c } from "../http/c.js";\nexport const b = 1;',
-        "http/c.ts": 'import { d } from "../uploads/d.js";\nexport const c = 1;',
+        "ui/b.ts": 'import { c } from "../routes/c.js";\nexport const b = 1;',
+        "routes/c.ts": 'import { d } from "../uploads/d.js";\nexport const c = 1;',
         "uploads/d.ts": "export const d = 1;",
         "storage/s.ts": "export const s = 1;",
-        "http/e.ts": 'import { s } from "../storage/s.js";',
+        "routes/e.ts": 'import { s } from "../storage/s.js";',
       }),
     );
-    expect(found.map((v) => `${v.rule} ${v.file}`)).toEqual(["folder-cycle http"]);
+    expect(found.map((v) => `${v.rule} ${v.file}`)).toEqual(["folder-cycle routes"]);
     expect(found[0]?.detail).toMatch(
-      /^http -> uploads -> ui -> http .*folders in the knot: http, ui, uploads$/,
+      /^routes -> uploads -> ui -> routes .*folders in the knot: routes, ui, uploads$/,
     );
   });
 

@@ -8,7 +8,7 @@ import {
   type DownloadEvent,
   type FileRoutes,
   type UploadReplyFile,
-} from "../../src/http/create-file-routes.js";
+} from "../../src/routes/create-file-routes.js";
 import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";

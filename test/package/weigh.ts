@@ -94,7 +94,12 @@ export interface Bundle {
   errors: string[];
 }
 
+/** The packages `dist/lib/vendor/` holds bundled (tsup.config.ts), by file name. */
+const VENDORED: Record<string, string> = { "busboy.cjs": "@fastify/busboy", "yaml.cjs": "yaml" };
+
 function packageOf(input: string): string | undefined {
+  const vendored = /\/dist\/lib\/vendor\/([^/]+)$/.exec(input)?.[1];
+  if (vendored !== undefined) return VENDORED[vendored] ?? vendored;
   const at = input.lastIndexOf("node_modules/");
   if (at < 0) return undefined;
   const rest = input.slice(at + "node_modules/".length).split("/");

@@ -21,8 +21,8 @@ import {
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
 import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
-import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
+import { createFileRoutes } from "../../src/routes/create-file-routes.js";
 import { adoptObject, type S3AdoptContext } from "../../src/s3/s3-adopt.js";
 import { type S3FileStore, s3Store } from "../../src/s3/s3-store.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";

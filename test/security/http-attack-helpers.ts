@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
-import type { FileRoutesOptions } from "../../src/http/create-file-routes.js";
-import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { type NodeHandlerOptions, toNodeHandler, type WebHandler } from "../../src/node/index.js";
+import type { FileRoutesOptions } from "../../src/routes/create-file-routes.js";
+import { createFileRoutes } from "../../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";

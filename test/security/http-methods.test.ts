@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
+import { createFileRoutes } from "../../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { close, listen } from "../http/server-helpers.js";

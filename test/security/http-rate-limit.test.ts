@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
-import { createFileRoutes, type UploadRateLimitInfo } from "../../src/http/create-file-routes.js";
+import { createFileRoutes, type UploadRateLimitInfo } from "../../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore, PutOptions, PutSource, StagedFile } from "../../src/storage/types.js";

@@ -10,9 +10,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { z } from "zod";
 import { Artifacts } from "../../src/artifacts/artifacts.js";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
-import { createFileRoutes } from "../../src/http/create-file-routes.js";
 import { toNodeHandler } from "../../src/node/index.js";
 import { ResourceRegistry } from "../../src/registry/resource-registry.js";
+import { createFileRoutes } from "../../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";

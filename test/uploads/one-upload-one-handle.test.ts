@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { ResolvedFile } from "../../src/bridge/types.js";
-import { createFileRoutes, type FileRoutes } from "../../src/http/create-file-routes.js";
+import { createFileRoutes, type FileRoutes } from "../../src/routes/create-file-routes.js";
 import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";

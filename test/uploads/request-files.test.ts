@@ -7,8 +7,8 @@ import {
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileRoutes, type FileRoutes } from "../../src/http/create-file-routes.js";
 import type { HostElicitationAnswer, HostRequestContext } from "../../src/mcp/host.js";
+import { createFileRoutes, type FileRoutes } from "../../src/routes/create-file-routes.js";
 import { scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../src/storage/memory-state.js";

@@ -6,10 +6,10 @@ import {
   ProtocolError,
 } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileRoutes, type FileRoutes } from "../../../src/http/create-file-routes.js";
 import type { HostRequestContext, HostResource } from "../../../src/mcp/host.js";
 import { toHost } from "../../../src/mcp/to-host.js";
 import { ResourceRegistry } from "../../../src/registry/resource-registry.js";
+import { createFileRoutes, type FileRoutes } from "../../../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../../../src/signing/signed-url-minter.js";
 import { memoryState } from "../../../src/storage/memory-state.js";
 import { memoryStore } from "../../../src/storage/memory-store.js";

@@ -1,3 +1,5 @@
+import { type CorsPolicy, resolveCorsPolicy } from "../http/cors.js";
+import type { MinRate } from "../http/timeouts.js";
 import type { Duration } from "../internal/duration.js";
 import {
   DEFAULT_DOWNLOAD_TIMEOUT,
@@ -12,8 +14,6 @@ import { parseMediaType } from "../media/media-type.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore } from "../storage/types.js";
 import type { TusOptions } from "../uploads/tus/service.js";
-import { type CorsPolicy, resolveCorsPolicy } from "./cors.js";
-import type { MinRate } from "./timeouts.js";
 import type { FileRoutesOptions, UploadPageRenderer } from "./types.js";
 
 /**

@@ -1,13 +1,13 @@
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { lazyWebStream, setNodeResponseBody } from "../http/node-fast-path.js";
+import { parseRange } from "../http/range.js";
+import { JSON_HEADERS, report } from "../http/responses.js";
+import { watchedDownload } from "../http/timeouts.js";
 import { formatContentDisposition } from "../internal/content-disposition.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { StoredFile } from "../storage/types.js";
-import { lazyWebStream, setNodeResponseBody } from "./node-fast-path.js";
 import type { ResolvedRouteOptions } from "./options.js";
-import { parseRange } from "./range.js";
-import { JSON_HEADERS, report } from "./responses.js";
-import { watchedDownload } from "./timeouts.js";
 import type { DownloadEvent, VerifiedTokenClaims } from "./types.js";
 
 /** The bytes a download sends: the whole file (200) or one satisfiable range (206). */

@@ -5,12 +5,6 @@
  */
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { textResponse } from "../internal/text-response.js";
-import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
-import { type PlainAnswer, type RequestView, webRequestView } from "../uploads/request-view.js";
-import { tusService } from "../uploads/tus/service.js";
-import { TusUploadHandler } from "../uploads/tus/tus-handler.js";
-import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
 import {
   type CorsPolicy,
   type CorsVerdict,
@@ -19,12 +13,18 @@ import {
   preflightResponse,
   withCorsHeaders,
   withCorsRecord,
-} from "./cors.js";
+} from "../http/cors.js";
+import { requestBodyAsNode, setForbiddenMethodAnswer, setNodeUploadAnswer } from "../http/node-fast-path.js";
+import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
+import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "../http/responses.js";
+import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "../http/timeouts.js";
+import { textResponse } from "../internal/text-response.js";
+import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
+import { tusService } from "../uploads/tus/service.js";
+import { TusUploadHandler } from "../uploads/tus/tus-handler.js";
+import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
 import { handleDownload } from "./download.js";
-import { requestBodyAsNode, setForbiddenMethodAnswer, setNodeUploadAnswer } from "./node-fast-path.js";
 import { type ResolvedRouteOptions, resolveOptions } from "./options.js";
-import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "./responses.js";
-import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "./timeouts.js";
 import type { FileRoutes, FileRoutesOptions } from "./types.js";
 
 export { DEFAULT_INLINE_TYPES } from "./options.js";

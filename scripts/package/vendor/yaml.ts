@@ -1,0 +1,2 @@
+// The one copy of yaml the package ships (dist/lib/vendor/yaml.cjs, minified), loaded by both formats.
+export { parse } from "yaml";
