@@ -9,11 +9,12 @@ import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
+import { watchToolCalls } from "../mcp/tool-call-schemas.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { releaseCallFolders } from "./call-folders.js";
 import { aborted, resolverFailure } from "./failures.js";
 import type { DescriptorAnswerer } from "./file-descriptors.js";
-import { type FileInputOptions, fileInput } from "./file-input.js";
+import { type FileInputOptions, type fileInput, makeFileInput } from "./file-input.js";
 import { fileParamsMeta } from "./file-params.js";
 import {
   type BridgeSettings,
@@ -132,6 +133,27 @@ export class FileBridge {
   }
 
   /**
+   * Lets `withFiles` see, on each call, the input schema the called tool was registered with, so
+   * what its `fileInput({ accept, maxBytes })` fields publish (`x-mcp-file { accept, maxSize }`) is
+   * enforced before the handler runs, for every input form. Attaching any other piece to the server
+   * (`registry.attach`, `uploads.attach`, …) does the same; call this on a server that has only the
+   * bridge. Once per server (an `McpServer` of SDK v1 or v2), before or after its tools register.
+   * Without it, and with no `inputSchema` given to `withFiles`, a call on a process where some
+   * `fileInput()` publishes `accept` or `maxBytes` is refused (`INVALID_OPTION`): never run unchecked.
+   *
+   * @throws FileBridgeError `INVALID_INPUT` when `server` is not an `McpServer`.
+   * @example
+   * ```ts
+   * const server = new McpServer({ name: "images", version: "1.0.0" });
+   * bridge.attach(server);
+   * server.registerTool("resize", { inputSchema: { image: bridge.fileInput({ accept: ["image/*"] }) } }, handler);
+   * ```
+   */
+  attach(server: object): void {
+    watchToolCalls(server, "bridge.attach()");
+  }
+
+  /**
    * Sets what answers `withFiles` calls that carry file descriptors (`{id, mimeType, size}`, the
    * files extension revision Claude Code ships): `UploadHandleResolver.attach(server, { files })`
    * sets it. Without one such a call fails with `UNSUPPORTED_INPUT`. Returns a function that unsets it.
@@ -163,12 +185,14 @@ export class FileBridge {
    * ```
    */
   fileInput(options: FileInputOptions = {}): ReturnType<typeof fileInput> {
-    return fileInput({
-      ...options,
-      paths: options.paths ?? this.#settings.forms.path,
-      https: options.https ?? this.#settings.forms.https,
-      maxBytes: options.maxBytes ?? this.maxBytes,
-    });
+    return makeFileInput(
+      {
+        ...options,
+        paths: options.paths ?? this.#settings.forms.path,
+        https: options.https ?? this.#settings.forms.https,
+      },
+      this.maxBytes,
+    );
   }
 
   /**

@@ -31,6 +31,23 @@ export interface FileConstraints {
  */
 export const FILE_CONSTRAINTS = new WeakMap<object, FileConstraints>();
 
+let published = 0;
+
+/**
+ * Notes that a `fileInput()` in this process publishes a constraint only the tool's schema tells
+ * (`accept`, or a `maxBytes` given to it rather than a bridge's own cap, which the bridge holds
+ * anyway). From then on a `withFiles` call that cannot see its tool's schema (the server was never
+ * attached, and no `inputSchema` option was given) is refused instead of running unchecked.
+ */
+export function notePublishedConstraints(): void {
+  published++;
+}
+
+/** Whether any `fileInput()` in this process published a constraint (see {@link notePublishedConstraints}). */
+export function constraintsPublished(): boolean {
+  return published > 0;
+}
+
 /** The properties of a raw shape or a `z.object`, or `undefined`. */
 function shapeOf(schema: unknown): Record<string, unknown> | undefined {
   if (isZod(schema)) {

@@ -1,6 +1,6 @@
 import * as z from "zod/v4";
 import { optionCheck } from "../internal/options.js";
-import { FILE_CONSTRAINTS } from "./file-constraints.js";
+import { FILE_CONSTRAINTS, notePublishedConstraints } from "./file-constraints.js";
 
 const check = optionCheck("fileInput");
 
@@ -29,13 +29,14 @@ export interface FileInputOptions {
   description?: string;
   /**
    * Media types the tool expects (e.g. `["application/pdf", "image/*"]`), advertised in the schema
-   * (`x-mcp-file.accept`) and enforced by `withFiles({ inputSchema })` on what the bytes are, before
-   * the handler runs (`UNSUPPORTED_MEDIA_TYPE`, reason `mimeTypeNotAccepted`). @default none
+   * (`x-mcp-file.accept`) and enforced by `withFiles` on what the bytes are, before the handler runs
+   * (`UNSUPPORTED_MEDIA_TYPE`, reason `mimeTypeNotAccepted`), on a server the bridge is attached to
+   * (`bridge.attach(server)` or any piece's `attach`); unattached, the call is refused. @default none
    */
   accept?: string[];
   /**
    * Largest decoded size the tool accepts (bytes), advertised as `x-mcp-file.maxSize` and enforced
-   * by `withFiles({ inputSchema })` (`FILE_TOO_LARGE`, reason `maxSizeExceeded`). @default none
+   * by `withFiles` like `accept` (`FILE_TOO_LARGE`, reason `maxSizeExceeded`). @default none
    */
   maxBytes?: number;
   /** Mention `file://` URIs and local paths in the description (when the bridge has roots). @default false */
@@ -138,6 +139,14 @@ const fileDescriptor = z
  * ```
  */
 export function fileInput(options: FileInputOptions = {}) {
+  return makeFileInput(options, undefined);
+}
+
+/**
+ * {@link fileInput}, with the `maxBytes` a bridge publishes when the options give none (its own cap,
+ * which the bridge holds on every call anyway, so it needs no schema to be enforced).
+ */
+export function makeFileInput(options: FileInputOptions, bridgeMaxBytes: number | undefined) {
   check.object(options);
   check.require(
     options.description === undefined || typeof options.description === "string",
@@ -172,7 +181,8 @@ export function fileInput(options: FileInputOptions = {}) {
   const description = `${lead} Send it as ${forms.join("; or ")}.`;
   const marker: Record<string, unknown> = {};
   if (options.accept) marker.accept = [...options.accept];
-  if (options.maxBytes !== undefined) marker.maxSize = options.maxBytes;
+  const maxBytes = options.maxBytes ?? bridgeMaxBytes;
+  if (maxBytes !== undefined) marker.maxSize = maxBytes;
   if (options.upload) marker.transferModes = ["inline", "upload"];
   // The files extension's form (SEP-2631): a `{type: "string", format: "uri"}` branch carrying the
   // marker (a data: URI or a file URI); the marker also stays on the property itself, where the
@@ -192,10 +202,11 @@ export function fileInput(options: FileInputOptions = {}) {
           ])
           .meta({ description, [MCP_FILE_KEYWORD]: marker });
   if (options.fileParams) FILE_PARAMS.add(schema._zod.def);
-  if (options.accept || options.maxBytes !== undefined) {
+  if (options.accept || options.maxBytes !== undefined) notePublishedConstraints();
+  if (options.accept || maxBytes !== undefined) {
     FILE_CONSTRAINTS.set(schema._zod.def, {
       ...(options.accept ? { accept: [...options.accept] } : {}),
-      ...(options.maxBytes !== undefined ? { maxSize: options.maxBytes } : {}),
+      ...(maxBytes !== undefined ? { maxSize: maxBytes } : {}),
     });
   }
   return schema;

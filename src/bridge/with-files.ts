@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { isFileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
+import {
+  FileBridgeError,
+  isFileBridgeError,
+  type ToolErrorResult,
+  toToolErrorResult,
+} from "../errors/file-bridge-error.js";
 import {
   collectFieldSlots,
   type FieldSlot,
@@ -8,12 +13,14 @@ import {
 } from "../internal/field-paths.js";
 import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
+import { calledTool } from "../mcp/tool-call-schemas.js";
 import type { ContentSniffer } from "../media/content-type.js";
 import { defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import {
   asMaxSizeExceeded,
   assertAccepted,
   constraintsAt,
+  constraintsPublished,
   type FileConstraints,
 } from "./file-constraints.js";
 import { answerDescriptors, type DescriptorAnswerer } from "./file-descriptors.js";
@@ -47,12 +54,15 @@ export interface WithFilesOptions {
   /** Size cap for each file of this tool, replacing the bridge's. @default the bridge's maxBytes */
   maxBytes?: number;
   /**
-   * The tool's input schema (the raw shape given to `registerTool`, or a `z.object`): what each
+   * The tool's input schema (the raw shape given to `registerTool`, or a `z.object`). What each
    * field's `fileInput({ accept, maxBytes })` publishes (`x-mcp-file { accept, maxSize }`) is
    * enforced before the handler runs, for every input form: `maxSize` as a cap on the decoded
    * bytes (`FILE_TOO_LARGE`, `data.reason: "maxSizeExceeded"`), `accept` on what the bytes are,
    * not only what the client declared (`UNSUPPORTED_MEDIA_TYPE`, `data.reason: "mimeTypeNotAccepted"`).
-   * @default none: only `accept` / `maxBytes` given here apply
+   * Not needed on a server the bridge (`bridge.attach(server)`) or any other piece is attached to:
+   * there each call's schema is the one the called tool was registered with. Give it where the
+   * handler is not run by an `McpServer` (a low-level `Server`'s own `tools/call`, a test).
+   * @default the called tool's registered schema, on an attached server
    */
   inputSchema?: object;
   /** Media types every file of this tool must be (checked on the bytes, like a field's `accept`). @default none */
@@ -122,8 +132,10 @@ export type ResolveFields = (
 
 interface PreparedOptions {
   readonly fields: FieldStep[][];
-  /** What each field (same order as `fields`) accepts, from `inputSchema` and `accept`. */
-  readonly constraints: Array<FileConstraints | undefined>;
+  /** The `inputSchema` option, when given (it wins over the called tool's). */
+  readonly inputSchema: object | undefined;
+  /** The `accept` option. */
+  readonly accept: readonly string[] | undefined;
   readonly sniff: ContentSniffer | undefined;
   readonly pass: "path" | "file";
   readonly scope: ScopeFunction;
@@ -158,20 +170,50 @@ function prepare(options: WithFilesOptions): PreparedOptions {
   const fields = options.fields.map((field) => parseFieldPath(field, "fields"));
   return {
     fields,
-    constraints: fields.map((steps) => {
-      const published = options.inputSchema ? constraintsAt(options.inputSchema, steps) : undefined;
-      const accept = options.accept ?? published?.accept;
-      if (accept === undefined && published?.maxSize === undefined) return undefined;
-      return {
-        ...(accept ? { accept } : {}),
-        ...(published?.maxSize !== undefined ? { maxSize: published.maxSize } : {}),
-      };
-    }),
+    inputSchema: options.inputSchema,
+    accept: options.accept,
     sniff: options.sniff,
     pass,
     scope: options.scope ?? defaultScope,
     maxBytes: options.maxBytes,
   };
+}
+
+/** What each field accepts under `inputSchema` (published `x-mcp-file`) and the `accept` option. */
+function fieldConstraints(
+  prepared: PreparedOptions,
+  inputSchema: unknown,
+): Array<FileConstraints | undefined> {
+  return prepared.fields.map((steps) => {
+    const published = inputSchema ? constraintsAt(inputSchema, steps) : undefined;
+    const accept = prepared.accept ?? published?.accept;
+    if (accept === undefined && published?.maxSize === undefined) return undefined;
+    return {
+      ...(accept ? { accept } : {}),
+      ...(published?.maxSize !== undefined ? { maxSize: published.maxSize } : {}),
+    };
+  });
+}
+
+/**
+ * The schema this call's fields are checked against: the `inputSchema` option, else the one the
+ * called tool was registered with (on a watched server, see mcp/tool-call-schemas.ts). When neither
+ * is known and a `fileInput()` in this process publishes a constraint, the call is refused
+ * (`INVALID_OPTION`): the constraint might be this tool's, and running unchecked is what the draft
+ * forbids.
+ */
+function schemaOfCall(prepared: PreparedOptions, extra: unknown): unknown {
+  if (prepared.inputSchema !== undefined) return prepared.inputSchema;
+  const called = calledTool(extra);
+  if (called) return called.inputSchema;
+  if (!constraintsPublished()) return undefined;
+  throw new FileBridgeError(
+    "INVALID_OPTION",
+    "withFiles: the accept / maxBytes a fileInput() publishes cannot be checked on this call: the " +
+      "server does not know the bridge. Call bridge.attach(server) once, before it connects (or pass " +
+      "the tool's inputSchema to withFiles)",
+    { data: { option: "attach", reason: "constraints_unchecked" } },
+  );
 }
 
 /** Whether a file argument carries its bytes inline (a data: URL or an object with content). */
@@ -261,8 +303,12 @@ export function wrapWithFiles<Args, Extra, Result>(
     let nextArgs: Args;
     try {
       nextArgs = structuredClone(args);
-      const found = prepared.fields.flatMap((steps, field) =>
-        collectFieldSlots(nextArgs, steps).map((slot) => ({ slot, rule: prepared.constraints[field] })),
+      const fieldSlots = prepared.fields.map((steps) => collectFieldSlots(nextArgs, steps));
+      const constraints = fieldSlots.some((each) => each.length > 0)
+        ? fieldConstraints(prepared, schemaOfCall(prepared, extra))
+        : [];
+      const found = fieldSlots.flatMap((each, field) =>
+        each.map((slot) => ({ slot, rule: constraints[field] })),
       );
       const slots = found.map((entry) => entry.slot);
       if (slots.length > 0) {

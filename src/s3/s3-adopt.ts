@@ -20,9 +20,8 @@ import {
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { SNIFF_BYTES } from "../media/media-type.js";
 import { checkMeasured } from "../storage/kit/put-meter.js";
-import { type PutPlan, storedFileOf } from "../storage/kit/put-plan.js";
+import { PUT_HEAD_BYTES, type PutPlan, storedFileOf } from "../storage/kit/put-plan.js";
 import type { AdoptObjectPart, AdoptSource, StoredFile } from "../storage/types.js";
 import { copySource } from "./s3-copy-source.js";
 
@@ -136,7 +135,7 @@ async function multipartCopy(
 /** The first bytes of an object, for media-type sniffing. */
 async function headBytes(ctx: S3AdoptContext, key: string, size: number): Promise<Uint8Array> {
   if (size === 0) return new Uint8Array(0);
-  const end = Math.min(size, SNIFF_BYTES) - 1;
+  const end = Math.min(size, PUT_HEAD_BYTES) - 1;
   const response = await ctx.client.send(
     new GetObjectCommand({ Bucket: ctx.bucket, Key: key, Range: `bytes=0-${end}` }),
   );

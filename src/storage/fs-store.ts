@@ -10,7 +10,6 @@ import { link, open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { SNIFF_BYTES } from "../media/media-type.js";
 import {
   errorCode,
   FILE_MODE,
@@ -38,7 +37,7 @@ import {
 } from "./kit/list-page.js";
 import { checkMeasured, measureBytes } from "./kit/put-meter.js";
 import { streamPutToFile } from "./kit/put-pipeline.js";
-import { planPut, storedFileOf } from "./kit/put-plan.js";
+import { PUT_HEAD_BYTES, planPut, storedFileOf } from "./kit/put-plan.js";
 import { readSmall } from "./kit/put-source.js";
 import { stagedFile } from "./kit/staged-file.js";
 import type {
@@ -167,7 +166,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     const path = source.path;
     const plan = planPut(putOptions, now());
     checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
-    const head = Buffer.alloc(SNIFF_BYTES);
+    const head = Buffer.alloc(PUT_HEAD_BYTES);
     let bytesRead: number;
     try {
       const handle = await open(path, "r");
@@ -179,7 +178,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
             "the adopted file does not have the size it was measured at",
           );
         }
-        ({ bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0));
+        ({ bytesRead } = await handle.read(head, 0, PUT_HEAD_BYTES, 0));
       } finally {
         await handle.close();
       }

@@ -78,6 +78,15 @@ export interface PutOptions {
   name: string;
   /** Media type. @default derived from the name, else `application/octet-stream` */
   mimeType?: string;
+  /**
+   * Store the type the bytes show where the check can tell (magic numbers, a text test: see
+   * `contentMediaType` in `media/content-type.ts`), not only the declared one: text declared as
+   * `image/png` is stored as `text/plain`, a PNG declared `application/octet-stream` as `image/png`;
+   * bytes the check cannot place keep the declared type. Read from the first 4 KiB as they stream
+   * past (nothing more is held). The upload routes set it for every upload.
+   * @default false (the declared type, else the name's, else the first bytes')
+   */
+  typeFromBytes?: boolean;
   /** @default "file" */
   kind?: FileKind;
   /** Time to live; after it the file is gone for readers and removed by `sweep()`. @default no expiry */

@@ -223,6 +223,7 @@ export class DirectUploadStrategy {
         scope,
         name: record.name ?? "upload",
         ...(record.mimeType === undefined ? {} : { mimeType: record.mimeType }),
+        typeFromBytes: true,
         kind: "upload",
         ttl: record.fileTtl,
         maxBytes: record.maxBytes,

@@ -115,6 +115,7 @@ export function stageMultipart(
         scope: limits.scope,
         name,
         mimeType: chooseMediaType(mimeType, name),
+        typeFromBytes: true,
         kind: limits.kind,
         ttl: limits.ttlMs / 1000,
         maxBytes: limits.maxBytes,

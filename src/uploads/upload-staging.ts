@@ -152,6 +152,7 @@ export async function stageRaw(
       scope: limits.scope,
       name,
       mimeType: chooseMediaType(declaredType, name),
+      typeFromBytes: true,
       kind: limits.kind,
       ttl: limits.ttlMs / 1000,
       maxBytes: limits.maxBytes,

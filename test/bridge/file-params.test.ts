@@ -109,6 +109,8 @@ describe.skipIf(!hasOpenssl())("a host attachment from SDK v1 and v2 clients", (
   afterAll(() => origin.close());
 
   function register<S extends V1McpServer | V2McpServer>(server: S): S {
+    // This file also makes fileInput()s with `accept`: withFiles must see each call's schema.
+    hostBridge.attach(server);
     const inputSchema = {
       attachment: hostBridge.fileInput({ fileParams: true }),
       attachments: z.array(hostBridge.fileInput({ fileParams: true })).optional(),

@@ -232,6 +232,21 @@ describe.each(SETUPS)("files extension: $name", (setup) => {
     expect((await files.completeUpload(wrongSize.file.uri)).file.size).toBe(100);
   });
 
+  it("refuses text uploaded under a declared image/png on its bytes (415 mimeTypeNotAccepted), stores nothing", async () => {
+    const { alice } = await clients();
+    const files = draftFiles(alice);
+    const text = Buffer.from("plain text, not an image.\n".repeat(20));
+    const declared = await files.authorizeUpload({ name: "p.png", mimeType: "image/png", size: text.length });
+    const refused = await sendBytes(declared.upload, text);
+    expect(refused.status).toBe(415);
+    expect(((await refused.json()) as { error: { reason: string } }).error.reason).toBe(
+      "mimeTypeNotAccepted",
+    );
+    expect((await rpcError(files.completeUpload(declared.file.uri))).data).toMatchObject({
+      reason: "fileNotFound",
+    });
+  });
+
   it("takes a declared digest in hex, base64 or base64url and answers in unpadded base64url", async () => {
     const { alice } = await clients();
     const files = draftFiles(alice);

@@ -11,6 +11,7 @@ import type {
   McpHost,
 } from "../host.js";
 import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig, withRawCapabilities } from "../host-kit.js";
+import { canWatchToolCalls, watchToolCalls } from "../tool-call-schemas.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { contextFromV1, type V1Extra } from "./context.js";
 import {
@@ -82,6 +83,8 @@ class V1Host extends SdkHost<V1Extra> implements McpHost {
 
   adopt(mcp: McpServer): void {
     this.#mcp ??= mcp;
+    // withFiles sees the called tool's schema (x-mcp-file constraints) on any server a piece attaches to.
+    if (canWatchToolCalls(mcp)) watchToolCalls(mcp);
   }
 
   protected mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {

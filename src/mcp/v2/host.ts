@@ -14,6 +14,7 @@ import type {
   McpServerLike,
 } from "../host.js";
 import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig, withRawCapabilities } from "../host-kit.js";
+import { canWatchToolCalls, watchToolCalls } from "../tool-call-schemas.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { FilesParamsSchema, PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
@@ -160,6 +161,8 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
 
   adopt(mcp: McpServer | undefined, options: V2HostOptions): void {
     this.#mcp ??= mcp;
+    // withFiles sees the called tool's schema (x-mcp-file constraints) on any server a piece attaches to.
+    if (mcp && canWatchToolCalls(mcp)) watchToolCalls(mcp);
     if (options.requestStateKey !== undefined) this.#stateKey = options.requestStateKey;
     if (options.cacheHints) {
       this.#cacheHints = {

@@ -5,8 +5,7 @@
 import * as nodeCrypto from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { SNIFF_BYTES } from "../../media/media-type.js";
-import type { PutMeasure, PutPlan } from "./put-plan.js";
+import { PUT_HEAD_BYTES, type PutMeasure, type PutPlan } from "./put-plan.js";
 import type { StreamLimits } from "./quota.js";
 import { Sha256Stream } from "./sha256-stream.js";
 
@@ -99,7 +98,7 @@ export function measureBytes(bytes: Uint8Array, plan: MeterLimits, limits?: Stre
   const sha256 = sha256Hex(bytes);
   const failed = finalError(plan, bytes.byteLength, sha256);
   if (failed) throw failed;
-  return { size: bytes.byteLength, sha256, head: bytes.slice(0, SNIFF_BYTES) };
+  return { size: bytes.byteLength, sha256, head: bytes.slice(0, PUT_HEAD_BYTES) };
 }
 
 /**
@@ -132,7 +131,7 @@ export class PutMeter extends Transform {
   size = 0;
   sha256 = "";
   private readonly hash: Sha256Stream | null;
-  private readonly headBytes = Buffer.alloc(SNIFF_BYTES);
+  private readonly headBytes = Buffer.alloc(PUT_HEAD_BYTES);
   private headLength = 0;
 
   /**
@@ -151,7 +150,7 @@ export class PutMeter extends Transform {
     this.hash = fileHash ? null : new Sha256Stream();
   }
 
-  /** The first bytes seen (at most {@link SNIFF_BYTES}). */
+  /** The first bytes seen (at most {@link PUT_HEAD_BYTES}). */
   get head(): Uint8Array {
     return this.headBytes.subarray(0, this.headLength);
   }
@@ -167,8 +166,8 @@ export class PutMeter extends Transform {
       callback(grown);
       return;
     }
-    if (this.headLength < SNIFF_BYTES) {
-      const take = Math.min(SNIFF_BYTES - this.headLength, chunk.byteLength);
+    if (this.headLength < PUT_HEAD_BYTES) {
+      const take = Math.min(PUT_HEAD_BYTES - this.headLength, chunk.byteLength);
       this.headBytes.set(chunk.subarray(0, take), this.headLength);
       this.headLength += take;
     }

@@ -6,7 +6,8 @@ import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { durationToMs } from "../../internal/duration.js";
 import { sanitizeRelativePath } from "../../internal/file-name.js";
 import { newId } from "../../internal/ids.js";
-import { chooseMediaType } from "../../media/media-type.js";
+import { CONTENT_SNIFF_BYTES, contentMediaType } from "../../media/content-type.js";
+import { chooseMediaType, parseMediaType } from "../../media/media-type.js";
 import { assertScope } from "../../scope/scope.js";
 import type { FileKind, PutOptions, StoredFile } from "../types.js";
 import { isSafeNonNegativeInteger } from "./byte-range.js";
@@ -47,6 +48,8 @@ export interface PutPlan {
   readonly scope: string;
   readonly name: string;
   readonly declaredMimeType: string | undefined;
+  /** Whether the stored type is checked against the first bytes (`PutOptions.typeFromBytes`). */
+  readonly typeFromBytes: boolean;
   readonly kind: FileKind;
   readonly createdAt: number;
   readonly expiresAt: number | undefined;
@@ -105,6 +108,9 @@ export function planPut(options: PutOptions, now: number): PutPlan {
   }
   const expiresAt = options.ttl === undefined ? undefined : now + durationToMs(options.ttl, "ttl");
   const metadata = checkMetadata(options.metadata);
+  if (options.typeFromBytes !== undefined && typeof options.typeFromBytes !== "boolean") {
+    throw new FileBridgeError("INVALID_OPTION", "typeFromBytes must be a boolean");
+  }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new FileBridgeError("INVALID_OPTION", "signal must be an AbortSignal");
   }
@@ -118,6 +124,7 @@ export function planPut(options: PutOptions, now: number): PutPlan {
     scope: options.scope,
     name,
     declaredMimeType: options.mimeType,
+    typeFromBytes: options.typeFromBytes === true,
     kind,
     createdAt: now,
     expiresAt,
@@ -163,8 +170,31 @@ function checkMetadata(input: unknown): Readonly<Record<string, string>> | undef
 export interface PutMeasure {
   readonly size: number;
   readonly sha256: string;
-  /** The first few bytes, for media-type sniffing. */
+  /** The first bytes (at most {@link PUT_HEAD_BYTES}), for media-type sniffing. */
   readonly head: Uint8Array;
+}
+
+/**
+ * How many leading bytes a put keeps for its media type (the content check's sample); the rest of
+ * the file streams on without being held.
+ *
+ * @example
+ * ```ts
+ * const head = Buffer.alloc(PUT_HEAD_BYTES); // what an adopted file's first read fills
+ * ```
+ */
+export const PUT_HEAD_BYTES = CONTENT_SNIFF_BYTES;
+
+/**
+ * The stored media type: the declared one (else the name's, else the first bytes'), and with
+ * `typeFromBytes` what the first bytes show where the check can tell (parameters of the declared
+ * type kept when the bytes agree with it).
+ */
+function storedMediaType(plan: PutPlan, head: Uint8Array): string {
+  const chosen = chooseMediaType(plan.declaredMimeType, plan.name, head);
+  if (!plan.typeFromBytes) return chosen;
+  const actual = contentMediaType(head, chosen);
+  return actual === parseMediaType(chosen)?.essence ? chosen : actual;
 }
 
 /**
@@ -183,7 +213,7 @@ export function storedFileOf(plan: PutPlan, measure: PutMeasure): StoredFile {
     id: plan.id,
     scope: plan.scope,
     name: plan.name,
-    mimeType: chooseMediaType(plan.declaredMimeType, plan.name, measure.head),
+    mimeType: storedMediaType(plan, measure.head),
     size: measure.size,
     sha256: measure.sha256,
     createdAt: plan.createdAt,

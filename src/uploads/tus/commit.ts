@@ -157,6 +157,7 @@ export async function commitTusUpload(
     scope: limits.scope,
     name: record.name,
     mimeType: record.mimeType,
+    typeFromBytes: true,
     kind: "upload",
     ttl: limits.ttlMs / 1000,
     maxBytes: limits.maxBytes,
