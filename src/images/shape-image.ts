@@ -277,15 +277,22 @@ export async function shapeImage(
   }
   positiveOr(options.maxEdge, DEFAULT_MAX_EDGE, "maxEdge");
   positiveOr(options.maxBytes, DEFAULT_MAX_BYTES, "maxBytes");
-  positiveOr(options.maxInputPixels, DEFAULT_IMAGE_MAX_PIXELS, "maxInputPixels");
+  const maxPixels = positiveOr(options.maxInputPixels, DEFAULT_IMAGE_MAX_PIXELS, "maxInputPixels");
   if (!isStream(source)) return shapeInput(inputOf(source), options);
   // Checked before a byte is spooled: a missing `sharp` or a bad option costs no disk.
-  await loadSharp();
-  const spooled = await spoolImage(
-    source,
-    options.tmpDir ?? join(tmpdir(), "mcp-file-bridge"),
-    maxInputBytes,
-  );
+  const sharp = await loadSharp();
+  // A bomb is refused from the stream's head (its header), before the rest of it is read.
+  const checkHead = async (head: Buffer) => {
+    const meta = await sharp(head, { limitInputPixels: false })
+      .metadata()
+      .catch(() => undefined);
+    const rotated = (meta?.orientation ?? 1) >= 5;
+    const width = (rotated ? meta?.height : meta?.width) ?? 0;
+    const height = (rotated ? meta?.width : meta?.height) ?? 0;
+    if (width * height > maxPixels) throw tooManyPixels(width, height, maxPixels);
+  };
+  const folder = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+  const spooled = await spoolImage(source, folder, maxInputBytes, checkHead);
   try {
     return await shapeInput(spooled.path, options);
   } finally {
