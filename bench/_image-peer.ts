@@ -1,10 +1,13 @@
 /**
  * One side of bench/images.ts in a process of its own, so its peak RSS is its alone: `shape` runs
- * `shapeImage({ path })` (the client's default budget), `resize` the plain sharp baseline (resize to
- * 1,568 px inside, same format, `toBuffer`). Prints one JSON line: each round's seconds, the peak RSS
+ * `shapeImage({ path })` (the client's default budget), `stream` the same from a stream of the file
+ * (a non-path source: spooled to a private temp file, then shaped from there), `bytes` the same from
+ * the whole file in memory (what a stream cost before it was spooled: sharp held it whole), `resize`
+ * the plain sharp baseline (resize to 1,568 px inside, same format, `toBuffer`). Prints one JSON line: each round's seconds, the peak RSS
  * over the rounds (VmHWM, reset after the warm-up), the RSS before them, and the output's bytes.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { createReadStream, readFileSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import sharp from "sharp";
 import { shapeImage } from "../src/images/index.js";
 
@@ -15,8 +18,14 @@ const rssMiB = (field: "VmHWM" | "VmRSS") =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync("/proc/self/status", "utf8"))?.[1]) / 1024;
 
 async function once(): Promise<number> {
-  if (side === "shape") {
-    const shaped = await shapeImage({ path: path as string });
+  if (side === "shape" || side === "stream" || side === "bytes") {
+    const source =
+      side === "shape"
+        ? { path: path as string }
+        : side === "stream"
+          ? createReadStream(path as string, { highWaterMark: 256 * 1024 })
+          : await readFile(path as string);
+    const shaped = await shapeImage(source, { maxInputBytes: 1024 * 1024 * 1024 });
     return "data" in shaped ? shaped.data.length : 0;
   }
   const meta = await sharp(path as string).metadata();

@@ -6,7 +6,8 @@
  *   `data:` URL) and shows it to the model: `artifacts.image()`.
  * Both answer with an image block shaped to the calling client's budget (≤ 1,568 px, what its media
  * budget holds, EXIF orientation applied, GPS stripped) and the full-resolution original as an
- * artifact: `resource_link`, text with its URI and signed download URL, `structuredContent.files`.
+ * artifact: `resource_link`, text with its URI and signed download URL, `structuredContent.files`
+ * (for Codex CLI, whose model sees only `structuredContent` when there is one, the JSON goes as text).
  * Needs `sharp` (the package's optional peer) for the shaping and, here, for drawing the page.
  */
 import { randomBytes } from "node:crypto";
@@ -20,7 +21,6 @@ import {
   defaultScope,
   FileBridge,
   fileInput,
-  fileOutputFields,
   fsStore,
   memoryState,
   ResourceRegistry,
@@ -88,7 +88,9 @@ export function createScreenshotApp({ dataDir, baseUrl }: ScreenshotAppOptions) 
           height: z.number().int().min(16).max(8000).optional(),
           output: z.string().optional(),
         },
-        outputSchema: { width: z.number(), height: z.number(), ...fileOutputFields },
+        // No `outputSchema`: Codex CLI shows its model only `structuredContent` when a result has
+        // one, so `withArtifacts` sends it this tool's shaped screenshot without it (the JSON then
+        // follows as text). A tool that declares one passes `outputSchema: true` and keeps it.
       },
       artifacts.withArtifacts(
         async (args: { title: string; width?: number; height?: number; output?: string }) => {

@@ -10,6 +10,7 @@ import {
   imageBudgetFor,
 } from "../images/image-options.js";
 import type { ImageMode } from "../images/stored-image.js";
+import { withoutHiddenStructured } from "../images/structured-images.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
@@ -160,6 +161,7 @@ export class Artifacts {
       store: this.#store,
       images: this.#images,
       mode: this.#imageMode,
+      tmpDir: this.#tmpDir,
       remove: (file) => this.#remove(file),
     };
   }
@@ -182,7 +184,7 @@ export class Artifacts {
     if (this.#images === false || own === false) return false;
     if (own !== undefined) checkImageOptions({ maxEdge: own.maxEdge, maxBytes: own.maxBytes }, "Artifacts");
     const base = imageBudgetFor(client, this.#images, inlineBudgetFor(client, this.#inlineBudget).media);
-    return { maxEdge: own?.maxEdge ?? base.maxEdge, maxBytes: own?.maxBytes ?? base.maxBytes };
+    return { ...base, maxEdge: own?.maxEdge ?? base.maxEdge, maxBytes: own?.maxBytes ?? base.maxBytes };
   }
 
   /**
@@ -227,7 +229,8 @@ export class Artifacts {
     const images = this.#imageBudget(options.client, options.images);
     const shaper = fitImageShaper(this.#imageDeps(), images, this.#maxBytes, capture);
     try {
-      return await fitResult(result, budget, name, capture, shaper);
+      const fitted = await fitResult(result, budget, name, capture, shaper);
+      return withoutHiddenStructured(fitted, images, options.outputSchema);
     } catch (error) {
       // A block that cannot be stored or shaped fails the call: what this call stored goes too.
       await Promise.all(stored.map((file) => this.#remove(file).catch(() => undefined)));
@@ -456,6 +459,7 @@ export class Artifacts {
       throw check.error("outputPathArg", "must be an argument name");
     }
     check.optionalFunction(options.client, "client");
+    check.boolean(options.outputSchema, "outputSchema", false);
     if (options.images !== undefined && options.images !== false) {
       checkImageOptions({ maxEdge: options.images.maxEdge, maxBytes: options.images.maxBytes }, "Artifacts");
     }
@@ -485,6 +489,7 @@ export class Artifacts {
         const info = await lstat(outputPath).catch(() => null);
         if (!info || info.isDirectory()) return result;
         let captured: CapturedArtifact | ImageArtifact;
+        let images: ImageBudget | false = false;
         try {
           const signal = source.signal;
           const stored = await this.#capture(
@@ -500,7 +505,7 @@ export class Artifacts {
             },
             realDir,
           );
-          const images = this.#imageBudget(options.client?.(), options.images);
+          images = this.#imageBudget(options.client?.(), options.images);
           captured = images === false ? stored : await withShapedImage(stored, this.#imageDeps(), images);
         } catch (error) {
           if (isFileBridgeError(error)) return toToolErrorResult(error);
@@ -508,10 +513,11 @@ export class Artifacts {
         }
         const { "io.modelcontextprotocol/files": offered, ...capturedMeta } = captured._meta;
         const meta = { ...(result._meta ?? {}), ...capturedMeta };
-        return {
+        const linked = {
           ...withFileOutputs(result, captured),
           _meta: offered ? withDownloadOffers(meta, offered.downloads) : meta,
         };
+        return withoutHiddenStructured(linked, images, options.outputSchema);
       } finally {
         await removeDir(dir);
       }

@@ -24,6 +24,8 @@ export interface ImageCaptureDeps {
   store: FileStore;
   images: CheckedImageOptions;
   mode: ImageMode;
+  /** Where a streamed original is spooled while it is shaped (the instance's `tmpDir`). */
+  tmpDir: string;
   /** Deletes a stored file (through the registry when there is one). */
   remove(file: StoredFile): Promise<void>;
 }
@@ -61,7 +63,7 @@ export async function withShapedImage(
 ): Promise<ImageArtifact> {
   let shaped: Awaited<ReturnType<typeof shapeStoredImage>>;
   try {
-    shaped = await shapeStoredImage(deps.store, captured.file, budget, deps.images, mode);
+    shaped = await shapeStoredImage(deps.store, captured.file, budget, deps.images, mode, deps.tmpDir);
   } catch (error) {
     await deps.remove(captured.file).catch(() => undefined);
     throw error;

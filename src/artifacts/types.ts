@@ -132,6 +132,14 @@ export interface FitOptions {
    * shaped. @default the client's image budget ({@link ArtifactsOptions.images})
    */
   images?: Partial<ImageBudget> | false;
+  /**
+   * The tool declares an `outputSchema`, so its results keep `structuredContent` for every client.
+   * Left `false`, a client that shows its model only `structuredContent` (Codex CLI) gets a result
+   * carrying an image block without it (the JSON then follows as a text block), so its model sees
+   * the image; a tool with an `outputSchema` must say `true` (the SDK refuses a result without it).
+   * @default false
+   */
+  outputSchema?: boolean;
   /** Aborts storing; nothing is stored. */
   signal?: AbortSignal;
   /** The tool call's `extra`, handed to {@link ArtifactsOptions.downloadClaims}. @default undefined */
@@ -266,6 +274,13 @@ export interface WithArtifactsOptions {
   client?: () => string | undefined;
   /** This tool's image budget, over the client's; `false`: its image output is only linked. @default the client's */
   images?: Partial<ImageBudget> | false;
+  /**
+   * The tool declares an `outputSchema`, so its results keep `structuredContent` for every client
+   * (the SDK refuses a result without it) and Codex CLI's model gets that JSON, not the image. Left
+   * `false`, Codex CLI (which shows its model only `structuredContent` when a result has it) gets a
+   * shaped image's result without it, the JSON as a text block after the links. @default false
+   */
+  outputSchema?: boolean;
 }
 
 /**

@@ -19,6 +19,13 @@ export interface ImageBudget {
   maxEdge: number;
   /** Bytes of the encoded image. */
   maxBytes: number;
+  /**
+   * The client shows its model only a result's `structuredContent` when it has one (its image blocks
+   * are not seen): a result carrying an image block goes to it without `structuredContent`, unless
+   * the tool declares an `outputSchema`. Measured for Codex CLI 0.169 (`codex-mcp-client`).
+   * @default false
+   */
+  structuredHidesImages?: boolean;
 }
 
 /**
@@ -54,8 +61,9 @@ export const DEFAULT_IMAGE_MAX_PIXELS = 100_000_000;
 /**
  * Image budgets of the clients the client matrix measured (`test/clients/`), by the `clientInfo.name`
  * each sends. Claude Code forwards an MCP image block to the model byte-identical; Codex CLI hands it
- * to the model as an `input_image`; Gemini CLI forwards it as `inlineData`. Each gets the Claude
- * vision guidance's 1,568 px and what fits its inline media budget.
+ * to the model as an `input_image`, but only from a result without `structuredContent` (with one, the
+ * model gets that JSON alone: `structuredHidesImages`); Gemini CLI forwards it as `inlineData`. Each
+ * gets the Claude vision guidance's 1,568 px and what fits its inline media budget.
  *
  * @example
  * ```ts
@@ -64,7 +72,11 @@ export const DEFAULT_IMAGE_MAX_PIXELS = 100_000_000;
  */
 export const CLIENT_IMAGE_BUDGETS: Readonly<Record<string, Readonly<ImageBudget>>> = Object.freeze({
   "claude-code": Object.freeze({ maxEdge: DEFAULT_IMAGE_MAX_EDGE, maxBytes: DEFAULT_IMAGE_MAX_BYTES }),
-  "codex-mcp-client": Object.freeze({ maxEdge: DEFAULT_IMAGE_MAX_EDGE, maxBytes: DEFAULT_IMAGE_MAX_BYTES }),
+  "codex-mcp-client": Object.freeze({
+    maxEdge: DEFAULT_IMAGE_MAX_EDGE,
+    maxBytes: DEFAULT_IMAGE_MAX_BYTES,
+    structuredHidesImages: true,
+  }),
   "gemini-cli-mcp-client": Object.freeze({
     maxEdge: DEFAULT_IMAGE_MAX_EDGE,
     maxBytes: DEFAULT_IMAGE_MAX_BYTES,
@@ -158,9 +170,17 @@ export function checkImageOptions(
   for (const [name, budget] of Object.entries(given.clients ?? {})) {
     const edge = positive(budget?.maxEdge, `${path}.clients.${name}.maxEdge`, piece);
     const bytes = positive(budget?.maxBytes, `${path}.clients.${name}.maxBytes`, piece);
+    const hides = budget?.structuredHidesImages;
+    if (hides !== undefined && typeof hides !== "boolean") {
+      const option = `${path}.clients.${name}.structuredHidesImages`;
+      throw new FileBridgeError("INVALID_OPTION", `${piece}: ${option} must be a boolean`, {
+        data: { option },
+      });
+    }
     clients[name] = {
       ...(edge === undefined ? {} : { maxEdge: edge }),
       ...(bytes === undefined ? {} : { maxBytes: bytes }),
+      ...(hides === undefined ? {} : { structuredHidesImages: hides }),
     };
   }
   return {
@@ -183,7 +203,7 @@ export function checkImageOptions(
  *
  * @example
  * ```ts
- * imageBudgetFor("codex-mcp-client"); // { maxEdge: 1568, maxBytes: 562500 }
+ * imageBudgetFor("codex-mcp-client"); // { maxEdge: 1568, maxBytes: 562500, structuredHidesImages: true }
  * imageBudgetFor("my-agent", { maxEdge: 800 }); // { maxEdge: 800, maxBytes: 562500 }
  * ```
  */
@@ -195,8 +215,10 @@ export function imageBudgetFor(
   const known = client === undefined ? undefined : CLIENT_IMAGE_BUDGETS[client];
   const own = client === undefined ? undefined : options.clients?.[client];
   const fromMedia = Math.floor((mediaChars * 3) / 4);
+  const hides = own?.structuredHidesImages ?? known?.structuredHidesImages ?? false;
   return {
     maxEdge: own?.maxEdge ?? options.maxEdge ?? known?.maxEdge ?? DEFAULT_IMAGE_MAX_EDGE,
     maxBytes: Math.min(own?.maxBytes ?? options.maxBytes ?? known?.maxBytes ?? fromMedia, fromMedia),
+    ...(hides ? { structuredHidesImages: true } : {}),
   };
 }

@@ -21,3 +21,4 @@ export type {
   ShapeImageOptions,
 } from "./shape-image.js";
 export { shapeImage } from "./shape-image.js";
+export { imageResultFor } from "./structured-images.js";

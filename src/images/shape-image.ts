@@ -7,18 +7,23 @@
  * Memory: given a `{ path }`, libvips reads the file itself, sequentially, shrinking JPEGs while it
  * decodes them, so a 50-megapixel photo or a 100 MB PNG is shaped holding a few rows of the input plus
  * one decoded copy at the target size (≤ maxEdge² × 4 bytes, 9.8 MB at 1,568 px) and the encoded
- * output. Bytes are held by their caller; a stream is collected first (sharp buffers stream input
- * whole), up to `maxInputBytes`.
+ * output. Bytes are held by their caller. A stream (a memory or S3 store's read, any non-path
+ * source) is spooled to a private temp file under `tmpDir` first, up to `maxInputBytes`, and shaped
+ * from that path the same way (sharp's own stream input would hold it whole); the file is removed
+ * when shaping ends, whether it succeeded or not.
  */
 import { open, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { DEFAULT_IMAGE_MAX_PIXELS } from "./image-options.js";
 import { loadSharp, type SharpFunction } from "./load-sharp.js";
+import { spoolImage } from "./spool-image.js";
 
 /**
- * An image to shape: a local file (read by libvips in bounded memory), bytes, or a stream (collected
- * first, up to `maxInputBytes`).
+ * An image to shape: a local file (read by libvips in bounded memory), bytes, or a stream (spooled
+ * to a private temp file first, up to `maxInputBytes`, then read like a local file).
  *
  * @example
  * ```ts
@@ -42,8 +47,10 @@ export interface ShapeImageOptions {
   maxBytes?: number;
   /** Most pixels the input may declare (`FILE_TOO_LARGE` before decoding). @default 100000000 */
   maxInputPixels?: number;
-  /** Most bytes read from a stream or an SVG file. @default 67108864 (64 MiB) */
+  /** Most bytes read from a stream (spooled to disk), and of an SVG (read into memory, at most 64 MiB). @default 268435456 (256 MiB) */
   maxInputBytes?: number;
+  /** Folder a stream is spooled in (a fresh 0700 folder per call, removed after). @default `<os tmpdir>/mcp-file-bridge` */
+  tmpDir?: string;
   /** An animated image: its first frame, or nothing (`linkOnly`). @default "first-frame" */
   animated?: "first-frame" | "link";
   /** An SVG: rasterized from its bytes (no external file is loaded), or nothing (`linkOnly`). @default "rasterize" */
@@ -104,7 +111,9 @@ export interface LinkOnlyImage {
 
 const DEFAULT_MAX_EDGE = 1568;
 const DEFAULT_MAX_BYTES = 562_500;
-const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024;
+/** Most bytes of an SVG, which is read into memory (librsvg is given bytes, never a path). */
+const MAX_SVG_BYTES = 64 * 1024 * 1024;
 /** Smallest long edge tried before giving up on `maxBytes`. */
 const MIN_EDGE = 16;
 /** Formats kept as they are when they already fit and carry no metadata. */
@@ -188,10 +197,13 @@ function isPathSource(source: ImageSource): source is { readonly path: string } 
   );
 }
 
-async function inputOf(source: ImageSource, maxInputBytes: number): Promise<SharpInput> {
+function isStream(source: ImageSource): source is Readable {
+  return typeof (source as Readable)?.pipe === "function";
+}
+
+function inputOf(source: ImageSource): SharpInput {
   if (source instanceof Uint8Array) return Buffer.from(source.buffer, source.byteOffset, source.byteLength);
   if (isPathSource(source)) return source.path;
-  if (typeof (source as Readable)?.pipe === "function") return collect(source as Readable, maxInputBytes);
   throw new FileBridgeError("INVALID_INPUT", "shapeImage needs a { path }, bytes or a readable stream");
 }
 
@@ -257,12 +269,47 @@ export async function shapeImage(
   source: ImageSource,
   options: ShapeImageOptions = {},
 ): Promise<ShapedImage | LinkOnlyImage> {
+  const maxInputBytes = positiveOr(options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, "maxInputBytes");
+  if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
+    throw new FileBridgeError("INVALID_OPTION", "shapeImage: tmpDir must be a non-empty path", {
+      data: { option: "tmpDir" },
+    });
+  }
+  positiveOr(options.maxEdge, DEFAULT_MAX_EDGE, "maxEdge");
+  positiveOr(options.maxBytes, DEFAULT_MAX_BYTES, "maxBytes");
+  const maxPixels = positiveOr(options.maxInputPixels, DEFAULT_IMAGE_MAX_PIXELS, "maxInputPixels");
+  if (!isStream(source)) return shapeInput(inputOf(source), options);
+  // Checked before a byte is spooled: a missing `sharp` or a bad option costs no disk.
+  const sharp = await loadSharp();
+  // A bomb is refused from the stream's head (its header), before the rest of it is read.
+  const checkHead = async (head: Buffer) => {
+    const meta = await sharp(head, { limitInputPixels: false })
+      .metadata()
+      .catch(() => undefined);
+    const rotated = (meta?.orientation ?? 1) >= 5;
+    const width = (rotated ? meta?.height : meta?.width) ?? 0;
+    const height = (rotated ? meta?.width : meta?.height) ?? 0;
+    if (width * height > maxPixels) throw tooManyPixels(width, height, maxPixels);
+  };
+  const folder = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+  const spooled = await spoolImage(source, folder, maxInputBytes, checkHead);
+  try {
+    return await shapeInput(spooled.path, options);
+  } finally {
+    await spooled.remove();
+  }
+}
+
+async function shapeInput(
+  from: SharpInput,
+  options: ShapeImageOptions,
+): Promise<ShapedImage | LinkOnlyImage> {
   const maxEdge = positiveOr(options.maxEdge, DEFAULT_MAX_EDGE, "maxEdge");
   const maxBytes = positiveOr(options.maxBytes, DEFAULT_MAX_BYTES, "maxBytes");
   const maxPixels = positiveOr(options.maxInputPixels, DEFAULT_IMAGE_MAX_PIXELS, "maxInputPixels");
   const maxInputBytes = positiveOr(options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, "maxInputBytes");
   const sharp = await loadSharp();
-  let input = await inputOf(source, maxInputBytes);
+  let input = from;
   // `sequentialRead`: libvips streams the input top to bottom; `failOn: "error"`: a truncated or
   // corrupt file fails instead of decoding to grey.
   const open = (at: SharpInput) =>
@@ -287,7 +334,7 @@ export async function shapeImage(
   if (frames > 1 && options.animated === "link") return { linkOnly: "animated", original };
   if (format === "svg" && typeof input === "string") {
     // From bytes, librsvg has no base folder and loads no file an <image href> names.
-    input = await readSmall(input, maxInputBytes);
+    input = await readSmall(input, Math.min(maxInputBytes, MAX_SVG_BYTES));
   }
 
   const plain =

@@ -1,6 +1,7 @@
 /**
  * The image block for a stored image output: shaped from the stored original (a local path when
- * the store has one, so libvips reads it in bounded memory; else the store's stream), plus the line
+ * the store has one, so libvips reads it in bounded memory; else the store's stream, spooled to a
+ * private temp file and read from there the same way), plus the line
  * the link's text gains. Used by `Artifacts` (`image()`, `withArtifacts`) and the proxy's artifact
  * producers, which store the original first and link it.
  */
@@ -55,7 +56,8 @@ export async function shapingOn(options: CheckedImageOptions, mode: ImageMode): 
 /**
  * Shapes a stored image for the model, or `undefined` when it is no image or shaping is off.
  * Errors are `shapeImage`'s (`UNSUPPORTED_MEDIA_TYPE` undecodable, `FILE_TOO_LARGE` pixels,
- * `INVALID_OPTION` no `sharp` in `"on"` mode); the caller removes what it stored.
+ * `INVALID_OPTION` no `sharp` in `"on"` mode); the caller removes what it stored. `tmpDir`: where a
+ * streamed original is spooled (`shapeImage`'s default when unset).
  */
 export async function shapeStoredImage(
   store: FileStore,
@@ -63,6 +65,7 @@ export async function shapeStoredImage(
   budget: ImageBudget,
   options: CheckedImageOptions,
   mode: ImageMode,
+  tmpDir?: string,
 ): Promise<ShapedImage | LinkOnlyImage | undefined> {
   if (options === false || !isImageType(file.mimeType)) return undefined;
   if (!(await shapingOn(options, mode))) return undefined;
@@ -78,8 +81,10 @@ export async function shapeStoredImage(
     maxEdge: budget.maxEdge,
     maxBytes: budget.maxBytes,
     maxInputPixels: options.maxInputPixels,
-    // A store without a local path streams the original: sharp holds it (compressed) whole.
+    // A store without a local path streams the original: spooled to a private temp file under
+    // `tmpDir` first, then read like a local one (bounded memory), no more than the stored size.
     maxInputBytes: Math.max(1, file.size),
+    ...(tmpDir === undefined ? {} : { tmpDir }),
     animated: options.animated,
     svg: options.svg,
   });

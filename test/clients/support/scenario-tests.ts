@@ -202,7 +202,7 @@ export function scenarioTests(run: () => ScenarioRun, relists: boolean): void {
     observations.set("containerNavigate", navigate.seen);
   });
 
-  it("gets examples/screenshot's 24 MB camera JPEG as an image block within its budget, and its 4000×3000 PNG screenshot (an image block unless the client shows only structuredContent); the originals' download URLs beside them (fetched: exact bytes)", async () => {
+  it("gets examples/screenshot's 24 MB camera JPEG as an image block within its budget, and its 4000×3000 PNG screenshot (a result with structuredContent); the originals' download URLs beside them (fetched: exact bytes)", async () => {
     const { observations, scenario, clientInfo } = run();
     const screenshot = await imageOutput(run, "imageScreenshot", async (bytes) => {
       const meta = await sharp(bytes)
@@ -214,9 +214,10 @@ export function scenarioTests(run: () => ScenarioRun, relists: boolean): void {
     const photo = await imageOutput(run, "imagePhoto", async (bytes) => bytes.equals(scenario.photo));
     observations.set("imagePhoto", photo.seen);
     expect(photo.seen).toMatch(/^an image block \(image\/jpeg, 1045×1568/);
-    // Codex CLI shows only structuredContent when a result has it: the image block goes with the text.
-    if (clientInfo === "codex-mcp-client") expect(screenshot.image).toBe(false);
-    else expect(screenshot.seen).toMatch(/^an image block \(image\/png, 1568×1176/);
+    // Every client's model sees the screenshot, Codex CLI's too (it shows only `structuredContent`
+    // when a result has one, so the shaped result goes to it without).
+    expect(screenshot.image, `${clientInfo}: no image block`).toBe(true);
+    expect(screenshot.seen).toMatch(/^an image block \(image\/png, 1568×1176/);
   }, 120_000);
 
   it(`${relists ? "lists" : "does not list"} resources again after list_changed`, () => {
