@@ -7,9 +7,15 @@
  * leaves every file argument of the tool unfilled. {@link descriptorMarksOnly} makes the copy that
  * client is shown (see docs/files-extension.md); the schema every other client sees stays as it is.
  */
-import { MCP_FILE_KEYWORD } from "./file-input.js";
 
 type Json = Record<string, unknown>;
+
+/**
+ * `MCP_FILE_KEYWORD` of `file-input.ts`, written here so this file loads without zod (the files
+ * extension and the proxy's listing import it; `test/bridge/file-marks.test.ts` checks they agree).
+ */
+export const MARK_KEYWORD = "x-mcp-file";
+const MCP_FILE_KEYWORD = MARK_KEYWORD;
 
 const REQUIRED = ["id", "mimeType", "size"];
 const OPTIONAL = ["name", "digest"];

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { descriptorMarksOnly } from "../../src/bridge/file-marks.js";
-import { fileInput } from "../../src/index.js";
+import { descriptorMarksOnly, MARK_KEYWORD } from "../../src/bridge/file-marks.js";
+import { fileInput, MCP_FILE_KEYWORD } from "../../src/index.js";
 
 type Json = Record<string, unknown>;
 const marks = (schema: unknown) => JSON.stringify(schema).split('"x-mcp-file"').length - 1;
@@ -44,6 +44,10 @@ describe("descriptorMarksOnly", () => {
     const tailored = descriptorMarksOnly(referenced);
     expect(marks(tailored)).toBe(1);
     expect(tailored.$defs.D).toEqual(descriptor);
+  });
+
+  it("marks with the keyword fileInput() publishes", () => {
+    expect(MARK_KEYWORD).toBe(MCP_FILE_KEYWORD);
   });
 
   it("returns the same object when there is nothing to move", () => {
