@@ -332,6 +332,22 @@ export interface HostTool {
 }
 
 /**
+ * Rewrites the tools of one `tools/list` answer for the client that asked (its request context says
+ * who: `ctx.clientCapabilities` is that request's own on 2026-07-28). Gets the listed tools (JSON, as
+ * the server would send them) and returns the ones to send; must not change the ones it got.
+ *
+ * @example
+ * ```ts
+ * const rewrite: HostToolsRewrite = (tools, ctx) =>
+ *   ctx.clientCapabilities?.experimental ? tools : tools.filter((tool) => tool.name !== "beta");
+ * ```
+ */
+export type HostToolsRewrite = (
+  tools: ReadonlyArray<Record<string, unknown>>,
+  ctx: HostRequestContext,
+) => Array<Record<string, unknown>>;
+
+/**
  * A registered tool, to switch it off or remove it (SDK v1 and v2 `RegisteredTool`s have these).
  *
  * @example
@@ -421,6 +437,13 @@ export interface McpHost {
    * @default undefined (the host does not know them)
    */
   serverInfo?(): { name: string; title?: string } | undefined;
+  /**
+   * Adds a rewrite of the server's `tools/list` answers, per request (after the tools were listed,
+   * before they are sent): how a piece shows one client a schema tailored to what it reads. Rewrites
+   * run in the order they were added; tools registered before or after this call are all rewritten.
+   * @default undefined (the host cannot rewrite listings; SDK v2 hosts can)
+   */
+  rewriteListedTools?(rewrite: HostToolsRewrite): void;
 }
 
 /**

@@ -34,6 +34,7 @@ export type {
   HostResourceHandle,
   HostTool,
   HostToolHandle,
+  HostToolsRewrite,
   HostUrlElicitation,
   LowLevelServerLike,
   McpHost,

@@ -430,6 +430,9 @@ function bindDownstream(
     prompts: anyDeclares(core.upstreams, "prompts"),
     logging: anyDeclares(core.upstreams, "logging"),
     completions: anyDeclares(core.upstreams, "completions"),
+    uploads: Object.keys(options.config.mcpServers).some((name) =>
+      wantsUploads(options.config.servers?.[name]),
+    ),
   });
   registry.publishTo({
     resourcesChanged: () => core.notifyListeners("notifications/resources/list_changed"),

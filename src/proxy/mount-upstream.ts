@@ -73,6 +73,8 @@ function adaptersOf(
         uploads: deps.uploads,
         store: deps.store,
         maxFiles: deps.maxFiles,
+        // The files extension revision Claude Code ships: descriptors answered with upload_required.
+        descriptors: deps.uploads.descriptorAnswerer(),
         ...(rules?.handoffDir ? { handoffDir: rules.handoffDir } : {}),
       }),
     );

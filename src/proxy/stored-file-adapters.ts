@@ -9,6 +9,7 @@ import { copyFile, mkdir, mkdtemp, rm, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import * as z from "zod/v4";
 import type { FileBridge } from "../bridge/file-bridge.js";
+import { answerDescriptors, type DescriptorAnswerer } from "../bridge/file-descriptors.js";
 import { fileInput } from "../bridge/file-input.js";
 import type { ResolvedFile } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -49,6 +50,11 @@ export interface UploadConsumerDeps {
   handoffDir?: string;
   /** Most files per call. */
   maxFiles: number;
+  /**
+   * Answers file descriptors (the files extension revision Claude Code ships): `upload_required`
+   * first, then the uploaded files' handles. @default none: a descriptor is `UNSUPPORTED_INPUT`
+   */
+  descriptors?: DescriptorAnswerer;
 }
 
 /** The JSON Schema of a file argument, keeping the upstream's own description first. */
@@ -125,18 +131,27 @@ export function uploadConsumer(
         await Promise.allSettled(resolved.map((file) => file.dispose()));
         if (callDir) await rm(callDir, { recursive: true, force: true });
       };
+      // Descriptors (the files extension revision Claude Code ships): upload_required first, then
+      // each stands for its uploaded, checked bytes (an upload handle) and goes on as any other value.
+      const answered = await answerDescriptors(
+        slots.map((slot) => slot.value),
+        deps.descriptors,
+        { scope: ctx.scope, extra: ctx.extra },
+      );
+      if ("result" in answered) return { args: copy, result: answered.result };
       let failed: unknown;
       try {
         for (const [index, slot] of slots.entries()) {
-          failed = slot.value;
-          const set = (value: string) => {
-            (slot.container as Record<string | number, unknown>)[slot.key] = value;
+          const value = answered.values[index];
+          failed = value;
+          const set = (next: string) => {
+            (slot.container as Record<string | number, unknown>)[slot.key] = next;
           };
           // What the upstream itself understands, where the operator allows it: left as it is.
-          if (rule.passThrough === "relative-paths" && isPlainRelativePath(slot.value)) continue;
-          if (rule.as === "path" && deps.handoffDir && typeof slot.value === "string" && deps.uploads) {
+          if (rule.passThrough === "relative-paths" && isPlainRelativePath(value)) continue;
+          if (rule.as === "path" && deps.handoffDir && typeof value === "string" && deps.uploads) {
             // Fast path: an uploaded file is copied by the kernel (a reflink where the file system can).
-            const fast = await handoffCopy(slot.value, index, ctx, deps, async () => {
+            const fast = await handoffCopy(value, index, ctx, deps, async () => {
               callDir ??= await mkdtemp(join(deps.handoffDir as string, "call-"));
               return callDir;
             });
@@ -145,7 +160,7 @@ export function uploadConsumer(
               continue;
             }
           }
-          const file = await deps.bridge.resolve(slot.value, { scope: ctx.scope, signal: ctx.signal });
+          const file = await deps.bridge.resolve(value, { scope: ctx.scope, signal: ctx.signal });
           resolved.push(file);
           if (rule.as === "path") set(file.path);
           else {

@@ -1,6 +1,7 @@
 /**
  * One proxied `tools/call`, as named steps: the call context the adapters see, the adapters'
- * `before` steps in order (a file argument rewritten to a handoff path), the params forwarded
+ * `before` steps in order (a file argument rewritten to a handoff path; a step may end the call
+ * with its own result, e.g. `upload_required`), the params forwarded
  * upstream, their `after` steps in reverse (outputs captured as artifacts), and the mapping of a
  * failure to a tool error result. {@link ProxyCore} owns the state (routes, in-flight calls, the
  * scope rule) and calls {@link callRoute} once it has found the route.
@@ -99,6 +100,8 @@ async function runBefore(
     const step = await adapter.before(current ?? {}, callCtx);
     prepared.push(step);
     current = step.args;
+    // A step that answers the call itself (upload_required) ends it: later steps do not run.
+    if (step.result) break;
   }
   return current;
 }
@@ -178,6 +181,8 @@ export async function callRoute(
       callCtx,
       prepared,
     );
+    const answered = prepared.find((step) => step.result !== undefined)?.result;
+    if (answered) return answered;
     const result = await route.upstream.port.request("tools/call", forwardedParams(params, route, args), {
       signal: ctx.signal,
       ...(ctx.progress ? { onprogress: ctx.progress } : {}),

@@ -108,6 +108,11 @@ export interface PreparedCall {
   dispose?: () => Promise<void>;
   /** Passed to `after`. */
   state?: unknown;
+  /**
+   * Ends the call here with this result, without calling the upstream (e.g. the files extension's
+   * `upload_required`: the client uploads, then calls again). `after` steps do not run.
+   */
+  result?: JsonObject;
 }
 
 /**

@@ -36,6 +36,7 @@ import {
   uriParam,
   wireDigest,
 } from "./files-wire.js";
+import { toolsForClient } from "./listed-marks.js";
 import { TUS_VERSION } from "./tus/protocol.js";
 import type { FilesExtensionOptions } from "./types.js";
 import { formatUploadHandle, TICKET_CLAIMS, tusEndpointOf } from "./upload-handle.js";
@@ -169,6 +170,8 @@ export class FilesExtension {
     const upload = (params: HostFilesParams, ctx: HostRequestContext) => this.#authorizeUpload(params, ctx);
     const download = (params: HostFilesParams, ctx: HostRequestContext) =>
       this.#authorizeDownload(params, ctx);
+    // The revision Claude Code ships is shown the default fileInput()'s marks on the descriptor only.
+    host.rewriteListedTools?.((tools, ctx) => toolsForClient(tools, ctx.clientCapabilities));
     host.handle("files/authorizeUpload", upload);
     host.handle("files/authorizeDownload", download);
     if (!variant) return;

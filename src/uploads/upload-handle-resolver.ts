@@ -1,6 +1,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/v4";
+import type { DescriptorAnswerer } from "../bridge/file-descriptors.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver } from "../bridge/types.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
@@ -510,20 +511,36 @@ export class UploadHandleResolver {
     );
     this.#direct ??= strategy;
     // The revision Claude Code ships: descriptor calls of the bridge's withFiles tools.
-    this.#bridge?.answerDescriptors?.(
-      new UploadRequired({
-        minter: this.#minter,
-        state: this.#state,
-        maxSize: (options === true ? undefined : options.maxSize) ?? this.maxBytes,
-        roundWaitMs: uploadWaitMs(options === true ? undefined : options.uploadWait),
-        ticketTtl: this.#ttl,
-        handleTtlSeconds: this.#handleTtlSeconds,
-        filesFor: this.filesFor.bind(this),
-        refs: this.#refs,
-        allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
-      }),
-    );
+    this.#bridge?.answerDescriptors?.(this.descriptorAnswerer(options === true ? {} : options));
     return extension;
+  }
+
+  /**
+   * What answers calls that carry file descriptors (the files extension revision Claude Code ships)
+   * on this resolver's tickets: `upload_required` with one signed single-use PUT target per file and
+   * a `requestState` used once, then each descriptor as the upload handle of its checked bytes.
+   * `attach(server, { files })` installs one on the resolver's bridge; the proxy's upload consumers
+   * ask one too.
+   *
+   * @example
+   * ```ts
+   * const answered = await answerDescriptors(values, uploads.descriptorAnswerer(), { scope, extra });
+   * ```
+   */
+  descriptorAnswerer(
+    options: Pick<FilesExtensionOptions, "maxSize" | "uploadWait"> = {},
+  ): DescriptorAnswerer {
+    return new UploadRequired({
+      minter: this.#minter,
+      state: this.#state,
+      maxSize: options.maxSize ?? this.maxBytes,
+      roundWaitMs: uploadWaitMs(options.uploadWait),
+      ticketTtl: this.#ttl,
+      handleTtlSeconds: this.#handleTtlSeconds,
+      filesFor: this.filesFor.bind(this),
+      refs: this.#refs,
+      allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
+    });
   }
 
   /** The page's "which server asks" claim: the configured name, else `fallback` (the server's own). */

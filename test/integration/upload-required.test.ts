@@ -10,6 +10,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/server";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type RunningV2Server, serveHttpV2, staticTokens } from "../../examples/shared/serve-http-v2.js";
@@ -28,6 +30,7 @@ import {
 import { toNodeHandler } from "../../src/node/index.js";
 import {
   classifyArgument,
+  classifyTool,
   connectRevisionClient,
   descriptorOf,
   errorCode,
@@ -109,7 +112,10 @@ async function start(options: { ttl?: "1s"; rateLimit?: () => boolean } = {}): P
     );
     server.registerTool(
       "legacy_marks",
-      { description: "Reads one file", inputSchema: { document: fileInput() } },
+      {
+        description: "Reads one file",
+        inputSchema: { document: fileInput(), pages: z.array(fileInput()).optional() },
+      },
       bridge.withFiles(async ({ document }) => read([document as unknown as ResolvedFile]), {
         fields: ["document"],
         pass: "file",
@@ -193,10 +199,9 @@ describe("the files extension revision Claude Code ships (upload_required)", () 
       kind: "file",
       list: true,
     });
+    // The default fileInput() too: this client is shown the marks on the descriptor object only.
     const legacy = schemaOf("legacy_marks");
-    expect(classifyArgument((legacy.properties as Record<string, unknown>).document, legacy).kind).toBe(
-      "untaken",
-    );
+    expect(classifyTool(legacy).document).toEqual({ kind: "file", list: false });
 
     const bytes = randomBytes(70_000);
     const args = {
@@ -379,6 +384,69 @@ describe("the files extension revision Claude Code ships (upload_required)", () 
     clients.push(client);
     const result = await client.call("make_report", {});
     expect((result._meta as Record<string, unknown> | undefined)?.[FILES_KEY]).toBeUndefined();
+  });
+});
+
+describe("the default fileInput() (marks on the property, the uri branch and the descriptor)", () => {
+  const schemaOf = async (client: RevisionClient, name: string) => {
+    const { tools } = await client.client.listTools();
+    return tools.find((tool) => tool.name === name)?.inputSchema as Record<string, unknown>;
+  };
+  const marksIn = (schema: unknown): number => JSON.stringify(schema).split('"x-mcp-file"').length - 1;
+
+  it("is filled by the revision's client: object-only marks, upload_required, PUT, retry, exact bytes", async () => {
+    const client = await connect();
+    const legacy = await schemaOf(client, "legacy_marks");
+    expect(classifyTool(legacy)).toMatchObject({
+      document: { kind: "file", list: false },
+      pages: { kind: "file", list: true },
+    });
+    // Strict validators accept what this client is shown.
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    // ajv-formats is CommonJS: its default export is the plugin under Node, `.default` for the types.
+    const addFormats = ((formats as unknown as { default?: unknown }).default ?? formats) as (
+      ajv: Ajv2020,
+    ) => void;
+    addFormats(ajv);
+    ajv.addKeyword("x-mcp-file");
+    expect(() => ajv.compile(legacy)).not.toThrow();
+
+    const bytes = randomBytes(20_000);
+    const args = { document: descriptorOf("file-1", { bytes, name: "scan.bin" }) };
+    const { requestState, targets } = await firstRound(client, "legacy_marks", args, ["file-1"]);
+    expect((await sendTo(targets[0] as never, bytes, app.http.mcpUrl)).status).toBeLessThan(300);
+    const done = await client.call("legacy_marks", args, requestState);
+    expect(done.isError).toBeFalsy();
+    expect(app.runs).toHaveLength(1);
+    expect(Buffer.compare(app.runs[0]?.[0] as Buffer, bytes)).toBe(0);
+  });
+
+  it("clients of the draft and the variant see what they saw before: the marks on the property and the uri branch", async () => {
+    const plain = await connectRevisionClient(app.http.mcpUrl, "token-alice", {});
+    clients.push(plain);
+    const draft = await connectRevisionClient(app.http.mcpUrl, "token-alice", {
+      extensions: { [FILES_KEY]: { upload: true, download: true } },
+    });
+    clients.push(draft);
+    const revision = await connect();
+    for (const client of [plain, draft]) {
+      const legacy = await schemaOf(client, "legacy_marks");
+      const document = (legacy.properties as Record<string, Record<string, unknown>>).document as Record<
+        string,
+        unknown
+      >;
+      expect(document["x-mcp-file"]).toEqual({});
+      const branches = document.anyOf as Array<Record<string, unknown>>;
+      expect(branches.find((branch) => branch.format === "uri")?.["x-mcp-file"]).toEqual({});
+      expect(classifyTool(legacy).document?.kind).toBe("untaken");
+    }
+    // The revision's client is shown the same schema less the marks off the descriptor: one per argument.
+    const tailored = await schemaOf(revision, "legacy_marks");
+    const properties = tailored.properties as Record<string, unknown>;
+    expect(marksIn(properties.document)).toBe(1);
+    expect(marksIn(properties.pages)).toBe(1);
+    // A tool whose marks are already object-only is listed unchanged.
+    expect(await schemaOf(revision, "ingest")).toEqual(await schemaOf(plain, "ingest"));
   });
 });
 

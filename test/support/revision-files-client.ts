@@ -95,6 +95,24 @@ export function classifyArgument(
   return { kind: marked.every(isDescriptorObject) ? "file" : "untaken", list };
 }
 
+/**
+ * How the client reads a whole tool's input schema: each argument's kind, with the tool-wide rule
+ * on top — one marked argument that is not taken (a mark off a descriptor object) and the client
+ * takes no file argument of the tool: every marked argument is left unfilled (`"untaken"`).
+ */
+export function classifyTool(
+  inputSchema: Json,
+): Record<string, { kind: "file" | "untaken" | "unmarked"; list: boolean }> {
+  const properties = (isObject(inputSchema.properties) ? inputSchema.properties : {}) as Json;
+  const kinds = Object.fromEntries(
+    Object.entries(properties).map(([name, schema]) => [name, classifyArgument(schema, inputSchema)]),
+  );
+  if (Object.values(kinds).some((each) => each.kind === "untaken")) {
+    for (const each of Object.values(kinds)) if (each.kind === "file") each.kind = "untaken";
+  }
+  return kinds;
+}
+
 /** The unpadded base64url sha-256 of `bytes`. */
 export const sha256Base64url = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("base64url");
 

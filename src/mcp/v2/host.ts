@@ -9,6 +9,7 @@ import type {
   HostRequestHandler,
   HostTool,
   HostToolHandle,
+  HostToolsRewrite,
   LowLevelServerLike,
   McpHost,
   McpServerLike,
@@ -19,6 +20,7 @@ import type { CompleteParams, CompleteResult } from "../types.js";
 import { FilesParamsSchema, PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
 import { InputRequiredSignal, withElicitation } from "./elicitation.js";
+import { rewriteToolsList } from "./tools-list.js";
 
 /**
  * The SDK v2 adapter of the host port (`@modelcontextprotocol/server` 2.x, protocol 2026-07-28 and
@@ -238,6 +240,10 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
         return { ...hint, ...result };
       }) as never,
     );
+  }
+
+  rewriteListedTools(rewrite: HostToolsRewrite): void {
+    rewriteToolsList(this.#low, rewrite, (ctx) => this.context(ctx as ServerContext));
   }
 
   registerTool(tool: HostTool): HostToolHandle {

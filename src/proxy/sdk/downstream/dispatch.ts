@@ -4,7 +4,9 @@
  * build the request context.
  */
 
+import { requestClientCapabilities } from "../../../mcp/client-files.js";
 import { toMcpRequestError } from "../../../mcp/errors.js";
+import { toolsForClient } from "../../../uploads/listed-marks.js";
 import type { ProxyCore } from "../../proxy-core.js";
 import type { DownstreamSink, JsonObject, RequestContext } from "../../types.js";
 
@@ -21,6 +23,13 @@ export interface ProxyServerOptions {
    */
   logging?: boolean;
   completions?: boolean;
+  /**
+   * Some tool takes uploads: on 2026-07-28 (one server per request) the server announces the files
+   * extension entry the revision Claude Code ships probes (`upload: {}`, no `revision`), and its
+   * upload consumers answer file descriptors with `upload_required`. 2025-era connections (where the
+   * draft's and the Codex variant's `files/*` methods would be looked for) announce nothing.
+   */
+  uploads?: boolean;
 }
 
 /** The capabilities a downstream proxy server announces. */
@@ -40,7 +49,16 @@ export type Route = (core: ProxyCore, params: JsonObject, ctx: RequestContext) =
 /** The methods a downstream proxy server answers, given its options. */
 export function proxyRoutes(options: ProxyServerOptions): Array<[method: string, route: Route]> {
   const routes: Array<[string, Route]> = [
-    ["tools/list", (core, _params, ctx) => core.listTools(ctx)],
+    // A client of the revision Claude Code ships is shown the upload consumers' marks on the
+    // descriptor object only (it leaves a tool with any other mark unfilled); others as listed.
+    [
+      "tools/list",
+      async (core, _params, ctx) => {
+        const listed = await core.listTools(ctx);
+        const tools = Array.isArray(listed.tools) ? (listed.tools as JsonObject[]) : [];
+        return { ...listed, tools: toolsForClient(tools, requestClientCapabilities(ctx.extra)) };
+      },
+    ],
     ["tools/call", (core, params, ctx) => core.callTool(params, ctx)],
     ["resources/list", (core, params, ctx) => core.listResources(params, ctx)],
     ["resources/templates/list", (core, _params, ctx) => core.listResourceTemplates(ctx)],

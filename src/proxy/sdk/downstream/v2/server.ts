@@ -12,6 +12,7 @@
  *   HTTP endpoint feeds (see `endpoint.ts`).
  */
 import { Server, type ServerContext } from "@modelcontextprotocol/server";
+import { FILES_EXTENSION_KEY } from "../../../../mcp/client-files.js";
 import { v2Extra } from "../../../../mcp/v2/context.js";
 import type { ProxyCore } from "../../../proxy-core.js";
 import type { JsonObject, RequestContext } from "../../../types.js";
@@ -59,7 +60,13 @@ export function createProxyServerV2(
   const server = new Server(
     { name: options.name, version: options.version },
     {
-      capabilities: proxyCapabilities(options),
+      capabilities: {
+        ...proxyCapabilities(options),
+        // What the revision Claude Code ships probes before it sends a file (2026-07-28 only).
+        ...(options.uploads && serving === "request"
+          ? { extensions: { [FILES_EXTENSION_KEY]: { upload: {} } } }
+          : {}),
+      },
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
