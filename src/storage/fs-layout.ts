@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
+import type { FsListIndex } from "./fs-list-index.js";
 import { FsSmallWrites, type SmallWrites } from "./fs-small-writes.js";
 import { isExpired } from "./kit/list-page.js";
 import { metadataRecordBytes, parseStoredRecord, type StoredRecord } from "./kit/metadata-record.js";
@@ -72,11 +73,15 @@ export class FsLayout {
   readonly #made = new Set<string>();
   readonly #folders = new Map<string, string>();
 
-  /** @param smallWrites Where records and small files are written (see {@link FsSmallWrites}). */
+  /**
+   * @param smallWrites Where records and small files are written (see {@link FsSmallWrites}).
+   * @param index The list index, told of every commit and removal (see {@link FsListIndex}).
+   */
   constructor(
     readonly root: string,
     readonly now: () => number,
-    smallWrites: SmallWrites = "writer-thread",
+    smallWrites: SmallWrites,
+    readonly index: FsListIndex,
   ) {
     this.small = new FsSmallWrites(smallWrites);
   }
@@ -157,32 +162,42 @@ export class FsLayout {
    * go through a temp name and one rename.
    */
   async writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
-    const path = join(this.scopeDir(file.scope), file.id + META_SUFFIX);
+    const folder = this.scopeDir(file.scope);
+    const path = join(folder, file.id + META_SUFFIX);
     const record = metadataRecordBytes(file, inline);
-    if (inline !== undefined) {
-      try {
-        // The first file of a scope: make the folder if needed.
-        await this.inFolder(this.scopeDir(file.scope), () => this.small.write(path, record, FILE_MODE));
-      } catch (error) {
-        // Never remove a record this call did not create (the id was taken: not ours).
-        if (errorCode(error) !== "EEXIST") await unlinkQuiet(path).catch(() => {});
-        throw error;
-      }
-      return;
-    }
-    const temp = tempPath(path);
+    // The list index hears of the file before it can be found (see fs-list-index.ts).
+    const indexed = this.index.committing(folder, file.id);
     try {
-      await this.small.write(temp, record, FILE_MODE);
-      await this.small.rename(temp, path);
+      if (inline !== undefined) {
+        try {
+          // The first file of a scope: make the folder if needed.
+          await this.inFolder(folder, () => this.small.write(path, record, FILE_MODE));
+        } catch (error) {
+          // Never remove a record this call did not create (the id was taken: not ours).
+          if (errorCode(error) !== "EEXIST") await unlinkQuiet(path).catch(() => {});
+          throw error;
+        }
+      } else {
+        const temp = tempPath(path);
+        try {
+          await this.small.write(temp, record, FILE_MODE);
+          await this.small.rename(temp, path);
+        } catch (error) {
+          await unlinkQuiet(temp).catch(() => {});
+          throw error;
+        }
+      }
     } catch (error) {
-      await unlinkQuiet(temp).catch(() => {});
+      if (indexed && errorCode(error) !== "EEXIST") this.index.removed(folder, file.id);
       throw error;
     }
+    if (!indexed) this.index.committed(folder, file.id);
   }
 
   /** Removes a file: metadata first (the file is invisible from there on), then the bytes. */
   async removeFile(folder: string, id: string): Promise<boolean> {
     const removed = await unlinkQuiet(join(folder, id + META_SUFFIX));
+    if (removed) this.index.removed(folder, id);
     await unlinkQuiet(join(folder, id));
     return removed;
   }

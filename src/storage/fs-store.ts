@@ -6,7 +6,7 @@
  */
 
 import { createReadStream } from "node:fs";
-import { link, open, readdir, stat } from "node:fs/promises";
+import { link, open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -15,12 +15,12 @@ import {
   errorCode,
   FILE_MODE,
   FsLayout,
-  metaIdOf,
   openFdAsync,
   storageError,
   tempPath,
   unlinkQuiet,
 } from "./fs-layout.js";
+import { FsListIndex } from "./fs-list-index.js";
 import { FsQuota } from "./fs-quota.js";
 import { type FsFileStore, type FsStoreOptions, fsSettings } from "./fs-store-options.js";
 import { fsSweep } from "./fs-sweep.js";
@@ -104,7 +104,7 @@ interface Written {
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
   const { root, now, staleMs, sweepMs, quota, smallWrites } = fsSettings(dir, options);
-  const layout = new FsLayout(root, now, smallWrites);
+  const layout = new FsLayout(root, now, smallWrites, new FsListIndex());
   const usage = new FsQuota(layout, quota);
   const sweep = fsSweep(layout, staleMs);
 
@@ -319,18 +319,8 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const kind = listKind(listOptions.kind);
       const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
       if (typeof scope !== "string" || scope.length === 0) return { files: [] };
-      let names: string[];
-      try {
-        names = await readdir(layout.scopeDir(scope));
-      } catch (error) {
-        const code = errorCode(error);
-        if (code === "ENOENT" || code === "ENOTDIR") return { files: [] };
-        throw storageError("list files", error);
-      }
-      const ids = names
-        .map(metaIdOf)
-        .filter((id): id is string => id !== undefined)
-        .sort();
+      // The scope's ids from its list index (fs-list-index.ts): no walk of the folder.
+      const ids = await layout.index.ids(layout.scopeDir(scope));
       const at = now();
       const files: StoredFile[] = [];
       let i = after === undefined ? 0 : upperBound(ids, after);
