@@ -34,7 +34,6 @@ import {
   listKind,
   listLimit,
   unrefInterval,
-  upperBound,
 } from "./kit/list-page.js";
 import { checkMeasured, measureBytes } from "./kit/put-meter.js";
 import { streamPutToFile } from "./kit/put-pipeline.js";
@@ -320,14 +319,19 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
       if (typeof scope !== "string" || scope.length === 0) return { files: [] };
       // The scope's ids from its list index (fs-list-index.ts): no walk of the folder.
-      const ids = await layout.index.ids(layout.scopeDir(scope));
+      const order = (await layout.index.ids(layout.scopeDir(scope))).after(after);
       const at = now();
       const files: StoredFile[] = [];
-      let i = after === undefined ? 0 : upperBound(ids, after);
-      while (i < ids.length) {
+      for (;;) {
         // Read metadata in small parallel batches, one more than needed to know if a page follows.
-        const batch = ids.slice(i, i + Math.min(limit + 1 - files.length, LIST_READ_BATCH));
-        i += batch.length;
+        const batch: string[] = [];
+        const want = Math.min(limit + 1 - files.length, LIST_READ_BATCH);
+        for (let next = order.next(); ; next = order.next()) {
+          if (next.done) break;
+          batch.push(next.value);
+          if (batch.length === want) break;
+        }
+        if (batch.length === 0) break;
         const metas = await Promise.all(batch.map((id) => layout.readMeta(scope, id)));
         for (const file of metas) {
           if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;

@@ -164,6 +164,43 @@ describe("fsStore list index", () => {
     await store.close?.();
   });
 
+  it("compacts a long log into a sorted block, and keeps every later put and delete", async () => {
+    const store = fsStore(dir, { sweepInterval: 0 });
+    const files = await fill(store, "s", COUNT);
+    await listIds(store, "s");
+    const log = join(folderOf("s"), INDEX_NAME);
+    // Many lines for ids that come and go (and never had a record): the log is long, the scope small.
+    const alphabet = "0123456789abcdefghjkmnpqrstvwxyz";
+    let churn = "";
+    for (let i = 0; i < 6000; i++) {
+      let id = "";
+      for (let j = 0, n = i; j < 26; j++, n = Math.floor(n / 32)) id = alphabet[n % 32] + id;
+      churn += `+${id}\n-${id}\n`;
+    }
+    await writeFile(log, churn, { flag: "a" });
+    const all = files.map((file) => file.id);
+    expect(await listIds(store, "s")).toEqual(all); // reads the churn, then compacts in the background
+    for (let i = 0; i < 50 && !(await readFile(log, "latin1")).startsWith("#sorted "); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const compactedLog = await readFile(log, "latin1");
+    expect(compactedLog.startsWith(`#sorted ${String(all.length).padStart(10, "0")}\n`)).toBe(true);
+    expect(compactedLog.length).toBeLessThan(churn.length / 10);
+    // After the block: a delete of an id in it, a new put, both seen by this and a new instance.
+    await store.delete("s", all[7] as string);
+    const late = await store.put(text("late"), { scope: "s", name: "late.txt" });
+    const expected = [...all.filter((_, i) => i !== 7), late.id];
+    expect(await listIds(store, "s", 25)).toEqual(expected);
+    expect(await listIds(fsStore(dir, { sweepInterval: 0 }), "s", 25)).toEqual(expected);
+    // A page that starts inside the block, by cursor.
+    const page = await store.list("s", {
+      limit: 3,
+      cursor: (await store.list("s", { limit: 100 })).nextCursor,
+    });
+    expect(page.files.map((file) => file.id)).toEqual(expected.slice(100, 103));
+    await store.close?.();
+  });
+
   it("a small scope gets no index file; the sweep removes a folder that holds only its index", async () => {
     let time = Date.now();
     const store = fsStore(dir, { now: () => time, sweepInterval: 0 });
