@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
-import type { FsListIndex } from "./fs-list-index.js";
 import { FsSmallWrites, type SmallWrites } from "./fs-small-writes.js";
 import { isExpired } from "./kit/list-page.js";
 import { metadataRecordBytes, parseStoredRecord, type StoredRecord } from "./kit/metadata-record.js";
@@ -63,6 +62,18 @@ export function metaIdOf(name: string): string | undefined {
   return isId(id) ? id : undefined;
 }
 
+/** What the layout tells the list index of a store (`FsListIndex`, fs-list-index.ts). */
+export interface ListIndexNotes {
+  /** A commit is about to write its record; `false` when the folder has no index yet. */
+  committing(folder: string, id: string): boolean;
+  /** A commit wrote its record after {@link committing} found no index. */
+  committed(folder: string, id: string): void;
+  /** A record was removed. */
+  removed(folder: string, id: string): void;
+  /** The folder was removed. */
+  forget(folder: string): void;
+}
+
 /**
  * One store's view of its folder: where a scope's files are, their metadata records, and the scope
  * folders it has made (so a put into one of them makes no folder).
@@ -75,13 +86,13 @@ export class FsLayout {
 
   /**
    * @param smallWrites Where records and small files are written (see {@link FsSmallWrites}).
-   * @param index The list index, told of every commit and removal (see {@link FsListIndex}).
+   * @param index The list index, told of every commit and removal (`FsListIndex`).
    */
   constructor(
     readonly root: string,
     readonly now: () => number,
     smallWrites: SmallWrites,
-    readonly index: FsListIndex,
+    readonly index: ListIndexNotes,
   ) {
     this.small = new FsSmallWrites(smallWrites);
   }

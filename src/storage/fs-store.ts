@@ -103,7 +103,8 @@ interface Written {
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
   const { root, now, staleMs, sweepMs, quota, smallWrites } = fsSettings(dir, options);
-  const layout = new FsLayout(root, now, smallWrites, new FsListIndex());
+  const index = new FsListIndex();
+  const layout = new FsLayout(root, now, smallWrites, index);
   const usage = new FsQuota(layout, quota);
   const sweep = fsSweep(layout, staleMs);
 
@@ -319,7 +320,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
       if (typeof scope !== "string" || scope.length === 0) return { files: [] };
       // The scope's ids from its list index (fs-list-index.ts): no walk of the folder.
-      const order = (await layout.index.ids(layout.scopeDir(scope))).after(after);
+      const order = (await index.ids(layout.scopeDir(scope))).after(after);
       const at = now();
       const files: StoredFile[] = [];
       for (;;) {
