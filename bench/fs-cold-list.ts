@@ -9,7 +9,6 @@
  *   SDK Client (InMemoryTransport), in another new process;
  * - for reference, what every page cost before the index: one `readdir` of the folder and a sort of
  *   its ids (the walk the old `list` made per page);
- * - heap bytes per id held by the index after the first list.
  * Rows print min / median / max over the rounds, with the load.
  *
  *   npx tsx bench/fs-cold-list.ts            # 100k (makes the cache the first time: ~1–3 min)
@@ -64,12 +63,9 @@ async function child(mode: string, dir: string): Promise<void> {
   const out: Record<string, number> = {};
   if (mode === "store") {
     const store = fsStore(dir, { sweepInterval: 0 });
-    const heapBefore = process.memoryUsage().heapUsed;
     let t = performance.now();
     const first = await store.list(SCOPE, { limit: 1000 });
     out.firstPageMs = performance.now() - t;
-    global.gc?.();
-    out.heapPerIdBytes = (process.memoryUsage().heapUsed - heapBefore) / Number(process.argv[5]);
     // A page in the middle: walk cursors from the first page's ids (ids are time-sorted).
     let cursor = first.nextCursor;
     for (let i = 0; i < 3 && cursor; i++)
@@ -144,7 +140,6 @@ async function main(): Promise<void> {
         `  reference: one walk of the folder (readdir + sort), what each page cost before (ms)`,
         "folderWalkMs",
       ],
-      [`  heap per indexed id after the first list (bytes)`, "heapPerIdBytes"],
     ];
     for (const [name, key] of rows) {
       const values = samples[key] ?? [];
