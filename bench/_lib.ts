@@ -316,13 +316,13 @@ export interface Peer {
 
 /**
  * What every peer (the servers of both sides and the client) runs with unless
- * `BENCH_PEER_NODE_ARGS` says otherwise: an old generation that starts at 64 MiB. With Node's
- * defaults a process streaming large bodies sometimes fell, for many rounds, into back-to-back full
- * GCs that freed nothing (20–137 per GiB, up to twice the CPU): ours, the raw servers and
- * `@tus/server` alike, so the 1 GiB rows measured which process fell into it. What starts them is not
- * known; with this option no server fell into them (docs/performance.md, Session 12).
+ * `BENCH_PEER_NODE_ARGS` says otherwise: nothing, Node's defaults, as a user runs each of them
+ * (issue 43). Earlier runs gave every peer `--initial-old-space-size=64`, which kept the servers out
+ * of the back-to-back full GCs some fell into with the defaults (docs/performance.md, Session 12);
+ * `BENCH_PEER_NODE_ARGS=--initial-old-space-size=64` gives it to every peer again, ours and the
+ * baselines alike. The `full GCs per round` line shows when a server falls into them.
  */
-const DEFAULT_PEER_NODE_ARGS = "--initial-old-space-size=64";
+const DEFAULT_PEER_NODE_ARGS = "";
 
 /**
  * Node options for every peer process, from `BENCH_PEER_NODE_ARGS` (split on spaces; empty for

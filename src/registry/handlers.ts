@@ -7,7 +7,7 @@ import type { ScopeSource } from "../scope/scope.js";
 import type { StoredFile } from "../storage/types.js";
 import { decodeListCursor, encodeListCursor } from "./cursor.js";
 import type { Attachment } from "./notifier.js";
-import type { ScopeIndex } from "./scope-index.js";
+import type { IndexPage, ScopeIndex } from "./scope-index.js";
 import { type ParsedUri, type TemplateSet, validScope } from "./templates.js";
 
 /**
@@ -25,6 +25,8 @@ export interface RegistryView {
   readonly pageSize: number;
   isLive(file: StoredFile): boolean;
   withIndex<T>(scope: string, fn: (index: ScopeIndex) => T | Promise<T>): Promise<T>;
+  /** A list page of the scope's index (answered before a large scope is wholly loaded). */
+  listIndex(scope: string, after: string | undefined, limit: number): Promise<IndexPage>;
   uriFor(file: StoredFile): string;
   templateFor(file: Pick<StoredFile, "kind">): ReturnType<TemplateSet["templateFor"]>;
   callerScope(extra: RequestExtra): Promise<string>;
@@ -55,11 +57,7 @@ async function listPage(
     return { resources: [] };
   }
   const after = cursor === undefined ? undefined : decodeListCursor(scope, cursor);
-  const page = await view.withIndex(scope, (index) => {
-    const result = index.page(after, view.pageSize, view.isLive);
-    for (const id of result.dead) index.delete(id);
-    return result;
-  });
+  const page = await view.listIndex(scope, after, view.pageSize);
   const resources: McpResource[] = page.files.map((file) => ({
     uri: view.uriFor(file),
     name: file.name,

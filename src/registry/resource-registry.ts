@@ -145,6 +145,7 @@ export class ResourceRegistry {
       pageSize: this.pageSize,
       isLive: this.isLive,
       withIndex: (scope, fn) => this.indexes.with(scope, fn),
+      listIndex: (scope, after, limit) => this.indexes.page(scope, after, limit, this.isLive),
       uriFor: (file) => this.templates.uriFor(file),
       templateFor: (file) => this.templates.templateFor(file),
       callerScope: (extra) => this.callerScope(extra),

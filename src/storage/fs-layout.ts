@@ -62,6 +62,18 @@ export function metaIdOf(name: string): string | undefined {
   return isId(id) ? id : undefined;
 }
 
+/** What the layout tells the list index of a store (`FsListIndex`, fs-list-index.ts). */
+export interface ListIndexNotes {
+  /** A commit is about to write its record; `false` when the folder has no index yet. */
+  committing(folder: string, id: string): boolean;
+  /** A commit wrote its record after {@link committing} found no index. */
+  committed(folder: string, id: string): void;
+  /** A record was removed. */
+  removed(folder: string, id: string): void;
+  /** The folder was removed. */
+  forget(folder: string): void;
+}
+
 /**
  * One store's view of its folder: where a scope's files are, their metadata records, and the scope
  * folders it has made (so a put into one of them makes no folder).
@@ -72,11 +84,15 @@ export class FsLayout {
   readonly #made = new Set<string>();
   readonly #folders = new Map<string, string>();
 
-  /** @param smallWrites Where records and small files are written (see {@link FsSmallWrites}). */
+  /**
+   * @param smallWrites Where records and small files are written (see {@link FsSmallWrites}).
+   * @param index The list index, told of every commit and removal (`FsListIndex`).
+   */
   constructor(
     readonly root: string,
     readonly now: () => number,
-    smallWrites: SmallWrites = "writer-thread",
+    smallWrites: SmallWrites,
+    readonly index: ListIndexNotes,
   ) {
     this.small = new FsSmallWrites(smallWrites);
   }
@@ -157,32 +173,42 @@ export class FsLayout {
    * go through a temp name and one rename.
    */
   async writeMeta(file: StoredFile, inline?: Uint8Array): Promise<void> {
-    const path = join(this.scopeDir(file.scope), file.id + META_SUFFIX);
+    const folder = this.scopeDir(file.scope);
+    const path = join(folder, file.id + META_SUFFIX);
     const record = metadataRecordBytes(file, inline);
-    if (inline !== undefined) {
-      try {
-        // The first file of a scope: make the folder if needed.
-        await this.inFolder(this.scopeDir(file.scope), () => this.small.write(path, record, FILE_MODE));
-      } catch (error) {
-        // Never remove a record this call did not create (the id was taken: not ours).
-        if (errorCode(error) !== "EEXIST") await unlinkQuiet(path).catch(() => {});
-        throw error;
-      }
-      return;
-    }
-    const temp = tempPath(path);
+    // The list index hears of the file before it can be found (see fs-list-index.ts).
+    const indexed = this.index.committing(folder, file.id);
     try {
-      await this.small.write(temp, record, FILE_MODE);
-      await this.small.rename(temp, path);
+      if (inline !== undefined) {
+        try {
+          // The first file of a scope: make the folder if needed.
+          await this.inFolder(folder, () => this.small.write(path, record, FILE_MODE));
+        } catch (error) {
+          // Never remove a record this call did not create (the id was taken: not ours).
+          if (errorCode(error) !== "EEXIST") await unlinkQuiet(path).catch(() => {});
+          throw error;
+        }
+      } else {
+        const temp = tempPath(path);
+        try {
+          await this.small.write(temp, record, FILE_MODE);
+          await this.small.rename(temp, path);
+        } catch (error) {
+          await unlinkQuiet(temp).catch(() => {});
+          throw error;
+        }
+      }
     } catch (error) {
-      await unlinkQuiet(temp).catch(() => {});
+      if (indexed && errorCode(error) !== "EEXIST") this.index.removed(folder, file.id);
       throw error;
     }
+    if (!indexed) this.index.committed(folder, file.id);
   }
 
   /** Removes a file: metadata first (the file is invisible from there on), then the bytes. */
   async removeFile(folder: string, id: string): Promise<boolean> {
     const removed = await unlinkQuiet(join(folder, id + META_SUFFIX));
+    if (removed) this.index.removed(folder, id);
     await unlinkQuiet(join(folder, id));
     return removed;
   }

@@ -6,7 +6,7 @@
  */
 
 import { createReadStream } from "node:fs";
-import { link, open, readdir, stat } from "node:fs/promises";
+import { link, open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -14,12 +14,12 @@ import {
   errorCode,
   FILE_MODE,
   FsLayout,
-  metaIdOf,
   openFdAsync,
   storageError,
   tempPath,
   unlinkQuiet,
 } from "./fs-layout.js";
+import { FsListIndex } from "./fs-list-index.js";
 import { FsQuota } from "./fs-quota.js";
 import { type FsFileStore, type FsStoreOptions, fsSettings } from "./fs-store-options.js";
 import { fsSweep } from "./fs-sweep.js";
@@ -33,7 +33,6 @@ import {
   listKind,
   listLimit,
   unrefInterval,
-  upperBound,
 } from "./kit/list-page.js";
 import { checkMeasured, measureBytes } from "./kit/put-meter.js";
 import { streamPutToFile } from "./kit/put-pipeline.js";
@@ -103,7 +102,8 @@ interface Written {
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
   const { root, now, staleMs, sweepMs, quota, smallWrites } = fsSettings(dir, options);
-  const layout = new FsLayout(root, now, smallWrites);
+  const index = new FsListIndex();
+  const layout = new FsLayout(root, now, smallWrites, index);
   const usage = new FsQuota(layout, quota);
   const sweep = fsSweep(layout, staleMs);
 
@@ -318,25 +318,20 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const kind = listKind(listOptions.kind);
       const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
       if (typeof scope !== "string" || scope.length === 0) return { files: [] };
-      let names: string[];
-      try {
-        names = await readdir(layout.scopeDir(scope));
-      } catch (error) {
-        const code = errorCode(error);
-        if (code === "ENOENT" || code === "ENOTDIR") return { files: [] };
-        throw storageError("list files", error);
-      }
-      const ids = names
-        .map(metaIdOf)
-        .filter((id): id is string => id !== undefined)
-        .sort();
+      // The scope's ids from its list index (fs-list-index.ts): no walk of the folder.
+      const order = (await index.ids(layout.scopeDir(scope))).after(after);
       const at = now();
       const files: StoredFile[] = [];
-      let i = after === undefined ? 0 : upperBound(ids, after);
-      while (i < ids.length) {
+      for (;;) {
         // Read metadata in small parallel batches, one more than needed to know if a page follows.
-        const batch = ids.slice(i, i + Math.min(limit + 1 - files.length, LIST_READ_BATCH));
-        i += batch.length;
+        const batch: string[] = [];
+        const want = Math.min(limit + 1 - files.length, LIST_READ_BATCH);
+        for (let next = order.next(); ; next = order.next()) {
+          if (next.done) break;
+          batch.push(next.value);
+          if (batch.length === want) break;
+        }
+        if (batch.length === 0) break;
         const metas = await Promise.all(batch.map((id) => layout.readMeta(scope, id)));
         for (const file of metas) {
           if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;

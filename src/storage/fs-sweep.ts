@@ -17,6 +17,7 @@ import {
   TMP_SUFFIX,
   unlinkQuiet,
 } from "./fs-layout.js";
+import { INDEX_NAME } from "./fs-list-index.js";
 import { isExpired } from "./kit/list-page.js";
 import { parseStoredRecord } from "./kit/metadata-record.js";
 
@@ -102,12 +103,16 @@ async function sweepFolder(layout: FsLayout, folder: string, at: number, staleMs
       if (errorCode(error) !== "ENOENT") throw storageError("sweep", error);
     }
   }
-  // An empty, old scope folder goes too; a put racing with this re-creates it (see FsLayout#inFolder).
+  // An empty, old scope folder goes too, with its list index if that is all it holds; a put racing
+  // with this re-creates the folder (see FsLayout#inFolder), and a list rebuilds a missing index.
   try {
     const info = await stat(folder);
     if (at - info.mtimeMs >= staleMs) {
+      const left = await readdir(folder);
+      if (left.length === 1 && left[0] === INDEX_NAME) await unlinkQuiet(join(folder, INDEX_NAME));
       await rmdir(folder);
       layout.forget(folder);
+      layout.index.forget(folder);
     }
   } catch {
     // not empty, or already gone
