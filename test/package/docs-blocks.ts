@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport, Client as V2Client } from "@modelcontext
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
+import { SignedUrlMinter } from "../../src/index.js";
 import { freePort, type MarkedBlock, markedBlocks, startServer, text, tsxCommand } from "./fresh-project.js";
 
 /** What a driver gets: the fresh project, the block and (for `ts` blocks) its file in the project. */
@@ -89,7 +90,7 @@ export async function exercise(dir: string, server: { command: string; args: str
 }
 
 /** The block `id`, which must exist. */
-function blockOf(blocks: Map<string, MarkedBlock>, id: string): MarkedBlock {
+export function blockOf(blocks: Map<string, MarkedBlock>, id: string): MarkedBlock {
   const block = blocks.get(id);
   if (!block) throw new Error(`no block marked docs-test: ${id}`);
   return block;
@@ -178,12 +179,74 @@ const DRIVERS: Record<string, Driver> = {
       const byHandle = await client.callTool({ name: "count_words", arguments: { file: files[0]?.handle } });
       expect(text(byHandle)).toBe("4 words");
       await client.close();
-      // Without the token there is no scope: refused, never a shared default.
+      // Without the token there is no scope: what needs one is refused, never a shared default;
+      // a file inside the call needs none.
       const anonymous = await connect();
-      const refused = await anonymous.callTool({ name: "count_words", arguments: { file: dataUrl } });
+      const refused = await anonymous.callTool({ name: "get_upload_url", arguments: {} });
       expect(refused.isError).toBe(true);
       expect(text(refused)).toContain("FORBIDDEN");
+      const handle = await anonymous.callTool({ name: "count_words", arguments: { file: files[0]?.handle } });
+      expect(handle.isError).toBe(true);
+      expect(text(handle)).toContain("FORBIDDEN");
+      expect(text(await anonymous.callTool({ name: "count_words", arguments: { file: dataUrl } }))).toBe(
+        "3 words",
+      );
       await anonymous.close();
+    } finally {
+      await server.stop();
+    }
+    // The one warning is the refusal's (MCP_FILE_BRIDGE_NO_SCOPE), for the operator.
+    expect(server.stderr()).not.toMatch(/Error/);
+  },
+  "file-bridge-main": async ({ dir, file }) => {
+    const { client, stderr } = await stdioClient(dir, file);
+    try {
+      const count = async (arg: string) => {
+        const result = await client.callTool({ name: "word_count", arguments: { file: arg } });
+        return { isError: result.isError === true, text: text(result) };
+      };
+      await writeFile(join(dir, "five.txt"), "one two three four five");
+      expect(await count("five.txt")).toEqual({ isError: false, text: "5" });
+      const dataUrl = `data:text/plain;name=a.txt;base64,${Buffer.from("six seven").toString("base64")}`;
+      expect(await count(dataUrl)).toEqual({ isError: false, text: "2" });
+      const refused = await count("/etc/passwd");
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toContain("PATH_NOT_ALLOWED");
+      // What the comment says: bridge.fileInput() tells the model that paths work here.
+      const { tools } = await client.listTools();
+      expect(JSON.stringify(tools[0]?.inputSchema)).toContain("a path inside the server's shared folders");
+    } finally {
+      await client.close();
+    }
+    expect(stderr()).not.toMatch(/Warning/);
+  },
+  "http-routes-main": async ({ dir, file }) => {
+    const port = await freePort();
+    const secret = "docs-test-routes-secret-0123456789abcdef";
+    const server = await startServer(dir, tsxCommand(dir, file), port, {
+      PORT: String(port),
+      FILE_URL_SECRET: secret,
+    });
+    try {
+      // The server's own minter would hand these out; the same secret signs them here.
+      const minter = new SignedUrlMinter({ secret, baseUrl: `http://127.0.0.1:${port}` });
+      const upload = await minter.mint({ scope: "docs", fileId: "ticket-1", action: "upload" });
+      const form = new FormData();
+      form.append("file", new Blob(["bytes over plain HTTP"], { type: "text/plain" }), "routes.txt");
+      const stored = await fetch(upload.url, { method: "POST", body: form });
+      expect(stored.status).toBe(201);
+      const { files } = (await stored.json()) as { files: Array<{ id: string; name: string }> };
+      expect(files.map((f) => f.name)).toEqual(["routes.txt"]);
+      const storedFile = { id: files[0]?.id as string, scope: "docs" };
+      const download = await fetch((await minter.downloadUrl(storedFile)).url);
+      expect(download.status).toBe(200);
+      expect(await download.text()).toBe("bytes over plain HTTP");
+      const forged = new SignedUrlMinter({
+        secret: "another-secret-0123456789abcdef01234567",
+        baseUrl: "http://x",
+      });
+      const stranger = (await forged.downloadUrl(storedFile)).url;
+      expect((await fetch(stranger.replace("http://x", `http://127.0.0.1:${port}`))).status).toBe(401);
     } finally {
       await server.stop();
     }

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, repoRoot } from "../support/helpers.js";
-import { describeDocsBlocks, exercise, writeBlocks } from "./docs-blocks.js";
+import { blockOf, describeDocsBlocks, exercise, writeBlocks } from "./docs-blocks.js";
 import { describeDocsServers, installDocsServers } from "./docs-servers.js";
 import { freshProject, type MarkedBlock, PEERS, packInto, TYPESCRIPTS, typecheck } from "./fresh-project.js";
 
@@ -40,13 +40,13 @@ beforeAll(async () => {
     installDocsServers(root, tarball),
   ]);
   blocks = await writeBlocks(dir);
-  await writeFile(join(dir, "tsconfig.json"), blocks.get("readme-tsconfig")?.code as string);
+  await writeFile(join(dir, "tsconfig.json"), blockOf(blocks, "readme-tsconfig").code);
   // The CommonJS variant the README describes: the same server with its last line replaced, in a
   // folder whose package.json says `"type": "commonjs"` (what `npm init -y` writes).
   const readme = await readFile(join(repoRoot, "README.md"), "utf8");
   const cjsLine = /write the last line as\s+`([^`]+)`/.exec(readme)?.[1];
   expect(cjsLine).toBeDefined();
-  const v1 = blocks.get("readme-v1")?.code as string;
+  const v1 = blockOf(blocks, "readme-v1").code;
   const cjs = v1.replace("await server.connect(new StdioServerTransport());", cjsLine as string);
   expect(cjs).not.toContain("await server.connect");
   await mkdir(join(dir, "cjs"));
