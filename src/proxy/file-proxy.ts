@@ -420,6 +420,7 @@ async function buildCore(
  */
 function bindDownstream(
   options: FileProxyOptions,
+  config: ProxyConfig,
   generation: ProxySdk,
   core: ProxyCore,
   registry: ResourceRegistry,
@@ -430,9 +431,7 @@ function bindDownstream(
     prompts: anyDeclares(core.upstreams, "prompts"),
     logging: anyDeclares(core.upstreams, "logging"),
     completions: anyDeclares(core.upstreams, "completions"),
-    uploads: Object.keys(options.config.mcpServers).some((name) =>
-      wantsUploads(options.config.servers?.[name]),
-    ),
+    uploads: Object.keys(config.mcpServers).some((name) => wantsUploads(config.servers?.[name])),
   });
   registry.publishTo({
     resourcesChanged: () => core.notifyListeners("notifications/resources/list_changed"),
@@ -473,7 +472,7 @@ export async function createFileProxy(options: FileProxyOptions): Promise<FilePr
   );
   const { core, local } = await buildCore(options, config, generation, pieces, scope);
   await connectUpstreams(core.upstreams, log);
-  const downstream = bindDownstream(options, generation, core, pieces.registry);
+  const downstream = bindDownstream(options, config, generation, core, pieces.registry);
   log(`serving with MCP SDK ${downstream.sdk}`);
   const health = () => checkHealth(core, (upstream) => config.servers?.[upstream.port.name]);
   const parts: RunningParts = { config, core, downstream, pieces, local, authenticate, health, log };

@@ -32,7 +32,8 @@ export interface Violation {
     | "browser-only-imported"
     | "cycle"
     | "folder-cycle"
-    | "core-imports-outer";
+    | "core-imports-outer"
+    | "http-imports-protocol";
   file: string;
   detail: string;
 }

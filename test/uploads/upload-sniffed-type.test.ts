@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
-import { createFileRoutes, type FileRoutes } from "../../src/http/create-file-routes.js";
+import { createFileRoutes, type FileRoutes } from "../../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
