@@ -32,11 +32,9 @@ import {
 
 /** The part of Bun's global this example uses (so it typechecks without `@types/bun`). */
 declare const Bun: {
-  serve(options: {
-    hostname: string;
+  serve(options: { hostname: string; port: number; fetch(request: Request): Promise<Response> }): {
     port: number;
-    fetch(request: Request): Promise<Response>;
-  }): { port: number };
+  };
 };
 
 const host = "127.0.0.1";
