@@ -107,7 +107,11 @@ export class Artifacts {
   readonly #downloadClaims: ArtifactsOptions["downloadClaims"];
   readonly #maxBytes: number;
   readonly #scope: ScopeFunction;
-  readonly #tmpDir: string;
+  readonly #tmpDirOption: string | undefined;
+  /** The temp folder, worked out on first use (a runtime without a disk never asks for it). */
+  get #tmpDir(): string {
+    return this.#tmpDirOption ?? join(tmpdir(), "mcp-file-bridge");
+  }
   readonly #inlineBudget: InlineBudgetOptions;
   readonly #images: CheckedImageOptions;
   readonly #imageMode: ImageMode;
@@ -148,7 +152,7 @@ export class Artifacts {
     this.#downloadClaims = options.downloadClaims;
     this.#maxBytes = maxBytes;
     this.#scope = options.scope ?? defaultScope;
-    this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+    this.#tmpDirOption = options.tmpDir;
     this.#inlineBudget = checkInlineBudget(options.inlineBudget);
     this.#images = checkImageOptions(options.images, "Artifacts");
     // Asked for explicitly: `sharp` is required. Left unset: shaping when `sharp` loads.

@@ -12,6 +12,7 @@ export interface CallContext extends MaterializeContext {
 /** What the bridge contributes to every call's context. */
 export interface CallDefaults {
   readonly tmpDir: string;
+  readonly disk: boolean;
   readonly maxBytes: number;
   readonly allowEmpty: boolean;
 }
@@ -35,6 +36,7 @@ export function callContext(options: ResolveOptions, defaults: CallDefaults): Ca
     maxBytes,
     fallbackName: typeof options.name === "string" ? options.name : undefined,
     tmpDir: defaults.tmpDir,
+    disk: defaults.disk,
     allowEmpty: defaults.allowEmpty,
   };
 }

@@ -84,9 +84,10 @@ export class FileBridge {
     this.tmpDir = this.#settings.tmpDir;
     this.maxBytes = this.#settings.maxBytes;
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
-    this.startupSweep = this.#settings.sweepOnStart
-      ? sweepOnce(this.tmpDir, this.#settings.now())
-      : Promise.resolve(0);
+    this.startupSweep =
+      this.#settings.sweepOnStart && this.#settings.disk
+        ? sweepOnce(this.tmpDir, this.#settings.now())
+        : Promise.resolve(0);
   }
 
   /**
@@ -397,6 +398,7 @@ export class FileBridge {
    */
   async sweep(options: SweepOptions = {}): Promise<number> {
     const olderThanMs = durationToMs(options.olderThan ?? DEFAULT_SWEEP_OLDER_THAN, "olderThan");
+    if (!this.#settings.disk) return 0;
     return sweepCallDirs(this.tmpDir, { olderThanMs, now: this.#settings.now(), active: this.#active });
   }
 
@@ -418,7 +420,7 @@ export class FileBridge {
    */
   async close(): Promise<void> {
     await this.startupSweep;
-    await releaseCallFolders(this.tmpDir);
+    if (this.#settings.disk) await releaseCallFolders(this.tmpDir);
   }
 
   /** {@link close}, for `await using bridge = new FileBridge(...)`. */

@@ -16,7 +16,9 @@ import { extensionOfType } from "../media/mime-table.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import { createCallFile, refillCallFolders, removeCallFile } from "./call-folders.js";
 import { aborted } from "./failures.js";
+import { materializeInMemory } from "./memory-resolved-file.js";
 import { LocalResolvedFile } from "./resolved-file.js";
+import type { ByteSink } from "./sources/base64.js";
 import { storedFileSource } from "./stored-file-source.js";
 import { sha256OfFileSync, TempFileWriter } from "./temp-file-writer.js";
 import type { FileSource, FileSourceKind, ResolvedFile } from "./types.js";
@@ -29,6 +31,8 @@ const DECODED_KINDS: ReadonlySet<FileSourceKind> = new Set(["data-url", "base64"
 export interface MaterializeContext {
   /** Folder the per-call folder is made in. */
   readonly tmpDir: string;
+  /** `false`: the file is kept in memory, not written (a runtime without a disk). @default true */
+  readonly disk?: boolean | undefined;
   /**
    * The caller's scope: the call's folder, once emptied by dispose, serves later calls of this scope
    * only (bridge/call-folders.ts). Without one, the folder is removed after the call.
@@ -61,7 +65,7 @@ export interface MaterializeSpec {
 }
 
 /** Writes the file's bytes into the writer. */
-export type Producer = (writer: TempFileWriter) => Promise<void>;
+export type Producer = (writer: ByteSink) => Promise<void>;
 
 /** A name safe to use inside a private temp folder: the sanitized name, shortened to fit on disk. */
 function diskName(name: string): string {
@@ -81,6 +85,7 @@ export async function materialize(
   spec: MaterializeSpec,
   produce: Producer,
 ): Promise<ResolvedFile> {
+  if (ctx.disk === false) return materializeInMemory(ctx, spec, produce);
   if (ctx.signal?.aborted) throw aborted();
   // With a usable name the file is written under it directly in the call's own folder; otherwise
   // under a placeholder there, renamed once the sniffed type has given it an extension.
@@ -158,7 +163,7 @@ export function materializeStream(
   return materialize(ctx, spec, async (writer) => {
     const stream = await open();
     try {
-      for await (const chunk of stream) await writer.write(chunk as Buffer);
+      for await (const chunk of stream) await writer.write(chunk as Uint8Array);
     } finally {
       stream.destroy();
     }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Duration } from "../internal/duration.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
+import { writableDisk } from "../internal/runtime.js";
 import { type DownloadOrigin, parseDownloadOrigin } from "./sources/download-origin.js";
 import { type HostPattern, parseHostPattern } from "./sources/safe-fetch.js";
 import type { FileSourceResolver } from "./types.js";
@@ -104,6 +105,14 @@ export interface FileBridgeOptions {
    * @default join(os.tmpdir(), "mcp-file-bridge")
    */
   tmpDir?: string;
+  /**
+   * Whether resolved files are written to a temp file (`path` set) or kept in memory (`bytes()` and
+   * `stream()` only; reading `path` fails with `PATH_UNAVAILABLE`), as on a runtime with no writable
+   * disk. In memory each file is held whole, bounded by `maxBytes`.
+   * @default true where the runtime has a writable disk (Node, Bun, Deno with `--allow-write`,
+   * `--allow-read` and `--allow-env`), false elsewhere (Cloudflare Workers)
+   */
+  disk?: boolean;
   /** Largest accepted file, in bytes (decoded size). @default 52428800 (50 MiB) */
   maxBytes?: number;
   /** Which input forms are accepted; see {@link FileBridgeForms}. @default see each form */
@@ -189,7 +198,10 @@ export interface HttpsSettings {
 
 /** What a `FileBridge` runs with: its validated options, defaults filled in. */
 export interface BridgeSettings {
+  /** Where call folders are made; `""` without a disk (`disk: false`). */
   readonly tmpDir: string;
+  /** Resolved files go to temp files (else they stay in memory). */
+  readonly disk: boolean;
   readonly maxBytes: number;
   readonly roots: readonly string[];
   readonly forms: Required<FileBridgeForms>;
@@ -210,8 +222,10 @@ export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
   check.object(options);
   const roots = checkRoots(options.roots ?? []);
   const https = options.https === undefined ? undefined : normalizeHttps(options.https);
+  const disk = check.boolean(options.disk, "disk", writableDisk());
   return {
-    tmpDir: checkTmpDir(options.tmpDir),
+    tmpDir: disk ? checkTmpDir(options.tmpDir) : "",
+    disk,
     sweepOnStart: check.boolean(options.sweepOnStart, "sweepOnStart", true),
     maxBytes: check.integer(options.maxBytes, "maxBytes", DEFAULT_MAX_BYTES, { min: 1 }),
     roots,

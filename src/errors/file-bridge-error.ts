@@ -16,6 +16,7 @@ export type FileBridgeErrorCode =
   | "INVALID_DATA_URL"
   | "EMPTY_FILE"
   | "PATH_NOT_ALLOWED"
+  | "PATH_UNAVAILABLE"
   | "NOT_FOUND"
   | "FILE_TOO_LARGE"
   | "TOO_MANY_FILES"
@@ -66,6 +67,10 @@ const CODES: Record<FileBridgeErrorCode, CodeInfo> = {
   PATH_NOT_ALLOWED: {
     status: 403,
     hint: "Use a path inside the server's allowed folders, or upload the file instead.",
+  },
+  PATH_UNAVAILABLE: {
+    status: 500,
+    hint: "This server runs without a writable disk: the tool reads the file's bytes or stream, not its path.",
   },
   NOT_FOUND: { status: 404, hint: "Check the URI or handle; it may have expired. Upload the file again." },
   FILE_TOO_LARGE: { status: 413, hint: "Send a smaller file, or use the upload URL flow for large files." },

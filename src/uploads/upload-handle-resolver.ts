@@ -126,7 +126,11 @@ export class UploadHandleResolver {
   readonly #handleTtlSeconds: number;
   readonly #singleUse: boolean;
   readonly #scope: ScopeFunction;
-  readonly #tmpDir: string;
+  readonly #tmpDirOption: string | undefined;
+  /** The temp folder, worked out on first use (a runtime without a disk never asks for it). */
+  get #tmpDir(): string {
+    return this.#tmpDirOption ?? join(tmpdir(), "mcp-file-bridge");
+  }
   readonly #bridge: UploadHandleResolverOptions["bridge"];
   readonly #rateLimit: ((info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>) | undefined;
   readonly #requests: FileRequests;
@@ -182,7 +186,7 @@ export class UploadHandleResolver {
     if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
       throw check.error("tmpDir", "must be a non-empty path");
     }
-    this.#tmpDir = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+    this.#tmpDirOption = options.tmpDir;
     const rateLimit = options.rateLimit;
     if (rateLimit !== undefined && typeof rateLimit !== "function") {
       if (typeof rateLimit !== "object" || rateLimit === null) {

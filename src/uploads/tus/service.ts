@@ -5,12 +5,14 @@
  */
 import { createHash } from "node:crypto";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import { writableDisk } from "../../internal/runtime.js";
 import { memoryState } from "../../storage/memory-state.js";
 import type { FileStore, StateStore } from "../../storage/types.js";
 import type { UploadHandlerConfig, VerifiedTokenClaims } from "../handler-types.js";
 import { TICKET_CLAIMS, type UploadProgressRecord, uploadProgressKey } from "../upload-handle.js";
 import type { UploadLimits } from "../upload-staging.js";
 import { fsTusStaging, type TusStaging } from "./fs-staging.js";
+import { memoryTusStaging } from "./memory-staging.js";
 import { readRecord, type TusRecord } from "./records.js";
 import { RunningHashes } from "./running-hash.js";
 
@@ -118,10 +120,14 @@ export interface TusStagingSource {
   tusStaging(state: StateStore): TusStaging;
 }
 
-/** The store's own staging when it offers one; else staging files under the OS temp folder. */
+/**
+ * The store's own staging when it offers one; else staging files under the OS temp folder, or in
+ * memory on a runtime without a writable disk (Workers, Deno without write access).
+ */
 function defaultStaging(config: UploadHandlerConfig, state: StateStore): TusStaging {
   const store = config.store as FileStore & Partial<TusStagingSource>;
-  return typeof store.tusStaging === "function" ? store.tusStaging(state) : fsTusStaging();
+  if (typeof store.tusStaging === "function") return store.tusStaging(state);
+  return writableDisk() ? fsTusStaging() : memoryTusStaging();
 }
 
 function positiveClaim(value: unknown, fallback: number): number {
