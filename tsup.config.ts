@@ -12,6 +12,7 @@ export default defineConfig({
     ui: "src/ui/index.ts",
     s3: "src/s3/index.ts",
     redis: "src/redis/index.ts",
+    cloudflare: "src/cloudflare/index.ts",
     proxy: "src/proxy/index.ts",
     images: "src/images/index.ts",
     cli: "src/cli/main.ts",

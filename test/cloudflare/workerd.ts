@@ -5,6 +5,7 @@
  * local R2 and Durable Object simulation.
  */
 import { createReadStream } from "node:fs";
+import { builtinModules } from "node:module";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { Readable as NodeReadable } from "node:stream";
@@ -47,7 +48,9 @@ export async function bundleWorker(entry: string, external: string[] = []): Prom
     target: "es2022",
     conditions: ["workerd", "worker", "browser", "import"],
     mainFields: ["module", "main"],
-    external: ["node:*", "cloudflare:*", ...external],
+    // Node built-ins are left to workerd's `nodejs_compat` (bare names too: some dependencies
+    // `require("fs")`).
+    external: ["node:*", "cloudflare:*", ...builtinModules, ...external],
     logLevel: "silent",
   });
   return (result.outputFiles[0] as { text: string }).text;
@@ -63,6 +66,8 @@ const ABORTED = Symbol("aborted");
 export interface SuiteWorker {
   fileStore(now: () => number): FileStore;
   stateStore(now: () => number): StateStore;
+  /** Every key in the local R2 bucket (read from Node through miniflare, for assertions). */
+  bucketKeys(): Promise<string[]>;
   dispose(): Promise<void>;
 }
 
@@ -293,5 +298,17 @@ export async function startSuiteWorker(): Promise<SuiteWorker> {
     };
   }
 
-  return { fileStore, stateStore, dispose: () => mf.dispose() };
+  async function bucketKeys(): Promise<string[]> {
+    const bucket = await mf.getR2Bucket("FILES");
+    const keys: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await bucket.list(cursor ? { cursor } : {});
+      keys.push(...page.objects.map((object) => object.key));
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+    return keys;
+  }
+
+  return { fileStore, stateStore, bucketKeys, dispose: () => mf.dispose() };
 }

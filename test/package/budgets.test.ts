@@ -63,6 +63,7 @@ const STATIC_IMPORTS: Record<string, readonly string[]> = {
   ui: ["zod/v4"],
   s3: ["@aws-sdk/client-s3", "zod/v4"],
   redis: ["ioredis", "zod/v4"],
+  cloudflare: [],
   proxy: ["zod/v4"],
 };
 

@@ -237,6 +237,11 @@ export class Sha256Stream {
       this.filled += take;
       offset += take;
       if (this.filled === BATCH_BYTES) this.send();
+      if (this.local) {
+        // No worker could start (workerd, Deno deploy): the rest of this chunk is hashed here too.
+        this.local.update(chunk.subarray(offset));
+        return undefined;
+      }
     }
     if (this.inFlight < MAX_IN_FLIGHT) return undefined;
     return new Promise<void>((resolve, reject) => {
