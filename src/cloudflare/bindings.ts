@@ -30,7 +30,8 @@ export interface R2ObjectLike {
  * ```
  */
 export interface R2ObjectBodyLike extends R2ObjectLike {
-  readonly body: ReadableStream;
+  /** A web `ReadableStream` (typed loosely: the Workers types' stream is not the DOM's). */
+  readonly body: unknown;
   text(): Promise<string>;
 }
 
@@ -124,7 +125,23 @@ export interface DurableObjectStubLike {
   fetch(
     input: string,
     init?: { method?: string; body?: string; headers?: Record<string, string> },
-  ): Promise<Response>;
+  ): Promise<StubResponseLike>;
+}
+
+/**
+ * What `durableObjectState` reads of a Durable Object's answer (typed loosely: the Workers types'
+ * `Response` is not the DOM's).
+ *
+ * @example
+ * ```ts
+ * const answer: StubResponseLike = await stub.fetch("https://state/", { method: "POST", body });
+ * if (answer.ok) console.log(await answer.json());
+ * ```
+ */
+export interface StubResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  json(): Promise<unknown>;
 }
 
 /**

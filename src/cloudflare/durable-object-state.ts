@@ -9,7 +9,7 @@ import { durationToMs } from "../internal/duration.js";
 import { optionCheck } from "../internal/options.js";
 import { assertStateKey, serializeStateValue } from "../storage/memory-state.js";
 import type { StateSetOptions, StateStore } from "../storage/types.js";
-import type { DurableObjectNamespaceBinding, DurableObjectStubLike } from "./bindings.js";
+import type { DurableObjectNamespaceBinding, DurableObjectStubLike, StubResponseLike } from "./bindings.js";
 import type { StateRequest } from "./state-object.js";
 
 const check = optionCheck("durableObjectState");
@@ -95,7 +95,7 @@ export function durableObjectState(options: DurableObjectStateOptions): StateSto
   }
 
   async function send<T>(request: StateRequest): Promise<T> {
-    let response: Response;
+    let response: StubResponseLike;
     try {
       response = await stubOf(request.key).fetch("https://mcp-file-bridge.state/", {
         method: "POST",

@@ -15,6 +15,7 @@ export type {
   R2ObjectsLike,
   R2UploadedPartLike,
   SqlStorageLike,
+  StubResponseLike,
 } from "./bindings.js";
 export type { DurableObjectStateOptions } from "./durable-object-state.js";
 export { durableObjectState } from "./durable-object-state.js";

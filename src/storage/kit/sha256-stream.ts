@@ -237,9 +237,10 @@ export class Sha256Stream {
       this.filled += take;
       offset += take;
       if (this.filled === BATCH_BYTES) this.send();
-      if (this.local) {
-        // No worker could start (workerd, Deno deploy): the rest of this chunk is hashed here too.
-        this.local.update(chunk.subarray(offset));
+      // No worker could start (workerd): `send()` hashed the batch here; so is the rest of the chunk.
+      const local = this.local as ReturnType<typeof createHash> | null;
+      if (local) {
+        local.update(chunk.subarray(offset));
         return undefined;
       }
     }
