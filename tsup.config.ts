@@ -34,6 +34,7 @@ const PUBLIC: Record<string, string> = {
   ui: "src/ui/index.ts",
   s3: "src/s3/index.ts",
   redis: "src/redis/index.ts",
+  cloudflare: "src/cloudflare/index.ts",
   proxy: "src/proxy/index.ts",
   images: "src/images/index.ts",
   cli: "src/cli/main.ts",

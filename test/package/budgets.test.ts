@@ -60,6 +60,7 @@ const STATIC_IMPORTS: Record<string, readonly string[]> = {
   ui: [],
   s3: ["@aws-sdk/client-s3", "zod/v4"],
   redis: ["ioredis", "zod/v4"],
+  cloudflare: [],
   proxy: ["zod/v4"],
 };
 

@@ -237,6 +237,12 @@ export class Sha256Stream {
       this.filled += take;
       offset += take;
       if (this.filled === BATCH_BYTES) this.send();
+      // No worker could start (workerd): `send()` hashed the batch here; so is the rest of the chunk.
+      const local = this.local as ReturnType<typeof createHash> | null;
+      if (local) {
+        local.update(chunk.subarray(offset));
+        return undefined;
+      }
     }
     if (this.inFlight < MAX_IN_FLIGHT) return undefined;
     return new Promise<void>((resolve, reject) => {
