@@ -43,8 +43,15 @@ export class InputRequiredSignal extends Error {
 const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
 const STATE_PREFIX = "mfb1.";
 const JSONRPC_REQUEST_TIMEOUT = -32001;
-/** A per-process key unless the host is given one (several replicas need the same key). */
-const processKey = randomBytes(32);
+/**
+ * A per-process key unless the host is given one (several replicas need the same key). Made on
+ * first use: Cloudflare Workers refuse random values at module scope, so nothing is drawn at load.
+ */
+let processKeyBytes: Buffer | undefined;
+function processKey(): Buffer {
+  processKeyBytes ??= randomBytes(32);
+  return processKeyBytes;
+}
 
 /** What the elicitation support of one v2 host needs to know about its server. */
 export interface V2ElicitationServer {
@@ -123,7 +130,7 @@ export function withElicitation(
   ctx: V2Context,
   server: V2ElicitationServer,
 ): HostRequestContext {
-  const key = server.stateKey ?? processKey;
+  const key = server.stateKey ?? processKey();
   const binding = bindingOf(ctx, context.headers, context.authInfo?.subject);
   const full = ctx as ServerContext;
   if (server.modern()) {
