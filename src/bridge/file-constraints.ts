@@ -15,7 +15,7 @@ import {
   contentMediaType,
 } from "../media/content-type.js";
 import type { ResolvedFile } from "./types.js";
-import { isZod, unwrap } from "./zod-schema.js";
+import { isZod, unwrap, type ZodLike } from "./zod-schema.js";
 
 /** What one file field accepts. */
 export interface FileConstraints {
@@ -48,10 +48,67 @@ export function constraintsPublished(): boolean {
   return published > 0;
 }
 
+/** Deeper than any schema a tool is written with; past it nothing more is looked into. */
+const MAX_LOOK = 32;
+
+/**
+ * The schema under its wrappers, also looking through what keeps the published JSON Schema of the
+ * value it holds: a `.transform()` pipe (its input side), a `z.preprocess` (its output side), a
+ * `z.lazy`.
+ */
+function underneath(schema: ZodLike): ZodLike {
+  let current = unwrap(schema);
+  for (let depth = 0; depth < MAX_LOOK; depth++) {
+    const def = current._zod.def;
+    // A pipe is published as its input side, or its output side under a `z.preprocess` transform.
+    const side = isZod(def.in) && def.in._zod.def.type === "transform" ? def.out : def.in;
+    const next =
+      def.type === "pipe"
+        ? side
+        : def.type === "lazy" && typeof def.getter === "function"
+          ? (def.getter as () => unknown)()
+          : undefined;
+    if (!isZod(next)) return current;
+    current = unwrap(next);
+  }
+  return current;
+}
+
+/**
+ * What a `fileInput()` schema publishes: its own definition's constraints, or (a `.refine()` /
+ * `.check()` copy has a definition of its own) those of the schema it was copied from; for a union
+ * that is not a `fileInput()` itself (`z.union([fileInput(...), z.null()])`), those of its branches.
+ */
+function constraintsOf(schema: ZodLike, depth = 0): FileConstraints | undefined {
+  if (depth > MAX_LOOK) return undefined;
+  for (let at: ZodLike | undefined = schema, n = 0; at && n < MAX_LOOK; n++) {
+    const own = FILE_CONSTRAINTS.get(at._zod.def);
+    if (own) return own;
+    const parent: unknown = (at._zod as { parent?: unknown }).parent;
+    at = isZod(parent) ? parent : undefined;
+  }
+  const def = schema._zod.def;
+  if (def.type !== "union" || !Array.isArray(def.options)) return undefined;
+  const found = (def.options as unknown[]).flatMap((option) => {
+    const rule = isZod(option) ? constraintsOf(underneath(option), depth + 1) : undefined;
+    return rule ? [rule] : [];
+  });
+  if (found.length <= 1) return found[0];
+  // Several file branches: a value must pass what every one of them publishes.
+  const accepts = found.flatMap((rule) => (rule.accept ? [rule.accept] : []));
+  const sizes = found.flatMap((rule) => (rule.maxSize !== undefined ? [rule.maxSize] : []));
+  const accept =
+    accepts.length > 0 ? accepts.reduce((a, b) => a.filter((type) => b.includes(type))) : undefined;
+  return {
+    ...(accept ? { accept } : {}),
+    ...(sizes.length > 0 ? { maxSize: Math.min(...sizes) } : {}),
+  };
+}
+
 /** The properties of a raw shape or a `z.object`, or `undefined`. */
 function shapeOf(schema: unknown): Record<string, unknown> | undefined {
   if (isZod(schema)) {
-    const def = unwrap(schema)._zod.def;
+    const def = underneath(schema)._zod.def;
     return def.type === "object" ? (def.shape as Record<string, unknown>) : undefined;
   }
   return typeof schema === "object" && schema !== null ? (schema as Record<string, unknown>) : undefined;
@@ -69,13 +126,13 @@ export function constraintsAt(
   for (const [index, step] of steps.entries()) {
     const field = shapeOf(current)?.[step.key];
     if (!isZod(field)) return undefined;
-    let next = unwrap(field);
+    let next = underneath(field);
     if (step.list) {
       const element = next._zod.def.type === "array" ? next._zod.def.element : undefined;
       if (!isZod(element)) return undefined;
-      next = unwrap(element);
+      next = underneath(element);
     }
-    if (index === steps.length - 1) return FILE_CONSTRAINTS.get(next._zod.def);
+    if (index === steps.length - 1) return constraintsOf(next);
     current = next;
   }
   return undefined;
