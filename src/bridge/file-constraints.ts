@@ -23,6 +23,11 @@ export interface FileConstraints {
   readonly accept?: readonly string[];
   /** Largest decoded size in bytes. */
   readonly maxSize?: number;
+  /**
+   * `maxSize` is the bridge's own cap that `bridge.fileInput()` publishes when given no `maxBytes`
+   * (the bridge holds it anyway; a `withFiles({ maxBytes })` replaces it, as documented).
+   */
+  readonly maxSizeIsBridgeDefault?: boolean;
 }
 
 /**

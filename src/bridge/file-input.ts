@@ -207,6 +207,7 @@ export function makeFileInput(options: FileInputOptions, bridgeMaxBytes: number 
     FILE_CONSTRAINTS.set(schema._zod.def, {
       ...(options.accept ? { accept: [...options.accept] } : {}),
       ...(maxBytes !== undefined ? { maxSize: maxBytes } : {}),
+      ...(options.maxBytes === undefined && maxBytes !== undefined ? { maxSizeIsBridgeDefault: true } : {}),
     });
   }
   return schema;

@@ -187,10 +187,14 @@ function fieldConstraints(
   return prepared.fields.map((steps) => {
     const published = inputSchema ? constraintsAt(inputSchema, steps) : undefined;
     const accept = prepared.accept ?? published?.accept;
-    if (accept === undefined && published?.maxSize === undefined) return undefined;
+    // The bridge's own cap, published by a `bridge.fileInput()` given no `maxBytes`, is replaced by
+    // this tool's `maxBytes` (as on a server nothing is attached to); a field's own cap is not.
+    const replaced = published?.maxSizeIsBridgeDefault === true && prepared.maxBytes !== undefined;
+    const maxSize = replaced ? undefined : published?.maxSize;
+    if (accept === undefined && maxSize === undefined) return undefined;
     return {
       ...(accept ? { accept } : {}),
-      ...(published?.maxSize !== undefined ? { maxSize: published.maxSize } : {}),
+      ...(maxSize !== undefined ? { maxSize } : {}),
     };
   });
 }
