@@ -127,6 +127,13 @@ export function constraintsAt(
   inputSchema: unknown,
   steps: readonly FieldStep[],
 ): FileConstraints | undefined {
+  // An intersection (`z.object(...).and(...)`) is published as `allOf`: its sides are looked into.
+  if (isZod(inputSchema)) {
+    const def = underneath(inputSchema)._zod.def;
+    if (def.type === "intersection") {
+      return constraintsAt(def.left, steps) ?? constraintsAt(def.right, steps);
+    }
+  }
   let current: unknown = inputSchema;
   for (const [index, step] of steps.entries()) {
     const field = shapeOf(current)?.[step.key];

@@ -57,3 +57,23 @@ describe.each(Object.entries(variants))("field written as %s", (_name, field) =>
     }
   });
 });
+
+describe("a tool schema written as an intersection (z.object(...).and(...))", () => {
+  it("refuses a text file for the image/png field", async () => {
+    let runs = 0;
+    const inputSchema = z.object({ file: png() }).and(z.object({ note: z.string().optional() }));
+    const handler = bridge.withFiles(
+      async () => {
+        runs++;
+        return { content: [{ type: "text" as const, text: "ran" }] };
+      },
+      { fields: ["file"], pass: "file", scope: () => "s", inputSchema },
+    );
+    const result = (await handler({ file: `data:image/png;name=a.png;base64,${TEXT.toString("base64")}` }, {
+      signal: new AbortController().signal,
+    } as never)) as { isError?: boolean; content: Array<{ text?: string }> };
+    expect(result.isError, JSON.stringify(result.content)).toBe(true);
+    expect(JSON.stringify(result.content)).toContain("mimeTypeNotAccepted");
+    expect(runs).toBe(0);
+  });
+});
