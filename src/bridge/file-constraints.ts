@@ -99,14 +99,17 @@ function constraintsOf(schema: ZodLike, depth = 0): FileConstraints | undefined 
     return rule ? [rule] : [];
   });
   if (found.length <= 1) return found[0];
-  // Several file branches: a value must pass what every one of them publishes.
-  const accepts = found.flatMap((rule) => (rule.accept ? [rule.accept] : []));
-  const sizes = found.flatMap((rule) => (rule.maxSize !== undefined ? [rule.maxSize] : []));
-  const accept =
-    accepts.length > 0 ? accepts.reduce((a, b) => a.filter((type) => b.includes(type))) : undefined;
+  // Several file branches (published as `anyOf`): a file one of them takes is taken.
+  const accept = found.every((rule) => rule.accept)
+    ? [...new Set(found.flatMap((rule) => rule.accept ?? []))]
+    : undefined;
+  const maxSize = found.every((rule) => rule.maxSize !== undefined)
+    ? Math.max(...found.map((rule) => rule.maxSize ?? 0))
+    : undefined;
   return {
     ...(accept ? { accept } : {}),
-    ...(sizes.length > 0 ? { maxSize: Math.min(...sizes) } : {}),
+    ...(maxSize !== undefined ? { maxSize } : {}),
+    ...(found.every((rule) => rule.maxSizeIsBridgeDefault) ? { maxSizeIsBridgeDefault: true } : {}),
   };
 }
 

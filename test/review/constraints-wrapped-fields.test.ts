@@ -77,3 +77,18 @@ describe("a tool schema written as an intersection (z.object(...).and(...))", ()
     expect(runs).toBe(0);
   });
 });
+
+describe("a union of two fileInput() fields", () => {
+  it("takes what either branch takes (anyOf), not nothing and not anything", async () => {
+    const { constraintsAt } = await import("../../src/bridge/file-constraints.js");
+    const { parseFieldPath } = await import("../../src/internal/field-paths.js");
+    const field = z.union([
+      bridge.fileInput({ accept: ["image/*"], maxBytes: 100 }),
+      bridge.fileInput({ accept: ["application/pdf"], maxBytes: 200 }),
+    ]);
+    expect(constraintsAt({ file: field }, parseFieldPath("file", "fields"))).toEqual({
+      accept: ["image/*", "application/pdf"],
+      maxSize: 200,
+    });
+  });
+});
