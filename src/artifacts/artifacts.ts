@@ -23,6 +23,7 @@ import { withFileOutputs } from "../links/file-output.js";
 import { requestClientCapabilities } from "../mcp/client-files.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
+import { calledTool } from "../mcp/tool-call-schemas.js";
 import type { CallToolResult } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
@@ -521,7 +522,10 @@ export class Artifacts {
           ...withFileOutputs(result, captured),
           _meta: offered ? withDownloadOffers(meta, offered.downloads) : meta,
         };
-        return withoutHiddenStructured(linked, images, options.outputSchema);
+        // A tool registered with an `outputSchema` keeps `structuredContent` (the SDK refuses a
+        // result without it), whether or not `outputSchema: true` was given (known on an attached server).
+        const declared = options.outputSchema === true || calledTool(extra)?.hasOutputSchema === true;
+        return withoutHiddenStructured(linked, images, declared);
       } finally {
         await removeDir(dir);
       }

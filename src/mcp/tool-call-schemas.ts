@@ -22,6 +22,8 @@ type RequestHandler = (request: unknown, raw: unknown) => unknown;
 /** What the watch knows about one call: the called tool's input schema (`undefined`: it has none). */
 export interface CalledTool {
   readonly inputSchema: unknown;
+  /** Whether the called tool declares an `outputSchema` (its results must keep `structuredContent`). */
+  readonly hasOutputSchema?: boolean;
 }
 
 const calls = new WeakMap<AbortSignal, CalledTool>();
@@ -88,7 +90,9 @@ export function watchToolCalls(server: object, caller = "attach()"): void {
       `${caller} needs an McpServer (SDK v1 @modelcontextprotocol/sdk or v2 @modelcontextprotocol/server)`,
     );
   }
-  const mcp = server as WatchableMcpServer & { _registeredTools: Record<string, { inputSchema?: unknown }> };
+  const mcp = server as WatchableMcpServer & {
+    _registeredTools: Record<string, { inputSchema?: unknown; outputSchema?: unknown }>;
+  };
   const handlers = mcp.server._requestHandlers as Map<string, RequestHandler>;
   if (watched.has(handlers)) return;
   watched.add(handlers);
@@ -100,7 +104,10 @@ export function watchToolCalls(server: object, caller = "attach()"): void {
       if (signal) {
         const tools = mcp._registeredTools;
         const tool = typeof name === "string" && Object.hasOwn(tools, name) ? tools[name] : undefined;
-        calls.set(signal, { inputSchema: tool?.inputSchema });
+        calls.set(signal, {
+          inputSchema: tool?.inputSchema,
+          hasOutputSchema: tool?.outputSchema !== undefined && tool?.outputSchema !== null,
+        });
       }
       return handler(request, raw);
     };
