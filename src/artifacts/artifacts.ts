@@ -235,7 +235,8 @@ export class Artifacts {
     const shaper = fitImageShaper(this.#imageDeps(), images, this.#maxBytes, capture);
     try {
       const fitted = await fitResult(result, budget, name, capture, shaper);
-      return withoutHiddenStructured(fitted, images, options.outputSchema);
+      const declared = options.outputSchema === true || calledTool(options.extra)?.hasOutputSchema === true;
+      return withoutHiddenStructured(fitted, images, declared);
     } catch (error) {
       // A block that cannot be stored or shaped fails the call: what this call stored goes too.
       await Promise.all(stored.map((file) => this.#remove(file).catch(() => undefined)));
