@@ -32,7 +32,8 @@ async function project(peers: string[]): Promise<string> {
   await cp(join(repoRoot, "package.json"), join(own, "package.json"));
   await cp(join(repoRoot, "dist"), join(own, "dist"), { recursive: true });
   const manifest = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as {
-    dependencies: Record<string, string>;
+    /** None since issue 39 (the package has no hard dependencies); kept for any that come back. */
+    dependencies?: Record<string, string>;
     peerDependencies: Record<string, string>;
     peerDependenciesMeta: Record<string, { optional?: boolean }>;
   };
@@ -42,7 +43,7 @@ async function project(peers: string[]): Promise<string> {
   );
   // Dependencies are linked: Node resolves a linked package's own dependencies from its real
   // location, while this package's `dist` resolves only from this folder.
-  for (const name of new Set([...Object.keys(manifest.dependencies), ...requiredPeers, ...peers])) {
+  for (const name of new Set([...Object.keys(manifest.dependencies ?? {}), ...requiredPeers, ...peers])) {
     const target = join(modules, name);
     await mkdir(dirname(target), { recursive: true });
     await symlink(join(repoRoot, "node_modules", name), target, "dir");
