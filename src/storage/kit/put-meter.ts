@@ -150,7 +150,7 @@ export class PutMeter extends Transform {
     this.hash = fileHash ? null : new Sha256Stream();
   }
 
-  /** The first bytes seen (at most {@link PUT_HEAD_BYTES}). */
+  /** The first bytes seen (at most `PUT_HEAD_BYTES`, 4 KiB). */
   get head(): Uint8Array {
     return this.headBytes.subarray(0, this.headLength);
   }

@@ -170,7 +170,7 @@ function checkMetadata(input: unknown): Readonly<Record<string, string>> | undef
 export interface PutMeasure {
   readonly size: number;
   readonly sha256: string;
-  /** The first bytes (at most {@link PUT_HEAD_BYTES}), for media-type sniffing. */
+  /** The first bytes (at most `PUT_HEAD_BYTES`, 4 KiB), for media-type sniffing. */
   readonly head: Uint8Array;
 }
 
