@@ -5,8 +5,11 @@
  * and `crypto.subtle`). Timing is done on the Node side: workerd's clocks do not advance while a
  * request computes.
  */
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { durableObjectState, r2Store } from "../src/cloudflare/index.js";
+import { R2PartSink } from "../src/cloudflare/r2-part-sink.js";
 import { createFileRoutes, SignedUrlMinter, UploadHandleResolver } from "../src/index.js";
 
 export { FileBridgeStateObject } from "../src/cloudflare/state-object.js";
@@ -95,9 +98,65 @@ async function sign(env: Env, origin: string, kind: string, count: number): Prom
   return ok;
 }
 
+/** The upload's steps one at a time (`BENCH_PROFILE=1`): where our route's time goes. */
+async function profile(env: Env, step: string, request: Request): Promise<void> {
+  const key = `profile/${step}/${crypto.randomUUID()}`;
+  const body = request.body as ReadableStream<Uint8Array>;
+  switch (step) {
+    case "drain": {
+      const reader = body.getReader();
+      while (!(await reader.read()).done);
+      return;
+    }
+    case "hash": {
+      const hash = createHash("sha256");
+      const reader = body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        hash.update(value);
+      }
+      hash.digest("hex");
+      return;
+    }
+    case "node-drain": {
+      for await (const _ of Readable.fromWeb(body as never));
+      return;
+    }
+    case "part-sink": {
+      const sink = new R2PartSink({
+        bucket: env.FILES,
+        key,
+        partSize: 8 * MiB,
+        queueSize: 2,
+        error: (_a, cause) => cause as never,
+      });
+      await pipeline(Readable.fromWeb(body as never), sink);
+      return;
+    }
+    case "store-put":
+    case "store-put-sized": {
+      built ??= build(env, "http://bench.test");
+      const size = Number(request.headers.get("content-length"));
+      await built.store.put(body, {
+        scope: "bench",
+        name: "p.bin",
+        maxBytes: 256 * MiB,
+        ...(step === "store-put-sized" ? { expectedSize: size } : {}),
+      });
+      return;
+    }
+  }
+  throw new Error(`unknown step ${step}`);
+}
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
+    if (url.pathname.startsWith("/profile/")) {
+      await profile(env, url.pathname.slice("/profile/".length), request);
+      return new Response(null, { status: 201 });
+    }
     if (url.pathname.startsWith("/plain/")) {
       // The baseline: the request body streamed into R2 as it is (its length is known).
       await env.FILES.put(url.pathname.slice("/plain/".length), request.body);

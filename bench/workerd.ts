@@ -87,6 +87,22 @@ rows.push(
   ),
 );
 
+if (process.env.BENCH_PROFILE === "1") {
+  // Each step of our upload alone, on the same body: where the time goes.
+  for (const step of (
+    process.env.BENCH_PROFILE_STEPS ?? "drain,hash,node-drain,part-sink,store-put,store-put-sized"
+  ).split(",")) {
+    const seconds: number[] = [];
+    for (let i = 0; i < ROUNDS; i++)
+      seconds.push((await timedPut(`http://bench.test/profile/${step}`)).seconds);
+    const plain: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) plain.push((await timedPut(`http://bench.test/plain/p${i}`)).seconds);
+    console.log(
+      `profile ${step.padEnd(10)} s ${fmt(spread(seconds), 3)} · plain put s ${fmt(spread(plain), 3)} (min/median/max)`,
+    );
+  }
+}
+
 const kinds = [
   ["mint", "mint, minter (node:crypto via nodejs_compat)"],
   ["node-hmac", "HMAC sign, node:crypto createHmac"],
