@@ -488,6 +488,9 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
         } while (cursor);
         let removed = 0;
         for (const [id, seen] of objects) {
+          // The marker's expiry is the upload's (fixed at creation): live uploads cost no state call,
+          // so a sweep makes list pages plus a few calls per expired upload (subrequest limits).
+          if (seen.expiresAt !== undefined && seen.expiresAt > now) continue;
           const record = await state.get<R2StagingRecord>(recordKey(id));
           const expiresAt = record?.expiresAt ?? seen.expiresAt ?? seen.uploaded + ORPHAN_MS;
           if (expiresAt > now) continue;
