@@ -250,8 +250,25 @@ describe("examples/cloudflare-worker on workerd (McpAgent, r2Store, durableObjec
 
   it("a single-use upload URL works exactly once under 12 concurrent uploads", async () => {
     const ticket = await ticketFor(alice);
+    // Open the connections first (each new one takes a while here), so the uploads reach the Worker
+    // together and their claims really overlap.
+    await Promise.all(
+      Array.from({ length: 12 }, async () => (await fetch(`${worker.origin}/warm-up`)).arrayBuffer()),
+    );
     const bodies = Array.from({ length: 12 }, () => randomBytes(20_000));
-    const answers = await Promise.all(bodies.map((bytes, i) => formUpload(ticket, bytes, `race-${i}.bin`)));
+    // Raw PUTs (the body as it is, no form to parse): every upload reaches its claim at once.
+    const answers = await Promise.all(
+      bodies.map((bytes, i) =>
+        fetch(ticket.upload_url, {
+          method: "PUT",
+          headers: {
+            "content-type": "application/octet-stream",
+            "content-disposition": `attachment; filename="race-${i}.bin"`,
+          },
+          body: new Uint8Array(bytes),
+        }),
+      ),
+    );
     for (const answer of answers) await answer.arrayBuffer();
     const won = answers.map((answer, i) => [answer.status, i] as const).filter(([status]) => status < 300);
     expect(won.length).toBe(1);
