@@ -29,11 +29,20 @@ function exampleDependencies(): Record<string, string> {
   return rest;
 }
 
+/** Where the example's dependencies are, or why they could not be installed. */
+export interface InstalledDependencies {
+  /** The folder whose node_modules holds them. */
+  dir?: string;
+  /** Set only when the npm registry could not be reached. */
+  skip?: string;
+}
+
 /**
- * Installs the example's dependencies (once per set of versions) and returns that folder. Throws
- * with npm's output when the install fails.
+ * Installs the example's dependencies (once per set of versions). An install that fails because
+ * the registry cannot be reached is reported as `skip` (as the client CLIs are); any other failure
+ * throws with npm's output.
  */
-export async function installExampleDependencies(): Promise<string> {
+export async function installExampleDependencies(): Promise<InstalledDependencies> {
   const deps = exampleDependencies();
   const specs = Object.entries(deps).map(([name, version]) => `${name}@${version}`);
   const key = createHash("sha256").update(specs.sort().join(" ")).digest("hex").slice(0, 12);
@@ -44,7 +53,7 @@ export async function installExampleDependencies(): Promise<string> {
       existsSync(join(prefix, "node_modules", spec.slice(0, spec.lastIndexOf("@")), "package.json")),
     )
   )
-    return prefix;
+    return { dir: prefix };
   await mkdir(prefix, { recursive: true });
   await writeFile(join(prefix, "package.json"), '{ "private": true }\n');
   const { NODE_OPTIONS: _, ...env } = process.env;
@@ -53,12 +62,12 @@ export async function installExampleDependencies(): Promise<string> {
     env,
     timeoutMs: 600_000,
   });
-  if (exit.code !== 0) {
-    throw new Error(
-      `npm install ${specs.join(" ")} failed (exit ${exit.code}):\n${(exit.stdout + exit.stderr).slice(-4000)}`,
-    );
+  const output = `${exit.stdout}\n${exit.stderr}`;
+  if (exit.code === 0) return { dir: prefix };
+  if (/E(AI_AGAIN|NOTFOUND|CONNREFUSED|CONNRESET|TIMEDOUT)|ETIMEDOUT|network/i.test(output)) {
+    return { skip: `${specs.join(" ")} could not be installed: the npm registry is not reachable` };
   }
-  return prefix;
+  throw new Error(`npm install ${specs.join(" ")} failed (exit ${exit.code}):\n${output.slice(-4000)}`);
 }
 
 /**
