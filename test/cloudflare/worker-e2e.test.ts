@@ -223,7 +223,7 @@ describe.skipIf(!installed.dir)(
       const foreign = await call(bob, "describe_file", { file: ticket.handle });
       const unknownHandle = `${ticket.handle.slice(0, -6)}zzzzzz`;
       const unknown = await call(bob, "describe_file", { file: unknownHandle });
-    expect(foreign.isError).toBe(true);
+      expect(foreign.isError).toBe(true);
       expect(unknown.isError).toBe(true);
       expect(errorCode(foreign)).toBeDefined();
       expect(errorCode(foreign)).toBe(errorCode(unknown));
