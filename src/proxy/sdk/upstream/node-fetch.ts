@@ -39,6 +39,13 @@ export interface NodeFetch {
   hold(body: string, answer: HeldAnswer): string;
   /** Drops a held answer that no `fetch` took (a response is destroyed). */
   release(token: string): void;
+  /**
+   * Keeps `answer` for the next call of this `fetch` whose body is exactly `body` (a request
+   * carrying its own JSON-RPC id, for a client that sets no per-request headers: SDK v1's): that call
+   * sends nothing and is answered with it. `drop` drops it (a response no one took is destroyed);
+   * after `guard`, every other POST fails instead of going out until it is dropped.
+   */
+  holdBody(body: string, answer: HeldAnswer): { guard(): void; drop(): void };
   /** Closes the kept-alive sockets (requests in progress end). */
   close(): void;
 }
@@ -66,6 +73,8 @@ export interface PostAnswer {
   json?: string;
   /** The `Response` this `fetch` would have resolved with, for a caller that takes it from here. */
   held: Extract<HeldAnswer, { response: unknown }>;
+  /** The answer's headers. */
+  headers: IncomingMessage["headers"];
 }
 
 /** Options of {@link nodeFetch}. */
@@ -459,7 +468,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
             if (!made) res.destroy(reason instanceof Error ? reason : undefined);
           },
         };
-        resolve(json === undefined ? { held } : { json, held });
+        resolve(json === undefined ? { held, headers: res.headers } : { json, held, headers: res.headers });
       };
       const requestOptions = { method: "POST", headers, agent: secure ? agents.https : agents.http };
       req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
@@ -517,7 +526,34 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     return Promise.resolve(answer.response(() => signal?.removeEventListener("abort", onAbort)));
   }
 
+  /** Answers kept by `holdBody`, by request body; `guarded`: how many of them refuse other POSTs. */
+  const heldBodies = new Map<string, HeldAnswer>();
+  let guarded = 0;
+
+  /** A call whose body is a held one: answered with it, nothing sent. */
+  function heldBodyAnswer(answer: HeldAnswer, init: RequestInit): Promise<Response> {
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) {
+      if ("discard" in answer) answer.discard();
+      return Promise.reject(abortReason(signal));
+    }
+    if ("error" in answer) return Promise.reject(answer.error);
+    const onAbort = () => answer.discard(abortReason(signal as AbortSignal));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    return Promise.resolve(answer.response(() => signal?.removeEventListener("abort", onAbort)));
+  }
+
   const nodeHttpFetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    if (heldBodies.size > 0 && typeof init?.body === "string") {
+      const answer = heldBodies.get(init.body);
+      if (answer !== undefined) {
+        heldBodies.delete(init.body);
+        return heldBodyAnswer(answer, init);
+      }
+    }
+    if (guarded > 0 && (init?.method ?? "GET").toUpperCase() === "POST") {
+      return Promise.reject(new Error("a held answer's request was not the one sent"));
+    }
     const token = heldToken(init?.headers);
     if (token !== undefined) {
       // Its request was sent already (a `tools/call` is never sent twice): a token no longer held
@@ -544,6 +580,26 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
       if (!entry) return;
       held.delete(token);
       if ("discard" in entry.answer) entry.answer.discard();
+    },
+    holdBody(body, answer) {
+      heldBodies.set(body, answer);
+      let guarding = false;
+      let dropped = false;
+      return {
+        guard() {
+          if (dropped || guarding) return;
+          guarding = true;
+          guarded++;
+        },
+        drop() {
+          if (dropped) return;
+          dropped = true;
+          if (guarding) guarded--;
+          if (heldBodies.get(body) !== answer) return;
+          heldBodies.delete(body);
+          if ("discard" in answer) answer.discard();
+        },
+      };
     },
     close() {
       agents.http.destroy();
