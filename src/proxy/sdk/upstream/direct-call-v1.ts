@@ -84,16 +84,19 @@ export function directCallsPossibleV1(client: Client, http: NodeFetch): boolean 
 }
 
 /**
- * The answer in `text` if it is a plain response to request `id`: exactly `jsonrpc`, `id` and
+ * The answer in `text` (or `parsed`, its JSON parsed already) if it is a plain response to request
+ * `id`: exactly `jsonrpc`, `id` and
  * `result` (an object without `_meta`: what the SDK v1 schemas return as a shallow copy) or `error`
  * (an integer `code`, a string `message`, any `data`).
  */
-export function plainAnswerV1(text: string, id: number): PlainAnswer | undefined {
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return undefined;
+export function plainAnswerV1(text: string, id: number, parsed?: unknown): PlainAnswer | undefined {
+  let message: unknown = parsed;
+  if (message === undefined) {
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
   }
   if (!isObject(message) || message.jsonrpc !== "2.0" || message.id !== id) return undefined;
   if (Object.keys(message).length !== 3) return undefined;
@@ -195,7 +198,7 @@ export async function directToolCallV1(
       answer.held.discard();
       throw failure;
     }
-    const plain = answer.json === undefined ? undefined : plainAnswerV1(answer.json, id);
+    const plain = answer.json === undefined ? undefined : plainAnswerV1(answer.json, id, answer.message);
     if (plain !== undefined) {
       answer.held.discard();
       // as the transport does with every answer

@@ -20,6 +20,9 @@ import {
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
+/** A parsed JSON value. */
+type JsonValue = unknown;
+
 /** A `fetch` over `node:http`, and the agents to close with the connection. */
 export interface NodeFetch {
   fetch: typeof fetch;
@@ -71,6 +74,8 @@ export interface PostAnswer {
    * body that `oneEventAsJson` turns into JSON. Absent for every other answer.
    */
   json?: string;
+  /** `json` parsed, when it was parsed already (a one-event SSE answer): not parsed again. */
+  message?: JsonValue;
   /** The `Response` this `fetch` would have resolved with, for a caller that takes it from here. */
   held: Extract<HeldAnswer, { response: unknown }>;
   /** The answer's headers. */
@@ -134,6 +139,11 @@ const ONE_EVENT_MAX = 64 * 1024;
  * no retry, no comment, LF line ends), or `undefined`.
  */
 export function oneResponseEvent(text: string): string | undefined {
+  return responseEvent(text)?.data;
+}
+
+/** {@link oneResponseEvent}'s data, and the message it parsed (each answer is parsed once). */
+function responseEvent(text: string): { data: string; message: JsonValue } | undefined {
   if (!text.endsWith("\n\n") || text.includes("\r")) return undefined;
   const data: string[] = [];
   for (const line of text.slice(0, -2).split("\n")) {
@@ -150,7 +160,7 @@ export function oneResponseEvent(text: string): string | undefined {
       typeof message === "object" &&
       "id" in message &&
       ("result" in message || "error" in message);
-    return response ? joined : undefined;
+    return response ? { data: joined, message: message as JsonValue } : undefined;
   } catch {
     return undefined;
   }
@@ -270,7 +280,10 @@ type MakeResponse = (onDone: () => void) => Response;
  * (`data`: the event's JSON); otherwise the stream goes on as it is (what was read first, then the
  * rest as it arrives).
  */
-function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, data?: string) => void): void {
+function oneEventOrStream(
+  res: IncomingMessage,
+  answer: (make: MakeResponse, data?: string, message?: JsonValue) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let turn: NodeJS.Immediate | undefined;
@@ -282,8 +295,9 @@ function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, dat
     res.off("data", onData);
     res.off("end", onEnd);
     res.off("close", onClose);
-    const data = ended ? oneResponseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
-    if (data !== undefined) {
+    const event = ended ? responseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
+    if (event !== undefined) {
+      const { data } = event;
       const make = (onDone: () => void) => {
         onDone();
         const init = responseInit(res);
@@ -291,7 +305,7 @@ function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, dat
         init.headers.delete("content-length");
         return new Response(data, init);
       };
-      answer(make, data);
+      answer(make, data, event.message);
       return;
     }
     if (ended) {
@@ -454,7 +468,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         req.destroy();
         response?.destroy(reason instanceof Error ? reason : undefined);
       };
-      const answer = (res: IncomingMessage, make: MakeResponse, json?: string) => {
+      const answer = (res: IncomingMessage, make: MakeResponse, json?: string, message?: JsonValue) => {
         if (settled) return;
         settled = true;
         signal.removeEventListener("abort", onAbort);
@@ -468,13 +482,15 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
             if (!made) res.destroy(reason instanceof Error ? reason : undefined);
           },
         };
-        resolve(json === undefined ? { held, headers: res.headers } : { json, held, headers: res.headers });
+        const headers = res.headers;
+        if (json === undefined) resolve({ held, headers });
+        else resolve(message === undefined ? { json, held, headers } : { json, message, held, headers });
       };
       const requestOptions = { method: "POST", headers, agent: secure ? agents.https : agents.http };
       req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
         response = res;
         if (res.statusCode === 200 && oneEvent && isEventStream(res)) {
-          oneEventOrStream(res, (make, data) => answer(res, make, data));
+          oneEventOrStream(res, (make, data, message) => answer(res, make, data, message));
         } else if (res.statusCode === 200 && isJson(res)) {
           wholeBody(res, (make, json) => answer(res, make, json));
         } else {
