@@ -3,14 +3,18 @@
  * a user, and that user is the scope of the caller's files. For a deployment with an identity
  * provider, pass `authenticate` to `createFileProxy` instead (verify a JWT there).
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import * as crypto from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { authenticatesByHeader, type ProxyAuthenticate, type ProxyAuthInfo } from "./http-host.js";
 
 const USER = /^[A-Za-z0-9_.@-]{1,128}$/;
 
+/** Node's one-shot `crypto.hash` (20.12 and later): no `Hash` object per request. */
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+
+/** SHA-256 of `value`. */
 function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
+  return oneShot ? oneShot("sha256", value, "buffer") : crypto.createHash("sha256").update(value).digest();
 }
 
 /**
@@ -84,7 +88,7 @@ export function bearerTokens(users: ReadonlyMap<string, string>): ProxyAuthentic
     if (token === undefined) return false;
     const presented = digest(token);
     let found: (typeof table)[number] | undefined;
-    for (const entry of table) if (timingSafeEqual(entry.digest, presented)) found = entry;
+    for (const entry of table) if (crypto.timingSafeEqual(entry.digest, presented)) found = entry;
     if (!found) return false;
     const auth: ProxyAuthInfo = {
       token: found.token,

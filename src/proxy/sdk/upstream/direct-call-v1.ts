@@ -26,6 +26,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
+import {
+  CallStopper,
+  isObject,
+  type PlainAnswer,
+  plainHeaders,
+  plainJsonRpcAnswer,
+  requestWithId,
+} from "./direct-call-shared.js";
 import type { HeldAnswer, NodeFetch } from "./node-fetch.js";
 
 /** Accepts any result as it is (the SDK would otherwise drop unknown fields). */
@@ -58,12 +66,6 @@ export interface DirectCallV1Options {
   timeout: number;
 }
 
-type PlainAnswer = { result: JsonObject } | { error: { code: number; message: string; data?: unknown } };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * Whether the SDK v1 client and transport offer what a direct call uses, and `http` is the fetch of
  * that transport (so a held answer reaches it). Not with an auth provider (its flows answer a 401).
@@ -90,37 +92,12 @@ export function directCallsPossibleV1(client: Client, http: NodeFetch): boolean 
  * (an integer `code`, a string `message`, any `data`).
  */
 export function plainAnswerV1(text: string, id: number, parsed?: unknown): PlainAnswer | undefined {
-  let message: unknown = parsed;
-  if (message === undefined) {
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  }
-  if (!isObject(message) || message.jsonrpc !== "2.0" || message.id !== id) return undefined;
-  if (Object.keys(message).length !== 3) return undefined;
-  if ("result" in message) {
-    const { result } = message;
-    if (!isObject(result) || Object.hasOwn(result, "_meta") || Object.hasOwn(result, "__proto__")) {
-      return undefined;
-    }
-    return { result };
-  }
-  const error = message.error;
-  if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== "string") {
-    return undefined;
-  }
-  const { code, message: said, data } = error as { code: number; message: string; data?: unknown };
-  return data === undefined ? { error: { code, message: said } } : { error: { code, message: said, data } };
+  return plainJsonRpcAnswer(text, id, parsed, plainResultV1);
 }
 
-function plainHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    out[name] = value;
-  });
-  return out;
+/** A result object without `_meta`: what the SDK v1 schemas return as a shallow copy. */
+function plainResultV1(result: unknown): result is JsonObject {
+  return isObject(result) && !Object.hasOwn(result, "_meta") && !Object.hasOwn(result, "__proto__");
 }
 
 /**
@@ -145,58 +122,33 @@ export async function directToolCallV1(
   const body = JSON.stringify({ ...request, jsonrpc: "2.0", id });
 
   // What ends the request before its answer, as it ends the client's: its timeout and the caller's
-  // abort (both tell the upstream with `notifications/cancelled`), the client closing.
-  const stopper = new AbortController();
-  let failure: Error | undefined;
-  /** `cancelled`: the reason the upstream is told in `notifications/cancelled`, as the SDK words it. */
-  const stop = (error: Error, cancelled?: string) => {
-    if (failure) return;
-    failure = error;
-    stopper.abort(error);
-    if (cancelled === undefined) return;
-    const notice = {
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: id, reason: cancelled },
-    };
-    transport
-      .send(notice)
-      .catch((cause: unknown) => transport.onerror?.(new Error(`Failed to send cancellation: ${cause}`)));
-  };
-  const closed = transport._abortController?.signal as AbortSignal;
-  const onAbort = () => {
-    const reason = signal?.reason;
-    const error =
-      reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason));
-    stop(error, String(reason));
-  };
-  const onClosed = () => {
-    stop(new McpError(ErrorCode.ConnectionClosed, "Connection closed"));
-    // the client's transport reports its aborted fetch the same way
-    transport.onerror?.(closed.reason as Error);
-  };
-  const timer = setTimeout(() => {
-    const error = McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout });
-    stop(error, String(error));
-  }, timeout);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  closed.addEventListener("abort", onClosed, { once: true });
-  const settle = () => {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-    closed.removeEventListener("abort", onClosed);
-  };
+  // abort (both tell the upstream with `notifications/cancelled`, the reason worded as the SDK
+  // words it), the client closing.
+  const stopper = new CallStopper(transport, signal, timeout, {
+    aborted: (reason) =>
+      reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)),
+    timedOut: (ms) => McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: ms }),
+    closed: () => new McpError(ErrorCode.ConnectionClosed, "Connection closed"),
+    onStop: (error, why) => {
+      if (why === "closed") return;
+      const reason = why === "abort" ? String(signal?.reason) : String(error);
+      const notice = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } };
+      transport
+        .send(notice)
+        .catch((cause: unknown) => transport.onerror?.(new Error(`Failed to send cancellation: ${cause}`)));
+    },
+  });
 
   let held: HeldAnswer;
   try {
     const headers = plainHeaders(await transport._commonHeaders());
     headers["content-type"] = "application/json";
     headers.accept = "application/json, text/event-stream";
-    if (failure) throw failure;
+    if (stopper.failure) throw stopper.failure;
     const answer = await http.post(url, headers, body, stopper.signal);
-    if (failure) {
+    if (stopper.failure) {
       answer.held.discard();
-      throw failure;
+      throw stopper.failure;
     }
     const plain = answer.json === undefined ? undefined : plainAnswerV1(answer.json, id, answer.message);
     if (plain !== undefined) {
@@ -212,11 +164,11 @@ export async function directToolCallV1(
     }
     held = answer.held;
   } catch (error) {
-    if (failure || error instanceof McpError) throw failure ?? error;
+    if (stopper.failure || error instanceof McpError) throw stopper.failure ?? error;
     // the request failed (`fetch failed`): the client sees the same failure
     held = { error };
   } finally {
-    settle();
+    stopper.settle();
   }
   return await handOver(client, http, { id, body, request, held }, signal, timeout - (Date.now() - started));
 }
@@ -236,22 +188,17 @@ async function handOver(
   const internals = client as unknown as ClientInternals;
   const hold = http.holdBody(sent.body, sent.held);
   try {
-    const next = internals._requestMessageId;
-    let pending: Promise<unknown>;
-    internals._requestMessageId = sent.id;
-    try {
-      pending = client.request(sent.request as never, RAW_RESULT, {
+    const { pending, tookId } = requestWithId(internals, sent.id, () =>
+      client.request(sent.request as never, RAW_RESULT, {
         ...(signal ? { signal } : {}),
         timeout: Math.max(timeout, 1),
-      });
-      // An SDK that does not take the request's id at once would send another body: no POST goes
-      // out until the held answer is dropped (nothing is sent twice), and no call goes direct again.
-      if (internals._requestMessageId !== sent.id + 1) {
-        idsTakenLater = true;
-        hold.guard();
-      }
-    } finally {
-      internals._requestMessageId = Math.max(next, sent.id + 1);
+      }),
+    );
+    // An SDK that does not take the request's id at once would send another body: no POST goes
+    // out until the held answer is dropped (nothing is sent twice), and no call goes direct again.
+    if (!tookId) {
+      idsTakenLater = true;
+      hold.guard();
     }
     return (await pending) as JsonObject;
   } finally {

@@ -29,6 +29,14 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
+import {
+  CallStopper,
+  isObject,
+  type PlainAnswer,
+  plainHeaders,
+  plainJsonRpcAnswer,
+  requestWithId,
+} from "./direct-call-shared.js";
 import { HELD_ANSWER_HEADER, type HeldAnswer, type NodeFetch } from "./node-fetch.js";
 import { withoutEnvelope } from "./shared.js";
 
@@ -59,13 +67,6 @@ export interface DirectCallOptions {
   signal?: AbortSignal;
   /** In milliseconds. */
   timeout: number;
-}
-
-/** A plain JSON-RPC answer to the request: its result, or its error. */
-type PlainAnswer = { result: JsonObject } | { error: { code: number; message: string; data?: unknown } };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -119,43 +120,27 @@ export function sdkShaped(result: JsonObject): JsonObject {
 
 /** The answer in `text` (or `parsed`, its JSON parsed already) if it is a plain response to request `id` (see the module comment). */
 export function plainAnswer(text: string, id: number, parsed?: unknown): PlainAnswer | undefined {
-  let message: unknown = parsed;
-  if (message === undefined) {
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  }
-  if (!isObject(message) || message.jsonrpc !== "2.0" || message.id !== id) return undefined;
-  if (Object.keys(message).length !== 3) return undefined;
-  if ("result" in message) return plainResult(message.result) ? { result: message.result } : undefined;
-  const error = message.error;
-  if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== "string") {
-    return undefined;
-  }
-  const { code, message: said, data } = error as { code: number; message: string; data?: unknown };
-  return data === undefined ? { error: { code, message: said } } : { error: { code, message: said, data } };
+  return plainJsonRpcAnswer(text, id, parsed, plainResult);
 }
 
 /** The `accept` the transport sends: the caller's types, then JSON and SSE, once each. */
 function accept(headers: Headers): string {
   const userAccept = headers.get("accept");
+  if (userAccept === lastAccept.user) return lastAccept.sent;
   const types = [
     ...(userAccept?.split(",").map((s) => s.trim().toLowerCase()) ?? []),
     "application/json",
     "text/event-stream",
   ];
-  return [...new Set(types)].join(", ");
+  lastAccept = { user: userAccept, sent: [...new Set(types)].join(", ") };
+  return lastAccept.sent;
 }
 
-function plainHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    out[name] = value;
-  });
-  return out;
-}
+/** The last `accept` worked out (a connection's transport sends the same one every time). */
+let lastAccept: { user: string | null; sent: string } = {
+  user: null,
+  sent: "application/json, text/event-stream",
+};
 
 /**
  * Sends `tools/call` with `params` on `client`'s connection (see the module comment) and resolves
@@ -193,31 +178,11 @@ export async function directToolCall(
 
   // What ends the request before its answer, as it ends the client's: its timeout, the caller's
   // abort, the client closing (its transport's signal).
-  const stopper = new AbortController();
-  let failure: Error | undefined;
-  const stop = (error: Error) => {
-    if (failure) return;
-    failure = error;
-    stopper.abort(error);
-  };
-  const closed = transport._abortController?.signal as AbortSignal;
-  const onAbort = () => stop(new SdkError(SdkErrorCode.RequestTimeout, String(signal?.reason)));
-  const onClosed = () => {
-    stop(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"));
-    // the client's transport reports its aborted fetch the same way
-    transport.onerror?.(closed.reason as Error);
-  };
-  const timer = setTimeout(
-    () => stop(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout })),
-    timeout,
-  );
-  signal?.addEventListener("abort", onAbort, { once: true });
-  closed.addEventListener("abort", onClosed, { once: true });
-  const settle = () => {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-    closed.removeEventListener("abort", onClosed);
-  };
+  const stopper = new CallStopper(transport, signal, timeout, {
+    aborted: (reason) => new SdkError(SdkErrorCode.RequestTimeout, String(reason)),
+    timedOut: (ms) => new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: ms }),
+    closed: () => new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"),
+  });
 
   let held: HeldAnswer;
   try {
@@ -225,11 +190,11 @@ export async function directToolCall(
     transport._applyBodyDerivedHeaders(headers, message);
     headers.set("content-type", "application/json");
     headers.set("accept", accept(headers));
-    if (failure) throw failure;
+    if (stopper.failure) throw stopper.failure;
     const answer = await http.post(url, plainHeaders(headers), body, stopper.signal);
-    if (failure) {
+    if (stopper.failure) {
       answer.held.discard();
-      throw failure;
+      throw stopper.failure;
     }
     const plain = answer.json === undefined ? undefined : plainAnswer(answer.json, id, answer.message);
     if (plain !== undefined) {
@@ -242,11 +207,11 @@ export async function directToolCall(
     }
     held = answer.held;
   } catch (error) {
-    if (failure || error instanceof ProtocolError) throw failure ?? error;
+    if (stopper.failure || error instanceof ProtocolError) throw stopper.failure ?? error;
     // the request failed (`fetch failed`): the client sees the same failure
     held = { error };
   } finally {
-    settle();
+    stopper.settle();
   }
   return await handOver(client, http, { id, body, request, held }, signal, timeout - (Date.now() - started));
 }
@@ -265,21 +230,16 @@ async function handOver(
   const internals = client as unknown as ClientInternals;
   const token = http.hold(sent.body, sent.held);
   try {
-    const next = internals._requestMessageId;
-    let pending: Promise<unknown>;
-    internals._requestMessageId = sent.id;
-    try {
-      pending = client.request(sent.request as never, RAW_RESULT, {
+    const { pending, tookId } = requestWithId(internals, sent.id, () =>
+      client.request(sent.request as never, RAW_RESULT, {
         ...(signal ? { signal } : {}),
         timeout: Math.max(timeout, 1),
         headers: { [HELD_ANSWER_HEADER]: token },
-      });
-      // An SDK that does not take the request's id at once (not 2.x as tested) would send another
-      // id: the held answer is refused to it (nothing is sent twice) and no call goes direct again.
-      if (internals._requestMessageId !== sent.id + 1) idsTakenLater = true;
-    } finally {
-      internals._requestMessageId = Math.max(next, sent.id + 1);
-    }
+      }),
+    );
+    // An SDK that does not take the request's id at once (not 2.x as tested) would send another
+    // id: the held answer is refused to it (nothing is sent twice) and no call goes direct again.
+    if (!tookId) idsTakenLater = true;
     return withoutEnvelope((await pending) as JsonObject);
   } finally {
     http.release(token);
