@@ -201,21 +201,8 @@ const SLICE = 64 * 1024;
  */
 export function watchedDownload(source: Readable, idleMs: number, totalMs: number): Readable {
   if (idleMs <= 0 && totalMs <= 0) return source;
-  let watchdog: Watchdog | undefined;
-  async function* pieces(): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of source as AsyncIterable<Buffer>) {
-        for (let offset = 0; offset < chunk.length; offset += SLICE) {
-          yield chunk.subarray(offset, offset + SLICE);
-          watchdog?.touch(); // the consumer came back for more
-        }
-      }
-    } finally {
-      if (!source.destroyed) source.destroy();
-    }
-  }
-  const stream = Readable.from(pieces(), { objectMode: false, highWaterMark: SLICE });
-  watchdog = startWatchdog({
+  const stream = new WatchedDownload(source);
+  const watchdog = startWatchdog({
     idleMs,
     totalMs,
     onTimeout: (kind) => {
@@ -231,6 +218,75 @@ export function watchedDownload(source: Readable, idleMs: number, totalMs: numbe
       );
     },
   });
-  stream.once("close", () => watchdog?.stop());
+  stream.watchdog = watchdog;
+  stream.once("close", () => watchdog.stop());
   return stream;
+}
+
+/**
+ * The source's bytes in pieces of at most {@link SLICE}, each handed on only when the consumer asks
+ * (`_read`), which is what counts as progress. It takes the source's chunks one at a time as `data`
+ * events (pausing it in between: no promise or async iterator per piece, where a 1 GiB download is
+ * 16,384 of them, and no copy), and destroys the source when it is destroyed itself.
+ */
+class WatchedDownload extends Readable {
+  watchdog: Watchdog | undefined;
+  readonly #source: Readable;
+  #chunk: Buffer | null = null;
+  #offset = 0;
+  #wanted = false;
+  #ended = false;
+
+  constructor(source: Readable) {
+    super({ highWaterMark: SLICE });
+    this.#source = source;
+    source.on("data", (chunk: Buffer) => {
+      source.pause();
+      this.#chunk = chunk;
+      this.#offset = 0;
+      this.#pump();
+    });
+    source.pause();
+    source.once("end", () => {
+      this.#ended = true;
+      this.#pump();
+    });
+    source.once("error", (error) => this.destroy(error));
+    source.once("close", () => {
+      if (!this.#ended && !this.destroyed) {
+        this.destroy(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+      }
+    });
+  }
+
+  override _read(): void {
+    this.watchdog?.touch(); // the consumer came back for more
+    this.#wanted = true;
+    this.#pump();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#chunk = null;
+    if (!this.#source.destroyed) this.#source.destroy();
+    callback(error);
+  }
+
+  /** Hands on pieces while the consumer wants them; asks the source for its next chunk when out. */
+  #pump(): void {
+    while (this.#wanted && !this.destroyed) {
+      const chunk = this.#chunk;
+      if (chunk === null) {
+        if (this.#ended) {
+          this.#wanted = false;
+          this.push(null);
+        } else this.#source.resume(); // its next chunk comes as a "data" event (or "end")
+        return;
+      }
+      const whole = this.#offset === 0 && chunk.length <= SLICE;
+      const piece = whole ? chunk : chunk.subarray(this.#offset, this.#offset + SLICE);
+      this.#offset += piece.length;
+      if (this.#offset >= chunk.length) this.#chunk = null;
+      this.#wanted = this.push(piece);
+    }
+  }
 }
