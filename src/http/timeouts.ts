@@ -251,7 +251,7 @@ class WatchedDownload extends Readable {
       this.#ended = true;
       this.#pump();
     });
-    source.once("error", (error) => this.destroy(error));
+    source.on("error", (error) => this.destroy(error)); // a second error after the first is dropped
     source.once("close", () => {
       if (!this.#ended && !this.destroyed) {
         this.destroy(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
