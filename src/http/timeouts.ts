@@ -236,17 +236,12 @@ class WatchedDownload extends Readable {
   #offset = 0;
   #wanted = false;
   #ended = false;
+  #started = false;
+  #taken = false;
 
   constructor(source: Readable) {
     super({ highWaterMark: SLICE });
     this.#source = source;
-    source.on("data", (chunk: Buffer) => {
-      source.pause();
-      this.#chunk = chunk;
-      this.#offset = 0;
-      this.#pump();
-    });
-    source.pause();
     source.once("end", () => {
       this.#ended = true;
       this.#pump();
@@ -259,15 +254,38 @@ class WatchedDownload extends Readable {
     });
   }
 
+  /**
+   * Hands the source over to `take` while nothing was asked of it yet (see
+   * {@link takeDownloadSource}): when `take` accepts it, this stream reads nothing from then on,
+   * and destroying it (a timeout) leaves the source to the taker.
+   */
+  takeOver<T>(take: (source: Readable) => T | undefined): T | undefined {
+    if (this.#started || this.#taken || this.destroyed) return undefined;
+    const taken = take(this.#source);
+    if (taken !== undefined) this.#taken = true;
+    return taken;
+  }
+
   override _read(): void {
     this.watchdog?.touch(); // the consumer came back for more
+    if (this.#taken) return;
+    if (!this.#started) {
+      this.#started = true;
+      const source = this.#source;
+      source.on("data", (chunk: Buffer) => {
+        source.pause();
+        this.#chunk = chunk;
+        this.#offset = 0;
+        this.#pump();
+      });
+    }
     this.#wanted = true;
     this.#pump();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#chunk = null;
-    if (!this.#source.destroyed) this.#source.destroy();
+    if (!this.#taken && !this.#source.destroyed) this.#source.destroy();
     callback(error);
   }
 
@@ -289,4 +307,37 @@ class WatchedDownload extends Readable {
       this.#wanted = this.push(piece);
     }
   }
+}
+
+/**
+ * Offers the store's stream behind a download made by {@link watchedDownload} to `take`, while
+ * nothing has been read from it; when `take` accepts it (returns a value), the caller sends it its
+ * own way: `progress()` counts as the consumer taking bytes (the idle clock starts again); a
+ * timeout still destroys `download` (with its error), which then no longer touches the source: the
+ * caller stops, destroys the source itself, and destroys `download` when done. `undefined` when
+ * `take` declines or reading has begun.
+ *
+ * @example
+ * ```ts
+ * const taken = takeDownloadSource(download, (source) => takeFileRange(source));
+ * if (taken) await sendItMyWay(taken.value, taken.source, taken.progress);
+ * ```
+ */
+export function takeDownloadSource<T>(
+  download: Readable,
+  take: (source: Readable) => T | undefined,
+): { value: T; source: Readable; progress(): void } | undefined {
+  let source: Readable = download;
+  let value: T | undefined;
+  if (download instanceof WatchedDownload) {
+    value = download.takeOver((inner) => {
+      source = inner;
+      return take(inner);
+    });
+  } else if (!download.readableFlowing && download.readableLength === 0 && !download.destroyed) {
+    value = take(download);
+  }
+  if (value === undefined) return undefined;
+  const watched = download instanceof WatchedDownload ? download : undefined;
+  return { value, source, progress: () => watched?.watchdog?.touch() };
 }
