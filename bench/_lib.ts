@@ -333,11 +333,15 @@ const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? DEFAULT_PEER_NODE_AR
   .split(" ")
   .filter((arg) => arg !== "");
 
-/** Starts `bench/<script>` under tsx in a process of its own and waits for its `READY` line. */
+/**
+ * Starts `bench/<script>` in a process of its own (under tsx; a `.mjs` baseline with plain `node`, as
+ * a user runs it) and waits for its `READY` line.
+ */
 export async function startPeer(script: string, args: string[] = []): Promise<Peer> {
+  const loader = script.endsWith(".mjs") ? [] : ["--import", "tsx"];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...PEER_NODE_ARGS, "--import", "tsx", join(here, script), ...args],
+    [...PEER_NODE_ARGS, ...loader, join(here, script), ...args],
     {
       stdio: ["pipe", "pipe", "inherit"],
     },

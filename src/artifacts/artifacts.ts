@@ -1,5 +1,4 @@
 import { lstat, realpath } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { decodeBase64Strict } from "../bridge/sources/base64.js";
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
@@ -11,6 +10,7 @@ import {
 } from "../images/image-options.js";
 import type { ImageMode } from "../images/stored-image.js";
 import { withoutHiddenStructured } from "../images/structured-images.js";
+import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
@@ -111,7 +111,7 @@ export class Artifacts {
   readonly #tmpDirOption: string | undefined;
   /** The temp folder, worked out on first use (a runtime without a disk never asks for it). */
   get #tmpDir(): string {
-    return this.#tmpDirOption ?? join(tmpdir(), "mcp-file-bridge");
+    return this.#tmpDirOption ?? defaultTmpDir();
   }
   readonly #inlineBudget: InlineBudgetOptions;
   readonly #images: CheckedImageOptions;

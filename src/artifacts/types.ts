@@ -85,7 +85,7 @@ export interface ArtifactsOptions {
   scope?: ScopeFunction;
   /**
    * Folder under which {@link Artifacts.withArtifacts} makes per-call temp folders.
-   * @default join(os.tmpdir(), "mcp-file-bridge")
+   * @default join(os.tmpdir(), `mcp-file-bridge-${uid}`) (one per user; no suffix where there are no uids)
    */
   tmpDir?: string;
   /**

@@ -57,7 +57,7 @@ const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? Symbol.f
  * ```ts
  * const bridge = new FileBridge({ roots: ["/srv/shared"], maxBytes: 20 * 1024 * 1024 });
  * await using file = await bridge.resolve("data:text/plain;name=a.txt;base64,aGk=", { scope: "s1" });
- * console.log(file.name, file.size, file.path); // a.txt 2 /tmp/mcp-file-bridge/call-123-Ab12Cd/a.txt
+ * console.log(file.name, file.size, file.path); // a.txt 2 /tmp/mcp-file-bridge-1000/call-123-Ab12Cd/a.txt
  * ```
  */
 export class FileBridge {

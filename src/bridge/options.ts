@@ -3,8 +3,7 @@
  * what the author passed into the settings the bridge runs with, or fails with `INVALID_OPTION`
  * naming the bad option.
  */
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import type { Duration } from "../internal/duration.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
@@ -102,7 +101,7 @@ export interface FileBridgeOptions {
    * Where per-call temp folders are made (created with mode 0700 if missing). On POSIX it must be
    * private: owned by this user (or root) and not writable by anyone without the sticky bit, else
    * resolving fails with `STORAGE_ERROR`.
-   * @default join(os.tmpdir(), "mcp-file-bridge")
+   * @default join(os.tmpdir(), `mcp-file-bridge-${uid}`) (one per user; no suffix where there are no uids)
    */
   tmpDir?: string;
   /**
@@ -254,7 +253,7 @@ function checkTmpDir(tmpDir: string | undefined): string {
     "tmpDir",
     "must be a folder path",
   );
-  return tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+  return tmpDir ?? defaultTmpDir();
 }
 
 /** Which input forms are on: each a boolean; `path` needs roots, `https` needs `https.allowHosts`. */

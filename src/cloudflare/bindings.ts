@@ -46,6 +46,8 @@ export interface R2ObjectBodyLike extends R2ObjectLike {
  * ```
  */
 export interface R2MultipartUploadLike {
+  /** The upload's id, for resuming it in another request (`resumeMultipartUpload`). */
+  readonly uploadId: string;
   uploadPart(partNumber: number, value: ArrayBuffer | ArrayBufferView): Promise<R2UploadedPartLike>;
   abort(): Promise<void>;
   complete(parts: R2UploadedPartLike[]): Promise<unknown>;
@@ -111,6 +113,8 @@ export interface R2BucketBinding {
     include?: ("httpMetadata" | "customMetadata")[];
   }): Promise<R2ObjectsLike>;
   createMultipartUpload(key: string): Promise<R2MultipartUploadLike>;
+  /** The multipart upload `uploadId` on `key`, started by an earlier request (tus staging). */
+  resumeMultipartUpload(key: string, uploadId: string): R2MultipartUploadLike;
 }
 
 /**

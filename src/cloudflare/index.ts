@@ -21,5 +21,7 @@ export type { DurableObjectStateOptions } from "./durable-object-state.js";
 export { durableObjectState } from "./durable-object-state.js";
 export type { R2StoreOptions } from "./r2-store.js";
 export { r2Store } from "./r2-store.js";
+export type { R2TusStagingOptions } from "./r2-tus-staging.js";
+export { r2TusStaging } from "./r2-tus-staging.js";
 export type { StateRequest } from "./state-object.js";
 export { FileBridgeStateObject } from "./state-object.js";

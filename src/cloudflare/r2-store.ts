@@ -25,10 +25,14 @@ import type {
   PutOptions,
   PutSource,
   StagedFile,
+  StateStore,
   StoredFile,
 } from "../storage/types.js";
+import type { TusStaging } from "../uploads/tus/fs-staging.js";
+import type { TusStagingSource } from "../uploads/tus/service.js";
 import type { R2BucketBinding, R2ObjectLike } from "./bindings.js";
 import { R2PartSink } from "./r2-part-sink.js";
+import { r2TusStaging } from "./r2-tus-staging.js";
 
 const check = optionCheck("r2Store");
 const MiB = 1024 * 1024;
@@ -92,7 +96,7 @@ export interface R2StoreOptions {
  * };
  * ```
  */
-export function r2Store(options: R2StoreOptions): FileStore {
+export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
   check.object(options);
   const bucket = check.implementing<R2BucketBinding>(
     options.bucket,
@@ -330,6 +334,15 @@ export function r2Store(options: R2StoreOptions): FileStore {
 
   return {
     driver: "r2",
+
+    /**
+     * The tus endpoint's staging: a multipart upload per upload in this bucket, under
+     * `<prefix>`-tus/ (`files-tus/` by default), its part list in `state`.
+     */
+    tusStaging(state: StateStore): TusStaging {
+      const stagingPrefix = prefix === "" ? "mcp-file-bridge-tus/" : `${prefix.slice(0, -1)}-tus/`;
+      return r2TusStaging({ bucket, state, prefix: stagingPrefix, partSize: Math.min(partSize, 100 * MiB) });
+    },
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
       const file = await upload(source, putOptions);

@@ -13,10 +13,9 @@
  * when shaping ends, whether it succeeded or not.
  */
 import { open, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import { DEFAULT_IMAGE_MAX_PIXELS } from "./image-options.js";
 import { loadSharp, type SharpFunction } from "./load-sharp.js";
 import { spoolImage } from "./spool-image.js";
@@ -49,7 +48,7 @@ export interface ShapeImageOptions {
   maxInputPixels?: number;
   /** Most bytes read from a stream (spooled to disk), and of an SVG (read into memory, at most 64 MiB). @default 268435456 (256 MiB) */
   maxInputBytes?: number;
-  /** Folder a stream is spooled in (a fresh 0700 folder per call, removed after). @default `<os tmpdir>/mcp-file-bridge` */
+  /** Folder a stream is spooled in (a fresh 0700 folder per call, removed after). @default `<os tmpdir>/mcp-file-bridge-<uid>` */
   tmpDir?: string;
   /** An animated image: its first frame, or nothing (`linkOnly`). @default "first-frame" */
   animated?: "first-frame" | "link";
@@ -291,7 +290,7 @@ export async function shapeImage(
     const height = (rotated ? meta?.width : meta?.height) ?? 0;
     if (width * height > maxPixels) throw tooManyPixels(width, height, maxPixels);
   };
-  const folder = options.tmpDir ?? join(tmpdir(), "mcp-file-bridge");
+  const folder = options.tmpDir ?? defaultTmpDir();
   const spooled = await spoolImage(source, folder, maxInputBytes, checkHead);
   try {
     return await shapeInput(spooled.path, options);

@@ -118,7 +118,7 @@ export interface UploadHandleResolverOptions {
     | { max: number; window?: Duration };
   /**
    * Folder under which `UploadHandleResolver.rewrite` makes per-call temp folders.
-   * @default join(os.tmpdir(), "mcp-file-bridge")
+   * @default join(os.tmpdir(), `mcp-file-bridge-${uid}`) (one per user; no suffix where there are no uids)
    */
   tmpDir?: string;
   /**

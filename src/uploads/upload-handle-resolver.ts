@@ -1,5 +1,3 @@
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as z from "zod/v4";
 import type { DescriptorAnswerer } from "../bridge/file-descriptors.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
@@ -80,6 +78,7 @@ export type {
 } from "./types.js";
 export type { UploadStatus } from "./upload-status.js";
 
+import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import { optionCheck } from "../internal/options.js";
 import type { UrlSigner } from "../signing/types.js";
 
@@ -129,7 +128,7 @@ export class UploadHandleResolver {
   readonly #tmpDirOption: string | undefined;
   /** The temp folder, worked out on first use (a runtime without a disk never asks for it). */
   get #tmpDir(): string {
-    return this.#tmpDirOption ?? join(tmpdir(), "mcp-file-bridge");
+    return this.#tmpDirOption ?? defaultTmpDir();
   }
   readonly #bridge: UploadHandleResolverOptions["bridge"];
   readonly #rateLimit: ((info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>) | undefined;
@@ -733,7 +732,7 @@ export class UploadHandleResolver {
    * @example
    * ```ts
    * await using rewritten = await uploads.rewrite(args, ["file", "attachments[]"], { scope });
-   * return upstreamTool(rewritten.args); // args.file is now "/tmp/mcp-file-bridge/call-…/report.pdf"
+   * return upstreamTool(rewritten.args); // args.file is now "/tmp/mcp-file-bridge-1000/call-…/report.pdf"
    * ```
    */
   async rewrite<T>(

@@ -117,13 +117,15 @@ export function sdkShaped(result: JsonObject): JsonObject {
   return withoutEnvelope({ _meta: meta, ...rest });
 }
 
-/** The answer in `text` if it is a plain response to request `id` (see the module comment). */
-export function plainAnswer(text: string, id: number): PlainAnswer | undefined {
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return undefined;
+/** The answer in `text` (or `parsed`, its JSON parsed already) if it is a plain response to request `id` (see the module comment). */
+export function plainAnswer(text: string, id: number, parsed?: unknown): PlainAnswer | undefined {
+  let message: unknown = parsed;
+  if (message === undefined) {
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
   }
   if (!isObject(message) || message.jsonrpc !== "2.0" || message.id !== id) return undefined;
   if (Object.keys(message).length !== 3) return undefined;
@@ -229,7 +231,7 @@ export async function directToolCall(
       answer.held.discard();
       throw failure;
     }
-    const plain = answer.json === undefined ? undefined : plainAnswer(answer.json, id);
+    const plain = answer.json === undefined ? undefined : plainAnswer(answer.json, id, answer.message);
     if (plain !== undefined) {
       answer.held.discard();
       if ("error" in plain) {

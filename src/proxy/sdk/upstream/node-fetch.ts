@@ -20,6 +20,9 @@ import {
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
+/** A parsed JSON value. */
+type JsonValue = unknown;
+
 /** A `fetch` over `node:http`, and the agents to close with the connection. */
 export interface NodeFetch {
   fetch: typeof fetch;
@@ -39,6 +42,13 @@ export interface NodeFetch {
   hold(body: string, answer: HeldAnswer): string;
   /** Drops a held answer that no `fetch` took (a response is destroyed). */
   release(token: string): void;
+  /**
+   * Keeps `answer` for the next call of this `fetch` whose body is exactly `body` (a request
+   * carrying its own JSON-RPC id, for a client that sets no per-request headers: SDK v1's): that call
+   * sends nothing and is answered with it. `drop` drops it (a response no one took is destroyed);
+   * after `guard`, every other POST fails instead of going out until it is dropped.
+   */
+  holdBody(body: string, answer: HeldAnswer): { guard(): void; drop(): void };
   /** Closes the kept-alive sockets (requests in progress end). */
   close(): void;
 }
@@ -64,8 +74,12 @@ export interface PostAnswer {
    * body that `oneEventAsJson` turns into JSON. Absent for every other answer.
    */
   json?: string;
+  /** `json` parsed, when it was parsed already (a one-event SSE answer): not parsed again. */
+  message?: JsonValue;
   /** The `Response` this `fetch` would have resolved with, for a caller that takes it from here. */
   held: Extract<HeldAnswer, { response: unknown }>;
+  /** The answer's headers. */
+  headers: IncomingMessage["headers"];
 }
 
 /** Options of {@link nodeFetch}. */
@@ -125,6 +139,11 @@ const ONE_EVENT_MAX = 64 * 1024;
  * no retry, no comment, LF line ends), or `undefined`.
  */
 export function oneResponseEvent(text: string): string | undefined {
+  return responseEvent(text)?.data;
+}
+
+/** {@link oneResponseEvent}'s data, and the message it parsed (each answer is parsed once). */
+function responseEvent(text: string): { data: string; message: JsonValue } | undefined {
   if (!text.endsWith("\n\n") || text.includes("\r")) return undefined;
   const data: string[] = [];
   for (const line of text.slice(0, -2).split("\n")) {
@@ -141,7 +160,7 @@ export function oneResponseEvent(text: string): string | undefined {
       typeof message === "object" &&
       "id" in message &&
       ("result" in message || "error" in message);
-    return response ? joined : undefined;
+    return response ? { data: joined, message: message as JsonValue } : undefined;
   } catch {
     return undefined;
   }
@@ -261,7 +280,10 @@ type MakeResponse = (onDone: () => void) => Response;
  * (`data`: the event's JSON); otherwise the stream goes on as it is (what was read first, then the
  * rest as it arrives).
  */
-function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, data?: string) => void): void {
+function oneEventOrStream(
+  res: IncomingMessage,
+  answer: (make: MakeResponse, data?: string, message?: JsonValue) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let turn: NodeJS.Immediate | undefined;
@@ -273,8 +295,9 @@ function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, dat
     res.off("data", onData);
     res.off("end", onEnd);
     res.off("close", onClose);
-    const data = ended ? oneResponseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
-    if (data !== undefined) {
+    const event = ended ? responseEvent(Buffer.concat(chunks, size).toString("utf8")) : undefined;
+    if (event !== undefined) {
+      const { data } = event;
       const make = (onDone: () => void) => {
         onDone();
         const init = responseInit(res);
@@ -282,7 +305,7 @@ function oneEventOrStream(res: IncomingMessage, answer: (make: MakeResponse, dat
         init.headers.delete("content-length");
         return new Response(data, init);
       };
-      answer(make, data);
+      answer(make, data, event.message);
       return;
     }
     if (ended) {
@@ -445,7 +468,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         req.destroy();
         response?.destroy(reason instanceof Error ? reason : undefined);
       };
-      const answer = (res: IncomingMessage, make: MakeResponse, json?: string) => {
+      const answer = (res: IncomingMessage, make: MakeResponse, json?: string, message?: JsonValue) => {
         if (settled) return;
         settled = true;
         signal.removeEventListener("abort", onAbort);
@@ -459,13 +482,15 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
             if (!made) res.destroy(reason instanceof Error ? reason : undefined);
           },
         };
-        resolve(json === undefined ? { held } : { json, held });
+        const headers = res.headers;
+        if (json === undefined) resolve({ held, headers });
+        else resolve(message === undefined ? { json, held, headers } : { json, message, held, headers });
       };
       const requestOptions = { method: "POST", headers, agent: secure ? agents.https : agents.http };
       req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
         response = res;
         if (res.statusCode === 200 && oneEvent && isEventStream(res)) {
-          oneEventOrStream(res, (make, data) => answer(res, make, data));
+          oneEventOrStream(res, (make, data, message) => answer(res, make, data, message));
         } else if (res.statusCode === 200 && isJson(res)) {
           wholeBody(res, (make, json) => answer(res, make, json));
         } else {
@@ -517,7 +542,34 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     return Promise.resolve(answer.response(() => signal?.removeEventListener("abort", onAbort)));
   }
 
+  /** Answers kept by `holdBody`, by request body; `guarded`: how many of them refuse other POSTs. */
+  const heldBodies = new Map<string, HeldAnswer>();
+  let guarded = 0;
+
+  /** A call whose body is a held one: answered with it, nothing sent. */
+  function heldBodyAnswer(answer: HeldAnswer, init: RequestInit): Promise<Response> {
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) {
+      if ("discard" in answer) answer.discard();
+      return Promise.reject(abortReason(signal));
+    }
+    if ("error" in answer) return Promise.reject(answer.error);
+    const onAbort = () => answer.discard(abortReason(signal as AbortSignal));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    return Promise.resolve(answer.response(() => signal?.removeEventListener("abort", onAbort)));
+  }
+
   const nodeHttpFetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    if (heldBodies.size > 0 && typeof init?.body === "string") {
+      const answer = heldBodies.get(init.body);
+      if (answer !== undefined) {
+        heldBodies.delete(init.body);
+        return heldBodyAnswer(answer, init);
+      }
+    }
+    if (guarded > 0 && (init?.method ?? "GET").toUpperCase() === "POST") {
+      return Promise.reject(new Error("a held answer's request was not the one sent"));
+    }
     const token = heldToken(init?.headers);
     if (token !== undefined) {
       // Its request was sent already (a `tools/call` is never sent twice): a token no longer held
@@ -544,6 +596,26 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
       if (!entry) return;
       held.delete(token);
       if ("discard" in entry.answer) entry.answer.discard();
+    },
+    holdBody(body, answer) {
+      heldBodies.set(body, answer);
+      let guarding = false;
+      let dropped = false;
+      return {
+        guard() {
+          if (dropped || guarding) return;
+          guarding = true;
+          guarded++;
+        },
+        drop() {
+          if (dropped) return;
+          dropped = true;
+          if (guarding) guarded--;
+          if (heldBodies.get(body) !== answer) return;
+          heldBodies.delete(body);
+          if ("discard" in answer) answer.discard();
+        },
+      };
     },
     close() {
       agents.http.destroy();

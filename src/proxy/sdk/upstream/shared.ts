@@ -38,6 +38,13 @@ export interface UpstreamConnectionOptions {
   initializeTimeoutMs?: number;
   /** Called for transport-level problems (logging). */
   onError?: (error: Error) => void;
+  /**
+   * Send a plain `tools/call` (no progress asked for) on a Streamable HTTP connection without the
+   * SDK client's request machinery (SDK v1: a 2025 session; SDK v2: a 2026-07-28 connection): the
+   * same request on the same connection, with the same outcome (what is not a plain answer is
+   * handed to the client to decode). `false` sends every request through the client. @default true
+   */
+  directToolCalls?: boolean;
 }
 
 export const DEFAULT_CLIENT_INFO = { name: "mcp-file-bridge-proxy", version: "0.1.0" } as const;

@@ -46,13 +46,6 @@ export interface UpstreamConnectionV2Options extends UpstreamConnectionOptions {
    * `"modern"` requires 2026-07-28 and fails to connect to anything else. @default "auto"
    */
   era?: "auto" | "legacy" | "modern";
-  /**
-   * Send a plain `tools/call` (no progress asked for) on a 2026-07-28 Streamable HTTP connection
-   * without the SDK client's request machinery: the same request on the same connection, with the
-   * same outcome (what is not a plain answer is handed to the client to decode). `false` sends every
-   * request through the client. @default true
-   */
-  directToolCalls?: boolean;
 }
 
 /** The 2026-07-28 revision a `"modern"` connection pins. */

@@ -8,16 +8,14 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import * as z from "zod/v4";
 import { type JsonObject, RpcError, type UpstreamRequestOptions } from "../../types.js";
 import { ClientConnection, transportFor } from "./client-connection.js";
+import { directCallsPossibleV1, directToolCallV1, RAW_RESULT } from "./direct-call-v1.js";
 import type { NodeFetchOptions } from "./node-fetch.js";
-import { DEFAULT_CLIENT_INFO, upstreamErrors } from "./shared.js";
+import { DEFAULT_CLIENT_INFO, type UpstreamConnectionOptions, upstreamErrors } from "./shared.js";
 
 export type { UpstreamConnectionOptions, UpstreamTarget } from "./shared.js";
 
-/** Accepts any result as it is (the SDK would otherwise drop unknown fields). */
-const RAW_RESULT = z.looseObject({});
 const MCP_PREFIX = /^MCP error -?\d+: /;
 
 /** The message the upstream sent, without the SDK's `MCP error <code>: ` prefix. */
@@ -36,6 +34,17 @@ function originalMessage(error: McpError): string {
  * ```
  */
 export class UpstreamConnection extends ClientConnection<Client> {
+  /** The upstream's URL when plain `tools/call`s may go direct (see `directToolCalls`). */
+  readonly #directUrl: URL | undefined;
+
+  constructor(options: UpstreamConnectionOptions) {
+    super(options);
+    const { target } = options;
+    // (a URL that does not parse fails at connect, as before)
+    const direct = "url" in target && options.directToolCalls !== false && URL.canParse(target.url);
+    this.#directUrl = direct ? new URL(target.url) : undefined;
+  }
+
   /** SDK v1's transport treats a JSON answer and a one-event SSE answer alike: the cheaper one it is. */
   protected override fetchOptions(): NodeFetchOptions {
     return { oneEventAsJson: true };
@@ -72,6 +81,18 @@ export class UpstreamConnection extends ClientConnection<Client> {
     params: JsonObject | undefined,
     options: UpstreamRequestOptions,
   ): Promise<JsonObject> {
+    if (
+      method === "tools/call" &&
+      this.#directUrl !== undefined &&
+      params !== undefined &&
+      !options.onprogress &&
+      directCallsPossibleV1(client, this.http)
+    ) {
+      return await directToolCallV1(client, this.http, this.#directUrl, params, {
+        signal: options.signal,
+        timeout: this.timeout(options),
+      });
+    }
     const request = params === undefined ? { method } : { method, params };
     return (await client.request(request as never, RAW_RESULT, {
       ...(options.signal ? { signal: options.signal } : {}),

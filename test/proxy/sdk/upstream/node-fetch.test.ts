@@ -327,6 +327,55 @@ describe("nodeFetch post and held answers (the direct tools/call)", () => {
     await expect(other.held.response(() => undefined).text()).rejects.toThrow();
   });
 
+  it("holdBody (SDK v1): served once to the fetch with that body, nothing sent; a guard refuses other POSTs until dropped", async () => {
+    let requests = 0;
+    const url = await serve(async (req, res) => {
+      requests++;
+      await bodyOf(req);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(RESPONSE);
+    });
+    const http = made();
+    const body = '{"method":"tools/call","params":{"name":"t"},"jsonrpc":"2.0","id":7}';
+    const answer = await http.post(url, {}, body, new AbortController().signal);
+    expect(requests).toBe(1);
+    const hold = http.holdBody(body, answer.held);
+    const post = (text: string) => http.fetch(url, { method: "POST", body: text, redirect: "manual" });
+    // another request goes out as usual while the hold is not guarded
+    expect((await post("{}")).status).toBe(200);
+    expect(requests).toBe(2);
+    hold.guard();
+    // guarded: any other POST fails instead of going out (a tools/call is never sent twice)
+    await expect(post(body.replace('"id":7', '"id":8'))).rejects.toThrow(/not the one sent/);
+    expect(requests).toBe(2);
+    // the request with the held body is answered from what arrived, once
+    expect(await (await post(body)).text()).toBe(RESPONSE);
+    expect(requests).toBe(2);
+    hold.drop();
+    expect(await (await post(body)).text()).toBe(RESPONSE);
+    expect(requests).toBe(3);
+  });
+
+  it("holdBody: a dropped answer no one took is destroyed, and its body goes out again as a new request", async () => {
+    let requests = 0;
+    const url = await serve(async (req, res) => {
+      requests++;
+      await bodyOf(req);
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.write("part");
+    });
+    const http = made();
+    const answer = await http.post(url, {}, "{}", new AbortController().signal);
+    const hold = http.holdBody("{}", answer.held);
+    hold.guard();
+    hold.drop();
+    await expect(answer.held.response(() => undefined).text()).rejects.toThrow();
+    // the guard went with it
+    const next = http.fetch(url, { method: "POST", body: "{ }", redirect: "manual" });
+    expect((await next).status).toBe(500);
+    expect(requests).toBe(2);
+  });
+
   it("post rejects with the abort reason, and with fetch failed when nothing listens", async () => {
     const url = await serve(() => undefined);
     const http = made();

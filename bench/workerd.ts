@@ -1,0 +1,131 @@
+/**
+ * Workers (issue 46), on workerd locally through miniflare (both from npm):
+ *
+ * 1. A 64 MiB upload into R2 through our routes (a ticket `PUT` to `createFileRoutes` on an
+ *    `r2Store`: streamed in 8 MiB parts, sha256 and the size cap checked on the way, the record
+ *    written last) vs a plain Worker that streams the same request body into R2 with one
+ *    `env.FILES.put(key, request.body)`. Goal: ratio ≥ 0.9.
+ * 2. Signed-URL signing inside workerd: the minter's `mint` / `verify` (its synchronous
+ *    `node:crypto` HMAC, from `nodejs_compat`), `createHmac` alone, and Web Crypto's
+ *    `crypto.subtle.sign` / `verify` (HMAC-SHA256, key imported once) over the same token, per second.
+ *
+ *   npx tsx bench/workerd.ts
+ *   BENCH_SHORT=1 npx tsx bench/workerd.ts   # 8 MiB upload, fewer signing ops
+ *
+ * Timing is taken on the Node side around each request (workerd's clocks stand still while a
+ * request computes). Prints min / median / max per row and a final `BENCH_JSON {...}` line.
+ */
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { Miniflare } from "miniflare";
+import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../test/cloudflare/workerd.js";
+import { compare, fmt, here, loadLine, MiB, positiveInt, ROUNDS, type Row, report, spread } from "./_lib.js";
+
+const SHORT = process.env.BENCH_SHORT === "1";
+const SIZE_MIB = positiveInt("BENCH_WORKERD_MIB", SHORT ? 8 : 64);
+const SIGN_OPS = positiveInt("BENCH_SIGN_OPS", SHORT ? 2_000 : 20_000);
+
+console.log(loadLine());
+const script = await bundleWorker(`${here}/_workerd-worker.ts`);
+const mf = new Miniflare({
+  modules: true,
+  script,
+  compatibilityDate: COMPATIBILITY_DATE,
+  compatibilityFlags: COMPATIBILITY_FLAGS,
+  r2Buckets: ["FILES"],
+  durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
+});
+await mf.ready;
+
+async function send(url: string, init: RequestInit = {}): Promise<Response> {
+  return (await mf.dispatchFetch(url, init as never)) as unknown as Response;
+}
+
+/** Empties the local bucket between rounds (the simulation keeps objects on disk). */
+async function emptyBucket(): Promise<void> {
+  const bucket = await mf.getR2Bucket("FILES");
+  for (;;) {
+    const page = await bucket.list();
+    if (page.objects.length === 0) return;
+    await bucket.delete(page.objects.map((object) => object.key));
+  }
+}
+
+const body = randomBytes(SIZE_MIB * MiB);
+const headers = { "content-type": "application/octet-stream", "content-length": String(body.length) };
+let round = 0;
+
+async function timedPut(url: string): Promise<{ seconds: number }> {
+  const start = performance.now();
+  const response = await send(url, { method: "PUT", body, headers });
+  await response.arrayBuffer();
+  const seconds = (performance.now() - start) / 1000;
+  if (response.status !== 201 && response.status !== 200)
+    throw new Error(`${url}: status ${response.status}`);
+  await emptyBucket();
+  return { seconds };
+}
+
+// Warm-up: one of each, so neither side pays for the first bundle evaluation or the bucket's setup.
+const warm = (await (await send("http://bench.test/ticket")).json()) as { upload_url: string };
+await timedPut(warm.upload_url);
+await timedPut("http://bench.test/plain/warm");
+
+const rows: Row[] = [];
+rows.push(
+  await compare(
+    `${SIZE_MIB} MiB upload into R2 through our routes (ticket PUT, r2Store)`,
+    async () => {
+      const ticket = (await (await send("http://bench.test/ticket")).json()) as { upload_url: string };
+      return timedPut(ticket.upload_url);
+    },
+    {
+      name: "plain Worker: env.FILES.put(key, request.body)",
+      run: () => timedPut(`http://bench.test/plain/r${round++}`),
+    },
+    { goal: 0.9 },
+  ),
+);
+
+if (process.env.BENCH_PROFILE === "1") {
+  // Each step of our upload alone, on the same body: where the time goes.
+  for (const step of (
+    process.env.BENCH_PROFILE_STEPS ?? "drain,hash,node-drain,part-sink,store-put,store-put-sized"
+  ).split(",")) {
+    const seconds: number[] = [];
+    for (let i = 0; i < ROUNDS; i++)
+      seconds.push((await timedPut(`http://bench.test/profile/${step}`)).seconds);
+    const plain: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) plain.push((await timedPut(`http://bench.test/plain/p${i}`)).seconds);
+    console.log(
+      `profile ${step.padEnd(10)} s ${fmt(spread(seconds), 3)} · plain put s ${fmt(spread(plain), 3)} (min/median/max)`,
+    );
+  }
+}
+
+const kinds = [
+  ["mint", "mint, minter (node:crypto via nodejs_compat)"],
+  ["node-hmac", "HMAC sign, node:crypto createHmac"],
+  ["subtle-sign", "HMAC sign, Web Crypto (subtle.sign)"],
+  ["verify", "verify, minter (node:crypto via nodejs_compat)"],
+  ["subtle-verify", "HMAC verify, Web Crypto (subtle.verify)"],
+] as const;
+const signing: Record<string, { min: number; median: number; max: number }> = {};
+for (const [kind] of kinds) await send(`http://bench.test/sign?kind=${kind}&n=${SIGN_OPS / 10}`);
+for (const [kind, label] of kinds) {
+  const rates: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const start = performance.now();
+    const response = await send(`http://bench.test/sign?kind=${kind}&n=${SIGN_OPS}`);
+    const { ok } = (await response.json()) as { ok: number };
+    const seconds = (performance.now() - start) / 1000;
+    if (ok !== SIGN_OPS) throw new Error(`${kind}: ${ok} of ${SIGN_OPS} succeeded`);
+    rates.push(SIGN_OPS / seconds);
+  }
+  const s = spread(rates);
+  signing[label] = { min: Math.round(s.min), median: Math.round(s.median), max: Math.round(s.max) };
+  console.log(`${label.padEnd(48)} ops/s ${fmt(s, 0)} (min/median/max, ${SIGN_OPS} serial ops per round)`);
+}
+
+await mf.dispose();
+report("workerd", rows, { sizeMiB: SIZE_MIB, signOps: SIGN_OPS, signing });
