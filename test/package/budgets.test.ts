@@ -39,7 +39,7 @@ const MiB = 1024 * 1024;
  * every other file whole; a module-level statement elsewhere no longer drags its chunk in.
  */
 const BUDGET = {
-  // Goal 80 KB (issue 39), pinned at the goal. 80.0 KB after the review fixes of session 15; 76.7 KB
+  // Goal 80 KB (issue 39), pinned at the goal. 80.0 KB after the review fixes of session 15; 76.8 KB
   // since session 16 (p-limit replaced by 20 lines, the media table one string, the error table
   // pairs: docs/performance.md).
   fileBridgeAdds: 80 * KB,
