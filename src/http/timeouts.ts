@@ -201,21 +201,8 @@ const SLICE = 64 * 1024;
  */
 export function watchedDownload(source: Readable, idleMs: number, totalMs: number): Readable {
   if (idleMs <= 0 && totalMs <= 0) return source;
-  let watchdog: Watchdog | undefined;
-  async function* pieces(): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of source as AsyncIterable<Buffer>) {
-        for (let offset = 0; offset < chunk.length; offset += SLICE) {
-          yield chunk.subarray(offset, offset + SLICE);
-          watchdog?.touch(); // the consumer came back for more
-        }
-      }
-    } finally {
-      if (!source.destroyed) source.destroy();
-    }
-  }
-  const stream = Readable.from(pieces(), { objectMode: false, highWaterMark: SLICE });
-  watchdog = startWatchdog({
+  const stream = new WatchedDownload(source);
+  const watchdog = startWatchdog({
     idleMs,
     totalMs,
     onTimeout: (kind) => {
@@ -231,6 +218,126 @@ export function watchedDownload(source: Readable, idleMs: number, totalMs: numbe
       );
     },
   });
-  stream.once("close", () => watchdog?.stop());
+  stream.watchdog = watchdog;
+  stream.once("close", () => watchdog.stop());
   return stream;
+}
+
+/**
+ * The source's bytes in pieces of at most {@link SLICE}, each handed on only when the consumer asks
+ * (`_read`), which is what counts as progress. It takes the source's chunks one at a time as `data`
+ * events (pausing it in between: no promise or async iterator per piece, where a 1 GiB download is
+ * 16,384 of them, and no copy), and destroys the source when it is destroyed itself.
+ */
+class WatchedDownload extends Readable {
+  watchdog: Watchdog | undefined;
+  readonly #source: Readable;
+  #chunk: Buffer | null = null;
+  #offset = 0;
+  #wanted = false;
+  #ended = false;
+  #started = false;
+  #taken = false;
+
+  constructor(source: Readable) {
+    super({ highWaterMark: SLICE });
+    this.#source = source;
+    source.once("end", () => {
+      this.#ended = true;
+      this.#pump();
+    });
+    source.on("error", (error) => this.destroy(error)); // a second error after the first is dropped
+    source.once("close", () => {
+      if (!this.#ended && !this.destroyed) {
+        this.destroy(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+      }
+    });
+  }
+
+  /**
+   * Hands the source over to `take` while nothing was asked of it yet (see
+   * {@link takeDownloadSource}): when `take` accepts it, this stream reads nothing from then on,
+   * and destroying it (a timeout) leaves the source to the taker.
+   */
+  takeOver<T>(take: (source: Readable) => T | undefined): T | undefined {
+    if (this.#started || this.#taken || this.destroyed) return undefined;
+    const taken = take(this.#source);
+    if (taken !== undefined) this.#taken = true;
+    return taken;
+  }
+
+  override _read(): void {
+    this.watchdog?.touch(); // the consumer came back for more
+    if (this.#taken) return;
+    if (!this.#started) {
+      this.#started = true;
+      const source = this.#source;
+      source.on("data", (chunk: Buffer) => {
+        source.pause();
+        this.#chunk = chunk;
+        this.#offset = 0;
+        this.#pump();
+      });
+    }
+    this.#wanted = true;
+    this.#pump();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#chunk = null;
+    if (!this.#taken && !this.#source.destroyed) this.#source.destroy();
+    callback(error);
+  }
+
+  /** Hands on pieces while the consumer wants them; asks the source for its next chunk when out. */
+  #pump(): void {
+    while (this.#wanted && !this.destroyed) {
+      const chunk = this.#chunk;
+      if (chunk === null) {
+        if (this.#ended) {
+          this.#wanted = false;
+          this.push(null);
+        } else this.#source.resume(); // its next chunk comes as a "data" event (or "end")
+        return;
+      }
+      const whole = this.#offset === 0 && chunk.length <= SLICE;
+      const piece = whole ? chunk : chunk.subarray(this.#offset, this.#offset + SLICE);
+      this.#offset += piece.length;
+      if (this.#offset >= chunk.length) this.#chunk = null;
+      this.#wanted = this.push(piece);
+    }
+  }
+}
+
+/**
+ * Offers the store's stream behind a download made by {@link watchedDownload} to `take`, while
+ * nothing has been read from it; when `take` accepts it (returns a value), the caller sends it its
+ * own way: `progress()` counts as the consumer taking bytes (the idle clock starts again); a
+ * timeout still destroys `download` (with its error), which then no longer touches the source: the
+ * caller stops, destroys the source itself, and destroys `download` when done. `undefined` when
+ * `take` declines or reading has begun.
+ *
+ * @example
+ * ```ts
+ * const taken = takeDownloadSource(download, (source) => takeFileRange(source));
+ * if (taken) await sendItMyWay(taken.value, taken.source, taken.progress);
+ * ```
+ */
+export function takeDownloadSource<T>(
+  download: Readable,
+  take: (source: Readable) => T | undefined,
+): { value: T; source: Readable; progress(): void } | undefined {
+  let source: Readable = download;
+  let value: T | undefined;
+  if (download instanceof WatchedDownload) {
+    value = download.takeOver((inner) => {
+      source = inner;
+      return take(inner);
+    });
+  } else if (!download.readableFlowing && download.readableLength === 0 && !download.destroyed) {
+    value = take(download);
+  }
+  if (value === undefined) return undefined;
+  const watched = download instanceof WatchedDownload ? download : undefined;
+  return { value, source, progress: () => watched?.watchdog?.touch() };
 }

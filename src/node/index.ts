@@ -14,8 +14,11 @@ import {
   takeNodeResponseBody,
 } from "../http/node-fast-path.js";
 import type { RequestView } from "../http/request-view.js";
+import { takeDownloadSource } from "../http/timeouts.js";
 import { optionCheck } from "../internal/options.js";
 import { takeResponseText } from "../internal/text-response.js";
+import { takeFileRange } from "../storage/kit/file-range.js";
+import { sendFileRange } from "./send-file-range.js";
 
 const check = optionCheck("toNodeHandler");
 
@@ -429,7 +432,10 @@ async function writeResponse(req: IncomingMessage, response: Response, res: Serv
   }
   const fast = takeNodeResponseBody(response);
   if (fast) {
-    await pipeline(fast.stream, res);
+    // A range of an open file (fsStore) is read here into reused buffers; other stores pipe.
+    const taken = takeDownloadSource(fast.stream, takeFileRange);
+    if (taken) await sendFileRange(res, taken.value, { download: fast.stream, ...taken });
+    else await pipeline(fast.stream, res);
     fast.onSent();
     return;
   }

@@ -5,7 +5,6 @@
  * reads files.
  */
 
-import { createReadStream } from "node:fs";
 import { link, open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -24,6 +23,7 @@ import { FsQuota } from "./fs-quota.js";
 import { type FsFileStore, type FsStoreOptions, fsSettings } from "./fs-store-options.js";
 import { fsSweep } from "./fs-sweep.js";
 import { resolveRange } from "./kit/byte-range.js";
+import { fileRangeStream } from "./kit/file-range.js";
 import { FileSha256 } from "./kit/file-sha256.js";
 import { FileSink } from "./kit/file-sink.js";
 import {
@@ -87,8 +87,7 @@ interface Written {
  *
  * @example
  * ```ts
- * import { createReadStream } from "node:fs";
- * import { fsStore } from "mcp-file-bridge";
+ *  * import { fsStore } from "mcp-file-bridge";
  *
  * const store = fsStore("/var/lib/my-server/files", { staleAfter: "1h" });
  * const file = await store.put(createReadStream("report.pdf"), {
@@ -310,7 +309,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
         if (errorCode(error) === "ENOENT") return null; // deleted meanwhile
         throw storageError("open the file", error);
       }
-      return createReadStream(path, { fd, ...bounds, highWaterMark: READ_HIGH_WATER_MARK });
+      return fileRangeStream(path, fd, bounds, file.size, READ_HIGH_WATER_MARK);
     },
 
     async list(scope: string, listOptions: ListOptions = {}): Promise<ListPage> {
