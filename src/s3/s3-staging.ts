@@ -268,8 +268,9 @@ export function s3TusStaging(
           rest = rest.subarray(piece.length);
           if (spool.size === partSize) {
             await uploadPart(id, record, bytes, spool);
-            await persist();
+            // Its bytes are in the part now: even when recording it fails, they are not the tail.
             await spool.reset();
+            await persist();
           }
         }
       }

@@ -10,8 +10,8 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { r2TusStaging } from "../../src/cloudflare/index.js";
 import { memoryState } from "../../src/index.js";
-import type { StateStore } from "../../src/storage/types.js";
 import { readAll } from "../../src/testing/index.js";
+import { stateFailingOnce } from "../support/failing-state.js";
 
 const MiB = 1024 * 1024;
 
@@ -106,20 +106,6 @@ function memoryBucket() {
     },
   };
   return { bucket, objects, uploads };
-}
-
-/** A state store whose `set` fails the `failing`-th time it is called (1-based). */
-function stateFailingOnce(failing: number): StateStore {
-  const state = memoryState();
-  let sets = 0;
-  return {
-    get: (key) => state.get(key),
-    delete: (key) => state.delete(key),
-    set: async (key, value, options) => {
-      if (++sets === failing) throw new Error("state store unavailable");
-      return await state.set(key, value, options);
-    },
-  } as StateStore;
 }
 
 describe("r2TusStaging, failures halfway", () => {
