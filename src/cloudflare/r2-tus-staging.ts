@@ -326,7 +326,9 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
         .abort()
         .catch(() => undefined);
     }
-    await bucket.delete([keyOf(id), ...sides]);
+    const keys = [keyOf(id), ...sides];
+    // R2 deletes at most 1,000 keys a call.
+    for (let at = 0; at < keys.length; at += 1000) await bucket.delete(keys.slice(at, at + 1000));
     await state.delete(recordKey(id));
   }
 
@@ -412,12 +414,17 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
       const record = await load(id);
       const pending = record.pending;
       if (!pending) return;
+      const superseded = record.previous?.tailKey;
       record.previous = withTailKey({ parts: record.parts.length, tail: record.tail }, record.tailKey);
       record.parts = [...record.parts, ...pending.parts];
       record.tail = pending.tail;
       if (pending.tailKey) record.tailKey = pending.tailKey;
       delete record.pending;
       await save(id, record);
+      // Two bodies back: no longer needed to cut a refused body off (as after a plain write).
+      if (superseded && superseded !== record.tailKey && superseded !== record.previous.tailKey) {
+        await bucket.delete(superseded).catch(() => undefined);
+      }
     },
 
     async truncate(id, length) {
