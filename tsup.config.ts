@@ -126,10 +126,11 @@ const common: Options = {
   sourcemap: false,
   target: "node20",
   treeshake: false,
-  // Bundled into the module that imports each, so a user installs none of them: p-limit 7 and its
-  // yocto-queue (ESM-only); the jshttp header parsers content-disposition 3, content-type 3,
-  // range-parser 2 (ESM-only, and they declare Node >= 22: installed, they print EBADENGINE on Node 20).
-  noExternal: ["p-limit", "yocto-queue", "content-disposition", "content-type", "range-parser"],
+  // Bundled into the module that imports each, so a user installs none of them: the jshttp header
+  // parsers content-disposition 3, content-type 3, range-parser 2 (ESM-only, and they declare
+  // Node >= 22: installed, they print EBADENGINE on Node 20). (p-limit went in session 16: FileBridge
+  // needed 20 lines of it, src/bridge/settle-limited.ts.)
+  noExternal: ["content-disposition", "content-type", "range-parser"],
   // Optional peers of `mcp-file-bridge/testing`: never bundled.
   external: ["vitest", "fast-check"],
   // The build script empties dist/ first (three builds write into it side by side).

@@ -1,5 +1,5 @@
-// bench/process-start.ts: the same start with FileBridge loaded from the built package. Prints its
-// peak RSS (KiB).
+// bench/process-start.ts: the same start with FileBridge loaded from the installed package. Prints
+// its peak RSS (KiB) and busy CPU (µs, user + system).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { FileBridge } from "mcp-file-bridge";
@@ -12,4 +12,5 @@ server.registerTool(
   bridge.withFiles(async () => ({ content: [] }), { fields: ["file"] }),
 );
 void StdioServerTransport;
-console.log(process.resourceUsage().maxRSS);
+const usage = process.resourceUsage();
+console.log(JSON.stringify({ maxRSS: usage.maxRSS, cpu: usage.userCPUTime + usage.systemCPUTime }));

@@ -1,8 +1,10 @@
-// bench/process-start.ts: an SDK v1 stdio server's start, alone. Prints its peak RSS (KiB).
+// bench/process-start.ts: an SDK v1 stdio server's start, alone. Prints its peak RSS (KiB) and busy
+// CPU (µs, user + system).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 
 const server = new McpServer({ name: "start", version: "1.0.0" });
 void server;
 void StdioServerTransport;
-console.log(process.resourceUsage().maxRSS);
+const usage = process.resourceUsage();
+console.log(JSON.stringify({ maxRSS: usage.maxRSS, cpu: usage.userCPUTime + usage.systemCPUTime }));

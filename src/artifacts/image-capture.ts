@@ -6,14 +6,7 @@
  */
 import { decodeBase64Strict } from "../bridge/sources/base64.js";
 import type { CheckedImageOptions, ImageBudget } from "../images/image-options.js";
-import { shapeImage } from "../images/shape-image.js";
-import {
-  type ImageMode,
-  imageBlockOf,
-  shapedNote,
-  shapeStoredImage,
-  shapingOn,
-} from "../images/stored-image.js";
+import type { ImageMode, shapeStoredImage } from "../images/stored-image.js";
 import type { ContentBlock, MediaContent, TextContent } from "../mcp/types.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import type { FitCapture, FitImageShaper, FitShaped } from "./fit-result.js";
@@ -29,6 +22,13 @@ export interface ImageCaptureDeps {
   /** Deletes a stored file (through the registry when there is one). */
   remove(file: StoredFile): Promise<void>;
 }
+
+/**
+ * The image shaping modules (sharp's loader, the spooling, the shaping), imported on the first
+ * artifact: a server that never captures one does not load them at start (docs/performance.md,
+ * Session 16).
+ */
+const shaping = () => Promise.all([import("../images/shape-image.js"), import("../images/stored-image.js")]);
 
 const EXTENSIONS: Record<string, string> = {
   "image/png": ".png",
@@ -61,6 +61,7 @@ export async function withShapedImage(
   budget: ImageBudget,
   mode: ImageMode = deps.mode,
 ): Promise<ImageArtifact> {
+  const [, { imageBlockOf, shapedNote, shapeStoredImage }] = await shaping();
   let shaped: Awaited<ReturnType<typeof shapeStoredImage>>;
   try {
     shaped = await shapeStoredImage(deps.store, captured.file, budget, deps.images, mode, deps.tmpDir);
@@ -94,6 +95,7 @@ export function fitImageShaper(
   if (budget === false || deps.images === false) return undefined;
   const options = deps.images;
   return async (block: MediaContent, name: string, room: number): Promise<FitShaped | undefined> => {
+    const [{ shapeImage }, { imageBlockOf, shapedNote, shapingOn }] = await shaping();
     if (!(await shapingOn(options, deps.mode))) return undefined;
     const bytes = decodeBase64Strict(block.data, maxBytes);
     const fitBytes = Math.min(budget.maxBytes, Math.floor((Math.max(0, room) * 3) / 4));

@@ -4,7 +4,6 @@
  * sweeps stale temp folders. Options live in options.ts, each input form in sources/, and the copying
  * into temp files in materialize.ts.
  */
-import pLimit from "p-limit";
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
@@ -24,6 +23,7 @@ import {
   type ResolveOptions,
   type SweepOptions,
 } from "./options.js";
+import { settleLimited } from "./settle-limited.js";
 import { BASE64_CHARSET } from "./sources/base64.js";
 import { isDataUrl } from "./sources/data-url.js";
 import { fromDownloadUrl } from "./sources/download-url.js";
@@ -311,30 +311,25 @@ export class FileBridge {
     const onAbort = () => controller.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) controller.abort();
-    const limit = pLimit(this.#settings.concurrency);
     let firstError: unknown;
-    const settled = await Promise.allSettled(
-      items.map((item) =>
-        limit(async () => {
-          if (controller.signal.aborted) throw aborted();
-          const inner = { ...options, signal: controller.signal };
-          // A field's own cap (its published maxSize) only ever lowers the call's.
-          if (item.maxBytes !== undefined)
-            inner.maxBytes = Math.min(item.maxBytes, options.maxBytes ?? this.maxBytes);
-          try {
-            return item.each
-              ? await this.resolveEach(item.value, inner)
-              : [await this.resolve(item.value, inner)];
-          } catch (error) {
-            if (firstError === undefined) {
-              firstError = error;
-              controller.abort();
-            }
-            throw error;
-          }
-        }),
-      ),
-    );
+    const settled = await settleLimited(items, this.#settings.concurrency, async (item) => {
+      if (controller.signal.aborted) throw aborted();
+      const inner = { ...options, signal: controller.signal };
+      // A field's own cap (its published maxSize) only ever lowers the call's.
+      if (item.maxBytes !== undefined)
+        inner.maxBytes = Math.min(item.maxBytes, options.maxBytes ?? this.maxBytes);
+      try {
+        return item.each
+          ? await this.resolveEach(item.value, inner)
+          : [await this.resolve(item.value, inner)];
+      } catch (error) {
+        if (firstError === undefined) {
+          firstError = error;
+          controller.abort();
+        }
+        throw error;
+      }
+    });
     options.signal?.removeEventListener("abort", onAbort);
     const resolved = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
     const count = resolved.reduce((sum, group) => sum + group.length, 0);

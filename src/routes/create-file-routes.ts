@@ -20,8 +20,8 @@ import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } fr
 import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "../http/timeouts.js";
 import { textResponse } from "../internal/text-response.js";
 import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
-import { tusService } from "../uploads/tus/service.js";
-import { TusUploadHandler } from "../uploads/tus/tus-handler.js";
+import { type TusService, tusService } from "../uploads/tus/service.js";
+import type { TusUploadHandler } from "../uploads/tus/tus-handler.js";
 import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
 import { handleDownload } from "./download.js";
 import { type ResolvedRouteOptions, resolveOptions } from "./options.js";
@@ -83,7 +83,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     upload: ticketUploads,
     direct: new DirectUploadHandler(config),
   };
-  const tus = config.tus ? new TusUploadHandler(tusService(config, config.tus)) : undefined;
+  const tus = config.tus ? lazyTus(tusService(config, config.tus)) : undefined;
 
   /** Which route a path is, and the methods it accepts; `undefined` when it is not a file route. */
   const match = (pathname: string): RouteMatch | undefined => {
@@ -255,5 +255,20 @@ function uploadContext(
           onTimeout(uploadTimeoutError(kind, timeoutOf(config, kind), config.minUploadRate)),
       }),
     report: (error) => report(config, error),
+  };
+}
+
+/**
+ * The tus endpoint, its protocol code loaded on the first tus request: the options were checked
+ * when the routes were made (`tusService`), and a server that never sees a tus upload loads six
+ * modules fewer at start (docs/performance.md, Session 16).
+ */
+function lazyTus(service: TusService): Pick<TusUploadHandler, "handle"> {
+  let handler: Promise<TusUploadHandler> | undefined;
+  return {
+    async handle(request, ctx) {
+      handler ??= import("../uploads/tus/tus-handler.js").then((tus) => new tus.TusUploadHandler(service));
+      return (await handler).handle(request, ctx);
+    },
   };
 }

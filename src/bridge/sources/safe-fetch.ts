@@ -1,9 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress, lookup as nodeLookup } from "node:dns";
 import type { IncomingMessage } from "node:http";
-import { request } from "node:https";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
-import { rootCertificates } from "node:tls";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { classifyAddress } from "./ip-address.js";
 
@@ -117,7 +115,7 @@ export function checkFetchUrl(
  * left. Used as the socket's `lookup`, so the check happens on the very addresses the socket
  * connects to (no DNS-rebinding window between check and connect).
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, dnsLookup: typeof nodeLookup): LookupFunction {
   return ((hostname: string, options: { all?: boolean } & Record<string, unknown>, callback: Function) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error);
@@ -182,8 +180,15 @@ export async function safeFetch(input: string, options: SafeFetchOptions): Promi
     if (isFileBridgeError(error)) return error;
     return new FileBridgeError("FETCH_FAILED", "the URL could not be fetched", { cause: error });
   };
+  // Loaded on the first fetch: node:https and node:tls cost a server that never fetches a URL about
+  // 14 ms and 1 MiB at start (docs/performance.md, Session 16).
+  const [{ request }, { rootCertificates }, dns] = await Promise.all([
+    import("node:https"),
+    import("node:tls"),
+    import("node:dns"),
+  ]);
   const ca = options.ca === undefined ? undefined : [...rootCertificates, options.ca.toString()];
-  const lookup = guardedLookup(options.allowPrivateAddresses);
+  const lookup = guardedLookup(options.allowPrivateAddresses, dns.lookup);
 
   const get = (target: URL) =>
     new Promise<IncomingMessage>((resolve, reject) => {
