@@ -29,6 +29,8 @@ const MAX_PARTS = 10_000;
 const RECORD_GRACE_S = 24 * 60 * 60;
 /** Objects of an upload with neither a record nor a marker are removed once older than this. */
 const ORPHAN_MS = 24 * 3_600_000;
+/** A tus upload id (`newUploadId`: 128 bits, base64url); only such ids are the sweep's. */
+const UPLOAD_ID = /^[A-Za-z0-9_-]{22}$/;
 
 /**
  * Options of {@link r2TusStaging}.
@@ -43,7 +45,10 @@ export interface R2TusStagingOptions {
   bucket: R2BucketBinding;
   /** Where the part lists live: a strongly consistent store shared by isolates (`durableObjectState`). */
   state: StateStore;
-  /** Key prefix of staging objects; empty or ending in `/`. @default "files-tus/" */
+  /**
+   * Key prefix of staging objects, ending in `/`: a folder of their own (the sweep removes what it
+   * finds there named like an upload). @default "files-tus/"
+   */
   prefix?: string;
   /**
    * Bytes per multipart part, from 5 MiB (R2's minimum) to 100 MiB; one part buffer is held in
@@ -150,9 +155,9 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
   );
   const prefix = options.prefix ?? "files-tus/";
   check.require(
-    typeof prefix === "string" && (prefix === "" || prefix.endsWith("/")) && prefix.length <= 256,
+    typeof prefix === "string" && prefix.length > 1 && prefix.endsWith("/") && prefix.length <= 256,
     "prefix",
-    'must be empty or end with "/"',
+    'must end with "/" (a folder of its own: the sweep removes what it finds there)',
   );
   const partSize = check.integer(options.partSize, "partSize", 8 * MiB, { min: 5 * MiB, max: 100 * MiB });
   const keyOf = (id: string) => prefix + id;
@@ -267,13 +272,18 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
     return record;
   }
 
-  /** Reads a body into the part buffer, uploading each full part and `persist`ing after it. */
+  /**
+   * Reads a body into the part buffer, uploading each full part (`sendPart`) and recording it
+   * (`recordPart`). Once a part went up the buffer counts as empty, even when recording it fails:
+   * its bytes are in the part and must not be kept as the tail again.
+   */
   async function fill(
     source: Readable,
     buffer: Uint8Array,
     start: number,
     observe: StagingObserver | undefined,
     sendPart: () => Promise<void>,
+    recordPart: () => Promise<void>,
   ): Promise<{ filled: number; error?: unknown }> {
     let filled = start;
     try {
@@ -288,6 +298,7 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
           if (filled === buffer.byteLength) {
             await sendPart();
             filled = 0;
+            await recordPart();
           }
         }
       }
@@ -315,7 +326,9 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
         .abort()
         .catch(() => undefined);
     }
-    await bucket.delete([keyOf(id), ...sides]);
+    const keys = [keyOf(id), ...sides];
+    // R2 deletes at most 1,000 keys a call.
+    for (let at = 0; at < keys.length; at += 1000) await bucket.delete(keys.slice(at, at + 1000));
     await state.delete(recordKey(id));
   }
 
@@ -367,11 +380,8 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
       const persist = () => save(id, settled());
       let error: unknown;
       try {
-        const sendPart = async () => {
-          await uploadPart(id, record, staged, buffer);
-          await persist();
-        };
-        const result = await fill(source, buffer, keep, observe, sendPart);
+        const sendPart = () => uploadPart(id, record, staged, buffer);
+        const result = await fill(source, buffer, keep, observe, sendPart, persist);
         error = result.error;
         // What arrived counts even when the body ended early: it is kept as the tail.
         await storeTail(id, staged, buffer, result.filled);
@@ -404,12 +414,17 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
       const record = await load(id);
       const pending = record.pending;
       if (!pending) return;
+      const superseded = record.previous?.tailKey;
       record.previous = withTailKey({ parts: record.parts.length, tail: record.tail }, record.tailKey);
       record.parts = [...record.parts, ...pending.parts];
       record.tail = pending.tail;
       if (pending.tailKey) record.tailKey = pending.tailKey;
       delete record.pending;
       await save(id, record);
+      // Two bodies back: no longer needed to cut a refused body off (as after a plain write).
+      if (superseded && superseded !== record.tailKey && superseded !== record.previous.tailKey) {
+        await bucket.delete(superseded).catch(() => undefined);
+      }
     },
 
     async truncate(id, length) {
@@ -478,6 +493,8 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
           });
           for (const object of page.objects) {
             const id = object.key.slice(prefix.length).split(".")[0] as string;
+            // Only an upload's objects (`<id>`, `<id>.upload`, `<id>.<random>.tail`) are the sweep's.
+            if (!UPLOAD_ID.test(id)) continue;
             const seen = objects.get(id) ?? { uploaded: object.uploaded.getTime() };
             const expiry = Number(object.customMetadata?.e);
             if (object.key === markerOf(id) && Number.isFinite(expiry)) seen.expiresAt = expiry;

@@ -235,8 +235,20 @@ export function s3TusStaging(
 
   /** Tail objects of an upload (current, previous, and any a crash left). */
   async function tailKeys(id: string): Promise<string[]> {
-    const response = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${keyOf(id)}.` }));
-    return (response.Contents ?? []).map((object) => object.Key as string);
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: `${keyOf(id)}.`,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const object of page.Contents ?? []) keys.push(object.Key as string);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
   }
 
   /** Forgets a provisional body that was never confirmed (its tail object goes; its parts get overwritten). */
@@ -268,8 +280,9 @@ export function s3TusStaging(
           rest = rest.subarray(piece.length);
           if (spool.size === partSize) {
             await uploadPart(id, record, bytes, spool);
-            await persist();
+            // Its bytes are in the part now: even when recording it fails, they are not the tail.
             await spool.reset();
+            await persist();
           }
         }
       }
@@ -397,12 +410,17 @@ export function s3TusStaging(
       const pending = record.pending;
       if (!pending) return;
       const oldTailKey = record.tailKey;
+      const superseded = record.previous?.tailKey;
       record.previous = withTailKey({ parts: record.parts.length, tail: record.tail }, oldTailKey);
       record.parts = [...record.parts, ...pending.parts];
       record.tail = pending.tail;
       if (pending.tailKey) record.tailKey = pending.tailKey;
       delete record.pending;
       await save(id, record);
+      // Two bodies back: no longer needed to cut a refused body off (as after a plain write).
+      if (superseded && superseded !== record.tailKey && superseded !== oldTailKey) {
+        await deleteKey(superseded).catch(() => undefined);
+      }
     },
 
     async truncate(id, length) {

@@ -57,6 +57,25 @@ describe.skipIf(!IS_ROOT)(`the default temp folder belongs to this user (${SKIP_
     expect(existsSync(file.path)).toBe(false);
   });
 
+  it("a FileBridge without tmpDir works although another user made the folder under this user's name", async () => {
+    // The user id is no secret: the per-user name can be taken first on purpose.
+    const taken = join(shared, `mcp-file-bridge-${process.getuid?.()}`);
+    asAttacker(MAKE_OPEN_FOLDER, taken);
+    const bridge = new FileBridge({ sweepOnStart: false });
+    const file = await bridge.resolve(DATA_URL, { scope: "s" });
+    expect(await readFile(file.path, "utf8")).toBe(TEXT);
+    expect(file.path.startsWith(`${taken}/`)).toBe(false);
+    expect(file.path.startsWith(`${shared}/`)).toBe(true);
+    const folder = join(file.path, "..", "..");
+    expect(folder.startsWith(`${taken}-`)).toBe(true);
+    const info = await stat(folder);
+    expect(info.uid).toBe(process.getuid?.());
+    expect(info.mode & 0o777).toBe(0o700);
+    expect(await readdir(taken)).toEqual([]);
+    await file.dispose();
+    expect(existsSync(file.path)).toBe(false);
+  });
+
   it("Artifacts without tmpDir capture a tool's file although another user made the old folder", async () => {
     asAttacker(MAKE_OPEN_FOLDER, join(shared, "mcp-file-bridge"));
     const store = memoryStore();
