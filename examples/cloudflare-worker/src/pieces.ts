@@ -14,6 +14,11 @@ export interface Pieces {
 }
 
 const built = new Map<string, Pieces>();
+/**
+ * Most origins one isolate keeps pieces for. Without `PUBLIC_URL` the origin comes from the request,
+ * and behind a wildcard route any host name reaches the Worker: the oldest set is dropped past this.
+ */
+const MAX_ORIGINS = 8;
 
 /**
  * The store (R2), the state (Durable Object), the minter and the file routes for one origin (the
@@ -29,7 +34,7 @@ export function piecesFor(env: Env, origin: string): Pieces {
   const state = durableObjectState({ namespace: env.STATE });
   const minter = new SignedUrlMinter({ secret: env.SIGNING_SECRET, baseUrl: origin, state });
   // Single-request uploads (form POST, raw PUT), tus, and ranged downloads; tus bytes are staged
-  // by the store when it offers staging, else in the isolate's memory (see docs/runtimes.md).
+  // in R2 by the store itself, so an upload resumes in any isolate (see docs/runtimes.md).
   const routes = createFileRoutes({
     store,
     minter,
@@ -39,6 +44,7 @@ export function piecesFor(env: Env, origin: string): Pieces {
     onError: (error) => console.error("mcp-file-bridge route failed:", error),
   });
   const pieces = { store, state, minter, routes };
+  if (built.size >= MAX_ORIGINS) built.delete(built.keys().next().value as string);
   built.set(origin, pieces);
   return pieces;
 }
