@@ -14,19 +14,18 @@
  * the sweep find expired uploads (the binding cannot list multipart uploads); removal and the sweep
  * abort the multipart upload and delete every object of the upload.
  */
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { optionCheck } from "../internal/options.js";
 import type { StateStore } from "../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "../uploads/tus/fs-staging.js";
+import { type StagedBytes, type StagedRecord, stagedRecords } from "../uploads/tus/staged-parts.js";
 import type { R2BucketBinding, R2MultipartUploadLike } from "./bindings.js";
 
 const check = optionCheck("r2TusStaging");
 const MiB = 1024 * 1024;
 /** R2's limit on the parts of one multipart upload. */
 const MAX_PARTS = 10_000;
-/** How long a staging record outlives its upload's expiry, so the sweep still finds what to remove. */
-const RECORD_GRACE_S = 24 * 60 * 60;
 /** Objects of an upload with neither a record nor a marker are removed once older than this. */
 const ORPHAN_MS = 24 * 3_600_000;
 /** A tus upload id (`newUploadId`: 128 bits, base64url); only such ids are the sweep's. */
@@ -57,46 +56,10 @@ export interface R2TusStagingOptions {
   partSize?: number;
 }
 
-/** One uploaded part. */
-interface StagedPart {
-  n: number;
-  etag: string;
-  size: number;
-}
-
-/** Uploaded parts and the tail object with how many of its first bytes count. */
-interface StagedBytes {
-  parts: StagedPart[];
-  tailKey?: string;
-  tail: number;
-}
-
 /** What the state store holds per staged upload (the same shape as the S3 staging's). */
-interface R2StagingRecord extends StagedBytes {
-  expiresAt: number;
+interface R2StagingRecord extends StagedRecord {
   /** The part size the upload was started with (every part but the last has it). */
   partSize: number;
-  /** The multipart upload, once the first full part went up. */
-  uploadId?: string;
-  /** The state before the last body, so a body refused by its checksum can be cut off again. */
-  previous?: { parts: number; tailKey?: string; tail: number };
-  /** A provisional body's parts and tail: they count only once `confirm()`ed. */
-  pending?: StagedBytes;
-  /** Set once the multipart upload was completed (for reading at commit). */
-  completed?: boolean;
-}
-
-function withTailKey<T extends object>(bytes: T, tailKey: string | undefined): T & { tailKey?: string } {
-  return tailKey === undefined ? bytes : { ...bytes, tailKey };
-}
-
-function partsSize(parts: StagedPart[]): number {
-  return parts.reduce((sum, part) => sum + part.size, 0);
-}
-
-function stagingError(action: string, cause: unknown): FileBridgeError {
-  if (cause instanceof FileBridgeError) return cause;
-  return new FileBridgeError("STORAGE_ERROR", `tus r2 staging: could not ${action}`, { cause });
 }
 
 /** The state store key of an upload's staging record. */
@@ -163,16 +126,13 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
   const keyOf = (id: string) => prefix + id;
   const markerOf = (id: string) => `${keyOf(id)}.upload`;
 
-  async function load(id: string): Promise<R2StagingRecord> {
-    const record = await state.get<R2StagingRecord>(recordKey(id));
-    if (!record) throw new FileBridgeError("NOT_FOUND", "No such staged upload");
-    return record;
-  }
-
-  async function save(id: string, record: R2StagingRecord): Promise<void> {
-    const ttl = Math.max(1, Math.ceil((record.expiresAt - Date.now()) / 1000)) + RECORD_GRACE_S;
-    await state.set(recordKey(id), record, { ttl });
-  }
+  const records = stagedRecords<R2StagingRecord>({
+    label: "r2",
+    state,
+    recordKey,
+    deleteKey: (key) => bucket.delete(key),
+  });
+  const { save } = records;
 
   /** The marker the sweep finds an upload by: its expiry, and its multipart upload once there is one. */
   async function mark(id: string, expiresAt: number, uploadId?: string): Promise<void> {
@@ -244,32 +204,19 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
     return keys;
   }
 
-  /** Forgets a provisional body that was never confirmed (its tail object goes; its parts get overwritten). */
-  async function dropPending(record: R2StagingRecord): Promise<void> {
-    const tailKey = record.pending?.tailKey;
-    delete record.pending;
-    if (tailKey && tailKey !== record.tailKey && tailKey !== record.previous?.tailKey) {
-      await bucket.delete(tailKey).catch(() => undefined);
-    }
-  }
-
   /**
    * Completes the multipart upload (the tail uploaded as its last part) so the staged bytes are one
    * object; a record without parts (everything in the tail) stays as it is.
    */
-  async function finish(id: string): Promise<R2StagingRecord> {
-    const record = await load(id);
-    if (record.completed || record.parts.length === 0) return record;
-    if (record.pending) await dropPending(record);
-    if (record.tail > 0 && record.tailKey) {
-      const tail = new Uint8Array(record.tail);
-      await readInto(record.tailKey, record.tail, tail);
-      await uploadPart(id, record, record, tail);
-    }
-    await multipart(id, record).complete(record.parts.map(({ n, etag }) => ({ partNumber: n, etag })));
-    record.completed = true;
-    await save(id, record);
-    return record;
+  function finish(id: string): Promise<R2StagingRecord> {
+    return records.finish(id, async (record) => {
+      if (record.tail > 0 && record.tailKey) {
+        const tail = new Uint8Array(record.tail);
+        await readInto(record.tailKey, record.tail, tail);
+        await uploadPart(id, record, record, tail);
+      }
+      await multipart(id, record).complete(record.parts.map(({ n, etag }) => ({ partNumber: n, etag })));
+    });
   }
 
   /**
@@ -338,146 +285,42 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
       await mark(id, expiresAt);
     },
 
-    async write(id, offset, source, observe, writeOptions = {}): Promise<StagingWrite> {
-      let record: R2StagingRecord;
-      let buffer: Uint8Array;
-      let keep: number;
-      try {
-        record = await load(id);
-        if (record.completed)
-          throw new FileBridgeError("STORAGE_ERROR", "tus r2 staging: the upload is complete");
-        const inParts = partsSize(record.parts);
-        if (offset < inParts || offset > inParts + record.tail) {
-          throw new FileBridgeError("STORAGE_ERROR", `tus r2 staging: cannot write at ${offset}`);
-        }
-        if (record.pending) await dropPending(record);
-        buffer = new Uint8Array(record.partSize);
-        keep = offset - inParts;
-        if (keep > 0) await readInto(record.tailKey as string, keep, buffer);
-      } catch (error) {
-        source.resume();
-        return { written: 0, error: stagingError("start the write", error) };
-      }
-      const base = record.parts.length;
-      const previousTailKey = record.previous?.tailKey;
-      const staged: StagedBytes = withTailKey({ parts: [...record.parts], tail: keep }, record.tailKey);
-      const provisional = writeOptions.provisional === true;
-      const settled = (): R2StagingRecord =>
-        provisional
-          ? {
-              ...record,
-              pending: withTailKey({ parts: staged.parts.slice(base), tail: staged.tail }, staged.tailKey),
-            }
-          : withTailKey(
-              {
-                ...record,
-                parts: staged.parts,
-                tail: staged.tail,
-                previous: withTailKey({ parts: base, tail: keep }, record.tailKey),
-              },
-              staged.tailKey,
-            );
-      const persist = () => save(id, settled());
-      let error: unknown;
-      try {
-        const sendPart = () => uploadPart(id, record, staged, buffer);
-        const result = await fill(source, buffer, keep, observe, sendPart, persist);
-        error = result.error;
-        // What arrived counts even when the body ended early: it is kept as the tail.
-        await storeTail(id, staged, buffer, result.filled);
-      } catch (cause) {
-        source.resume();
-        error ??= stagingError("stage the body", cause);
-        // The tail object is unchanged when no part went up (its first `keep` bytes still count).
-        staged.tail = staged.parts.length === base ? keep : 0;
-        if (staged.parts.length === base && record.tailKey) staged.tailKey = record.tailKey;
-      }
-      try {
-        await persist();
-        // Two bodies back: no longer needed to cut a refused body off.
-        if (
-          !provisional &&
-          previousTailKey &&
-          previousTailKey !== staged.tailKey &&
-          previousTailKey !== record.tailKey
-        ) {
-          await bucket.delete(previousTailKey).catch(() => undefined);
-        }
-      } catch (cause) {
-        error ??= stagingError("record the staged parts", cause);
-      }
-      const written = partsSize(staged.parts) + staged.tail - offset;
-      return error === undefined ? { written } : { written: Math.max(0, written), error };
+    write(id, offset, source, observe, writeOptions = {}): Promise<StagingWrite> {
+      return records.write(id, offset, source, writeOptions.provisional === true, {
+        open: async (record, keep) => {
+          const body = { buffer: new Uint8Array(record.partSize), filled: keep };
+          if (keep > 0) await readInto(record.tailKey as string, keep, body.buffer);
+          return body;
+        },
+        fill: async (body, record, staged, persist) => {
+          const sendPart = () => uploadPart(id, record, staged, body.buffer);
+          const result = await fill(source, body.buffer, body.filled, observe, sendPart, persist);
+          body.filled = result.filled;
+          return result.error;
+        },
+        storeTail: (body, staged) => storeTail(id, staged, body.buffer, body.filled),
+      });
     },
 
-    async confirm(id) {
-      const record = await load(id);
-      const pending = record.pending;
-      if (!pending) return;
-      const superseded = record.previous?.tailKey;
-      record.previous = withTailKey({ parts: record.parts.length, tail: record.tail }, record.tailKey);
-      record.parts = [...record.parts, ...pending.parts];
-      record.tail = pending.tail;
-      if (pending.tailKey) record.tailKey = pending.tailKey;
-      delete record.pending;
-      await save(id, record);
-      // Two bodies back: no longer needed to cut a refused body off (as after a plain write).
-      if (superseded && superseded !== record.tailKey && superseded !== record.previous.tailKey) {
-        await bucket.delete(superseded).catch(() => undefined);
-      }
-    },
+    confirm: records.confirm,
 
-    async truncate(id, length) {
-      const record = await load(id);
-      if (record.pending) await dropPending(record);
-      const previous = record.previous;
-      const inParts = partsSize(record.parts);
-      if (length >= inParts && length <= inParts + record.tail) {
-        record.tail = length - inParts;
-      } else if (previous && length === partsSize(record.parts.slice(0, previous.parts)) + previous.tail) {
-        // A refused body: back to the state before it (its parts are left out of the completion).
-        record.parts = record.parts.slice(0, previous.parts);
-        record.tail = previous.tail;
-        if (previous.tailKey) record.tailKey = previous.tailKey;
-        else delete record.tailKey;
-      } else {
-        throw new FileBridgeError("STORAGE_ERROR", `tus r2 staging: cannot cut back to ${length}`);
-      }
-      await save(id, record);
-    },
+    truncate: records.truncate,
 
     read(id, length) {
-      return Readable.from(
-        (async function* () {
-          const record = await finish(id);
-          let left = length;
-          if (record.completed && left > 0) {
-            const take = Math.min(partsSize(record.parts), left);
-            const object = await bucket.get(keyOf(id), { range: { offset: 0, length: take } });
-            if (!object) throw new FileBridgeError("STORAGE_ERROR", "tus r2 staging: staged object missing");
-            yield* chunksOf(object.body);
-            left -= take;
-          }
-          if (left > 0 && record.tailKey) {
-            const take = Math.min(record.tail, left);
-            const object = await bucket.get(record.tailKey, { range: { offset: 0, length: take } });
-            if (!object) throw new FileBridgeError("STORAGE_ERROR", "tus r2 staging: tail object missing");
-            yield* chunksOf(object.body);
-          }
-        })(),
-      );
+      return records.read(id, length, keyOf(id), finish, async function* (key, take, what) {
+        const object = await bucket.get(key, { range: { offset: 0, length: take } });
+        if (!object) throw new FileBridgeError("STORAGE_ERROR", `tus r2 staging: ${what} missing`);
+        yield* chunksOf(object.body);
+      });
     },
 
-    async size(id) {
-      const record = await state.get<R2StagingRecord>(recordKey(id));
-      return record ? partsSize(record.parts) + record.tail : undefined;
-    },
+    size: records.size,
 
     async remove(id) {
       try {
         await removeUpload(id, await state.get<R2StagingRecord>(recordKey(id)));
       } catch (error) {
-        throw stagingError("remove the staged upload", error);
+        throw records.error("remove the staged upload", error);
       }
     },
 
@@ -516,7 +359,7 @@ export function r2TusStaging(options: R2TusStagingOptions): TusStaging {
         }
         return removed;
       } catch (error) {
-        throw stagingError("sweep", error);
+        throw records.error("sweep", error);
       }
     },
   };

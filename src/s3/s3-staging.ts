@@ -15,7 +15,7 @@
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -31,6 +31,12 @@ import {
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import type { StateStore } from "../storage/types.js";
 import type { StagingObserver, StagingWrite, TusStaging } from "../uploads/tus/fs-staging.js";
+import {
+  partsSize,
+  type StagedBytes,
+  type StagedRecord,
+  stagedRecords,
+} from "../uploads/tus/staged-parts.js";
 import { copySource } from "./s3-copy-source.js";
 import { Spool, sweepSpools } from "./s3-spool.js";
 import { multipartUploads, recordKey, sweepStaging } from "./s3-staging-sweep.js";
@@ -72,53 +78,8 @@ export interface S3TusStagingOptions {
   dir?: string;
 }
 
-/** One uploaded part. */
-interface StagedPart {
-  n: number;
-  etag: string;
-  size: number;
-}
-
-/** Uploaded parts and the tail object with how many of its first bytes count. */
-interface StagedBytes {
-  parts: StagedPart[];
-  tailKey?: string;
-  tail: number;
-}
-
-/** What the state store holds per staged upload: the bytes that count, and what waits to. */
-interface S3StagingRecord extends StagedBytes {
-  expiresAt: number;
-  /** The multipart upload, once the first full part went up. */
-  uploadId?: string;
-  /** The state before the last body, so a body refused by its checksum can be cut off again. */
-  previous?: { parts: number; tailKey?: string; tail: number };
-  /**
-   * A provisional body's parts (numbered on from `parts`) and tail: they count only once
-   * `confirm()`ed. A replica killed mid-body leaves them here, left out of the offset; the next body
-   * drops them (its parts overwrite theirs) and the completion lists only `parts`.
-   */
-  pending?: StagedBytes;
-  /** Set once the multipart upload was completed (for reading and adopting at commit). */
-  completed?: boolean;
-}
-
-/** `bytes` with `tailKey` set, or left out when there is none. */
-function withTailKey<T extends object>(bytes: T, tailKey: string | undefined): T & { tailKey?: string } {
-  return tailKey === undefined ? bytes : { ...bytes, tailKey };
-}
-
-/** How long a staging record outlives its upload's expiry, so the sweep still finds what to remove. */
-const RECORD_GRACE_S = 24 * 60 * 60;
-
-function partsSize(parts: StagedPart[]): number {
-  return parts.reduce((sum, part) => sum + part.size, 0);
-}
-
-function stagingError(action: string, cause: unknown): FileBridgeError {
-  if (cause instanceof FileBridgeError) return cause;
-  return new FileBridgeError("STORAGE_ERROR", `tus s3 staging: could not ${action}`, { cause });
-}
+/** What the state store holds per staged upload (see `StagedRecord`). */
+type S3StagingRecord = StagedRecord;
 
 /** The default spool folder: one per user under the OS temp folder. */
 function defaultSpoolDir(): string {
@@ -161,20 +122,12 @@ export function s3TusStaging(
   const dir = options.dir ?? defaultSpoolDir();
   const keyOf = (id: string) => prefix + id;
 
-  async function load(id: string): Promise<S3StagingRecord> {
-    const record = await state.get<S3StagingRecord>(recordKey(id));
-    if (!record) throw new FileBridgeError("NOT_FOUND", "No such staged upload");
-    return record;
-  }
-
-  async function save(id: string, record: S3StagingRecord): Promise<void> {
-    const ttl = Math.max(1, Math.ceil((record.expiresAt - Date.now()) / 1000)) + RECORD_GRACE_S;
-    await state.set(recordKey(id), record, { ttl });
-  }
-
   async function deleteKey(key: string): Promise<void> {
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
   }
+
+  const records = stagedRecords<S3StagingRecord>({ label: "s3", state, recordKey, deleteKey });
+  const { save } = records;
 
   /** Uploads the spool as the next part of `bytes` (creating the multipart upload first if needed). */
   async function uploadPart(
@@ -251,15 +204,6 @@ export function s3TusStaging(
     return keys;
   }
 
-  /** Forgets a provisional body that was never confirmed (its tail object goes; its parts get overwritten). */
-  async function dropPending(record: S3StagingRecord): Promise<void> {
-    const tailKey = record.pending?.tailKey;
-    delete record.pending;
-    if (tailKey && tailKey !== record.tailKey && tailKey !== record.previous?.tailKey) {
-      await deleteKey(tailKey).catch(() => undefined);
-    }
-  }
-
   /** Spools a body into `bytes`, each full part uploaded and `persist`ed as it fills. */
   async function spoolBody(
     id: string,
@@ -297,36 +241,32 @@ export function s3TusStaging(
    * Completes the multipart upload (the tail copied in as its last part, server-side) so the staged
    * bytes are one object; a record without parts (everything in the tail) stays as it is.
    */
-  async function finish(id: string): Promise<S3StagingRecord> {
-    const record = await load(id);
-    if (record.completed || record.parts.length === 0) return record;
-    if (record.pending) await dropPending(record);
-    if (record.tail > 0 && record.tailKey) {
-      const n = record.parts.length + 1;
-      const copied = await client.send(
-        new UploadPartCopyCommand({
+  function finish(id: string): Promise<S3StagingRecord> {
+    return records.finish(id, async (record) => {
+      if (record.tail > 0 && record.tailKey) {
+        const n = record.parts.length + 1;
+        const copied = await client.send(
+          new UploadPartCopyCommand({
+            Bucket: bucket,
+            Key: keyOf(id),
+            UploadId: record.uploadId,
+            PartNumber: n,
+            CopySource: copySource(bucket, record.tailKey),
+            CopySourceRange: `bytes=0-${record.tail - 1}`,
+          }),
+        );
+        record.parts.push({ n, etag: copied.CopyPartResult?.ETag ?? "", size: record.tail });
+        record.tail = 0;
+      }
+      await client.send(
+        new CompleteMultipartUploadCommand({
           Bucket: bucket,
           Key: keyOf(id),
           UploadId: record.uploadId,
-          PartNumber: n,
-          CopySource: copySource(bucket, record.tailKey),
-          CopySourceRange: `bytes=0-${record.tail - 1}`,
+          MultipartUpload: { Parts: record.parts.map((part) => ({ PartNumber: part.n, ETag: part.etag })) },
         }),
       );
-      record.parts.push({ n, etag: copied.CopyPartResult?.ETag ?? "", size: record.tail });
-      record.tail = 0;
-    }
-    await client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: bucket,
-        Key: keyOf(id),
-        UploadId: record.uploadId,
-        MultipartUpload: { Parts: record.parts.map((part) => ({ PartNumber: part.n, ETag: part.etag })) },
-      }),
-    );
-    record.completed = true;
-    await save(id, record);
-    return record;
+    });
   }
 
   return {
@@ -334,135 +274,30 @@ export function s3TusStaging(
       await save(id, { expiresAt, parts: [], tail: 0 });
     },
 
-    async write(id, offset, source, observe, options = {}): Promise<StagingWrite> {
-      let record: S3StagingRecord;
-      let spool: Spool;
-      try {
-        record = await load(id);
-        if (record.completed)
-          throw new FileBridgeError("STORAGE_ERROR", "tus s3 staging: the upload is complete");
-        const inParts = partsSize(record.parts);
-        if (offset < inParts || offset > inParts + record.tail) {
-          throw new FileBridgeError("STORAGE_ERROR", `tus s3 staging: cannot write at ${offset}`);
-        }
-        if (record.pending) await dropPending(record);
-        spool = await Spool.open(dir);
-      } catch (error) {
-        source.resume();
-        return { written: 0, error: stagingError("start the write", error) };
-      }
-      const base = record.parts.length;
-      const keep = offset - partsSize(record.parts);
-      const previousTailKey = record.previous?.tailKey;
-      // What this body builds: the record's bytes (then its own), or pending ones (`provisional`).
-      const bytes: StagedBytes = withTailKey({ parts: [...record.parts], tail: keep }, record.tailKey);
-      const provisional = options.provisional === true;
-      const settled = (): S3StagingRecord =>
-        provisional
-          ? {
-              ...record,
-              pending: withTailKey({ parts: bytes.parts.slice(base), tail: bytes.tail }, bytes.tailKey),
-            }
-          : withTailKey(
-              {
-                ...record,
-                parts: bytes.parts,
-                tail: bytes.tail,
-                previous: withTailKey({ parts: base, tail: keep }, record.tailKey),
-              },
-              bytes.tailKey,
-            );
-      const persist = () => save(id, settled());
-      let error: unknown;
-      try {
-        if (keep > 0) await restoreTail(record.tailKey as string, keep, spool);
-        error = await spoolBody(id, record, bytes, spool, source, observe, persist);
-        await storeTail(id, bytes, spool);
-      } catch (cause) {
-        source.resume();
-        error ??= stagingError("stage the body", cause);
-        // The tail object is unchanged when no part went up (its first `keep` bytes still count).
-        bytes.tail = bytes.parts.length === base ? keep : 0;
-        if (bytes.parts.length === base && record.tailKey) bytes.tailKey = record.tailKey;
-      }
-      try {
-        await persist();
-        // Two bodies back: no longer needed to cut a refused body off.
-        if (
-          !provisional &&
-          previousTailKey &&
-          previousTailKey !== bytes.tailKey &&
-          previousTailKey !== record.tailKey
-        ) {
-          await deleteKey(previousTailKey).catch(() => undefined);
-        }
-      } catch (cause) {
-        error ??= stagingError("record the staged parts", cause);
-      } finally {
-        await spool.close();
-      }
-      const written = partsSize(bytes.parts) + bytes.tail - offset;
-      return error === undefined ? { written } : { written: Math.max(0, written), error };
+    write(id, offset, source, observe, options = {}): Promise<StagingWrite> {
+      return records.write(id, offset, source, options.provisional === true, {
+        open: () => Spool.open(dir),
+        fill: async (spool, record, bytes, persist) => {
+          // The first `keep` bytes of the tail (what `bytes.tail` starts at) go in front of the body.
+          if (bytes.tail > 0) await restoreTail(record.tailKey as string, bytes.tail, spool);
+          return spoolBody(id, record, bytes, spool, source, observe, persist);
+        },
+        storeTail: (spool, bytes) => storeTail(id, bytes, spool),
+        close: (spool) => spool.close(),
+      });
     },
 
-    async confirm(id) {
-      const record = await load(id);
-      const pending = record.pending;
-      if (!pending) return;
-      const oldTailKey = record.tailKey;
-      const superseded = record.previous?.tailKey;
-      record.previous = withTailKey({ parts: record.parts.length, tail: record.tail }, oldTailKey);
-      record.parts = [...record.parts, ...pending.parts];
-      record.tail = pending.tail;
-      if (pending.tailKey) record.tailKey = pending.tailKey;
-      delete record.pending;
-      await save(id, record);
-      // Two bodies back: no longer needed to cut a refused body off (as after a plain write).
-      if (superseded && superseded !== record.tailKey && superseded !== oldTailKey) {
-        await deleteKey(superseded).catch(() => undefined);
-      }
-    },
+    confirm: records.confirm,
 
-    async truncate(id, length) {
-      const record = await load(id);
-      if (record.pending) await dropPending(record);
-      const previous = record.previous;
-      if (length >= partsSize(record.parts) && length <= partsSize(record.parts) + record.tail) {
-        record.tail = length - partsSize(record.parts);
-      } else if (previous && length === partsSize(record.parts.slice(0, previous.parts)) + previous.tail) {
-        // A refused body: back to the state before it (its parts are left out of the completion).
-        record.parts = record.parts.slice(0, previous.parts);
-        record.tail = previous.tail;
-        if (previous.tailKey) record.tailKey = previous.tailKey;
-        else delete record.tailKey;
-      } else {
-        throw new FileBridgeError("STORAGE_ERROR", `tus s3 staging: cannot cut back to ${length}`);
-      }
-      await save(id, record);
-    },
+    truncate: records.truncate,
 
     read(id, length) {
-      return Readable.from(
-        (async function* () {
-          const record = await finish(id);
-          let left = length;
-          if (record.completed && left > 0) {
-            const end = Math.min(partsSize(record.parts), left) - 1;
-            const body = await client.send(
-              new GetObjectCommand({ Bucket: bucket, Key: keyOf(id), Range: `bytes=0-${end}` }),
-            );
-            for await (const chunk of body.Body as Readable) yield chunk as Uint8Array;
-            left -= end + 1;
-          }
-          if (left > 0 && record.tailKey) {
-            const end = Math.min(record.tail, left) - 1;
-            const body = await client.send(
-              new GetObjectCommand({ Bucket: bucket, Key: record.tailKey, Range: `bytes=0-${end}` }),
-            );
-            for await (const chunk of body.Body as Readable) yield chunk as Uint8Array;
-          }
-        })(),
-      );
+      return records.read(id, length, keyOf(id), finish, async function* (key, take) {
+        const body = await client.send(
+          new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=0-${take - 1}` }),
+        );
+        for await (const chunk of body.Body as Readable) yield chunk as Uint8Array;
+      });
     },
 
     async adoptable(id, length) {
@@ -471,10 +306,7 @@ export function s3TusStaging(
       return { client, bucket, key: keyOf(id) };
     },
 
-    async size(id) {
-      const record = await state.get<S3StagingRecord>(recordKey(id));
-      return record ? partsSize(record.parts) + record.tail : undefined;
-    },
+    size: records.size,
 
     async remove(id) {
       try {
@@ -491,7 +323,7 @@ export function s3TusStaging(
         await deleteKey(keyOf(id));
         await Promise.all((await tailKeys(id)).map(deleteKey));
       } catch (error) {
-        throw stagingError("remove the staged upload", error);
+        throw records.error("remove the staged upload", error);
       }
       await state.delete(recordKey(id));
     },
