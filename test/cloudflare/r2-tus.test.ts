@@ -250,12 +250,18 @@ describe("tus staged in R2 (workerd)", () => {
   it("a file larger than the per-request body cap: refused in one request, stored through tus chunks", async () => {
     const bytes = randomBytes(2 * BODY_CAP + 12_345);
     const ticket = await json<Ticket>("/test/ticket?scope=dave");
+    // Refused on its declared length before the body is read: the client sees the 413, or (when the
+    // refusal and the close overtake its write) the connection reset. Either way nothing is stored:
+    // `storedBytes` below finds exactly the one file the chunks made.
     const single = await send(ticket.upload_url, {
       method: "PUT",
       body: bytes,
       headers: { "content-type": "application/octet-stream", "content-length": String(bytes.length) },
-    });
-    expect(single.status).toBe(413);
+    }).then(
+      (response) => response.status,
+      (error: Error & { cause?: { code?: string } }) => error.cause?.code ?? error.message,
+    );
+    expect([413, "ECONNRESET", "EPIPE"]).toContain(single);
     const location = await create("dave", bytes.length);
     const chunk = BODY_CAP - 1024;
     for (let offset = 0; offset < bytes.length; offset += chunk) {
