@@ -1,5 +1,6 @@
 /**
- * The request headers of a direct `tools/call` on SDK v2 (`direct-call.ts`), worked out by the
+ * The request headers of a direct `tools/call` on SDK v2 (`direct-call.ts`; SDK v1's `direct-call-v1.ts`
+ * keeps its `_commonHeaders` the same way, see {@link keptHeaders}), worked out by the
  * transport once per connection and kind of call instead of on every call (issue 43, the proxy hop):
  * `_commonHeaders()` builds a web `Headers` from the connection's `requestInit`, and
  * `_applyBodyDerivedHeaders` runs zod on the whole message to add `MCP-Protocol-Version`,
@@ -78,7 +79,20 @@ export async function directCallHeaders(
   )
     return await fresh(transport, message);
   const key = `${transport._sessionId ?? ""}\n${transport._protocolVersion ?? ""}\n${name}\n${JSON.stringify(envelope)}`;
-  const init = transport._requestInit?.headers;
+  return await keptHeaders(transport, transport._requestInit?.headers, key, () => fresh(transport, message));
+}
+
+/**
+ * The headers kept for `key` on `transport` while its configured headers are `init` (by identity),
+ * else `work()`'s, kept (up to {@link HEADER_MEMO_MAX} keys per connection): a fresh copy each time.
+ * The key must name everything else the headers depend on. Shared by both SDKs' direct calls.
+ */
+export async function keptHeaders(
+  transport: object,
+  init: unknown,
+  key: string,
+  work: () => Promise<Record<string, string>>,
+): Promise<Record<string, string>> {
   let memo = memos.get(transport);
   if (memo === undefined || memo.init !== init) {
     memo = { init, byKey: new Map() };
@@ -86,7 +100,7 @@ export async function directCallHeaders(
   }
   const kept = memo.byKey.get(key);
   if (kept !== undefined) return { ...kept };
-  const headers = await fresh(transport, message);
+  const headers = await work();
   if (memo.byKey.size < HEADER_MEMO_MAX) memo.byKey.set(key, { ...headers });
   return headers;
 }

@@ -6,12 +6,23 @@
  * work runs once per connection and tool.
  */
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import {
   directCallHeaders,
   HEADER_MEMO_MAX,
   type HeaderSource,
+  keptHeaders,
 } from "../../../../src/proxy/sdk/upstream/direct-call-headers.js";
+
+/** SDK v1's transport members the v1 direct call's headers come from. */
+interface V1Internals {
+  _commonHeaders(): Promise<Headers>;
+  _sessionId?: string;
+  _protocolVersion?: string;
+  _requestInit?: { headers?: unknown };
+  commonCalls: number;
+}
 
 const ENVELOPE = Object.freeze({
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -107,5 +118,49 @@ describe("directCallHeaders", () => {
       expect((await directCallHeaders(many, message, ENVELOPE))["mcp-name"]).toBe(`tool_${i}`);
     }
     expect((await directCallHeaders(many, call("tool_0"), ENVELOPE))["mcp-name"]).toBe("tool_0");
+  });
+});
+
+describe("keptHeaders on SDK v1's transport (the v1 direct call's headers)", () => {
+  /** What the v1 direct call sends, through the memo as `direct-call-v1.ts` asks for it. */
+  function v1Headers(source: V1Internals): Promise<Record<string, string>> {
+    return keptHeaders(
+      source,
+      source._requestInit?.headers,
+      `${source._sessionId ?? ""}\n${source._protocolVersion ?? ""}`,
+      async () => {
+        source.commonCalls++;
+        const out: Record<string, string> = {};
+        (await source._commonHeaders()).forEach((value: string, name: string) => {
+          out[name] = value;
+        });
+        return out;
+      },
+    );
+  }
+
+  it("works the headers out once while the session, the version and the configured headers stay", async () => {
+    const made = new V1Transport(new URL("http://127.0.0.1:9/mcp"), {
+      requestInit: { headers: { "x-team": "a" } },
+    });
+    const source = Object.assign(made as unknown as V1Internals, { commonCalls: 0 });
+    const sdkNow = async () => {
+      const out: Record<string, string> = {};
+      (await source._commonHeaders()).forEach((value: string, name: string) => {
+        out[name] = value;
+      });
+      return out;
+    };
+    for (let i = 0; i < 3; i++) expect(await v1Headers(source)).toEqual(await sdkNow());
+    expect(source.commonCalls).toBe(1);
+    source._sessionId = "s-1";
+    expect(await v1Headers(source)).toEqual(await sdkNow());
+    source._protocolVersion = "2025-06-18";
+    expect(await v1Headers(source)).toEqual(await sdkNow());
+    (source._requestInit as { headers: unknown }).headers = { "x-team": "b" };
+    const sent = await v1Headers(source);
+    expect(sent).toEqual(await sdkNow());
+    expect(sent["x-team"]).toBe("b");
+    expect(source.commonCalls).toBe(4);
   });
 });
