@@ -26,7 +26,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
-import { keptHeaders } from "./direct-call-headers.js";
 import {
   CallStopper,
   isObject,
@@ -53,8 +52,6 @@ interface TransportInternals {
   _fetch?: unknown;
   _authProvider?: unknown;
   _sessionId?: string;
-  _protocolVersion?: string;
-  _requestInit?: { headers?: unknown };
   send(message: unknown): Promise<void>;
   onerror?: (error: Error) => void;
 }
@@ -144,19 +141,9 @@ export async function directToolCallV1(
 
   let held: HeldAnswer;
   try {
-    // the same on every call while the session, the protocol version and the configured headers are
-    // (no auth provider here: `directCallsPossibleV1`)
-    const headers = await keptHeaders(
-      transport,
-      transport._requestInit?.headers,
-      `${transport._sessionId ?? ""}\n${transport._protocolVersion ?? ""}`,
-      async () => {
-        const fresh = plainHeaders(await transport._commonHeaders());
-        fresh["content-type"] = "application/json";
-        fresh.accept = "application/json, text/event-stream";
-        return fresh;
-      },
-    );
+    const headers = plainHeaders(await transport._commonHeaders());
+    headers["content-type"] = "application/json";
+    headers.accept = "application/json, text/event-stream";
     if (stopper.failure) throw stopper.failure;
     const answer = await http.post(url, headers, body, stopper.signal);
     if (stopper.failure) {

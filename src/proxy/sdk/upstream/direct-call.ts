@@ -29,11 +29,11 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
-import { directCallHeaders, type HeaderSource } from "./direct-call-headers.js";
 import {
   CallStopper,
   isObject,
   type PlainAnswer,
+  plainHeaders,
   plainJsonRpcAnswer,
   requestWithId,
 } from "./direct-call-shared.js";
@@ -50,7 +50,9 @@ interface ClientInternals {
 }
 
 /** The SDK transport's members a direct call reads (its headers, its lifetime signal). */
-interface TransportInternals extends HeaderSource {
+interface TransportInternals {
+  _commonHeaders(): Promise<Headers>;
+  _applyBodyDerivedHeaders(headers: Headers, message: unknown): void;
   _abortController?: AbortController;
   _fetch?: unknown;
   hasPerRequestStream?: boolean;
@@ -121,6 +123,25 @@ export function plainAnswer(text: string, id: number, parsed?: unknown): PlainAn
   return plainJsonRpcAnswer(text, id, parsed, plainResult);
 }
 
+/** The `accept` the transport sends: the caller's types, then JSON and SSE, once each. */
+function accept(headers: Headers): string {
+  const userAccept = headers.get("accept");
+  if (userAccept === lastAccept.user) return lastAccept.sent;
+  const types = [
+    ...(userAccept?.split(",").map((s) => s.trim().toLowerCase()) ?? []),
+    "application/json",
+    "text/event-stream",
+  ];
+  lastAccept = { user: userAccept, sent: [...new Set(types)].join(", ") };
+  return lastAccept.sent;
+}
+
+/** The last `accept` worked out (a connection's transport sends the same one every time). */
+let lastAccept: { user: string | null; sent: string } = {
+  user: null,
+  sent: "application/json, text/event-stream",
+};
+
 /**
  * Sends `tools/call` with `params` on `client`'s connection (see the module comment) and resolves
  * with what `withoutEnvelope(await client.request(...))` would, or rejects with what it would
@@ -144,12 +165,15 @@ export async function directToolCall(
   const request = { method: "tools/call", params };
   const id = internals._requestMessageId++;
   const envelope = internals._outboundMetaEnvelope();
-  // the envelope object itself when the params carry no `_meta` of their own (see direct-call-headers.ts)
-  const meta = params._meta === undefined ? envelope : { ...envelope, ...(params._meta as object) };
   const message =
     envelope === undefined
       ? { ...request, jsonrpc: "2.0", id }
-      : { ...request, jsonrpc: "2.0", id, params: { ...params, _meta: meta } };
+      : {
+          ...request,
+          jsonrpc: "2.0",
+          id,
+          params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } },
+        };
   const body = JSON.stringify(message);
 
   // What ends the request before its answer, as it ends the client's: its timeout, the caller's
@@ -162,9 +186,12 @@ export async function directToolCall(
 
   let held: HeldAnswer;
   try {
-    const headers = await directCallHeaders(transport, message as never, envelope);
+    const headers = await transport._commonHeaders();
+    transport._applyBodyDerivedHeaders(headers, message);
+    headers.set("content-type", "application/json");
+    headers.set("accept", accept(headers));
     if (stopper.failure) throw stopper.failure;
-    const answer = await http.post(url, headers, body, stopper.signal);
+    const answer = await http.post(url, plainHeaders(headers), body, stopper.signal);
     if (stopper.failure) {
       answer.held.discard();
       throw stopper.failure;
