@@ -1,16 +1,17 @@
 /**
  * The put of an `r2Store` whose size and sha-256 are declared and whose bytes come as a web stream
- * (a Worker's `request.body`): the stream goes to R2 as it is, through a `FixedLengthStream` of the
- * declared size (so R2 takes it, and not one byte more or less is stored), and R2 checks the digest
- * itself (`put(key, body, { sha256 })`). No byte is read in JavaScript: stream to stream, workerd
- * pumps the body natively. Only the first bytes (the media-type sniff) are read back afterwards.
+ * (a Worker's `request.body`): the stream goes to R2 as it is and R2 checks the digest itself
+ * (`put(key, body, { sha256 })`). No byte is read in JavaScript. A request body has a known length
+ * and goes to R2 directly (its size is checked on the stored object); any other stream (R2 refuses
+ * one of unknown length before reading it) goes through a `FixedLengthStream` of the declared size,
+ * which fails on a byte more or less. Only the first bytes (the media-type sniff) are read back.
  */
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { finalError } from "../storage/kit/put-meter.js";
 import { PUT_HEAD_BYTES, type PutMeasure, type PutPlan } from "../storage/kit/put-plan.js";
 import { toPutError } from "../storage/kit/put-source.js";
 import type { PutSource } from "../storage/types.js";
-import type { R2BucketBinding } from "./bindings.js";
+import type { R2BucketBinding, R2ObjectLike } from "./bindings.js";
 
 /** workerd's `FixedLengthStream`: an identity transform of a known length (absent outside workerd). */
 type FixedLengthStreamClass = new (length: number) => { readable: ReadableStream; writable: WritableStream };
@@ -22,6 +23,16 @@ const fixedLengthStream = (): FixedLengthStreamClass | undefined =>
 const BAD_DIGEST = /\(10037\)|checksum you specified did not match/i;
 /** What a `FixedLengthStream` fails with when it sees more or fewer bytes than its length. */
 const WRONG_LENGTH = /FixedLengthStream/;
+/** What R2's `put` throws, before reading, for a stream whose length it cannot know. */
+const UNKNOWN_LENGTH = /must have a known length/;
+
+const messageOf = (cause: unknown) => String((cause as Error)?.message ?? cause);
+
+/** The refusal of stored bytes that are not the declared size (as the streamed put's meter answers). */
+const wrongSize = (size: number) =>
+  new FileBridgeError("DIGEST_MISMATCH", `the content is not the declared ${size} bytes`, {
+    data: { expectedSize: size },
+  });
 
 /**
  * Whether a put can go natively: a web stream with a declared size and sha-256, on workerd.
@@ -60,28 +71,36 @@ export async function nativeDigestPut(
 ): Promise<PutMeasure> {
   const size = plan.expectedSize as number;
   const sha256 = plan.expectedSha256 as string;
-  const Fixed = fixedLengthStream() as FixedLengthStreamClass;
-  const fixed = new Fixed(size);
-  // The pipe's own failure (the source's, or the length's) is read once the put has settled.
-  const piped = source.pipeTo(fixed.writable, plan.signal ? { signal: plan.signal } : {}).then(
-    () => undefined,
-    (cause: unknown) => cause ?? new Error("the source failed"),
-  );
+  let piped: Promise<unknown> = Promise.resolve(undefined);
   try {
-    await bucket.put(key, fixed.readable, { sha256 });
+    let object: R2ObjectLike | null;
+    try {
+      // A request body: straight to R2, no stream in between.
+      object = await bucket.put(key, source, { sha256 });
+    } catch (cause) {
+      if (!UNKNOWN_LENGTH.test(messageOf(cause)) || source.locked) throw cause;
+      const Fixed = fixedLengthStream() as FixedLengthStreamClass;
+      const fixed = new Fixed(size);
+      // The pipe's own failure (the source's, or the length's) is read once the put has settled.
+      piped = source.pipeTo(fixed.writable, plan.signal ? { signal: plan.signal } : {}).then(
+        () => undefined,
+        (failure: unknown) => failure ?? new Error("the source failed"),
+      );
+      object = await bucket.put(key, fixed.readable, { sha256 });
+    }
     const pipeError = await piped;
     if (pipeError !== undefined) throw pipeError;
+    if (plan.signal?.aborted) throw plan.signal.reason ?? new Error("aborted");
+    if (object?.size !== size) throw wrongSize(size);
   } catch (cause) {
     await bucket.delete(key).catch(() => {});
     const pipeError = await piped;
     if (plan.signal?.aborted) throw toPutError(cause, plan.signal);
-    if (BAD_DIGEST.test(String((cause as Error)?.message ?? cause))) {
-      throw finalError(plan, size, "") as FileBridgeError;
-    }
-    if (pipeError !== undefined && WRONG_LENGTH.test(String((pipeError as Error)?.message ?? pipeError))) {
-      throw new FileBridgeError("DIGEST_MISMATCH", `the content is not the declared ${size} bytes`, {
-        data: { expectedSize: size },
-      });
+    if (cause instanceof FileBridgeError) throw cause;
+    if (BAD_DIGEST.test(messageOf(cause))) throw finalError(plan, size, "") as FileBridgeError;
+    // The length's failure reaches the put (the readable half) or the pipe (the writable half).
+    if (WRONG_LENGTH.test(messageOf(cause)) || WRONG_LENGTH.test(messageOf(pipeError ?? ""))) {
+      throw wrongSize(size);
     }
     if (pipeError !== undefined) throw toPutError(pipeError, plan.signal);
     throw error("store the file", cause);

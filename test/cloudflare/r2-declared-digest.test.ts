@@ -142,6 +142,27 @@ describe("declared sha-256 into R2 (workerd)", () => {
     expect(await objects()).toEqual(before);
   }, 60_000);
 
+  it("store.put of a stream made in JavaScript with a declared size and digest: R2 verifies it; wrong digest or length stores nothing", async () => {
+    const scope = "js-stream";
+    const n = MiB + 17;
+    const bytes = Uint8Array.from({ length: n }, (_, i) => i % 251);
+    const before = await objects();
+    const putStream = (total: number, size: number, digest: string) =>
+      json<{ code?: string; file?: { sha256: string; size: number; id: string } }>(
+        `/test/put-stream?scope=${scope}&bytes=${total}&size=${size}&sha256=${digest}`,
+      );
+    expect(await putStream(n, n, sha256(randomBytes(4)))).toEqual({ code: "DIGEST_MISMATCH" });
+    expect(await putStream(n - 1, n, sha256(bytes))).toEqual({ code: "DIGEST_MISMATCH" });
+    expect(await putStream(n + 1, n, sha256(bytes))).toEqual({ code: "DIGEST_MISMATCH" });
+    expect(await objects()).toEqual(before);
+    const stored = await putStream(n, n, sha256(bytes));
+    expect(stored.file).toMatchObject({ sha256: sha256(bytes), size: n });
+    const added = (await objects()).filter((o) => !before.some((b) => b.key === o.key));
+    expect(added).toEqual([expect.objectContaining({ sha256: sha256(bytes) })]);
+    const read = await send(`http://digest.test/test/read?scope=${scope}&id=${stored.file?.id}`);
+    expect(sha256(new Uint8Array(await read.arrayBuffer()))).toBe(sha256(bytes));
+  }, 60_000);
+
   it("an upload with no declared digest is hashed by us (no R2 checksum) and reports its sha-256", async () => {
     const scope = "undeclared";
     const bytes = randomBytes(MiB + 1);
