@@ -144,13 +144,15 @@ if (process.env.BENCH_PROFILE === "1") {
   for (const step of (
     process.env.BENCH_PROFILE_STEPS ?? "drain,hash,node-drain,part-sink,store-put,store-put-sized"
   ).split(",")) {
-    const seconds: number[] = [];
-    for (let i = 0; i < ROUNDS; i++)
-      seconds.push((await timedPut(`http://bench.test/profile/${step}`)).seconds);
-    const plain: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) plain.push((await timedPut(`http://bench.test/plain/p${i}`)).seconds);
+    const ours: { seconds: number; cpuSeconds: number }[] = [];
+    const plain: { seconds: number; cpuSeconds: number }[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      ours.push(await timedPut(`http://bench.test/profile/${step}`));
+      plain.push(await timedPut(`http://bench.test/plain/p${i}`));
+    }
+    const of = (list: typeof ours, key: "seconds" | "cpuSeconds") => fmt(spread(list.map((s) => s[key])), 3);
     console.log(
-      `profile ${step.padEnd(10)} s ${fmt(spread(seconds), 3)} · plain put s ${fmt(spread(plain), 3)} (min/median/max)`,
+      `profile ${step.padEnd(15)} s ${of(ours, "seconds")} CPU ${of(ours, "cpuSeconds")} · plain put s ${of(plain, "seconds")} CPU ${of(plain, "cpuSeconds")} (min/median/max)`,
     );
   }
 }
