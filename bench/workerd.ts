@@ -130,6 +130,17 @@ if (only.includes("undeclared"))
       { goal: 0.9 },
     ),
   );
+if (only.includes("declared-vs-sha256"))
+  rows.push(
+    await compare(
+      `${SIZE_MIB} MiB upload through our routes, sha256 declared, vs the plain Worker asking R2 to verify it`,
+      async () => timedPut(await ticketUrl(), true),
+      {
+        name: "plain Worker: env.FILES.put(key, request.body, { sha256 })",
+        run: () => timedPut(`http://bench.test/plain-sha256/v${round++}`, true),
+      },
+    ),
+  );
 if (only.includes("plain-sha256"))
   rows.push(
     await compare(
