@@ -75,8 +75,13 @@ export async function nativeDigestPut(
   try {
     let object: R2ObjectLike | null;
     try {
-      // A request body: straight to R2, no stream in between.
-      object = await bucket.put(key, source, { sha256 });
+      // A request body: straight to R2, no stream in between. R2's put cannot be cancelled and
+      // holds the body, so an abort (timeout, client gone) ends the wait at once; whatever the put
+      // still stores afterwards is removed when it settles.
+      const putting = bucket.put(key, source, { sha256 });
+      object = await untilAborted(putting, plan.signal, () => {
+        putting.then(() => bucket.delete(key)).catch(() => {});
+      });
     } catch (cause) {
       if (!UNKNOWN_LENGTH.test(messageOf(cause)) || source.locked) throw cause;
       const Fixed = fixedLengthStream() as FixedLengthStreamClass;
@@ -116,4 +121,31 @@ export async function nativeDigestPut(
     }
   }
   return { size, sha256, head };
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (then `onAbort` runs). */
+function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  onAbort: () => void,
+): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      onAbort();
+      reject(signal.reason ?? new Error("aborted"));
+    };
+    if (signal.aborted) return abort();
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -163,6 +163,38 @@ describe("declared sha-256 into R2 (workerd)", () => {
     expect(sha256(new Uint8Array(await read.arrayBuffer()))).toBe(sha256(bytes));
   }, 60_000);
 
+  it("a declared-digest upload whose body stalls ends at the total upload timeout (408) and leaves no object", async () => {
+    const scope = "stalled";
+    const bytes = randomBytes(MiB);
+    const ticket = await json<{ upload_url: string }>(`/test/ticket?scope=${scope}`);
+    const before = await objects();
+    let sent = false;
+    // Half the body, then nothing: the client neither finishes nor goes away.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent) return new Promise<void>(() => {});
+        sent = true;
+        controller.enqueue(bytes.subarray(0, MiB / 2));
+      },
+    });
+    const started = Date.now();
+    const response = await send(ticket.upload_url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: {
+        "content-length": String(bytes.length),
+        "x-content-sha256": sha256(bytes),
+        "x-test-upload-timeout": "1500",
+      },
+    } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("REQUEST_TIMEOUT");
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await objects()).toEqual(before);
+  }, 60_000);
+
   it("an upload with no declared digest is hashed by us (no R2 checksum) and reports its sha-256", async () => {
     const scope = "undeclared";
     const bytes = randomBytes(MiB + 1);
