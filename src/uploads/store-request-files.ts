@@ -14,6 +14,7 @@ import { loadMultipartParser, stageMultipart } from "./multipart.js";
 import {
   declaredDigestRefusal,
   rawDeclaredSha256,
+  rawFileName,
   SMALL_BODY_BYTES,
   type StagedPart,
   type StagingControl,
@@ -119,7 +120,7 @@ function nativeStaging(
   if (expectedSha256 === undefined) return undefined;
   const body = ctx.webBody();
   if (!body) return undefined;
-  const name = mode.name;
+  const name = rawFileName(request, mode.name);
   return {
     body,
     length,
@@ -128,7 +129,7 @@ function nativeStaging(
     refusal:
       headerSha256 === undefined
         ? (mode.declaredSha256?.refusal as () => FileBridgeError)
-        : () => declaredDigestRefusal(name ?? "the file"),
+        : () => declaredDigestRefusal(name),
   };
 }
 

@@ -107,7 +107,7 @@ export function rawDeclaredSha256(request: RequestView): string | undefined {
 }
 
 /** The name a raw body is stored under: the route's, else `Content-Disposition`'s, else `?filename=`. */
-function rawFileName(request: RequestView, fixedName: string | undefined): string {
+export function rawFileName(request: RequestView, fixedName: string | undefined): string {
   return (
     fixedName ??
     sanitizeFileName(
