@@ -11,7 +11,6 @@ import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { type FolderRole, privateDir } from "../../internal/temp-dir.js";
-import { type RingBatch, WriteRing } from "../../storage/kit/write-ring.js";
 import type { AdoptObject } from "../../storage/types.js";
 
 /**
@@ -114,102 +113,40 @@ export interface StagingWriteOptions {
  */
 export type StagingObserver = (chunk: Uint8Array) => Promise<void> | undefined;
 
+/** Bytes one write of the sink gathers (Node batches queued chunks into one `writev`). */
+const SINK_HIGH_WATER_MARK = 1 << 20;
+
 /**
- * Writes at a position of an open file and hands each stored chunk to an observer before taking the
- * next: `written` is what reached the file. Chunks are copied into a few reused slots (`WriteRing`,
- * 256 KiB) and released at once, so no socket buffer stays referenced while a write runs (held ones
- * get promoted by V8 and, dead, push the process into back-to-back full GCs: docs/performance.md,
- * Session 17); the source waits only while every slot is full or being written.
+ * Writes at a position of an open file, batching queued chunks into one `writev`, and hands each
+ * stored chunk to an observer before taking the next: `written` is what reached the file.
  */
 class StagingSink extends Writable {
   written = 0;
   readonly #handle: FileHandle;
   #position: number;
   readonly #observe: StagingObserver | undefined;
-  readonly #ring = new WriteRing();
-  #busy = false;
-  #pending: { chunk: Uint8Array; at: number; callback: (error?: Error | null) => void } | null = null;
-  #finish: ((error?: Error | null) => void) | null = null;
-  #error: Error | null = null;
 
   constructor(handle: FileHandle, position: number, observe: StagingObserver | undefined) {
-    super();
+    super({ highWaterMark: SINK_HIGH_WATER_MARK });
     this.#handle = handle;
     this.#position = position;
     this.#observe = observe;
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    if (this.#error) {
-      callback(this.#error);
-      return;
-    }
-    this.#pending = { chunk, at: 0, callback };
-    this.#pump();
+    this.#settle(this.#store([chunk]), callback);
   }
 
-  override _final(callback: (error?: Error | null) => void): void {
-    if (this.#error) {
-      callback(this.#error);
-      return;
-    }
-    this.#finish = callback;
-    this.#pump();
+  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+    this.#settle(this.#store(chunks.map(({ chunk }) => chunk)), callback);
   }
 
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    // A write still running keeps its slots; they go back to the pool when it ends.
-    if (!this.#busy) this.#ring.dispose();
-    this.#handle.close().then(
-      () => callback(error),
-      () => callback(error),
+  /** A write that fails after the sink was destroyed (its handle closed) is no news to anyone. */
+  #settle(stored: Promise<void>, callback: (error?: Error | null) => void): void {
+    stored.then(
+      () => callback(),
+      (error: Error) => callback(this.destroyed ? null : error),
     );
-  }
-
-  /** Copies what fits of the pending chunk, starts a write when none runs, settles what is done. */
-  #pump(): void {
-    const pending = this.#pending;
-    if (pending) {
-      pending.at = this.#ring.copy(pending.chunk, pending.at);
-      if (pending.at === pending.chunk.byteLength) this.#pending = null;
-    }
-    if (!this.#busy && this.#ring.hasBytes) this.#write(this.#ring.take());
-    if (pending && this.#pending === null) pending.callback();
-    else if (this.#finish && !this.#busy && !this.#pending && !this.#ring.hasBytes) {
-      const finish = this.#finish;
-      this.#finish = null;
-      this.#ring.dispose();
-      this.#handle.close().then(() => finish(), finish);
-    }
-  }
-
-  #write(batch: RingBatch): void {
-    this.#busy = true;
-    this.#store(batch.views).then(
-      () => this.#done(batch, null),
-      (error: Error) => this.#done(batch, error),
-    );
-  }
-
-  #done(batch: RingBatch, error: Error | null): void {
-    this.#busy = false;
-    this.#ring.release(batch.slots);
-    // A write that fails after the sink was destroyed (its handle closed) is no news to anyone.
-    if (this.destroyed) {
-      this.#ring.dispose();
-      return;
-    }
-    if (!error) {
-      this.#pump();
-      return;
-    }
-    this.#error = error;
-    const pending = this.#pending;
-    const finish = this.#finish;
-    this.#pending = null;
-    this.#finish = null;
-    if (pending) pending.callback(error);
-    else if (finish) finish(error);
   }
 
   async #store(chunks: Buffer[]): Promise<void> {
@@ -237,6 +174,17 @@ class StagingSink extends Writable {
       }
       pending = rest;
     }
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#handle.close().then(() => callback(), callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#handle.close().then(
+      () => callback(error),
+      () => callback(error),
+    );
   }
 }
 
