@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import type { Plugin } from "esbuild";
+import { type Plugin, transform } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 
 /**
@@ -137,6 +137,51 @@ const common: Options = {
   clean: false,
 };
 
+/**
+ * ESM for Node (`dist/node/`): every entry but the CLI bundled in one build with code splitting, so
+ * each module is in exactly one chunk shared by every entry that reaches it, whitespace and syntax
+ * minified (names kept). Node loads the root entry as a handful of files instead of ~150: its ESM
+ * loader's cost per file was most of the package's start (docs/performance.md, session 17). The
+ * shared CommonJS files and vendored packages are imported from their one `.cjs` copy in `dist/lib`.
+ */
+const nodeLayout: Plugin = {
+  name: "node-esm-shared-files",
+  setup(build) {
+    build.onResolve({ filter: /[/\\]generated[/\\](page|widget)-assets(\.js)?$/ }, (args) => {
+      const target = resolve(dirname(args.importer), args.path.replace(/\.js$/, ".ts"));
+      return { path: `../${outName.get(target) as string}.cjs`, external: true };
+    });
+    build.onResolve({ filter: /^(yaml|@fastify\/busboy)$/ }, (args) => ({
+      path: `../${VENDOR[args.path] as string}.cjs`,
+      external: true,
+    }));
+  },
+};
+
+/**
+ * Minified output keeps lines short: Node prints the source line of an uncaught error, and one
+ * line per chunk would print the whole chunk.
+ */
+const LINE_LIMIT = 160;
+const shortLines: Options["esbuildOptions"] = (options) => {
+  options.lineLimit = LINE_LIMIT;
+};
+
+/** Whitespace and syntax minification (names kept) of the CommonJS build's files, in place. */
+async function minifyCommonJs(): Promise<void> {
+  for (const name of readdirSync("dist")) {
+    if (!name.endsWith(".cjs")) continue;
+    const file = join("dist", name);
+    const { code } = await transform(readFileSync(file, "utf8"), {
+      minifyWhitespace: true,
+      minifySyntax: true,
+      lineLimit: LINE_LIMIT,
+      target: "node20",
+    });
+    writeFileSync(file, code);
+  }
+}
+
 export default defineConfig([
   {
     ...common,
@@ -145,6 +190,8 @@ export default defineConfig([
     ),
     format: ["esm"],
     splitting: false,
+    minify: true,
+    esbuildOptions: shortLines,
     dts: false,
     esbuildPlugins: [esmLayout],
   },
@@ -153,6 +200,9 @@ export default defineConfig([
     entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => !ESM_ONLY.has(name))),
     format: ["cjs"],
     splitting: true,
+    // tsup turns its ESM chunks into CommonJS with sucrase, which breaks on minified input
+    // (`returnawait`): the CommonJS files are minified once written, by esbuild.
+    onSuccess: minifyCommonJs,
     dts: { entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => name !== "cli")) },
     esbuildPlugins: [cjsLayout],
   },
@@ -168,5 +218,17 @@ export default defineConfig([
     dts: false,
     minify: true,
     noExternal: ["yaml", "@fastify/busboy"],
+  },
+  {
+    ...common,
+    entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => name !== "cli")),
+    outDir: "dist/node",
+    format: ["esm"],
+    splitting: true,
+    dts: false,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    esbuildOptions: shortLines,
+    esbuildPlugins: [nodeLayout],
   },
 ]);
