@@ -15,9 +15,7 @@ import { createFileRoutes, SignedUrlMinter, UploadHandleResolver } from "../src/
 export { FileBridgeStateObject } from "../src/cloudflare/state-object.js";
 
 interface Env {
-  FILES: Parameters<typeof r2Store>[0]["bucket"] & {
-    put(key: string, value: ReadableStream | null): Promise<unknown>;
-  };
+  FILES: Parameters<typeof r2Store>[0]["bucket"];
   STATE: Parameters<typeof durableObjectState>[0]["namespace"];
 }
 
@@ -155,6 +153,13 @@ export default {
     const url = new URL(request.url);
     if (url.pathname.startsWith("/profile/")) {
       await profile(env, url.pathname.slice("/profile/".length), request);
+      return new Response(null, { status: 201 });
+    }
+    if (url.pathname.startsWith("/plain-sha256/")) {
+      // The baseline with R2 checking a declared digest (what the simulator's own hashing costs).
+      await env.FILES.put(url.pathname.slice("/plain-sha256/".length), request.body, {
+        sha256: request.headers.get("x-content-sha256") ?? "",
+      });
       return new Response(null, { status: 201 });
     }
     if (url.pathname.startsWith("/plain/")) {

@@ -33,6 +33,7 @@ export interface R2ObjectBodyLike extends R2ObjectLike {
   /** A web `ReadableStream` (typed loosely: the Workers types' stream is not the DOM's). */
   readonly body: unknown;
   text(): Promise<string>;
+  arrayBuffer(): Promise<ArrayBuffer>;
 }
 
 /**
@@ -97,11 +98,14 @@ export interface R2BucketBinding {
   ): Promise<R2ObjectBodyLike | null>;
   put(
     key: string,
-    value: ArrayBuffer | ArrayBufferView | string | null,
+    /** Bytes, text, or a web `ReadableStream` of known length (typed loosely: the Workers types' stream is not the DOM's). */
+    value: unknown,
     options?: {
       customMetadata?: Record<string, string>;
       httpMetadata?: { contentType?: string };
       onlyIf?: { etagDoesNotMatch?: string };
+      /** Hex sha-256 R2 checks the bytes against; a mismatch fails the put and stores nothing. */
+      sha256?: string;
     },
   ): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;

@@ -31,6 +31,7 @@ import type {
 import type { TusStaging } from "../uploads/tus/fs-staging.js";
 import type { TusStagingSource } from "../uploads/tus/service.js";
 import type { R2BucketBinding, R2ObjectLike } from "./bindings.js";
+import { nativeDigestPut, nativePutFits } from "./r2-native-put.js";
 import { R2PartSink } from "./r2-part-sink.js";
 import { r2TusStaging } from "./r2-tus-staging.js";
 
@@ -81,7 +82,8 @@ export interface R2StoreOptions {
 /**
  * A `FileStore` on an R2 bucket binding. Puts stream: bytes go up in equal parts of `partSize`
  * (one `put` when the file fits in one part), hashed and capped while they arrive; reads are
- * ranged `get`s. Runs on Workers with the `nodejs_compat` flag (the put pipeline uses `node:stream`).
+ * ranged `get`s. A put of a web stream (`request.body`) with both `expectedSize` and `expectedSha256`
+ * is one native `put` that R2 verifies (`{ sha256 }`): the bytes never enter JavaScript. Runs on Workers with the `nodejs_compat` flag (the put pipeline uses `node:stream`).
  *
  * @example
  * ```ts
@@ -195,6 +197,11 @@ export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
         throw storageError("store the file", cause);
       }
       return storedFileOf(plan, measure);
+    }
+    // Size and sha-256 declared, bytes as a web stream (a Worker's request body): R2 verifies the
+    // digest itself and the body is never read in JavaScript.
+    if (nativePutFits(source, plan)) {
+      return storedFileOf(plan, await nativeDigestPut(bucket, key, source, plan, storageError));
     }
     const sink = new R2PartSink({ bucket, key, partSize, queueSize, error: storageError });
     try {
@@ -334,6 +341,7 @@ export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
 
   return {
     driver: "r2",
+    nativeDigest: true,
 
     /**
      * The tus endpoint's staging: a multipart upload per upload in this bucket, under

@@ -83,6 +83,15 @@ export function requestBodyAsNode(request: Request): Readable | null {
   return Readable.fromWeb(request.body as import("node:stream/web").ReadableStream<Uint8Array>);
 }
 
+/**
+ * The request body as its own web stream, or `null` when it has none or when the Node adapter made
+ * the request (its `IncomingMessage` is the body there: see {@link requestBodyAsNode}).
+ */
+export function requestBodyAsWeb(request: Request): ReadableStream<Uint8Array> | null {
+  if (requestBodies.has(request)) return null;
+  return request.body;
+}
+
 /** Registers a download body the Node adapter may take over. */
 export function setNodeResponseBody(response: Response, body: NodeResponseBody): void {
   responseBodies.set(response, body);

@@ -14,7 +14,12 @@ import {
   withCorsHeaders,
   withCorsRecord,
 } from "../http/cors.js";
-import { requestBodyAsNode, setForbiddenMethodAnswer, setNodeUploadAnswer } from "../http/node-fast-path.js";
+import {
+  requestBodyAsNode,
+  requestBodyAsWeb,
+  setForbiddenMethodAnswer,
+  setNodeUploadAnswer,
+} from "../http/node-fast-path.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
 import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "../http/responses.js";
 import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "../http/timeouts.js";
@@ -115,10 +120,10 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
       if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow, request, route);
       if (route === "direct")
-        return await uploads.direct.handle(
-          request,
-          uploadContext(config, () => requestBodyAsNode(request), rest),
-        );
+        return await uploads.direct.handle(request, {
+          ...uploadContext(config, () => requestBodyAsNode(request), rest),
+          webBody: () => requestBodyAsWeb(request),
+        });
       const token = rest[0] as string;
       if (!TOKEN_SEGMENT.test(token)) return errorResponse(invalidToken());
       if (route === "download") return await handleDownload(config, request, token);
@@ -127,10 +132,10 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
           request,
           uploadContext(config, () => requestBodyAsNode(request), rest),
         );
-      return await uploads.upload.handle(
-        request,
-        uploadContext(config, () => requestBodyAsNode(request), rest),
-      );
+      return await uploads.upload.handle(request, {
+        ...uploadContext(config, () => requestBodyAsNode(request), rest),
+        webBody: () => requestBodyAsWeb(request),
+      });
     } catch (error) {
       // Server-side failures (500s, including storage errors wrapped as STORAGE_ERROR) reach onError.
       if (!isFileBridgeError(error) || error.status >= 500) report(config, error);

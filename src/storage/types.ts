@@ -361,6 +361,13 @@ export interface FileStore {
   /** Driver name, for logs and errors (e.g. `"memory"`, `"fs"`). */
   readonly driver: string;
   /**
+   * `true` when the store checks a declared `expectedSha256` and `expectedSize` on a web
+   * `ReadableStream` source itself, without reading the bytes in JavaScript (`r2Store` on workerd:
+   * R2 verifies the digest on its put). The routes then hand such a store the request's own body
+   * when the client declared the digest.
+   */
+  readonly nativeDigest?: boolean;
+  /**
    * Streams `source` into the store, computing sha256 and enforcing `maxBytes` while streaming. On
    * any failure (cap, digest, abort, source error) nothing is stored and no partial file is left.
    */

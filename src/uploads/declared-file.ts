@@ -24,6 +24,13 @@ function sizeRefusal(actual: number, declared: number): FileBridgeError {
   );
 }
 
+/** The refusal of a file whose sha-256 is not the one a files-extension ticket declared. */
+export function ticketDigestRefusal(): FileBridgeError {
+  return new FileBridgeError("DIGEST_MISMATCH", "The file's sha-256 is not the declared one", {
+    data: { reason: "digestMismatch" },
+  });
+}
+
 /**
  * The check a ticket's claims ask for, or `undefined` when the ticket declared nothing: throws the
  * first mismatch of a staged file's size, sha-256 or media type.
@@ -35,11 +42,7 @@ export function declaredFileCheck(claims: Record<string, unknown>): ((file: Stor
   if (size === undefined && sha256 === undefined && mimeType === undefined) return undefined;
   return (file) => {
     if (typeof size === "number" && file.size !== size) throw sizeRefusal(file.size, size);
-    if (typeof sha256 === "string" && file.sha256 !== sha256) {
-      throw new FileBridgeError("DIGEST_MISMATCH", "The file's sha-256 is not the declared one", {
-        data: { reason: "digestMismatch" },
-      });
-    }
+    if (typeof sha256 === "string" && file.sha256 !== sha256) throw ticketDigestRefusal();
     if (typeof mimeType === "string" && parseMediaType(file.mimeType)?.essence !== mimeType) {
       throw new FileBridgeError("UNSUPPORTED_MEDIA_TYPE", `The file is not ${mimeType}`, {
         data: { reason: "mimeTypeNotAccepted", mimeType },

@@ -143,6 +143,12 @@ export interface UploadRequestContext {
    */
   body(): Readable | null;
   /**
+   * The request body as the web stream itself, for a store that verifies a declared digest natively
+   * (`FileStore.nativeDigest`): present on the web path only (never for the Node adapter's own
+   * requests), `null` when the request has no body. Call `body` or this, not both.
+   */
+  webBody?(): ReadableStream<Uint8Array> | null;
+  /**
    * Starts the idle and total clocks of one upload body; `onTimeout` runs at most once, with the
    * `408 REQUEST_TIMEOUT` error to abort the upload with.
    */

@@ -11,7 +11,17 @@ import { parseMediaType } from "../media/media-type.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
 import type { UploadHandlerConfig, UploadRequestContext } from "./handler-types.js";
 import { loadMultipartParser, stageMultipart } from "./multipart.js";
-import { type StagedPart, type StagingControl, stageRaw, type UploadLimits } from "./upload-staging.js";
+import {
+  declaredDigestRefusal,
+  rawDeclaredSha256,
+  rawFileName,
+  SMALL_BODY_BYTES,
+  type StagedPart,
+  type StagingControl,
+  stageNative,
+  stageRaw,
+  type UploadLimits,
+} from "./upload-staging.js";
 
 /** How a route stores a request's files. */
 export interface StoreMode {
@@ -20,6 +30,8 @@ export interface StoreMode {
   /** Checks the staged files before anything commits (throws to refuse them all). */
   verify?: ((parts: StagedPart[]) => void) | undefined;
   beforeCommit?: (() => Promise<void> | undefined) | undefined;
+  /** The sha-256 the ticket declared for its one file, and the refusal of a file that differs. */
+  declaredSha256?: { sha256: string; refusal: () => FileBridgeError } | undefined;
 }
 
 /**
@@ -39,6 +51,8 @@ export async function storeRequestFiles(
   refuseDeclaredOverCap(length, limits, multipart);
   // Loaded before the body flows (the first form upload loads busboy; nothing else does).
   const parser = multipart ? await loadMultipartParser() : undefined;
+  const native = multipart ? undefined : nativeStaging(config, ctx, request, length, mode);
+  if (native) return storeNative(config, ctx, request, limits, mode, native);
   const control = stagingControl(request);
   const body = ctx.body();
   if (!body) throw new FileBridgeError("INVALID_REQUEST", "The request has no body");
@@ -73,6 +87,102 @@ export async function storeRequestFiles(
     body.off("data", watchdog.touch);
     body.off("pause", watchdog.pause);
     body.off("resume", watchdog.resume);
+    control.release();
+  }
+}
+
+/** A raw body the store verifies natively: its web stream, declared length and digests. */
+interface NativeStaging {
+  body: ReadableStream<Uint8Array>;
+  length: number;
+  expectedSha256: string;
+  headerSha256: string | undefined;
+  /** The refusal a wrong digest gets: the header's, else the ticket's (as the checks after staging). */
+  refusal: () => FileBridgeError;
+}
+
+/**
+ * When the store verifies a declared digest itself (`nativeDigest`, `r2Store` on workerd) and the
+ * raw body declares its length and sha-256 (header, query or the ticket), the request's own web
+ * stream goes to the store unread; otherwise `undefined` (the body streams through the meter).
+ */
+function nativeStaging(
+  config: UploadHandlerConfig,
+  ctx: UploadRequestContext,
+  request: RequestView,
+  length: number | undefined,
+  mode: StoreMode,
+): NativeStaging | undefined {
+  if (config.store.nativeDigest !== true || !ctx.webBody || length === undefined) return undefined;
+  if (length <= SMALL_BODY_BYTES) return undefined;
+  const headerSha256 = rawDeclaredSha256(request);
+  const expectedSha256 = headerSha256 ?? mode.declaredSha256?.sha256;
+  if (expectedSha256 === undefined) return undefined;
+  const body = ctx.webBody();
+  if (!body) return undefined;
+  const name = rawFileName(request, mode.name);
+  return {
+    body,
+    length,
+    expectedSha256,
+    headerSha256,
+    refusal:
+      headerSha256 === undefined
+        ? (mode.declaredSha256?.refusal as () => FileBridgeError)
+        : () => declaredDigestRefusal(name),
+  };
+}
+
+/**
+ * {@link storeRequestFiles} for a body the store verifies natively: no byte is seen here, so the
+ * watchdog keeps only its total clock (the idle and rate clocks need the bytes); an abort (timeout,
+ * client gone) reaches the store through the staging's signal.
+ */
+async function storeNative(
+  config: UploadHandlerConfig,
+  ctx: UploadRequestContext,
+  request: RequestView,
+  limits: UploadLimits,
+  mode: StoreMode,
+  native: NativeStaging,
+): Promise<StoredFile[]> {
+  const control = stagingControl(request);
+  const watchdog = ctx.watch((error) => control.controller.abort(error));
+  watchdog.pause();
+  const staged: StagedFile[] = [];
+  try {
+    let part: StagedPart;
+    try {
+      part = await stageNative(
+        config,
+        request,
+        native.body,
+        limits,
+        control.controller.signal,
+        mode.name,
+        native.length,
+        native,
+      );
+    } catch (error) {
+      if (isFileBridgeError(error, "DIGEST_MISMATCH") && error.data?.expectedSha256 !== undefined) {
+        throw native.refusal();
+      }
+      throw error;
+    }
+    watchdog.stop();
+    staged.push(part.staged);
+    checkStaged([part], mode);
+    if (request.signal.aborted && !control.stopped) {
+      throw new FileBridgeError("ABORTED", "The client aborted the upload");
+    }
+    await mode.beforeCommit?.();
+    return await commitAll(config, staged);
+  } catch (error) {
+    await Promise.allSettled(staged.map((part) => part.abort()));
+    if (!native.body.locked) await native.body.cancel().catch(() => {});
+    throw toUploadError(error, request.signal.aborted && !control.stopped, control.controller.signal);
+  } finally {
+    watchdog.stop();
     control.release();
   }
 }
@@ -140,9 +250,7 @@ function stagingControl(request: RequestView): RequestStagingControl {
 function checkStaged(parts: StagedPart[], mode: StoreMode): void {
   for (const part of parts) {
     if (part.sha256 !== undefined && part.sha256 !== part.staged.file.sha256) {
-      throw new FileBridgeError("DIGEST_MISMATCH", `The sha256 of ${part.staged.file.name} does not match`, {
-        data: { name: part.staged.file.name },
-      });
+      throw declaredDigestRefusal(part.staged.file.name);
     }
   }
   mode.verify?.(parts);

@@ -5,7 +5,7 @@ import { textResponse } from "../internal/text-response.js";
 import { assertScope } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
 import type { StoredFile } from "../storage/types.js";
-import { declaredFileCheck, withSizeReason } from "./declared-file.js";
+import { declaredFileCheck, ticketDigestRefusal, withSizeReason } from "./declared-file.js";
 import type {
   UploadHandler,
   UploadHandlerConfig,
@@ -86,11 +86,15 @@ export class TicketUploadHandler implements UploadHandler {
     // now, before any byte is read (a verifier without `consume` used the ticket up in `verify`).
     const release =
       deferred && verified.singleUse !== false ? await claimTicket(config, ctx, verified) : undefined;
+    const declaredSha256 = extra[TICKET_CLAIMS.sha256];
     let files: StoredFile[];
     try {
       files = await storeRequestFiles(config, ctx, request, limits, {
         allowMultipart: true,
         verify: partsCheck(declaredFileCheck(extra)),
+        ...(typeof declaredSha256 === "string"
+          ? { declaredSha256: { sha256: declaredSha256, refusal: ticketDigestRefusal } }
+          : {}),
         beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
       });
     } catch (error) {

@@ -98,6 +98,63 @@ export function declaredSha256(value: string | null, where: string): string | un
   return normalized;
 }
 
+/** The sha256 a raw body declares (`X-Content-SHA256` or `?sha256=`), lower-cased, if any. */
+export function rawDeclaredSha256(request: RequestView): string | undefined {
+  return (
+    declaredSha256(request.header("x-content-sha256"), "X-Content-SHA256") ??
+    declaredSha256(request.url.searchParams.get("sha256"), "sha256")
+  );
+}
+
+/** The name a raw body is stored under: the route's, else `Content-Disposition`'s, else `?filename=`. */
+export function rawFileName(request: RequestView, fixedName: string | undefined): string {
+  return (
+    fixedName ??
+    sanitizeFileName(
+      parseContentDispositionFileName(request.header("content-disposition")) ??
+        request.url.searchParams.get("filename") ??
+        undefined,
+    )
+  );
+}
+
+/** The refusal of a raw body whose sha256 is not the one `X-Content-SHA256` / `?sha256=` declared. */
+export function declaredDigestRefusal(name: string): FileBridgeError {
+  return new FileBridgeError("DIGEST_MISMATCH", `The sha256 of ${name} does not match`, { data: { name } });
+}
+
+/**
+ * Stages a raw body of `length` declared bytes whose sha256 (`expectedSha256`) is declared, as the
+ * request's own web stream, on a store that verifies the digest natively (`FileStore.nativeDigest`):
+ * the store checks size and digest, and the bytes never pass through a Node stream here. A wrong
+ * digest is the store's `DIGEST_MISMATCH`; `headerSha256` is what the header or query declared.
+ */
+export async function stageNative(
+  config: { store: FileStore },
+  request: RequestView,
+  body: ReadableStream<Uint8Array>,
+  limits: UploadLimits,
+  signal: AbortSignal,
+  fixedName: string | undefined,
+  length: number,
+  digests: { expectedSha256: string; headerSha256: string | undefined },
+): Promise<StagedPart> {
+  const name = rawFileName(request, fixedName);
+  const staged = await config.store.stage(body, {
+    scope: limits.scope,
+    name,
+    mimeType: chooseMediaType(request.header("content-type"), name),
+    typeFromBytes: true,
+    kind: limits.kind,
+    ttl: limits.ttlMs / 1000,
+    maxBytes: limits.maxBytes,
+    expectedSize: length,
+    expectedSha256: digests.expectedSha256,
+    signal,
+  });
+  return { staged, sha256: digests.headerSha256 };
+}
+
 /**
  * Stages a raw (non-multipart) request body as one file. A body whose declared length (`declaredLength`,
  * from `Content-Length`) is at most {@link SMALL_BODY_BYTES} is read whole first; any other streams.
@@ -111,17 +168,8 @@ export async function stageRaw(
   fixedName: string | undefined,
   declaredLength?: number,
 ): Promise<StagedPart> {
-  const url = request.url;
-  const sha256 =
-    declaredSha256(request.header("x-content-sha256"), "X-Content-SHA256") ??
-    declaredSha256(url.searchParams.get("sha256"), "sha256");
-  const name =
-    fixedName ??
-    sanitizeFileName(
-      parseContentDispositionFileName(request.header("content-disposition")) ??
-        url.searchParams.get("filename") ??
-        undefined,
-    );
+  const sha256 = rawDeclaredSha256(request);
+  const name = rawFileName(request, fixedName);
   const declaredType = request.header("content-type");
   let bodyError: unknown;
   body.once("error", (error) => {

@@ -146,7 +146,13 @@ export class PutMeter extends Transform {
     // Object mode on the writable side so a stream of non-bytes is refused here with a clear error
     // instead of throwing inside Node's pipe machinery.
     // A 1 MiB readable buffer lets the next chunks be hashed while earlier ones are being written.
-    super({ writableObjectMode: true, readableHighWaterMark: METER_BUFFER_BYTES });
+    // With `fileHash` the file is hashed, not the chunks: the meter then holds one chunk at a time,
+    // so the source's buffers are not kept alive while the sink writes (see `WriteRing`).
+    super(
+      fileHash
+        ? { writableObjectMode: true, writableHighWaterMark: 1, readableHighWaterMark: 0 }
+        : { writableObjectMode: true, readableHighWaterMark: METER_BUFFER_BYTES },
+    );
     this.hash = fileHash ? null : new Sha256Stream();
   }
 
