@@ -72,12 +72,7 @@ export async function storeRequestFiles(
     const parts = await staging;
     watchdog.stop();
     staged.push(...parts.map((part) => part.staged));
-    checkStaged(parts, mode);
-    if (request.signal.aborted && !control.stopped) {
-      throw new FileBridgeError("ABORTED", "The client aborted the upload");
-    }
-    await mode.beforeCommit?.();
-    return await commitAll(config, staged);
+    return await checkAndCommit(config, request, control, parts, mode);
   } catch (error) {
     await Promise.allSettled(staged.map((part) => part.abort()));
     discard(body);
@@ -171,12 +166,7 @@ async function storeNative(
     }
     watchdog.stop();
     staged.push(part.staged);
-    checkStaged([part], mode);
-    if (request.signal.aborted && !control.stopped) {
-      throw new FileBridgeError("ABORTED", "The client aborted the upload");
-    }
-    await mode.beforeCommit?.();
-    return await commitAll(config, staged);
+    return await checkAndCommit(config, request, control, [part], mode);
   } catch (error) {
     await Promise.allSettled(staged.map((part) => part.abort()));
     if (!native.body.locked) await native.body.cancel().catch(() => {});
@@ -185,6 +175,28 @@ async function storeNative(
     watchdog.stop();
     control.release();
   }
+}
+
+/**
+ * The end of every staging: the staged files' checks, the client's abort, the route's last word
+ * (`beforeCommit`), then the commit. Throws to refuse them all; the caller aborts what was staged.
+ */
+async function checkAndCommit(
+  config: UploadHandlerConfig,
+  request: RequestView,
+  control: RequestStagingControl,
+  parts: StagedPart[],
+  mode: StoreMode,
+): Promise<StoredFile[]> {
+  checkStaged(parts, mode);
+  if (request.signal.aborted && !control.stopped) {
+    throw new FileBridgeError("ABORTED", "The client aborted the upload");
+  }
+  await mode.beforeCommit?.();
+  return await commitAll(
+    config,
+    parts.map((part) => part.staged),
+  );
 }
 
 function declaredLength(request: RequestView): number | undefined {

@@ -9,9 +9,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Miniflare } from "miniflare";
+import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "./workerd.js";
+import { bundleWorker, startPersistedWorker } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 let mf: Miniflare;
@@ -51,17 +51,10 @@ const codeOf = (body: Record<string, unknown>) => (body.error as { code?: string
 
 beforeAll(async () => {
   persist = await mkdtemp(join(tmpdir(), "r2-digest-"));
-  mf = new Miniflare({
-    modules: true,
-    script: await bundleWorker(join(import.meta.dirname, "fixtures/tus-worker.ts")),
-    compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
-    r2Buckets: ["FILES"],
-    durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
-    r2Persist: join(persist, "r2"),
-    durableObjectsPersist: join(persist, "do"),
-  });
-  await mf.ready;
+  mf = await startPersistedWorker(
+    await bundleWorker(join(import.meta.dirname, "fixtures/tus-worker.ts")),
+    persist,
+  );
 }, 60_000);
 
 afterAll(async () => {

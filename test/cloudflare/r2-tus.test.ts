@@ -14,11 +14,11 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Miniflare } from "miniflare";
+import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { r2TusStaging } from "../../src/cloudflare/index.js";
 import { memoryState } from "../../src/index.js";
-import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "./workerd.js";
+import { bundleWorker, startPersistedWorker } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 /** The per-request body cap the test Worker emulates (`fixtures/tus-worker.ts`). */
@@ -32,17 +32,7 @@ let mf: Miniflare | undefined;
 /** (Re)starts workerd on the same persisted R2 bucket and Durable Objects: a new isolate. */
 async function restart(): Promise<void> {
   await mf?.dispose();
-  mf = new Miniflare({
-    modules: true,
-    script,
-    compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
-    r2Buckets: ["FILES"],
-    durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
-    r2Persist: join(persist, "r2"),
-    durableObjectsPersist: join(persist, "do"),
-  });
-  await mf.ready;
+  mf = await startPersistedWorker(script, persist);
 }
 
 async function send(url: string, init: RequestInit = {}): Promise<Response> {

@@ -56,6 +56,31 @@ export async function bundleWorker(entry: string, external: string[] = []): Prom
   return (result.outputFiles[0] as { text: string }).text;
 }
 
+/**
+ * Starts workerd with a test Worker on an R2 bucket `FILES` and the state Durable Object `STATE`,
+ * both persisted under `persist` (so a second start on the same folder is a restart: a new isolate
+ * over the same stored bytes and state).
+ *
+ * @example
+ * ```ts
+ * const mf = await startPersistedWorker(await bundleWorker("test/cloudflare/fixtures/tus-worker.ts"), dir);
+ * ```
+ */
+export async function startPersistedWorker(script: string, persist: string): Promise<Miniflare> {
+  const mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
+    r2Buckets: ["FILES"],
+    durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
+    r2Persist: join(persist, "r2"),
+    durableObjectsPersist: join(persist, "do"),
+  });
+  await mf.ready;
+  return mf;
+}
+
 interface Pullable {
   next(): Promise<IteratorResult<unknown>>;
 }
