@@ -35,6 +35,20 @@ const wrongSize = (size: number) =>
   });
 
 /**
+ * Whether this runtime can put natively at all (workerd: `FixedLengthStream` is there). Elsewhere an
+ * `r2Store` reads the bytes in JavaScript like any other store, so it must not claim `nativeDigest`:
+ * the routes would hand it the body with the idle and rate clocks off.
+ *
+ * @example
+ * ```ts
+ * const store = { driver: "r2", nativeDigest: nativePutAvailable() };
+ * ```
+ */
+export function nativePutAvailable(): boolean {
+  return fixedLengthStream() !== undefined;
+}
+
+/**
  * Whether a put can go natively: a web stream with a declared size and sha-256, on workerd.
  *
  * @example
@@ -48,7 +62,7 @@ export function nativePutFits(source: PutSource, plan: PutPlan): source is Reada
     plan.expectedSize !== undefined &&
     typeof (source as ReadableStream).getReader === "function" &&
     typeof (source as ReadableStream).pipeTo === "function" &&
-    fixedLengthStream() !== undefined
+    nativePutAvailable()
   );
 }
 
