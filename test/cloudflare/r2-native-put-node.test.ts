@@ -69,6 +69,11 @@ function setup(routeOptions: { idleTimeout?: number; uploadTimeout?: number } = 
   return { routes, uploads, objects };
 }
 
+interface Reply {
+  error: { code: string };
+  files: { size: number; sha256: string }[];
+}
+
 describe("r2Store outside workerd: a declared digest keeps the routes' clocks", () => {
   it("a stalled body with X-Content-SHA256 ends at the idle timeout, not the total one", async () => {
     const { routes, uploads, objects } = setup({ idleTimeout: 0.3, uploadTimeout: 8 });
@@ -115,7 +120,7 @@ describe("r2Store outside workerd: a declared digest keeps the routes' clocks", 
           headers: { "content-type": "application/octet-stream", "x-content-sha256": digest },
         }),
       )) as Response;
-      return { status: response.status, body: (await response.json()) as Record<string, any> };
+      return { status: response.status, body: (await response.json()) as Reply };
     };
     const wrong = await send(sha256(randomBytes(4)));
     expect(wrong.status).toBe(422);
