@@ -26,6 +26,9 @@ const WRONG_LENGTH = /FixedLengthStream/;
 /** What R2's `put` throws, before reading, for a stream whose length it cannot know. */
 const UNKNOWN_LENGTH = /must have a known length/;
 
+/** Why the pipe into a `FixedLengthStream` was stopped when the put failed (not a failure of its own). */
+const PUT_FAILED = Symbol("the put failed");
+
 const messageOf = (cause: unknown) => String((cause as Error)?.message ?? cause);
 
 /** The refusal of stored bytes that are not the declared size (as the streamed put's meter answers). */
@@ -100,12 +103,28 @@ export async function nativeDigestPut(
       if (!UNKNOWN_LENGTH.test(messageOf(cause)) || source.locked) throw cause;
       const Fixed = fixedLengthStream() as FixedLengthStreamClass;
       const fixed = new Fixed(size);
+      // The pipe stops on an abort, and when the put fails: a put that fails without reading the
+      // stream to its end would otherwise leave the pipe (and so this put) waiting forever.
+      const stop = new AbortController();
+      const follow = () => stop.abort(plan.signal?.reason);
+      plan.signal?.addEventListener("abort", follow, { once: true });
       // The pipe's own failure (the source's, or the length's) is read once the put has settled.
-      piped = source.pipeTo(fixed.writable, plan.signal ? { signal: plan.signal } : {}).then(
+      piped = source.pipeTo(fixed.writable, { signal: stop.signal }).then(
         () => undefined,
-        (failure: unknown) => failure ?? new Error("the source failed"),
+        (failure: unknown) =>
+          failure === PUT_FAILED ? undefined : (failure ?? new Error("the source failed")),
       );
-      object = await bucket.put(key, fixed.readable, { sha256 });
+      try {
+        object = await bucket.put(key, fixed.readable, { sha256 });
+      } catch (cause) {
+        // A pipe stopped waits for its write in progress, which waits for the readable half to be
+        // read: cancelled here when the put left it unread (R2 reads it to its end, or releases it).
+        stop.abort(PUT_FAILED);
+        if (!fixed.readable.locked) await fixed.readable.cancel(PUT_FAILED).catch(() => {});
+        throw cause;
+      } finally {
+        plan.signal?.removeEventListener("abort", follow);
+      }
     }
     const pipeError = await piped;
     if (pipeError !== undefined) throw pipeError;

@@ -131,3 +131,73 @@ describe("r2Store outside workerd: a declared digest keeps the routes' clocks", 
     expect(right.body.files[0]).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
   }, 15_000);
 });
+
+/** workerd's `FixedLengthStream`, as far as the native put relies on it: fails on a byte more or less. */
+class FixedLengthStreamLike {
+  readonly readable: ReadableStream<Uint8Array>;
+  readonly writable: WritableStream<Uint8Array>;
+  constructor(length: number) {
+    let seen = 0;
+    const through = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > length) throw new TypeError("FixedLengthStream: too many bytes");
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (seen !== length) throw new TypeError("FixedLengthStream: too few bytes");
+      },
+    });
+    this.readable = through.readable;
+    this.writable = through.writable;
+  }
+}
+
+describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () => {
+  it("a put that R2 fails without reading the fixed-length stream ends (STORAGE_ERROR), it does not hang", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      let streamPuts = 0;
+      const failing = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          // As R2: a stream of unknown length is refused before it is read; then the fixed-length
+          // one fails on R2's side before R2 read any of it.
+          if (++streamPuts === 1) throw new TypeError("Provided readable stream must have a known length");
+          throw new Error("We encountered an internal error. Please try again. (10001)");
+        },
+      };
+      const store = r2Store({ bucket: failing as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      expect(store.nativeDigest).toBe(true);
+      const bytes = randomBytes(2 * MiB);
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024)
+            controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+          controller.close();
+        },
+      });
+      const outcome = await Promise.race([
+        store
+          .put(source, {
+            scope: "s",
+            name: "f.bin",
+            expectedSize: bytes.length,
+            expectedSha256: sha256(bytes),
+          })
+          .then(
+            () => "stored",
+            (error: { code?: string }) => error.code,
+          ),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      expect(outcome).toBe("STORAGE_ERROR");
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
+});
