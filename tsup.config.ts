@@ -1,24 +1,30 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import type { Plugin } from "esbuild";
+import { type BuildOptions, type Plugin, transform } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 
 /**
- * The package's build (issue 39). Three outputs, each shaped for who loads it:
+ * The package's build (issue 39). Four outputs, each shaped for who loads it (package.json
+ * `exports` sends each loader to its own):
  *
- * - **ESM, one file per source module** (`dist/<entry>.js`, `dist/lib/<path>.js`), importing each
- *   other as the sources do. A bundler that imports `FileBridge` or `SignedUrlMinter` keeps the
- *   modules it reaches and drops every other file whole (`sideEffects: false`), as from the sources.
- *   With shared chunks, one module-level statement anywhere in a chunk (a zod schema, a `Map`) kept
- *   the chunk's whole closure in the bundle.
+ * - **ESM, one file per source module** (`dist/<entry>.js`, `dist/lib/<path>.js`; condition
+ *   `module`, which bundlers match), importing each other as the sources do. A bundler that imports
+ *   `FileBridge` or `SignedUrlMinter` keeps the modules it reaches and drops every other file whole
+ *   (`sideEffects: false`), as from the sources. With shared chunks, one module-level statement
+ *   anywhere in a chunk (a zod schema, a `Map`) kept the chunk's whole closure in the bundle.
+ * - **ESM for Node** (`dist/node/`; condition `node`, after `module`: Node, Deno and Bun): all entries
+ *   but the CLI split in one build. Node's ESM loader costs per file, and the root is 28 files here
+ *   instead of ~150 (docs/performance.md, session 17).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
  *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers.
- * - **Shipped once, as CommonJS, loaded by both formats** (`dist/lib/...*.cjs`): the upload page's
+ * - **Shipped once, as CommonJS, loaded by the three** (`dist/lib/...*.cjs`): the upload page's
  *   and widget's assets (about 300 KB of text) and the vendored yaml and busboy (minified). Node,
  *   Deno, Bun and bundlers all import CommonJS from ESM.
  *
- * Each module exists once per format, so classes and module-level state are shared by every entry
- * (instanceof and the Node fast path work across `mcp-file-bridge`, `/node`, `/storage-kit`, ...).
+ * Each module exists once per build, so classes and module-level state are shared by every entry
+ * a loader resolves through one condition (instanceof and the Node fast path work across
+ * `mcp-file-bridge`, `/node`, `/storage-kit`, `/testing`, ...). All three are minified, names kept
+ * where Node runs them, to stay inside the install budget (≤ 3 MiB over SDK v1).
  * Types: one set of declarations (`.d.cts`); each ESM entry's `.d.ts` re-exports its `.d.cts`.
  */
 
@@ -137,6 +143,58 @@ const common: Options = {
   clean: false,
 };
 
+/**
+ * ESM for Node (`dist/node/`): every entry but the CLI bundled in one build with code splitting, so
+ * each module is in exactly one chunk shared by every entry that reaches it, whitespace and syntax
+ * minified (names kept). Node loads the root entry as a handful of files instead of ~150: its ESM
+ * loader's cost per file was most of the package's start (docs/performance.md, session 17). The
+ * shared CommonJS files and vendored packages are imported from their one `.cjs` copy in `dist/lib`.
+ */
+const nodeLayout: Plugin = {
+  name: "node-esm-shared-files",
+  setup(build) {
+    build.onResolve({ filter: /[/\\]generated[/\\](page|widget)-assets(\.js)?$/ }, (args) => {
+      const target = resolve(dirname(args.importer), args.path.replace(/\.js$/, ".ts"));
+      return { path: `../${outName.get(target) as string}.cjs`, external: true };
+    });
+    build.onResolve({ filter: /^(yaml|@fastify\/busboy)$/ }, (args) => ({
+      path: `../${VENDOR[args.path] as string}.cjs`,
+      external: true,
+    }));
+  },
+};
+
+/**
+ * Minified output keeps lines short: Node prints the source line of an uncaught error, and one
+ * line per chunk would print the whole chunk.
+ */
+const LINE_LIMIT = 160;
+function shortLines(options: BuildOptions): void {
+  options.lineLimit = LINE_LIMIT;
+}
+
+/** The output folder: `dist`, or what `tsup --out-dir <folder>` names (the tests build aside). */
+function outDir(): string {
+  const at = process.argv.findIndex((arg) => arg === "--out-dir" || arg === "-d");
+  return at >= 0 ? (process.argv[at + 1] ?? "dist") : "dist";
+}
+
+/** Whitespace and syntax minification (names kept) of the CommonJS build's files, in place. */
+async function minifyCommonJs(): Promise<void> {
+  const dir = outDir();
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".cjs")) continue;
+    const file = join(dir, name);
+    const { code } = await transform(readFileSync(file, "utf8"), {
+      minifyWhitespace: true,
+      minifySyntax: true,
+      lineLimit: LINE_LIMIT,
+      target: "node20",
+    });
+    writeFileSync(file, code);
+  }
+}
+
 export default defineConfig([
   {
     ...common,
@@ -145,6 +203,8 @@ export default defineConfig([
     ),
     format: ["esm"],
     splitting: false,
+    minify: true,
+    esbuildOptions: shortLines,
     dts: false,
     esbuildPlugins: [esmLayout],
   },
@@ -153,6 +213,9 @@ export default defineConfig([
     entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => !ESM_ONLY.has(name))),
     format: ["cjs"],
     splitting: true,
+    // tsup turns its ESM chunks into CommonJS with sucrase, which breaks on minified input
+    // (`returnawait`): the CommonJS files are minified once written, by esbuild.
+    onSuccess: minifyCommonJs,
     dts: { entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => name !== "cli")) },
     esbuildPlugins: [cjsLayout],
   },
@@ -168,5 +231,25 @@ export default defineConfig([
     dts: false,
     minify: true,
     noExternal: ["yaml", "@fastify/busboy"],
+  },
+  {
+    ...common,
+    // Named `node/...` in the output folder (not an outDir of its own: the tests build into a fresh
+    // folder with `--out-dir`, which would replace it).
+    entry: Object.fromEntries(
+      Object.entries(PUBLIC)
+        .filter(([name]) => name !== "cli")
+        .map(([name, file]) => [`node/${name}`, file]),
+    ),
+    format: ["esm"],
+    splitting: true,
+    dts: false,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    esbuildOptions: (options) => {
+      shortLines(options);
+      options.chunkNames = "node/chunk-[hash]";
+    },
+    esbuildPlugins: [nodeLayout],
   },
 ]);

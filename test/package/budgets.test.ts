@@ -10,11 +10,13 @@
  * import into the core was shown to fail these tests).
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../support/helpers.js";
 import {
@@ -46,6 +48,9 @@ const BUDGET = {
   minterAlone: 30 * KB,
   installBytes: 3 * MiB,
   installPackages: 3,
+  // Files of ours Node loads for `import "mcp-file-bridge"`: 153 in session 16 (one per module), 28
+  // since session 17 (esbuild's chunks of the split build: one per set of entries reaching a module).
+  rootFilesForNode: 32,
 } as const;
 
 /**
@@ -129,9 +134,15 @@ describe("weight budgets, from the packed tarball", () => {
   });
 
   it("each entry loads statically only its own closure", async () => {
+    // Both builds: one file per module (bundlers) and the split build Node loads (`dist/node/`).
     const found: Record<string, string[]> = {};
     for (const entry of Object.keys(STATIC_IMPORTS)) {
-      found[entry] = await staticImports(join(unpacked, "dist"), `${entry}.js`);
+      found[entry] = [
+        ...new Set([
+          ...(await staticImports(join(unpacked, "dist"), `${entry}.js`)),
+          ...(await staticImports(join(unpacked, "dist"), `node/${entry}.js`)),
+        ]),
+      ];
     }
     console.log(`budget: static imports per entry: ${JSON.stringify(found)}`);
     for (const [entry, allowed] of Object.entries(STATIC_IMPORTS)) {
@@ -153,6 +164,31 @@ describe("weight budgets, from the packed tarball", () => {
       "lib/images/stored-image.js",
     ];
     expect(root.files.filter((file) => firstUse.includes(file))).toEqual([]);
+    const forNode = await staticClosure(join(unpacked, "dist"), "node/index.js");
+    expect(forNode.builtins.filter((name) => ["https", "tls", "dns", "http"].includes(name))).toEqual([]);
+  });
+
+  it("Node imports the root entry as at most 32 files, bundlers as one file per module", async () => {
+    // Node's ESM loader costs per file: ~150 files of one module each cost three times the CPU and
+    // RSS of the same code in a few files (docs/performance.md, sessions 16 and 17). Node takes the
+    // `node` condition (the split build), a bundler the `module` condition listed before it.
+    const dir = await bundleProject(unpacked, ["@modelcontextprotocol/sdk", "zod"]);
+    owned.push(dir);
+    const { stdout } = await run(
+      process.execPath,
+      ["--input-type=module", "-e", 'console.log(import.meta.resolve("mcp-file-bridge"))'],
+      { cwd: dir },
+    );
+    const dist = join(dir, "node_modules", "mcp-file-bridge", "dist");
+    const resolved = fileURLToPath(stdout.trim());
+    const forNode = await staticClosure(dist, relative(dist, resolved));
+    console.log(
+      `budget: Node loads the root entry as ${forNode.files.length} files (${relative(dist, resolved)})`,
+    );
+    expect(forNode.files.length).toBeLessThanOrEqual(BUDGET.rootFilesForNode);
+    const bundled = await bundleInputs(dir, SERVER_WITH);
+    expect(bundled.filter((input) => input.includes("/dist/node/"))).toEqual([]);
+    expect(bundled.filter((input) => input.includes("/dist/lib/bridge/file-bridge.js"))).toHaveLength(1);
   });
 
   it("installing the tarball over SDK v1 adds at most 3 MiB and 3 packages, with no EBADENGINE", {
@@ -171,36 +207,56 @@ describe("weight budgets, from the packed tarball", () => {
 /**
  * What an ESM file of `dist` loads statically, following its static imports of other `dist` files
  * (ESM, or the CommonJS files both formats share); dynamic `import()` is not followed: the bare
- * specifiers (packages), the Node builtins, and the `dist` files (relative to `dist`).
+ * specifiers (packages), the Node builtins, and the `dist` files (relative to `dist`). Read from
+ * esbuild's metafile (each import's kind), so minified output reads as well as formatted.
  */
 async function staticClosure(
   dist: string,
   file: string,
 ): Promise<{ bare: string[]; builtins: string[]; files: string[] }> {
+  const { metafile } = await build({
+    entryPoints: [join(dist, file)],
+    absWorkingDir: dist,
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: "node",
+    format: "esm",
+    outdir: "out",
+    logLevel: "silent",
+    packages: "external",
+  });
   const seen = new Set<string>();
   const bare = new Set<string>();
   const builtins = new Set<string>();
-  const visit = async (path: string): Promise<void> => {
+  const visit = (path: string): void => {
     if (seen.has(path)) return;
     seen.add(path);
-    const text = await readFile(path, "utf8");
-    const specifiers = path.endsWith(".cjs")
-      ? [...text.matchAll(/\brequire\("([^"]+)"\)/g)].map((match) => match[1] as string)
-      : [
-          ...text.matchAll(
-            /^(?:import|export)\s[^;]*?from\s*["']([^"']+)["'];|^import\s*["']([^"']+)["'];/gm,
-          ),
-        ].map((match) => (match[1] ?? match[2]) as string);
-    for (const specifier of specifiers) {
-      if (specifier.startsWith(".")) await visit(join(dirname(path), specifier));
-      else if (specifier.startsWith("node:") || builtinModules.includes(specifier))
-        builtins.add(specifier.replace(/^node:/, ""));
-      else bare.add(specifier);
+    for (const { path: target, kind, external } of metafile.inputs[path]?.imports ?? []) {
+      if (kind !== "import-statement" && kind !== "require-call") continue;
+      if (!external) visit(target);
+      else if (target.startsWith("node:") || builtinModules.includes(target))
+        builtins.add(target.replace(/^node:/, ""));
+      else bare.add(target);
     }
   };
-  await visit(join(dist, file));
-  const files = [...seen].map((path) => path.slice(dist.length + 1));
-  return { bare: [...bare].sort(), builtins: [...builtins].sort(), files: files.sort() };
+  visit(file);
+  return { bare: [...bare].sort(), builtins: [...builtins].sort(), files: [...seen].sort() };
+}
+
+/** The input files of `code` bundled in `dir` as a bundler sees them (esbuild's default conditions). */
+async function bundleInputs(dir: string, code: string): Promise<string[]> {
+  const { metafile } = await build({
+    stdin: { contents: code, resolveDir: dir, loader: "ts", sourcefile: "server.ts" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    write: false,
+    metafile: true,
+    outdir: "out",
+    logLevel: "silent",
+  });
+  return Object.keys(metafile.inputs);
 }
 
 /** The bare specifiers (packages, not `node:` builtins) an ESM file of `dist` imports statically. */

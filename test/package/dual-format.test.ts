@@ -57,6 +57,36 @@ describe("built package", () => {
     expect(out).toEqual({ code: "INVALID_OPTION", same: true });
   });
 
+  // Node imports the split build (`node` condition), bundlers one file per module (`module`): in
+  // each, every entry shares one copy of each module, the conformance suites' `instanceof` included.
+  it("shares classes between the root, ./node, ./storage-kit and ./testing under import (Node's build)", () => {
+    const out = JSON.parse(
+      node([
+        "--input-type=module",
+        "-e",
+        `const m = await import("mcp-file-bridge"); const node = await import("mcp-file-bridge/node");
+        const kit = await import("mcp-file-bridge/storage-kit"); const testing = await import("mcp-file-bridge/testing");
+        let error; try { node.toNodeHandler(42); } catch (e) { error = e; }
+        const plan = kit.planPut({ scope: "s", name: "a.txt", maxBytes: 3 }, 0);
+        const sink = new (await import("node:stream")).Writable({ write(c, _e, cb) { cb(); } });
+        console.log(JSON.stringify({
+          resolved: import.meta.resolve("mcp-file-bridge").split("/dist/")[1],
+          same: error instanceof m.FileBridgeError,
+          fromNode: await testing.codeOf(Promise.reject(error)),
+          fromKit: await testing.codeOf(kit.streamPut(Buffer.from("abcd"), plan, sink)),
+          fromRoot: await testing.codeOf(Promise.reject(new m.FileBridgeError("NOT_FOUND", "x"))),
+        }));`,
+      ]),
+    );
+    expect(out).toEqual({
+      resolved: "node/index.js",
+      same: true,
+      fromNode: "INVALID_OPTION",
+      fromKit: "FILE_TOO_LARGE",
+      fromRoot: "NOT_FOUND",
+    });
+  });
+
   // The extender subpaths: the storage kit and the driver conformance suites.
   const kitProbe = `const plan = kit.planPut({ scope: "s", name: "a.txt", maxBytes: 3 }, 0);
     const chunks = []; const sink = new (require("node:stream").Writable)({ write(c, _e, cb) { chunks.push(c); cb(); } });

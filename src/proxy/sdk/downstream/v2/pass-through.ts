@@ -63,15 +63,44 @@ export function passThroughCall(req: IncomingMessage, parsed: unknown): PlainCal
     return undefined;
   const call = plainCall(parsed, plainEnvelope);
   if (call === undefined || headers["mcp-name"] !== call.name) return undefined;
+  return sdkSaysModern(parsed as { params: { _meta: JsonObject } }, call.name) ? call : undefined;
+}
+
+/**
+ * Envelopes (`_meta` as JSON text) the SDK's classification called a 2026-07-28 request, so it is not
+ * run again for them (issue 43: zod on the whole message and the envelope was a tenth of the hop's
+ * CPU). Sound because, for a body {@link plainCall} and {@link plainEnvelope} let through, nothing
+ * but `_meta` can change the SDK's answer: the JSON-RPC members are fixed in shape (a `"2.0"`, a
+ * string or integer id, `tools/call`, a plain name, an object of arguments, which the SDK's request
+ * schema passes as they are), and so are the headers (checked equal to the body's). Bounded: a client
+ * sends one envelope per connection, so a few entries serve everyone; past the bound, or for a long
+ * envelope, the SDK classifies as before.
+ */
+const modernEnvelopes = new Set<string>();
+/** Entries {@link modernEnvelopes} keeps at most. */
+export const MODERN_ENVELOPES_MAX = 64;
+/** The longest envelope text {@link modernEnvelopes} keeps. */
+const ENVELOPE_KEY_MAX = 2048;
+
+/** Whether the SDK's own classification routes `body` (a plain call of `name`) to 2026-07-28. */
+function sdkSaysModern(body: { params: { _meta: JsonObject } }, name: string): boolean {
+  const key = JSON.stringify(body.params._meta);
+  if (modernEnvelopes.has(key)) return true;
   const route = classifyInboundRequest({
     httpMethod: "POST",
     protocolVersionHeader: REVISION,
     mcpMethodHeader: "tools/call",
-    mcpNameHeader: call.name,
-    body: parsed,
+    mcpNameHeader: name,
+    body,
   });
-  if (route.kind !== "modern" || route.classification.revision !== REVISION) return undefined;
-  return call;
+  if (route.kind !== "modern" || route.classification.revision !== REVISION) return false;
+  if (key.length <= ENVELOPE_KEY_MAX && modernEnvelopes.size < MODERN_ENVELOPES_MAX) modernEnvelopes.add(key);
+  return true;
+}
+
+/** How many envelopes the classification memo holds (for tests). */
+export function modernEnvelopeCount(): number {
+  return modernEnvelopes.size;
 }
 
 /**
