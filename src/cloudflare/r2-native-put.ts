@@ -26,6 +26,9 @@ const WRONG_LENGTH = /FixedLengthStream/;
 /** What R2's `put` throws, before reading, for a stream whose length it cannot know. */
 const UNKNOWN_LENGTH = /must have a known length/;
 
+/** Why the pipe into a `FixedLengthStream` was stopped when the put failed (not a failure of its own). */
+const PUT_FAILED = Symbol("the put failed");
+
 const messageOf = (cause: unknown) => String((cause as Error)?.message ?? cause);
 
 /** The refusal of stored bytes that are not the declared size (as the streamed put's meter answers). */
@@ -33,6 +36,20 @@ const wrongSize = (size: number) =>
   new FileBridgeError("DIGEST_MISMATCH", `the content is not the declared ${size} bytes`, {
     data: { expectedSize: size },
   });
+
+/**
+ * Whether this runtime can put natively at all (workerd: `FixedLengthStream` is there). Elsewhere an
+ * `r2Store` reads the bytes in JavaScript like any other store, so it must not claim `nativeDigest`:
+ * the routes would hand it the body with the idle and rate clocks off.
+ *
+ * @example
+ * ```ts
+ * const store = { driver: "r2", nativeDigest: nativePutAvailable() };
+ * ```
+ */
+export function nativePutAvailable(): boolean {
+  return fixedLengthStream() !== undefined;
+}
 
 /**
  * Whether a put can go natively: a web stream with a declared size and sha-256, on workerd.
@@ -48,7 +65,7 @@ export function nativePutFits(source: PutSource, plan: PutPlan): source is Reada
     plan.expectedSize !== undefined &&
     typeof (source as ReadableStream).getReader === "function" &&
     typeof (source as ReadableStream).pipeTo === "function" &&
-    fixedLengthStream() !== undefined
+    nativePutAvailable()
   );
 }
 
@@ -86,12 +103,28 @@ export async function nativeDigestPut(
       if (!UNKNOWN_LENGTH.test(messageOf(cause)) || source.locked) throw cause;
       const Fixed = fixedLengthStream() as FixedLengthStreamClass;
       const fixed = new Fixed(size);
+      // The pipe stops on an abort, and when the put fails: a put that fails without reading the
+      // stream to its end would otherwise leave the pipe (and so this put) waiting forever.
+      const stop = new AbortController();
+      const follow = () => stop.abort(plan.signal?.reason);
+      plan.signal?.addEventListener("abort", follow, { once: true });
       // The pipe's own failure (the source's, or the length's) is read once the put has settled.
-      piped = source.pipeTo(fixed.writable, plan.signal ? { signal: plan.signal } : {}).then(
+      piped = source.pipeTo(fixed.writable, { signal: stop.signal }).then(
         () => undefined,
-        (failure: unknown) => failure ?? new Error("the source failed"),
+        (failure: unknown) =>
+          failure === PUT_FAILED ? undefined : (failure ?? new Error("the source failed")),
       );
-      object = await bucket.put(key, fixed.readable, { sha256 });
+      try {
+        object = await bucket.put(key, fixed.readable, { sha256 });
+      } catch (cause) {
+        // A pipe stopped waits for its write in progress, which waits for the readable half to be
+        // read: cancelled here when the put left it unread (R2 reads it to its end, or releases it).
+        stop.abort(PUT_FAILED);
+        if (!fixed.readable.locked) await fixed.readable.cancel(PUT_FAILED).catch(() => {});
+        throw cause;
+      } finally {
+        plan.signal?.removeEventListener("abort", follow);
+      }
     }
     const pipeError = await piped;
     if (pipeError !== undefined) throw pipeError;

@@ -31,7 +31,7 @@ import type {
 import type { TusStaging } from "../uploads/tus/fs-staging.js";
 import type { TusStagingSource } from "../uploads/tus/service.js";
 import type { R2BucketBinding, R2ObjectLike } from "./bindings.js";
-import { nativeDigestPut, nativePutFits } from "./r2-native-put.js";
+import { nativeDigestPut, nativePutAvailable, nativePutFits } from "./r2-native-put.js";
 import { R2PartSink } from "./r2-part-sink.js";
 import { r2TusStaging } from "./r2-tus-staging.js";
 
@@ -341,7 +341,8 @@ export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
 
   return {
     driver: "r2",
-    nativeDigest: true,
+    // Only where R2 can check the digest itself (workerd); elsewhere the bytes pass through the meter.
+    nativeDigest: nativePutAvailable(),
 
     /**
      * The tus endpoint's staging: a multipart upload per upload in this bucket, under

@@ -32,6 +32,8 @@ export interface StoreMode {
   beforeCommit?: (() => Promise<void> | undefined) | undefined;
   /** The sha-256 the ticket declared for its one file, and the refusal of a file that differs. */
   declaredSha256?: { sha256: string; refusal: () => FileBridgeError } | undefined;
+  /** The size the ticket declared for its one file (checked by `verify`, before its digest). */
+  declaredSize?: number | undefined;
 }
 
 /**
@@ -110,6 +112,9 @@ function nativeStaging(
 ): NativeStaging | undefined {
   if (config.store.nativeDigest !== true || !ctx.webBody || length === undefined) return undefined;
   if (length <= SMALL_BODY_BYTES) return undefined;
+  // A length other than the ticket's: `verify` refuses it by its size, which a native put (whose
+  // digest check fails first) cannot tell; the metered path answers as it always does.
+  if (mode.declaredSize !== undefined && mode.declaredSize !== length) return undefined;
   const headerSha256 = rawDeclaredSha256(request);
   const expectedSha256 = headerSha256 ?? mode.declaredSha256?.sha256;
   if (expectedSha256 === undefined) return undefined;

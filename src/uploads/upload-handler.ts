@@ -87,6 +87,7 @@ export class TicketUploadHandler implements UploadHandler {
     const release =
       deferred && verified.singleUse !== false ? await claimTicket(config, ctx, verified) : undefined;
     const declaredSha256 = extra[TICKET_CLAIMS.sha256];
+    const declaredSize = extra[TICKET_CLAIMS.exactSize];
     let files: StoredFile[];
     try {
       files = await storeRequestFiles(config, ctx, request, limits, {
@@ -95,6 +96,7 @@ export class TicketUploadHandler implements UploadHandler {
         ...(typeof declaredSha256 === "string"
           ? { declaredSha256: { sha256: declaredSha256, refusal: ticketDigestRefusal } }
           : {}),
+        ...(typeof declaredSize === "number" ? { declaredSize } : {}),
         beforeCommit: deferred ? () => config.minter.consume?.(verified) : undefined,
       });
     } catch (error) {

@@ -135,6 +135,22 @@ describe("declared sha-256 into R2 (workerd)", () => {
     expect(await objects()).toEqual(before);
   }, 60_000);
 
+  it("a body shorter than a ticket's declared size answers sizeMismatch (as on Node), not digestMismatch", async () => {
+    const scope = "short-body";
+    const bytes = randomBytes(MiB + 21);
+    const ticket = await json<{ upload_url: string }>(
+      `/test/declared-ticket?scope=${scope}&size=${bytes.length}&sha256=${sha256(bytes)}`,
+    );
+    const before = await objects();
+    // The file changed since it was declared: fewer bytes, so neither its size nor its digest holds.
+    // Node checks the size first (declaredFileCheck); so must the native put.
+    const reply = await put(ticket.upload_url, bytes.subarray(0, bytes.length - 1000));
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({ code: "INVALID_REQUEST", reason: "sizeMismatch" });
+    expect(await objects()).toEqual(before);
+    expect((await put(ticket.upload_url, bytes)).status).toBe(201);
+  }, 60_000);
+
   it("store.put of a stream made in JavaScript with a declared size and digest: R2 verifies it; wrong digest or length stores nothing", async () => {
     const scope = "js-stream";
     const n = MiB + 17;

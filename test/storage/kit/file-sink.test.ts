@@ -9,6 +9,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 /** Every buffer list the sink handed to `fs.writev`, in order. */
 const writes: Buffer[][] = [];
+/** How long each `writev` waits before it reads its buffers (0: at once). */
+let writeDelayMs = 0;
 vi.mock("node:fs", async (importOriginal) => {
   const actual = await importOriginal<typeof import("node:fs")>();
   return {
@@ -24,7 +26,9 @@ vi.mock("node:fs", async (importOriginal) => {
       ) => void,
     ) => {
       writes.push([...buffers]);
-      actual.writev(fd, buffers, position, callback);
+      // A slow disk: the bytes are read from the buffers only when the write really runs.
+      if (writeDelayMs > 0) setTimeout(() => actual.writev(fd, buffers, position, callback), writeDelayMs);
+      else actual.writev(fd, buffers, position, callback);
     },
   };
 });
@@ -38,6 +42,7 @@ let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "mfb-file-sink-"));
   writes.length = 0;
+  writeDelayMs = 0;
 });
 
 afterEach(async () => {
@@ -109,5 +114,57 @@ describe("FileSink", () => {
     await pipeline(Readable.from([]), new FileSink(fs.openSync(path, "wx"), () => {}));
     expect((await readFile(path)).byteLength).toBe(0);
     expect(writes).toEqual([]);
+  });
+
+  it("keeps bytes exact and in order across odd chunk sizes (0, 1, a slot, 1 MiB + 1)", async () => {
+    const sizes = [0, 1, SLOT_BYTES, 0, 3, 1024 * KiB + 1, SLOT_BYTES - 1, 1, SLOT_BYTES + 1, 0, 7];
+    const chunks = sizes.map((size) => randomBytes(size));
+    const path = join(dir, "odd");
+    const seen: number[] = [];
+    await pipeline(Readable.from(chunks), new FileSink(fs.openSync(path, "wx"), (n) => seen.push(n)));
+    const expected = Buffer.concat(chunks);
+    expect(Buffer.compare(await readFile(path), expected)).toBe(0);
+    expect(seen.at(-1)).toBe(expected.byteLength);
+  });
+
+  it("a sink destroyed while its write runs gives no slot away before that write is done", async () => {
+    writeDelayMs = 30;
+    const pathA = join(dir, "a");
+    const pathB = join(dir, "b");
+    const first = randomBytes(4 * SLOT_BYTES);
+    const sinkA = new FileSink(fs.openSync(pathA, "wx"), () => {});
+    // A's first write takes its filled slots and waits on the slow disk.
+    for (const chunk of socketLike(first, SLOT_BYTES)) sinkA.write(chunk);
+    await new Promise((resolve) => setImmediate(resolve));
+    const closed = new Promise((resolve) => sinkA.once("close", resolve));
+    sinkA.destroy();
+    // Another put at once: if A's slots went back to the pool, B fills them before A's write reads them.
+    const bytesB = randomBytes(2 * 1024 * KiB);
+    await pipeline(
+      Readable.from(socketLike(bytesB, 16 * KiB)),
+      new FileSink(fs.openSync(pathB, "wx"), () => {}),
+    );
+    await closed;
+    expect(Buffer.compare(await readFile(pathB), bytesB)).toBe(0);
+    // What A's write in flight held reached A's file as A's own bytes (a destroyed sink writes no more).
+    const heldA = await readFile(pathA);
+    expect(heldA.byteLength).toBeGreaterThan(0);
+    expect(Buffer.compare(heldA, first.subarray(0, heldA.byteLength))).toBe(0);
+  });
+
+  it("a failed write keeps no slot in use by another put: a concurrent put stays exact", async () => {
+    const bad = join(dir, "bad");
+    fs.writeFileSync(bad, "");
+    const good = join(dir, "good");
+    const bytes = randomBytes(3 * 1024 * KiB + 5);
+    const [failed] = await Promise.all([
+      pipeline(
+        Readable.from(socketLike(randomBytes(1024 * KiB), 48 * KiB)),
+        new FileSink(fs.openSync(bad, "r"), () => {}),
+      ).catch((caught: unknown) => caught),
+      pipeline(Readable.from(socketLike(bytes, 40 * KiB)), new FileSink(fs.openSync(good, "wx"), () => {})),
+    ]);
+    expect((failed as NodeJS.ErrnoException).code).toBe("EBADF");
+    expect(Buffer.compare(await readFile(good), bytes)).toBe(0);
   });
 });

@@ -1,0 +1,203 @@
+/**
+ * `r2Store` outside workerd (review of issue 46): there is no `FixedLengthStream` and R2's own
+ * digest check is not what the put takes, so the bytes pass through JavaScript like any other
+ * upload. A body with a declared sha-256 must then keep every clock of the routes (idle, rate), not
+ * only the total one the native put is left with. Run in Node on a small in-memory bucket.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { r2Store } from "../../src/cloudflare/index.js";
+import { createFileRoutes, memoryState, SignedUrlMinter, UploadHandleResolver } from "../../src/index.js";
+
+const MiB = 1024 * 1024;
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+/** The few bucket calls a single-part put, its read-back and its removal make. */
+function memoryBucket() {
+  const objects = new Map<string, Uint8Array>();
+  const bytesOf = (value: unknown): Uint8Array =>
+    typeof value === "string"
+      ? new TextEncoder().encode(value)
+      : ArrayBuffer.isView(value)
+        ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice()
+        : new Uint8Array(value as ArrayBuffer).slice();
+  const bucket = {
+    async head(key: string) {
+      const bytes = objects.get(key);
+      return bytes ? { key, size: bytes.byteLength, uploaded: new Date() } : null;
+    },
+    async get(key: string) {
+      const bytes = objects.get(key);
+      if (!bytes) return null;
+      return {
+        key,
+        size: bytes.byteLength,
+        uploaded: new Date(),
+        body: new Blob([Buffer.from(bytes)]).stream(),
+        text: async () => new TextDecoder().decode(bytes),
+        arrayBuffer: async () => bytes.slice().buffer,
+      };
+    },
+    async put(key: string, value: unknown) {
+      if (value instanceof ReadableStream) throw new Error("this bucket takes bytes only");
+      objects.set(key, bytesOf(value));
+      return { key, size: objects.get(key)?.byteLength };
+    },
+    async delete(keys: string | string[]) {
+      for (const key of Array.isArray(keys) ? keys : [keys]) objects.delete(key);
+    },
+    async list() {
+      return { objects: [], truncated: false };
+    },
+    async createMultipartUpload() {
+      throw new Error("not used by a single-part put");
+    },
+    resumeMultipartUpload() {
+      throw new Error("not used by a single-part put");
+    },
+  };
+  return { bucket, objects };
+}
+
+function setup(routeOptions: { idleTimeout?: number; uploadTimeout?: number } = {}) {
+  const { bucket, objects } = memoryBucket();
+  const store = r2Store({ bucket: bucket as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+  const state = memoryState();
+  const minter = new SignedUrlMinter({ secret: "s".repeat(32), baseUrl: "http://files.test", state });
+  const routes = createFileRoutes({ store, minter, state, maxBytes: 8 * MiB, ...routeOptions });
+  const uploads = new UploadHandleResolver({ store, minter, state, maxBytes: 8 * MiB, maxFiles: 1 });
+  return { routes, uploads, objects };
+}
+
+interface Reply {
+  error: { code: string };
+  files: { size: number; sha256: string }[];
+}
+
+describe("r2Store outside workerd: a declared digest keeps the routes' clocks", () => {
+  it("a stalled body with X-Content-SHA256 ends at the idle timeout, not the total one", async () => {
+    const { routes, uploads, objects } = setup({ idleTimeout: 0.3, uploadTimeout: 8 });
+    const bytes = randomBytes(MiB);
+    const ticket = await uploads.createTicket("stalled");
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) return new Promise<void>(() => {});
+        sent = true;
+        controller.enqueue(bytes.subarray(0, MiB / 2));
+      },
+    });
+    const started = Date.now();
+    const response = (await routes(
+      new Request(ticket.upload_url, {
+        method: "PUT",
+        body,
+        duplex: "half",
+        headers: {
+          "content-type": "application/octet-stream",
+          "content-length": String(bytes.length),
+          "x-content-sha256": sha256(bytes),
+        },
+      } as RequestInit),
+    )) as Response;
+    expect(response.status).toBe(408);
+    const error = ((await response.json()) as { error: { code: string } }).error;
+    expect(error.code).toBe("REQUEST_TIMEOUT");
+    // The idle clock (0.3 s) ended it, long before the total one (8 s).
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(objects.size).toBe(0);
+  }, 20_000);
+
+  it("a declared digest is still checked on the bytes (right: stored; wrong: DIGEST_MISMATCH, nothing left)", async () => {
+    const { routes, uploads, objects } = setup();
+    const bytes = randomBytes(MiB + 7);
+    const send = async (digest: string) => {
+      const ticket = await uploads.createTicket("checked");
+      const response = (await routes(
+        new Request(ticket.upload_url, {
+          method: "PUT",
+          body: bytes,
+          headers: { "content-type": "application/octet-stream", "x-content-sha256": digest },
+        }),
+      )) as Response;
+      return { status: response.status, body: (await response.json()) as Reply };
+    };
+    const wrong = await send(sha256(randomBytes(4)));
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error.code).toBe("DIGEST_MISMATCH");
+    expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    const right = await send(sha256(bytes));
+    expect(right.status).toBe(201);
+    expect(right.body.files[0]).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
+  }, 15_000);
+});
+
+/** workerd's `FixedLengthStream`, as far as the native put relies on it: fails on a byte more or less. */
+class FixedLengthStreamLike {
+  readonly readable: ReadableStream<Uint8Array>;
+  readonly writable: WritableStream<Uint8Array>;
+  constructor(length: number) {
+    let seen = 0;
+    const through = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > length) throw new TypeError("FixedLengthStream: too many bytes");
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (seen !== length) throw new TypeError("FixedLengthStream: too few bytes");
+      },
+    });
+    this.readable = through.readable;
+    this.writable = through.writable;
+  }
+}
+
+describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () => {
+  it("a put that R2 fails without reading the fixed-length stream ends (STORAGE_ERROR), it does not hang", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      let streamPuts = 0;
+      const failing = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          // As R2: a stream of unknown length is refused before it is read; then the fixed-length
+          // one fails on R2's side before R2 read any of it.
+          if (++streamPuts === 1) throw new TypeError("Provided readable stream must have a known length");
+          throw new Error("We encountered an internal error. Please try again. (10001)");
+        },
+      };
+      const store = r2Store({ bucket: failing as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      expect(store.nativeDigest).toBe(true);
+      const bytes = randomBytes(2 * MiB);
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024)
+            controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+          controller.close();
+        },
+      });
+      const outcome = await Promise.race([
+        store
+          .put(source, {
+            scope: "s",
+            name: "f.bin",
+            expectedSize: bytes.length,
+            expectedSha256: sha256(bytes),
+          })
+          .then(
+            () => "stored",
+            (error: { code?: string }) => error.code,
+          ),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      expect(outcome).toBe("STORAGE_ERROR");
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
+});
