@@ -6,13 +6,19 @@
  */
 import type { IncomingMessage } from "node:http";
 import { classifyInboundRequest } from "@modelcontextprotocol/server";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   MODERN_ENVELOPES_MAX,
   modernEnvelopeCount,
   passThroughCall,
 } from "../../../../src/proxy/sdk/downstream/v2/pass-through.js";
 import type { JsonObject } from "../../../../src/proxy/types.js";
+
+// Counts the SDK's classifications (the memo's whole point is to skip them), calling the real one.
+vi.mock("@modelcontextprotocol/server", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@modelcontextprotocol/server")>();
+  return { ...real, classifyInboundRequest: vi.fn(real.classifyInboundRequest) };
+});
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -93,5 +99,29 @@ describe("the v2 fast path's classification memo", () => {
     };
     expect(sdkVerdict(body(refused))).toBe(false);
     expect(passThroughCall(req(), body(refused))).toBeUndefined();
+  });
+
+  it("keeps memoizing new envelopes once full: the oldest make room, the bound holds", () => {
+    const classify = vi.mocked(classifyInboundRequest);
+    const fill = (tag: string) => {
+      for (let i = 0; i < MODERN_ENVELOPES_MAX; i++) {
+        const meta = { ...ENVELOPE, "io.modelcontextprotocol/clientInfo": { name: tag, version: String(i) } };
+        expect(passThroughCall(req(), body(meta))).toBeDefined();
+      }
+    };
+    // Envelopes of clients long gone (or sent on purpose) fill the memo...
+    fill("gone");
+    expect(modernEnvelopeCount()).toBe(MODERN_ENVELOPES_MAX);
+    // ...then a new client calls a few times: the SDK classifies its envelope once, not every call.
+    const fresh = { ...ENVELOPE, "io.modelcontextprotocol/clientInfo": { name: "fresh", version: "1" } };
+    const before = classify.mock.calls.length;
+    for (let call = 0; call < 5; call++) expect(passThroughCall(req(), body(fresh, call))).toBeDefined();
+    expect(classify.mock.calls.length - before).toBe(1);
+    expect(modernEnvelopeCount()).toBe(MODERN_ENVELOPES_MAX);
+    // and the verdicts stay the SDK's after the turnover
+    for (const meta of ENVELOPES) {
+      const parsed = JSON.parse(JSON.stringify(body(meta))) as JsonObject;
+      expect(passThroughCall(req(), parsed) !== undefined).toBe(sdkVerdict(parsed));
+    }
   });
 });

@@ -73,8 +73,9 @@ export function passThroughCall(req: IncomingMessage, parsed: unknown): PlainCal
  * but `_meta` can change the SDK's answer: the JSON-RPC members are fixed in shape (a `"2.0"`, a
  * string or integer id, `tools/call`, a plain name, an object of arguments, which the SDK's request
  * schema passes as they are), and so are the headers (checked equal to the body's). Bounded: a client
- * sends one envelope per connection, so a few entries serve everyone; past the bound, or for a long
- * envelope, the SDK classifies as before.
+ * sends one envelope per connection, so a few entries serve everyone; once full, the oldest entry
+ * makes room (envelopes of clients long gone, or sent on purpose, never freeze the memo); a long
+ * envelope is never kept, and the SDK classifies it as before.
  */
 const modernEnvelopes = new Set<string>();
 /** Entries {@link modernEnvelopes} keeps at most. */
@@ -94,7 +95,15 @@ function sdkSaysModern(body: { params: { _meta: JsonObject } }, name: string): b
     body,
   });
   if (route.kind !== "modern" || route.classification.revision !== REVISION) return false;
-  if (key.length <= ENVELOPE_KEY_MAX && modernEnvelopes.size < MODERN_ENVELOPES_MAX) modernEnvelopes.add(key);
+  if (key.length <= ENVELOPE_KEY_MAX) {
+    if (modernEnvelopes.size >= MODERN_ENVELOPES_MAX) {
+      for (const oldest of modernEnvelopes) {
+        modernEnvelopes.delete(oldest);
+        break;
+      }
+    }
+    modernEnvelopes.add(key);
+  }
   return true;
 }
 
