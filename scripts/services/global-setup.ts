@@ -105,15 +105,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // radosgw and redis-server come up (~20 s), and each services file waits for them in its setup
   // file (wait-ready.ts) before it is imported. The outcome goes to `ready`, a file the workers read.
   const ready = join(tmpdir(), `mfb-services-ready-${process.pid}-${randomBytes(4).toString("hex")}.json`);
-  const removeReady = () => rmSync(ready, { force: true });
+  const removeReady = () => {
+    rmSync(ready, { force: true });
+    rmSync(`${ready}.tmp`, { force: true });
+  };
   const started = Date.now();
   const unhook = stopOnInterrupt(removeReady);
   const starting = startServices().then(
     async (endpoints) => {
+      await writeReady(ready, { endpoints });
       console.log(
         `[services] radosgw ${endpoints.s3?.endpoint}, redis ${endpoints.redis?.url} in ${endpoints.dir} (${Date.now() - started} ms)`,
       );
-      await writeReady(ready, { endpoints });
       return endpoints;
     },
     async (error: Error) => {
