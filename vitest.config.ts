@@ -63,7 +63,9 @@ export default defineConfig({
         test: {
           name: "services",
           include: SERVICE_TESTS,
+          // It starts the services in the background; wait-ready.ts holds each file until they are up.
           globalSetup: ["scripts/services/global-setup.ts"],
+          setupFiles: ["scripts/services/wait-ready.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

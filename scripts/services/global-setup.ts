@@ -7,10 +7,15 @@
  * (the suites then skip, saying why) for local runs only: with `CI=true` it is refused.
  */
 
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import {
   type ServiceEndpoints,
+  type ServicesReady,
   SKIP_ENV,
   startServices,
   stopAllServicesSync,
@@ -21,13 +26,17 @@ import {
  * An interrupted run (Ctrl-C, SIGTERM to vitest, an exit before the teardown) stops the services it
  * started, at any moment — also while they are still starting — and removes their folder.
  */
-function stopOnInterrupt(): () => void {
+function stopOnInterrupt(cleanUp: () => void): () => void {
   const onSignal = (name: NodeJS.Signals) => {
     stopAllServicesSync();
+    cleanUp();
     // Vitest may have its own handler, which ends the run; without one, end it as the signal would.
     if (process.listenerCount(name) === 1) process.exit(name === "SIGINT" ? 130 : 143);
   };
-  const onExit = () => stopAllServicesSync();
+  const onExit = () => {
+    stopAllServicesSync();
+    cleanUp();
+  };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("exit", onExit);
@@ -67,6 +76,11 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** Endpoints of the real services, or `null` when skipped with MCP_FILE_BRIDGE_SKIP_SERVICES=1. */
     services: ServiceEndpoints | null;
+    /**
+     * The file the setup writes a {@link ServicesReady} to once the services it starts in the
+     * background are up (or failed); absent when they were skipped or already running.
+     */
+    servicesReady?: string;
   }
 }
 
@@ -87,23 +101,46 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("services", running);
     return async () => {};
   }
-  const started = Date.now();
-  const unhook = stopOnInterrupt();
-  let endpoints: ServiceEndpoints;
-  try {
-    endpoints = await startServices();
-  } catch (error) {
-    unhook();
-    throw new Error(
-      `[services] could not start radosgw/redis-server for the S3/Redis suites (set ${SKIP_ENV}=1 to skip them locally): ${(error as Error).message}`,
-    );
-  }
-  console.log(
-    `[services] radosgw ${endpoints.s3?.endpoint}, redis ${endpoints.redis?.url} in ${endpoints.dir} (${Date.now() - started} ms)`,
-  );
-  project.provide("services", endpoints);
-  return async () => {
-    await stopServices(endpoints);
-    unhook();
+  // Started in the background: the setup returns at once, so the other projects' files run while
+  // radosgw and redis-server come up (~20 s), and each services file waits for them in its setup
+  // file (wait-ready.ts) before it is imported. The outcome goes to `ready`, a file the workers read.
+  const ready = join(tmpdir(), `mfb-services-ready-${process.pid}-${randomBytes(4).toString("hex")}.json`);
+  const removeReady = () => {
+    rmSync(ready, { force: true });
+    rmSync(`${ready}.tmp`, { force: true });
   };
+  const started = Date.now();
+  const unhook = stopOnInterrupt(removeReady);
+  const starting = startServices().then(
+    async (endpoints) => {
+      await writeReady(ready, { endpoints });
+      console.log(
+        `[services] radosgw ${endpoints.s3?.endpoint}, redis ${endpoints.redis?.url} in ${endpoints.dir} (${Date.now() - started} ms)`,
+      );
+      return endpoints;
+    },
+    async (error: Error) => {
+      const message = `[services] could not start radosgw/redis-server for the S3/Redis suites (set ${SKIP_ENV}=1 to skip them locally): ${error.message}`;
+      await writeReady(ready, { error: message });
+      throw new Error(message);
+    },
+  );
+  // Seen (and thrown) by the teardown and by every services file; not an unhandled rejection here.
+  starting.catch(() => {});
+  project.provide("servicesReady", ready);
+  return async () => {
+    try {
+      const endpoints = await starting;
+      await stopServices(endpoints);
+    } finally {
+      removeReady();
+      unhook();
+    }
+  };
+}
+
+/** Writes the outcome whole (to a temp name, then renamed), so a reader never sees half of it. */
+async function writeReady(file: string, outcome: ServicesReady): Promise<void> {
+  await writeFile(`${file}.tmp`, JSON.stringify(outcome));
+  await rename(`${file}.tmp`, file);
 }

@@ -48,6 +48,9 @@ export interface ServiceEndpoints {
 }
 
 /** Environment variable that skips the services for local runs (refused when `CI=true`). */
+/** What the vitest global setup writes once the services it started in the background are up or failed. */
+export type ServicesReady = { endpoints: ServiceEndpoints } | { error: string };
+
 export const SKIP_ENV = "MCP_FILE_BRIDGE_SKIP_SERVICES";
 
 /** A free TCP port on 127.0.0.1. */
