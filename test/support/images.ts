@@ -114,3 +114,21 @@ export async function bombPng(side: number): Promise<Buffer> {
   png.writeUInt32BE(crc32(png.subarray(12, 29)), 29);
   return png;
 }
+
+/**
+ * A JPEG's segments before its first scan (SOI up to SOS): where EXIF, XMP and every other
+ * metadata segment lives. A test that looks for a short marker such as `GPS` looks here; in the
+ * entropy-coded scan data of a noisy image any three bytes turn up by chance.
+ */
+export function jpegMetadataOf(jpeg: Uint8Array): Buffer {
+  const bytes = Buffer.from(jpeg.buffer, jpeg.byteOffset, jpeg.byteLength);
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) throw new Error("not a JPEG (no SOI marker)");
+  let at = 2;
+  while (at + 4 <= bytes.length) {
+    if (bytes[at] !== 0xff) throw new Error(`not a JPEG segment at byte ${at}`);
+    const marker = bytes[at + 1] as number;
+    if (marker === 0xda) return bytes.subarray(0, at);
+    at += 2 + bytes.readUInt16BE(at + 2);
+  }
+  throw new Error("a JPEG with no scan (SOS marker)");
+}
