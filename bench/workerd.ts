@@ -24,8 +24,7 @@ import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { Miniflare } from "miniflare";
-import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../test/cloudflare/workerd.js";
+import { bundleWorker, startWorker } from "../test/cloudflare/workerd.js";
 import {
   compare,
   cpuSeconds,
@@ -46,15 +45,7 @@ const SIGN_OPS = positiveInt("BENCH_SIGN_OPS", SHORT ? 2_000 : 20_000);
 
 console.log(loadLine());
 const script = await bundleWorker(`${here}/_workerd-worker.ts`);
-const mf = new Miniflare({
-  modules: true,
-  script,
-  compatibilityDate: COMPATIBILITY_DATE,
-  compatibilityFlags: COMPATIBILITY_FLAGS,
-  r2Buckets: ["FILES"],
-  durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
-});
-await mf.ready;
+const mf = await startWorker(script);
 
 async function send(url: string, init: RequestInit = {}): Promise<Response> {
   return (await mf.dispatchFetch(url, init as never)) as unknown as Response;

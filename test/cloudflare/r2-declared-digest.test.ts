@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, startPersistedWorker } from "./workerd.js";
+import { bundleWorker, startWorker } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 let mf: Miniflare;
@@ -51,10 +51,9 @@ const codeOf = (body: Record<string, unknown>) => (body.error as { code?: string
 
 beforeAll(async () => {
   persist = await mkdtemp(join(tmpdir(), "r2-digest-"));
-  mf = await startPersistedWorker(
-    await bundleWorker(join(import.meta.dirname, "fixtures/tus-worker.ts")),
+  mf = await startWorker(await bundleWorker(join(import.meta.dirname, "fixtures/tus-worker.ts")), {
     persist,
-  );
+  });
 }, 60_000);
 
 afterAll(async () => {

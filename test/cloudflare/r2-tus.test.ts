@@ -18,7 +18,7 @@ import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { r2TusStaging } from "../../src/cloudflare/index.js";
 import { memoryState } from "../../src/index.js";
-import { bundleWorker, startPersistedWorker } from "./workerd.js";
+import { bundleWorker, startWorker } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 /** The per-request body cap the test Worker emulates (`fixtures/tus-worker.ts`). */
@@ -32,7 +32,7 @@ let mf: Miniflare | undefined;
 /** (Re)starts workerd on the same persisted R2 bucket and Durable Objects: a new isolate. */
 async function restart(): Promise<void> {
   await mf?.dispose();
-  mf = await startPersistedWorker(script, persist);
+  mf = await startWorker(script, { persist });
 }
 
 async function send(url: string, init: RequestInit = {}): Promise<Response> {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { Readable as NodeReadable } from "node:stream";
 import { build } from "esbuild";
-import { Miniflare } from "miniflare";
+import { Miniflare, type MiniflareOptions } from "miniflare";
 import pLimit from "p-limit";
 import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
 import type {
@@ -58,15 +58,20 @@ export async function bundleWorker(entry: string, external: string[] = []): Prom
 
 /**
  * Starts workerd with a test Worker on an R2 bucket `FILES` and the state Durable Object `STATE`,
- * both persisted under `persist` (so a second start on the same folder is a restart: a new isolate
- * over the same stored bytes and state).
+ * on the tests' compatibility date and flags. With `persist`, both are kept under that folder (so a
+ * second start on the same folder is a restart: a new isolate over the same stored bytes and state);
+ * `serviceBindings` are passed to miniflare as they are.
  *
  * @example
  * ```ts
- * const mf = await startPersistedWorker(await bundleWorker("test/cloudflare/fixtures/tus-worker.ts"), dir);
+ * const mf = await startWorker(await bundleWorker("test/cloudflare/fixtures/tus-worker.ts"), { persist: dir });
  * ```
  */
-export async function startPersistedWorker(script: string, persist: string): Promise<Miniflare> {
+export async function startWorker(
+  script: string,
+  options: { persist?: string; serviceBindings?: MiniflareOptions["serviceBindings"] } = {},
+): Promise<Miniflare> {
+  const { persist, serviceBindings } = options;
   const mf = new Miniflare({
     modules: true,
     script,
@@ -74,8 +79,10 @@ export async function startPersistedWorker(script: string, persist: string): Pro
     compatibilityFlags: COMPATIBILITY_FLAGS,
     r2Buckets: ["FILES"],
     durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
-    r2Persist: join(persist, "r2"),
-    durableObjectsPersist: join(persist, "do"),
+    ...(persist === undefined
+      ? {}
+      : { r2Persist: join(persist, "r2"), durableObjectsPersist: join(persist, "do") }),
+    ...(serviceBindings === undefined ? {} : { serviceBindings }),
   });
   await mf.ready;
   return mf;
@@ -153,16 +160,7 @@ export async function startSuiteWorker(): Promise<SuiteWorker> {
     }
   }
 
-  const mf = new Miniflare({
-    modules: true,
-    script,
-    compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
-    r2Buckets: ["FILES"],
-    durableObjects: { STATE: { className: "FileBridgeStateObject", useSQLite: true } },
-    serviceBindings: { BRIDGE: pull },
-  });
-  await mf.ready;
+  const mf = await startWorker(script, { serviceBindings: { BRIDGE: pull } });
 
   // At most 32 calls in flight: miniflare's loopback into workerd resets connections past a few
   // hundred at once on a loaded machine. 32 still interleave every store operation inside workerd.
