@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { r2Store } from "../../src/cloudflare/index.js";
 import { createFileRoutes, memoryState, SignedUrlMinter, UploadHandleResolver } from "../../src/index.js";
+import { bucketValueBytes } from "./bucket-value.js";
 
 const MiB = 1024 * 1024;
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
@@ -15,12 +16,7 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 /** The few bucket calls a single-part put, its read-back and its removal make. */
 function memoryBucket() {
   const objects = new Map<string, Uint8Array>();
-  const bytesOf = (value: unknown): Uint8Array =>
-    typeof value === "string"
-      ? new TextEncoder().encode(value)
-      : ArrayBuffer.isView(value)
-        ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice()
-        : new Uint8Array(value as ArrayBuffer).slice();
+  const bytesOf = bucketValueBytes;
   const bucket = {
     async head(key: string) {
       const bytes = objects.get(key);

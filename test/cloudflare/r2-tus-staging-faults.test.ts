@@ -12,6 +12,7 @@ import { r2TusStaging } from "../../src/cloudflare/index.js";
 import { memoryState } from "../../src/index.js";
 import { readAll } from "../../src/testing/index.js";
 import { stateFailingOnce } from "../support/failing-state.js";
+import { bucketValueBytes } from "./bucket-value.js";
 
 const MiB = 1024 * 1024;
 
@@ -26,12 +27,7 @@ function memoryBucket() {
   const objects = new Map<string, Stored>();
   const uploads = new Map<string, { key: string; parts: Map<number, { etag: string; bytes: Uint8Array }> }>();
   let next = 0;
-  const bytesOf = (value: unknown): Uint8Array =>
-    typeof value === "string"
-      ? new TextEncoder().encode(value)
-      : ArrayBuffer.isView(value)
-        ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice()
-        : new Uint8Array(value as ArrayBuffer).slice();
+  const bytesOf = bucketValueBytes;
   const multipart = (key: string, uploadId: string) => ({
     uploadId,
     async uploadPart(n: number, value: ArrayBufferView) {
