@@ -83,7 +83,8 @@ export interface R2StoreOptions {
  * A `FileStore` on an R2 bucket binding. Puts stream: bytes go up in equal parts of `partSize`
  * (one `put` when the file fits in one part), hashed and capped while they arrive; reads are
  * ranged `get`s. A put of a web stream (`request.body`) with both `expectedSize` and `expectedSha256`
- * is one native `put` that R2 verifies (`{ sha256 }`): the bytes never enter JavaScript. Runs on Workers with the `nodejs_compat` flag (the put pipeline uses `node:stream`).
+ * is one native `put` that R2 verifies (`{ sha256 }`): the bytes never enter JavaScript. Runs on
+ * Workers with the `nodejs_compat` flag (the put pipeline uses `node:stream`).
  *
  * @example
  * ```ts
