@@ -31,8 +31,7 @@ function cut(entry: StagedBytes, length: number): void {
 /**
  * A {@link TusStaging} that holds the bytes in memory: what the tus endpoint stages in by default
  * where there is no writable disk and the store offers no staging of its own (a `memoryStore` on a
- * Worker); on Node the default stays `fsTusStaging()`. Internal: not exported, so a user cannot
- * pick it where a disk or the store's own staging would serve.
+ * Worker); on Node the default stays `fsTusStaging()`. Not exported: the tus endpoint picks it.
  */
 export function memoryTusStaging(): TusStaging {
   const staged = new Map<string, StagedBytes>();
