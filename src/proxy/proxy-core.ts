@@ -47,6 +47,10 @@ export class ProxyCore {
   readonly upstreams: MountedUpstream[];
   #options: ProxyCoreOptions;
   #routes: Promise<Map<string, ToolRoute>> | undefined;
+  /** The routes {@link #routes} resolved to, once complete: read while `of` is still the current listing. */
+  #routesBuilt:
+    | { of: Promise<Map<string, ToolRoute>> | undefined; routes: Map<string, ToolRoute> }
+    | undefined;
   #uriOwners = new Map<string, MountedUpstream>();
   #sinks = new Set<DownstreamSink>();
   #inFlight = 0;
@@ -199,10 +203,21 @@ export class ProxyCore {
       }
       // A listing that failed for an upstream is tried again on the next request.
       if (!complete && this.#routes === building) this.#routes = undefined;
+      else if (complete) this.#routesBuilt = { of: building, routes };
       return routes;
     })();
     this.#routes = building;
     return building;
+  }
+
+  /**
+   * The routes of the current listing when it is complete and already resolved, else `undefined`:
+   * the pass-through path reads them without an `await` (issue 43). A listing dropped or rebuilt
+   * (`tools/list_changed`, a failed upstream) is never read here: `of` no longer matches.
+   */
+  #routesNow(): Map<string, ToolRoute> | undefined {
+    const built = this.#routesBuilt;
+    return built !== undefined && built.of === this.#routes ? built.routes : undefined;
   }
 
   async listTools(_ctx: RequestContext): Promise<JsonObject> {
@@ -243,7 +258,7 @@ export class ProxyCore {
     };
     const local = this.#options.localTools?.find((tool) => tool.definition.name === name);
     if (local) return await callLocalTool(local, params, ctx, scopeOf);
-    const route = await this.#routeOf(name);
+    const route = this.#routesNow()?.get(name) ?? (await this.#routeOf(name));
     // A tool that handles files needs the caller's scope: ask before the upstream does any work.
     if (route.adapters.length > 0) {
       try {
@@ -264,8 +279,23 @@ export class ProxyCore {
    * take only those; the call still runs through {@link ProxyCore.callTool}.
    */
   async isPassThrough(name: string): Promise<boolean> {
+    const known = this.passThroughNow(name);
+    if (known !== undefined) return known;
     if (this.#options.localTools?.some((tool) => tool.definition.name === name)) return false;
     const route = (await this.#buildRoutes().catch(() => undefined))?.get(name);
+    return route !== undefined && route.adapters.length === 0;
+  }
+
+  /**
+   * {@link ProxyCore.isPassThrough} without a promise when the listing is already built: `true` or
+   * `false` as it would resolve, `undefined` when only the asynchronous check can tell (the listing
+   * is being built, or was dropped).
+   */
+  passThroughNow(name: string): boolean | undefined {
+    if (this.#options.localTools?.some((tool) => tool.definition.name === name)) return false;
+    const routes = this.#routesNow();
+    if (routes === undefined) return undefined;
+    const route = routes.get(name);
     return route !== undefined && route.adapters.length === 0;
   }
 

@@ -225,7 +225,8 @@ export abstract class ClientConnection<C extends UpstreamClient> implements Upst
     params: JsonObject | undefined,
     options: UpstreamRequestOptions = {},
   ): Promise<JsonObject> {
-    const client = await this.ensure();
+    // the connected client without a promise when there is one (the pass-through path, issue 43)
+    const client = !this.#closed && this.client ? this.client : await this.ensure();
     this.inFlight++;
     try {
       return await this.send(client, method, params, options);

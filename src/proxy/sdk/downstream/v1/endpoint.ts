@@ -104,7 +104,7 @@ export function v1Endpoint(
             if (
               call !== undefined &&
               scopeLearned(servers.get(existing)) &&
-              (await core.isPassThrough(call.name))
+              (core.passThroughNow(call.name) ?? (await core.isPassThrough(call.name)))
             ) {
               await passThrough(core, existing, sessionId as string, call, req, res, body, authInfo);
               return;

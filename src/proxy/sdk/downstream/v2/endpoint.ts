@@ -295,7 +295,7 @@ export function v2Endpoint(
       const body = await readJsonBody(req, true);
       if (serverInfo && body !== undefined && "parsed" in body) {
         const call = passThroughCall(req, body.parsed);
-        if (call !== undefined && (await core.isPassThrough(call.name))) {
+        if (call !== undefined && (core.passThroughNow(call.name) ?? (await core.isPassThrough(call.name)))) {
           await passThrough(req, res, call, body.parsed, authInfo, controller.signal);
           return;
         }
