@@ -132,6 +132,96 @@ async function profile(env: Env, step: string, request: Request): Promise<void> 
       await pipeline(Readable.fromWeb(body as never), sink);
       return;
     }
+    case "tee-put": {
+      // The body teed: one branch straight into R2, the other into a native DigestStream.
+      const [toR2, toHash] = body.tee();
+      const digest = new (
+        crypto as unknown as {
+          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
+        }
+      ).DigestStream("SHA-256");
+      await Promise.all([env.FILES.put(key, toR2), toHash.pipeTo(digest)]);
+      await digest.digest;
+      return;
+    }
+    case "tee-fixed": {
+      // The same, the R2 branch through a FixedLengthStream (native pipe into a native transform).
+      const size = Number(request.headers.get("content-length"));
+      const [toR2, toHash] = body.tee();
+      const digest = new (
+        crypto as unknown as {
+          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
+        }
+      ).DigestStream("SHA-256");
+      const fixed = new (
+        globalThis as unknown as { FixedLengthStream: new (n: number) => TransformStream }
+      ).FixedLengthStream(size);
+      await Promise.all([
+        env.FILES.put(key, fixed.readable),
+        toR2.pipeTo(fixed.writable),
+        toHash.pipeTo(digest),
+      ]);
+      await digest.digest;
+      return;
+    }
+    case "digest-only": {
+      const digest = new (
+        crypto as unknown as {
+          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
+        }
+      ).DigestStream("SHA-256");
+      await body.pipeTo(digest);
+      await digest.digest;
+      return;
+    }
+    case "put-then-hash": {
+      // Straight into R2, then the stored object read back through a native DigestStream.
+      await env.FILES.put(key, body);
+      const object = await env.FILES.get(key);
+      const digest = new (
+        crypto as unknown as {
+          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
+        }
+      ).DigestStream("SHA-256");
+      await (object as unknown as { body: ReadableStream }).body.pipeTo(digest);
+      await digest.digest;
+      return;
+    }
+    case "byob-drain":
+    case "byob-hash": {
+      const hash = step === "byob-hash" ? createHash("sha256") : undefined;
+      await readLarge(body, (chunk) => hash?.update(chunk));
+      hash?.digest("hex");
+      return;
+    }
+    case "tee-byob": {
+      const [toR2, toHash] = body.tee();
+      const hash = createHash("sha256");
+      await Promise.all([env.FILES.put(key, toR2), readLarge(toHash, (chunk) => hash.update(chunk))]);
+      hash.digest("hex");
+      return;
+    }
+    case "byob-fixed": {
+      const size = Number(request.headers.get("content-length"));
+      const hash = createHash("sha256");
+      const fixed = new (
+        globalThis as unknown as { FixedLengthStream: new (n: number) => TransformStream }
+      ).FixedLengthStream(size);
+      const writer = fixed.writable.getWriter();
+      const putting = env.FILES.put(key, fixed.readable);
+      await readLarge(
+        body,
+        async (chunk) => {
+          hash.update(chunk);
+          await writer.write(chunk);
+        },
+        true,
+      );
+      await writer.close();
+      await putting;
+      hash.digest("hex");
+      return;
+    }
     case "store-put":
     case "store-put-sized": {
       built ??= build(env, "http://bench.test");
@@ -146,6 +236,24 @@ async function profile(env: Env, step: string, request: Request): Promise<void> 
     }
   }
   throw new Error(`unknown step ${step}`);
+}
+
+/** Reads `body` in chunks of up to 1 MiB (BYOB `readAtLeast`), handing each to `each`. */
+async function readLarge(
+  body: ReadableStream<Uint8Array>,
+  each: (chunk: Uint8Array) => unknown,
+  fresh = false,
+): Promise<void> {
+  const reader = body.getReader({ mode: "byob" }) as ReadableStreamBYOBReader & {
+    readAtLeast(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
+  };
+  let buffer = new Uint8Array(MiB);
+  for (;;) {
+    const { done, value } = await reader.readAtLeast(MiB, buffer);
+    if (value && value.byteLength > 0) await each(value);
+    if (done) return;
+    buffer = fresh ? new Uint8Array(MiB) : new Uint8Array((value as Uint8Array).buffer as ArrayBuffer);
+  }
 }
 
 export default {
