@@ -189,6 +189,39 @@ describe("no declared digest into R2 (workerd)", () => {
     expect(stored.map((f) => f.sha256)).toEqual([sha256(bytes.subarray(0, declared))]);
   }, 60_000);
 
+  it("a body that stalls halfway ends at the idle timeout (408), long before the total one, and leaves no object", async () => {
+    const scope = "stalled";
+    const bytes = randomBytes(2 * MiB);
+    const url = await ticket(scope);
+    const before = await objects();
+    let sent = false;
+    // Half the body, then nothing: the client neither finishes nor goes away.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent) return new Promise<void>(() => {});
+        sent = true;
+        controller.enqueue(bytes.subarray(0, MiB));
+      },
+    });
+    const started = Date.now();
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: {
+        "content-length": String(bytes.length),
+        "x-test-idle-timeout": "1000",
+        "x-test-upload-timeout": "30000",
+      },
+    } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("REQUEST_TIMEOUT");
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await objects()).toEqual(before);
+    expect((await files(scope)).files).toEqual([]);
+  }, 60_000);
+
   it("store.put of a web stream with a declared size and no digest: a byte more or less is DIGEST_MISMATCH and stores nothing", async () => {
     const scope = "stream-size";
     const n = 3 * MiB + 17;
