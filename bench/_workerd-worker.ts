@@ -11,6 +11,8 @@ import { pipeline } from "node:stream/promises";
 import { durableObjectState, r2Store } from "../src/cloudflare/index.js";
 import { R2PartSink } from "../src/cloudflare/r2-part-sink.js";
 import { createFileRoutes, SignedUrlMinter, UploadHandleResolver } from "../src/index.js";
+import { largeChunks } from "../src/internal/web-chunks.js";
+import { uploadShape } from "./_workerd-shapes.js";
 
 export { FileBridgeStateObject } from "../src/cloudflare/state-object.js";
 
@@ -132,128 +134,37 @@ async function profile(env: Env, step: string, request: Request): Promise<void> 
       await pipeline(Readable.fromWeb(body as never), sink);
       return;
     }
-    case "tee-put": {
-      // The body teed: one branch straight into R2, the other into a native DigestStream.
-      const [toR2, toHash] = body.tee();
-      const digest = new (
-        crypto as unknown as {
-          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
-        }
-      ).DigestStream("SHA-256");
-      await Promise.all([env.FILES.put(key, toR2), toHash.pipeTo(digest)]);
-      await digest.digest;
-      return;
-    }
-    case "tee-fixed": {
-      // The same, the R2 branch through a FixedLengthStream (native pipe into a native transform).
-      const size = Number(request.headers.get("content-length"));
-      const [toR2, toHash] = body.tee();
-      const digest = new (
-        crypto as unknown as {
-          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
-        }
-      ).DigestStream("SHA-256");
-      const fixed = new (
-        globalThis as unknown as { FixedLengthStream: new (n: number) => TransformStream }
-      ).FixedLengthStream(size);
-      await Promise.all([
-        env.FILES.put(key, fixed.readable),
-        toR2.pipeTo(fixed.writable),
-        toHash.pipeTo(digest),
-      ]);
-      await digest.digest;
-      return;
-    }
-    case "digest-only": {
-      const digest = new (
-        crypto as unknown as {
-          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
-        }
-      ).DigestStream("SHA-256");
-      await body.pipeTo(digest);
-      await digest.digest;
-      return;
-    }
-    case "put-then-hash": {
-      // Straight into R2, then the stored object read back through a native DigestStream.
-      await env.FILES.put(key, body);
-      const object = await env.FILES.get(key);
-      const digest = new (
-        crypto as unknown as {
-          DigestStream: new (a: string) => WritableStream & { digest: Promise<ArrayBuffer> };
-        }
-      ).DigestStream("SHA-256");
-      await (object as unknown as { body: ReadableStream }).body.pipeTo(digest);
-      await digest.digest;
-      return;
-    }
-    case "byob-drain":
-    case "byob-hash": {
-      const hash = step === "byob-hash" ? createHash("sha256") : undefined;
-      await readLarge(body, (chunk) => hash?.update(chunk));
-      hash?.digest("hex");
-      return;
-    }
-    case "tee-byob": {
-      const [toR2, toHash] = body.tee();
-      const hash = createHash("sha256");
-      await Promise.all([env.FILES.put(key, toR2), readLarge(toHash, (chunk) => hash.update(chunk))]);
-      hash.digest("hex");
-      return;
-    }
-    case "byob-fixed": {
-      const size = Number(request.headers.get("content-length"));
-      const hash = createHash("sha256");
-      const fixed = new (
-        globalThis as unknown as { FixedLengthStream: new (n: number) => TransformStream }
-      ).FixedLengthStream(size);
-      const writer = fixed.writable.getWriter();
-      const putting = env.FILES.put(key, fixed.readable);
-      await readLarge(
-        body,
-        async (chunk) => {
-          hash.update(chunk);
-          await writer.write(chunk);
-        },
-        true,
-      );
-      await writer.close();
-      await putting;
-      hash.digest("hex");
-      return;
-    }
     case "store-put":
-    case "store-put-sized": {
+    case "store-put-sized":
+    case "store-put-wrapped": {
       built ??= build(env, "http://bench.test");
       const size = Number(request.headers.get("content-length"));
-      await built.store.put(body, {
+      // `store-put-wrapped`: the body in 1 MiB chunks through a stream made in JavaScript, as the
+      // routes hand it to the store when no digest is declared.
+      let source: ReadableStream<Uint8Array> = body;
+      if (step === "store-put-wrapped") {
+        const chunks = largeChunks(body, MiB);
+        source = new ReadableStream<Uint8Array>(
+          {
+            async pull(controller) {
+              const chunk = await chunks.read();
+              if (chunk) controller.enqueue(chunk);
+              else controller.close();
+            },
+          },
+          { highWaterMark: 0 },
+        );
+      }
+      await built.store.put(source, {
         scope: "bench",
         name: "p.bin",
         maxBytes: 256 * MiB,
-        ...(step === "store-put-sized" ? { expectedSize: size } : {}),
+        ...(step === "store-put" ? {} : { expectedSize: size }),
       });
       return;
     }
   }
-  throw new Error(`unknown step ${step}`);
-}
-
-/** Reads `body` in chunks of up to 1 MiB (BYOB `readAtLeast`), handing each to `each`. */
-async function readLarge(
-  body: ReadableStream<Uint8Array>,
-  each: (chunk: Uint8Array) => unknown,
-  fresh = false,
-): Promise<void> {
-  const reader = body.getReader({ mode: "byob" }) as ReadableStreamBYOBReader & {
-    readAtLeast(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
-  };
-  let buffer = new Uint8Array(MiB);
-  for (;;) {
-    const { done, value } = await reader.readAtLeast(MiB, buffer);
-    if (value && value.byteLength > 0) await each(value);
-    if (done) return;
-    buffer = fresh ? new Uint8Array(MiB) : new Uint8Array((value as Uint8Array).buffer as ArrayBuffer);
-  }
+  if (!(await uploadShape(env.FILES, step, key, request))) throw new Error(`unknown step ${step}`);
 }
 
 export default {

@@ -349,7 +349,8 @@ export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
 
   return {
     driver: "r2",
-    // Only where R2 can check the digest itself (workerd); elsewhere the bytes pass through the meter.
+    // Only on workerd (R2 checks a declared digest itself; a sized body goes as one hashed put);
+    // elsewhere the bytes pass through the meter.
     nativeDigest: nativePutAvailable(),
 
     /**

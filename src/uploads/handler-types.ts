@@ -143,7 +143,7 @@ export interface UploadRequestContext {
    */
   body(): Readable | null;
   /**
-   * The request body as the web stream itself, for a store that verifies a declared digest natively
+   * The request body as the web stream itself, for a store that takes one natively
    * (`FileStore.nativeDigest`): present on the web path only (never for the Node adapter's own
    * requests), `null` when the request has no body. Call `body` or this, not both.
    */
