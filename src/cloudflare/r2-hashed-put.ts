@@ -74,6 +74,12 @@ export async function hashedPut(
     (object) => ({ object, failure: undefined }),
     (failure: unknown) => ({ object: null, failure: failure ?? new Error("the put failed") }),
   );
+  // A write waits for R2 to read it: a put that fails without reading must end the wait.
+  const putFailed = put.then(({ failure }) =>
+    failure === undefined ? new Promise<never>(() => {}) : Promise.reject(failure),
+  );
+  putFailed.catch(() => {});
+  const untilPutFails = (step: Promise<void>) => Promise.race([step, putFailed]);
   const next = largeChunks(source, READ_BYTES);
   const hash = createHash("sha256");
   const head = new Uint8Array(Math.min(PUT_HEAD_BYTES, size));
@@ -92,20 +98,23 @@ export async function hashedPut(
       if (total < head.byteLength) head.set(chunk.subarray(0, head.byteLength - total), total);
       total += chunk.byteLength;
       hash.update(chunk);
-      await writing;
+      await untilPutFails(writing);
       writing = writer.write(chunk);
+      writing.catch(() => {});
     }
     if (total !== size) throw finalError(plan, total, "");
-    await writing;
-    await writer.close();
+    await untilPutFails(writing);
+    await untilPutFails(writer.close());
     const { object, failure } = await put;
     if (failure !== undefined) throw error("store the file", failure);
     if (plan.signal?.aborted) throw plan.signal.reason ?? new Error("aborted");
     if (object?.size !== size) throw finalError(plan, object?.size ?? 0, "");
   } catch (cause) {
     await next.cancel(cause);
-    await writer.abort(cause).catch(() => {});
-    // R2's put cannot be cancelled: it fails on the aborted stream; whatever it stored goes.
+    // Not awaited: an abort waits for a write R2 may never read. R2's put cannot be cancelled; it
+    // fails on the aborted stream (a readable R2 left unread is cancelled); whatever it stored goes.
+    writer.abort(cause).catch(() => {});
+    if (!fixed.readable.locked) await fixed.readable.cancel(cause).catch(() => {});
     await put;
     await bucket.delete(key).catch(() => {});
     throw toPutError(cause, plan.signal);

@@ -196,4 +196,40 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       delete global.FixedLengthStream;
     }
   }, 15_000);
+
+  it("a hashed put (size, no digest) that R2 fails without reading its stream ends (STORAGE_ERROR), it does not hang", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      const failing = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          // R2 failing on its side before it read any of the stream.
+          throw new Error("We encountered an internal error. Please try again. (10001)");
+        },
+      };
+      const store = r2Store({ bucket: failing as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      const bytes = randomBytes(3 * MiB);
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024)
+            controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+          controller.close();
+        },
+      });
+      const outcome = await Promise.race([
+        store.put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length }).then(
+          () => "stored",
+          (error: { code?: string }) => error.code,
+        ),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      expect(outcome).toBe("STORAGE_ERROR");
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
 });
