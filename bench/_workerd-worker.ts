@@ -143,7 +143,7 @@ async function profile(env: Env, step: string, request: Request): Promise<void> 
       // routes hand it to the store when no digest is declared.
       let source: ReadableStream<Uint8Array> = body;
       if (step === "store-put-wrapped") {
-        const chunks = largeChunks(body, MiB);
+        const chunks = largeChunks(body, MiB, 16 * 1024);
         source = new ReadableStream<Uint8Array>(
           {
             async pull(controller) {

@@ -27,15 +27,15 @@ export interface ChunkReads {
 
 /**
  * Locks `source` and reads it in chunks of up to `size` bytes where it is a byte stream with
- * `readAtLeast` (workerd), else in its own chunks. Every chunk is a buffer of its own (none is
- * reused), so it may be handed on.
+ * `readAtLeast` (workerd), each read waiting for at least `min` bytes (or the end), else in its own
+ * chunks. Every chunk is a buffer of its own (none is reused), so it may be handed on.
  *
  * @example
  * ```ts
  * const chunks = largeChunks(request.body, 1 << 20);
  * ```
  */
-export function largeChunks(source: ReadableStream<Uint8Array>, size: number): ChunkReads {
+export function largeChunks(source: ReadableStream<Uint8Array>, size: number, min = size): ChunkReads {
   let byob: AtLeastReader | undefined;
   try {
     const reader = source.getReader({ mode: "byob" }) as AtLeastReader;
@@ -49,7 +49,7 @@ export function largeChunks(source: ReadableStream<Uint8Array>, size: number): C
     async read() {
       for (;;) {
         const { done, value } = byob
-          ? await byob.readAtLeast(size, new Uint8Array(size))
+          ? await byob.readAtLeast(min, new Uint8Array(size))
           : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
         if (value && value.byteLength > 0) return value;
         if (done) return undefined;

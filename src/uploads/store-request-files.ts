@@ -26,6 +26,11 @@ import {
 
 /** Bytes read from a request's web body at a time when the store hashes it (see `watchedBody`). */
 const NATIVE_READ_BYTES = 1024 * 1024;
+/**
+ * The fewest bytes a read of such a body waits for: the clocks see bytes only when a read ends, so
+ * a client at the default minimum rate (1 KiB/s) ends a read well within the 30 s idle timeout.
+ */
+const NATIVE_READ_MIN = 16 * 1024;
 
 /** How a route stores a request's files. */
 export interface StoreMode {
@@ -191,13 +196,14 @@ async function storeNative(
 }
 
 /**
- * The request's web body as a stream of chunks of up to {@link NATIVE_READ_BYTES}, read only when
- * the store asks for one: the idle clock runs while a read waits for the client and is paused while
- * the store holds the body up. A body that fails (the client went, or sent less than its
- * `Content-Length`) fails the stream with the metered path's `ABORTED`.
+ * The request's web body as a stream of chunks of up to {@link NATIVE_READ_BYTES} (each read waits
+ * for {@link NATIVE_READ_MIN} bytes at least), read only when the store asks for one: the idle and
+ * rate clocks run while a read waits for the client and are paused while the store holds the body
+ * up. A body that fails (the client went, or sent less than its `Content-Length`) fails the stream
+ * with the metered path's `ABORTED`.
  */
 function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog): ReadableStream<Uint8Array> {
-  const chunks = largeChunks(body, NATIVE_READ_BYTES);
+  const chunks = largeChunks(body, NATIVE_READ_BYTES, NATIVE_READ_MIN);
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -206,12 +212,13 @@ function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog)
         try {
           chunk = await chunks.read();
         } catch (error) {
+          watchdog.pause();
           controller.error(new FileBridgeError("ABORTED", "The request body ended early", { cause: error }));
           return;
-        } finally {
-          watchdog.touch();
-          watchdog.pause();
         }
+        // The bytes count for the idle clock and the rate; the store holds the body up from here.
+        if (chunk) watchdog.touch(chunk);
+        watchdog.pause();
         if (chunk) controller.enqueue(chunk);
         else controller.close();
       },

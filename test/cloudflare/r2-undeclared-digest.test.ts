@@ -222,6 +222,30 @@ describe("no declared digest into R2 (workerd)", () => {
     expect((await files(scope)).files).toEqual([]);
   }, 60_000);
 
+  it("a slow but steady body is not taken for idle: the clock sees bytes before a whole 1 MiB read", async () => {
+    const scope = "steady";
+    const bytes = randomBytes(512 * 1024);
+    const url = await ticket(scope);
+    let sent = 0;
+    // 32 KiB every 300 ms: about 5 s in all, against an idle timeout of 1 s.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === bytes.length) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 300));
+        controller.enqueue(bytes.subarray(sent, sent + 32 * 1024));
+        sent += 32 * 1024;
+      },
+    });
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: { "content-length": String(bytes.length), "x-test-idle-timeout": "1000" },
+    } as RequestInit);
+    expect(response.status).toBe(201);
+    expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
+  }, 60_000);
+
   it("store.put of a web stream with a declared size and no digest: a byte more or less is DIGEST_MISMATCH and stores nothing", async () => {
     const scope = "stream-size";
     const n = 3 * MiB + 17;
