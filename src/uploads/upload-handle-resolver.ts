@@ -1,30 +1,17 @@
-import * as z from "zod/v4";
 import type { DescriptorAnswerer } from "../bridge/file-descriptors.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver } from "../bridge/types.js";
-import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
-import { formatLimit } from "../internal/byte-size.js";
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
-import {
-  DEFAULT_MAX_FILES_PER_CALL,
-  DEFAULT_UPLOAD_HANDLE_TTL,
-  DEFAULT_UPLOAD_MAX_BYTES,
-  DEFAULT_UPLOAD_MAX_FILES,
-  DEFAULT_UPLOAD_TICKET_TTL,
-} from "../internal/limits.js";
-import type {
-  HostInput,
-  HostRequestContext,
-  HostResourceHandle,
-  HostToolHandle,
-  McpHost,
-  McpServerLike,
-} from "../mcp/host.js";
+import { DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
+import type { HostInput, HostRequestContext, HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
-import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
+import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import { awaitUploadTool } from "./await-upload.js";
 import { DirectUploadStrategy } from "./direct-upload.js";
@@ -37,8 +24,8 @@ import {
   type RequestFilesCallOptions,
   requestFilesThrough,
 } from "./request-files-flow.js";
-import { TICKET_ASK_SHAPE, type TicketAsk, ticketAskClaims, ticketAskOf } from "./ticket-ask.js";
-import { ticketRateLimit } from "./ticket-rate-limit.js";
+import { checkToolName, resolverSettings } from "./resolver-settings.js";
+import { type TicketAsk, ticketAskClaims } from "./ticket-ask.js";
 import type {
   RewrittenArgs,
   UploadAttachOptions,
@@ -65,6 +52,7 @@ import {
   type UploadStatus,
   uploadStatusOf,
 } from "./upload-status.js";
+import { attachedHandle, registerUploadWidget, uploadUrlTool } from "./upload-url-tool.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
 export type { TicketAsk } from "./ticket-ask.js";
@@ -78,14 +66,7 @@ export type {
 } from "./types.js";
 export type { UploadStatus } from "./upload-status.js";
 
-import { defaultTmpDir } from "../internal/default-tmp-dir.js";
-import { optionCheck } from "../internal/options.js";
-import type { UrlSigner } from "../signing/types.js";
-
 const FIELD = "file";
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
-const check = optionCheck("UploadHandleResolver");
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -142,87 +123,31 @@ export class UploadHandleResolver {
   #direct: DirectUploadStrategy | undefined;
 
   constructor(options: UploadHandleResolverOptions) {
-    if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
+    const settings = resolverSettings(options);
     const { store, minter, state } = options;
-    if (!store || typeof store.head !== "function") throw check.error("store", "must be a FileStore");
-    if (!minter || typeof minter.mint !== "function")
-      throw check.error("minter", "must be a SignedUrlMinter");
-    if (!state || typeof state.get !== "function") throw check.error("state", "must be a StateStore");
-    this.toolName = options.toolName ?? "get_upload_url";
-    if (typeof this.toolName !== "string" || !TOOL_NAME.test(this.toolName)) {
-      throw check.error("toolName", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
-    }
-    this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
-    if (durationToMs(this.#ttl, "UploadHandleResolver: ttl") < 1000)
-      throw check.error("ttl", "must be at least 1s");
-    const handleTtlMs = durationToMs(
-      options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
-      "UploadHandleResolver: handleTtl",
-    );
-    if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
-    this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
-    this.maxBytes = options.maxBytes ?? uploadLimitFor(options.bridge);
-    if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes <= 0) {
-      throw check.error("maxBytes", "must be a positive integer");
-    }
-    checkAgainstBridge(this.maxBytes, options.bridge);
-    this.#serverName = askerName(options.serverName);
-    if (options.serverName !== undefined && this.#serverName === undefined) {
-      throw check.error("serverName", "must be 1 to 100 characters");
-    }
-    this.maxFiles = options.maxFiles ?? DEFAULT_UPLOAD_MAX_FILES;
-    if (!Number.isSafeInteger(this.maxFiles) || this.maxFiles <= 0 || this.maxFiles > 1000) {
-      throw check.error("maxFiles", "must be an integer from 1 to 1000");
-    }
-    if (options.singleUse !== undefined && typeof options.singleUse !== "boolean") {
-      throw check.error("singleUse", "must be a boolean");
-    }
-    this.#singleUse = options.singleUse ?? true;
-    if (options.scope !== undefined && typeof options.scope !== "function") {
-      throw check.error("scope", "must be a function");
-    }
-    this.#scope = options.scope ?? defaultScope;
-    if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
-      throw check.error("tmpDir", "must be a non-empty path");
-    }
-    this.#tmpDirOption = options.tmpDir;
-    const rateLimit = options.rateLimit;
-    if (rateLimit !== undefined && typeof rateLimit !== "function") {
-      if (typeof rateLimit !== "object" || rateLimit === null) {
-        throw check.error("rateLimit", "must be a function or { max, window }");
-      }
-      if (!state || typeof state.setIfAbsent !== "function")
-        throw check.error("state", "must be a StateStore");
-    }
-    this.#rateLimit =
-      rateLimit === undefined || typeof rateLimit === "function"
-        ? rateLimit
-        : ticketRateLimit({
-            state,
-            max: rateLimit.max,
-            ...(rateLimit.window === undefined ? {} : { window: rateLimit.window }),
-          });
-    if (options.bridge !== undefined) {
-      if (typeof options.bridge?.addResolver !== "function")
-        throw check.error("bridge", "must be a FileBridge");
-    }
+    this.toolName = settings.toolName;
+    this.maxBytes = settings.maxBytes;
+    this.maxFiles = settings.maxFiles;
+    this.#ttl = settings.ttl;
+    this.#handleTtlSeconds = settings.handleTtlSeconds;
+    this.#serverName = settings.serverName;
+    this.#singleUse = settings.singleUse;
+    this.#scope = settings.scope;
+    this.#tmpDirOption = settings.tmpDir;
+    this.#rateLimit = settings.rateLimit;
     this.#store = store;
     this.#minter = minter;
     this.#refs = scopeRefsOf(minter);
     this.#state = state;
-    const fileRequests = options.fileRequests ?? {};
-    if (typeof fileRequests !== "object" || fileRequests === null) {
-      throw check.error("fileRequests", "must be an object");
-    }
     this.#requests = new FileRequests({
       store,
       state,
       minter,
       ttl: this.#ttl,
-      handleTtl: handleTtlMs,
+      handleTtl: settings.handleTtlMs,
       maxBytes: this.maxBytes,
       maxFiles: this.maxFiles,
-      ...fileRequests,
+      ...settings.fileRequests,
       allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
     });
     options.bridge?.addResolver(this.fileSourceResolver());
@@ -296,44 +221,22 @@ export class UploadHandleResolver {
   attach(server: McpServerLike | McpHost, options: UploadAttachOptions = {}): HostToolHandle {
     const host = toHost(server);
     if (!host.supportsTools) throw new FileBridgeError("INVALID_INPUT", "attach() needs an McpServer");
-    const widget = options?.widget;
-    let resource: HostResourceHandle | undefined;
-    if (widget !== undefined) {
-      if (typeof widget?.uri !== "string" || typeof widget.contents?.text !== "string") {
-        throw check.error("widget", "must be what uploadWidgetResource() returns");
-      }
-      if (widget.toolName !== undefined && widget.toolName !== this.toolName) {
-        throw check.error(
-          "widget",
-          `calls the tool ${JSON.stringify(widget.toolName)}, but this resolver's tool is ${JSON.stringify(this.toolName)}: build it with uploadWidgetResource({ toolName: ${JSON.stringify(this.toolName)} })`,
-        );
-      }
-      if (!host.registerResource) {
-        throw new FileBridgeError(
-          "INVALID_INPUT",
-          `attach(): this host (${host.kind}) cannot register resources`,
-        );
-      }
-      const { contents } = widget;
-      resource = host.registerResource({
-        uri: widget.uri,
-        name: widget.name,
-        ...(widget.title === undefined ? {} : { title: widget.title }),
-        ...(widget.description === undefined ? {} : { description: widget.description }),
-        mimeType: widget.mimeType,
-        ...(widget._meta === undefined ? {} : { _meta: widget._meta }),
-        read: async () => ({ contents: [{ ...contents }] }),
-      });
-    }
+    const resource = registerUploadWidget(host, options?.widget, this.toolName);
     const files = options?.files ? this.#filesExtension(options.files) : undefined;
     const statusName = statusToolName(options?.statusTool);
     let tool: HostToolHandle | undefined;
     let status: HostToolHandle | undefined;
     try {
-      tool = this.#registerTool(
-        host,
-        widget === undefined ? undefined : uploadWidgetToolMeta(widget.uri),
-        statusName,
+      this.#statusToolName = statusName;
+      tool = host.registerTool(
+        uploadUrlTool(host, {
+          name: this.toolName,
+          statusName,
+          meta: options?.widget === undefined ? undefined : uploadWidgetToolMeta(options.widget.uri),
+          scope: this.#scope,
+          assertTicketAllowed: (scope, name) => this.assertTicketAllowed(scope, name),
+          createTicket: (scope, asked) => this.createTicket(scope, asked),
+        }),
       );
       if (statusName !== undefined) {
         status = host.registerTool(
@@ -350,32 +253,7 @@ export class UploadHandleResolver {
       throw error;
     }
     if (resource) this.#widgetTool = this.toolName;
-    if (!resource && !status) return tool;
-    const widgetResource = resource;
-    const statusTool = status;
-    const registered = tool;
-    return {
-      get enabled() {
-        return registered.enabled;
-      },
-      set enabled(value: boolean) {
-        registered.enabled = value;
-        if (statusTool) statusTool.enabled = value;
-      },
-      enable: () => {
-        registered.enable();
-        statusTool?.enable();
-      },
-      disable: () => {
-        registered.disable();
-        statusTool?.disable();
-      },
-      remove: () => {
-        registered.remove();
-        statusTool?.remove();
-        widgetResource?.remove();
-      },
-    };
+    return attachedHandle(tool, status, resource);
   }
 
   /**
@@ -468,10 +346,7 @@ export class UploadHandleResolver {
     const host = toHost(server);
     if (!host.supportsTools)
       throw new FileBridgeError("INVALID_INPUT", "attachAwaitTool() needs an McpServer");
-    const name = options.name ?? "await_upload";
-    if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-      throw check.error("name", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
-    }
+    const name = checkToolName(options.name ?? "await_upload", "name");
     return host.registerTool(
       awaitUploadTool(name, this.#requests, (ctx) => this.#scope(ctx.extra as ScopeSource)),
     );
@@ -550,59 +425,6 @@ export class UploadHandleResolver {
   #askerClaim(fallback: string | undefined): Record<string, string> {
     const asker = this.#serverName ?? askerName(fallback);
     return asker === undefined ? {} : { [UPLOAD_PAGE_CLAIMS.server]: asker };
-  }
-
-  #registerTool(
-    host: McpHost,
-    meta: Record<string, unknown> | undefined,
-    statusName: string | undefined,
-  ): HostToolHandle {
-    this.#statusToolName = statusName;
-    return host.registerTool({
-      name: this.toolName,
-      title: "Get an upload URL",
-      description:
-        "Returns a short-lived URL the user (or client) can upload files to over HTTP, for files too " +
-        "large to pass inline. After the upload, pass the returned handle (upload://…) as the file " +
-        "argument of another tool." +
-        (statusName ? ` ${statusName} says whether the person finished the upload.` : ""),
-      inputSchema: {
-        filename: z
-          .string()
-          .max(200)
-          .optional()
-          .describe("Name of the file to upload, used in the example command line."),
-        ...TICKET_ASK_SHAPE,
-      },
-      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
-      ...(meta === undefined ? {} : { _meta: meta }),
-      handler: async (args, { extra }) => {
-        try {
-          const scope = this.#scope(extra as ScopeSource);
-          await this.assertTicketAllowed(scope, this.toolName);
-          const filename = typeof args.filename === "string" ? args.filename : undefined;
-          const info = host.serverInfo?.();
-          const serverName = info?.title ?? info?.name;
-          const ticket = await this.createTicket(scope, {
-            ...(filename ? { filename } : {}),
-            ...(serverName === undefined ? {} : { serverName }),
-            ...ticketAskOf(args),
-          });
-          const text = [
-            `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
-              `with ?filename=…): ${ticket.upload_url}`,
-            `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${formatLimit(ticket.max_bytes)} each` +
-              (ticket.single_use ? "; works for one successful upload." : "."),
-            `Example: ${ticket.curl}`,
-            `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +
-              "(for an argument that takes one file after several were uploaded, pass one of the files' own handles from the upload's JSON reply).",
-          ].join("\n");
-          return { content: [{ type: "text" as const, text }], structuredContent: ticket };
-        } catch (error) {
-          return toToolErrorResult(error);
-        }
-      },
-    });
   }
 
   /**
@@ -781,26 +603,4 @@ function requestContextOf(host: McpHost, extra: unknown): HostRequestContext {
     );
   }
   return host.requestContext(extra);
-}
-
-/** The default upload limit: the bridge's `maxBytes` when a bridge is given, so the two agree. */
-function uploadLimitFor(bridge: UploadHandleResolverOptions["bridge"]): number {
-  const bridgeMax = bridge?.maxBytes;
-  return typeof bridgeMax === "number" ? bridgeMax : DEFAULT_UPLOAD_MAX_BYTES;
-}
-
-/**
- * An upload limit above the bridge's: every upload between the two would be stored and then refused
- * by the tool with `FILE_TOO_LARGE`, so it is refused here, at start-up.
- */
-function checkAgainstBridge(maxBytes: number, bridge: UploadHandleResolverOptions["bridge"]): void {
-  const bridgeMax = bridge?.maxBytes;
-  if (typeof bridgeMax === "number" && maxBytes > bridgeMax) {
-    throw check.error(
-      "maxBytes",
-      `(${maxBytes} bytes) is above the bridge's maxBytes (${bridgeMax} bytes): uploads between the two would be ` +
-        "accepted and then refused by the tool with FILE_TOO_LARGE; give the FileBridge a maxBytes at least as large, " +
-        "or leave the upload maxBytes out to use the bridge's",
-    );
-  }
 }

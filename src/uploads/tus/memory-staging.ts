@@ -29,14 +29,9 @@ function cut(entry: StagedBytes, length: number): void {
 }
 
 /**
- * A {@link TusStaging} that holds the bytes in memory. `createFileRoutes` uses it by default where
- * there is no writable disk; on Node the default stays `fsTusStaging()`.
- *
- * @example
- * ```ts
- * import { createFileRoutes, memoryTusStaging } from "mcp-file-bridge";
- * const routes = createFileRoutes({ store, minter, state, tus: { staging: memoryTusStaging() } });
- * ```
+ * A {@link TusStaging} that holds the bytes in memory: what the tus endpoint stages in by default
+ * where there is no writable disk and the store offers no staging of its own (a `memoryStore` on a
+ * Worker); on Node the default stays `fsTusStaging()`. Not exported: the tus endpoint picks it.
  */
 export function memoryTusStaging(): TusStaging {
   const staged = new Map<string, StagedBytes>();
