@@ -11,6 +11,8 @@ import { pipeline } from "node:stream/promises";
 import { durableObjectState, r2Store } from "../src/cloudflare/index.js";
 import { R2PartSink } from "../src/cloudflare/r2-part-sink.js";
 import { createFileRoutes, SignedUrlMinter, UploadHandleResolver } from "../src/index.js";
+import { largeChunks } from "../src/internal/web-chunks.js";
+import { uploadShape } from "./_workerd-shapes.js";
 
 export { FileBridgeStateObject } from "../src/cloudflare/state-object.js";
 
@@ -133,19 +135,36 @@ async function profile(env: Env, step: string, request: Request): Promise<void> 
       return;
     }
     case "store-put":
-    case "store-put-sized": {
+    case "store-put-sized":
+    case "store-put-wrapped": {
       built ??= build(env, "http://bench.test");
       const size = Number(request.headers.get("content-length"));
-      await built.store.put(body, {
+      // `store-put-wrapped`: the body in 1 MiB chunks through a stream made in JavaScript, as the
+      // routes hand it to the store when no digest is declared.
+      let source: ReadableStream<Uint8Array> = body;
+      if (step === "store-put-wrapped") {
+        const chunks = largeChunks(body, MiB, 16 * 1024);
+        source = new ReadableStream<Uint8Array>(
+          {
+            async pull(controller) {
+              const chunk = await chunks.read();
+              if (chunk) controller.enqueue(chunk);
+              else controller.close();
+            },
+          },
+          { highWaterMark: 0 },
+        );
+      }
+      await built.store.put(source, {
         scope: "bench",
         name: "p.bin",
         maxBytes: 256 * MiB,
-        ...(step === "store-put-sized" ? { expectedSize: size } : {}),
+        ...(step === "store-put" ? {} : { expectedSize: size }),
       });
       return;
     }
   }
-  throw new Error(`unknown step ${step}`);
+  if (!(await uploadShape(env.FILES, step, key, request))) throw new Error(`unknown step ${step}`);
 }
 
 export default {

@@ -5,7 +5,8 @@
  *    `r2Store`, the record written last) vs a plain Worker that streams the same request body into
  *    R2 with one `env.FILES.put(key, request.body)`. Goal: ratio ≥ 0.9. Two rows: the client
  *    declares the sha256 (`X-Content-SHA256`: the body goes to R2 unread, R2 verifies the digest),
- *    and it does not (the body is read in JS: 8 MiB parts, sha256 and the size cap on the way). A
+ *    and it does not (the body is read in 1 MiB BYOB reads, hashed, and written into one put of
+ *    its `Content-Length`). A
  *    third row shows the plain Worker with R2 checking the digest (`put(key, body, { sha256 })`):
  *    what miniflare's own hashing adds (real R2 verifies on its side).
  * 2. Signed-URL signing inside workerd: the minter's `mint` / `verify` (its synchronous
@@ -144,7 +145,8 @@ if (only.includes("plain-sha256"))
 if (process.env.BENCH_PROFILE === "1") {
   // Each step of our upload alone, on the same body: where the time goes.
   for (const step of (
-    process.env.BENCH_PROFILE_STEPS ?? "drain,hash,node-drain,part-sink,store-put,store-put-sized"
+    process.env.BENCH_PROFILE_STEPS ??
+    "drain,hash,node-drain,part-sink,store-put,store-put-sized,store-put-wrapped,byob-drain,byob-hash,digest-only,tee-put,tee-fixed,tee-byob,put-then-hash,byob-fixed"
   ).split(",")) {
     const ours: { seconds: number; cpuSeconds: number }[] = [];
     const plain: { seconds: number; cpuSeconds: number }[] = [];

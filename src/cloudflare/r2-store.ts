@@ -31,6 +31,7 @@ import type {
 import type { TusStaging } from "../uploads/tus/fs-staging.js";
 import type { TusStagingSource } from "../uploads/tus/service.js";
 import type { R2BucketBinding, R2ObjectLike } from "./bindings.js";
+import { hashedPut, hashedPutFits } from "./r2-hashed-put.js";
 import { nativeDigestPut, nativePutAvailable, nativePutFits } from "./r2-native-put.js";
 import { R2PartSink } from "./r2-part-sink.js";
 import { r2TusStaging } from "./r2-tus-staging.js";
@@ -83,7 +84,9 @@ export interface R2StoreOptions {
  * A `FileStore` on an R2 bucket binding. Puts stream: bytes go up in equal parts of `partSize`
  * (one `put` when the file fits in one part), hashed and capped while they arrive; reads are
  * ranged `get`s. A put of a web stream (`request.body`) with both `expectedSize` and `expectedSha256`
- * is one native `put` that R2 verifies (`{ sha256 }`): the bytes never enter JavaScript. Runs on
+ * is one native `put` that R2 verifies (`{ sha256 }`): the bytes never enter JavaScript. With only
+ * `expectedSize` (up to 5 GiB less 5 MiB), such a stream is one `put` of that length, read in 1 MiB
+ * chunks and hashed on the way (on workerd; elsewhere it goes in parts). Runs on
  * Workers with the `nodejs_compat` flag (the put pipeline uses `node:stream`).
  *
  * @example
@@ -203,6 +206,10 @@ export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
     // digest itself and the body is never read in JavaScript.
     if (nativePutFits(source, plan)) {
       return storedFileOf(plan, await nativeDigestPut(bucket, key, source, plan, storageError));
+    }
+    // Size declared, no digest: one put of that length, the bytes read in large chunks and hashed.
+    if (hashedPutFits(source, plan)) {
+      return storedFileOf(plan, await hashedPut(bucket, key, source, plan, storageError));
     }
     const sink = new R2PartSink({ bucket, key, partSize, queueSize, error: storageError });
     try {
@@ -342,7 +349,8 @@ export function r2Store(options: R2StoreOptions): FileStore & TusStagingSource {
 
   return {
     driver: "r2",
-    // Only where R2 can check the digest itself (workerd); elsewhere the bytes pass through the meter.
+    // Only on workerd (R2 checks a declared digest itself; a sized body goes as one hashed put);
+    // elsewhere the bytes pass through the meter.
     nativeDigest: nativePutAvailable(),
 
     /**

@@ -12,14 +12,19 @@
  * docs/performance.md, Session 11.)
  *
  * Writes larger than a slot (and every write before the thread has started or after it failed) go
- * to the thread pool instead (see `fs-small-writes.ts`); while all 32 slots are taken, writes wait
+ * to the thread pool instead (see `fs-small-writes.ts`); while all 8 slots are taken, writes wait
  * for one, first come first served. One thread writes for every store: a disk that stops answering
  * holds the small writes of every `fsStore` in the process, not the thread pool.
  */
 import { Worker } from "node:worker_threads";
 
-/** Slots: writes in flight at once (a power of two). */
-const SLOTS = 32;
+/**
+ * Slots: writes in flight at once (a power of two). Eight keep the one writer busy; each slot is
+ * shared memory held for the life of the process, which counts against V8's old-generation limit
+ * like every buffer allocated after start-up, so more of them brought big uploads' back-to-back
+ * full collections on sooner (32 slots, 2.25 MiB: docs/performance.md, Session 18).
+ */
+const SLOTS = 8;
 /** Bytes of one slot: path(s) and file bytes together. */
 export const SLOT_BYTES = 72 * 1024;
 /** Int32 fields per slot: op, mode, first length, second length, result. */

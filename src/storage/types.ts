@@ -363,8 +363,9 @@ export interface FileStore {
   /**
    * `true` when the store checks a declared `expectedSha256` and `expectedSize` on a web
    * `ReadableStream` source itself, without reading the bytes in JavaScript (`r2Store` on workerd:
-   * R2 verifies the digest on its put). The routes then hand such a store the request's own body
-   * when the client declared the digest.
+   * R2 verifies the digest on its put), and takes a web stream with only `expectedSize` faster
+   * than a Node stream (`r2Store`: one put of that length, hashed on the way). The routes then hand
+   * such a store the request's web body whenever the raw body declares its `Content-Length`.
    */
   readonly nativeDigest?: boolean;
   /**

@@ -111,8 +111,11 @@ export interface UploadReply {
 
 /** A watchdog over one upload body (the routes' `idleTimeout` and `uploadTimeout`). */
 export interface UploadWatchdog {
-  /** A body byte arrived: the idle clock starts again. */
-  touch(): void;
+  /**
+   * Body bytes arrived: the idle clock starts again; `chunk.length` counts for the minimum rate
+   * (without it the rate is not checked).
+   */
+  touch(chunk?: { length: number }): void;
   /** Stops the idle clock (the server, not the client, is holding the body up). */
   pause(): void;
   /** Starts the idle clock again after {@link UploadWatchdog.pause}. */
@@ -143,7 +146,7 @@ export interface UploadRequestContext {
    */
   body(): Readable | null;
   /**
-   * The request body as the web stream itself, for a store that verifies a declared digest natively
+   * The request body as the web stream itself, for a store that takes one natively
    * (`FileStore.nativeDigest`): present on the web path only (never for the Node adapter's own
    * requests), `null` when the request has no body. Call `body` or this, not both.
    */

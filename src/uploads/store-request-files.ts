@@ -7,9 +7,10 @@
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { RequestView } from "../http/request-view.js";
+import { largeChunks } from "../internal/web-chunks.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
-import type { UploadHandlerConfig, UploadRequestContext } from "./handler-types.js";
+import type { UploadHandlerConfig, UploadRequestContext, UploadWatchdog } from "./handler-types.js";
 import { loadMultipartParser, stageMultipart } from "./multipart.js";
 import {
   declaredDigestRefusal,
@@ -22,6 +23,14 @@ import {
   stageRaw,
   type UploadLimits,
 } from "./upload-staging.js";
+
+/** Bytes read from a request's web body at a time when the store hashes it (see `watchedBody`). */
+const NATIVE_READ_BYTES = 1024 * 1024;
+/**
+ * The fewest bytes a read of such a body waits for: the clocks see bytes only when a read ends, so
+ * a client at the default minimum rate (1 KiB/s) ends a read well within the 30 s idle timeout.
+ */
+const NATIVE_READ_MIN = 16 * 1024;
 
 /** How a route stores a request's files. */
 export interface StoreMode {
@@ -88,20 +97,23 @@ export async function storeRequestFiles(
   }
 }
 
-/** A raw body the store verifies natively: its web stream, declared length and digests. */
+/** A raw body for the store's native put: its web stream, declared length and digests. */
 interface NativeStaging {
   body: ReadableStream<Uint8Array>;
   length: number;
-  expectedSha256: string;
+  /** The declared sha-256 (the store verifies it), or `undefined`: the store hashes the bytes. */
+  expectedSha256: string | undefined;
   headerSha256: string | undefined;
   /** The refusal a wrong digest gets: the header's, else the ticket's (as the checks after staging). */
-  refusal: () => FileBridgeError;
+  refusal: (() => FileBridgeError) | undefined;
 }
 
 /**
- * When the store verifies a declared digest itself (`nativeDigest`, `r2Store` on workerd) and the
- * raw body declares its length and sha-256 (header, query or the ticket), the request's own web
- * stream goes to the store unread; otherwise `undefined` (the body streams through the meter).
+ * When the store takes a web stream natively (`nativeDigest`, `r2Store` on workerd) and the raw body
+ * declares its length: with a declared sha-256 (header, query or the ticket) the request's own web
+ * stream goes to the store unread; with none it goes read in large chunks (the idle clock running
+ * only while a read waits for the client) and the store hashes it. Otherwise `undefined` (the body
+ * streams through the meter).
  */
 function nativeStaging(
   config: UploadHandlerConfig,
@@ -117,7 +129,6 @@ function nativeStaging(
   if (mode.declaredSize !== undefined && mode.declaredSize !== length) return undefined;
   const headerSha256 = rawDeclaredSha256(request);
   const expectedSha256 = headerSha256 ?? mode.declaredSha256?.sha256;
-  if (expectedSha256 === undefined) return undefined;
   const body = ctx.webBody();
   if (!body) return undefined;
   const name = rawFileName(request, mode.name);
@@ -126,17 +137,15 @@ function nativeStaging(
     length,
     expectedSha256,
     headerSha256,
-    refusal:
-      headerSha256 === undefined
-        ? (mode.declaredSha256?.refusal as () => FileBridgeError)
-        : () => declaredDigestRefusal(name),
+    refusal: headerSha256 === undefined ? mode.declaredSha256?.refusal : () => declaredDigestRefusal(name),
   };
 }
 
 /**
- * {@link storeRequestFiles} for a body the store verifies natively: no byte is seen here, so the
- * watchdog keeps only its total clock (the idle and rate clocks need the bytes); an abort (timeout,
- * client gone) reaches the store through the staging's signal.
+ * {@link storeRequestFiles} for a body the store takes natively. With a declared digest no byte is
+ * seen here, so the watchdog keeps only its total clock (the idle and rate clocks need the bytes);
+ * without one the body is read here in large chunks and each read runs the idle clock. An abort
+ * (timeout, client gone) reaches the store through the staging's signal.
  */
 async function storeNative(
   config: UploadHandlerConfig,
@@ -156,7 +165,7 @@ async function storeNative(
       part = await stageNative(
         config,
         request,
-        native.body,
+        native.expectedSha256 === undefined ? watchedBody(native.body, watchdog) : native.body,
         limits,
         control.controller.signal,
         mode.name,
@@ -164,7 +173,11 @@ async function storeNative(
         native,
       );
     } catch (error) {
-      if (isFileBridgeError(error, "DIGEST_MISMATCH") && error.data?.expectedSha256 !== undefined) {
+      if (
+        native.refusal &&
+        isFileBridgeError(error, "DIGEST_MISMATCH") &&
+        error.data?.expectedSha256 !== undefined
+      ) {
         throw native.refusal();
       }
       throw error;
@@ -180,6 +193,39 @@ async function storeNative(
     watchdog.stop();
     control.release();
   }
+}
+
+/**
+ * The request's web body as a stream of chunks of up to {@link NATIVE_READ_BYTES} (each read waits
+ * for {@link NATIVE_READ_MIN} bytes at least), read only when the store asks for one: the idle and
+ * rate clocks run while a read waits for the client and are paused while the store holds the body
+ * up. A body that fails (the client went, or sent less than its `Content-Length`) fails the stream
+ * with the metered path's `ABORTED`.
+ */
+function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog): ReadableStream<Uint8Array> {
+  const chunks = largeChunks(body, NATIVE_READ_BYTES, NATIVE_READ_MIN);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        watchdog.resume();
+        let chunk: Uint8Array | undefined;
+        try {
+          chunk = await chunks.read();
+        } catch (error) {
+          watchdog.pause();
+          controller.error(new FileBridgeError("ABORTED", "The request body ended early", { cause: error }));
+          return;
+        }
+        // The bytes count for the idle clock and the rate; the store holds the body up from here.
+        if (chunk) watchdog.touch(chunk);
+        watchdog.pause();
+        if (chunk) controller.enqueue(chunk);
+        else controller.close();
+      },
+      cancel: (reason) => chunks.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /**

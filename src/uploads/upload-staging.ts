@@ -124,9 +124,9 @@ export function declaredDigestRefusal(name: string): FileBridgeError {
 }
 
 /**
- * Stages a raw body of `length` declared bytes whose sha256 (`expectedSha256`) is declared, as the
- * request's own web stream, on a store that verifies the digest natively (`FileStore.nativeDigest`):
- * the store checks size and digest, and the bytes never pass through a Node stream here. A wrong
+ * Stages a raw body of `length` declared bytes as a web stream on a store that takes one natively
+ * (`FileStore.nativeDigest`): the store checks the size and the declared sha256 (`expectedSha256`),
+ * or hashes the bytes when none is declared; they never pass through a Node stream here. A wrong
  * digest is the store's `DIGEST_MISMATCH`; `headerSha256` is what the header or query declared.
  */
 export async function stageNative(
@@ -137,7 +137,7 @@ export async function stageNative(
   signal: AbortSignal,
   fixedName: string | undefined,
   length: number,
-  digests: { expectedSha256: string; headerSha256: string | undefined },
+  digests: { expectedSha256: string | undefined; headerSha256: string | undefined },
 ): Promise<StagedPart> {
   const name = rawFileName(request, fixedName);
   const staged = await config.store.stage(body, {
@@ -149,7 +149,7 @@ export async function stageNative(
     ttl: limits.ttlMs / 1000,
     maxBytes: limits.maxBytes,
     expectedSize: length,
-    expectedSha256: digests.expectedSha256,
+    ...(digests.expectedSha256 === undefined ? {} : { expectedSha256: digests.expectedSha256 }),
     signal,
   });
   return { staged, sha256: digests.headerSha256 };

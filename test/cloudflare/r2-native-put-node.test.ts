@@ -7,7 +7,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { r2Store } from "../../src/cloudflare/index.js";
+import { hashedPutFits, MAX_SINGLE_PUT } from "../../src/cloudflare/r2-hashed-put.js";
 import { createFileRoutes, memoryState, SignedUrlMinter, UploadHandleResolver } from "../../src/index.js";
+import { planPut } from "../../src/storage/kit/put-plan.js";
 import { bucketValueBytes } from "./bucket-value.js";
 
 const MiB = 1024 * 1024;
@@ -188,6 +190,66 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
             () => "stored",
             (error: { code?: string }) => error.code,
           ),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      expect(outcome).toBe("STORAGE_ERROR");
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
+
+  it("a hashed single put is taken only for a sized web stream with no digest, within R2's single-put limit", () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const stream = () => new ReadableStream<Uint8Array>();
+      const plan = (options: { expectedSize?: number; expectedSha256?: string }) =>
+        planPut({ scope: "s", name: "f.bin", ...options }, Date.now());
+      expect(hashedPutFits(stream(), plan({ expectedSize: MAX_SINGLE_PUT }))).toBe(true);
+      expect(hashedPutFits(stream(), plan({ expectedSize: MAX_SINGLE_PUT + 1 }))).toBe(false);
+      expect(hashedPutFits(stream(), plan({}))).toBe(false);
+      expect(hashedPutFits(stream(), plan({ expectedSize: 10, expectedSha256: "0".repeat(64) }))).toBe(false);
+      expect(hashedPutFits(new Uint8Array(10), plan({ expectedSize: 10 }))).toBe(false);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+    // Off workerd (no FixedLengthStream) never.
+    expect(
+      hashedPutFits(
+        new ReadableStream<Uint8Array>(),
+        planPut({ scope: "s", name: "f", expectedSize: 10 }, 0),
+      ),
+    ).toBe(false);
+  });
+
+  it("a hashed put (size, no digest) that R2 fails without reading its stream ends (STORAGE_ERROR), it does not hang", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      const failing = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          // R2 failing on its side before it read any of the stream.
+          throw new Error("We encountered an internal error. Please try again. (10001)");
+        },
+      };
+      const store = r2Store({ bucket: failing as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      const bytes = randomBytes(3 * MiB);
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024)
+            controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+          controller.close();
+        },
+      });
+      const outcome = await Promise.race([
+        store.put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length }).then(
+          () => "stored",
+          (error: { code?: string }) => error.code,
+        ),
         new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
       ]);
       expect(outcome).toBe("STORAGE_ERROR");

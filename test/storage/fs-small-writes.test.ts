@@ -105,7 +105,7 @@ describe("FsWriterThread", () => {
     expect(await writer.started()).toBe(true);
     const writes = new FsSmallWrites("writer-thread", () => writer);
     const body = (i: number) => Buffer.alloc(4096, i % 251);
-    // 200 writes for 32 slots: most wait for a slot when the thread is closed.
+    // 200 writes for 8 slots: most wait for a slot when the thread is closed.
     const settled = Promise.allSettled(
       Array.from({ length: 200 }, (_, i) => writes.write(join(dir, `f${i}`), body(i), 0o600)),
     );
@@ -131,6 +131,22 @@ describe("FsWriterThread", () => {
     await expect(writer.write(join(dir, "direct"), new Uint8Array([1]), 0o600)).rejects.toBeInstanceOf(
       WriterUnavailable,
     );
+  });
+
+  // A size budget: the shared memory is allocated after start-up and counts, as external memory,
+  // against V8's old-generation limit; what a process keeps there brings on the back-to-back full
+  // collections of big uploads sooner (docs/performance.md, Sessions 17 and 18).
+  it("keeps at most 640 KiB of shared memory for its slots", async () => {
+    const before = process.memoryUsage().arrayBuffers;
+    const writer = new FsWriterThread();
+    const held = process.memoryUsage().arrayBuffers - before;
+    try {
+      expect(held).toBeGreaterThan(0);
+      expect(held).toBeLessThanOrEqual(640 * 1024);
+    } finally {
+      await writer.started();
+      await writer.close();
+    }
   });
 
   it("reports the failing step and errno as Node does, and refuses a write that does not fit a slot before taking one", async () => {

@@ -19,11 +19,36 @@ const pool: ArrayBuffer[] = [];
 const FILE_READ_BYTES = 1024 * 1024;
 
 /**
+ * Linux scheduling priorities (nice values) below the process's own that the worker takes.
+ *
+ * Why (docs/performance.md, Session 18): the hashing is never what an upload waits for while its
+ * bytes flow: the worker only has to catch up by the end. At the process's own priority it took a
+ * core for whole time slices, so the upload's socket, file-write and client threads, waking many
+ * times a millisecond, waited behind it; a 256 MiB upload took ~0.2 s longer with no more CPU. Ten
+ * steps lower (about a tenth of the CPU share when a core is contended), the scheduler runs a waking
+ * thread at once and the worker takes what is idle. It still gets CPU whenever a core is free, and the
+ * upload's end waits for its digest, so no hash is starved for long.
+ */
+const WORKER_NICE_STEPS = 10;
+/**
+ * Lowers the worker thread's own priority: on Linux the nice value is per thread (`setpriority`
+ * with pid 0 changes the calling thread only). On other systems the same call changes the whole
+ * process, so it is not made there. Relative to the current value, never raised, never fatal.
+ */
+const lowerPriority = `if (process.platform === "linux") {
+  try {
+    const os = require("node:os");
+    os.setPriority(Math.min(19, os.getPriority() + ${WORKER_NICE_STEPS}));
+  } catch {}
+}`;
+
+/**
  * The worker: one hash per job id; acknowledges each batch by handing its buffer back (so memory
  * never waits for a worker GC), answers `end` with the digest.
  */
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
+${lowerPriority}
 const { createHash } = require("node:crypto");
 const { closeSync, openSync, readSync } = require("node:fs");
 const jobs = new Map();

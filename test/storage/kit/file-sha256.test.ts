@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { openSync } from "node:fs";
+import { openSync, readdirSync, readFileSync } from "node:fs";
 import { appendFile, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -65,6 +65,30 @@ describe("FileSha256 + FileSink (sha256 read back from the file by the worker)",
       }
     }
   });
+
+  // Linux's nice value is per thread: the worker lowers only its own, so a waking socket or file
+  // thread of the upload is not kept waiting behind the hashing (docs/performance.md, Session 18).
+  it.skipIf(process.platform !== "linux")(
+    "the hashing worker runs below the process's priority; no other thread's priority changes",
+    async () => {
+      const nice = (tid: string) => {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      };
+      const base = getPriority();
+      const bytes = randomBytes(3 * MiB);
+      const { hash } = await writeHashed(chunked(bytes, 64 * 1024));
+      expect(await hash.digest(bytes.byteLength)).toBe(hex(bytes));
+      const lowered = readdirSync("/proc/self/task")
+        .map(nice)
+        .filter((value) => value !== base);
+      // The worker (one per module instance: more than one when test files share a process).
+      expect(lowered.length).toBeGreaterThan(0);
+      expect(new Set(lowered)).toEqual(new Set([Math.min(19, base + 10)]));
+      expect(nice(String(process.pid))).toBe(base);
+      expect(getPriority()).toBe(base);
+    },
+  );
 
   it("many files at once each get their own digest", async () => {
     const bodies = Array.from({ length: 5 }, () => randomBytes(3 * MiB + 17));
