@@ -7,7 +7,13 @@
 import { isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { defaultScope, type ScopeFunction } from "../scope/scope.js";
 import { decodeCursor, encodeCursor } from "./merged-cursor.js";
-import { callLocalTool, callRoute, proxyToolError, type ToolRoute } from "./tool-call.js";
+import {
+  callLocalTool,
+  callRoute,
+  proxyToolError,
+  type RouteCallOptions,
+  type ToolRoute,
+} from "./tool-call.js";
 import {
   type DownstreamSink,
   type JsonObject,
@@ -48,6 +54,8 @@ export class ProxyCore {
   #options: ProxyCoreOptions;
   #routes: Promise<Map<string, ToolRoute>> | undefined;
   /** The routes {@link #routes} resolved to, once complete: read while `of` is still the current listing. */
+  /** What every routed call is given (the timeout, the log): made once. */
+  #routeCall: RouteCallOptions | undefined;
   #routesBuilt:
     | { of: Promise<Map<string, ToolRoute>> | undefined; routes: Map<string, ToolRoute> }
     | undefined;
@@ -240,37 +248,35 @@ export class ProxyCore {
     if (this.#closing)
       return proxyToolError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down; try again later.");
     this.#inFlight++;
+    // One async layer, not two (issue 43: the pass-through path's promises).
     try {
-      return await this.#callTool(params, ctx);
+      const name = String(params.name);
+      // Asked for only when the call handles files: a pass-through tool needs no scope.
+      let scope: string | undefined;
+      const scopeOf = (): string => {
+        scope ??= this.scopeOf(ctx);
+        return scope;
+      };
+      const local = this.#options.localTools?.find((tool) => tool.definition.name === name);
+      if (local) return await callLocalTool(local, params, ctx, scopeOf);
+      const route = this.#routesNow()?.get(name) ?? (await this.#routeOf(name));
+      // A tool that handles files needs the caller's scope: ask before the upstream does any work.
+      if (route.adapters.length > 0) {
+        try {
+          scopeOf();
+        } catch (error) {
+          return toToolErrorResult(error);
+        }
+      }
+      this.#routeCall ??= {
+        timeoutMs: this.#options.callTimeoutMs ?? 600_000,
+        log: (line) => this.#log(line),
+      };
+      return await callRoute(route, params, ctx, scopeOf, this.#routeCall);
     } finally {
       this.#inFlight--;
       if (this.#inFlight === 0) for (const resolve of this.#drained.splice(0)) resolve();
     }
-  }
-
-  async #callTool(params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
-    const name = String(params.name);
-    // Asked for only when the call handles files: a pass-through tool needs no scope.
-    let scope: string | undefined;
-    const scopeOf = (): string => {
-      scope ??= this.scopeOf(ctx);
-      return scope;
-    };
-    const local = this.#options.localTools?.find((tool) => tool.definition.name === name);
-    if (local) return await callLocalTool(local, params, ctx, scopeOf);
-    const route = this.#routesNow()?.get(name) ?? (await this.#routeOf(name));
-    // A tool that handles files needs the caller's scope: ask before the upstream does any work.
-    if (route.adapters.length > 0) {
-      try {
-        scopeOf();
-      } catch (error) {
-        return toToolErrorResult(error);
-      }
-    }
-    return await callRoute(route, params, ctx, scopeOf, {
-      timeoutMs: this.#options.callTimeoutMs ?? 600_000,
-      log: (line) => this.#log(line),
-    });
   }
 
   /**
