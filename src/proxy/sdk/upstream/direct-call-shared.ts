@@ -6,6 +6,7 @@
  * own way). No SDK import here, so either path loads without the other SDK installed.
  */
 import type { JsonObject } from "../../types.js";
+import type { StopSignal } from "./node-fetch.js";
 
 /** A plain JSON-RPC answer to the request: its result, or its error. */
 export type PlainAnswer =
@@ -78,13 +79,18 @@ export interface StopWording {
  * abort, the client closing (its transport's signal, whose reason also goes to the transport's
  * `onerror`, as the transport reports its own aborted fetch). The first one wins: `failure` is set
  * and `signal` (given to the request) aborts with it. `settle()` removes the timer and listeners.
+ * `signal` is the stopper itself, a {@link StopSignal}: no `AbortController` per call (issue 43).
  */
-export class CallStopper {
+export class CallStopper implements StopSignal {
   /** Aborted with {@link failure} when the request is ended. */
-  readonly signal: AbortSignal;
+  readonly signal: StopSignal = this;
   /** The error the request ends with, once something ended it. */
   failure: Error | undefined;
-  readonly #stopper = new AbortController();
+  /** Whether {@link signal} aborted. */
+  aborted = false;
+  /** What {@link signal} aborted with ({@link failure}). */
+  reason: unknown;
+  #listeners: Array<() => void> | undefined;
   readonly #caller: AbortSignal | undefined;
   readonly #closed: AbortSignal;
   readonly #timer: NodeJS.Timeout;
@@ -97,14 +103,13 @@ export class CallStopper {
     timeout: number,
     wording: StopWording,
   ) {
-    this.signal = this.#stopper.signal;
     this.#caller = signal;
     const closed = transport._abortController?.signal as AbortSignal;
     this.#closed = closed;
     const stop = (error: Error, why: "abort" | "timeout" | "closed") => {
       if (this.failure) return;
       this.failure = error;
-      this.#stopper.abort(error);
+      this.#abort(error);
       wording.onStop?.(error, why);
     };
     this.#onAbort = () => stop(wording.aborted(signal?.reason), "abort");
@@ -115,6 +120,27 @@ export class CallStopper {
     this.#timer = setTimeout(() => stop(wording.timedOut(timeout), "timeout"), timeout);
     signal?.addEventListener("abort", this.#onAbort, { once: true });
     closed.addEventListener("abort", this.#onClosed, { once: true });
+  }
+
+  /** As `AbortController.abort(reason)` does to its signal: set, then each listener once, in order. */
+  #abort(reason: Error): void {
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    for (const listener of listeners ?? []) listener();
+  }
+
+  /** Adds an `"abort"` listener (each runs once: the signal aborts once); none once it aborted. */
+  addEventListener(_type: "abort", listener: () => void): void {
+    if (this.aborted) return;
+    this.#listeners ??= [];
+    if (!this.#listeners.includes(listener)) this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: "abort", listener: () => void): void {
+    const at = this.#listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) this.#listeners?.splice(at, 1);
   }
 
   settle(): void {

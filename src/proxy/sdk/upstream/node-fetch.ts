@@ -23,6 +23,18 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 /** A parsed JSON value. */
 type JsonValue = unknown;
 
+/**
+ * What {@link NodeFetch.post} needs of a signal: an `AbortSignal`, or a lighter object that behaves
+ * like one for `"abort"` (a direct call's `CallStopper`, issue 43: no `AbortController` and
+ * `EventTarget` per call).
+ */
+export interface StopSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
 /** A `fetch` over `node:http`, and the agents to close with the connection. */
 export interface NodeFetch {
   fetch: typeof fetch;
@@ -33,7 +45,7 @@ export interface NodeFetch {
    * reason when `signal` aborts before the answer, with `fetch failed` when the request fails (never
    * sent twice).
    */
-  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostAnswer>;
+  post(url: URL, headers: Record<string, string>, body: string, signal: StopSignal): Promise<PostAnswer>;
   /**
    * Keeps `answer` for the next call of this `fetch` whose request carries the header
    * {@link HELD_ANSWER_HEADER} with the token returned: that call sends nothing and is answered with
@@ -203,7 +215,7 @@ function isJson(res: IncomingMessage): boolean {
   return /^application\/json\s*(;|$)/i.test(res.headers["content-type"] ?? "");
 }
 
-function abortReason(signal: AbortSignal): unknown {
+function abortReason(signal: StopSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
@@ -447,7 +459,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     url: URL,
     headers: Record<string, string>,
     text: string,
-    signal: AbortSignal,
+    signal: StopSignal,
   ): Promise<PostAnswer> {
     if (signal.aborted) return Promise.reject(abortReason(signal));
     const body = Buffer.from(text);
