@@ -197,17 +197,23 @@ async function storeNative(
 
 /**
  * The request's web body as a stream of chunks of up to {@link NATIVE_READ_BYTES} (each read waits
- * for {@link NATIVE_READ_MIN} bytes at least), read only when the store asks for one: the idle and
- * rate clocks run while a read waits for the client and are paused while the store holds the body
- * up. A body that fails (the client went, or sent less than its `Content-Length`) fails the stream
- * with the metered path's `ABORTED`.
+ * for {@link NATIVE_READ_MIN} bytes at least), read only when the store asks for one. The idle and
+ * rate clocks start with the first read and run until the body ends: between two reads the store
+ * holds the body up only while R2 takes the previous chunk (one write at most), and a pause there
+ * would start a new rate window at every read, so a client slower than the minimum rate but quick
+ * enough for one read per window would never be cut off. A body that fails (the client went, or
+ * sent less than its `Content-Length`) fails the stream with the metered path's `ABORTED`.
  */
 function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog): ReadableStream<Uint8Array> {
   const chunks = largeChunks(body, NATIVE_READ_BYTES, NATIVE_READ_MIN);
+  let started = false;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        watchdog.resume();
+        if (!started) {
+          started = true;
+          watchdog.resume();
+        }
         let chunk: Uint8Array | undefined;
         try {
           chunk = await chunks.read();
@@ -216,11 +222,15 @@ function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog)
           controller.error(new FileBridgeError("ABORTED", "The request body ended early", { cause: error }));
           return;
         }
-        // The bytes count for the idle clock and the rate; the store holds the body up from here.
-        if (chunk) watchdog.touch(chunk);
+        if (chunk) {
+          // The bytes count for the idle clock and the rate.
+          watchdog.touch(chunk);
+          controller.enqueue(chunk);
+          return;
+        }
+        // The whole body is in: what is left (R2 ending the put) is the server's.
         watchdog.pause();
-        if (chunk) controller.enqueue(chunk);
-        else controller.close();
+        controller.close();
       },
       cancel: (reason) => chunks.cancel(reason),
     },

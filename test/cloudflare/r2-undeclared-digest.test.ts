@@ -246,6 +246,41 @@ describe("no declared digest into R2 (workerd)", () => {
     expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
   }, 60_000);
 
+  it("a body slower than the minimum rate ends with 408 TRANSFER_TOO_SLOW, though each large read ends within a window", async () => {
+    const scope = "too-slow";
+    const bytes = randomBytes(320 * 1024);
+    const url = await ticket(scope);
+    const before = await objects();
+    let sent = 0;
+    // 16 KiB every 400 ms (40 KiB/s) against a minimum of 100 KiB/s over 1 s windows: about 8 s
+    // to send it all, and every 1 s window brings too few bytes.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === bytes.length) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 400));
+        controller.enqueue(bytes.subarray(sent, sent + 16 * 1024));
+        sent += 16 * 1024;
+      },
+    });
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: {
+        "content-length": String(bytes.length),
+        "x-test-idle-timeout": "5000",
+        "x-test-min-rate": String(100 * 1024),
+        "x-test-rate-window": "1000",
+      },
+    } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("TRANSFER_TOO_SLOW");
+    expect(sent).toBeLessThan(bytes.length);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await objects()).toEqual(before);
+    expect((await files(scope)).files).toEqual([]);
+  }, 60_000);
+
   it("store.put of a web stream with a declared size and no digest: a byte more or less is DIGEST_MISMATCH and stores nothing", async () => {
     const scope = "stream-size";
     const n = 3 * MiB + 17;
