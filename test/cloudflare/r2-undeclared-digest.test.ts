@@ -246,6 +246,31 @@ describe("no declared digest into R2 (workerd)", () => {
     expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
   }, 60_000);
 
+  it("a client within the minimum rate whose bytes come more often than the idle timeout is not taken for idle", async () => {
+    const scope = "trickle";
+    const bytes = randomBytes(64 * 1024);
+    const url = await ticket(scope);
+    let sent = 0;
+    // 4 KiB every 300 ms (about 13 KiB/s, over the 1 KiB/s minimum) against an idle timeout of 1 s:
+    // a byte comes well within every second, but 16 KiB take 1.2 s.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === bytes.length) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 300));
+        controller.enqueue(bytes.subarray(sent, sent + 4 * 1024));
+        sent += 4 * 1024;
+      },
+    });
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: { "content-length": String(bytes.length), "x-test-idle-timeout": "1000" },
+    } as RequestInit);
+    expect(response.status).toBe(201);
+    expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
+  }, 60_000);
+
   it("a body slower than the minimum rate ends with 408 TRANSFER_TOO_SLOW, though each large read ends within a window", async () => {
     const scope = "too-slow";
     const bytes = randomBytes(320 * 1024);
