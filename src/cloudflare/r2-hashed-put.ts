@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FileBridgeError } from "../errors/file-bridge-error.js";
-import { largeChunks } from "../internal/web-chunks.js";
+import { type ChunkReads, largeChunks } from "../internal/web-chunks.js";
 import { finalError } from "../storage/kit/put-meter.js";
 import { PUT_HEAD_BYTES, type PutMeasure, type PutPlan } from "../storage/kit/put-plan.js";
 import { toPutError } from "../storage/kit/put-source.js";
@@ -65,6 +65,14 @@ export async function hashedPut(
   error: (action: string, cause: unknown) => FileBridgeError,
 ): Promise<PutMeasure> {
   const size = plan.expectedSize as number;
+  // The source is locked before R2's put starts: one that cannot be read (already locked) fails
+  // as with any other store, and leaves no put waiting for bytes.
+  let next: ChunkReads;
+  try {
+    next = largeChunks(source, READ_BYTES);
+  } catch (cause) {
+    throw toPutError(cause, plan.signal);
+  }
   const Fixed = (globalThis as unknown as { FixedLengthStream: FixedLengthStreamClass }).FixedLengthStream;
   const fixed = new Fixed(size);
   const writer = fixed.writable.getWriter();
@@ -87,7 +95,6 @@ export async function hashedPut(
   });
   aborted.catch(() => {});
   const untilPutFails = (step: Promise<void>) => Promise.race([step, putFailed, aborted]);
-  const next = largeChunks(source, READ_BYTES);
   const hash = createHash("sha256");
   const head = new Uint8Array(Math.min(PUT_HEAD_BYTES, size));
   let total = 0;

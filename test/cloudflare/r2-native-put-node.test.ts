@@ -315,4 +315,44 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       delete global.FixedLengthStream;
     }
   }, 15_000);
+
+  it("a hashed put of a stream already locked fails as the other stores do (STORAGE_ERROR) and leaves no put waiting", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      let waiting = 0;
+      const reading = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          waiting++;
+          try {
+            const bytes = new Uint8Array(await new Response(value as ReadableStream).arrayBuffer());
+            return await bucket.put(key, bytes);
+          } finally {
+            waiting--;
+          }
+        },
+      };
+      const store = r2Store({ bucket: reading as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(64 * 1024));
+          controller.close();
+        },
+      });
+      source.getReader();
+      const code = await store.put(source, { scope: "s", name: "f.bin", expectedSize: 64 * 1024 }).then(
+        () => "stored",
+        (error: { code?: string }) => error.code,
+      );
+      expect(code).toBe("STORAGE_ERROR");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(waiting).toBe(0);
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
 });
