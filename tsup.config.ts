@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { type BuildOptions, type Plugin, transform } from "esbuild";
 import { defineConfig, type Options } from "tsup";
+import { buildForNode } from "./scripts/package/node-build.js";
 
 /**
  * The package's build (issue 39). Four outputs, each shaped for who loads it (package.json
@@ -207,6 +208,21 @@ export default defineConfig([
     esbuildOptions: shortLines,
     dts: false,
     esbuildPlugins: [esmLayout],
+    // The Node build (dist/node/) is two esbuild builds of its own (scripts/package/node-build.ts).
+    onSuccess: () =>
+      buildForNode({
+        entries: Object.fromEntries(
+          Object.entries(PUBLIC)
+            .filter(([name]) => name !== "cli")
+            .map(([name, file]) => [`node/${name}`, file]),
+        ),
+        root: "node/index",
+        outDir: outDir(),
+        plugins: [nodeLayout],
+        noExternal: common.noExternal as string[],
+        external: common.external as string[],
+        lineLimit: LINE_LIMIT,
+      }),
   },
   {
     ...common,
@@ -231,25 +247,5 @@ export default defineConfig([
     dts: false,
     minify: true,
     noExternal: ["yaml", "@fastify/busboy"],
-  },
-  {
-    ...common,
-    // Named `node/...` in the output folder (not an outDir of its own: the tests build into a fresh
-    // folder with `--out-dir`, which would replace it).
-    entry: Object.fromEntries(
-      Object.entries(PUBLIC)
-        .filter(([name]) => name !== "cli")
-        .map(([name, file]) => [`node/${name}`, file]),
-    ),
-    format: ["esm"],
-    splitting: true,
-    dts: false,
-    minifyWhitespace: true,
-    minifySyntax: true,
-    esbuildOptions: (options) => {
-      shortLines(options);
-      options.chunkNames = "node/chunk-[hash]";
-    },
-    esbuildPlugins: [nodeLayout],
   },
 ]);
