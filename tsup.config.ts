@@ -14,8 +14,9 @@ import { buildForNode } from "./scripts/package/node-build.js";
  *   (`sideEffects: false`), as from the sources. With shared chunks, one module-level statement
  *   anywhere in a chunk (a zod schema, a `Map`) kept the chunk's whole closure in the bundle.
  * - **ESM for Node** (`dist/node/`; condition `node`, after `module`: Node, Deno and Bun): all entries
- *   but the CLI split in one build. Node's ESM loader costs per file, and the root is 28 files here
- *   instead of ~150 (docs/performance.md, session 17).
+ *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 5 files (28
+ *   with one split build of every entry, ~150 with one file per module): Node's ESM loader costs
+ *   per file (docs/performance.md, sessions 17 and 18).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
  *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers.
  * - **Shipped once, as CommonJS, loaded by the three** (`dist/lib/...*.cjs`): the upload page's
@@ -145,11 +146,8 @@ const common: Options = {
 };
 
 /**
- * ESM for Node (`dist/node/`): every entry but the CLI bundled in one build with code splitting, so
- * each module is in exactly one chunk shared by every entry that reaches it, whitespace and syntax
- * minified (names kept). Node loads the root entry as a handful of files instead of ~150: its ESM
- * loader's cost per file was most of the package's start (docs/performance.md, session 17). The
- * shared CommonJS files and vendored packages are imported from their one `.cjs` copy in `dist/lib`.
+ * ESM for Node (`dist/node/`, scripts/package/node-build.ts): the shared CommonJS files and vendored
+ * packages are imported from their one `.cjs` copy in `dist/lib`.
  */
 const nodeLayout: Plugin = {
   name: "node-esm-shared-files",
