@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { type BuildOptions, type Plugin, transform } from "esbuild";
 import { defineConfig, type Options } from "tsup";
+import { buildForNode } from "./scripts/package/node-build.js";
 
 /**
  * The package's build (issue 39). Four outputs, each shaped for who loads it (package.json
@@ -13,8 +14,9 @@ import { defineConfig, type Options } from "tsup";
  *   (`sideEffects: false`), as from the sources. With shared chunks, one module-level statement
  *   anywhere in a chunk (a zod schema, a `Map`) kept the chunk's whole closure in the bundle.
  * - **ESM for Node** (`dist/node/`; condition `node`, after `module`: Node, Deno and Bun): all entries
- *   but the CLI split in one build. Node's ESM loader costs per file, and the root is 28 files here
- *   instead of ~150 (docs/performance.md, session 17).
+ *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 5 files (28
+ *   with one split build of every entry, ~150 with one file per module): Node's ESM loader costs
+ *   per file (docs/performance.md, sessions 17 and 18).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
  *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers.
  * - **Shipped once, as CommonJS, loaded by the three** (`dist/lib/...*.cjs`): the upload page's
@@ -144,11 +146,8 @@ const common: Options = {
 };
 
 /**
- * ESM for Node (`dist/node/`): every entry but the CLI bundled in one build with code splitting, so
- * each module is in exactly one chunk shared by every entry that reaches it, whitespace and syntax
- * minified (names kept). Node loads the root entry as a handful of files instead of ~150: its ESM
- * loader's cost per file was most of the package's start (docs/performance.md, session 17). The
- * shared CommonJS files and vendored packages are imported from their one `.cjs` copy in `dist/lib`.
+ * ESM for Node (`dist/node/`, scripts/package/node-build.ts): the shared CommonJS files and vendored
+ * packages are imported from their one `.cjs` copy in `dist/lib`.
  */
 const nodeLayout: Plugin = {
   name: "node-esm-shared-files",
@@ -207,6 +206,21 @@ export default defineConfig([
     esbuildOptions: shortLines,
     dts: false,
     esbuildPlugins: [esmLayout],
+    // The Node build (dist/node/) is two esbuild builds of its own (scripts/package/node-build.ts).
+    onSuccess: () =>
+      buildForNode({
+        entries: Object.fromEntries(
+          Object.entries(PUBLIC)
+            .filter(([name]) => name !== "cli")
+            .map(([name, file]) => [`node/${name}`, file]),
+        ),
+        root: "node/index",
+        outDir: outDir(),
+        plugins: [nodeLayout],
+        noExternal: common.noExternal as string[],
+        external: common.external as string[],
+        lineLimit: LINE_LIMIT,
+      }),
   },
   {
     ...common,
@@ -231,25 +245,5 @@ export default defineConfig([
     dts: false,
     minify: true,
     noExternal: ["yaml", "@fastify/busboy"],
-  },
-  {
-    ...common,
-    // Named `node/...` in the output folder (not an outDir of its own: the tests build into a fresh
-    // folder with `--out-dir`, which would replace it).
-    entry: Object.fromEntries(
-      Object.entries(PUBLIC)
-        .filter(([name]) => name !== "cli")
-        .map(([name, file]) => [`node/${name}`, file]),
-    ),
-    format: ["esm"],
-    splitting: true,
-    dts: false,
-    minifyWhitespace: true,
-    minifySyntax: true,
-    esbuildOptions: (options) => {
-      shortLines(options);
-      options.chunkNames = "node/chunk-[hash]";
-    },
-    esbuildPlugins: [nodeLayout],
   },
 ]);

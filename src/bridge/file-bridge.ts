@@ -69,6 +69,7 @@ export class FileBridge {
   #roots: Promise<Root[]> | undefined;
   readonly #resolvers: FileSourceResolver[] = [];
   #descriptors: DescriptorAnswerer | undefined;
+  #startupSweep: Promise<number> | undefined;
   /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
   readonly #active = ACTIVE_CALL_DIRS;
   /** The bridge as object forms see it: they resolve their `uri` as a string. */
@@ -84,16 +85,18 @@ export class FileBridge {
     this.tmpDir = this.#settings.tmpDir;
     this.maxBytes = this.#settings.maxBytes;
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
-    this.startupSweep =
-      this.#settings.sweepOnStart && this.#settings.disk
-        ? sweepOnce(this.tmpDir, this.#settings.now())
-        : Promise.resolve(0);
+    if (this.#settings.sweepOnStart && this.#settings.disk && claimStartupSweep(this.tmpDir)) {
+      // Not in the constructor: reading the process's space and the folder waits for the first
+      // idle moment (a server's start is not held up by it), or for whoever asks for the count.
+      setImmediate(() => void this.startupSweep).unref?.();
+    } else this.#startupSweep = Promise.resolve(0);
   }
 
   /**
    * The start-up sweep of this bridge's temp folder (see `sweepOnStart`): how many stale folders it
-   * removed. It runs once per folder and process; later bridges on the same folder get `0`. Never
-   * rejects.
+   * removed. It runs once per folder and process, in the background, starting once the code that
+   * made the bridge has run (or when this is first read); later bridges on the same folder get `0`.
+   * Never rejects.
    *
    * @example
    * ```ts
@@ -101,7 +104,10 @@ export class FileBridge {
    * console.log(`removed ${await bridge.startupSweep} folders left by a crash`);
    * ```
    */
-  readonly startupSweep: Promise<number>;
+  get startupSweep(): Promise<number> {
+    this.#startupSweep ??= sweepOnce(this.tmpDir, this.#settings.now());
+    return this.#startupSweep;
+  }
 
   /**
    * Teaches the bridge a new string form (upload handles, resource URIs). Resolvers are tried before
@@ -551,13 +557,18 @@ const SWEPT_AT_START = new Set<string>();
 /** How long a start-up sweep may look through a folder. */
 const STARTUP_SWEEP_MS = 5000;
 
+/** Whether this is the first bridge of the process on `tmpDir` (the one that sweeps it at start-up). */
+function claimStartupSweep(tmpDir: string): boolean {
+  if (SWEPT_AT_START.has(tmpDir)) return false;
+  SWEPT_AT_START.add(tmpDir);
+  return true;
+}
+
 /**
- * Sweeps `tmpDir` once per process, in the background, bounded in time, and then on the leftover
+ * Sweeps `tmpDir` (claimed by {@link claimStartupSweep}), bounded in time, and then on the leftover
  * timer (`sweepOnTimer`); resolves to the count of the first sweep.
  */
 function sweepOnce(tmpDir: string, now: number): Promise<number> {
-  if (SWEPT_AT_START.has(tmpDir)) return Promise.resolve(0);
-  SWEPT_AT_START.add(tmpDir);
   const olderThanMs = durationToMs(DEFAULT_SWEEP_OLDER_THAN, "olderThan");
   // And again every ten minutes while the process runs (crash leftovers of other processes too).
   sweepOnTimer(`call:${tmpDir}`, () =>

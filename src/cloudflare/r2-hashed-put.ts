@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FileBridgeError } from "../errors/file-bridge-error.js";
-import { largeChunks } from "../internal/web-chunks.js";
+import { type ChunkReads, largeChunks } from "../internal/web-chunks.js";
 import { finalError } from "../storage/kit/put-meter.js";
 import { PUT_HEAD_BYTES, type PutMeasure, type PutPlan } from "../storage/kit/put-plan.js";
 import { toPutError } from "../storage/kit/put-source.js";
@@ -65,6 +65,14 @@ export async function hashedPut(
   error: (action: string, cause: unknown) => FileBridgeError,
 ): Promise<PutMeasure> {
   const size = plan.expectedSize as number;
+  // The source is locked before R2's put starts: one that cannot be read (already locked) fails
+  // as with any other store, and leaves no put waiting for bytes.
+  let next: ChunkReads;
+  try {
+    next = largeChunks(source, READ_BYTES);
+  } catch (cause) {
+    throw toPutError(cause, plan.signal);
+  }
   const Fixed = (globalThis as unknown as { FixedLengthStream: FixedLengthStreamClass }).FixedLengthStream;
   const fixed = new Fixed(size);
   const writer = fixed.writable.getWriter();
@@ -79,15 +87,24 @@ export async function hashedPut(
     failure === undefined ? new Promise<never>(() => {}) : Promise.reject(failure),
   );
   putFailed.catch(() => {});
-  const untilPutFails = (step: Promise<void>) => Promise.race([step, putFailed]);
-  const next = largeChunks(source, READ_BYTES);
+  // Nor may an abort (the route's timeout) wait for a write R2 is slow to take.
+  const signal = plan.signal;
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal?.reason ?? new Error("aborted"));
+  });
+  aborted.catch(() => {});
+  const untilPutFails = (step: Promise<void>) => Promise.race([step, putFailed, aborted]);
   const hash = createHash("sha256");
   const head = new Uint8Array(Math.min(PUT_HEAD_BYTES, size));
   let total = 0;
   // The write R2 is taking in while the next chunk is read.
   let writing: Promise<void> = Promise.resolve();
-  const stop = () => next.cancel(plan.signal?.reason);
-  plan.signal?.addEventListener("abort", stop, { once: true });
+  const stop = () => {
+    onAbort();
+    void next.cancel(signal?.reason);
+  };
+  signal?.addEventListener("abort", stop, { once: true });
   try {
     for (;;) {
       if (plan.signal?.aborted) throw plan.signal.reason ?? new Error("aborted");
@@ -105,21 +122,23 @@ export async function hashedPut(
     if (total !== size) throw finalError(plan, total, "");
     await untilPutFails(writing);
     await untilPutFails(writer.close());
-    const { object, failure } = await put;
+    const { object, failure } = await Promise.race([put, aborted]);
     if (failure !== undefined) throw error("store the file", failure);
     if (plan.signal?.aborted) throw plan.signal.reason ?? new Error("aborted");
     if (object?.size !== size) throw finalError(plan, object?.size ?? 0, "");
   } catch (cause) {
     await next.cancel(cause);
     // Not awaited: an abort waits for a write R2 may never read. R2's put cannot be cancelled; it
-    // fails on the aborted stream (a readable R2 left unread is cancelled); whatever it stored goes.
+    // fails on the aborted stream (a readable R2 left unread is cancelled); whatever it stored goes
+    // once it settles. An abort does not wait for that (R2 may be slow to take the stream): the
+    // removal then runs when the put settles, as the declared-digest put's does.
     writer.abort(cause).catch(() => {});
     if (!fixed.readable.locked) await fixed.readable.cancel(cause).catch(() => {});
-    await put;
-    await bucket.delete(key).catch(() => {});
-    throw toPutError(cause, plan.signal);
+    const removed = put.then(() => bucket.delete(key)).catch(() => {});
+    if (!signal?.aborted) await removed;
+    throw toPutError(cause, signal);
   } finally {
-    plan.signal?.removeEventListener("abort", stop);
+    signal?.removeEventListener("abort", stop);
   }
   return { size, sha256: hash.digest("hex"), head };
 }

@@ -17,7 +17,7 @@ import {
   MCP_HOST,
 } from "./host.js";
 import type { CompleteParams, CompleteResult, CompletionReference } from "./types.js";
-import { CompletionReferenceSchema, PRIVATE_COMPLETE_METHOD } from "./v1/schemas.js";
+import { PRIVATE_COMPLETE_METHOD, v1Schemas } from "./v1/schemas.js";
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 const JSONRPC_METHOD_NOT_FOUND = -32601;
@@ -46,7 +46,7 @@ export interface RoutableServer {
 function completionReference(message: unknown): CompletionReference | undefined {
   const request = message as { method?: unknown; id?: unknown; params?: { ref?: unknown } } | null;
   if (request?.method !== "completion/complete" || request.id === undefined) return undefined;
-  const parsed = CompletionReferenceSchema.safeParse(request.params?.ref);
+  const parsed = v1Schemas().CompletionReferenceSchema.safeParse(request.params?.ref);
   return parsed.success ? (parsed.data as CompletionReference) : undefined;
 }
 

@@ -259,6 +259,7 @@ function uploadContext(
         onTimeout: (kind) =>
           onTimeout(uploadTimeoutError(kind, timeoutOf(config, kind), config.minUploadRate)),
       }),
+    clocks: { idleMs: config.idleTimeoutMs, minBytesPerSecond: config.minUploadRate?.bytesPerSecond },
     report: (error) => report(config, error),
   };
 }

@@ -156,6 +156,12 @@ export interface UploadRequestContext {
    * `408 REQUEST_TIMEOUT` error to abort the upload with.
    */
   watch(onTimeout: (error: FileBridgeError) => void): UploadWatchdog;
+  /**
+   * The settings of those clocks (`idleMs` 0: off; `minBytesPerSecond` absent: no minimum rate), for
+   * a handler that sees body bytes only when a large read ends: it sizes its reads so that a client
+   * the clocks accept is never taken for idle.
+   */
+  readonly clocks?: { readonly idleMs: number; readonly minBytesPerSecond: number | undefined };
   /** Hands a server-side failure (or a failing hook) to the routes' `onError`. */
   report(error: unknown): void;
 }

@@ -27,10 +27,23 @@ import {
 /** Bytes read from a request's web body at a time when the store hashes it (see `watchedBody`). */
 const NATIVE_READ_BYTES = 1024 * 1024;
 /**
- * The fewest bytes a read of such a body waits for: the clocks see bytes only when a read ends, so
- * a client at the default minimum rate (1 KiB/s) ends a read well within the 30 s idle timeout.
+ * The most bytes a read of such a body waits for (fewer when the idle timeout is short, see
+ * {@link nativeReadMin}): the clocks see bytes only when a read ends.
  */
 const NATIVE_READ_MIN = 16 * 1024;
+/** The slowest client assumed when the routes have no minimum rate (the default minimum's). */
+const ASSUMED_BYTES_PER_SECOND = 1024;
+
+/**
+ * The fewest bytes a read of a watched body waits for: what a client at the slowest pace the clocks
+ * accept (the minimum rate, else 1 KiB/s) sends in half the idle timeout, at most
+ * {@link NATIVE_READ_MIN}, so such a client ends every read well before the idle clock runs out.
+ */
+function nativeReadMin(clocks: UploadRequestContext["clocks"]): number {
+  if (!clocks || clocks.idleMs <= 0) return NATIVE_READ_MIN;
+  const pace = clocks.minBytesPerSecond ?? ASSUMED_BYTES_PER_SECOND;
+  return Math.max(1, Math.min(NATIVE_READ_MIN, Math.floor((pace * clocks.idleMs) / 2000)));
+}
 
 /** How a route stores a request's files. */
 export interface StoreMode {
@@ -165,7 +178,9 @@ async function storeNative(
       part = await stageNative(
         config,
         request,
-        native.expectedSha256 === undefined ? watchedBody(native.body, watchdog) : native.body,
+        native.expectedSha256 === undefined
+          ? watchedBody(native.body, watchdog, nativeReadMin(ctx.clocks))
+          : native.body,
         limits,
         control.controller.signal,
         mode.name,
@@ -197,17 +212,27 @@ async function storeNative(
 
 /**
  * The request's web body as a stream of chunks of up to {@link NATIVE_READ_BYTES} (each read waits
- * for {@link NATIVE_READ_MIN} bytes at least), read only when the store asks for one: the idle and
- * rate clocks run while a read waits for the client and are paused while the store holds the body
- * up. A body that fails (the client went, or sent less than its `Content-Length`) fails the stream
- * with the metered path's `ABORTED`.
+ * for `min` bytes at least, see {@link nativeReadMin}), read only when the store asks for one. The idle and
+ * rate clocks start with the first read and run until the body ends: between two reads the store
+ * holds the body up only while R2 takes the previous chunk (one write at most), and a pause there
+ * would start a new rate window at every read, so a client slower than the minimum rate but quick
+ * enough for one read per window would never be cut off. A body that fails (the client went, or
+ * sent less than its `Content-Length`) fails the stream with the metered path's `ABORTED`.
  */
-function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog): ReadableStream<Uint8Array> {
-  const chunks = largeChunks(body, NATIVE_READ_BYTES, NATIVE_READ_MIN);
+function watchedBody(
+  body: ReadableStream<Uint8Array>,
+  watchdog: UploadWatchdog,
+  min: number,
+): ReadableStream<Uint8Array> {
+  const chunks = largeChunks(body, NATIVE_READ_BYTES, min);
+  let started = false;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        watchdog.resume();
+        if (!started) {
+          started = true;
+          watchdog.resume();
+        }
         let chunk: Uint8Array | undefined;
         try {
           chunk = await chunks.read();
@@ -216,11 +241,15 @@ function watchedBody(body: ReadableStream<Uint8Array>, watchdog: UploadWatchdog)
           controller.error(new FileBridgeError("ABORTED", "The request body ended early", { cause: error }));
           return;
         }
-        // The bytes count for the idle clock and the rate; the store holds the body up from here.
-        if (chunk) watchdog.touch(chunk);
+        if (chunk) {
+          // The bytes count for the idle clock and the rate.
+          watchdog.touch(chunk);
+          controller.enqueue(chunk);
+          return;
+        }
+        // The whole body is in: what is left (R2 ending the put) is the server's.
         watchdog.pause();
-        if (chunk) controller.enqueue(chunk);
-        else controller.close();
+        controller.close();
       },
       cancel: (reason) => chunks.cancel(reason),
     },

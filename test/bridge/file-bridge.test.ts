@@ -1,8 +1,9 @@
+import { readdirSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileSourceResolver } from "../../src/bridge/types.js";
 import { processSpaceId } from "../../src/internal/process-space.js";
@@ -293,6 +294,21 @@ describe("start-up sweep", () => {
       expect(await readdir(on)).toEqual([`call-${process.pid}.${processSpaceId()}-Live01`]);
       expect(await new FileBridge({ tmpDir: on }).startupSweep).toBe(0); // once per folder and process
       expect(() => new FileBridge({ sweepOnStart: "yes" as never })).toThrow(/sweepOnStart/);
+    } finally {
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  it("sweeps after the constructor has returned, without anyone reading startupSweep", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "startup-sweep-"));
+    try {
+      await chmod(folder, 0o700);
+      const dead = `call-4194305.${processSpaceId()}-AbCdEf`;
+      await mkdir(join(folder, dead));
+      const bridge = new FileBridge({ tmpDir: folder });
+      expect(readdirSync(folder)).toEqual([dead]);
+      await vi.waitFor(() => expect(readdirSync(folder)).toEqual([]), { timeout: 5000, interval: 20 });
+      expect(await bridge.startupSweep).toBe(1);
     } finally {
       await rm(folder, { recursive: true, force: true, maxRetries: 3 });
     }

@@ -258,4 +258,101 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       delete global.FixedLengthStream;
     }
   }, 15_000);
+
+  it("an abort while R2 is slow to take the stream ends a hashed put at once (ABORTED); what R2 stores later goes", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const stalling = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          // R2 takes the first chunk, then its upstream stalls until `release`; then it takes the
+          // rest and stores what it got (a put cannot be cancelled).
+          const reader = (value as ReadableStream<Uint8Array>).getReader();
+          const chunks: Uint8Array[] = [];
+          const first = await reader.read();
+          if (first.value) chunks.push(first.value);
+          await released;
+          try {
+            for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+          } catch {
+            // The stream was aborted: R2 stores what it had (the worst case for a leftover).
+          }
+          return bucket.put(key, Buffer.concat(chunks));
+        },
+      };
+      const store = r2Store({ bucket: stalling as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      const bytes = randomBytes(4 * MiB);
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 256 * 1024)
+            controller.enqueue(bytes.subarray(at, at + 256 * 1024));
+          controller.close();
+        },
+      });
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(new Error("the route's timeout")), 200);
+      const outcome = await Promise.race([
+        store
+          .put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length, signal: abort.signal })
+          .then(
+            () => "stored",
+            (error: { code?: string }) => error.code,
+          ),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      release();
+      expect(outcome).toBe("ABORTED");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
+
+  it("a hashed put of a stream already locked fails as the other stores do (STORAGE_ERROR) and leaves no put waiting", async () => {
+    const global = globalThis as { FixedLengthStream?: unknown };
+    global.FixedLengthStream = FixedLengthStreamLike;
+    try {
+      const { bucket, objects } = memoryBucket();
+      let waiting = 0;
+      const reading = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          waiting++;
+          try {
+            const bytes = new Uint8Array(await new Response(value as ReadableStream).arrayBuffer());
+            return await bucket.put(key, bytes);
+          } finally {
+            waiting--;
+          }
+        },
+      };
+      const store = r2Store({ bucket: reading as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(64 * 1024));
+          controller.close();
+        },
+      });
+      source.getReader();
+      const code = await store.put(source, { scope: "s", name: "f.bin", expectedSize: 64 * 1024 }).then(
+        () => "stored",
+        (error: { code?: string }) => error.code,
+      );
+      expect(code).toBe("STORAGE_ERROR");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(waiting).toBe(0);
+      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    } finally {
+      delete global.FixedLengthStream;
+    }
+  }, 15_000);
 });

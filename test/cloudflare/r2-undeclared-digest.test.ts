@@ -246,6 +246,140 @@ describe("no declared digest into R2 (workerd)", () => {
     expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
   }, 60_000);
 
+  it("a client within the minimum rate whose bytes come more often than the idle timeout is not taken for idle", async () => {
+    const scope = "trickle";
+    const bytes = randomBytes(64 * 1024);
+    const url = await ticket(scope);
+    let sent = 0;
+    // 4 KiB every 300 ms (about 13 KiB/s, over the 1 KiB/s minimum) against an idle timeout of 1 s:
+    // a byte comes well within every second, but 16 KiB take 1.2 s.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === bytes.length) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 300));
+        controller.enqueue(bytes.subarray(sent, sent + 4 * 1024));
+        sent += 4 * 1024;
+      },
+    });
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: { "content-length": String(bytes.length), "x-test-idle-timeout": "1000" },
+    } as RequestInit);
+    expect(response.status).toBe(201);
+    expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
+  }, 60_000);
+
+  it("a body slower than the minimum rate ends with 408 TRANSFER_TOO_SLOW, though each large read ends within a window", async () => {
+    const scope = "too-slow";
+    const bytes = randomBytes(320 * 1024);
+    const url = await ticket(scope);
+    const before = await objects();
+    let sent = 0;
+    // 16 KiB every 400 ms (40 KiB/s) against a minimum of 100 KiB/s over 1 s windows: about 8 s
+    // to send it all, and every 1 s window brings too few bytes.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === bytes.length) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 400));
+        controller.enqueue(bytes.subarray(sent, sent + 16 * 1024));
+        sent += 16 * 1024;
+      },
+    });
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: {
+        "content-length": String(bytes.length),
+        "x-test-idle-timeout": "5000",
+        "x-test-min-rate": String(100 * 1024),
+        "x-test-rate-window": "1000",
+      },
+    } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("TRANSFER_TOO_SLOW");
+    expect(sent).toBeLessThan(bytes.length);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await objects()).toEqual(before);
+    expect((await files(scope)).files).toEqual([]);
+  }, 60_000);
+
+  it("a client that goes midway (the socket destroyed, no half-close) leaves no object and no record", async () => {
+    const scope = "gone";
+    const bytes = randomBytes(2 * MiB);
+    const url = new URL(await ticket(scope));
+    const before = await objects();
+    const socket = connect({ host: "127.0.0.1", port: Number(origin.port) });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("error", reject);
+    });
+    socket.on("error", () => {});
+    socket.write(
+      `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n` +
+        `Content-Type: application/octet-stream\r\nContent-Length: ${bytes.length * 2}\r\n\r\n`,
+    );
+    await new Promise<void>((resolve) => socket.write(bytes, () => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await objects()).toEqual(before);
+    expect((await files(scope)).files).toEqual([]);
+  }, 60_000);
+
+  it("a steady body still going at the total upload timeout gets 408 and leaves no object", async () => {
+    const scope = "total";
+    const bytes = randomBytes(2 * MiB);
+    const url = await ticket(scope);
+    const before = await objects();
+    let sent = 0;
+    // 64 KiB every 100 ms: never idle, fast enough, but about 3 s in all against a 1 s total.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === bytes.length) return controller.close();
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        controller.enqueue(bytes.subarray(sent, sent + 64 * 1024));
+        sent += 64 * 1024;
+      },
+    });
+    const response = await send(url, {
+      method: "PUT",
+      body,
+      duplex: "half",
+      headers: { "content-length": String(bytes.length), "x-test-upload-timeout": "1000" },
+    } as RequestInit);
+    expect(response.status).toBe(408);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("REQUEST_TIMEOUT");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await objects()).toEqual(before);
+    expect((await files(scope)).files).toEqual([]);
+  }, 60_000);
+
+  it("a single-use ticket sent twice at once stores one file: the other upload's object is removed", async () => {
+    const scope = "twice";
+    const url = await ticket(scope);
+    const before = (await objects()).map((o) => o.key);
+    const one = randomBytes(MiB + 3);
+    const two = randomBytes(MiB + 3);
+    const put = (bytes: Uint8Array) =>
+      send(url, {
+        method: "PUT",
+        body: bytes as unknown as BodyInit,
+        headers: { "content-type": "application/octet-stream", "content-length": String(bytes.length) },
+      });
+    const replies = await Promise.all([put(one), put(two)]);
+    const statuses = replies.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(201);
+    expect(statuses[1]).toBeGreaterThanOrEqual(400);
+    const stored = (await files(scope)).files.map((f) => f.sha256);
+    expect(stored).toHaveLength(1);
+    expect([sha256(one), sha256(two)]).toContain(stored[0]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await objects()).filter((o) => !before.includes(o.key))).toHaveLength(1);
+  }, 60_000);
+
   it("store.put of a web stream with a declared size and no digest: a byte more or less is DIGEST_MISMATCH and stores nothing", async () => {
     const scope = "stream-size";
     const n = 3 * MiB + 17;

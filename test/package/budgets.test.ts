@@ -49,8 +49,13 @@ const BUDGET = {
   installBytes: 3 * MiB,
   installPackages: 3,
   // Files of ours Node loads for `import "mcp-file-bridge"`: 153 in session 16 (one per module), 28
-  // since session 17 (esbuild's chunks of the split build: one per set of entries reaching a module).
-  rootFilesForNode: 32,
+  // in session 17 (esbuild's chunks of one split build: one per set of entries reaching a module), 5
+  // since session 18 (the root's closure built apart, in chunks of at most 120 KB:
+  // scripts/package/node-build.ts).
+  rootFilesForNode: 5,
+  // Largest of those files: 128 KiB. The root as a 320 KB chunk cost ~0.3–0.45 MiB more peak RSS
+  // than in chunks under it (docs/performance.md, session 18).
+  rootFileBytesForNode: 128 * 1024,
 } as const;
 
 /**
@@ -81,6 +86,9 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "images/shape-image": /\bfunction shapeImage\d*\(/,
   "images/stored-image": /\bfunction shapeStoredImage\d*\(/,
 };
+
+/** A class declaration as esbuild prints it: `Name=class` or `class Name{` / `class Name extends`. */
+const CLASS_DECLARATION = /\b([A-Za-z_$][\w$]*)=class\b|\bclass ([A-Za-z_$][\w$]*)(?:\{| extends\b)/g;
 
 let tarball: string;
 let unpacked: string;
@@ -196,7 +204,7 @@ describe("weight budgets, from the packed tarball", () => {
     expect(forNode.files.filter((file) => file.startsWith("lib/vendor/"))).toEqual([]);
   });
 
-  it("Node imports the root entry as at most 32 files, bundlers as one file per module", async () => {
+  it("Node imports the root entry as at most 5 files of at most 128 KiB, bundlers as one file per module", async () => {
     // Node's ESM loader costs per file: ~150 files of one module each cost three times the CPU and
     // RSS of the same code in a few files (docs/performance.md, sessions 16 and 17). Node takes the
     // `node` condition (the split build), a bundler the `module` condition listed before it.
@@ -214,9 +222,34 @@ describe("weight budgets, from the packed tarball", () => {
       `budget: Node loads the root entry as ${forNode.files.length} files (${relative(dist, resolved)})`,
     );
     expect(forNode.files.length).toBeLessThanOrEqual(BUDGET.rootFilesForNode);
+    const sizes = await Promise.all(
+      forNode.files.map(async (file) => ({ file, bytes: (await readFile(join(dist, file))).length })),
+    );
+    console.log(`budget: their sizes: ${sizes.map(({ bytes }) => kb(bytes)).join(", ")}`);
+    expect(sizes.filter(({ bytes }) => bytes > BUDGET.rootFileBytesForNode)).toEqual([]);
     const bundled = await bundleInputs(dir, SERVER_WITH);
     expect(bundled.filter((input) => input.includes("/dist/node/"))).toEqual([]);
     expect(bundled.filter((input) => input.includes("/dist/lib/bridge/file-bridge.js"))).toHaveLength(1);
+  });
+
+  it("the Node build declares every class once across its files (one copy of each module)", async () => {
+    // The root's closure is built apart from the other entries (scripts/package/node-build.ts): a
+    // module built into both would be two classes (instanceof fails across entries) and two copies of
+    // its module-level state. esbuild keeps the names (whitespace and syntax minification only).
+    const nodeDir = join(unpacked, "dist", "node");
+    const declared = new Map<string, number>();
+    for (const file of await readdir(nodeDir)) {
+      const text = await readFile(join(nodeDir, file), "utf8");
+      for (const [, assigned, named] of text.matchAll(CLASS_DECLARATION)) {
+        const name = (assigned ?? named) as string;
+        declared.set(name, (declared.get(name) ?? 0) + 1);
+      }
+    }
+    console.log(`budget: the Node build declares ${declared.size} classes`);
+    expect([...declared].filter(([, count]) => count > 1)).toEqual([]);
+    // ...and the check sees the classes the entries share (a pattern gone blind would pass).
+    for (const name of ["FileBridgeError", "FileBridge", "FileSink", "WriteRing"])
+      expect(declared.get(name), name).toBe(1);
   });
 
   it("installing the tarball over SDK v1 adds at most 3 MiB and 3 packages, with no EBADENGINE", {

@@ -10,7 +10,7 @@ import type {
   HostRequestContext,
   HostUrlElicitation,
 } from "../host.js";
-import { ElicitResultSchema } from "./schemas.js";
+import { v1Schemas } from "./schemas.js";
 
 /** The `extra` SDK v1 hands a server's request handlers. */
 export type V1Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -97,7 +97,7 @@ async function elicitUrl(
   // person is done; the caller gives the link's lifetime.
   const answer = await extra.sendRequest(
     { method: "elicitation/create", params } as ServerRequest,
-    ElicitResultSchema as never,
+    v1Schemas().ElicitResultSchema as never,
     {
       signal: extra.signal,
       ...(options.timeoutMs === undefined ? {} : { timeout: Math.max(1, Math.floor(options.timeoutMs)) }),

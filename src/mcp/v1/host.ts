@@ -14,15 +14,7 @@ import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig, withRawCapabiliti
 import { canWatchToolCalls, watchToolCalls } from "../tool-call-schemas.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { contextFromV1, type V1Extra } from "./context.js";
-import {
-  FilesRequestSchemas,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  PrivateCompleteRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "./schemas.js";
+import { v1Schemas } from "./schemas.js";
 
 /**
  * The SDK v1 adapter of the host port: wraps an `McpServer` (and its low-level `Server`) or a bare
@@ -41,14 +33,18 @@ import {
  * later takes over from it.
  */
 
-const REQUEST_SCHEMAS = {
-  "resources/list": ListResourcesRequestSchema,
-  "resources/templates/list": ListResourceTemplatesRequestSchema,
-  "resources/read": ReadResourceRequestSchema,
-  "resources/subscribe": SubscribeRequestSchema,
-  "resources/unsubscribe": UnsubscribeRequestSchema,
-  ...FilesRequestSchemas,
-} as const;
+/** The schema of each request method the adapter mounts (built on first use, with the schemas). */
+const requestSchemas = () => {
+  const schemas = v1Schemas();
+  return {
+    "resources/list": schemas.ListResourcesRequestSchema,
+    "resources/templates/list": schemas.ListResourceTemplatesRequestSchema,
+    "resources/read": schemas.ReadResourceRequestSchema,
+    "resources/subscribe": schemas.SubscribeRequestSchema,
+    "resources/unsubscribe": schemas.UnsubscribeRequestSchema,
+    ...schemas.FilesRequestSchemas,
+  } as const;
+};
 
 /** Whether `value` looks like an SDK v1 low-level `Server`. */
 export function isV1LowLevelServer(value: unknown): value is Server {
@@ -89,7 +85,7 @@ class V1Host extends SdkHost<V1Extra> implements McpHost {
 
   protected mount<M extends HostMethod>(method: M, handler: HostRequestHandler<M>): void {
     this.#low.assertCanSetRequestHandler(method);
-    const schema = REQUEST_SCHEMAS[method];
+    const schema = requestSchemas()[method];
     this.#low.setRequestHandler(schema, (async (request: { params?: unknown }, extra: V1Extra) => {
       try {
         return await handler((request.params ?? {}) as never, this.context(extra));
@@ -109,7 +105,7 @@ class V1Host extends SdkHost<V1Extra> implements McpHost {
   protected mountCompletion(
     answer: (params: CompleteParams, extra: V1Extra) => Promise<CompleteResult>,
   ): void {
-    this.#low.setRequestHandler(PrivateCompleteRequestSchema, (async (
+    this.#low.setRequestHandler(v1Schemas().PrivateCompleteRequestSchema, (async (
       request: { params: CompleteParams },
       extra: V1Extra,
     ) => answer(request.params, extra)) as never);

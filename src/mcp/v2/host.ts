@@ -17,7 +17,7 @@ import type {
 import { hasFunctions, SdkHost, type SdkMcpServer, toolConfig, withRawCapabilities } from "../host-kit.js";
 import { canWatchToolCalls, watchToolCalls } from "../tool-call-schemas.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
-import { FilesParamsSchema, PRIVATE_COMPLETE_METHOD, PrivateCompleteRequestSchema } from "../v1/schemas.js";
+import { PRIVATE_COMPLETE_METHOD, v1Schemas } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
 import { InputRequiredSignal, withElicitation } from "./elicitation.js";
 import { rewriteToolsList } from "./tools-list.js";
@@ -92,7 +92,6 @@ const DEFAULT_CACHE_HINTS: Required<V2CacheHints> = {
 
 /** The first protocol revision of the stateless ("modern") era. */
 const MODERN_ERA_FROM = "2026-07-28";
-const completeParamsSchema = PrivateCompleteRequestSchema.shape.params;
 
 /**
  * Whether `value` looks like an SDK v2 low-level `Server`: the v1 members plus
@@ -214,7 +213,7 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
     const hint = (this.#cacheHints as Partial<Record<HostMethod, V2CacheHint>>)[method];
     if (method.startsWith("files/")) {
       // A custom method: SDK v2 dispatches it by name with a params schema of ours.
-      this.#low.setRequestHandler(method, { params: FilesParamsSchema }, (async (
+      this.#low.setRequestHandler(method, { params: v1Schemas().FilesParamsSchema }, (async (
         params: Record<string, unknown>,
         ctx: ServerContext,
       ) => {
@@ -285,10 +284,11 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
   protected mountCompletion(
     answer: (params: CompleteParams, ctx: ServerContext) => Promise<CompleteResult>,
   ): void {
-    this.#low.setRequestHandler(PRIVATE_COMPLETE_METHOD, { params: completeParamsSchema }, (async (
-      params: CompleteParams,
-      ctx: ServerContext,
-    ) => answer(params, ctx)) as never);
+    this.#low.setRequestHandler(
+      PRIVATE_COMPLETE_METHOD,
+      { params: v1Schemas().PrivateCompleteRequestSchema.shape.params },
+      (async (params: CompleteParams, ctx: ServerContext) => answer(params, ctx)) as never,
+    );
   }
 }
 

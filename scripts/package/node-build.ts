@@ -1,0 +1,344 @@
+/**
+ * The package's ESM build for Node (`dist/node/`, issue 39), run by tsup.config.ts.
+ *
+ * Node's ESM loader costs per file. One esbuild build of every entry with code splitting cut the root
+ * into one chunk per *set of entries* reaching a module: Node loaded `import "mcp-file-bridge"` as 28
+ * files. Here the root's static closure is built apart, in a few chunks, and every other entry
+ * imports the root's modules it uses from those chunks. Two builds:
+ *
+ * 1. **The root**: `node/index.js` and `node/core-<n>.js`, with splitting. The root's modules are put
+ *    in layers ({@link layers}): first those an entry importing no package reaches (`/node`,
+ *    `/storage-kit`, `/media`, `/ui`, `/cloudflare`: no zod), then the rest, at most
+ *    {@link CHUNK_BYTES} each. `core-<n>.js` re-exports, under names of its own (`m$1k`),
+ *    what build 2 imports of the modules of layers 0 to n, so esbuild makes one chunk per layer, and
+ *    Node loads the root as `index.js` and those chunks. The root's `import()`s of modules outside
+ *    its closure (first-use code: the tus handler, image shaping) point at build 2's `lazy-*.js`.
+ * 2. **Everything else**: the other entries and those first-use modules, with splitting. A module of
+ *    the root's closure is not built again: it becomes a re-export from its layer's `./core-<n>.js`.
+ *
+ * So every module exists once across the Node build (one class, one module-level state, for
+ * `mcp-file-bridge`, `/node`, `/storage-kit`, `/testing`, ...). An entry that shares a module with the
+ * root loads the root's chunks holding it (more code than its own closure, no other package).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { type BuildOptions, build, type Metafile, type Plugin } from "esbuild";
+
+export interface NodeBuildOptions {
+  /** Output name (`node/...`, no extension) → source file of each entry. */
+  entries: Record<string, string>;
+  /** The root entry's name in `entries` (`node/index`). */
+  root: string;
+  /** The output folder (`dist`). */
+  outDir: string;
+  /** Plugins every build uses (shared CommonJS files, vendored packages). */
+  plugins: Plugin[];
+  /** Packages bundled although they are dependencies. */
+  noExternal: string[];
+  /** Packages never bundled. */
+  external: string[];
+  /** Line length of the minified output. */
+  lineLimit: number;
+}
+
+const cwd = process.cwd();
+const absolute = (path: string) => resolve(cwd, path);
+/** `./x.js` from the folder of `from` (both output names, no extension). */
+const importPath = (from: string, to: string) => {
+  const path = relative(dirname(from), to).split(sep).join("/");
+  return `${path.startsWith(".") ? path : `./${path}`}.js`;
+};
+
+/** Builds `dist/node/`. */
+export async function buildForNode(options: NodeBuildOptions): Promise<void> {
+  const common = commonOptions(options);
+  const shape = await analyze(options, common);
+  const names = await exportNames(shape.root, common, options.plugins);
+  // The name each export of a root module has in the cores: `m$` and a number (short: every
+  // import of the other entries spells it).
+  const alias = new Map<string, string>();
+  for (const file of shape.root)
+    for (const name of names.get(file) ?? []) alias.set(`${file}\0${name}`, `m$${alias.size.toString(36)}`);
+  const aliasOf = (file: string, name: string) => alias.get(`${file}\0${name}`) as string;
+  const lazyName = new Map(
+    [...shape.lazy].map((file) => [
+      file,
+      `node/lazy-${relative(join(cwd, "src"), file).replace(/\.ts$/, "").split(sep).join("-")}`,
+    ]),
+  );
+  const layer = layers(shape);
+  const top = Math.max(0, ...layer.values());
+  const coreOf = (file: string) => `core-${layer.get(file)}`;
+  const dir = dirname(options.root);
+
+  // 2. The other entries and the root's first-use modules; the root's modules come from the cores.
+  const rest: Record<string, string> = {};
+  for (const [name, file] of Object.entries(options.entries))
+    if (name !== options.root) rest[name] = absolute(file);
+  for (const [file, name] of lazyName) rest[name] = file;
+  const others = await build({
+    ...common,
+    entryPoints: rest,
+    write: false,
+    plugins: [
+      ...options.plugins,
+      {
+        name: "node-from-core",
+        setup(b) {
+          b.onResolve({ filter: /^\.\/core-\d+\.js$/ }, (args) =>
+            args.namespace === "mfb-from-core" ? { path: args.path, external: true } : undefined,
+          );
+          b.onResolve({ filter: /.*/ }, async (args) => {
+            if (args.kind === "entry-point" || args.pluginData?.inner) return undefined;
+            const found = await b.resolve(args.path, {
+              kind: args.kind,
+              importer: args.importer,
+              resolveDir: args.resolveDir,
+              pluginData: { inner: true },
+            });
+            if (found.external || !shape.root.has(found.path)) return undefined;
+            return { path: found.path, namespace: "mfb-from-core" };
+          });
+          b.onLoad({ filter: /.*/, namespace: "mfb-from-core" }, (args) => {
+            const list = (names.get(args.path) ?? []).map((name) => `${aliasOf(args.path, name)} as ${name}`);
+            // Every output of this build is in dist/node/, next to the cores.
+            const contents = `export { ${list.join(", ")} } from "./${coreOf(args.path)}.js";`;
+            return { contents, loader: "js", resolveDir: cwd };
+          });
+        },
+      },
+    ],
+  });
+  // The names build 2 imports: the cores export only those.
+  const used = new Set<string>();
+  const exportedAs = new Set(alias.values());
+  for (const { text } of others.outputFiles) {
+    for (const [name] of text.matchAll(/\bm\$[0-9a-z]+\b/g)) if (exportedAs.has(name)) used.add(name);
+  }
+
+  // 1. The root. `core-<n>` re-exports the modules of layers 0 to n, so every part of the root's
+  // modules is reached by the root and the cores from some n up: one chunk per layer.
+  const coreSource = (level: number) =>
+    [...shape.root]
+      .filter((file) => (layer.get(file) as number) <= level)
+      .map((file) => {
+        const exported = (names.get(file) ?? []).filter((name) => used.has(aliasOf(file, name)));
+        const list = exported.map((name) => `${name} as ${aliasOf(file, name)}`).join(", ");
+        return exported.length === 0 ? "" : `export { ${list} } from ${JSON.stringify(file)};`;
+      })
+      .join("\n");
+  await build({
+    ...common,
+    entryPoints: {
+      [options.root]: absolute(options.entries[options.root] as string),
+      ...Object.fromEntries(Array.from({ length: top + 1 }, (_, n) => [`${dir}/core-${n}`, `mfb-core:${n}`])),
+    },
+    plugins: [
+      ...options.plugins,
+      {
+        name: "node-root",
+        setup(b) {
+          b.onResolve({ filter: /^mfb-core:/ }, (args) => ({
+            path: args.path.slice(9),
+            namespace: "mfb-core",
+          }));
+          b.onLoad({ filter: /.*/, namespace: "mfb-core" }, (args) => ({
+            contents: coreSource(Number(args.path)),
+            resolveDir: cwd,
+            loader: "js",
+          }));
+          // First-use code the root imports on demand lives in build 2.
+          b.onResolve({ filter: /.*/ }, async (args) => {
+            if (args.kind !== "dynamic-import" || args.pluginData?.inner) return undefined;
+            const found = await b.resolve(args.path, {
+              kind: args.kind,
+              importer: args.importer,
+              resolveDir: args.resolveDir,
+              pluginData: { inner: true },
+            });
+            const name = lazyName.get(found.path);
+            return name === undefined ? undefined : { path: importPath(options.root, name), external: true };
+          });
+        },
+      },
+    ],
+  });
+  for (const { path, contents } of others.outputFiles) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, contents);
+  }
+}
+
+function commonOptions(options: NodeBuildOptions): BuildOptions {
+  const manifest = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+  };
+  const external = [
+    ...Object.keys(manifest.dependencies ?? {}),
+    ...Object.keys(manifest.peerDependencies ?? {}),
+    ...options.external,
+  ].filter((name) => !options.noExternal.includes(name));
+  return {
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    splitting: true,
+    outdir: options.outDir,
+    absWorkingDir: cwd,
+    chunkNames: `${dirname(options.root)}/chunk-[hash]`,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    lineLimit: options.lineLimit,
+    external: external.flatMap((name) => [name, `${name}/*`]),
+    logLevel: "warning",
+  };
+}
+
+/**
+ * From one split build of every entry: the modules the root loads statically (absolute paths), the
+ * modules outside them it imports on demand, and those of the root's modules that an entry importing
+ * no package (besides Node's) reaches.
+ */
+async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise<Shape> {
+  const { metafile } = (await build({
+    ...common,
+    entryPoints: Object.fromEntries(
+      Object.entries(options.entries).map(([name, file]) => [name, absolute(file)]),
+    ),
+    plugins: options.plugins,
+    write: false,
+    metafile: true,
+  })) as { metafile: Metafile };
+  const outputs = metafile.outputs;
+  const bytes = new Map<string, number>();
+  /** The modules and packages an entry loads statically. */
+  const closure = (entry: string) => {
+    const source = absolute(options.entries[entry] as string);
+    const start = Object.keys(outputs).find((out) => {
+      const point = outputs[out]?.entryPoint;
+      return point !== undefined && absolute(point) === source;
+    }) as string;
+    const modules = new Set<string>();
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (out: string) => {
+      if (seen.has(out)) return;
+      seen.add(out);
+      for (const [input, { bytesInOutput }] of Object.entries(outputs[out]?.inputs ?? {})) {
+        modules.add(absolute(input));
+        bytes.set(absolute(input), bytesInOutput);
+      }
+      for (const { path, kind, external } of outputs[out]?.imports ?? []) {
+        if (kind !== "import-statement") continue;
+        if (!external) visit(path);
+        else if (!path.startsWith("node:") && !path.startsWith(".") && !builtinModules.includes(path))
+          packages.add(path);
+      }
+    };
+    visit(start);
+    return { modules, packages };
+  };
+  const root = closure(options.root).modules;
+  const light = new Set<string>();
+  for (const entry of Object.keys(options.entries)) {
+    if (entry === options.root) continue;
+    const reached = closure(entry);
+    if (reached.packages.size === 0) for (const file of reached.modules) if (root.has(file)) light.add(file);
+  }
+  const lazy = new Set<string>();
+  for (const [input, { imports }] of Object.entries(metafile.inputs)) {
+    if (!root.has(absolute(input))) continue;
+    for (const { path, kind, external } of imports) {
+      if (kind === "dynamic-import" && !external && !root.has(absolute(path))) lazy.add(absolute(path));
+    }
+  }
+  // Dependencies before the modules importing them (depth-first, post-order).
+  const order: string[] = [];
+  const placed = new Set<string>();
+  const place = (input: string) => {
+    const file = absolute(input);
+    if (placed.has(file) || !root.has(file)) return;
+    placed.add(file);
+    for (const { path, kind, external } of metafile.inputs[input]?.imports ?? [])
+      if (kind === "import-statement" && !external) place(path);
+    order.push(file);
+  };
+  for (const input of Object.keys(metafile.inputs))
+    if (absolute(input) === absolute(options.entries[options.root] as string)) place(input);
+  for (const file of root) if (!placed.has(file)) order.push(file);
+  return { root: new Set(order), lazy, light, bytes };
+}
+
+/** What {@link analyze} finds. */
+interface Shape {
+  /** The modules the root loads statically, dependencies first. */
+  root: Set<string>;
+  /** Modules outside `root` that `root` imports on demand. */
+  lazy: Set<string>;
+  /** The modules of `root` that an entry importing no package reaches. */
+  light: Set<string>;
+  /** Each module's bytes in the output. */
+  bytes: Map<string, number>;
+}
+
+/**
+ * Most bytes per chunk of the root, under 128 KiB. The root's code as one 320 KB chunk (and an 84 KB
+ * one) cost ~0.3–0.45 MiB more peak RSS than the same code in 28 files, and in chunks under 128 KiB
+ * it did not (docs/performance.md, session 18): most likely because Node holds a module's source as
+ * one string, and V8 gives a string over its largest regular object (128 KiB) pages of its own.
+ * Fewer, larger chunks cost less CPU (~3 ms for 2 files fewer).
+ */
+const CHUNK_BYTES = 120_000;
+
+/**
+ * The root's modules in layers of at most {@link CHUNK_BYTES} (one chunk each): first the light
+ * modules, then the rest, each dependencies first (a module's code not re-exported by its own layer
+ * goes to the chunk of the lowest layer importing it).
+ */
+function layers(shape: Shape): Map<string, number> {
+  const layer = new Map<string, number>();
+  let level = 0;
+  let filled = 0;
+  const place = (files: string[]) => {
+    for (const file of files) {
+      const size = shape.bytes.get(file) ?? 0;
+      if (filled > 0 && filled + size > CHUNK_BYTES) {
+        level++;
+        filled = 0;
+      }
+      layer.set(file, level);
+      filled += size;
+    }
+  };
+  const root = [...shape.root];
+  place(root.filter((file) => shape.light.has(file)));
+  if (filled > 0) {
+    level++;
+    filled = 0;
+  }
+  place(root.filter((file) => !shape.light.has(file)));
+  return layer;
+}
+
+/** The runtime export names of each module (esbuild's, `export *` followed). */
+async function exportNames(
+  modules: Set<string>,
+  common: BuildOptions,
+  plugins: Plugin[],
+): Promise<Map<string, string[]>> {
+  const { metafile } = (await build({
+    ...common,
+    entryPoints: [...modules],
+    plugins,
+    write: false,
+    metafile: true,
+  })) as { metafile: Metafile };
+  const names = new Map<string, string[]>();
+  for (const output of Object.values(metafile.outputs)) {
+    if (output.entryPoint !== undefined) names.set(absolute(output.entryPoint), output.exports);
+  }
+  return names;
+}
