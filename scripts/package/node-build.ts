@@ -7,8 +7,8 @@
  * imports the root's modules it uses from those chunks. Two builds:
  *
  * 1. **The root**: `node/index.js` and `node/core-<n>.js`, with splitting. The root's modules are put
- *    in layers ({@link layers}): first those an entry importing no package reaches (`/node`,
- *    `/storage-kit`, `/media`, `/ui`, `/cloudflare`: no zod), then the rest, at most
+ *    in layers ({@link layers}): first those an entry importing no zod reaches (`/node`,
+ *    `/storage-kit`, `/media`, `/ui`, `/cloudflare`, `/s3`, `/redis`, ...), then the rest, at most
  *    {@link CHUNK_BYTES} each. `core-<n>.js` re-exports, under names of its own (`m$1k`),
  *    what build 2 imports of the modules of layers 0 to n, so esbuild makes one chunk per layer, and
  *    Node loads the root as `index.js` and those chunks. The root's `import()`s of modules outside
@@ -246,7 +246,9 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
   for (const entry of Object.keys(options.entries)) {
     if (entry === options.root) continue;
     const reached = closure(entry);
-    if (reached.packages.size === 0) for (const file of reached.modules) if (root.has(file)) light.add(file);
+    // Light: an entry that loads no zod (its own packages aside, which the root does not load).
+    if (![...reached.packages].some(isZod))
+      for (const file of reached.modules) if (root.has(file)) light.add(file);
   }
   const lazy = new Set<string>();
   for (const [input, { imports }] of Object.entries(metafile.inputs)) {
@@ -272,13 +274,16 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
   return { root: new Set(order), lazy, light, bytes };
 }
 
+/** Whether `name` is zod (`zod`, `zod/v4`, ...): the package the root's heavy modules import. */
+const isZod = (name: string) => name === "zod" || name.startsWith("zod/");
+
 /** What {@link analyze} finds. */
 interface Shape {
   /** The modules the root loads statically, dependencies first. */
   root: Set<string>;
   /** Modules outside `root` that `root` imports on demand. */
   lazy: Set<string>;
-  /** The modules of `root` that an entry importing no package reaches. */
+  /** The modules of `root` that an entry importing no zod reaches (its own packages aside). */
   light: Set<string>;
   /** Each module's bytes in the output. */
   bytes: Map<string, number>;
@@ -289,9 +294,12 @@ interface Shape {
  * one) cost ~0.3–0.45 MiB more peak RSS than the same code in 28 files, and in chunks under 128 KiB
  * it did not (docs/performance.md, session 18): most likely because Node holds a module's source as
  * one string, and V8 gives a string over its largest regular object (128 KiB) pages of its own.
- * Fewer, larger chunks cost less CPU (~3 ms for 2 files fewer).
+ * Fewer, larger chunks cost less CPU (~3 ms for 2 files fewer). A layer's chunk comes out larger
+ * than its modules' bytes here (a module its layer does not re-export joins the chunk of the lowest
+ * layer importing it): at 120 KB one chunk was 137 KB once `/s3`'s modules were light; at 115 KB the
+ * largest is 120 KB, still 5 files.
  */
-const CHUNK_BYTES = 120_000;
+const CHUNK_BYTES = 115_000;
 
 /**
  * The root's modules in layers of at most {@link CHUNK_BYTES} (one chunk each): first the light

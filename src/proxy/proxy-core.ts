@@ -211,7 +211,10 @@ export class ProxyCore {
       }
       // A listing that failed for an upstream is tried again on the next request.
       if (!complete && this.#routes === building) this.#routes = undefined;
-      else if (complete) this.#routesBuilt = { of: building, routes };
+      // Only the current listing is kept: one dropped while it was built must not displace a newer one
+      // (`building` is unset only when there was nothing to await: no upstream, no route).
+      else if (complete && building !== undefined && this.#routes === building)
+        this.#routesBuilt = { of: building, routes };
       return routes;
     })();
     this.#routes = building;

@@ -116,3 +116,41 @@ describe("routes after the upstream's listing changes", () => {
     expect(adapted).toEqual(["t"]);
   });
 });
+
+describe("a listing that ends after a newer one", () => {
+  it("does not displace the newer listing: the current routes are still read without a promise", async () => {
+    // The first listing is held until after `tools/list_changed` and a second, faster listing: when
+    // it ends, the second is still the current one and passThroughNow answers from it.
+    let release: (() => void) | undefined;
+    let lists = 0;
+    const tool = { name: "t", inputSchema: { type: "object" } };
+    const port: UpstreamPort = {
+      name: "up",
+      connected: true,
+      capabilities: { tools: { listChanged: true } },
+      async connect() {},
+      async request(method) {
+        if (method !== "tools/list") return { content: [text("ran")] };
+        lists++;
+        if (lists === 1) await new Promise<void>((resolve) => (release = resolve));
+        return { tools: [tool] };
+      },
+      async notify() {},
+      async close() {},
+    };
+    const core = new ProxyCore({ upstreams: [{ port }] });
+    const first = core.isPassThrough("t");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(release).toBeDefined();
+    core.onUpstreamNotification(port, "notifications/tools/list_changed", undefined);
+    expect(await core.isPassThrough("t")).toBe(true);
+    expect(core.passThroughNow("t")).toBe(true);
+    release?.();
+    expect(await first).toBe(true);
+    expect(lists).toBe(2);
+    // the newer listing is current and complete: known without a promise, and no third listing
+    expect(core.passThroughNow("t")).toBe(true);
+    expect(await core.isPassThrough("t")).toBe(true);
+    expect(lists).toBe(2);
+  });
+});
