@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, startWorker } from "./workerd.js";
+import { bundleWorker, startWorker, workerRequests } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 let mf: Miniflare;
@@ -19,13 +19,7 @@ let persist: string;
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-async function send(url: string, init: RequestInit = {}): Promise<Response> {
-  return (await mf.dispatchFetch(url, init as never)) as unknown as Response;
-}
-
-async function json<T>(path: string): Promise<T> {
-  return (await (await send(`http://digest.test${path}`)).json()) as T;
-}
+const { send, json } = workerRequests(() => mf, "http://digest.test");
 
 interface StoredObject {
   key: string;

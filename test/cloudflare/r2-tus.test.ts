@@ -18,7 +18,7 @@ import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { r2TusStaging } from "../../src/cloudflare/index.js";
 import { memoryState } from "../../src/index.js";
-import { bundleWorker, startWorker } from "./workerd.js";
+import { bundleWorker, startWorker, workerRequests } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 /** The per-request body cap the test Worker emulates (`fixtures/tus-worker.ts`). */
@@ -35,13 +35,7 @@ async function restart(): Promise<void> {
   mf = await startWorker(script, { persist });
 }
 
-async function send(url: string, init: RequestInit = {}): Promise<Response> {
-  return (await (mf as Miniflare).dispatchFetch(url, init as never)) as unknown as Response;
-}
-
-async function json<T>(path: string): Promise<T> {
-  return (await (await send(`http://tus.test${path}`)).json()) as T;
-}
+const { send, json } = workerRequests(() => mf, "http://tus.test");
 
 async function bucketKeys(): Promise<string[]> {
   const bucket = await (mf as Miniflare).getR2Bucket("FILES");

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, startWorker } from "./workerd.js";
+import { bundleWorker, startWorker, workerRequests } from "./workerd.js";
 
 const MiB = 1024 * 1024;
 let mf: Miniflare;
@@ -21,13 +21,7 @@ let origin: URL;
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-async function send(url: string, init: RequestInit = {}): Promise<Response> {
-  return (await mf.dispatchFetch(url, init as never)) as unknown as Response;
-}
-
-async function json<T>(path: string): Promise<T> {
-  return (await (await send(`http://digest.test${path}`)).json()) as T;
-}
+const { send, json } = workerRequests(() => mf, "http://digest.test");
 
 interface StoredObject {
   key: string;
@@ -43,6 +37,46 @@ const ticket = async (scope: string) =>
 
 /** A multipart upload's etag is `<hex>-<parts>`; a single put's is the MD5 of its bytes. */
 const isMultipart = (object: StoredObject) => /-\d+$/.test(object.etag);
+
+/** A client sending `bytes` in pieces of `piece` bytes, `everyMs` apart (the first at once). */
+function trickle(bytes: Uint8Array, piece: number, everyMs: number) {
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent === bytes.length) return controller.close();
+      if (sent > 0) await new Promise((resolve) => setTimeout(resolve, everyMs));
+      controller.enqueue(bytes.subarray(sent, sent + piece));
+      sent += piece;
+    },
+  });
+  return { body, sent: () => sent };
+}
+
+/** A raw PUT of a streamed body of `length` bytes, with the fixture's clock headers. */
+function putStreamed(
+  url: string,
+  body: ReadableStream<Uint8Array>,
+  length: number,
+  headers: Record<string, string>,
+) {
+  return send(url, {
+    method: "PUT",
+    body,
+    duplex: "half",
+    headers: { "content-length": String(length), ...headers },
+  } as RequestInit);
+}
+
+/** The error code of a JSON error answer. */
+const errorCode = async (response: Response) =>
+  ((await response.json()) as { error: { code: string } }).error.code;
+
+/** After a refused upload (and time for any put still settling): no new object, no record. */
+async function expectNothingStored(before: StoredObject[], scope: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(await objects()).toEqual(before);
+  expect((await files(scope)).files).toEqual([]);
+}
 
 /**
  * One HTTP/1.1 request from a raw socket: the head, then `body` (which may be shorter or longer
@@ -174,9 +208,7 @@ describe("no declared digest into R2 (workerd)", () => {
     // The client half-closed before its declared length: the metered path's answer (400 ABORTED).
     expect(reply?.status).toBe(400);
     expect(reply?.body.error).toMatchObject({ code: "ABORTED" });
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await objects()).toEqual(before);
-    expect((await files(scope)).files).toEqual([]);
+    await expectNothingStored(before, scope);
   }, 60_000);
 
   it("a body longer than its Content-Length stores exactly the declared bytes (HTTP frames the body)", async () => {
@@ -215,33 +247,18 @@ describe("no declared digest into R2 (workerd)", () => {
       },
     } as RequestInit);
     expect(response.status).toBe(408);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("REQUEST_TIMEOUT");
+    expect(await errorCode(response)).toBe("REQUEST_TIMEOUT");
     expect(Date.now() - started).toBeLessThan(15_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await objects()).toEqual(before);
-    expect((await files(scope)).files).toEqual([]);
+    await expectNothingStored(before, scope);
   }, 60_000);
 
   it("a slow but steady body is not taken for idle: the clock sees bytes before a whole 1 MiB read", async () => {
     const scope = "steady";
     const bytes = randomBytes(512 * 1024);
     const url = await ticket(scope);
-    let sent = 0;
     // 32 KiB every 300 ms: about 5 s in all, against an idle timeout of 1 s.
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (sent === bytes.length) return controller.close();
-        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 300));
-        controller.enqueue(bytes.subarray(sent, sent + 32 * 1024));
-        sent += 32 * 1024;
-      },
-    });
-    const response = await send(url, {
-      method: "PUT",
-      body,
-      duplex: "half",
-      headers: { "content-length": String(bytes.length), "x-test-idle-timeout": "1000" },
-    } as RequestInit);
+    const { body } = trickle(bytes, 32 * 1024, 300);
+    const response = await putStreamed(url, body, bytes.length, { "x-test-idle-timeout": "1000" });
     expect(response.status).toBe(201);
     expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
   }, 60_000);
@@ -250,23 +267,10 @@ describe("no declared digest into R2 (workerd)", () => {
     const scope = "trickle";
     const bytes = randomBytes(64 * 1024);
     const url = await ticket(scope);
-    let sent = 0;
     // 4 KiB every 300 ms (about 13 KiB/s, over the 1 KiB/s minimum) against an idle timeout of 1 s:
     // a byte comes well within every second, but 16 KiB take 1.2 s.
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (sent === bytes.length) return controller.close();
-        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 300));
-        controller.enqueue(bytes.subarray(sent, sent + 4 * 1024));
-        sent += 4 * 1024;
-      },
-    });
-    const response = await send(url, {
-      method: "PUT",
-      body,
-      duplex: "half",
-      headers: { "content-length": String(bytes.length), "x-test-idle-timeout": "1000" },
-    } as RequestInit);
+    const { body } = trickle(bytes, 4 * 1024, 300);
+    const response = await putStreamed(url, body, bytes.length, { "x-test-idle-timeout": "1000" });
     expect(response.status).toBe(201);
     expect((await files(scope)).files.map((f) => f.sha256)).toEqual([sha256(bytes)]);
   }, 60_000);
@@ -276,34 +280,18 @@ describe("no declared digest into R2 (workerd)", () => {
     const bytes = randomBytes(320 * 1024);
     const url = await ticket(scope);
     const before = await objects();
-    let sent = 0;
     // 16 KiB every 400 ms (40 KiB/s) against a minimum of 100 KiB/s over 1 s windows: about 8 s
     // to send it all, and every 1 s window brings too few bytes.
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (sent === bytes.length) return controller.close();
-        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 400));
-        controller.enqueue(bytes.subarray(sent, sent + 16 * 1024));
-        sent += 16 * 1024;
-      },
+    const { body, sent } = trickle(bytes, 16 * 1024, 400);
+    const response = await putStreamed(url, body, bytes.length, {
+      "x-test-idle-timeout": "5000",
+      "x-test-min-rate": String(100 * 1024),
+      "x-test-rate-window": "1000",
     });
-    const response = await send(url, {
-      method: "PUT",
-      body,
-      duplex: "half",
-      headers: {
-        "content-length": String(bytes.length),
-        "x-test-idle-timeout": "5000",
-        "x-test-min-rate": String(100 * 1024),
-        "x-test-rate-window": "1000",
-      },
-    } as RequestInit);
     expect(response.status).toBe(408);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("TRANSFER_TOO_SLOW");
-    expect(sent).toBeLessThan(bytes.length);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await objects()).toEqual(before);
-    expect((await files(scope)).files).toEqual([]);
+    expect(await errorCode(response)).toBe("TRANSFER_TOO_SLOW");
+    expect(sent()).toBeLessThan(bytes.length);
+    await expectNothingStored(before, scope);
   }, 60_000);
 
   it("a client that goes midway (the socket destroyed, no half-close) leaves no object and no record", async () => {
@@ -334,27 +322,12 @@ describe("no declared digest into R2 (workerd)", () => {
     const bytes = randomBytes(2 * MiB);
     const url = await ticket(scope);
     const before = await objects();
-    let sent = 0;
     // 64 KiB every 100 ms: never idle, fast enough, but about 3 s in all against a 1 s total.
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (sent === bytes.length) return controller.close();
-        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-        controller.enqueue(bytes.subarray(sent, sent + 64 * 1024));
-        sent += 64 * 1024;
-      },
-    });
-    const response = await send(url, {
-      method: "PUT",
-      body,
-      duplex: "half",
-      headers: { "content-length": String(bytes.length), "x-test-upload-timeout": "1000" },
-    } as RequestInit);
+    const { body } = trickle(bytes, 64 * 1024, 100);
+    const response = await putStreamed(url, body, bytes.length, { "x-test-upload-timeout": "1000" });
     expect(response.status).toBe(408);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("REQUEST_TIMEOUT");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await objects()).toEqual(before);
-    expect((await files(scope)).files).toEqual([]);
+    expect(await errorCode(response)).toBe("REQUEST_TIMEOUT");
+    await expectNothingStored(before, scope);
   }, 60_000);
 
   it("a single-use ticket sent twice at once stores one file: the other upload's object is removed", async () => {

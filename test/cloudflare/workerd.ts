@@ -88,6 +88,23 @@ export async function startWorker(
   return mf;
 }
 
+/**
+ * Requests to a started Worker (`worker()` is read at each call, so a restart is followed): `send`
+ * any URL to it, `json` the answer to a path under `origin`.
+ *
+ * @example
+ * ```ts
+ * const { send, json } = workerRequests(() => mf, "http://tus.test");
+ * const objects = await json<{ key: string }[]>("/test/objects");
+ * ```
+ */
+export function workerRequests(worker: () => Miniflare | undefined, origin: string) {
+  const send = async (url: string, init: RequestInit = {}): Promise<Response> =>
+    (await (worker() as Miniflare).dispatchFetch(url, init as never)) as unknown as Response;
+  const json = async <T>(path: string): Promise<T> => (await (await send(`${origin}${path}`)).json()) as T;
+  return { send, json };
+}
+
 interface Pullable {
   next(): Promise<IteratorResult<unknown>>;
 }
