@@ -123,7 +123,7 @@ describe("r2Store outside workerd: a declared digest keeps the routes' clocks", 
     const wrong = await send(sha256(randomBytes(4)));
     expect(wrong.status).toBe(422);
     expect(wrong.body.error.code).toBe("DIGEST_MISMATCH");
-    expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
+    expect(dataKeys(objects)).toEqual([]);
     const right = await send(sha256(bytes));
     expect(right.status).toBe(201);
     expect(right.body.files[0]).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
@@ -151,11 +151,44 @@ class FixedLengthStreamLike {
   }
 }
 
+/** Runs `body` with workerd's `FixedLengthStream` stood in for, and takes it away after. */
+async function withFixedLengthStream(body: () => unknown): Promise<void> {
+  const global = globalThis as { FixedLengthStream?: unknown };
+  global.FixedLengthStream = FixedLengthStreamLike;
+  try {
+    await body();
+  } finally {
+    delete global.FixedLengthStream;
+  }
+}
+
+/** `bytes` as a web stream of `piece`-byte chunks, all there at once. */
+function chunked(bytes: Uint8Array, piece: number): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += piece) controller.enqueue(bytes.subarray(at, at + piece));
+      controller.close();
+    },
+  });
+}
+
+/** How a put ends: `"stored"`, its error's `code`, or `"still waiting"` after 3 s (a hang). */
+function outcomeWithin(put: Promise<unknown>): Promise<unknown> {
+  return Promise.race([
+    put.then(
+      () => "stored",
+      (error: { code?: string }) => error.code,
+    ),
+    new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+  ]);
+}
+
+/** The keys of data objects (`/d/`) in a bucket stand-in's objects. */
+const dataKeys = (objects: Map<string, unknown>) => [...objects.keys()].filter((key) => key.includes("/d/"));
+
 describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () => {
   it("a put that R2 fails without reading the fixed-length stream ends (STORAGE_ERROR), it does not hang", async () => {
-    const global = globalThis as { FixedLengthStream?: unknown };
-    global.FixedLengthStream = FixedLengthStreamLike;
-    try {
+    await withFixedLengthStream(async () => {
       const { bucket, objects } = memoryBucket();
       let streamPuts = 0;
       const failing = {
@@ -171,38 +204,22 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       const store = r2Store({ bucket: failing as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
       expect(store.nativeDigest).toBe(true);
       const bytes = randomBytes(2 * MiB);
-      const source = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < bytes.length; at += 64 * 1024)
-            controller.enqueue(bytes.subarray(at, at + 64 * 1024));
-          controller.close();
-        },
-      });
-      const outcome = await Promise.race([
-        store
-          .put(source, {
-            scope: "s",
-            name: "f.bin",
-            expectedSize: bytes.length,
-            expectedSha256: sha256(bytes),
-          })
-          .then(
-            () => "stored",
-            (error: { code?: string }) => error.code,
-          ),
-        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
-      ]);
+      const source = chunked(bytes, 64 * 1024);
+      const outcome = await outcomeWithin(
+        store.put(source, {
+          scope: "s",
+          name: "f.bin",
+          expectedSize: bytes.length,
+          expectedSha256: sha256(bytes),
+        }),
+      );
       expect(outcome).toBe("STORAGE_ERROR");
-      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
-    } finally {
-      delete global.FixedLengthStream;
-    }
+      expect(dataKeys(objects)).toEqual([]);
+    });
   }, 15_000);
 
-  it("a hashed single put is taken only for a sized web stream with no digest, within R2's single-put limit", () => {
-    const global = globalThis as { FixedLengthStream?: unknown };
-    global.FixedLengthStream = FixedLengthStreamLike;
-    try {
+  it("a hashed single put is taken only for a sized web stream with no digest, within R2's single-put limit", async () => {
+    await withFixedLengthStream(() => {
       const stream = () => new ReadableStream<Uint8Array>();
       const plan = (options: { expectedSize?: number; expectedSha256?: string }) =>
         planPut({ scope: "s", name: "f.bin", ...options }, Date.now());
@@ -211,9 +228,7 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       expect(hashedPutFits(stream(), plan({}))).toBe(false);
       expect(hashedPutFits(stream(), plan({ expectedSize: 10, expectedSha256: "0".repeat(64) }))).toBe(false);
       expect(hashedPutFits(new Uint8Array(10), plan({ expectedSize: 10 }))).toBe(false);
-    } finally {
-      delete global.FixedLengthStream;
-    }
+    });
     // Off workerd (no FixedLengthStream) never.
     expect(
       hashedPutFits(
@@ -224,9 +239,7 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
   });
 
   it("a hashed put (size, no digest) that R2 fails without reading its stream ends (STORAGE_ERROR), it does not hang", async () => {
-    const global = globalThis as { FixedLengthStream?: unknown };
-    global.FixedLengthStream = FixedLengthStreamLike;
-    try {
+    await withFixedLengthStream(async () => {
       const { bucket, objects } = memoryBucket();
       const failing = {
         ...bucket,
@@ -238,31 +251,17 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       };
       const store = r2Store({ bucket: failing as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
       const bytes = randomBytes(3 * MiB);
-      const source = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < bytes.length; at += 64 * 1024)
-            controller.enqueue(bytes.subarray(at, at + 64 * 1024));
-          controller.close();
-        },
-      });
-      const outcome = await Promise.race([
-        store.put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length }).then(
-          () => "stored",
-          (error: { code?: string }) => error.code,
-        ),
-        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
-      ]);
+      const source = chunked(bytes, 64 * 1024);
+      const outcome = await outcomeWithin(
+        store.put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length }),
+      );
       expect(outcome).toBe("STORAGE_ERROR");
-      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
-    } finally {
-      delete global.FixedLengthStream;
-    }
+      expect(dataKeys(objects)).toEqual([]);
+    });
   }, 15_000);
 
   it("an abort while R2 is slow to take the stream ends a hashed put at once (ABORTED); what R2 stores later goes", async () => {
-    const global = globalThis as { FixedLengthStream?: unknown };
-    global.FixedLengthStream = FixedLengthStreamLike;
-    try {
+    await withFixedLengthStream(async () => {
       const { bucket, objects } = memoryBucket();
       let release: () => void = () => {};
       const released = new Promise<void>((resolve) => {
@@ -289,37 +288,21 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       };
       const store = r2Store({ bucket: stalling as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
       const bytes = randomBytes(4 * MiB);
-      const source = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < bytes.length; at += 256 * 1024)
-            controller.enqueue(bytes.subarray(at, at + 256 * 1024));
-          controller.close();
-        },
-      });
+      const source = chunked(bytes, 256 * 1024);
       const abort = new AbortController();
       setTimeout(() => abort.abort(new Error("the route's timeout")), 200);
-      const outcome = await Promise.race([
-        store
-          .put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length, signal: abort.signal })
-          .then(
-            () => "stored",
-            (error: { code?: string }) => error.code,
-          ),
-        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
-      ]);
+      const outcome = await outcomeWithin(
+        store.put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length, signal: abort.signal }),
+      );
       release();
       expect(outcome).toBe("ABORTED");
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
-    } finally {
-      delete global.FixedLengthStream;
-    }
+      expect(dataKeys(objects)).toEqual([]);
+    });
   }, 15_000);
 
   it("a hashed put of a stream already locked fails as the other stores do (STORAGE_ERROR) and leaves no put waiting", async () => {
-    const global = globalThis as { FixedLengthStream?: unknown };
-    global.FixedLengthStream = FixedLengthStreamLike;
-    try {
+    await withFixedLengthStream(async () => {
       const { bucket, objects } = memoryBucket();
       let waiting = 0;
       const reading = {
@@ -350,9 +333,7 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       expect(code).toBe("STORAGE_ERROR");
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(waiting).toBe(0);
-      expect([...objects.keys()].filter((key) => key.includes("/d/"))).toEqual([]);
-    } finally {
-      delete global.FixedLengthStream;
-    }
+      expect(dataKeys(objects)).toEqual([]);
+    });
   }, 15_000);
 });
