@@ -81,7 +81,10 @@ async function headUntilComplete(url: string, length: number, seen: string[] = [
       expect(handle).not.toBeNull();
       return head;
     }
-    expect(Date.now()).toBeLessThan(deadline);
+    // On a timeout, say what the HEADs answered (status:offset:handle), first and last.
+    expect(Date.now(), `HEADs: ${seen.slice(0, 3).join(" ")} … ${seen.slice(-3).join(" ")}`).toBeLessThan(
+      deadline,
+    );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
