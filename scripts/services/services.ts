@@ -9,7 +9,7 @@
  * Used by `test/services/global-setup.ts` (vitest) and by `bench/s3-redis.ts`.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -245,7 +245,11 @@ export async function stopServices(endpoints: ServiceEndpoints): Promise<void> {
   live.delete(endpoints.dir);
 }
 
-/** Pids of the processes whose command line names `dir` (the daemons started for it: `-c dir/…`, `--dir dir`). */
+/**
+ * Pids of the processes started for `dir`: those whose command line names it (`-c dir/…`, `--dir
+ * dir`) or whose working folder is in it (redis-server rewrites its command line to
+ * `redis-server host:port`, and works in its `--dir`).
+ */
 function pidsNaming(dir: string): number[] {
   const pids: number[] = [];
   for (const name of readdirSync("/proc")) {
@@ -253,6 +257,10 @@ function pidsNaming(dir: string): number[] {
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir)) pids.push(pid);
+      else {
+        const cwd = readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, "");
+        if (cwd === dir || cwd.startsWith(`${dir}/`)) pids.push(pid);
+      }
     } catch {
       // gone, or not ours to read
     }

@@ -5,7 +5,7 @@
  * folder and the folder is gone. TMPDIR is private to each run, so what is looked for is only ours.
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,14 +24,20 @@ afterAll(async () => {
   await removeDirs(root);
 });
 
-/** Pids of processes whose command line names `dir`. */
+/**
+ * Processes whose command line names `dir` or whose working folder is in it (redis-server rewrites
+ * its command line to `redis-server host:port` and works in its `--dir`).
+ */
 function processesNaming(dir: string): string[] {
   const found: string[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      if (cmdline.includes(dir)) found.push(`${name} ${cmdline.replaceAll("\0", " ")}`);
+      const cwd = readlinkSync(`/proc/${name}/cwd`).replace(/ \(deleted\)$/, "");
+      if (cmdline.includes(dir) || cwd.startsWith(`${dir}/`)) {
+        found.push(`${name} ${cmdline.replaceAll("\0", " ")} (in ${cwd})`);
+      }
     } catch {
       // gone
     }
