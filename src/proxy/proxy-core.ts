@@ -53,9 +53,9 @@ export class ProxyCore {
   readonly upstreams: MountedUpstream[];
   #options: ProxyCoreOptions;
   #routes: Promise<Map<string, ToolRoute>> | undefined;
-  /** The routes {@link #routes} resolved to, once complete: read while `of` is still the current listing. */
   /** What every routed call is given (the timeout, the log): made once. */
   #routeCall: RouteCallOptions | undefined;
+  /** The routes {@link #routes} resolved to, once complete: read while `of` is still the current listing. */
   #routesBuilt:
     | { of: Promise<Map<string, ToolRoute>> | undefined; routes: Map<string, ToolRoute> }
     | undefined;
