@@ -108,6 +108,40 @@ export async function uploadShape(
       hash.digest("hex");
       return true;
     }
+    case "fixed-fresh":
+    case "fixed-reuse":
+    case "fixed-reuse-nohash": {
+      // As r2Store's hashed put: 1 MiB BYOB reads (16 KiB at least), hashed, one write in flight
+      // into a FixedLengthStream; a fresh buffer per read, or the two buffers reused in turn.
+      const hash = step === "fixed-reuse-nohash" ? undefined : createHash("sha256");
+      const fixed = fixedLengthStream(size);
+      const writer = fixed.writable.getWriter();
+      const putting = bucket.put(key, fixed.readable);
+      const reader = body.getReader({ mode: "byob" }) as ReadableStreamBYOBReader & {
+        readAtLeast(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
+      };
+      const reuse = step !== "fixed-fresh";
+      let spare: ArrayBuffer | undefined;
+      let writing: Promise<unknown> = Promise.resolve();
+      let last: Uint8Array | undefined;
+      for (;;) {
+        const view = new Uint8Array(reuse && spare ? spare : new ArrayBuffer(MiB));
+        const { done, value } = await reader.readAtLeast(16 * 1024, view);
+        if (value && value.byteLength > 0) {
+          hash?.update(value);
+          await writing;
+          if (reuse && last) spare = last.buffer as ArrayBuffer;
+          writing = writer.write(value);
+          last = value;
+        }
+        if (done) break;
+      }
+      await writing;
+      await writer.close();
+      await putting;
+      hash?.digest("hex");
+      return true;
+    }
   }
   return false;
 }
