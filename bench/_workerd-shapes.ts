@@ -85,6 +85,15 @@ export async function uploadShape(
       hash?.digest("hex");
       return true;
     }
+    case "byob-digest": {
+      // 1 MiB BYOB reads, each written (awaited) into a native DigestStream.
+      const digest = digestStream();
+      const writer = digest.getWriter();
+      await eachMiB(body, (chunk) => writer.write(chunk));
+      await writer.close();
+      await digest.digest;
+      return true;
+    }
     case "tee-byob": {
       // Teed: one branch straight into R2, the other read in 1 MiB reads and hashed.
       const [toR2, toHash] = body.tee();
