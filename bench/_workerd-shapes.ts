@@ -119,9 +119,11 @@ export async function uploadShape(
     }
     case "fixed-fresh":
     case "fixed-reuse":
+    case "fixed-reuse-4m":
     case "fixed-reuse-nohash": {
       // As r2Store's hashed put: 1 MiB BYOB reads (16 KiB at least), hashed, one write in flight
-      // into a FixedLengthStream; a fresh buffer per read, or the two buffers reused in turn.
+      // into a FixedLengthStream; a fresh buffer per read, or the two buffers reused in turn (4 MiB
+      // ones for `fixed-reuse-4m`).
       const hash = step === "fixed-reuse-nohash" ? undefined : createHash("sha256");
       const fixed = fixedLengthStream(size);
       const writer = fixed.writable.getWriter();
@@ -134,7 +136,9 @@ export async function uploadShape(
       let writing: Promise<unknown> = Promise.resolve();
       let last: Uint8Array | undefined;
       for (;;) {
-        const view = new Uint8Array(reuse && spare ? spare : new ArrayBuffer(MiB));
+        const view = new Uint8Array(
+          reuse && spare ? spare : new ArrayBuffer(step.endsWith("4m") ? 4 * MiB : MiB),
+        );
         const { done, value } = await reader.readAtLeast(16 * 1024, view);
         if (value && value.byteLength > 0) {
           hash?.update(value);

@@ -174,7 +174,7 @@ if (process.env.BENCH_PROFILE === "1") {
   // Each step of our upload alone, on the same body: where the time goes.
   for (const step of (
     process.env.BENCH_PROFILE_STEPS ??
-    "drain,hash,node-drain,part-sink,store-put,store-put-sized,store-put-wrapped,byob-drain,byob-hash,byob-digest,digest-only,tee-put,tee-fixed,tee-byob,put-then-hash,byob-fixed,fixed-fresh,fixed-reuse,fixed-reuse-nohash"
+    "drain,hash,node-drain,part-sink,store-put,store-put-sized,store-put-wrapped,byob-drain,byob-hash,byob-digest,digest-only,tee-put,tee-fixed,tee-byob,put-then-hash,byob-fixed,fixed-fresh,fixed-reuse,fixed-reuse-4m,fixed-reuse-nohash,store-put-chunks"
   ).split(",")) {
     const ours: { seconds: number; cpuSeconds: number }[] = [];
     const plain: { seconds: number; cpuSeconds: number }[] = [];
