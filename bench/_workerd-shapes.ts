@@ -85,6 +85,15 @@ export async function uploadShape(
       hash?.digest("hex");
       return true;
     }
+    case "byob-digest": {
+      // 1 MiB BYOB reads, each written (awaited) into a native DigestStream.
+      const digest = digestStream();
+      const writer = digest.getWriter();
+      await eachMiB(body, (chunk) => writer.write(chunk));
+      await writer.close();
+      await digest.digest;
+      return true;
+    }
     case "tee-byob": {
       // Teed: one branch straight into R2, the other read in 1 MiB reads and hashed.
       const [toR2, toHash] = body.tee();
@@ -106,6 +115,44 @@ export async function uploadShape(
       await writer.close();
       await putting;
       hash.digest("hex");
+      return true;
+    }
+    case "fixed-fresh":
+    case "fixed-reuse":
+    case "fixed-reuse-4m":
+    case "fixed-reuse-nohash": {
+      // As r2Store's hashed put: 1 MiB BYOB reads (16 KiB at least), hashed, one write in flight
+      // into a FixedLengthStream; a fresh buffer per read, or the two buffers reused in turn (4 MiB
+      // ones for `fixed-reuse-4m`).
+      const hash = step === "fixed-reuse-nohash" ? undefined : createHash("sha256");
+      const fixed = fixedLengthStream(size);
+      const writer = fixed.writable.getWriter();
+      const putting = bucket.put(key, fixed.readable);
+      const reader = body.getReader({ mode: "byob" }) as ReadableStreamBYOBReader & {
+        readAtLeast(min: number, view: Uint8Array): Promise<ReadableStreamReadResult<Uint8Array>>;
+      };
+      const reuse = step !== "fixed-fresh";
+      let spare: ArrayBuffer | undefined;
+      let writing: Promise<unknown> = Promise.resolve();
+      let last: Uint8Array | undefined;
+      for (;;) {
+        const view = new Uint8Array(
+          reuse && spare ? spare : new ArrayBuffer(step.endsWith("4m") ? 4 * MiB : MiB),
+        );
+        const { done, value } = await reader.readAtLeast(16 * 1024, view);
+        if (value && value.byteLength > 0) {
+          hash?.update(value);
+          await writing;
+          if (reuse && last) spare = last.buffer as ArrayBuffer;
+          writing = writer.write(value);
+          last = value;
+        }
+        if (done) break;
+      }
+      await writing;
+      await writer.close();
+      await putting;
+      hash?.digest("hex");
       return true;
     }
   }

@@ -11,7 +11,7 @@ import { pipeline } from "node:stream/promises";
 import { durableObjectState, r2Store } from "../src/cloudflare/index.js";
 import { R2PartSink } from "../src/cloudflare/r2-part-sink.js";
 import { createFileRoutes, SignedUrlMinter, UploadHandleResolver } from "../src/index.js";
-import { largeChunks } from "../src/internal/web-chunks.js";
+import { largeChunks, streamOfChunks } from "../src/internal/web-chunks.js";
 import { uploadShape } from "./_workerd-shapes.js";
 
 export { FileBridgeStateObject } from "../src/cloudflare/state-object.js";
@@ -136,12 +136,16 @@ async function profile(env: Env, step: string, request: Request): Promise<void> 
     }
     case "store-put":
     case "store-put-sized":
-    case "store-put-wrapped": {
+    case "store-put-wrapped":
+    case "store-put-chunks": {
       built ??= build(env, "http://bench.test");
       const size = Number(request.headers.get("content-length"));
       // `store-put-wrapped`: the body in 1 MiB chunks through a stream made in JavaScript, as the
       // routes hand it to the store when no digest is declared.
+      // `store-put-chunks`: the same 1 MiB reads waiting for 16 KiB at least, handed over as the
+      // routes hand them now (`streamOfChunks`: the store reads them directly and reuses buffers).
       let source: ReadableStream<Uint8Array> = body;
+      if (step === "store-put-chunks") source = streamOfChunks(largeChunks(body, MiB, 16 * 1024));
       if (step === "store-put-wrapped") {
         const chunks = largeChunks(body, MiB, 16 * 1024);
         source = new ReadableStream<Uint8Array>(

@@ -1,11 +1,12 @@
 /**
  * The put of an `r2Store` whose size is declared but whose sha-256 is not, from a web stream (a
  * Worker's `request.body`): one R2 `put` of a `FixedLengthStream` of the declared size, fed with the
- * source read in large chunks (a request body is read 1 MiB at a time with a BYOB reader) and
- * hashed on the way. Reading a request body in its own small chunks costs more than the put; 1 MiB
- * reads cost almost nothing, and a stream fed 1 MiB at a time reaches R2 about as fast as a request
- * body. At most two chunks are held. A byte more or less than declared stops the put and leaves
- * nothing; the record is written by the caller only once the put has ended.
+ * source read in large chunks and hashed on the way. A request body is read 1 MiB at a time with a
+ * BYOB reader, into two buffers in turn (a chunk's buffer is read into again once R2 has taken it).
+ * Reading a request body in its own small chunks costs more than the put; 1 MiB reads cost almost
+ * nothing, and a stream fed 1 MiB at a time reaches R2 about as fast as a request body. At most two
+ * chunks are held. A byte more or less than declared stops the put and leaves nothing; the record
+ * is written by the caller only once the put has ended.
  */
 import { createHash } from "node:crypto";
 import type { FileBridgeError } from "../errors/file-bridge-error.js";
@@ -98,8 +99,10 @@ export async function hashedPut(
   const hash = createHash("sha256");
   const head = new Uint8Array(Math.min(PUT_HEAD_BYTES, size));
   let total = 0;
-  // The write R2 is taking in while the next chunk is read.
+  // The write R2 is taking in while the next chunk is read, and its chunk: once R2 has taken it,
+  // its buffer goes back to the reads.
   let writing: Promise<void> = Promise.resolve();
+  let written: Uint8Array | undefined;
   const stop = () => {
     onAbort();
     void next.cancel(signal?.reason);
@@ -116,6 +119,8 @@ export async function hashedPut(
       total += chunk.byteLength;
       hash.update(chunk);
       await untilPutFails(writing);
+      if (written) next.release(written);
+      written = chunk;
       writing = writer.write(chunk);
       writing.catch(() => {});
     }

@@ -7,7 +7,7 @@
 import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { RequestView } from "../http/request-view.js";
-import { largeChunks } from "../internal/web-chunks.js";
+import { largeChunks, streamOfChunks } from "../internal/web-chunks.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { StagedFile, StoredFile } from "../storage/types.js";
 import type { UploadHandlerConfig, UploadRequestContext, UploadWatchdog } from "./handler-types.js";
@@ -212,12 +212,13 @@ async function storeNative(
 
 /**
  * The request's web body as a stream of chunks of up to {@link NATIVE_READ_BYTES} (each read waits
- * for `min` bytes at least, see {@link nativeReadMin}), read only when the store asks for one. The idle and
- * rate clocks start with the first read and run until the body ends: between two reads the store
- * holds the body up only while R2 takes the previous chunk (one write at most), and a pause there
- * would start a new rate window at every read, so a client slower than the minimum rate but quick
- * enough for one read per window would never be cut off. A body that fails (the client went, or
- * sent less than its `Content-Length`) fails the stream with the metered path's `ABORTED`.
+ * for `min` bytes at least, see {@link nativeReadMin}), read only when the store asks for one; a
+ * store reading it with `largeChunks` reads these chunks directly and may hand them back for reuse.
+ * The idle and rate clocks start with the first read and run until the body ends: between two reads
+ * the store holds the body up only while R2 takes the previous chunk (one write at most), and a
+ * pause there would start a new rate window at every read, so a client slower than the minimum rate
+ * but quick enough for one read per window would never be cut off. A body that fails (the client
+ * went, or sent less than its `Content-Length`) fails the read with the metered path's `ABORTED`.
  */
 function watchedBody(
   body: ReadableStream<Uint8Array>,
@@ -226,35 +227,31 @@ function watchedBody(
 ): ReadableStream<Uint8Array> {
   const chunks = largeChunks(body, NATIVE_READ_BYTES, min);
   let started = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        if (!started) {
-          started = true;
-          watchdog.resume();
-        }
-        let chunk: Uint8Array | undefined;
-        try {
-          chunk = await chunks.read();
-        } catch (error) {
-          watchdog.pause();
-          controller.error(new FileBridgeError("ABORTED", "The request body ended early", { cause: error }));
-          return;
-        }
-        if (chunk) {
-          // The bytes count for the idle clock and the rate.
-          watchdog.touch(chunk);
-          controller.enqueue(chunk);
-          return;
-        }
-        // The whole body is in: what is left (R2 ending the put) is the server's.
+  return streamOfChunks({
+    async read() {
+      if (!started) {
+        started = true;
+        watchdog.resume();
+      }
+      let chunk: Uint8Array | undefined;
+      try {
+        chunk = await chunks.read();
+      } catch (error) {
         watchdog.pause();
-        controller.close();
-      },
-      cancel: (reason) => chunks.cancel(reason),
+        throw new FileBridgeError("ABORTED", "The request body ended early", { cause: error });
+      }
+      if (chunk) {
+        // The bytes count for the idle clock and the rate.
+        watchdog.touch(chunk);
+        return chunk;
+      }
+      // The whole body is in: what is left (R2 ending the put) is the server's.
+      watchdog.pause();
+      return undefined;
     },
-    { highWaterMark: 0 },
-  );
+    release: (chunk) => chunks.release(chunk),
+    cancel: (reason) => chunks.cancel(reason),
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { r2Store } from "../../src/cloudflare/index.js";
 import { hashedPutFits, MAX_SINGLE_PUT } from "../../src/cloudflare/r2-hashed-put.js";
 import { createFileRoutes, memoryState, SignedUrlMinter, UploadHandleResolver } from "../../src/index.js";
+import { streamOfChunks } from "../../src/internal/web-chunks.js";
 import { planPut } from "../../src/storage/kit/put-plan.js";
 import { bucketValueBytes } from "./bucket-value.js";
 
@@ -130,7 +131,11 @@ describe("r2Store outside workerd: a declared digest keeps the routes' clocks", 
   }, 15_000);
 });
 
-/** workerd's `FixedLengthStream`, as far as the native put relies on it: fails on a byte more or less. */
+/**
+ * workerd's `FixedLengthStream`, as far as the native put relies on it: fails on a byte more or
+ * less, and a write ends once its bytes are copied out to the reader (workerd copies them into the
+ * reader's buffer before it ends the write; a write here waits for the reader to pull).
+ */
 class FixedLengthStreamLike {
   readonly readable: ReadableStream<Uint8Array>;
   readonly writable: WritableStream<Uint8Array>;
@@ -140,7 +145,7 @@ class FixedLengthStreamLike {
       transform(chunk, controller) {
         seen += chunk.byteLength;
         if (seen > length) throw new TypeError("FixedLengthStream: too many bytes");
-        controller.enqueue(chunk);
+        controller.enqueue(chunk.slice());
       },
       flush() {
         if (seen !== length) throw new TypeError("FixedLengthStream: too few bytes");
@@ -334,6 +339,50 @@ describe("r2Store's native put (workerd's FixedLengthStream stood in for)", () =
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(waiting).toBe(0);
       expect(dataKeys(objects)).toEqual([]);
+    });
+  }, 15_000);
+  it("a hashed put hands each chunk back only once R2 has taken it, never the one in flight: the bytes stored are exact", async () => {
+    await withFixedLengthStream(async () => {
+      const { bucket, objects } = memoryBucket();
+      const copying = {
+        ...bucket,
+        async put(key: string, value: unknown) {
+          if (!(value instanceof ReadableStream)) return bucket.put(key, value);
+          // As R2: each chunk is copied out when it is read (the stand-in FixedLengthStream copies
+          // a write when the reader pulls it), by a reader slower than the writer, so writes wait.
+          const copies: Uint8Array[] = [];
+          const reader = (value as ReadableStream<Uint8Array>).getReader();
+          for (let r = await reader.read(); !r.done; r = await reader.read()) {
+            copies.push(r.value);
+            await new Promise((resolve) => setTimeout(resolve, 2));
+          }
+          return bucket.put(key, Buffer.concat(copies));
+        },
+      };
+      const store = r2Store({ bucket: copying as never, keySecret: "k".repeat(32), partSize: 5 * MiB });
+      const bytes = randomBytes(8 * 64 * 1024 + 5);
+      // Copies: the reads own their chunks' buffers.
+      const pieces: Uint8Array[] = [];
+      for (let at = 0; at < bytes.length; at += 64 * 1024)
+        pieces.push(new Uint8Array(bytes.subarray(at, at + 64 * 1024)));
+      const released: Uint8Array[] = [];
+      // Reads whose released chunks are overwritten at once, as a read into their buffer would.
+      const source = streamOfChunks({
+        read: async () => pieces.shift(),
+        release(chunk) {
+          released.push(chunk);
+          chunk.fill(0xee);
+        },
+        cancel: async () => {},
+      });
+      const file = await store.put(source, { scope: "s", name: "f.bin", expectedSize: bytes.length });
+      expect(file.sha256).toBe(sha256(bytes));
+      const stored = [...objects.entries()].filter(([key]) => key.includes("/d/"));
+      expect(stored).toHaveLength(1);
+      expect(sha256(stored[0]?.[1] as Uint8Array)).toBe(sha256(bytes));
+      // Every chunk but the last went back to the reads, each once.
+      expect(released).toHaveLength(8);
+      expect(new Set(released).size).toBe(8);
     });
   }, 15_000);
 });
