@@ -1,5 +1,5 @@
 // bench/process-start.ts: the same start with FileBridge loaded from the installed package. Prints
-// its peak RSS (KiB) and busy CPU (µs, user + system).
+// its peak RSS (KiB) and busy CPU (µs, user + system) as it exits.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { FileBridge } from "mcp-file-bridge";
@@ -12,5 +12,8 @@ server.registerTool(
   bridge.withFiles(async () => ({ content: [] }), { fields: ["file"] }),
 );
 void StdioServerTransport;
-const usage = process.resourceUsage();
-console.log(JSON.stringify({ maxRSS: usage.maxRSS, cpu: usage.userCPUTime + usage.systemCPUTime }));
+// At exit: what still runs after the last line (timers, I/O a piece started) counts too.
+process.on("exit", () => {
+  const usage = process.resourceUsage();
+  console.log(JSON.stringify({ maxRSS: usage.maxRSS, cpu: usage.userCPUTime + usage.systemCPUTime }));
+});

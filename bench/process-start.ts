@@ -5,7 +5,8 @@
  * `package.json` and `dist/` copied into `node_modules`; the SDK and zod linked from this checkout),
  * so the import resolves through the package's `exports` exactly as a user's does.
  *
- * Per run: wall time from spawn to exit, peak RSS and busy CPU (user + system) of the child. Printed
+ * Per run: wall time from spawn to exit, peak RSS and busy CPU (user + system) of the child up to its
+ * exit (work that runs after the script's last line, such as a deferred sweep, counts). Printed
  * as min / median / max of the per-round differences and ratios, with the machine load before and
  * after (RSS and CPU barely move with the load; wall time does). Goal: at most 1.05× the wall time
  * and +3 MiB.

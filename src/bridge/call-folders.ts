@@ -17,10 +17,11 @@
  * them after a crash; on a normal exit every folder made here and not yet removed (spare, kept for
  * reuse or in use) is removed at once.
  */
-import { randomBytes } from "node:crypto";
+
 import { open, rmSync } from "node:fs";
 import { mkdir, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { randomBytes } from "../internal/node-builtins.js";
 import {
   ACTIVE_CALL_DIRS,
   assertPrivateTmpDir,

@@ -86,16 +86,18 @@ export class FileBridge {
     this.maxBytes = this.#settings.maxBytes;
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
     if (this.#settings.sweepOnStart && this.#settings.disk && claimStartupSweep(this.tmpDir)) {
-      // Not in the constructor: reading the process's space and the folder waits for the first
-      // idle moment (a server's start is not held up by it), or for whoever asks for the count.
-      setImmediate(() => void this.startupSweep).unref?.();
+      // Not in the constructor: reading the process's space and the folder waits until the process
+      // has run a while (a server's start is not held up by it, and a process that ends at once
+      // neither waits for it nor pays for it), or for whoever asks for the count.
+      setTimeout(() => void this.startupSweep, STARTUP_SWEEP_DELAY_MS).unref?.();
     } else this.#startupSweep = Promise.resolve(0);
   }
 
   /**
    * The start-up sweep of this bridge's temp folder (see `sweepOnStart`): how many stale folders it
-   * removed. It runs once per folder and process, in the background, starting once the code that
-   * made the bridge has run (or when this is first read); later bridges on the same folder get `0`.
+   * removed. It runs once per folder and process, in the background, starting about a second after
+   * the bridge is made if the process still runs then (or when this is first read); later bridges on
+   * the same folder get `0`.
    * Never rejects.
    *
    * @example
@@ -554,6 +556,11 @@ export class FileBridge {
 
 /** Temp folders already swept at start-up in this process. */
 const SWEPT_AT_START = new Set<string>();
+/**
+ * How long after the first bridge on a folder its start-up sweep begins, on an unref'd timer: a
+ * process still running then (a server) sweeps; one that has ended by then never started it.
+ */
+const STARTUP_SWEEP_DELAY_MS = 1000;
 /** How long a start-up sweep may look through a folder. */
 const STARTUP_SWEEP_MS = 5000;
 

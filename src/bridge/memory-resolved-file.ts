@@ -5,10 +5,11 @@
  * `stream()`. Reading `path` fails with `PATH_UNAVAILABLE`, which a `withFiles` tool passed a path
  * reports as a tool error naming the code.
  */
-import { createHash } from "node:crypto";
+
 import { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { sanitizeFileName } from "../internal/file-name.js";
+import { createHash } from "../internal/node-builtins.js";
 import { chooseMediaType, OCTET_STREAM, parseMediaType, SNIFF_BYTES } from "../media/media-type.js";
 import { extensionOfType } from "../media/mime-table.js";
 import { aborted } from "./failures.js";

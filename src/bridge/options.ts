@@ -134,7 +134,9 @@ export interface FileBridgeOptions {
   now?: () => number;
   /**
    * Sweep the temp folder once when the first bridge on it starts: folders left by a crashed
-   * process (its pid is gone) are removed in the background, for at most a few seconds (folders of
+   * process (its pid is gone) are removed in the background, starting about a second after the
+   * bridge is made if the process still runs (a process that ends sooner skips it), for at most a
+   * few seconds (folders of
    * live processes are left to `FileBridge.sweep`), then every ten minutes while the process runs
    * (stale and hour-old folders of this user, never through a symlink; one unref'd timer). `false`
    * turns both off. Await {@link FileBridge.startupSweep} to wait.

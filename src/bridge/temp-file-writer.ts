@@ -1,8 +1,9 @@
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
 import { close, closeSync, ftruncate, open, openSync, readSync, write } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { promisify } from "node:util";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { createHash } from "../internal/node-builtins.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
 
 /** How many bytes may wait for the disk before {@link TempFileWriter.write} waits too. */

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   FileBridgeError,
   isFileBridgeError,
@@ -11,6 +10,7 @@ import {
   type FieldStep,
   parseFieldPath,
 } from "../internal/field-paths.js";
+import { randomUUID } from "../internal/node-builtins.js";
 import { optionCheck } from "../internal/options.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { calledTool } from "../mcp/tool-call-schemas.js";

@@ -5,9 +5,10 @@
  * container or sandbox sharing `/tmp` sees other ids, and a live owner there looks dead here). So a
  * folder also names its owner's space, and a sweep judges by process id only the folders of its own.
  */
-import { createHash } from "node:crypto";
+
 import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
+import { createHash } from "./node-builtins.js";
 
 /** The host, boot and pid namespace this process's ids belong to (boot and namespace where Linux has them). */
 export interface ProcessSpace {

@@ -3,7 +3,7 @@
  * token id (a call costs about 2 µs; a copy from the pool a tenth of that), as
  * `crypto.randomUUID()` does. Every byte is handed out once.
  */
-import { randomFillSync } from "node:crypto";
+import { randomFillSync } from "./node-builtins.js";
 
 const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;

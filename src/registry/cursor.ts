@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
+import { createHash } from "../internal/node-builtins.js";
 
 const VERSION = "r1";
 

@@ -1,4 +1,4 @@
-import { createHash, createHmac, hkdfSync } from "node:crypto";
+import { createHash, createHmac, hkdfSync } from "../internal/node-builtins.js";
 
 const SCOPE_REF_DOMAIN = "mcp-file-bridge/scope-ref/v1\0";
 const KEYED_INFO = "mcp-file-bridge/scope-ref/hmac/v1";

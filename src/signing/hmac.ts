@@ -6,9 +6,7 @@
  * (docs/performance.md, Session 13). The bytes are exactly `createHmac("sha256", key)`'s
  * (test/signing/hmac.test.ts); a Node without `crypto.hash` (before 20.12) gets `createHmac` itself.
  */
-import * as nodeCrypto from "node:crypto";
-
-const oneShotHash = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
+import { createHash, createHmac, oneShotHash } from "../internal/node-builtins.js";
 
 const BLOCK = 64;
 const DIGEST = 32;
@@ -16,6 +14,8 @@ const DIGEST = 32;
 /** One HMAC-SHA256 key, ready to authenticate messages synchronously. */
 export class HmacSha256 {
   readonly #key: Buffer;
+  /** `crypto.hash`, or `undefined` on a Node without it. */
+  readonly #hash = oneShotHash();
   /** The inner pad, then room for a message (grown when a longer one comes). */
   #inner: Buffer;
   /** The outer pad, then the inner digest. */
@@ -25,7 +25,7 @@ export class HmacSha256 {
   constructor(key: Uint8Array) {
     this.#key = Buffer.from(key);
     const padded = Buffer.alloc(BLOCK);
-    if (key.byteLength > BLOCK) nodeCrypto.createHash("sha256").update(key).digest().copy(padded);
+    if (key.byteLength > BLOCK) createHash("sha256").update(key).digest().copy(padded);
     else padded.set(key);
     this.#inner = Buffer.allocUnsafe(BLOCK + 512);
     this.#outer = Buffer.allocUnsafe(BLOCK + DIGEST);
@@ -37,8 +37,9 @@ export class HmacSha256 {
 
   /** The MAC of `message`; a string is taken as Latin-1 (one byte per character, as JWS input is). */
   digest(message: string | Uint8Array): Buffer {
-    if (!oneShotHash) {
-      const hmac = nodeCrypto.createHmac("sha256", this.#key);
+    const oneShot = this.#hash;
+    if (!oneShot) {
+      const hmac = createHmac("sha256", this.#key);
       return (typeof message === "string" ? hmac.update(message, "latin1") : hmac.update(message)).digest();
     }
     const length = typeof message === "string" ? message.length : message.byteLength;
@@ -50,12 +51,8 @@ export class HmacSha256 {
     // Written after the pad and hashed at once: nothing else runs in between (one thread).
     if (typeof message === "string") this.#inner.write(message, BLOCK, length, "latin1");
     else this.#inner.set(message, BLOCK);
-    const inner = oneShotHash(
-      "sha256",
-      this.#inner.subarray(0, BLOCK + length),
-      "buffer",
-    ) as unknown as Buffer;
+    const inner = oneShot("sha256", this.#inner.subarray(0, BLOCK + length), "buffer") as unknown as Buffer;
     inner.copy(this.#outer, BLOCK);
-    return oneShotHash("sha256", this.#outer, "buffer") as unknown as Buffer;
+    return oneShot("sha256", this.#outer, "buffer") as unknown as Buffer;
   }
 }

@@ -5,9 +5,10 @@
  * job; for a 200-byte token that round trip cost more than the HMAC itself on every upload and
  * download request.
  */
-import { timingSafeEqual } from "node:crypto";
+
 import type { JWTPayload } from "jose";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { timingSafeEqual } from "../internal/node-builtins.js";
 import { invalidToken } from "./claims.js";
 import type { HmacSha256 } from "./hmac.js";
 

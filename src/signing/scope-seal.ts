@@ -20,7 +20,7 @@
  * CPU cost of a small upload's ticket). What it shows is what a resource URI's scope reference
  * already shows: whether two links belong to the same scope, never which scope that is.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createHmac, hkdfSync, nodeCrypto, timingSafeEqual } from "../internal/node-builtins.js";
 
 const KEY_INFO = "mcp-file-bridge/signed-url/scope-seal/v2";
 const IV_INFO = "mcp-file-bridge/signed-url/scope-seal/iv/v2";
@@ -91,7 +91,7 @@ export class ScopeSeal {
     if (known !== undefined) return known;
     const bytes = Buffer.from(scope, "utf8");
     const iv = this.#ivOf(bytes);
-    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
+    const cipher = nodeCrypto().createCipheriv("aes-256-gcm", this.#key, iv);
     cipher.setAAD(AAD);
     const body = Buffer.concat([cipher.update(pad(bytes)), cipher.final()]);
     const sealed = Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
@@ -111,7 +111,7 @@ export class ScopeSeal {
     const iv = raw.subarray(0, IV_BYTES);
     let plain: Buffer;
     try {
-      const decipher = createDecipheriv("aes-256-gcm", this.#key, iv);
+      const decipher = nodeCrypto().createDecipheriv("aes-256-gcm", this.#key, iv);
       decipher.setAAD(AAD);
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       plain = Buffer.concat([

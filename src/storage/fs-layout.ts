@@ -4,13 +4,13 @@
  * names for anything renamed into place, and the errors a disk failure becomes.
  */
 
-import { createHash, randomBytes } from "node:crypto";
 import { open as openFd } from "node:fs";
 import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
+import { createHash, randomBytes } from "../internal/node-builtins.js";
 import { FsSmallWrites, type SmallWrites } from "./fs-small-writes.js";
 import { isExpired } from "./kit/list-page.js";
 import { metadataRecordBytes, parseStoredRecord, type StoredRecord } from "./kit/metadata-record.js";

@@ -16,7 +16,8 @@
  * for one, first come first served. One thread writes for every store: a disk that stops answering
  * holds the small writes of every `fsStore` in the process, not the thread pool.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { newWorker } from "../internal/node-builtins.js";
 
 /**
  * Slots: writes in flight at once (a power of two). Eight keep the one writer busy; each slot is
@@ -148,7 +149,7 @@ export class FsWriterThread {
   /** @param counterStart Where the shared counters start (tests: just before they wrap at 2^31). */
   constructor(counterStart = 0) {
     for (const field of [SUBMITTED, TAKEN, FINISHED]) this.#control[field] = counterStart;
-    this.#worker = new Worker(WORKER_SOURCE, {
+    this.#worker = newWorker(WORKER_SOURCE, {
       eval: true,
       name: "mcp-file-bridge writer",
       // None of the process's Node options: its source is CommonJS, which `--input-type=module`

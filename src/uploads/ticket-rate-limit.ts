@@ -7,8 +7,9 @@
  * refused. Each instance remembers the highest slot it saw taken, so a call usually costs one
  * claim, and a call past the budget costs none.
  */
-import { createHash } from "node:crypto";
+
 import { type Duration, durationToMs } from "../internal/duration.js";
+import { createHash } from "../internal/node-builtins.js";
 import { optionCheck } from "../internal/options.js";
 import type { StateStore } from "../storage/types.js";
 import type { UploadTicketRateLimitInfo } from "./types.js";

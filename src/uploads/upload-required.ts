@@ -12,7 +12,7 @@
  * the descriptors' ids, sizes and digests, expires with the tickets, and is used once. The text the
  * client holds carries nothing else: no scope, no path, no URL.
  */
-import { randomBytes } from "node:crypto";
+
 import type {
   DescriptorAnswer,
   DescriptorAnswerer,
@@ -22,6 +22,7 @@ import type {
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { newId } from "../internal/ids.js";
+import { randomBytes } from "../internal/node-builtins.js";
 import { clientFilesCapability, requestClientCapabilities, requestStateOf } from "../mcp/client-files.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";

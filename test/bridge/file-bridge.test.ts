@@ -1,7 +1,8 @@
+import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
@@ -310,6 +311,54 @@ describe("start-up sweep", () => {
       await vi.waitFor(() => expect(readdirSync(folder)).toEqual([]), { timeout: 5000, interval: 20 });
       expect(await bridge.startupSweep).toBe(1);
     } finally {
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  /** Runs a Node process (sources through tsx) that makes a bridge on `folder`; resolves on its exit. */
+  function bridgeProcess(folder: string, keepRunning: boolean) {
+    const source = resolve("src/bridge/file-bridge.ts");
+    const script = `import { FileBridge } from ${JSON.stringify(source)};
+new FileBridge({ tmpDir: ${JSON.stringify(folder)} });
+console.log("made");
+${keepRunning ? "process.stdin.resume(); // a stdio server: reads until its client goes" : ""}`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const made = new Promise<void>((done) => child.stdout.once("data", () => done()));
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+    return { child, made, exited };
+  }
+
+  async function deadFolder(): Promise<{ folder: string; dead: string }> {
+    const folder = await mkdtemp(join(tmpdir(), "startup-sweep-"));
+    await chmod(folder, 0o700);
+    const dead = `call-4194305.${processSpaceId()}-AbCdEf`;
+    await mkdir(join(folder, dead));
+    return { folder, dead };
+  }
+
+  it("a process that ends right after making the bridge exits without sweeping", async () => {
+    const { folder, dead } = await deadFolder();
+    try {
+      const { exited } = bridgeProcess(folder, false);
+      expect(await exited).toBe(0);
+      expect(readdirSync(folder)).toEqual([dead]);
+    } finally {
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  it("a process that keeps running (a stdio server) sweeps without anyone reading startupSweep", async () => {
+    const { folder } = await deadFolder();
+    const { child, made, exited } = bridgeProcess(folder, true);
+    try {
+      await made;
+      await vi.waitFor(() => expect(readdirSync(folder)).toEqual([]), { timeout: 10_000, interval: 20 });
+      child.stdin.end();
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
       await rm(folder, { recursive: true, force: true, maxRetries: 3 });
     }
   });

@@ -206,6 +206,49 @@ describe("weight budgets, from the packed tarball", () => {
     expect(forNode.files.filter((file) => file.startsWith("lib/vendor/"))).toEqual([]);
   });
 
+  it("an SDK v1 server that makes a FileBridge and a file tool loads none of the builtins it uses on first use (crypto, worker_threads)", async () => {
+    // The builtins the bridge uses on a call (crypto for hashes and ids, net for address checks,
+    // worker_threads for the hashing and writer threads) load on first use, not at start:
+    // node:crypto alone is ~1.5 ms of CPU (docs/performance.md, session 19).
+    const loaded = async (withBridge: boolean) => {
+      const script = [
+        'import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";',
+        'import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";',
+        withBridge ? 'import { FileBridge } from "mcp-file-bridge";' : "",
+        'const server = new McpServer({ name: "start", version: "1.0.0" });',
+        withBridge
+          ? `const bridge = new FileBridge({ roots: [process.cwd()] });
+server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } },
+  bridge.withFiles(async () => ({ content: [] }), { fields: ["file"] }));`
+          : "",
+        "void StdioServerTransport;",
+        "process.on('exit', () => console.log(JSON.stringify(process.moduleLoadList)));",
+      ].join("\n");
+      const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
+      return new Set(
+        (JSON.parse(stdout) as string[])
+          .filter((entry) => entry.startsWith("NativeModule ") && !entry.startsWith("NativeModule internal/"))
+          .map((entry) => entry.slice("NativeModule ".length)),
+      );
+    };
+    const alone = await loaded(false);
+    const added = [...(await loaded(true))].filter((name) => !alone.has(name)).sort();
+    console.log(`budget: public builtins the bridge adds at start: ${added.join(", ") || "none"}`);
+    // `module` is the first-use loader's `createRequire` (Node before 20.16): no cost measurable in
+    // paired runs (180.6 against 180.2 ms of CPU, 30 rounds).
+    const allowed = [
+      "fs/promises",
+      "module",
+      "os",
+      "path",
+      "stream",
+      "stream/promises",
+      "timers/promises",
+      "util",
+    ];
+    expect(added.filter((name) => !allowed.includes(name))).toEqual([]);
+  });
+
   it("Node imports the root entry as at most 5 files of at most 128 KiB, bundlers as one file per module", async () => {
     // Node's ESM loader costs per file: ~150 files of one module each cost three times the CPU and
     // RSS of the same code in a few files (docs/performance.md, sessions 16 and 17). Node takes the

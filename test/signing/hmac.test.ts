@@ -72,9 +72,17 @@ describe("HmacSha256", () => {
 describe("HmacSha256 on a Node without crypto.hash (before 20.12)", () => {
   it("falls back to createHmac, with the same bytes", async () => {
     vi.resetModules();
-    vi.doMock("node:crypto", async () => {
-      const actual = await vi.importActual<typeof import("node:crypto")>("node:crypto");
-      return { ...actual, hash: undefined, default: { ...actual, hash: undefined } };
+    let asked = 0;
+    // node:crypto is loaded on first use through the package's loader: its `crypto.hash` is gone.
+    vi.doMock("../../src/internal/node-builtins.js", async () => {
+      const actual = await vi.importActual<typeof import("../../src/internal/node-builtins.js")>(
+        "../../src/internal/node-builtins.js",
+      );
+      const oneShotHash = () => {
+        asked++;
+        return undefined;
+      };
+      return { ...actual, oneShotHash };
     });
     try {
       const { HmacSha256: Fallback } = await import("../../src/signing/hmac.js");
@@ -87,8 +95,9 @@ describe("HmacSha256 on a Node without crypto.hash (before 20.12)", () => {
       }
       const bytes = Buffer.alloc(700, 9);
       expect(hmac.digest(bytes).equals(createHmac("sha256", key).update(bytes).digest())).toBe(true);
+      expect(asked).toBeGreaterThan(0);
     } finally {
-      vi.doUnmock("node:crypto");
+      vi.doUnmock("../../src/internal/node-builtins.js");
       vi.resetModules();
     }
   });

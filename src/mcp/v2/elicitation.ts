@@ -1,6 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { createHmac, randomBytes, timingSafeEqual } from "../../internal/node-builtins.js";
 import type {
   HostClientCapabilities,
   HostElicitationAnswer,

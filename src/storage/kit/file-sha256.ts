@@ -4,7 +4,8 @@
  * the written part of the file itself (from the page cache, in its own thread) as the writer reports
  * progress. The digest is of the bytes the file holds, so it is exactly what was stored.
  */
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
+import { createHash } from "../../internal/node-builtins.js";
 import { type HashWorker, hashWorker } from "./sha256-stream.js";
 
 /** Bodies up to this size are hashed in place on the main thread (no worker round trip). */

@@ -2,9 +2,10 @@
  * The put's measuring stage: the meter that counts, hashes and enforces caps while bytes flow, and
  * the same checks for bytes held whole. Options are validated first by `put-plan.ts`.
  */
-import * as nodeCrypto from "node:crypto";
+
 import { Transform, type TransformCallback } from "node:stream";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { createHash, oneShotHash } from "../../internal/node-builtins.js";
 import { PUT_HEAD_BYTES, type PutMeasure, type PutPlan } from "./put-plan.js";
 import type { StreamLimits } from "./quota.js";
 import { Sha256Stream } from "./sha256-stream.js";
@@ -71,16 +72,14 @@ export function finalError(plan: MeterLimits, size: number, sha256: string): Fil
  */
 export type MeterLimits = Pick<PutPlan, "maxBytes" | "expectedSize" | "expectedSha256">;
 
-/** `crypto.hash` where Node has it (20.12 and later); read off the module so older versions load. */
-const oneShotHash = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
-
 /**
  * The sha256 (hex) of bytes in memory: one `crypto.hash` call, which makes no `Hash` object (about
  * 1 us less than `createHash().update().digest()` for 4 KiB), or the `Hash` object on older Node.
  */
 function sha256Hex(bytes: Uint8Array): string {
-  if (oneShotHash) return oneShotHash("sha256", bytes, "hex");
-  return nodeCrypto.createHash("sha256").update(bytes).digest("hex");
+  const hash = oneShotHash();
+  if (hash) return hash("sha256", bytes, "hex");
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /**

@@ -5,8 +5,9 @@
  * The same worker also hashes files as they are written (`FileSha256`): it reads them itself, so the
  * main thread copies nothing.
  */
-import { createHash } from "node:crypto";
-import { Worker } from "node:worker_threads";
+
+import type { Worker } from "node:worker_threads";
+import { createHash, newWorker } from "../../internal/node-builtins.js";
 
 /** Bytes copied into one batch before it is handed to the worker. */
 const BATCH_BYTES = 1024 * 1024;
@@ -171,7 +172,7 @@ export class HashWorker {
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER_SOURCE, {
+    const worker = newWorker(WORKER_SOURCE, {
       eval: true,
       name: "mcp-file-bridge sha256",
       // None of the process's Node options: its source is CommonJS, which `--input-type=module`

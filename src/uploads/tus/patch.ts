@@ -7,9 +7,10 @@
  * counts once verified, while an unverifiable or mismatching body is cut off again. The last byte
  * commits the upload.
  */
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import { createHash } from "../../internal/node-builtins.js";
 import { withSizeReason } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { TICKET_CLAIMS } from "../upload-handle.js";

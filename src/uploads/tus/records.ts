@@ -4,8 +4,9 @@
  * writes (set-if-absent with a TTL, renewed while the request runs, so a dead replica's lock runs
  * out by itself).
  */
-import { randomBytes } from "node:crypto";
+
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { randomBytes } from "../../internal/node-builtins.js";
 import type { StateStore } from "../../storage/types.js";
 import { TUS_STATUS, tusError } from "./protocol.js";
 

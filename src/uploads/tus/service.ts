@@ -3,8 +3,9 @@
  * locks, the byte staging, the clock, and the ticket check that binds each request to a scope (the
  * ticket in the upload URL is verified on every request and never used up before commit).
  */
-import { createHash } from "node:crypto";
+
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import { createHash } from "../../internal/node-builtins.js";
 import { writableDisk } from "../../internal/runtime.js";
 import { memoryState } from "../../storage/memory-state.js";
 import type { FileStore, StateStore } from "../../storage/types.js";

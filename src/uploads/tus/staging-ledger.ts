@@ -7,8 +7,9 @@
  * files plus everything staged stay within the store's quota (`QUOTA_EXCEEDED`). A share ends with
  * its upload: committed (the store counts the file then), terminated, replaced, or expired.
  */
-import { createHash } from "node:crypto";
+
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { createHash } from "../../internal/node-builtins.js";
 import { quotaExceeded } from "../../storage/kit/quota.js";
 import { tusError } from "./protocol.js";
 import { lockUpload, ttlSeconds } from "./records.js";
