@@ -11,7 +11,6 @@
  * fills up), and at each `writev` a full collection runs and the chunks the body handed out that
  * are still alive are counted (`WeakRef`s; `gc` from `--expose-gc` set at run time).
  */
-import * as fs from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

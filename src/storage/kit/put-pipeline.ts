@@ -77,7 +77,11 @@ export async function streamPutToFile(
   fileHash: FileSha256,
 ): Promise<PutMeasure> {
   const tally = new PutTally(plan, limits, (chunk) => fileHash.update(chunk));
-  const sink = new FileSink(fd, (bytes) => fileHash.written(bytes), (chunk) => tally.add(chunk));
+  const sink = new FileSink(
+    fd,
+    (bytes) => fileHash.written(bytes),
+    (chunk) => tally.add(chunk),
+  );
   try {
     let readable: Readable;
     try {
