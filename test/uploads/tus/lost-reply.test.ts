@@ -43,6 +43,16 @@ async function create(endpoint: string, length: number): Promise<string> {
 /** When the last commit of a {@link slowCommits} store began and ended (epoch ms; 0: not yet). */
 const commitWindow = { start: 0, end: 0 };
 
+/**
+ * True once a {@link slowCommits} store's commit began after this call: the server took every byte
+ * of the `PATCH` (a connection cut before that may lose the body's tail instead of the reply).
+ */
+function committing(): () => boolean {
+  commitWindow.start = 0;
+  commitWindow.end = 0;
+  return () => commitWindow.start > 0;
+}
+
 /** A store whose commits take `ms` longer (a slow bucket copy), so a HEAD can land mid-commit. */
 function slowCommits(store: FileStore, ms: number): FileStore {
   const slow = (staged: StagedFile): StagedFile => ({
@@ -91,13 +101,17 @@ async function headUntilComplete(url: string, length: number, seen: string[] = [
 
 describe("tus: a lost final reply never loses an upload", () => {
   it("raw socket: the reply to the last PATCH is cut; the owner's HEAD shows the full offset and the handle", async () => {
-    harness = await startTus();
+    const { mkdtemp } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const root = await mkdtemp(join(tmpdir(), "mfb-tus-cut-"));
+    harness = await startTus({ store: slowCommits(fsStore(root, { sweepInterval: 0 }), 0) });
     const bytes = randomBytes(3 * 1024 * 1024 + 11);
     const endpoint = await harness.endpoint("scope-a", { fileId: "ticket-lost" });
     const url = await create(endpoint, bytes.length);
-    await patchAndCut(url, 0, bytes.length, bytes);
-    // Like a tus client's retry: HEAD until the offset is the length (the PATCH may not even have
-    // been read yet); a full offset always comes with the handle.
+    // The connection goes once the server took every byte (its commit began), before any reply.
+    await patchAndCut(url, 0, bytes.length, bytes, committing());
+    // Like a tus client's retry: HEAD until the offset is the length (the commit may still run); a
+    // full offset always comes with the handle.
     const head = await headUntilComplete(url, bytes.length);
     expect(head.status).toBe(200);
     expect(head.headers.get("upload-offset")).toBe(String(bytes.length));
@@ -133,7 +147,7 @@ describe("tus: a lost final reply never loses an upload", () => {
     harness = await startTus({ store: slowCommits(fsStore(root, { sweepInterval: 0 }), 1500) });
     const bytes = randomBytes(256 * 1024 + 3);
     const url = await create(await harness.endpoint("scope-a"), bytes.length);
-    await patchAndCut(url, 0, bytes.length, bytes);
+    await patchAndCut(url, 0, bytes.length, bytes, committing());
     const seen: string[] = [];
     const firstHead = Date.now();
     const head = await headUntilComplete(url, bytes.length, seen);
