@@ -6,7 +6,7 @@
  * long the last commit took, its own peak RSS growth, and this process's peak before it started),
  * `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
- * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor), `{"cmd": "collect"}` (a full collection now), `{"cmd": "fresh", "round": name}` (go on in a new empty
+ * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor, and its `arrayBuffers` and `heapUsed` bytes), `{"cmd": "collect"}` (a full collection now), `{"cmd": "fresh", "round": name}` (go on in a new empty
  * folder, removing nothing: `ours-fs`, `ours-memory`, `raw`) and `{"cmd": "prepare", "source": path}`
  * (store a file to download; replies with its download URL) on stdin.
  *
@@ -261,7 +261,12 @@ await servePeer(
       return {};
     }
     if (command.cmd === "prepare") return { url: await prepare(String(command.source)) };
-    if (command.cmd === "gc") return { ...gcCounts };
+    if (command.cmd === "gc")
+      return {
+        ...gcCounts,
+        arrayBuffers: process.memoryUsage().arrayBuffers,
+        heapUsed: process.memoryUsage().heapUsed,
+      };
     if (command.cmd === "collect") {
       fullGc();
       return {};

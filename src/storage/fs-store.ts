@@ -25,7 +25,6 @@ import { fsSweep } from "./fs-sweep.js";
 import { resolveRange } from "./kit/byte-range.js";
 import { fileRangeStream } from "./kit/file-range.js";
 import { FileSha256 } from "./kit/file-sha256.js";
-import { FileSink } from "./kit/file-sink.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -141,14 +140,13 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       throw storageError("create a file", error);
     }
     // Bytes go to their final name once; the hashing worker reads them back from the file as they
-    // land (off the main thread, no copy here), so the digest is of exactly what was stored.
+    // land (off the main thread, no copy here), so the digest is of exactly what was stored. The
+    // file's writer closes `fd` however the put ends.
     const hash = new FileSha256(data);
-    const sink = new FileSink(fd, (bytes) => hash.written(bytes));
     try {
-      const measure = await streamPutToFile(read.stream, plan, sink, limits, hash);
+      const measure = await streamPutToFile(read.stream, plan, fd, limits, hash);
       return { file: storedFileOf(plan, measure), data };
     } catch (error) {
-      sink.destroy();
       await unlinkQuiet(data).catch(() => {});
       throw error;
     }

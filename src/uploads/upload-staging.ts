@@ -1,11 +1,12 @@
 /** Staging a raw (non-multipart) upload body, and what one upload may store. */
-import { PassThrough, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import type { RequestView } from "../http/request-view.js";
 import { parseContentDispositionFileName } from "../internal/content-disposition.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { chooseMediaType } from "../media/media-type.js";
 import type { FileStore, StagedFile } from "../storage/types.js";
+import { BodyGuard } from "./body-guard.js";
 
 /** What one upload may store: its scope, caps and the lifetime of its files. */
 export interface UploadLimits {
@@ -189,11 +190,9 @@ export async function stageRaw(
       throw error;
     }
   } else {
-    // The store destroys its source on failure; a pass-through keeps that from destroying the socket
-    // (the client must still get the 413), and `pipe` simply unpipes when it goes.
-    const through = new PassThrough();
-    body.pipe(through);
-    source = through;
+    // The store destroys its source on failure; the guard keeps that from destroying the socket (the
+    // client must still get the 413) and holds no chunk of its own (see `BodyGuard`).
+    source = new BodyGuard(body);
   }
   try {
     const staged = await config.store.stage(source, {

@@ -3,6 +3,9 @@
  * `writev` calls and reports how many bytes the file holds after each write: what lets `FileSha256`
  * hash a file as it fills, off the main thread. Chunks are copied into a few reused slots
  * (`WriteRing`, 256 KiB) and released at once, so no caller buffer stays referenced while a write runs.
+ * With a `measure` function it also takes the place of the put's meter (`PutTally`): the chunk a
+ * source hands it is the only one the path from the source to the file holds (docs/performance.md,
+ * Session 19).
  */
 import { close, writev } from "node:fs";
 import { Writable } from "node:stream";
@@ -17,10 +20,17 @@ type Callback = (error?: Error | null) => void;
  * all); the source waits only while every slot is full or being written. A write error fails the
  * next chunk, or the end.
  *
+ * With `measure`, every chunk is first passed to it (any value: the sink is in object mode, one chunk
+ * at a time) and the error it returns fails the write; nothing of that chunk is written. The sink then
+ * accepts one chunk at a time (`write()` returns `false` until it is copied), so a source piped into
+ * it waits with at most that one chunk handed over, as the raw `pipeline(req, createWriteStream())`
+ * waits with the one it is writing.
+ *
  * @example
  * ```ts
  * const fd = openSync(path, "wx");
- * await pipeline(source, new FileSink(fd, (bytes) => hash.written(bytes)));
+ * const tally = new PutTally(plan, limits);
+ * await pipeline(source, new FileSink(fd, (bytes) => hash.written(bytes), (chunk) => tally.add(chunk)));
  * ```
  */
 export class FileSink extends Writable {
@@ -28,6 +38,7 @@ export class FileSink extends Writable {
   written = 0;
   readonly #fd: number;
   readonly #onWritten: (bytes: number) => void;
+  readonly #measure: ((chunk: unknown) => Error | null) | undefined;
   readonly #ring = new WriteRing();
   #closed = false;
   /** A write is with the thread pool: closing must wait for it (the fd number could be reused). */
@@ -39,15 +50,21 @@ export class FileSink extends Writable {
   #finish: Callback | null = null;
   #error: Error | null = null;
 
-  constructor(fd: number, onWritten: (bytes: number) => void) {
-    super();
+  constructor(fd: number, onWritten: (bytes: number) => void, measure?: (chunk: unknown) => Error | null) {
+    super(measure ? { objectMode: true, highWaterMark: 1 } : {});
     this.#fd = fd;
     this.#onWritten = onWritten;
+    this.#measure = measure;
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: Callback): void {
     if (this.#error) {
       callback(this.#error);
+      return;
+    }
+    const refused = this.#measure?.(chunk);
+    if (refused) {
+      callback(refused);
       return;
     }
     this.#pending = { chunk, at: 0, callback };

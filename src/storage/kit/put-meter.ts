@@ -116,6 +116,57 @@ export function checkMeasured(plan: MeterLimits, size: number, sha256: string, l
 }
 
 /**
+ * The per-chunk checks of a put without a stream stage: counts bytes, keeps the first bytes for
+ * sniffing, enforces the byte cap, the scope quota's cut-off and the declared size on the first chunk
+ * that goes over, and hands each accepted chunk to `onBytes`. {@link PutMeter} is this as a
+ * `Transform`; a sink that takes the chunks itself (`FileSink`) calls {@link add} from its own write,
+ * so no stream sits between the source and the file holding a chunk of its own.
+ *
+ * @example
+ * ```ts
+ * const tally = new PutTally(plan, limits);
+ * const failed = tally.add(chunk); // a FileBridgeError to fail the put with, or null
+ * ```
+ */
+export class PutTally {
+  size = 0;
+  readonly #headBytes = Buffer.alloc(PUT_HEAD_BYTES);
+  #headLength = 0;
+
+  constructor(
+    private readonly plan: MeterLimits,
+    private readonly limits?: StreamLimits,
+    private readonly onBytes?: (chunk: Uint8Array) => void,
+  ) {}
+
+  /** The first bytes seen (at most `PUT_HEAD_BYTES`, 4 KiB). */
+  get head(): Uint8Array {
+    return this.#headBytes.subarray(0, this.#headLength);
+  }
+
+  /**
+   * Counts `chunk` in: `INVALID_INPUT` for a chunk that is not bytes, the cap's or the declared
+   * size's error when it goes over (nothing counted then), else `null`.
+   */
+  add(chunk: unknown): FileBridgeError | null {
+    if (!(chunk instanceof Uint8Array)) {
+      return new FileBridgeError("INVALID_INPUT", "put sources must produce bytes (Uint8Array chunks)");
+    }
+    const size = this.size + chunk.byteLength;
+    const grown = growthError(this.plan, size, this.limits);
+    if (grown) return grown;
+    if (this.#headLength < PUT_HEAD_BYTES) {
+      const take = Math.min(PUT_HEAD_BYTES - this.#headLength, chunk.byteLength);
+      this.#headBytes.set(chunk.subarray(0, take), this.#headLength);
+      this.#headLength += take;
+    }
+    this.size = size;
+    this.onBytes?.(chunk);
+    return null;
+  }
+}
+
+/**
  * A pass-through that counts bytes, hashes sha256 (off the main thread past 1 MiB, see
  * `Sha256Stream`), keeps the first bytes for sniffing and enforces
  * the byte cap and the declared size *while* the bytes flow: it fails on the first chunk that goes
@@ -127,68 +178,60 @@ export function checkMeasured(plan: MeterLimits, size: number, sha256: string, l
  * ```
  */
 export class PutMeter extends Transform {
-  size = 0;
   sha256 = "";
   private readonly hash: Sha256Stream | null;
-  private readonly headBytes = Buffer.alloc(PUT_HEAD_BYTES);
-  private headLength = 0;
+  private readonly tally: PutTally;
 
   /**
-   * With `fileHash` (a driver that hashes the file it writes, as fsStore does) the meter only hands
-   * it each chunk; the digest is taken from the file once the sink has finished, and checked there.
+   * With `fileHash` (a driver that hashes the file it writes) the meter only hands it each chunk;
+   * the digest is taken from the file once the sink has finished, and checked there.
    */
   constructor(
     private readonly plan: MeterLimits,
-    private readonly limits?: StreamLimits,
-    private readonly fileHash?: { update(chunk: Uint8Array): void },
+    limits?: StreamLimits,
+    fileHash?: { update(chunk: Uint8Array): void },
   ) {
     // Object mode on the writable side so a stream of non-bytes is refused here with a clear error
     // instead of throwing inside Node's pipe machinery.
     // A 1 MiB readable buffer lets the next chunks be hashed while earlier ones are being written.
-    // With `fileHash` the file is hashed, not the chunks: the meter then holds one chunk at a time,
-    // so the source's buffers are not kept alive while the sink writes (see `WriteRing`).
+    // With `fileHash` the file is hashed, not the chunks: the meter then holds one chunk at a time.
     super(
       fileHash
         ? { writableObjectMode: true, writableHighWaterMark: 1, readableHighWaterMark: 0 }
         : { writableObjectMode: true, readableHighWaterMark: METER_BUFFER_BYTES },
     );
     this.hash = fileHash ? null : new Sha256Stream();
+    this.tally = new PutTally(plan, limits, fileHash ? (chunk) => fileHash.update(chunk) : undefined);
+  }
+
+  /** Bytes seen so far. */
+  get size(): number {
+    return this.tally.size;
   }
 
   /** The first bytes seen (at most `PUT_HEAD_BYTES`, 4 KiB). */
   get head(): Uint8Array {
-    return this.headBytes.subarray(0, this.headLength);
+    return this.tally.head;
   }
 
   override _transform(chunk: unknown, _encoding: BufferEncoding, callback: TransformCallback): void {
-    if (!(chunk instanceof Uint8Array)) {
-      callback(new FileBridgeError("INVALID_INPUT", "put sources must produce bytes (Uint8Array chunks)"));
+    const failed = this.tally.add(chunk);
+    if (failed) {
+      callback(failed);
       return;
     }
-    const size = this.size + chunk.byteLength;
-    const grown = growthError(this.plan, size, this.limits);
-    if (grown) {
-      callback(grown);
-      return;
-    }
-    if (this.headLength < PUT_HEAD_BYTES) {
-      const take = Math.min(PUT_HEAD_BYTES - this.headLength, chunk.byteLength);
-      this.headBytes.set(chunk.subarray(0, take), this.headLength);
-      this.headLength += take;
-    }
-    this.size = size;
+    const bytes = chunk as Uint8Array;
     if (!this.hash) {
-      this.fileHash?.update(chunk);
-      callback(null, chunk);
+      callback(null, bytes);
       return;
     }
     // A large body is hashed off the main thread; wait only when the worker is behind.
-    const behind = this.hash.update(chunk);
+    const behind = this.hash.update(bytes);
     if (!behind) {
-      callback(null, chunk);
+      callback(null, bytes);
       return;
     }
-    this.push(chunk);
+    this.push(bytes);
     behind.then(() => callback(), callback);
   }
 

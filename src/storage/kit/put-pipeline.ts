@@ -1,12 +1,14 @@
 /**
- * The put pipeline: a source (`put-source.ts`) through a meter (`put-meter.ts`) into a sink, with
- * the plan's signal; what was measured comes back once the sink has finished.
+ * The put pipeline: a source (`put-source.ts`) through a meter (`put-meter.ts`) into a sink, or
+ * straight into a file whose writer does the meter's checks, with the plan's signal; what was
+ * measured comes back once the sink has finished.
  */
 import type { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { PutSource } from "../types.js";
 import type { FileSha256 } from "./file-sha256.js";
-import { finalError, PutMeter } from "./put-meter.js";
+import { FileSink } from "./file-sink.js";
+import { finalError, PutMeter, PutTally } from "./put-meter.js";
 import type { PutMeasure, PutPlan } from "./put-plan.js";
 import { toPutError, toReadable } from "./put-source.js";
 import type { StreamLimits } from "./quota.js";
@@ -37,43 +39,7 @@ export async function streamPut(
   sink: Writable,
   limits?: StreamLimits,
 ): Promise<PutMeasure> {
-  return runPut(source, plan, sink, limits, undefined);
-}
-
-/**
- * {@link streamPut} into a sink that writes a file from its start and reports its progress to
- * `fileHash` (see `FileSink`): the sha256 is taken from the file by the hashing worker as it fills
- * (no copy of the body on the main thread), then checked like a streamed one once the sink has
- * finished. Disposes `fileHash` on failure.
- *
- * @example
- * ```ts
- * const hash = new FileSha256(path);
- * const measure = await streamPutToFile(source, plan, new FileSink(fd, (n) => hash.written(n)), limits, hash);
- * ```
- */
-export async function streamPutToFile(
-  source: PutSource,
-  plan: PutPlan,
-  sink: Writable,
-  limits: StreamLimits | undefined,
-  fileHash: FileSha256,
-): Promise<PutMeasure> {
-  try {
-    return await runPut(source, plan, sink, limits, fileHash);
-  } finally {
-    fileHash.dispose();
-  }
-}
-
-async function runPut(
-  source: PutSource,
-  plan: PutPlan,
-  sink: Writable,
-  limits: StreamLimits | undefined,
-  fileHash: FileSha256 | undefined,
-): Promise<PutMeasure> {
-  const meter = new PutMeter(plan, limits, fileHash);
+  const meter = new PutMeter(plan, limits);
   let readable: Readable;
   try {
     readable = toReadable(source);
@@ -83,13 +49,57 @@ async function runPut(
   }
   try {
     await pipeline(readable, meter, sink, plan.signal ? { signal: plan.signal } : {});
-    if (fileHash) {
-      meter.sha256 = await fileHash.digest(meter.size);
-      const failed = finalError(plan, meter.size, meter.sha256);
-      if (failed) throw failed;
-    }
   } catch (error) {
     throw toPutError(error, plan.signal);
   }
   return { size: meter.size, sha256: meter.sha256, head: meter.head };
+}
+
+/**
+ * {@link streamPut} into the file open as `fd` (written from its start by a `FileSink`, closed when
+ * the put ends either way), whose progress goes to `fileHash`: the sha256 is taken from the file by
+ * the hashing worker as it fills (no copy of the body on the main thread), then checked like a
+ * streamed one once every byte is in the file. The sink does the meter's checks itself (`PutTally`),
+ * so the source is piped straight into it: no stream in between holds a chunk of its own while a
+ * write runs (docs/performance.md, Session 19). Disposes `fileHash` on failure.
+ *
+ * @example
+ * ```ts
+ * const hash = new FileSha256(path);
+ * const measure = await streamPutToFile(source, plan, openSync(path, "wx"), limits, hash);
+ * ```
+ */
+export async function streamPutToFile(
+  source: PutSource,
+  plan: PutPlan,
+  fd: number,
+  limits: StreamLimits | undefined,
+  fileHash: FileSha256,
+): Promise<PutMeasure> {
+  const tally = new PutTally(plan, limits, (chunk) => fileHash.update(chunk));
+  const sink = new FileSink(
+    fd,
+    (bytes) => fileHash.written(bytes),
+    (chunk) => tally.add(chunk),
+  );
+  try {
+    let readable: Readable;
+    try {
+      readable = toReadable(source);
+    } catch (error) {
+      sink.destroy();
+      throw toPutError(error, plan.signal);
+    }
+    try {
+      await pipeline(readable, sink, plan.signal ? { signal: plan.signal } : {});
+      const sha256 = await fileHash.digest(tally.size);
+      const failed = finalError(plan, tally.size, sha256);
+      if (failed) throw failed;
+      return { size: tally.size, sha256, head: tally.head };
+    } catch (error) {
+      throw toPutError(error, plan.signal);
+    }
+  } finally {
+    fileHash.dispose();
+  }
 }

@@ -137,9 +137,14 @@ describe("FileSha256 + FileSink (sha256 read back from the file by the worker)",
     const put = (expectedSha256: string) => {
       const path = join(dir, `p${n++}`);
       const hash = new FileSha256(path);
-      const sink = new FileSink(openSync(path, "wx"), (bytes) => hash.written(bytes));
       const plan = planPut({ scope: "s", name: "a.bin", expectedSha256 }, Date.now());
-      return streamPutToFile(Readable.from(chunked(body, 100_000)), plan, sink, undefined, hash);
+      return streamPutToFile(
+        Readable.from(chunked(body, 100_000)),
+        plan,
+        openSync(path, "wx"),
+        undefined,
+        hash,
+      );
     };
     expect(await put(hex(body))).toMatchObject({ size: body.byteLength, sha256: hex(body) });
     expect(await codeOf(put("0".repeat(64)))).toBe("DIGEST_MISMATCH");
