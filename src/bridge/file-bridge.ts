@@ -107,7 +107,7 @@ export class FileBridge {
    * ```
    */
   get startupSweep(): Promise<number> {
-    this.#startupSweep ??= sweepOnce(this.tmpDir, this.#settings.now());
+    this.#startupSweep ??= sweepOnce(this.tmpDir, this.#settings.now);
     return this.#startupSweep;
   }
 
@@ -573,18 +573,24 @@ function claimStartupSweep(tmpDir: string): boolean {
 
 /**
  * Sweeps `tmpDir` (claimed by {@link claimStartupSweep}), bounded in time, and then on the leftover
- * timer (`sweepOnTimer`); resolves to the count of the first sweep.
+ * timer (`sweepOnTimer`); resolves to the count of the first sweep. Never throws nor rejects: it may
+ * run from a timer, where a throwing clock (`now`) would be an uncaught exception, so a clock that
+ * fails is a sweep that fails (nothing removed, `0`).
  */
-function sweepOnce(tmpDir: string, now: number): Promise<number> {
+function sweepOnce(tmpDir: string, now: () => number): Promise<number> {
   const olderThanMs = durationToMs(DEFAULT_SWEEP_OLDER_THAN, "olderThan");
   // And again every ten minutes while the process runs (crash leftovers of other processes too).
   sweepOnTimer(`call:${tmpDir}`, () =>
     sweepCallDirs(tmpDir, { olderThanMs, now: Date.now(), active: ACTIVE_CALL_DIRS }),
   );
-  return sweepCallDirs(tmpDir, {
-    olderThanMs,
-    now,
-    active: ACTIVE_CALL_DIRS,
-    deadline: Date.now() + STARTUP_SWEEP_MS,
-  }).catch(() => 0);
+  return new Promise<number>((done) => done(now()))
+    .then((at) =>
+      sweepCallDirs(tmpDir, {
+        olderThanMs,
+        now: at,
+        active: ACTIVE_CALL_DIRS,
+        deadline: Date.now() + STARTUP_SWEEP_MS,
+      }),
+    )
+    .catch(() => 0);
 }

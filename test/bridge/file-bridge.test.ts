@@ -315,19 +315,31 @@ describe("start-up sweep", () => {
     }
   });
 
-  /** Runs a Node process (sources through tsx) that makes a bridge on `folder`; resolves on its exit. */
-  function bridgeProcess(folder: string, keepRunning: boolean) {
+  /**
+   * Runs a Node process (sources through tsx) that makes a bridge on `folder` (with `options`, a
+   * source text) and then runs `after`; resolves on its exit.
+   */
+  function bridgeProcess(folder: string, keepRunning: boolean, options = "", after = "") {
     const source = resolve("src/bridge/file-bridge.ts");
     const script = `import { FileBridge } from ${JSON.stringify(source)};
-new FileBridge({ tmpDir: ${JSON.stringify(folder)} });
+const bridge = new FileBridge({ tmpDir: ${JSON.stringify(folder)}, ${options} });
 console.log("made");
+${after}
 ${keepRunning ? "process.stdin.resume(); // a stdio server: reads until its client goes" : ""}`;
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-      stdio: ["pipe", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk) => {
+      out += String(chunk);
+    });
+    child.stderr.on("data", (chunk) => {
+      err += String(chunk);
     });
     const made = new Promise<void>((done) => child.stdout.once("data", () => done()));
     const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
-    return { child, made, exited };
+    return { child, made, exited, output: () => ({ out, err }) };
   }
 
   async function deadFolder(): Promise<{ folder: string; dead: string }> {
@@ -344,6 +356,42 @@ ${keepRunning ? "process.stdin.resume(); // a stdio server: reads until its clie
       const { exited } = bridgeProcess(folder, false);
       expect(await exited).toBe(0);
       expect(readdirSync(folder)).toEqual([dead]);
+    } finally {
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  it("a clock (`now`) that throws does not crash the process from the sweep's timer; startupSweep resolves 0", async () => {
+    const { folder, dead } = await deadFolder();
+    // The sweep's timer fires after about a second; the process reports at 2.5 s, then ends.
+    const { child, exited, output } = bridgeProcess(
+      folder,
+      false,
+      `now: () => { throw new Error("the clock is broken"); }`,
+      `setTimeout(async () => { console.log("swept", await bridge.startupSweep); await bridge.close(); console.log("closed"); }, 2500);`,
+    );
+    try {
+      expect(await exited, output().err).toBe(0);
+      expect(output().out).toContain("swept 0");
+      expect(output().out).toContain("closed");
+      expect(readdirSync(folder)).toEqual([dead]); // nothing removed on a clock that cannot be read
+    } finally {
+      child.kill();
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  it("reading startupSweep or closing with a clock that throws neither throws nor rejects", async () => {
+    const { folder } = await deadFolder();
+    try {
+      const broken = new FileBridge({
+        tmpDir: folder,
+        now: () => {
+          throw new Error("the clock is broken");
+        },
+      });
+      expect(await broken.startupSweep).toBe(0);
+      await expect(broken.close()).resolves.toBeUndefined();
     } finally {
       await rm(folder, { recursive: true, force: true, maxRetries: 3 });
     }
