@@ -174,6 +174,33 @@ describe("no declared digest into R2 (workerd)", () => {
     expect(sha256(new Uint8Array(await read.arrayBuffer()))).toBe(sha256(bytes));
   }, 60_000);
 
+  it("stores the exact bytes at the read size's edges: 1 byte, 1 MiB, 1 MiB + 1, 2 MiB, 3 MiB - 1 (buffers reused)", async () => {
+    // Reads are 1 MiB into two buffers in turn: from the third read on, a read fills the buffer of a
+    // chunk R2 has taken. Every byte R2 stored (its MD5 etag) and every byte read back must be the
+    // body's, whatever the last read's length.
+    const scope = "edges";
+    for (const size of [1, MiB, MiB + 1, 2 * MiB, 3 * MiB - 1]) {
+      const bytes = randomBytes(size);
+      const before = (await objects()).map((o) => o.key);
+      const response = await send(await ticket(scope), {
+        method: "PUT",
+        body: bytes as unknown as BodyInit,
+        headers: { "content-type": "application/octet-stream", "content-length": String(size) },
+      });
+      expect(response.status, `${size} bytes`).toBe(201);
+      const file = ((await response.json()) as { files: { id: string; sha256: string; size: number }[] })
+        .files[0];
+      expect(file, `${size} bytes`).toMatchObject({ sha256: sha256(bytes), size });
+      const added = (await objects()).filter((o) => !before.includes(o.key));
+      expect(added, `${size} bytes`).toHaveLength(1);
+      expect((added[0] as StoredObject).etag, `${size} bytes`).toBe(
+        createHash("md5").update(bytes).digest("hex"),
+      );
+      const read = await send(`http://digest.test/test/read?scope=${scope}&id=${file?.id}`);
+      expect(sha256(new Uint8Array(await read.arrayBuffer())), `${size} bytes`).toBe(sha256(bytes));
+    }
+  }, 120_000);
+
   it("a body of unknown length (chunked) keeps the multipart path and records the right sha-256", async () => {
     const scope = "unsized";
     const bytes = randomBytes(5 * MiB + 300 * 1024 + 3);
