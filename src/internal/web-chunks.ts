@@ -25,8 +25,8 @@ export interface ChunkReads {
   read(): Promise<Uint8Array | undefined>;
   /**
    * Hands back a chunk `read` gave, once nothing reads its bytes any more (a write of it has
-   * ended): a later read may fill its buffer. Optional for the caller; a chunk not read into a
-   * buffer of these reads' own is left alone.
+   * ended): a later read may fill its buffer. Optional for the caller; a chunk these reads did not
+   * give (or one already handed back) is left alone.
    */
   release(chunk: Uint8Array): void;
   /** Cancels the stream (never throws). */
@@ -91,27 +91,34 @@ export function largeChunks(source: ReadableStream<Uint8Array>, size: number, mi
   const reader = byob ?? source.getReader();
   // Buffers handed back, for the next reads (two at most: one written, one read into).
   const spare: ArrayBuffer[] = [];
+  // The buffers of the chunks BYOB reads gave and nobody handed back yet: only these may be read
+  // into again (a caller's own bytes released by mistake would be transferred away by the read).
+  const lent = new WeakSet<ArrayBuffer>();
   return {
     async read() {
       for (;;) {
         const { done, value } = byob
           ? await byob.readAtLeast(min, new Uint8Array(spare.pop() ?? new ArrayBuffer(size)))
           : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-        if (value && value.byteLength > 0) return value;
+        if (value && value.byteLength > 0) {
+          if (byob) lent.add(value.buffer as ArrayBuffer);
+          return value;
+        }
         if (done) return undefined;
       }
     },
     release(chunk) {
       // Only a BYOB read's chunk starts its own buffer of `size` bytes (a read transfers the
-      // buffer it fills, so the chunk's buffer is no longer the one the read was given).
+      // buffer it fills, so a chunk whose buffer was read into again has a detached one).
       const buffer = chunk.buffer as ArrayBuffer;
       if (
-        byob &&
+        lent.has(buffer) &&
         chunk.byteOffset === 0 &&
         buffer.byteLength === size &&
         spare.length < 2 &&
         !spare.includes(buffer)
       ) {
+        lent.delete(buffer);
         spare.push(buffer);
       }
     },

@@ -66,6 +66,28 @@ describe("largeChunks", () => {
     expect(givenBytes).toEqual(new Array(5).fill(size));
   });
 
+  it("a released chunk that no read gave is left alone: never read into (which would detach it)", async () => {
+    const size = 64 * 1024;
+    const { body, given } = workerdLikeBody(10 * size, size);
+    const chunks = largeChunks(body, size, 1);
+    const first = (await chunks.read()) as Uint8Array;
+    // The caller's own bytes, of exactly the reads' size: not a chunk these reads gave.
+    const foreign = new Uint8Array(size).fill(7);
+    chunks.release(foreign);
+    await chunks.read();
+    expect(given[1] === foreign.buffer).toBe(false);
+    expect(foreign.byteLength).toBe(size); // not transferred away
+    expect(foreign.every((byte) => byte === 7)).toBe(true);
+    // A chunk of these reads, released after it was read into again (its buffer moved on), is ignored.
+    chunks.release(first);
+    const third = (await chunks.read()) as Uint8Array;
+    expect(given[2] === first.buffer).toBe(true);
+    chunks.release(first); // stale: `first`'s buffer was transferred to `third`
+    chunks.release(third);
+    await chunks.read();
+    expect(given[3] === third.buffer).toBe(true);
+  });
+
   it("release is a no-op for a stream read in its own chunks (they are not our buffers)", async () => {
     const own = [new Uint8Array(16).fill(1), new Uint8Array(16).fill(2)];
     const source = new ReadableStream<Uint8Array>({
