@@ -23,8 +23,8 @@ const REPORT_BYTES = 4 * 1024 * 1024;
  * @example
  * ```ts
  * const hash = new FileSha256(path);
- * const sink = new FileSink(fd, (bytes) => hash.written(bytes));
- * const measure = await streamPutToFile(source, plan, sink, limits, hash); // the meter calls update()
+ * // The file's writer calls written(), its tally update() (see `streamPutToFile`).
+ * const measure = await streamPutToFile(source, plan, openSync(path, "wx"), limits, hash);
  * ```
  */
 export class FileSha256 {
