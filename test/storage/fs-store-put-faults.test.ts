@@ -3,7 +3,7 @@
  * every way a put can end: no bytes, a partial file, a record or an open fd is left behind, and the
  * error `code` is the right one.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readlinkSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -170,6 +170,18 @@ describe("fsStore streamed put: faults leave nothing", () => {
     expect(await codeOf(store.put(strings, { scope, name: "s.bin" }))).toBe("INVALID_INPUT");
     await noOpenFds();
     expect((await files()).length).toBe(1); // the empty file's record
+  });
+
+  it("chunks larger than the file writer's 256 KiB ring, and of odd sizes, are stored byte for byte", async () => {
+    const store = fsStore(dir);
+    const bytes = randomBytes(3 * 1024 * KiB + 5);
+    const cuts = [0, 1, 1024 * KiB + 1, 1024 * KiB + 2, 2 * 1024 * KiB + 3, bytes.length];
+    const chunks = cuts.slice(1).map((end, i) => bytes.subarray(cuts[i], end));
+    const file = await store.put(source(chunks), { scope, name: "big.bin", maxBytes: bytes.length });
+    expect(file.size).toBe(bytes.length);
+    expect(file.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+    expect(Buffer.compare(await readAll((await store.read(scope, file.id)) as Readable), bytes)).toBe(0);
+    await noOpenFds();
   });
 
   it("concurrent puts with failures among them leave exactly the good files, each byte for byte", async () => {
