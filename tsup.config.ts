@@ -18,7 +18,9 @@ import { buildForNode } from "./scripts/package/node-build.js";
  *   with one split build of every entry, ~150 with one file per module): Node's ESM loader costs
  *   per file (docs/performance.md, sessions 17 and 18).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
- *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers.
+ *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers. Local names
+ *   minified, top-level ones and those of classes and functions kept (stack traces read as the
+ *   sources).
  * - **Shipped once, as CommonJS, loaded by the three** (`dist/lib/...*.cjs`): the upload page's
  *   and widget's assets (about 300 KB of text) and the vendored yaml and busboy (minified). Node,
  *   Deno, Bun and bundlers all import CommonJS from ESM.
@@ -178,15 +180,21 @@ function outDir(): string {
   return at >= 0 ? (process.argv[at + 1] ?? "dist") : "dist";
 }
 
-/** Whitespace and syntax minification (names kept) of the CommonJS build's files, in place. */
+/**
+ * Minification of the CommonJS build's files, in place: whitespace, syntax and the names local to a
+ * function; top-level names stay (no `format`: esbuild leaves a script's top level alone), and
+ * `keepNames` keeps the `name` of every class and function. So `FileBridge.name`, `err.name` and a
+ * stack trace's frames (`at FileBridge.addResolver`) read as the sources. Renaming the top level
+ * too saved ~40 KB more but printed frames as `at Zn.addResolver`.
+ */
 async function minifyCommonJs(): Promise<void> {
   const dir = outDir();
   for (const name of readdirSync(dir)) {
     if (!name.endsWith(".cjs")) continue;
     const file = join(dir, name);
     const { code } = await transform(readFileSync(file, "utf8"), {
-      minifyWhitespace: true,
-      minifySyntax: true,
+      minify: true,
+      keepNames: true,
       lineLimit: LINE_LIMIT,
       target: "node20",
     });
@@ -227,8 +235,11 @@ export default defineConfig([
     entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => !ESM_ONLY.has(name))),
     format: ["cjs"],
     splitting: true,
-    // tsup turns its ESM chunks into CommonJS with sucrase, which breaks on minified input
-    // (`returnawait`): the CommonJS files are minified once written, by esbuild.
+    // Rollup turns esbuild's ESM chunks into CommonJS. Without `treeshake`, tsup does it with
+    // sucrase, which also rewrote every `?.`, `??` and class field as helper calls (504
+    // `_optionalChain`, 605 `_nullishCoalesce`; `FileBridgeError.name` was `_class`): 864 KB of
+    // CommonJS then, 687 KB now. The files are minified once written, by esbuild.
+    treeshake: true,
     onSuccess: minifyCommonJs,
     dts: { entry: Object.fromEntries(Object.entries(PUBLIC).filter(([name]) => name !== "cli")) },
     esbuildPlugins: [cjsLayout],

@@ -4,17 +4,23 @@
  * Node's ESM loader costs per file. One esbuild build of every entry with code splitting cut the root
  * into one chunk per *set of entries* reaching a module: Node loaded `import "mcp-file-bridge"` as 28
  * files. Here the root's static closure is built apart, in a few chunks, and every other entry
- * imports the root's modules it uses from those chunks. Two builds:
+ * imports the root's modules it uses from those chunks. Three builds:
  *
- * 1. **The root**: `node/index.js` and `node/core-<n>.js`, with splitting. The root's modules are put
- *    in layers ({@link layers}): first those an entry importing no zod reaches (`/node`,
- *    `/storage-kit`, `/media`, `/ui`, `/cloudflare`, `/s3`, `/redis`, ...), then the rest, at most
- *    {@link CHUNK_BYTES} each. `core-<n>.js` re-exports, under names of its own (`m$1k`),
- *    what build 2 imports of the modules of layers 0 to n, so esbuild makes one chunk per layer, and
- *    Node loads the root as `index.js` and those chunks. The root's `import()`s of modules outside
- *    its closure (first-use code: the tus handler, image shaping) point at build 2's `lazy-*.js`.
- * 2. **Everything else**: the other entries and those first-use modules, with splitting. A module of
- *    the root's closure is not built again: it becomes a re-export from its layer's `./core-<n>.js`.
+ * 1. **The other entries**, through stand-ins of the root's modules that re-export, from
+ *    `./core-<n>.js`, under names of their own (`m$1k`): to learn which names they import.
+ * 2. **The root**: `node/index.js` and its chunks. The root's modules are put in layers
+ *    ({@link layers}): first those an entry importing no zod reaches (`/node`, `/storage-kit`,
+ *    `/media`, `/ui`, `/cloudflare`, `/s3`, `/redis`, ...), then the rest, at most
+ *    {@link CHUNK_BYTES} each. Entry points `core-<n>` re-export what build 1 imports of the modules
+ *    of layers 0 to n, so esbuild makes one chunk per layer, and Node loads the root as `index.js`
+ *    and those chunks. The cores only shape the chunks: they are not written. The root's `import()`s
+ *    of modules outside its closure (first-use code: the tus handler, image shaping) point at
+ *    build 3's `lazy-*.js`.
+ * 3. **The other entries again**, and those first-use modules, with splitting. A module of the
+ *    root's closure is not built again: each module importing it gets a stand-in that re-exports
+ *    its names from the root's chunks holding them (as the cores import them), so it lands in the
+ *    importer's chunk and no file of the build only forwards names (the cores' export lists, ~38 KB,
+ *    were repeated per layer).
  *
  * So every module exists once across the Node build (one class, one module-level state, for
  * `mcp-file-bridge`, `/node`, `/storage-kit`, `/testing`, ...). An entry that shares a module with the
@@ -72,53 +78,72 @@ export async function buildForNode(options: NodeBuildOptions): Promise<void> {
   const coreOf = (file: string) => `core-${layer.get(file)}`;
   const dir = dirname(options.root);
 
-  // 2. The other entries and the root's first-use modules; the root's modules come from the cores.
+  // 1. and 3. The other entries and the root's first-use modules, with each root module's names taken
+  // from `from(file)`: a list of `export { ... } from "./<file>.js"` statements.
   const rest: Record<string, string> = {};
   for (const [name, file] of Object.entries(options.entries))
     if (name !== options.root) rest[name] = absolute(file);
   for (const [file, name] of lazyName) rest[name] = file;
-  const others = await build({
-    ...common,
-    entryPoints: rest,
-    write: false,
-    plugins: [
-      ...options.plugins,
-      {
-        name: "node-from-core",
-        setup(b) {
-          b.onResolve({ filter: /^\.\/core-\d+\.js$/ }, (args) =>
-            args.namespace === "mfb-from-core" ? { path: args.path, external: true } : undefined,
-          );
-          b.onResolve({ filter: /.*/ }, async (args) => {
-            if (args.kind === "entry-point" || args.pluginData?.inner) return undefined;
-            const found = await b.resolve(args.path, {
-              kind: args.kind,
-              importer: args.importer,
-              resolveDir: args.resolveDir,
-              pluginData: { inner: true },
+  const others = (from: (file: string, names: string[]) => string) =>
+    build({
+      ...common,
+      entryPoints: rest,
+      write: false,
+      plugins: [
+        ...options.plugins,
+        {
+          name: "node-from-root",
+          setup(b) {
+            b.onResolve({ filter: /.*/, namespace: "mfb-from-root" }, (args) => ({
+              path: args.path,
+              external: true,
+            }));
+            b.onResolve({ filter: /.*/ }, async (args) => {
+              if (args.kind === "entry-point" || args.pluginData?.inner) return undefined;
+              const found = await b.resolve(args.path, {
+                kind: args.kind,
+                importer: args.importer,
+                resolveDir: args.resolveDir,
+                pluginData: { inner: true },
+              });
+              if (found.external || !shape.root.has(found.path)) return undefined;
+              // One stand-in per importer, with the names it imports, so each lands in its
+              // importer's chunk: a stand-in that several entries shared would be a chunk of its own
+              // that only forwards names.
+              return {
+                path: `${found.path}\0${args.importer}`,
+                namespace: "mfb-from-root",
+                pluginData: { file: found.path, wanted: wantedNames(args.importer, args.path, args.kind) },
+              };
             });
-            if (found.external || !shape.root.has(found.path)) return undefined;
-            return { path: found.path, namespace: "mfb-from-core" };
-          });
-          b.onLoad({ filter: /.*/, namespace: "mfb-from-core" }, (args) => {
-            const list = (names.get(args.path) ?? []).map((name) => `${aliasOf(args.path, name)} as ${name}`);
-            // Every output of this build is in dist/node/, next to the cores.
-            const contents = `export { ${list.join(", ")} } from "./${coreOf(args.path)}.js";`;
-            return { contents, loader: "js", resolveDir: cwd };
-          });
+            b.onLoad({ filter: /.*/, namespace: "mfb-from-root" }, (args) => {
+              const { file, wanted } = args.pluginData as { file: string; wanted: Set<string> | undefined };
+              const all = names.get(file) ?? [];
+              return {
+                contents: from(file, wanted === undefined ? all : all.filter((name) => wanted.has(name))),
+                loader: "js",
+                resolveDir: cwd,
+              };
+            });
+          },
         },
-      },
-    ],
+      ],
+    });
+  // First through the cores (below), to learn the names the other entries import: the cores
+  // export only those. Every output of this build is in dist/node/, next to the cores.
+  const throughCores = await others((file, wanted) => {
+    const list = wanted.map((name) => `${aliasOf(file, name)} as ${name}`);
+    return `export { ${list.join(", ")} } from "./${coreOf(file)}.js";`;
   });
-  // The names build 2 imports: the cores export only those.
   const used = new Set<string>();
   const exportedAs = new Set(alias.values());
-  for (const { text } of others.outputFiles) {
+  for (const { text } of throughCores.outputFiles) {
     for (const [name] of text.matchAll(/\bm\$[0-9a-z]+\b/g)) if (exportedAs.has(name)) used.add(name);
   }
 
-  // 1. The root. `core-<n>` re-exports the modules of layers 0 to n, so every part of the root's
-  // modules is reached by the root and the cores from some n up: one chunk per layer.
+  // 2. The root. `core-<n>` re-exports the modules of layers 0 to n, so every part of the root's
+  // modules is reached by the root and the cores from some n up: one chunk per layer. The cores
+  // only shape the chunks: they are not written (nothing imports them once step 3 is done).
   const coreSource = (level: number) =>
     [...shape.root]
       .filter((file) => (layer.get(file) as number) <= level)
@@ -128,11 +153,13 @@ export async function buildForNode(options: NodeBuildOptions): Promise<void> {
         return exported.length === 0 ? "" : `export { ${list} } from ${JSON.stringify(file)};`;
       })
       .join("\n");
-  await build({
+  const cores = new Set(Array.from({ length: top + 1 }, (_, n) => `${dir}/core-${n}`));
+  const rootBuild = await build({
     ...common,
+    write: false,
     entryPoints: {
       [options.root]: absolute(options.entries[options.root] as string),
-      ...Object.fromEntries(Array.from({ length: top + 1 }, (_, n) => [`${dir}/core-${n}`, `mfb-core:${n}`])),
+      ...Object.fromEntries([...cores].map((name, n) => [name, `mfb-core:${n}`])),
     },
     plugins: [
       ...options.plugins,
@@ -164,10 +191,89 @@ export async function buildForNode(options: NodeBuildOptions): Promise<void> {
       },
     ],
   });
-  for (const { path, contents } of others.outputFiles) {
+
+  // 3. The other entries again, each name taken from the chunk of the root that holds it (what the
+  // cores import it as), so no core is loaded or shipped.
+  const coreFiles = new Set([...cores].map((name) => absolute(join(options.outDir, `${name}.js`))));
+  const held = heldNames(rootBuild.outputFiles.filter(({ path }) => coreFiles.has(path)));
+  // Imported under the short `m$` names, which the importers' code then spells (as through the cores).
+  const direct = await others((file, wanted) => {
+    const byChunk = new Map<string, string[]>();
+    const exported: string[] = [];
+    for (const name of wanted) {
+      const short = aliasOf(file, name);
+      const at = held.get(short);
+      if (at === undefined) continue;
+      byChunk.set(at.chunk, [...(byChunk.get(at.chunk) ?? []), `${at.name} as ${short}`]);
+      exported.push(`${short} as ${name}`);
+    }
+    const imports = [...byChunk].map(([chunk, list]) => `import { ${list.join(", ")} } from "${chunk}";`);
+    return [...imports, `export { ${exported.join(", ")} };`].join("\n");
+  });
+  for (const { path, contents } of [...rootBuild.outputFiles, ...direct.outputFiles]) {
+    if (coreFiles.has(path)) continue;
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, contents);
   }
+}
+
+/**
+ * The names `importer` imports (or re-exports) from `specifier`, read from its source's
+ * `import { ... } from` / `export { ... } from` statements (`type` ones left out), or `undefined`
+ * (all names) for `import * as`, `export *` or `import()`. A name missed here fails the build
+ * (esbuild: no matching export), it is never left out silently.
+ */
+function wantedNames(importer: string, specifier: string, kind: string): Set<string> | undefined {
+  if (kind !== "import-statement") return undefined;
+  const source = readFileSync(importer, "utf8");
+  const quoted = specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const statement = new RegExp(`\\b(import|export)\\s+(type\\s+)?([^;]*?)\\s*from\\s*["']${quoted}["']`, "g");
+  const wanted = new Set<string>();
+  for (const [, , typeOnly, clause] of source.matchAll(statement)) {
+    if (typeOnly !== undefined) continue;
+    const list = /^\{([^}]*)\}$/.exec((clause as string).trim());
+    if (list === null) return undefined;
+    for (const item of (list[1] as string).split(",")) {
+      const [name] = item.trim().split(/\s+as\s+/);
+      if (name !== undefined && name !== "" && !name.startsWith("type ")) wanted.add(name);
+    }
+  }
+  return wanted;
+}
+
+/**
+ * From the cores' text (`import{a,b as c}from"./chunk-X.js";...export{a as m$1,c as m$2}`): where
+ * each `m$` name is held, as the chunk's file and the name the chunk exports it under.
+ */
+function heldNames(cores: { path: string; text: string }[]): Map<string, { chunk: string; name: string }> {
+  const held = new Map<string, { chunk: string; name: string }>();
+  const items = (list: string) =>
+    list
+      .split(",")
+      .map((item) => item.trim().split(/\s+as\s+/))
+      .filter(([first]) => first !== "")
+      .map(([first, second]) => [first as string, second ?? (first as string)] as const);
+  for (const { path, text } of cores) {
+    const local = new Map<string, { chunk: string; name: string }>();
+    let rest = text.replace(
+      /\bimport\s*\{([^}]*)\}\s*from\s*"([^"]+)"\s*;?/g,
+      (_, list: string, chunk: string) => {
+        for (const [name, as] of items(list)) local.set(as, { chunk, name });
+        return "";
+      },
+    );
+    rest = rest.replace(/\bimport\s*"[^"]+"\s*;?/g, "");
+    rest = rest.replace(/\bexport\s*\{([^}]*)\}\s*;?/g, (_, list: string) => {
+      for (const [name, as] of items(list)) {
+        const at = local.get(name);
+        if (at === undefined) throw new Error(`${path}: ${name} is not imported from a chunk`);
+        held.set(as, at);
+      }
+      return "";
+    });
+    if (rest.trim() !== "") throw new Error(`${path} holds more than re-exports: ${rest.slice(0, 200)}`);
+  }
+  return held;
 }
 
 function commonOptions(options: NodeBuildOptions): BuildOptions {

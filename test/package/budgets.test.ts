@@ -10,7 +10,7 @@
  * import into the core was shown to fail these tests).
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -56,6 +56,10 @@ const BUDGET = {
   // Largest of those files: 128 KiB. The root as a 320 KB chunk cost ~0.3–0.45 MiB more peak RSS
   // than in chunks under it (docs/performance.md, session 18).
   rootFileBytesForNode: 128 * 1024,
+  // The CommonJS files (`dist/*.cjs`, entries and chunks): 864 KB in session 18 (tsup's sucrase step
+  // turned every `?.`, `??` and class field into helper calls); 687 KB since session 19 (rollup turns
+  // the chunks into CommonJS, local names minified, those of classes and functions kept).
+  commonJsBytes: 720 * KB,
 } as const;
 
 /**
@@ -88,6 +92,10 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "images/shape-image": /\bfunction shapeImage\d*\(/,
   "images/stored-image": /\bfunction shapeStoredImage\d*\(/,
 };
+
+/** An import or export statement of a minified ESM file (what a file that only forwards is made of). */
+const FORWARDING_STATEMENT =
+  /\b(?:import|export)\s*(?:\{[^}]*\}|\*(?:\s*as\s+[\w$]+)?)?\s*(?:from\s*)?(?:"[^"]*")?/g;
 
 /** A class declaration as esbuild prints it: `Name=class` or `class Name{` / `class Name extends`. */
 const CLASS_DECLARATION = /\b([A-Za-z_$][\w$]*)=class\b|\bclass ([A-Za-z_$][\w$]*)(?:\{| extends\b)/g;
@@ -295,6 +303,56 @@ server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } }
     // ...and the check sees the classes the entries share (a pattern gone blind would pass).
     for (const name of ["FileBridgeError", "FileBridge", "FileSink", "WriteRing"])
       expect(declared.get(name), name).toBe(1);
+  });
+
+  it("the Node build has no file that only forwards other files' exports, besides the entries", async () => {
+    // A forwarding file costs its export list in the tarball and a file load in Node: the other
+    // entries import the root's modules from the chunks that hold them (scripts/package/node-build.ts).
+    // The entries, and the `lazy-*.js` files the root imports on first use by name, may forward.
+    const manifest = JSON.parse(await readFile(join(unpacked, "package.json"), "utf8")) as {
+      exports: Record<string, { import?: { node?: string }; node?: string }>;
+    };
+    const entries = new Set(
+      Object.values(manifest.exports)
+        .map((target) => target.import?.node ?? target.node)
+        .filter((path): path is string => path?.startsWith("./dist/node/") === true)
+        .map((path) => path.slice("./dist/node/".length)),
+    );
+    const nodeDir = join(unpacked, "dist", "node");
+    const forwarders: string[] = [];
+    for (const file of await readdir(nodeDir)) {
+      if (entries.has(file) || file.startsWith("lazy-")) continue;
+      const text = await readFile(join(nodeDir, file), "utf8");
+      const code = text.replace(FORWARDING_STATEMENT, "").replace(/[\s;]/g, "");
+      if (code === "") forwarders.push(file);
+    }
+    console.log(`budget: the Node build has ${forwarders.length} forwarding files besides its entries`);
+    expect(entries.size).toBeGreaterThan(10);
+    expect(forwarders).toEqual([]);
+  });
+
+  it("the CommonJS build weighs at most 720 KB, with the names of its classes and functions kept", async () => {
+    const dist = join(unpacked, "dist");
+    let bytes = 0;
+    for (const file of await readdir(dist))
+      if (file.endsWith(".cjs")) bytes += (await stat(join(dist, file))).size;
+    console.log(
+      `budget: the CommonJS build (dist/*.cjs) weighs ${kb(bytes)} (budget ${kb(BUDGET.commonJsBytes)})`,
+    );
+    expect(bytes).toBeLessThanOrEqual(BUDGET.commonJsBytes);
+    // Names a user sees: `err.name`, a class's `name`, and the frames of a stack trace.
+    const script = `const { FileBridge, FileBridgeError } = require("mcp-file-bridge");
+try { new FileBridge({ roots: [process.cwd()], resolvers: [{}] }); } catch (error) {
+  console.log(JSON.stringify({ code: error.code, isError: error instanceof FileBridgeError,
+    names: [FileBridge.name, FileBridgeError.name, error.name], stack: error.stack }));
+}`;
+    const { stdout } = await run(process.execPath, ["-e", script], { cwd: project });
+    const thrown = JSON.parse(stdout) as { code: string; isError: boolean; names: string[]; stack: string };
+    expect(thrown.code).toBe("INVALID_OPTION");
+    expect(thrown.isError).toBe(true);
+    expect(thrown.names).toEqual(["FileBridge", "FileBridgeError", "FileBridgeError"]);
+    expect(thrown.stack).toMatch(/\bat FileBridge\.addResolver\b/);
+    expect(thrown.stack).toMatch(/\bat new FileBridge\b/);
   });
 
   it("installing the tarball over SDK v1 adds at most 3 MiB and 3 packages, with no EBADENGINE", {
