@@ -13,6 +13,16 @@ import type { PutMeasure, PutPlan } from "./put-plan.js";
 import { toPutError, toReadable } from "./put-source.js";
 import type { StreamLimits } from "./quota.js";
 
+/** `source` as a stream; a source that cannot be one destroys `sink` and fails as the put's error. */
+function readableOrDestroy(source: PutSource, sink: Writable, plan: PutPlan): Readable {
+  try {
+    return toReadable(source);
+  } catch (error) {
+    sink.destroy();
+    throw toPutError(error, plan.signal);
+  }
+}
+
 /**
  * Streams `source` through a {@link PutMeter} into `sink`, honouring the plan's signal. Resolves
  * with what was measured once the sink has finished; rejects with a `FileBridgeError` (see
@@ -40,13 +50,7 @@ export async function streamPut(
   limits?: StreamLimits,
 ): Promise<PutMeasure> {
   const meter = new PutMeter(plan, limits);
-  let readable: Readable;
-  try {
-    readable = toReadable(source);
-  } catch (error) {
-    sink.destroy();
-    throw toPutError(error, plan.signal);
-  }
+  const readable = readableOrDestroy(source, sink, plan);
   try {
     await pipeline(readable, meter, sink, plan.signal ? { signal: plan.signal } : {});
   } catch (error) {
@@ -83,13 +87,7 @@ export async function streamPutToFile(
     (chunk) => tally.add(chunk),
   );
   try {
-    let readable: Readable;
-    try {
-      readable = toReadable(source);
-    } catch (error) {
-      sink.destroy();
-      throw toPutError(error, plan.signal);
-    }
+    const readable = readableOrDestroy(source, sink, plan);
     try {
       await pipeline(readable, sink, plan.signal ? { signal: plan.signal } : {});
       const sha256 = await fileHash.digest(tally.size);
