@@ -186,6 +186,11 @@ function outDir(): string {
  * `keepNames` keeps the `name` of every class and function. So `FileBridge.name`, `err.name` and a
  * stack trace's frames (`at FileBridge.addResolver`) read as the sources. Renaming the top level
  * too saved ~40 KB more but printed frames as `at Zn.addResolver`.
+ *
+ * Rollup keeps `import()` in CommonJS; esbuild turns each into `require()` here (no `dynamic-import`).
+ * Through `import()`, Node's ESM loader saw only the names cjs-module-lexer finds in a chunk (none in
+ * one re-exporting another chunk's: image shaping failed under `require()`), and loaders that run
+ * CommonJS without ESM (Jest's registry, a vm script) failed on the first-use code.
  */
 async function minifyCommonJs(): Promise<void> {
   const dir = outDir();
@@ -197,6 +202,7 @@ async function minifyCommonJs(): Promise<void> {
       keepNames: true,
       lineLimit: LINE_LIMIT,
       target: "node20",
+      supported: { "dynamic-import": false },
     });
     writeFileSync(file, code);
   }

@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, repoRoot } from "../support/helpers.js";
 
@@ -157,6 +159,48 @@ describe("built package", () => {
     expect(cjs).toEqual(
       expect.arrayContaining(["runFileStoreSuite", "runStateStoreSuite", "codeOf", "readAll"]),
     );
+  });
+
+  // Code loaded on first use (image shaping, the tus handler, busboy, the S3 presigner, sharp) is
+  // `require()`d by the CommonJS build. An `import()` there handed the file to Node's ESM loader,
+  // which sees only the names cjs-module-lexer finds: a file re-exporting another chunk's names (the
+  // image shaping) came without them, and `Artifacts.fit()` failed with a TypeError under require().
+  const shapeProbe = `(async () => {
+    const png = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: "#369" } }).png().toBuffer();
+    const minter = new m.SignedUrlMinter({ secret: "i".repeat(32), baseUrl: "http://127.0.0.1:9" });
+    const artifacts = new m.Artifacts({ store: m.memoryStore(), minter });
+    const fitted = await artifacts.fit({ content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] },
+      { scope: "s", client: "claude-code" }).catch((e) => ({ error: e.code ?? e.name }));
+    const image = fitted.content?.find((block) => block.type === "image");
+    const width = image === undefined ? null : (await sharp(Buffer.from(image.data, "base64")).metadata()).width;
+    console.log(JSON.stringify({ error: fitted.error ?? null, width }));
+  })();`;
+
+  it("shapes an image on first use under require() as under import (Artifacts.fit, claude-code: 1568 px)", () => {
+    const cjs = JSON.parse(
+      node(["-e", `const m = require("mcp-file-bridge"); const sharp = require("sharp"); ${shapeProbe}`]),
+    );
+    const esm = JSON.parse(
+      node([
+        "--input-type=module",
+        "-e",
+        `const m = await import("mcp-file-bridge"); const sharp = (await import("sharp")).default; ${shapeProbe}`,
+      ]),
+    );
+    expect(esm).toEqual({ error: null, width: 1568 });
+    expect(cjs).toEqual({ error: null, width: 1568 });
+  });
+
+  // Loaders that run CommonJS without Node's ESM loader (Jest's module registry, a vm script) fail on
+  // any `import()`; the CommonJS build had six (rollup keeps them), sucrase's had none.
+  it("the CommonJS build has no dynamic import(): every file it loads on demand is require()d", () => {
+    const dist = join(root, "dist");
+    const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((file) =>
+      file.endsWith(".cjs"),
+    );
+    expect(files.length).toBeGreaterThan(10);
+    const withImport = files.filter((file) => /\bimport\(/.test(readFileSync(join(dist, file), "utf8")));
+    expect(withImport).toEqual([]);
   });
 
   it("loads the root entry without loading optional peers (vitest, fast-check)", () => {
