@@ -231,11 +231,16 @@ function wantedNames(importer: string, specifier: string, kind: string): Set<str
   const wanted = new Set<string>();
   for (const [, , typeOnly, clause] of source.matchAll(statement)) {
     if (typeOnly !== undefined) continue;
-    const list = /^\{([^}]*)\}$/.exec((clause as string).trim());
+    // Comments in a list (which may hold commas) are not names: left in, a re-exported name went
+    // missing from the output without an error.
+    const list = /^\{([^}]*)\}$/.exec((clause as string).replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, "").trim());
     if (list === null) return undefined;
     for (const item of (list[1] as string).split(",")) {
       const [name] = item.trim().split(/\s+as\s+/);
-      if (name !== undefined && name !== "" && !name.startsWith("type ")) wanted.add(name);
+      if (name === undefined || name === "" || /^type\s/.test(name)) continue;
+      if (!/^[A-Za-z_$][\w$]*$/.test(name))
+        throw new Error(`${importer}: cannot read the name "${name}" imported from ${specifier}`);
+      wanted.add(name);
     }
   }
   return wanted;
