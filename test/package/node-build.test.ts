@@ -18,7 +18,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function buildAndLoad(files: Record<string, string>): Promise<Record<string, unknown>[]> {
+async function buildAndLoad(
+  files: Record<string, string>,
+): Promise<[Record<string, unknown>, Record<string, unknown>]> {
   for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
   await buildForNode({
     entries: { "node/index": join(dir, "index.ts"), "node/other": join(dir, "other.ts") },
