@@ -21,25 +21,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 /** Called at each `writev` of the sink, before the write runs. */
 let onWritev: () => void = () => {};
-vi.mock("node:fs", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("node:fs")>();
-  return {
-    ...actual,
-    writev: (
-      fd: number,
-      buffers: Buffer[],
-      position: number,
-      callback: (
-        error: NodeJS.ErrnoException | null,
-        bytes: number,
-        buffers: NodeJS.ArrayBufferView[],
-      ) => void,
-    ) => {
-      onWritev();
-      setTimeout(() => actual.writev(fd, buffers, position, callback), 2);
-    },
-  };
-});
+vi.mock("node:fs", async (importOriginal) =>
+  (await import("../storage/kit/slow-writev.js")).slowWritev(await importOriginal(), () => {
+    onWritev();
+    return 2;
+  }),
+);
 
 const { fsStore } = await import("../../src/storage/fs-store.js");
 const { stageRaw } = await import("../../src/uploads/upload-staging.js");

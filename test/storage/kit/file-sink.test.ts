@@ -11,27 +11,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 const writes: Buffer[][] = [];
 /** How long each `writev` waits before it reads its buffers (0: at once). */
 let writeDelayMs = 0;
-vi.mock("node:fs", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("node:fs")>();
-  return {
-    ...actual,
-    writev: (
-      fd: number,
-      buffers: Buffer[],
-      position: number,
-      callback: (
-        error: NodeJS.ErrnoException | null,
-        bytes: number,
-        buffers: NodeJS.ArrayBufferView[],
-      ) => void,
-    ) => {
-      writes.push([...buffers]);
-      // A slow disk: the bytes are read from the buffers only when the write really runs.
-      if (writeDelayMs > 0) setTimeout(() => actual.writev(fd, buffers, position, callback), writeDelayMs);
-      else actual.writev(fd, buffers, position, callback);
-    },
-  };
-});
+// A slow disk: the bytes are read from the buffers only when the write really runs.
+vi.mock("node:fs", async (importOriginal) =>
+  (await import("./slow-writev.js")).slowWritev(await importOriginal(), (buffers) => {
+    writes.push([...(buffers as Buffer[])]);
+    return writeDelayMs;
+  }),
+);
 
 const { FileSink } = await import("../../../src/storage/kit/file-sink.js");
 const { SLOT_BYTES, RING_SLOTS } = await import("../../../src/storage/kit/write-ring.js");
