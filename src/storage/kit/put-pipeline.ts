@@ -59,13 +59,81 @@ export async function streamPut(
   return { size: meter.size, sha256: meter.sha256, head: meter.head };
 }
 
+/** The error `stream.pipeline` fails with when a stream closes before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" });
+}
+
+/**
+ * `readable` written into `sink` until `sink` has finished: what `pipeline(readable, sink, { signal })`
+ * does for two streams (back-pressure, the first error or early close of either, or the signal,
+ * destroys both and rejects), with one listener per event it needs and nothing else. Everything a
+ * put's wiring makes at its start lives until the put ends, so V8 promotes it during a big upload;
+ * `stream.pipeline` made an `AbortController`, an end-of-stream watcher per stream and `pipe`'s
+ * state, 13 listeners on the source and 16 on the sink (docs/performance.md, Session 20).
+ */
+function pipeInto(readable: Readable, sink: Writable, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      readable.off("data", onData);
+      readable.off("end", onEnd);
+      readable.off("close", onReadableClose);
+      sink.off("drain", onDrain);
+      sink.off("finish", onFinish);
+      sink.off("close", onSinkClose);
+      signal?.removeEventListener("abort", onAbort);
+      // The `error` listeners stay (they do nothing once settled): an error either stream emits
+      // later is not an uncaught exception.
+      if (error === undefined) {
+        resolve();
+        return;
+      }
+      readable.destroy();
+      sink.destroy();
+      reject(error);
+    };
+    const onData = (chunk: unknown) => {
+      if (!sink.write(chunk)) readable.pause();
+    };
+    const onDrain = () => readable.resume();
+    const onEnd = () => sink.end();
+    const onFinish = () => settle();
+    const onError = (error: unknown) => settle(error);
+    const onReadableClose = () => {
+      if (!readable.readableEnded) settle(prematureClose());
+    };
+    const onSinkClose = () => {
+      if (!sink.writableFinished) settle(prematureClose());
+    };
+    const onAbort = () => settle(signal?.reason);
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+    readable.on("error", onError);
+    readable.on("end", onEnd);
+    readable.on("close", onReadableClose);
+    sink.on("error", onError);
+    sink.on("drain", onDrain);
+    sink.on("finish", onFinish);
+    sink.on("close", onSinkClose);
+    readable.on("data", onData);
+    // A source paused before (the store's read-ahead pauses it) flows only when resumed, as `pipe` does.
+    readable.resume();
+  });
+}
+
 /**
  * {@link streamPut} into the file open as `fd` (written from its start by a `FileSink`, closed when
  * the put ends either way), whose progress goes to `fileHash`: the sha256 is taken from the file by
  * the hashing worker as it fills (no copy of the body on the main thread), then checked like a
  * streamed one once every byte is in the file. The sink does the meter's checks itself (`PutTally`),
  * so the source is piped straight into it: no stream in between holds a chunk of its own while a
- * write runs (docs/performance.md, Session 19). Disposes `fileHash` on failure.
+ * write runs (docs/performance.md, Session 19), by {@link pipeInto}. Disposes `fileHash` on failure.
  *
  * @example
  * ```ts
@@ -89,7 +157,7 @@ export async function streamPutToFile(
   try {
     const readable = readableOrDestroy(source, sink, plan);
     try {
-      await pipeline(readable, sink, plan.signal ? { signal: plan.signal } : {});
+      await pipeInto(readable, sink, plan.signal);
       const sha256 = await fileHash.digest(tally.size);
       const failed = finalError(plan, tally.size, sha256);
       if (failed) throw failed;
