@@ -70,61 +70,98 @@ function prematureClose(): Error {
  * destroys both and rejects), with one listener per event it needs and nothing else. Everything a
  * put's wiring makes at its start lives until the put ends, so V8 promotes it during a big upload;
  * `stream.pipeline` made an `AbortController`, an end-of-stream watcher per stream and `pipe`'s
- * state, 13 listeners on the source and 16 on the sink (docs/performance.md, Session 20).
+ * state, 13 listeners on the source and 16 on the sink (docs/performance.md, Session 20). The
+ * listeners are bound methods, not closures: the build's `keepNames` gives every named closure its
+ * own `name` property, which turns it into a dictionary-mode object of ~370 bytes instead of ~100.
  */
-function pipeInto(readable: Readable, sink: Writable, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let settled = false;
-    const settle = (error?: unknown) => {
-      if (settled) return;
-      settled = true;
-      readable.off("data", onData);
-      readable.off("end", onEnd);
-      readable.off("close", onReadableClose);
-      sink.off("drain", onDrain);
-      sink.off("finish", onFinish);
-      sink.off("close", onSinkClose);
-      signal?.removeEventListener("abort", onAbort);
-      // The `error` listeners stay (they do nothing once settled): an error either stream emits
-      // later is not an uncaught exception.
-      if (error === undefined) {
-        resolve();
-        return;
-      }
-      readable.destroy();
-      sink.destroy();
-      reject(error);
-    };
-    const onData = (chunk: unknown) => {
-      if (!sink.write(chunk)) readable.pause();
-    };
-    const onDrain = () => readable.resume();
-    const onEnd = () => sink.end();
-    const onFinish = () => settle();
-    const onError = (error: unknown) => settle(error);
-    const onReadableClose = () => {
-      if (!readable.readableEnded) settle(prematureClose());
-    };
-    const onSinkClose = () => {
-      if (!sink.writableFinished) settle(prematureClose());
-    };
-    const onAbort = () => settle(signal?.reason);
+class SinkPipe {
+  readonly promise: Promise<void>;
+  #resolve!: () => void;
+  #reject!: (error: unknown) => void;
+  #settled = false;
+  readonly #onData = this.#data.bind(this);
+  readonly #onDrain = this.#drain.bind(this);
+  readonly #onEnd = this.#end.bind(this);
+  readonly #onFinish = this.#settle.bind(this, undefined);
+  readonly #onError = this.#settle.bind(this);
+  readonly #onReadableClose = this.#readableClose.bind(this);
+  readonly #onSinkClose = this.#sinkClose.bind(this);
+  readonly #onAbort = this.#abort.bind(this);
+
+  constructor(
+    readonly readable: Readable,
+    readonly sink: Writable,
+    readonly signal: AbortSignal | undefined,
+  ) {
+    this.promise = new Promise<void>(this.#start.bind(this));
+  }
+
+  #start(resolve: () => void, reject: (error: unknown) => void): void {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    const { readable, sink, signal } = this;
     if (signal?.aborted) {
-      onAbort();
+      this.#abort();
       return;
     }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    readable.on("error", onError);
-    readable.on("end", onEnd);
-    readable.on("close", onReadableClose);
-    sink.on("error", onError);
-    sink.on("drain", onDrain);
-    sink.on("finish", onFinish);
-    sink.on("close", onSinkClose);
-    readable.on("data", onData);
+    signal?.addEventListener("abort", this.#onAbort, { once: true });
+    readable.on("error", this.#onError);
+    readable.on("end", this.#onEnd);
+    readable.on("close", this.#onReadableClose);
+    sink.on("error", this.#onError);
+    sink.on("drain", this.#onDrain);
+    sink.on("finish", this.#onFinish);
+    sink.on("close", this.#onSinkClose);
+    readable.on("data", this.#onData);
     // A source paused before (the store's read-ahead pauses it) flows only when resumed, as `pipe` does.
     readable.resume();
-  });
+  }
+
+  #data(chunk: unknown): void {
+    if (!this.sink.write(chunk)) this.readable.pause();
+  }
+
+  #drain(): void {
+    this.readable.resume();
+  }
+
+  #end(): void {
+    this.sink.end();
+  }
+
+  #readableClose(): void {
+    if (!this.readable.readableEnded) this.#settle(prematureClose());
+  }
+
+  #sinkClose(): void {
+    if (!this.sink.writableFinished) this.#settle(prematureClose());
+  }
+
+  #abort(): void {
+    this.#settle(this.signal?.reason ?? prematureClose());
+  }
+
+  #settle(error?: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    const { readable, sink } = this;
+    readable.off("data", this.#onData);
+    readable.off("end", this.#onEnd);
+    readable.off("close", this.#onReadableClose);
+    sink.off("drain", this.#onDrain);
+    sink.off("finish", this.#onFinish);
+    sink.off("close", this.#onSinkClose);
+    this.signal?.removeEventListener("abort", this.#onAbort);
+    // The `error` listeners stay (they do nothing once settled): an error either stream emits
+    // later is not an uncaught exception.
+    if (error === undefined) {
+      this.#resolve();
+      return;
+    }
+    readable.destroy();
+    sink.destroy();
+    this.#reject(error);
+  }
 }
 
 /**
@@ -133,7 +170,7 @@ function pipeInto(readable: Readable, sink: Writable, signal: AbortSignal | unde
  * the hashing worker as it fills (no copy of the body on the main thread), then checked like a
  * streamed one once every byte is in the file. The sink does the meter's checks itself (`PutTally`),
  * so the source is piped straight into it: no stream in between holds a chunk of its own while a
- * write runs (docs/performance.md, Session 19), by {@link pipeInto}. Disposes `fileHash` on failure.
+ * write runs (docs/performance.md, Session 19), by a `SinkPipe`. Disposes `fileHash` on failure.
  *
  * @example
  * ```ts
@@ -157,7 +194,7 @@ export async function streamPutToFile(
   try {
     const readable = readableOrDestroy(source, sink, plan);
     try {
-      await pipeInto(readable, sink, plan.signal);
+      await new SinkPipe(readable, sink, plan.signal).promise;
       const sha256 = await fileHash.digest(tally.size);
       const failed = finalError(plan, tally.size, sha256);
       if (failed) throw failed;
