@@ -9,6 +9,8 @@ import { Session } from "node:inspector";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { toNodeHandler } from "../src/node/index.js";
 import { createFileRoutes } from "../src/routes/create-file-routes.js";
 import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
@@ -45,6 +47,12 @@ const server = createServer((req, res) => {
       writeFileSync(out, JSON.stringify(r.profile));
       res.end(JSON.stringify(process.memoryUsage()));
     });
+    return;
+  }
+  if (req.url === "/__gc") {
+    setFlagsFromString("--expose-gc");
+    (runInNewContext("gc") as () => void)();
+    res.end(JSON.stringify(process.memoryUsage()));
     return;
   }
   if (req.url === "/__mem") {
