@@ -72,24 +72,27 @@ describe("streamed fsStore put: what the wiring holds for the whole upload", () 
     expect(seen[0]).toBeLessThanOrEqual(4);
   });
 
-  it.each([0, 1])("fails with ABORTED when the signal fires at chunk %i, during the read-ahead", async (at) => {
-    const { body } = countingSource(-1);
-    const controller = new AbortController();
-    let n = 0;
-    const source = new Readable({
-      read() {
-        if (n === at) controller.abort(new Error("stop"));
-        if (n === CHUNKS) this.push(null);
-        else this.push(body.subarray(n * CHUNK, ++n * CHUNK));
-      },
-    });
-    const store = fsStore(dir, { sweepInterval: 0 });
-    await expect(
-      store.put(source, { scope: "s", name: "big.bin", signal: controller.signal }),
-    ).rejects.toMatchObject({ code: "ABORTED" });
-    expect(source.destroyed).toBe(true);
-    expect((await store.list("s", {})).files).toHaveLength(0);
-  });
+  it.each([0, 1])(
+    "fails with ABORTED when the signal fires at chunk %i, during the read-ahead",
+    async (at) => {
+      const { body } = countingSource(-1);
+      const controller = new AbortController();
+      let n = 0;
+      const source = new Readable({
+        read() {
+          if (n === at) controller.abort(new Error("stop"));
+          if (n === CHUNKS) this.push(null);
+          else this.push(body.subarray(n * CHUNK, ++n * CHUNK));
+        },
+      });
+      const store = fsStore(dir, { sweepInterval: 0 });
+      await expect(
+        store.put(source, { scope: "s", name: "big.bin", signal: controller.signal }),
+      ).rejects.toMatchObject({ code: "ABORTED" });
+      expect(source.destroyed).toBe(true);
+      expect((await store.list("s", {})).files).toHaveLength(0);
+    },
+  );
 
   it("holds at most four listeners on the file's writer while the bytes flow", async () => {
     const store = fsStore(dir, { sweepInterval: 0 });
