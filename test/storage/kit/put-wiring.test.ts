@@ -111,13 +111,13 @@ describe("streamed fsStore put: what the wiring holds for the whole upload", () 
       },
     });
     const write = Writable.prototype.write;
-    Writable.prototype.write = function (this: Writable, ...args: Parameters<Writable["write"]>) {
+    Writable.prototype.write = function (this: Writable, ...args: unknown[]) {
       if (n === 12 && writer === undefined) {
         writer = this;
         seen = listeners(this);
       }
-      return write.apply(this, args);
-    };
+      return (write as (...rest: unknown[]) => boolean).apply(this, args);
+    } as Writable["write"];
     try {
       const file = await store.put(source, { scope: "s", name: "big.bin" });
       expect(file.sha256).toBe(sha256(body));
