@@ -4,7 +4,7 @@
  * `put-pipeline.ts` joins source, meter and sink.
  */
 import { createReadStream } from "node:fs";
-import { addAbortSignal, Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import type { PutSource } from "../types.js";
 
@@ -114,20 +114,23 @@ export async function readSmall(source: PutSource, limit: number, signal?: Abort
   } catch (error) {
     throw toPutError(error, signal);
   }
-  if (signal) addAbortSignal(signal, readable);
   return readAhead(readable, limit, signal);
 }
 
 /**
  * Reads `readable` until it ends (the bytes come back whole) or passes `limit` bytes: then it is
  * paused, the chunks read are put back in front of it (`unshift`), and the stream itself comes back,
- * so the long way adds no stream of its own between the source and the sink.
+ * so the long way adds no stream of its own between the source and the sink. `signal` is watched
+ * while reading ahead only (an abort destroys the source and fails with `ABORTED`): the stream that
+ * comes back is wired to the signal by what writes it (`streamPut`, `streamPutToFile`), so nothing
+ * of the read-ahead stays attached to it for the rest of the put (docs/performance.md, Session 20).
  */
 function readAhead(readable: Readable, limit: number, signal: AbortSignal | undefined): Promise<SmallRead> {
   return new Promise<SmallRead>((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let size = 0;
     const stop = () => {
+      signal?.removeEventListener("abort", onAbort);
       readable.off("data", onData);
       readable.off("end", onEnd);
       readable.off("error", onError);
@@ -158,6 +161,12 @@ function readAhead(readable: Readable, limit: number, signal: AbortSignal | unde
     const onError = (error: Error) => fail(error);
     const onClose = () =>
       fail(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+    const onAbort = () => fail(signal?.reason);
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
     readable.on("error", onError);
     readable.on("end", onEnd);
     readable.on("close", onClose);
