@@ -60,6 +60,12 @@ function fullGc(): void {
   (runInNewContext("gc") as () => void)();
 }
 
+/** A young-generation collection now (`{"cmd": "gc", "scavenge": true}`). */
+function scavenge(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as (options: { type: "minor" }) => void)({ type: "minor" });
+}
+
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
 const server = createServer((req, res) => handler(req, res));
@@ -261,12 +267,16 @@ await servePeer(
       return {};
     }
     if (command.cmd === "prepare") return { url: await prepare(String(command.source)) };
-    if (command.cmd === "gc")
+    if (command.cmd === "gc") {
+      // `{"cmd": "gc", "scavenge": true}`: a young-generation collection first, so `arrayBuffers` and
+      // `heapUsed` count what was promoted, not what the young generation still holds dead.
+      if (command.scavenge === true) scavenge();
       return {
         ...gcCounts,
         arrayBuffers: process.memoryUsage().arrayBuffers,
         heapUsed: process.memoryUsage().heapUsed,
       };
+    }
     if (command.cmd === "collect") {
       fullGc();
       return {};

@@ -21,16 +21,47 @@ import { Readable } from "node:stream";
  */
 export class BodyGuard extends Readable {
   readonly #body: Readable;
+  readonly #measure: ((chunk: Buffer) => Error | null) | undefined;
+  #released = false;
 
-  constructor(body: Readable) {
+  /**
+   * @param measure - Sees each chunk before it is passed on (a tus body's count, cap and checksum);
+   *   an error it returns destroys the guard with it, and that chunk is not passed on.
+   */
+  constructor(body: Readable, measure?: (chunk: Buffer) => Error | null) {
     super({ highWaterMark: 0 });
     this.#body = body;
+    this.#measure = measure;
     body.on("data", this.#onData);
     body.once("end", this.#onEnd);
   }
 
+  /**
+   * Ends the stream with what the body still buffers, for a body whose client went away (the bytes
+   * that arrived count); `false` when it had ended or been destroyed already.
+   *
+   * @example
+   * ```ts
+   * request.once("aborted", () => guard.finish());
+   * ```
+   */
+  finish(): boolean {
+    if (this.#released || this.destroyed) return false;
+    this.#release();
+    for (
+      let chunk = this.#body.read() as Buffer | null;
+      chunk !== null;
+      chunk = this.#body.read() as Buffer | null
+    ) {
+      if (!this.#pass(chunk)) return true;
+      this.push(chunk);
+    }
+    this.push(null);
+    return true;
+  }
+
   override _read(): void {
-    this.#body.resume();
+    if (!this.#released) this.#body.resume();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -44,8 +75,16 @@ export class BodyGuard extends Readable {
   readonly #onData = this.#data.bind(this);
   readonly #onEnd = this.#end.bind(this);
 
-  #data(chunk: unknown): void {
-    if (!this.push(chunk)) this.#body.pause();
+  #data(chunk: Buffer): void {
+    if (this.#pass(chunk) && !this.push(chunk)) this.#body.pause();
+  }
+
+  /** Whether `chunk` passed the check (else the guard is destroyed with its error). */
+  #pass(chunk: Buffer): boolean {
+    const refused = this.#measure?.(chunk);
+    if (!refused) return true;
+    this.destroy(refused);
+    return false;
   }
 
   #end(): void {
@@ -54,6 +93,7 @@ export class BodyGuard extends Readable {
   }
 
   #release(): void {
+    this.#released = true;
     this.#body.off("data", this.#onData);
     this.#body.off("end", this.#onEnd);
   }

@@ -67,4 +67,41 @@ describe("BodyGuard", () => {
     for await (const chunk of body) rest += (chunk as Buffer).byteLength;
     expect(rest).toBeGreaterThan(0);
   });
+
+  it("a chunk its measure refuses fails the reader with that error and is not passed on", async () => {
+    const body = bodyOf(10, 1000);
+    let seen = 0;
+    const guard = new BodyGuard(body, (chunk) => {
+      seen += chunk.byteLength;
+      return seen > 5000 ? Object.assign(new Error("past the length"), { code: "FILE_TOO_LARGE" }) : null;
+    });
+    const got: Buffer[] = [];
+    const failed = pipeline(
+      guard,
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          got.push(chunk);
+          callback();
+        },
+      }),
+    );
+    await expect(failed).rejects.toMatchObject({ code: "FILE_TOO_LARGE" });
+    expect(Buffer.concat(got).byteLength).toBe(5000);
+    expect(body.destroyed).toBe(false);
+    expect(body.listenerCount("data")).toBe(0);
+  });
+
+  it("finish() ends it with what the body still buffered (a client gone mid-body)", async () => {
+    const body = new PassThrough();
+    const guard = new BodyGuard(body);
+    for (let i = 0; i < 4; i++) body.write(Buffer.alloc(64 * 1024, i));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(guard.finish()).toBe(true);
+    expect(guard.finish()).toBe(false);
+    // Every byte the body held reaches the reader, in order, and the stream ends without its `end`.
+    const all = Buffer.concat(await guard.toArray());
+    expect(all.byteLength).toBe(4 * 64 * 1024);
+    for (let i = 0; i < 4; i++) expect(all[i * 64 * 1024]).toBe(i);
+    expect(body.listenerCount("data")).toBe(0);
+  });
 });

@@ -8,9 +8,9 @@
  * commits the upload.
  */
 import type { Hash } from "node:crypto";
-import { Transform, type TransformCallback } from "node:stream";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { createHash } from "../../internal/node-builtins.js";
+import { BodyGuard } from "../body-guard.js";
 import { withSizeReason } from "../declared-file.js";
 import type { UploadRequestContext } from "../handler-types.js";
 import { TICKET_CLAIMS } from "../upload-handle.js";
@@ -34,16 +34,19 @@ export interface TusWrite {
   committed?: TusCommitted;
 }
 
-/** Counts, caps and optionally hashes the bytes of one body. */
-class BodyMeter extends Transform {
+/**
+ * Counts, caps and optionally hashes the bytes of one body, chunk by chunk as the request's
+ * `BodyGuard` passes them on: not a stream stage, so it holds no chunk (a `Transform` here held up
+ * to 1 MiB of socket chunks, see docs/performance.md, Session 20).
+ */
+class BodyMeter {
   count = 0;
   readonly #limit: number;
   readonly #hash: Hash | undefined;
   readonly #onProgress: (count: number) => void;
+  readonly #overflow: (() => FileBridgeError) | undefined;
   #reported = 0;
   #reportedAt = Date.now();
-
-  readonly #overflow: (() => FileBridgeError) | undefined;
 
   constructor(
     limit: number,
@@ -51,22 +54,21 @@ class BodyMeter extends Transform {
     onProgress: (count: number) => void,
     overflow?: () => FileBridgeError,
   ) {
-    super({ highWaterMark: 1 << 20 });
     this.#limit = limit;
     this.#hash = hash;
     this.#onProgress = onProgress;
     this.#overflow = overflow;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  /** Takes `chunk` into account; the error that refuses it when it goes past the limit. */
+  readonly measure = (chunk: Buffer): FileBridgeError | null => {
     if (this.count + chunk.length > this.#limit) {
-      callback(
+      return (
         this.#overflow?.() ??
-          new FileBridgeError("FILE_TOO_LARGE", "The body goes past the upload's length", {
-            data: { limit: this.#limit },
-          }),
+        new FileBridgeError("FILE_TOO_LARGE", "The body goes past the upload's length", {
+          data: { limit: this.#limit },
+        })
       );
-      return;
     }
     this.count += chunk.length;
     this.#hash?.update(chunk);
@@ -76,8 +78,8 @@ class BodyMeter extends Transform {
       this.#reportedAt = now;
       this.#onProgress(this.count);
     }
-    callback(null, chunk);
-  }
+    return null;
+  };
 
   digest(): string | undefined {
     return this.#hash?.digest("base64");
@@ -185,25 +187,23 @@ async function writeWithin(
     const progress = (count: number) => publishProgress(service, ticket, start + count, record.length);
     const hash = checksum ? createHash(checksum.algorithm) : undefined;
     const meter = new BodyMeter(room, hash, progress, grant?.refusal);
-    // The staging sees a failed meter through its own reading; with nobody else listening, the
-    // error `pipe` re-emits on it (a client gone before the staging started reading) would be uncaught.
-    meter.on("error", () => undefined);
-    const watchdog = ctx.watch((error) => meter.destroy(error));
+    // The body as the staging's source, passed on chunk by chunk without a buffer of its own; a
+    // failed write destroys it, which only lets go of the body.
+    const guard = new BodyGuard(body, meter.measure);
+    // The staging sees a failed guard through its own reading; with nobody else listening yet (a
+    // client gone before the staging started reading) its error would be uncaught.
+    guard.on("error", () => undefined);
+    const watchdog = ctx.watch((error) => guard.destroy(error));
     body.on("data", watchdog.touch);
-    // A dropped client ends the body: every byte that already arrived is flushed to the staging and
+    // A dropped client ends the body: every byte that already arrived is written to the staging and
     // counts. Node tells of a cut twice (`aborted`, then an `error` on the destroyed request): the
-    // first ends the meter, which then still hands the staging what it and the pipe hold; the error
-    // must not destroy it (that threw away up to ~3 MiB of buffered bytes). What the request stream
-    // itself still buffered is taken along too (see docs/limits.md for what a cut can still lose).
+    // first ends the guard with what the request stream still buffered; the error must not destroy
+    // it (see docs/limits.md for what a cut can still lose).
     let dropped: FileBridgeError | undefined;
     const onAbort = (cause?: unknown) => {
-      if (dropped || meter.writableEnded || meter.destroyed) return;
-      dropped = new FileBridgeError("ABORTED", "The client aborted the upload", { cause });
-      body.unpipe(meter);
-      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null) {
-        meter.write(chunk);
-      }
-      meter.end();
+      if (dropped || guard.destroyed) return;
+      const error = new FileBridgeError("ABORTED", "The client aborted the upload", { cause });
+      if (guard.finish()) dropped = error;
     };
     const onSignal = () => onAbort();
     request.signal.addEventListener("abort", onSignal, { once: true });
@@ -217,7 +217,7 @@ async function writeWithin(
     if (body.destroyed && !body.readableEnded) onAbort();
     try {
       const provisional = checksum ? { provisional: true } : undefined;
-      const result = await service.staging.write(id, start, body.pipe(meter), running?.observe, provisional);
+      const result = await service.staging.write(id, start, guard, running?.observe, provisional);
       written = result.written;
       failure = result.error ?? dropped;
       // Gone after its last byte, the client sent a whole body: it commits, and its `HEAD` tells.
