@@ -17,14 +17,13 @@ import { awaitUploadTool } from "./await-upload.js";
 import { DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
 import { FilesExtension } from "./files-extension.js";
-import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { askerName, FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
   type RequestFilesCallOptions,
   requestFilesThrough,
 } from "./request-files-flow.js";
-import { checkToolName, resolverSettings } from "./resolver-settings.js";
+import { checkToolName, resolverSettings, uploadWaitMs } from "./resolver-settings.js";
 import { type TicketAsk, ticketAskClaims } from "./ticket-ask.js";
 import type {
   RewrittenArgs,
@@ -42,7 +41,6 @@ import {
   UPLOAD_HANDLE_PREFIX,
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
-import { UploadRequired, uploadWaitMs } from "./upload-required.js";
 import {
   checkUploadTool,
   type PendingUploadRecord,
@@ -67,6 +65,10 @@ export type {
 export type { UploadStatus } from "./upload-status.js";
 
 const FIELD = "file";
+
+let later: Promise<typeof import("./resolver-later.js")> | undefined;
+/** What only the async paths run (`resolver-later.ts`), loaded once on first use (issue 39). */
+const loadLater = () => (later ??= import("./resolver-later.js"));
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -408,7 +410,7 @@ export class UploadHandleResolver {
   descriptorAnswerer(
     options: Pick<FilesExtensionOptions, "maxSize" | "uploadWait"> = {},
   ): DescriptorAnswerer {
-    return new UploadRequired({
+    const deps = {
       minter: this.#minter,
       state: this.#state,
       maxSize: options.maxSize ?? this.maxBytes,
@@ -417,8 +419,16 @@ export class UploadHandleResolver {
       handleTtlSeconds: this.#handleTtlSeconds,
       filesFor: this.filesFor.bind(this),
       refs: this.#refs,
-      allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
-    });
+      allowTicket: (scope: string, tool: string) => this.assertTicketAllowed(scope, tool),
+    };
+    // `UploadRequired` (the rounds' code) loads with the first call that carries descriptors.
+    let answerer: Promise<DescriptorAnswerer> | undefined;
+    return {
+      answer: async (call) => {
+        answerer ??= loadLater().then(({ UploadRequired }) => new UploadRequired(deps));
+        return (await answerer).answer(call);
+      },
+    };
   }
 
   /** The page's "which server asks" claim: the configured name, else `fallback` (the server's own). */
@@ -510,7 +520,7 @@ export class UploadHandleResolver {
    */
   async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
     const files = await this.filesFor(handle, options);
-    if (files && files.length > 1) throw severalFiles(files, undefined, this.#refs);
+    if (files && files.length > 1) throw (await loadLater()).severalFiles(files, undefined, this.#refs);
     return files?.[0] ?? null;
   }
 
@@ -579,7 +589,7 @@ export class UploadHandleResolver {
       },
       refs: this.#refs,
     };
-    return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
+    return (await loadLater()).rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }
 
