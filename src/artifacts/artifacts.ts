@@ -29,8 +29,8 @@ import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from 
 import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
-import type { FitCapture } from "./fit-result.js";
-import type { ImageCaptureDeps } from "./image-capture.js";
+import { type FitCapture, fitResult } from "./fit-result.js";
+import { fitImageShaper, type ImageCaptureDeps, withShapedImage } from "./image-capture.js";
 import { checkInlineBudget, type InlineBudgetOptions, inlineBudgetFor } from "./inline-budget.js";
 import type {
   ArtifactRegistry,
@@ -48,9 +48,6 @@ const ARG_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
 
 const check = optionCheck("Artifacts");
 
-let later: Promise<typeof import("./artifacts-later.js")> | undefined;
-/** What only the async paths run (`artifacts-later.ts`), loaded once on first use (issue 39). */
-const loadLater = () => (later ??= import("./artifacts-later.js"));
 /**
  * `artifact://sessions/{scopeRef}/{id}/{filename}`, each part percent-encoded: the URI of an
  * artifact when no registry names it. The scope appears only as its opaque reference
@@ -235,7 +232,6 @@ export class Artifacts {
       return captured;
     };
     const images = this.#imageBudget(options.client, options.images);
-    const { fitImageShaper, fitResult } = await loadLater();
     const shaper = fitImageShaper(this.#imageDeps(), images, this.#maxBytes, capture);
     try {
       const fitted = await fitResult(result, budget, name, capture, shaper);
@@ -268,7 +264,7 @@ export class Artifacts {
     const captured = await this.capture(input);
     const budget = this.#imageBudget(input.client, input.budget);
     if (budget === false) return { ...captured, content: [...captured.content] };
-    return (await loadLater()).withShapedImage(captured, this.#imageDeps(), budget, "on");
+    return withShapedImage(captured, this.#imageDeps(), budget, "on");
   }
 
   /**
@@ -516,10 +512,7 @@ export class Artifacts {
             realDir,
           );
           images = this.#imageBudget(options.client?.(), options.images);
-          captured =
-            images === false
-              ? stored
-              : await (await loadLater()).withShapedImage(stored, this.#imageDeps(), images);
+          captured = images === false ? stored : await withShapedImage(stored, this.#imageDeps(), images);
         } catch (error) {
           if (isFileBridgeError(error)) return toToolErrorResult(error);
           throw error;
