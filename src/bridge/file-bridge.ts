@@ -7,6 +7,7 @@
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
+import { firstUse } from "../internal/first-use.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { watchToolCalls } from "../mcp/tool-call-schemas.js";
 import { type CallContext, callContext } from "./call-context.js";
@@ -33,15 +34,11 @@ import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 
-let formsLoad: Promise<typeof import("./sources/forms.js")> | undefined;
 /**
- * The input forms' code (`sources/`), loaded on the first file argument resolved and kept: a
- * server's start compiles none of it (issue 39). A failed load fails that resolve.
+ * The input forms' code (`sources/`), loaded on the first file argument resolved: a server's start
+ * compiles none of it (issue 39). A failed load fails that resolve; the next one loads again.
  */
-function loadForms(): Promise<typeof import("./sources/forms.js")> {
-  formsLoad ??= import("./sources/forms.js");
-  return formsLoad;
-}
+const loadForms = firstUse(() => import("./sources/forms.js"));
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

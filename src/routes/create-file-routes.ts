@@ -22,6 +22,7 @@ import {
 } from "../http/node-fast-path.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
 import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "../http/responses.js";
+import { firstUse } from "../internal/first-use.js";
 import { textResponse } from "../internal/text-response.js";
 import { type TusService, tusService } from "../uploads/tus/service.js";
 import type { TusUploadHandler } from "../uploads/tus/tus-handler.js";
@@ -81,14 +82,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   // The upload protocol lives in uploads/: one handler per upload route, and the download path,
   // loaded on the first matched request (a failed load fails that request, and the next one tries
   // again).
-  let loaded: Promise<RouteHandlers> | undefined;
-  const handlers = (): Promise<RouteHandlers> => {
-    loaded ??= loadRouteHandlers(config).catch((error: unknown) => {
-      loaded = undefined;
-      throw error;
-    });
-    return loaded;
-  };
+  const handlers = firstUse(() => loadRouteHandlers(config));
   const tus = config.tus ? lazyTus(tusService(config, config.tus)) : undefined;
 
   /** Which route a path is, and the methods it accepts; `undefined` when it is not a file route. */

@@ -5,6 +5,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
+import { firstUse } from "../internal/first-use.js";
 import { newId } from "../internal/ids.js";
 import { DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import type { HostInput, HostRequestContext, HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
@@ -66,9 +67,8 @@ export type { UploadStatus } from "./upload-status.js";
 
 const FIELD = "file";
 
-let later: Promise<typeof import("./resolver-later.js")> | undefined;
-/** What only the async paths run (`resolver-later.ts`), loaded once on first use (issue 39). */
-const loadLater = () => (later ??= import("./resolver-later.js"));
+/** What only the async paths run (`resolver-later.ts`), loaded on first use (issue 39). */
+const loadLater = firstUse(() => import("./resolver-later.js"));
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -422,13 +422,8 @@ export class UploadHandleResolver {
       allowTicket: (scope: string, tool: string) => this.assertTicketAllowed(scope, tool),
     };
     // `UploadRequired` (the rounds' code) loads with the first call that carries descriptors.
-    let answerer: Promise<DescriptorAnswerer> | undefined;
-    return {
-      answer: async (call) => {
-        answerer ??= loadLater().then(({ UploadRequired }) => new UploadRequired(deps));
-        return (await answerer).answer(call);
-      },
-    };
+    const answerer = firstUse(async () => new (await loadLater()).UploadRequired(deps));
+    return { answer: async (call) => (await answerer()).answer(call) };
   }
 
   /** The page's "which server asks" claim: the configured name, else `fallback` (the server's own). */
