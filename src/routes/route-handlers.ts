@@ -9,7 +9,6 @@ import { report } from "../http/responses.js";
 import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "../http/timeouts.js";
 import type { UploadHandlerConfig, UploadRequestContext } from "../uploads/handler-types.js";
 import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
-
 import type { ResolvedRouteOptions } from "./options.js";
 
 export { handleDownload } from "./download.js";
