@@ -7,6 +7,7 @@
 import type { ToolErrorResult } from "../errors/file-bridge-error.js";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
+import { firstUse } from "../internal/first-use.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { watchToolCalls } from "../mcp/tool-call-schemas.js";
 import { type CallContext, callContext } from "./call-context.js";
@@ -24,20 +25,20 @@ import {
   type SweepOptions,
 } from "./options.js";
 import { settleLimited } from "./settle-limited.js";
-import { BASE64_CHARSET } from "./sources/base64.js";
-import { isDataUrl } from "./sources/data-url.js";
-import { fromDownloadUrl } from "./sources/download-url.js";
-import { fromHttps } from "./sources/https.js";
-import { fromBase64, fromDataUrl } from "./sources/inline.js";
-import { fromObject, type ObjectFormHost } from "./sources/object.js";
-import { fromPath, looksLikePath } from "./sources/path.js";
-import { fileUriToPath, prepareRoots, type Root } from "./sources/path-containment.js";
-import { fromResolver, fromResolverEach } from "./sources/resolver.js";
+import { BASE64_CHARSET, isDataUrl, looksLikePath } from "./sources/form-tests.js";
+import type { ObjectFormHost } from "./sources/object.js";
+import type { Root } from "./sources/path-containment.js";
 import { bareBase64Refused, jsonEncodedObject, looksLikeBareBase64 } from "./sources/stray-forms.js";
 import type { FileSourceResolver, ResolvedFile } from "./types.js";
 import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
+
+/**
+ * The input forms' code (`sources/`), loaded on the first file argument resolved: a server's start
+ * compiles none of it (issue 39). A failed load fails that resolve; the next one loads again.
+ */
+const loadForms = firstUse(() => import("./sources/forms.js"));
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -75,8 +76,11 @@ export class FileBridge {
   /** The bridge as object forms see it: they resolve their `uri` as a string. */
   readonly #objectHost: ObjectFormHost = {
     resolveString: (input, ctx) => this.#resolveString(input, ctx),
-    resolveDownloadUrl: (input, ctx) =>
-      fromDownloadUrl(input, ctx, { https: this.#settings.https, httpsForm: this.#settings.forms.https }),
+    resolveDownloadUrl: async (input, ctx) =>
+      (await loadForms()).fromDownloadUrl(input, ctx, {
+        https: this.#settings.https,
+        httpsForm: this.#settings.forms.https,
+      }),
     enabledForms: () => this.enabledForms,
   };
 
@@ -280,7 +284,7 @@ export class FileBridge {
     const resolver =
       typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
     if (!resolver) return [await this.resolve(input, options)];
-    return fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
+    return (await loadForms()).fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
   }
 
   /**
@@ -446,9 +450,9 @@ export class FileBridge {
     );
   }
 
-  #resolveObject(input: Record<string, unknown>, ctx: CallContext): Promise<ResolvedFile> {
+  async #resolveObject(input: Record<string, unknown>, ctx: CallContext): Promise<ResolvedFile> {
     if (!this.#settings.forms.object) throw this.#disabled("object");
-    return fromObject(input, ctx, this.#objectHost);
+    return (await loadForms()).fromObject(input, ctx, this.#objectHost);
   }
 
   /** Bare base64 on a server with that form off: an error showing the form to send instead. */
@@ -458,7 +462,7 @@ export class FileBridge {
   }
 
   #roots$(): Promise<Root[]> {
-    this.#roots ??= prepareRoots(this.#settings.roots);
+    this.#roots ??= loadForms().then((forms) => forms.prepareRoots(this.#settings.roots));
     // Do not cache a failure (a root may be created later).
     this.#roots.catch(() => {
       this.#roots = undefined;
@@ -483,12 +487,12 @@ export class FileBridge {
     const resolver = this.#resolverFor(input);
     if (resolver) {
       if (!this.#settings.forms.resolver) throw this.#disabled(resolver.name);
-      return fromResolver(resolver, input, ctx);
+      return (await loadForms()).fromResolver(resolver, input, ctx);
     }
     // (2) data: URL
     if (isDataUrl(input)) {
       if (!this.#settings.forms.dataUrl) throw this.#disabled("data: URL");
-      return fromDataUrl(input, ctx);
+      return (await loadForms()).fromDataUrl(input, ctx);
     }
     const scheme = SCHEME.exec(input)?.[1]?.toLowerCase();
     // (3) https:// (plain http:// is never fetched: FORM_DISABLED)
@@ -500,6 +504,7 @@ export class FileBridge {
     // (4) file:// URI or path
     if (scheme === "file") {
       if (!this.#settings.forms.path) throw this.#disabled("file:// URI");
+      const { fromPath, fileUriToPath } = await loadForms();
       return fromPath(fileUriToPath(input), input, ctx, await this.#roots$());
     }
     if (scheme !== undefined) {
@@ -510,6 +515,7 @@ export class FileBridge {
       );
     }
     const base64Candidate = this.#settings.forms.base64 && BASE64_CHARSET.test(input);
+    const { fromPath, fromBase64 } = await loadForms();
     if (this.#settings.forms.path) {
       try {
         return await fromPath(input, input, ctx, await this.#roots$());
@@ -550,7 +556,7 @@ export class FileBridge {
   async #fromHttps(input: string, ctx: CallContext): Promise<ResolvedFile> {
     const https = this.#settings.https;
     if (!https) throw this.#disabled("https:// URL");
-    return fromHttps(input, ctx, https);
+    return (await loadForms()).fromHttps(input, ctx, https);
   }
 }
 

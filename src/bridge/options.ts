@@ -9,7 +9,7 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES_PER_CALL } from "../internal/limit
 import { optionCheck } from "../internal/options.js";
 import { writableDisk } from "../internal/runtime.js";
 import { type DownloadOrigin, parseDownloadOrigin } from "./sources/download-origin.js";
-import { type HostPattern, parseHostPattern } from "./sources/safe-fetch.js";
+import { type HostPattern, parseHostPattern } from "./sources/host-patterns.js";
 import type { FileSourceResolver } from "./types.js";
 
 /**

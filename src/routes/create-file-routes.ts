@@ -22,13 +22,10 @@ import {
 } from "../http/node-fast-path.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
 import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "../http/responses.js";
-import { startWatchdog, type TimeoutKind, uploadTimeoutError } from "../http/timeouts.js";
+import { firstUse } from "../internal/first-use.js";
 import { textResponse } from "../internal/text-response.js";
-import type { UploadHandler, UploadRequestContext } from "../uploads/handler-types.js";
 import { type TusService, tusService } from "../uploads/tus/service.js";
 import type { TusUploadHandler } from "../uploads/tus/tus-handler.js";
-import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
-import { handleDownload } from "./download.js";
 import { type ResolvedRouteOptions, resolveOptions } from "./options.js";
 import type { FileRoutes, FileRoutesOptions } from "./types.js";
 
@@ -82,12 +79,10 @@ const SAME_ORIGIN_ONLY: CorsPolicy = { kind: "list", origins: new Set() };
 export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
   const config = resolveOptions(options);
   const base = config.basePath;
-  // The upload protocol lives in uploads/: one handler per upload route.
-  const ticketUploads = new TicketUploadHandler(config);
-  const uploads: Record<"upload" | "direct", UploadHandler> = {
-    upload: ticketUploads,
-    direct: new DirectUploadHandler(config),
-  };
+  // The upload protocol lives in uploads/: one handler per upload route, and the download path,
+  // loaded on the first matched request (a failed load fails that request, and the next one tries
+  // again).
+  const handlers = firstUse(() => loadRouteHandlers(config));
   const tus = config.tus ? lazyTus(tusService(config, config.tus)) : undefined;
 
   /** Which route a path is, and the methods it accepts; `undefined` when it is not a file route. */
@@ -119,6 +114,7 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
       }
       // Any other method (TRACE, PROPFIND, DELETE, an unknown token) is a plain 405: never onError.
       if (!allow.split(", ").includes(request.method)) return methodNotAllowed(allow, request, route);
+      const { uploads, handleDownload, uploadContext } = await handlers();
       if (route === "direct")
         return await uploads.direct.handle(request, {
           ...uploadContext(config, () => requestBodyAsNode(request), rest),
@@ -191,7 +187,8 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     try {
       const token = matched.rest[0] as string;
       if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
-      answer = await ticketUploads.answer(view, uploadContext(config, body, matched.rest));
+      const { uploads, uploadContext } = await handlers();
+      answer = await uploads.upload.answer(view, uploadContext(config, body, matched.rest));
     } catch (error) {
       if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
       answer = errorAnswer(error);
@@ -232,36 +229,17 @@ interface RouteMatch {
   rest: string[];
 }
 
-/** The milliseconds of the limit an upload hit. */
-function timeoutOf(config: ResolvedRouteOptions, kind: TimeoutKind): number {
-  if (kind === "idle") return config.idleTimeoutMs;
-  if (kind === "total") return config.uploadTimeoutMs;
-  return config.minUploadRate?.windowMs ?? 0;
+/** What {@link loadRouteHandlers} gives: the upload handlers and the download handler. */
+interface RouteHandlers {
+  uploads: ReturnType<typeof import("./route-handlers.js").uploadHandlers>;
+  handleDownload: typeof import("./route-handlers.js").handleDownload;
+  uploadContext: typeof import("./route-handlers.js").uploadContext;
 }
 
-/** The transport an upload handler gets: the body as a Node stream, the timeouts, `onError`. */
-function uploadContext(
-  config: ResolvedRouteOptions,
-  body: () => Readable | null,
-  segments: readonly string[],
-): UploadRequestContext {
-  return {
-    segments,
-    body,
-    // No body byte for `idleTimeout` (while the server is not the one holding it up), or more than
-    // `uploadTimeout` in all: the handler aborts the staging and the upload fails with REQUEST_TIMEOUT.
-    // Fewer than `minUploadRate` bytes per second over a whole window: 408 TRANSFER_TOO_SLOW.
-    watch: (onTimeout) =>
-      startWatchdog({
-        idleMs: config.idleTimeoutMs,
-        totalMs: config.uploadTimeoutMs,
-        minRate: config.minUploadRate,
-        onTimeout: (kind) =>
-          onTimeout(uploadTimeoutError(kind, timeoutOf(config, kind), config.minUploadRate)),
-      }),
-    clocks: { idleMs: config.idleTimeoutMs, minBytesPerSecond: config.minUploadRate?.bytesPerSecond },
-    report: (error) => report(config, error),
-  };
+/** The routes' handlers, their code loaded now (`route-handlers.ts`). */
+async function loadRouteHandlers(config: ResolvedRouteOptions): Promise<RouteHandlers> {
+  const { uploadHandlers, handleDownload, uploadContext } = await import("./route-handlers.js");
+  return { uploads: uploadHandlers(config), handleDownload, uploadContext };
 }
 
 /**

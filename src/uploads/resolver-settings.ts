@@ -3,6 +3,8 @@
  * `INVALID_OPTION` naming the option, and what is left is the resolver's settings with every
  * default filled in.
  */
+
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import {
   DEFAULT_UPLOAD_HANDLE_TTL,
@@ -139,4 +141,15 @@ function checkAgainstBridge(maxBytes: number, bridge: UploadHandleResolverOption
         "or leave the upload maxBytes out to use the bridge's",
     );
   }
+}
+
+/** The files extension's `uploadWait`, checked: 0 to 30 s. */
+export function uploadWaitMs(value: Duration | undefined): number {
+  const ms = durationToMs(value ?? "1s", "files extension: uploadWait");
+  if (ms > 30_000) {
+    throw new FileBridgeError("INVALID_OPTION", "files extension: uploadWait must be at most 30s", {
+      data: { option: "uploadWait" },
+    });
+  }
+  return ms;
 }

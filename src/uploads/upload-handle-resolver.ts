@@ -5,6 +5,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { defaultTmpDir } from "../internal/default-tmp-dir.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
+import { firstUse } from "../internal/first-use.js";
 import { newId } from "../internal/ids.js";
 import { DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import type { HostInput, HostRequestContext, HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
@@ -17,14 +18,13 @@ import { awaitUploadTool } from "./await-upload.js";
 import { DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
 import { FilesExtension } from "./files-extension.js";
-import { rewriteHandles, severalFiles } from "./handle-rewrite.js";
 import { askerName, FileRequests } from "./request-files.js";
 import {
   type FileRequestOutcome,
   type RequestFilesCallOptions,
   requestFilesThrough,
 } from "./request-files-flow.js";
-import { checkToolName, resolverSettings } from "./resolver-settings.js";
+import { checkToolName, resolverSettings, uploadWaitMs } from "./resolver-settings.js";
 import { type TicketAsk, ticketAskClaims } from "./ticket-ask.js";
 import type {
   RewrittenArgs,
@@ -42,7 +42,6 @@ import {
   UPLOAD_HANDLE_PREFIX,
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
-import { UploadRequired, uploadWaitMs } from "./upload-required.js";
 import {
   checkUploadTool,
   type PendingUploadRecord,
@@ -67,6 +66,9 @@ export type {
 export type { UploadStatus } from "./upload-status.js";
 
 const FIELD = "file";
+
+/** What only the async paths run (`resolver-later.ts`), loaded on first use (issue 39). */
+const loadLater = firstUse(() => import("./resolver-later.js"));
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -408,7 +410,7 @@ export class UploadHandleResolver {
   descriptorAnswerer(
     options: Pick<FilesExtensionOptions, "maxSize" | "uploadWait"> = {},
   ): DescriptorAnswerer {
-    return new UploadRequired({
+    const deps = {
       minter: this.#minter,
       state: this.#state,
       maxSize: options.maxSize ?? this.maxBytes,
@@ -417,8 +419,11 @@ export class UploadHandleResolver {
       handleTtlSeconds: this.#handleTtlSeconds,
       filesFor: this.filesFor.bind(this),
       refs: this.#refs,
-      allowTicket: (scope, tool) => this.assertTicketAllowed(scope, tool),
-    });
+      allowTicket: (scope: string, tool: string) => this.assertTicketAllowed(scope, tool),
+    };
+    // `UploadRequired` (the rounds' code) loads with the first call that carries descriptors.
+    const answerer = firstUse(async () => new (await loadLater()).UploadRequired(deps));
+    return { answer: async (call) => (await answerer()).answer(call) };
   }
 
   /** The page's "which server asks" claim: the configured name, else `fallback` (the server's own). */
@@ -510,7 +515,7 @@ export class UploadHandleResolver {
    */
   async fileFor(handle: string, options: { scope: string }): Promise<StoredFile | null> {
     const files = await this.filesFor(handle, options);
-    if (files && files.length > 1) throw severalFiles(files, undefined, this.#refs);
+    if (files && files.length > 1) throw (await loadLater()).severalFiles(files, undefined, this.#refs);
     return files?.[0] ?? null;
   }
 
@@ -579,7 +584,7 @@ export class UploadHandleResolver {
       },
       refs: this.#refs,
     };
-    return rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
+    return (await loadLater()).rewriteHandles(deps, args, paths, { scope: options.scope, maxFiles });
   }
 }
 

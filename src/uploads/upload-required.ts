@@ -391,14 +391,3 @@ export class UploadRequired implements DescriptorAnswerer {
     return checked.map((file) => emptyFile(file.mimeType, file.name));
   }
 }
-
-/** The files extension's `uploadWait`, checked: 0 to 30 s. */
-export function uploadWaitMs(value: Duration | undefined): number {
-  const ms = durationToMs(value ?? "1s", "files extension: uploadWait");
-  if (ms > 30_000) {
-    throw new FileBridgeError("INVALID_OPTION", "files extension: uploadWait must be at most 30s", {
-      data: { option: "uploadWait" },
-    });
-  }
-  return ms;
-}

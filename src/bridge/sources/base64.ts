@@ -352,5 +352,4 @@ export function base64DecodedLength(text: string): number {
   return exactBase64Plan(planBase64(text)).byteLength;
 }
 
-/** Characters a string must be made of to be considered base64 at all (before strict checks). */
-export const BASE64_CHARSET = /^[A-Za-z0-9+/_\-\t\n\f\r ]+={0,2}[\t\n\f\r ]*$/;
+export { BASE64_CHARSET } from "./form-tests.js";

@@ -40,10 +40,7 @@ function bad(message: string): FileBridgeError {
   return new FileBridgeError("INVALID_DATA_URL", message);
 }
 
-/** True when the string starts with the `data:` scheme (any case). */
-export function isDataUrl(input: string): boolean {
-  return PREFIX.test(input);
-}
+export { isDataUrl } from "./form-tests.js";
 
 function percentDecodeText(text: string): string {
   try {

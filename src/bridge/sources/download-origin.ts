@@ -3,7 +3,7 @@
  * and matching. A leaf, so the options can parse them without importing the fetching code.
  */
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import { type HostPattern, hostAllowed, parseHostPattern } from "./safe-fetch.js";
+import { type HostPattern, hostAllowed, parseHostPattern } from "./host-patterns.js";
 
 /** A parsed `https.downloadOrigins` entry: a host (or `*.suffix`) and a port. */
 export interface DownloadOrigin {

@@ -37,16 +37,4 @@ export async function fromPath(
   ).finally(() => opened.handle.close().catch(() => {}));
 }
 
-/** Whether a string that matched no other form is meant as a path (for `FORM_DISABLED` vs `UNSUPPORTED_INPUT`). */
-export function looksLikePath(input: string): boolean {
-  return (
-    input.startsWith("/") ||
-    input.startsWith("./") ||
-    input.startsWith("../") ||
-    input.startsWith("~") ||
-    input.startsWith("\\") ||
-    /^[A-Za-z]:[\\/]/.test(input) ||
-    /[/\\]/.test(input) ||
-    /^[^\s]+\.[A-Za-z0-9]{1,10}$/.test(input)
-  );
-}
+export { looksLikePath } from "./form-tests.js";
