@@ -9,9 +9,11 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { Agent, type IncomingMessage, request } from "node:http";
-import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
-import { memoryState } from "../src/storage/memory-state.js";
+import { built } from "./_built.js";
 import { BENCH_SECRET, servePeer } from "./_lib.js";
+
+// Our code as its published build (bench/_built.ts).
+const { SignedUrlMinter, memoryState } = await built<typeof import("../src/index.js")>("index");
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 

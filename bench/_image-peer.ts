@@ -9,7 +9,10 @@
 import { createReadStream, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import sharp from "sharp";
-import { shapeImage } from "../src/images/index.js";
+import { built } from "./_built.js";
+
+// Our code as its published build (bench/_built.ts).
+const { shapeImage } = await built<typeof import("../src/images/index.js")>("images");
 
 const [side, path, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 3);

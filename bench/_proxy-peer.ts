@@ -6,8 +6,12 @@
  *
  * Prints `READY {"url": …}` and stays up until its stdin closes.
  */
-import { bearerTokens, createFileProxy, parseBearerTokens } from "../src/proxy/index.js";
+import { built } from "./_built.js";
 import { servePeer } from "./_lib.js";
+
+// Our code as its published build (bench/_built.ts).
+const { bearerTokens, createFileProxy, parseBearerTokens } =
+  await built<typeof import("../src/proxy/index.js")>("proxy");
 
 /** The bearer token the bench's SDK v2 clients send (the v2 proxy knows it as user "bench"). */
 export const PROXY_BENCH_TOKEN = "bench-token-0123456789abcdef";

@@ -21,18 +21,12 @@ import { constants, PerformanceObserver } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { S3Client } from "@aws-sdk/client-s3";
-import { toNodeHandler } from "../src/node/index.js";
-import { createFileRoutes } from "../src/routes/create-file-routes.js";
-import { s3TusStaging } from "../src/s3/s3-staging.js";
-import { s3Store } from "../src/s3/s3-store.js";
-import { SignedUrlMinter } from "../src/signing/signed-url-minter.js";
-import { fsStore } from "../src/storage/fs-store.js";
-import { memoryState } from "../src/storage/memory-state.js";
-import { memoryStore } from "../src/storage/memory-store.js";
+import type * as Root from "../src/index.js";
+import type * as NodeEntry from "../src/node/index.js";
+import type * as S3Entry from "../src/s3/index.js";
 import type { FileStore, StagedFile, StateStore } from "../src/storage/types.js";
 import type { TusStaging } from "../src/uploads/tus/fs-staging.js";
-import { fsTusStaging } from "../src/uploads/tus/fs-staging.js";
+import { built } from "./_built.js";
 import { BENCH_SECRET, peakRssMiB, resetPeakRss, rssMiB, servePeer } from "./_lib.js";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];
@@ -93,19 +87,42 @@ let prepare: (source: string) => Promise<string> = async () => {
   throw new Error(`${mode} serves no downloads`);
 };
 
+/**
+ * Our package as its published build (bench/_built.ts). Only the `ours-*` servers load it: the raw and
+ * tus servers run as their users run them, without our package (or the AWS SDK) in the process.
+ */
+interface Ours {
+  root: typeof Root;
+  node: typeof NodeEntry;
+}
+
+async function loadOurs(): Promise<Ours> {
+  return { root: await built<typeof Root>("index"), node: await built<typeof NodeEntry>("node") };
+}
+
 /** The file routes of `ours-*` modes as a node:http handler (tus uploads staged on `staging`). */
 function fileRoutes(
+  ours: Ours,
   store: FileStore,
-  minter: SignedUrlMinter,
+  minter: Root.SignedUrlMinter,
   state: StateStore,
   staging: TusStaging,
 ): Handler {
-  return toNodeHandler(
-    createFileRoutes({ store, minter, state, maxBytes: MAX_BYTES, basePath: "/files", tus: { staging } }),
+  return ours.node.toNodeHandler(
+    ours.root.createFileRoutes({
+      store,
+      minter,
+      state,
+      maxBytes: MAX_BYTES,
+      basePath: "/files",
+      tus: { staging },
+    }),
   );
 }
 
 if (mode === "ours-fs" || mode === "ours-memory") {
+  const ours = await loadOurs();
+  const { fsStore, fsTusStaging, memoryState, memoryStore, SignedUrlMinter } = ours.root;
   const state = memoryState();
   const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
   let storeDir = join(dir, "store");
@@ -113,7 +130,7 @@ if (mode === "ours-fs" || mode === "ours-memory") {
   /** The file routes on a new store (fsStore over `storeDir`, or an empty memoryStore). */
   const mount = () => {
     store = mode === "ours-fs" ? fsStore(storeDir, { sweepInterval: 0 }) : memoryStore({ sweepInterval: 0 });
-    handler = fileRoutes(store, minter, state, fsTusStaging(join(dir, "tus-staging")));
+    handler = fileRoutes(ours, store, minter, state, fsTusStaging(join(dir, "tus-staging")));
   };
   mount();
   clean = async () => {
@@ -187,6 +204,10 @@ async function oursS3(): Promise<void> {
     bucket: string;
   } | null;
   if (!s3) throw new Error("ours-s3 needs BENCH_S3");
+  const ours = await loadOurs();
+  const { memoryState, SignedUrlMinter } = ours.root;
+  const { s3Store, s3TusStaging } = await built<typeof S3Entry>("s3");
+  const { S3Client } = await import("@aws-sdk/client-s3");
   const client = new S3Client({
     endpoint: s3.endpoint,
     region: s3.region,
@@ -232,7 +253,7 @@ async function oursS3(): Promise<void> {
     },
   };
   const minter = new SignedUrlMinter({ secret: BENCH_SECRET, baseUrl: url, state, ttl: "1h" });
-  handler = fileRoutes(store, minter, state, s3TusStaging(inner, state, { dir: join(dir, "spool") }));
+  handler = fileRoutes(ours, store, minter, state, s3TusStaging(inner, state, { dir: join(dir, "spool") }));
   const removeAll = async () => {
     for (;;) {
       const page = await inner.list("bench", {});

@@ -24,9 +24,11 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ResourceRegistry } from "../src/registry/resource-registry.js";
-import { fsStore } from "../src/storage/fs-store.js";
+import { built } from "./_built.js";
 import { fmt, loadLine, roundsAtLeast, spread } from "./_lib.js";
+
+// Our code as its published build (bench/_built.ts).
+const { ResourceRegistry, fsStore } = await built<typeof import("../src/index.js")>("index");
 
 const here = fileURLToPath(import.meta.url);
 const SCOPE = "default";

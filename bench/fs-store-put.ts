@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { fsStore } from "../src/storage/fs-store.js";
+import { built } from "./_built.js";
 import {
   compare,
   cpuSeconds,
@@ -29,6 +29,9 @@ import {
   type Sample,
   spread,
 } from "./_lib.js";
+
+// Our code as its published build (bench/_built.ts).
+const { fsStore } = await built<typeof import("../src/index.js")>("index");
 
 const sizeMiB = positiveInt("BENCH_SIZE_MB", 1024);
 const total = sizeMiB * MiB;

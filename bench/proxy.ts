@@ -27,8 +27,8 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createFileProxy } from "../src/proxy/index.js";
 import { startHttpFixture, V2_FIXTURE } from "../test/proxy/support.js";
+import { built } from "./_built.js";
 import {
   cpuSeconds,
   fmt,
@@ -41,6 +41,9 @@ import {
   startPeer,
 } from "./_lib.js";
 import { PROXY_BENCH_TOKEN } from "./_proxy-peer.js";
+
+// Our code as its published build (bench/_built.ts).
+const { createFileProxy } = await built<typeof import("../src/proxy/index.js")>("proxy");
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 256);
 const SIZE = SIZE_MB * 1024 * 1024;

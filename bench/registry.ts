@@ -9,11 +9,13 @@ import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ResourceRegistry } from "../src/registry/resource-registry.js";
-import { memoryStore } from "../src/storage/memory-store.js";
+import { built } from "./_built.js";
+
+// Our code as its published build (bench/_built.ts).
+const { ResourceRegistry, memoryStore } = await built<typeof import("../src/index.js")>("index");
 
 interface Setup {
-  registry: ResourceRegistry;
+  registry: InstanceType<typeof ResourceRegistry>;
   client: Client;
   close(): Promise<void>;
 }
@@ -46,7 +48,7 @@ function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
-async function fill(registry: ResourceRegistry, count: number): Promise<number> {
+async function fill(registry: InstanceType<typeof ResourceRegistry>, count: number): Promise<number> {
   const started = performance.now();
   const payload = new TextEncoder().encode("x");
   const batch = 500;

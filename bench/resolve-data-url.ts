@@ -18,7 +18,10 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FileBridge } from "../src/bridge/file-bridge.js";
+import { built } from "./_built.js";
+
+// Our code as its published build (bench/_built.ts).
+const { FileBridge } = await built<typeof import("../src/index.js")>("index");
 
 const MiB = 1024 * 1024;
 const sizes = [1, 16, 64];

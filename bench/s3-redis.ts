@@ -18,11 +18,13 @@ import { DeleteObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { startServices, stopServices } from "../scripts/services/services.js";
 import { newId } from "../src/internal/ids.js";
-import { redisCatalog } from "../src/redis/redis-catalog.js";
-import { redisState } from "../src/redis/redis-state.js";
-import { s3Store } from "../src/s3/s3-store.js";
+import { built } from "./_built.js";
 
 import { peakRssMiB, resetPeakRss } from "./_lib.js";
+
+// Our code as its published build (bench/_built.ts).
+const { redisCatalog, redisState } = await built<typeof import("../src/redis/index.js")>("redis");
+const { s3Store } = await built<typeof import("../src/s3/index.js")>("s3");
 
 const MIB = 1024 * 1024;
 const sizeMb = Number(process.env.BENCH_SIZE_MB ?? 1024);

@@ -12,9 +12,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FileBridge } from "../src/bridge/file-bridge.js";
-import { fsStore } from "../src/storage/fs-store.js";
 import type { FileStore } from "../src/storage/types.js";
+import { built } from "./_built.js";
 import {
   compare,
   KiB,
@@ -29,6 +28,9 @@ import {
   serverRound,
   startPeer,
 } from "./_lib.js";
+
+// Our code as its published build (bench/_built.ts).
+const { FileBridge, fsStore } = await built<typeof import("../src/index.js")>("index");
 
 const COUNT = positiveInt("BENCH_SMALL_COUNT", 2000);
 const CONCURRENCY = 16;
