@@ -70,8 +70,8 @@ export class BodyGuard extends Readable {
     callback(error);
   }
 
-  // Bound methods, not arrow functions: the build's `keepNames` gives every named closure its own
-  // `name`, which makes it a dictionary-mode object of ~370 bytes (docs/performance.md, Session 20).
+  // Bound methods, not arrow functions: esbuild's `keepNames` (the CommonJS build) gives every named
+  // closure its own `name`, a dictionary-mode object of ~370 bytes (docs/performance.md, Session 20).
   readonly #onData = this.#data.bind(this);
   readonly #onEnd = this.#end.bind(this);
 

@@ -71,8 +71,8 @@ function prematureClose(): Error {
  * put's wiring makes at its start lives until the put ends, so V8 promotes it during a big upload;
  * `stream.pipeline` made an `AbortController`, an end-of-stream watcher per stream and `pipe`'s
  * state, 13 listeners on the source and 16 on the sink (docs/performance.md, Session 20). The
- * listeners are bound methods, not closures: the build's `keepNames` gives every named closure its
- * own `name` property, which turns it into a dictionary-mode object of ~370 bytes instead of ~100.
+ * listeners are bound methods, not closures: esbuild's `keepNames` (the CommonJS build; tsx) gives
+ * every named closure its own `name` property, a dictionary-mode object of ~370 bytes instead of ~100.
  */
 class SinkPipe {
   readonly promise: Promise<void>;
