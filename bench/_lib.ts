@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -361,18 +361,54 @@ const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? DEFAULT_PEER_NODE_AR
   .filter((arg) => arg !== "");
 
 /**
- * Starts `bench/<script>` in a process of its own (under tsx; a `.mjs` baseline with plain `node`, as
- * a user runs it) and waits for its `READY` line.
+ * A peer written in TypeScript as the plain JavaScript a user runs: `bench/<script>` and the bench's
+ * own modules it imports bundled by esbuild (packages left to `node_modules`, no `keepNames`) into
+ * `bench/.peer-<name>.mjs`, next to the sources so `here` stays this folder. Under tsx every peer
+ * carried tsx's loader, about 3 MB of V8 old generation, and with it a server was nearer the 8 MB
+ * above which V8 can fall into back-to-back full GCs (docs/performance.md, Session 21). Built once
+ * per bench process; written whole and then renamed, so a peer never starts from half a file.
+ */
+const plainPeers = new Map<string, Promise<string>>();
+function plainPeer(script: string): Promise<string> {
+  let built = plainPeers.get(script);
+  if (built === undefined) {
+    built = (async () => {
+      const { build } = await import("esbuild");
+      const out = join(here, `.peer-${script.replace(/\.ts$/, "")}.mjs`);
+      const partial = `${out}.${process.pid}.tmp`;
+      await build({
+        entryPoints: [join(here, script)],
+        bundle: true,
+        packages: "external",
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        outfile: partial,
+        logLevel: "error",
+      });
+      renameSync(partial, out);
+      return out;
+    })();
+    plainPeers.set(script, built);
+  }
+  return built;
+}
+
+/**
+ * Starts `bench/<script>` in a process of its own, as plain JavaScript with `node` as a user runs it
+ * (a `.ts` peer through {@link plainPeer}; one outside this folder, as `_proxy-ab.ts` starts from
+ * another checkout, under tsx) and waits for its `READY` line.
  */
 export async function startPeer(script: string, args: string[] = []): Promise<Peer> {
-  const loader = script.endsWith(".mjs") ? [] : ["--import", "tsx"];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...PEER_NODE_ARGS, ...loader, join(here, script), ...args],
-    {
-      stdio: ["pipe", "pipe", "inherit"],
-    },
-  );
+  const inHere = !script.includes("/");
+  const entry = script.endsWith(".mjs")
+    ? [join(here, script)]
+    : inHere
+      ? [await plainPeer(script)]
+      : ["--import", "tsx", join(here, script)];
+  const child: ChildProcess = spawn(process.execPath, [...PEER_NODE_ARGS, ...entry, ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const waiting: Array<(line: string) => void> = [];
   const failed = new Promise<never>((_, reject) => {

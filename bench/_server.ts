@@ -117,14 +117,27 @@ let prepare: (source: string) => Promise<string> = async () => {
 /**
  * Our package as its published build (bench/_built.ts). Only the `ours-*` servers load it: the raw and
  * tus servers run as their users run them, without our package (or the AWS SDK) in the process.
+ *
+ * An upload server imports what it uses from `mcp-file-bridge/node`, which loads no zod and no MCP
+ * code (src/node/index.ts). `BENCH_OURS_ENTRY=index` takes the same functions from the root entry
+ * instead, as a server that also serves MCP tools has them: the root loads zod and the MCP pieces,
+ * about 4 MB more of V8 old generation (docs/performance.md, Session 21).
  */
 interface Ours {
-  root: typeof Root;
+  root: Pick<
+    typeof Root,
+    "createFileRoutes" | "fsStore" | "fsTusStaging" | "memoryState" | "memoryStore" | "SignedUrlMinter"
+  >;
   node: typeof NodeEntry;
 }
 
+const OURS_ENTRY = process.env.BENCH_OURS_ENTRY ?? "node";
+if (OURS_ENTRY !== "node" && OURS_ENTRY !== "index")
+  throw new Error("BENCH_OURS_ENTRY must be node or index");
+
 async function loadOurs(): Promise<Ours> {
-  return { root: await built<typeof Root>("index"), node: await built<typeof NodeEntry>("node") };
+  const node = await built<typeof NodeEntry>("node");
+  return { root: OURS_ENTRY === "index" ? await built<typeof Root>("index") : node, node };
 }
 
 /** The file routes of `ours-*` modes as a node:http handler (tus uploads staged on `staging`). */
