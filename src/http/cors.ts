@@ -133,7 +133,11 @@ export function withCorsHeaders(response: Response, policy: CorsPolicy, verdict:
 }
 
 /** {@link withCorsHeaders} for a plain answer (the Node adapter's native upload path): a copy. */
-export function withCorsRecord(answer: PlainAnswer, policy: CorsPolicy, verdict: CorsVerdict): PlainAnswer {
+export function withCorsRecord<T extends PlainAnswer>(
+  answer: T,
+  policy: CorsPolicy,
+  verdict: CorsVerdict,
+): T {
   // Copied with `Object.assign` onto a new object, not a spread: V8 adds a header to a spread copy
   // through its slow path every time (~0.5 us), to an assigned one through a cached transition.
   const headers: Record<string, string> = Object.assign({}, answer.headers);

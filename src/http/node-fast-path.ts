@@ -19,7 +19,30 @@ export interface NodeResponseBody {
   readonly claim: () => void;
 }
 
+/**
+ * A download answer before it becomes a `Response`: a status, headers and a text (empty for HEAD, a
+ * 304, or a body that streams), and for a `GET` that sends bytes, the store's stream.
+ */
+export interface DownloadAnswer extends PlainAnswer {
+  readonly body?: DownloadBody;
+}
+
+/** The bytes of a download: the store's stream (behind its watchdog), their count, and the end. */
+export interface DownloadBody {
+  readonly stream: Readable;
+  readonly length: number;
+  /** Called once every byte was sent (it calls `onDownload`); later calls do nothing. */
+  readonly finish: () => void;
+}
+
+/**
+ * A handler's native answer to a `GET` or `HEAD` through the Node adapter: a download answer, or
+ * `undefined` when the request is not one it serves this way (the adapter then takes the web path).
+ */
+export type NodeDownloadAnswer = (view: RequestView) => Promise<DownloadAnswer | undefined>;
+
 const requestBodies = new WeakMap<Request, IncomingMessage>();
+const downloadAnswers = new WeakMap<object, NodeDownloadAnswer>();
 const forbiddenMethodAnswers = new WeakMap<object, (pathname: string) => Response | undefined>();
 const responseBodies = new WeakMap<Response, NodeResponseBody>();
 const uploadAnswers = new WeakMap<object, NodeUploadAnswer>();
@@ -33,6 +56,16 @@ export type NodeUploadAnswer = (
   view: RequestView,
   body: () => Readable | null,
 ) => Promise<PlainAnswer | undefined>;
+
+/** Registers, for a handler made by `createFileRoutes()`, its native `GET`/`HEAD` download answer. */
+export function setNodeDownloadAnswer(handler: object, answer: NodeDownloadAnswer): void {
+  downloadAnswers.set(handler, answer);
+}
+
+/** A registered handler's native download answer; `undefined` when it has none. */
+export function nodeDownloadAnswer(handler: object): NodeDownloadAnswer | undefined {
+  return downloadAnswers.get(handler);
+}
 
 /** Registers, for a handler made by `createFileRoutes()`, its native upload `PUT` answer. */
 export function setNodeUploadAnswer(handler: object, answer: NodeUploadAnswer): void {

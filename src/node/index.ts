@@ -5,9 +5,12 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import {
+  type DownloadAnswer,
   forbiddenMethodAnswer,
   lazyWebStream,
+  type NodeDownloadAnswer,
   type NodeUploadAnswer,
+  nodeDownloadAnswer,
   nodeUploadAnswer,
   requestBodyAsNode,
   setNodeRequestBody,
@@ -198,6 +201,8 @@ async function serve(
 
   const native = method === "PUT" ? nodeUploadAnswer(handler) : undefined;
   if (native && (await serveNativeUpload(native, req, res, aborter, fallbackOrigin, onError))) return;
+  const download = method === "GET" || method === "HEAD" ? nodeDownloadAnswer(handler) : undefined;
+  if (download && (await serveNativeDownload(download, req, res, aborter, fallbackOrigin, onError))) return;
 
   let request: Request;
   try {
@@ -339,6 +344,74 @@ async function serveNativeUpload(
     );
     res.end(answer.text);
   } catch (error) {
+    onError?.(error);
+    if (!res.destroyed) res.destroy();
+  }
+  return true;
+}
+
+/**
+ * The native path of a download (`GET`/`HEAD`) from the file routes: the routes read the
+ * `IncomingMessage` through a request view and answer with a status, headers, and a text or the
+ * store's stream, written here; no web `Request` or `Response` is made unless a hook asks for the
+ * request. `false` when the routes do not serve this request natively (the web path takes it).
+ */
+async function serveNativeDownload(
+  native: NodeDownloadAnswer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  aborter: RequestAborter,
+  fallbackOrigin: string,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<boolean> {
+  const signal = aborter.signal;
+  let url: URL;
+  try {
+    url = requestUrl(req, fallbackOrigin);
+  } catch {
+    return false;
+  }
+  let web: Request | undefined;
+  const view: RequestView = {
+    method: req.method === "HEAD" ? "HEAD" : "GET",
+    url,
+    signal,
+    header: (name) => rawHeader(req, name.toLowerCase()),
+    web: () => {
+      web ??= toRequest(req, signal, url);
+      return web;
+    },
+  };
+  let answer: DownloadAnswer | undefined;
+  try {
+    answer = await native(view);
+  } catch (error) {
+    onError?.(error);
+    answer = {
+      status: 500,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      text: "Internal Server Error",
+    };
+  }
+  if (!answer) return false;
+  const { body } = answer;
+  try {
+    // A copy that `withLength` adds to: `Object.assign`, not a spread (see `withCorsRecord`).
+    const headers: Record<string, string> = Object.assign({}, answer.headers);
+    if (!body) withLength(headers, answer.status, answer.text);
+    res.writeHead(answer.status, closeIfUnread(req, headers));
+    if (!body || req.method === "HEAD") {
+      body?.stream.destroy();
+      res.end(answer.text);
+      return true;
+    }
+    // A range of an open file (fsStore) is read here into reused buffers; other stores pipe.
+    const taken = takeDownloadSource(body.stream, takeFileRange);
+    if (taken) await sendFileRange(res, taken.value, { download: body.stream, ...taken });
+    else await pipeline(body.stream, res);
+    body.finish();
+  } catch (error) {
+    body?.stream.destroy();
     onError?.(error);
     if (!res.destroyed) res.destroy();
   }

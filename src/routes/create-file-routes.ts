@@ -15,9 +15,11 @@ import {
   withCorsRecord,
 } from "../http/cors.js";
 import {
+  type DownloadAnswer,
   requestBodyAsNode,
   requestBodyAsWeb,
   setForbiddenMethodAnswer,
+  setNodeDownloadAnswer,
   setNodeUploadAnswer,
 } from "../http/node-fast-path.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
@@ -196,6 +198,29 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     return withCorsRecord(answer, cors, verdict);
   };
   setNodeUploadAnswer(routes, ticketPut);
+
+  // The Node adapter's native path for a download (`GET`/`HEAD`): the same steps as `routes` and
+  // `answer` (CORS, token, the download, errors, CORS headers) with no web `Request` or `Response`,
+  // the store's stream written by the adapter. `undefined`: not this route, take the web path.
+  const downloadGet = async (view: RequestView): Promise<DownloadAnswer | undefined> => {
+    const matched = match(view.url.pathname);
+    if (matched?.route !== "download" || (view.method !== "GET" && view.method !== "HEAD")) return undefined;
+    const cors = config.cors ?? SAME_ORIGIN_ONLY;
+    const gate = await corsGate(config, cors, view);
+    if ("refusal" in gate) return gate.refusal;
+    let answer: DownloadAnswer;
+    try {
+      const token = matched.rest[0] as string;
+      if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
+      const { downloadAnswer } = await handlers();
+      answer = await downloadAnswer(config, view, token);
+    } catch (error) {
+      if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
+      answer = errorAnswer(error);
+    }
+    return withCorsRecord(answer, cors, gate.verdict);
+  };
+  setNodeDownloadAnswer(routes, downloadGet);
   return routes;
 }
 
@@ -233,13 +258,16 @@ interface RouteMatch {
 interface RouteHandlers {
   uploads: ReturnType<typeof import("./route-handlers.js").uploadHandlers>;
   handleDownload: typeof import("./route-handlers.js").handleDownload;
+  downloadAnswer: typeof import("./route-handlers.js").downloadAnswer;
   uploadContext: typeof import("./route-handlers.js").uploadContext;
 }
 
 /** The routes' handlers, their code loaded now (`route-handlers.ts`). */
 async function loadRouteHandlers(config: ResolvedRouteOptions): Promise<RouteHandlers> {
-  const { uploadHandlers, handleDownload, uploadContext } = await import("./route-handlers.js");
-  return { uploads: uploadHandlers(config), handleDownload, uploadContext };
+  const { uploadHandlers, handleDownload, downloadAnswer, uploadContext } = await import(
+    "./route-handlers.js"
+  );
+  return { uploads: uploadHandlers(config), handleDownload, downloadAnswer, uploadContext };
 }
 
 /**

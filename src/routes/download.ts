@@ -1,7 +1,13 @@
 import type { Readable } from "node:stream";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { lazyWebStream, setNodeResponseBody } from "../http/node-fast-path.js";
+import {
+  type DownloadAnswer,
+  type DownloadBody,
+  lazyWebStream,
+  setNodeResponseBody,
+} from "../http/node-fast-path.js";
 import { parseRange } from "../http/range.js";
+import { type RequestView, webRequestView } from "../http/request-view.js";
 import { JSON_HEADERS, report } from "../http/responses.js";
 import { watchedDownload } from "../http/timeouts.js";
 import { formatContentDisposition } from "../internal/content-disposition.js";
@@ -19,14 +25,52 @@ interface Slice {
 }
 
 /**
- * `GET|HEAD {basePath}/download/{token}`: verifies the token and streams the file, with ranges,
- * ETag / `If-None-Match` / `If-Range`, and a safe `Content-Disposition`.
+ * `GET|HEAD {basePath}/download/{token}` as a web `Response` (the web path of the routes): the
+ * {@link downloadAnswer} with its body as a web stream, which the Node adapter still recognizes and
+ * pipes natively when it gets this `Response`.
  */
 export async function handleDownload(
   config: ResolvedRouteOptions,
   request: Request,
   token: string,
 ): Promise<Response> {
+  const answer = await downloadAnswer(config, webRequestView(request, new URL(request.url)), token);
+  if (!answer.body) {
+    return new Response(answer.text === "" ? null : answer.text, {
+      status: answer.status,
+      headers: answer.headers,
+    });
+  }
+  const { stream, length, finish } = answer.body;
+  let claimed = false;
+  const body = lazyWebStream(stream, {
+    onEnd: (bytes) => {
+      if (!claimed && bytes === length) finish();
+    },
+  });
+  const response = new Response(body, { status: answer.status, headers: answer.headers });
+  setNodeResponseBody(response, {
+    stream,
+    claim: () => {
+      claimed = true;
+    },
+    onSent: finish,
+  });
+  return response;
+}
+
+/**
+ * `GET|HEAD {basePath}/download/{token}`: verifies the token and answers the file, with ranges,
+ * ETag / `If-None-Match` / `If-Range`, and a safe `Content-Disposition`, as a status, headers and
+ * either a text or the store's stream. The Node adapter writes it as it is (no web `Request` or
+ * `Response`: a server that only serves files never loads Node's fetch implementation);
+ * {@link handleDownload} makes a `Response` of it.
+ */
+export async function downloadAnswer(
+  config: ResolvedRouteOptions,
+  request: RequestView,
+  token: string,
+): Promise<DownloadAnswer> {
   // A single-use link is used up only when bytes are about to be sent: never by HEAD, a 304, a 416
   // or a missing file. Without `consume` on the verifier, only a HEAD is kept from using it up.
   const deferred = typeof config.minter.consume === "function";
@@ -39,16 +83,14 @@ export async function handleDownload(
 
   const etag = `"${file.sha256}"`;
   const headers = downloadHeaders(config, file, etag);
-  const ifNoneMatch = request.headers.get("if-none-match");
-  if (ifNoneMatch && etagListMatches(ifNoneMatch, etag)) {
-    return new Response(null, { status: 304, headers });
-  }
+  const ifNoneMatch = request.header("if-none-match");
+  if (ifNoneMatch && etagListMatches(ifNoneMatch, etag)) return { status: 304, headers, text: "" };
 
   const slice = requestedSlice(request, etag, file.size);
   if (slice === undefined) return rangeNotSatisfiable(headers, file.size);
-  headers.set("content-length", String(slice.length));
-  if (slice.range) headers.set("content-range", `bytes ${slice.range.start}-${slice.range.end}/${file.size}`);
-  if (request.method === "HEAD") return new Response(null, { status: slice.status, headers });
+  headers["content-length"] = String(slice.length);
+  if (slice.range) headers["content-range"] = `bytes ${slice.range.start}-${slice.range.end}/${file.size}`;
+  if (request.method === "HEAD") return { status: slice.status, headers, text: "" };
 
   const stream = await config.store.read(file.scope, file.id, slice.range ? { ...slice.range } : undefined);
   if (!stream) throw new FileBridgeError("NOT_FOUND", "File not found");
@@ -60,14 +102,23 @@ export async function handleDownload(
       throw error;
     }
   }
-  return streamedResponse(config, { file, token, claims, slice, headers }, stream);
+  return {
+    status: slice.status,
+    headers,
+    text: "",
+    body: downloadBody(config, { file, token, claims, slice }, stream),
+  };
 }
 
 /** The headers every answer about the file carries (200, 206, 304 and HEAD alike). */
-function downloadHeaders(config: ResolvedRouteOptions, file: StoredFile, etag: string): Headers {
+function downloadHeaders(
+  config: ResolvedRouteOptions,
+  file: StoredFile,
+  etag: string,
+): Record<string, string> {
   const essence = parseMediaType(file.mimeType)?.essence;
   const disposition = essence && config.inlineTypes.has(essence) ? "inline" : "attachment";
-  const headers = new Headers({
+  const headers: Record<string, string> = {
     "content-type": file.mimeType,
     etag,
     "accept-ranges": "bytes",
@@ -75,15 +126,15 @@ function downloadHeaders(config: ResolvedRouteOptions, file: StoredFile, etag: s
     "x-content-type-options": "nosniff",
     "cache-control": "private, no-store",
     "content-security-policy": "default-src 'none'; sandbox",
-  });
-  if (!Number.isNaN(file.createdAt)) headers.set("last-modified", new Date(file.createdAt).toUTCString());
+  };
+  if (!Number.isNaN(file.createdAt)) headers["last-modified"] = new Date(file.createdAt).toUTCString();
   return headers;
 }
 
 /** What `Range` (honoured only when `If-Range` names the current ETag) asks for; `undefined` when unsatisfiable. */
-function requestedSlice(request: Request, etag: string, size: number): Slice | undefined {
-  const ifRange = request.headers.get("if-range");
-  const rangeHeader = ifRange !== null && ifRange.trim() !== etag ? null : request.headers.get("range");
+function requestedSlice(request: RequestView, etag: string, size: number): Slice | undefined {
+  const ifRange = request.header("if-range");
+  const rangeHeader = ifRange !== null && ifRange.trim() !== etag ? null : request.header("range");
   const range = parseRange(rangeHeader, size);
   if (range.kind === "unsatisfiable") return undefined;
   if (range.kind === "partial") {
@@ -97,8 +148,7 @@ function requestedSlice(request: Request, etag: string, size: number): Slice | u
 }
 
 /** The 416 answer: a JSON error body, a `Content-Range` naming the size, no `Content-Disposition`. */
-function rangeNotSatisfiable(headers: Headers, size: number): Response {
-  headers.set("content-range", `bytes */${size}`);
+function rangeNotSatisfiable(headers: Record<string, string>, size: number): DownloadAnswer {
   const body = {
     error: {
       code: "RANGE_NOT_SATISFIABLE",
@@ -106,9 +156,12 @@ function rangeNotSatisfiable(headers: Headers, size: number): Response {
       hint: "Request a byte range inside the file.",
     },
   };
-  headers.set("content-type", JSON_HEADERS["content-type"]);
-  headers.delete("content-disposition");
-  return new Response(JSON.stringify(body), { status: 416, headers });
+  const { "content-disposition": _disposition, ...rest } = headers;
+  return {
+    status: 416,
+    headers: { ...rest, "content-range": `bytes */${size}`, "content-type": JSON_HEADERS["content-type"] },
+    text: JSON.stringify(body),
+  };
 }
 
 interface Transfer {
@@ -116,21 +169,26 @@ interface Transfer {
   token: string;
   claims: VerifiedTokenClaims;
   slice: Slice;
-  headers: Headers;
 }
 
 /**
  * The streamed body, behind a watchdog, with `onDownload` called once when every byte of the slice
- * was sent (by the web stream's end, or by the Node fast path when it takes the stream over).
+ * was sent (by the web stream's end, or by the Node adapter once the socket took the last byte).
  */
-function streamedResponse(config: ResolvedRouteOptions, transfer: Transfer, stream: Readable): Response {
+function downloadBody(config: ResolvedRouteOptions, transfer: Transfer, stream: Readable): DownloadBody {
   const { file, token, claims, slice } = transfer;
   let done = false;
-  const finish = (bytes: number) => {
+  const finish = () => {
     if (done) return;
     done = true;
     if (!config.onDownload) return;
-    const event: DownloadEvent = { scope: file.scope, file, bytes, token, claims: { ...claims.claims } };
+    const event: DownloadEvent = {
+      scope: file.scope,
+      file,
+      bytes: slice.length,
+      token,
+      claims: { ...claims.claims },
+    };
     if (slice.range) event.range = { ...slice.range };
     Promise.resolve()
       .then(() => config.onDownload?.(event))
@@ -138,22 +196,11 @@ function streamedResponse(config: ResolvedRouteOptions, transfer: Transfer, stre
   };
   // Every byte goes through a watchdog: a client that stops reading (or takes too long) ends the
   // transfer, and the store's stream is destroyed with it.
-  const watched = watchedDownload(stream, config.idleTimeoutMs, config.downloadTimeoutMs);
-  let claimed = false;
-  const body = lazyWebStream(watched, {
-    onEnd: (bytes) => {
-      if (!claimed && bytes === slice.length) finish(bytes);
-    },
-  });
-  const response = new Response(body, { status: slice.status, headers: transfer.headers });
-  setNodeResponseBody(response, {
-    stream: watched,
-    claim: () => {
-      claimed = true;
-    },
-    onSent: () => finish(slice.length),
-  });
-  return response;
+  return {
+    stream: watchedDownload(stream, config.idleTimeoutMs, config.downloadTimeoutMs),
+    length: slice.length,
+    finish,
+  };
 }
 
 function etagListMatches(header: string, etag: string): boolean {

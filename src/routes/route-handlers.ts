@@ -11,7 +11,7 @@ import type { UploadHandlerConfig, UploadRequestContext } from "../uploads/handl
 import { DirectUploadHandler, TicketUploadHandler } from "../uploads/upload-handler.js";
 import type { ResolvedRouteOptions } from "./options.js";
 
-export { handleDownload } from "./download.js";
+export { downloadAnswer, handleDownload } from "./download.js";
 
 /** The routes' two upload handlers, made once per `createFileRoutes` call. */
 export function uploadHandlers(config: UploadHandlerConfig): {
