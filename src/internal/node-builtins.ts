@@ -1,7 +1,7 @@
 /**
  * Node builtins the package needs on a call but not at start, loaded on first use (issue 39):
- * `node:crypto` (hashes, ids, signatures) costs ~1.5 ms of CPU to load and `node:worker_threads`
- * ~0.4 ms, and an SDK server loads neither, so importing the root and making a `FileBridge` must
+ * `node:crypto` (hashes, ids, signatures) costs ~1.5 ms of CPU to load, `node:worker_threads`
+ * ~0.4 ms and `node:os` ~0.2 ms, and an SDK server loads none of them, so importing the root and making a `FileBridge` must
  * not (test/package/budgets.test.ts; docs/performance.md, session 19).
  *
  * The functions here have the signatures of the builtins' own and load the module at their first
@@ -12,6 +12,7 @@
  */
 import type * as Crypto from "node:crypto";
 import { createRequire } from "node:module";
+import type * as Os from "node:os";
 import type * as WorkerThreads from "node:worker_threads";
 
 type Load = (id: string) => unknown;
@@ -88,4 +89,26 @@ export function newWorker(
   options?: WorkerThreads.WorkerOptions,
 ): WorkerThreads.Worker {
   return new (builtin<typeof WorkerThreads>("node:worker_threads").Worker)(filename, options);
+}
+
+let os: typeof Os | undefined;
+/** `node:os`, loaded at the first call. */
+function nodeOs(): typeof Os {
+  os ??= builtin<typeof Os>("node:os");
+  return os;
+}
+
+/** `os.tmpdir()`, loading `node:os` at the first call. */
+export function tmpdir(): string {
+  return nodeOs().tmpdir();
+}
+
+/** `os.hostname()`, loading `node:os` at the first call. */
+export function hostname(): string {
+  return nodeOs().hostname();
+}
+
+/** `os.uptime()`, loading `node:os` at the first call. */
+export function uptime(): number {
+  return nodeOs().uptime();
 }
