@@ -287,6 +287,38 @@ server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } }
     expect(addedAll.filter((name) => never.includes(name))).toEqual([]);
   });
 
+  it("importing the root builds no zod schema but the exported ones (fileOutputSchema, fileOutputFields)", async () => {
+    // Schemas are built on first use (issue 39, session 21): a described schema at a module's top
+    // level costs its zod calls at every start. Every `.describe()`/`.meta()` registers the schema
+    // in zod's global registry: each registered during the import must be part of an exported
+    // schema constant (which a user may read without calling anything).
+    const script = `
+      import * as z from "zod/v4";
+      import { writeSync } from "node:fs";
+      const registered = [];
+      const add = z.globalRegistry.add.bind(z.globalRegistry);
+      z.globalRegistry.add = (schema, ...meta) => (registered.push(schema), add(schema, ...meta));
+      const root = await import("mcp-file-bridge");
+      const exported = new Set();
+      const walk = (value) => {
+        if (typeof value !== "object" || value === null || exported.has(value)) return;
+        if (value._zod) exported.add(value);
+        for (const inner of Object.values(value._zod ? value._zod.def : value)) walk(inner);
+      };
+      walk(root.fileOutputSchema);
+      walk(root.fileOutputFields);
+      const other = registered.filter((schema) => !exported.has(schema));
+      writeSync(1, JSON.stringify({ registered: registered.length, other: other.map((schema) => z.globalRegistry.get(schema)?.description ?? "?") }));
+    `;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
+    const { registered, other } = JSON.parse(stdout) as { registered: number; other: string[] };
+    console.log(
+      `budget: zod schemas described at import: ${registered}, outside the exported ones: ${other.length}`,
+    );
+    expect(registered).toBeGreaterThan(0); // the exported ones: the count sees them
+    expect(other).toEqual([]);
+  });
+
   it("Node imports the root entry as at most 5 files of at most 128 KiB, bundlers as one file per module", async () => {
     // Node's ESM loader costs per file: ~150 files of one module each cost three times the CPU and
     // RSS of the same code in a few files (docs/performance.md, sessions 16 and 17). Node takes the
