@@ -1,14 +1,19 @@
 /**
  * Promise forms of the `node:fs` callback calls the stores and the temp-file writer make on plain
- * descriptors: one thread-pool trip each, without a `FileHandle`'s promise machinery. Written here
- * instead of `util.promisify` so that the root does not load `node:util` at start (issue 39; an SDK
- * server does not load it: docs/performance.md, session 21).
+ * descriptors: one thread-pool trip each, without a `FileHandle`'s promise machinery. Made here
+ * instead of with `util.promisify` so that the root does not load `node:util` at start (issue 39; an
+ * SDK server does not load it: docs/performance.md, session 21).
  */
 import { close, ftruncate, open, rename, type WriteFileOptions, writeFile } from "node:fs";
 
-/** Settles a promise from a Node callback. */
-function settle<T>(resolve: (value: T) => void, reject: (error: unknown) => void) {
-  return (error: NodeJS.ErrnoException | null, value?: T) => (error ? reject(error) : resolve(value as T));
+type Callback<T> = (error: NodeJS.ErrnoException | null, value?: T) => void;
+
+/** `call` with a Node callback appended, as a promise of the callback's value. */
+function promised<A extends unknown[], T = void>(call: (...args: [...A, Callback<T>]) => void) {
+  return (...args: A): Promise<T> =>
+    new Promise((resolve, reject) =>
+      call(...args, (error, value) => (error ? reject(error) : resolve(value as T))),
+    );
 }
 
 /**
@@ -19,30 +24,20 @@ function settle<T>(resolve: (value: T) => void, reject: (error: unknown) => void
  * const fd = await openAsync("/tmp/x", "wx", 0o600);
  * ```
  */
-export function openAsync(path: string, flags: string | number, mode?: number): Promise<number> {
-  return new Promise((resolve, reject) => open(path, flags, mode, settle(resolve, reject)));
-}
-
+export const openAsync: (path: string, flags: string | number, mode?: number) => Promise<number> = promised<
+  [string, string | number, number | undefined],
+  number
+>(open);
 /** `fs.close` as a promise. */
-export function closeAsync(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => close(fd, settle(resolve, reject)));
-}
-
+export const closeAsync: (fd: number) => Promise<void> = promised<[number]>(close);
 /** `fs.ftruncate` as a promise. */
-export function ftruncateAsync(fd: number, length: number): Promise<void> {
-  return new Promise((resolve, reject) => ftruncate(fd, length, settle(resolve, reject)));
-}
-
+export const ftruncateAsync: (fd: number, length: number) => Promise<void> =
+  promised<[number, number]>(ftruncate);
 /** `fs.writeFile` as a promise. */
-export function writeFileAsync(
+export const writeFileAsync: (
   path: string,
   data: string | NodeJS.ArrayBufferView,
   options: WriteFileOptions,
-): Promise<void> {
-  return new Promise((resolve, reject) => writeFile(path, data, options, settle(resolve, reject)));
-}
-
+) => Promise<void> = promised<[string, string | NodeJS.ArrayBufferView, WriteFileOptions]>(writeFile);
 /** `fs.rename` as a promise. */
-export function renameAsync(from: string, to: string): Promise<void> {
-  return new Promise((resolve, reject) => rename(from, to, settle(resolve, reject)));
-}
+export const renameAsync: (from: string, to: string) => Promise<void> = promised<[string, string]>(rename);

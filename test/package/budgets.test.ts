@@ -105,6 +105,8 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "bridge/materialize": /\bfunction materializeStream\d*\(/,
   "uploads/upload-required": /\bUploadRequired\d*=class\b|\bclass UploadRequired\d*\b/,
   "uploads/handle-rewrite": /\bfunction rewriteHandles\d*\(/,
+  "storage/kit/put-pipeline": /\bfunction streamPutToFile\d*\(/,
+  "storage/kit/file-sink": /\bFileSink\d*=class\b|\bclass FileSink\d*\b/,
 };
 
 /** An import or export statement of a minified ESM file (what a file that only forwards is made of). */
@@ -229,11 +231,12 @@ describe("weight budgets, from the packed tarball", () => {
     expect(forNode.files.filter((file) => file.startsWith("lib/vendor/"))).toEqual([]);
   });
 
-  it("an SDK v1 server that makes a FileBridge and a file tool loads none of the builtins it uses on first use (crypto, worker_threads, net, util)", async () => {
+  it("an SDK v1 server that makes a FileBridge and a file tool loads none of the builtins it uses on first use (crypto, worker_threads, net, util, os)", async () => {
     // The builtins the bridge uses on a call (crypto for hashes and ids, worker_threads for the
     // hashing and writer threads) load on first use, not at start: node:crypto alone is ~1.5 ms of
     // CPU (docs/performance.md, session 19). Others it does without: `net` (1.1–1.5 ms; an own
-    // `isIP`), `util` (0.4–0.7 ms; own promise forms of the fs calls), `timers/promises` (session 21).
+    // `isIP`), `util` (0.4–0.7 ms; own promise forms of the fs calls), `timers/promises`, and `os`
+    // (~0.8 ms; the temp folder's POSIX rule read directly) (session 21).
     // The list is written with `fs.writeSync`: `console.log` to a pipe would load `net` itself.
     const loaded = async (withBridge: boolean) => {
       const script = [
@@ -262,15 +265,15 @@ server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } }
     const added = addedAll.filter((name) => !name.startsWith("internal/"));
     console.log(`budget: public builtins the bridge adds at start: ${added.join(", ") || "none"}`);
     // `module` is the first-use loader's `createRequire` (Node before 20.16): no cost measurable in
-    // paired runs (180.6 against 180.2 ms of CPU, 30 rounds). `os` is the default temp folder's
-    // `tmpdir()`, which `new FileBridge()` reads (0.2 ms).
-    const allowed = ["fs/promises", "module", "os", "path", "stream", "stream/promises"];
+    // paired runs (180.6 against 180.2 ms of CPU, 30 rounds).
+    const allowed = ["fs/promises", "module", "path", "stream", "stream/promises"];
     expect(added.filter((name) => !allowed.includes(name))).toEqual([]);
     // Named, so that none slips into `allowed`. An SDK server may load `net` and `util` itself, but
     // an ESM import of either (`import { isIP } from "node:net"`) still loads what their lazy
     // exports hold (the block list; `parseArgs`, `MIMEType`): those internals are named too.
     const never = [
       "crypto",
+      "os",
       "worker_threads",
       "net",
       "util",

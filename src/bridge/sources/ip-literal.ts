@@ -6,28 +6,30 @@
  * `net.isIP` on generated addresses, zones and garbage.
  */
 
-/** A decimal octet, 0–255, without leading zeros. */
-const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]\\d|\\d)";
-const V4 = `(?:${OCTET}\\.){3}${OCTET}`;
-/** One to four hex digits. */
-const H16 = "[0-9a-fA-F]{1,4}";
-/** The last 32 bits: two groups or a dotted quad. */
-const LS32 = `(?:${H16}:${H16}|${V4})`;
+/** A dotted quad: four decimal octets, 0–255, without leading zeros. */
+const V4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?!$)|$)){4}$/;
+const GROUP = /^[0-9a-fA-F]{1,4}$/;
+const ZONE = /^[0-9a-zA-Z.:-]+$/;
 
-const IPV4 = new RegExp(`^${V4}$`);
-const IPV6 = new RegExp(
-  `^(?:${[
-    `(?:${H16}:){6}${LS32}`,
-    `::(?:${H16}:){5}${LS32}`,
-    `(?:${H16})?::(?:${H16}:){4}${LS32}`,
-    `(?:(?:${H16}:){0,1}${H16})?::(?:${H16}:){3}${LS32}`,
-    `(?:(?:${H16}:){0,2}${H16})?::(?:${H16}:){2}${LS32}`,
-    `(?:(?:${H16}:){0,3}${H16})?::${H16}:${LS32}`,
-    `(?:(?:${H16}:){0,4}${H16})?::${LS32}`,
-    `(?:(?:${H16}:){0,5}${H16})?::${H16}`,
-    `(?:(?:${H16}:){0,6}${H16})?::`,
-  ].join("|")})(?:%[0-9a-zA-Z.:-]+)?$`,
-);
+/**
+ * An IPv6 address: eight groups of one to four hex digits, the last two possibly a dotted quad, a
+ * run of zero groups (one or more) possibly written `::` once; then optionally `%` and a zone.
+ */
+function isIPv6(text: string): boolean {
+  const [address = "", zone, ...more] = text.split("%");
+  if (more.length > 0 || (zone !== undefined && !ZONE.test(zone))) return false;
+  let body = address;
+  const tail = body.lastIndexOf(":") + 1;
+  if (tail === 0) return false;
+  if (body.includes(".", tail)) {
+    if (!V4.test(body.slice(tail))) return false;
+    body = `${body.slice(0, tail)}0:0`;
+  }
+  const halves = body.split("::");
+  const groups = halves.flatMap((half) => (half === "" ? [] : half.split(":")));
+  if (halves.length > 2 || !groups.every((group) => GROUP.test(group))) return false;
+  return halves.length === 2 ? groups.length < 8 : groups.length === 8;
+}
 
 /**
  * 4 for a dotted-quad IPv4 address, 6 for an IPv6 address (optionally with a `%zone`), else 0: the
@@ -41,6 +43,6 @@ const IPV6 = new RegExp(
  * ```
  */
 export function isIP(text: string): 0 | 4 | 6 {
-  if (IPV4.test(text)) return 4;
-  return IPV6.test(text) ? 6 : 0;
+  if (V4.test(text)) return 4;
+  return isIPv6(text) ? 6 : 0;
 }
