@@ -104,12 +104,15 @@ function nodeOs(): typeof Os {
  * not load `node:os` (~0.8 ms of CPU at start: docs/performance.md, session 21): `TMPDIR`, `TMP`,
  * `TEMP` or `/tmp`, without a trailing slash. Node ignores those variables in a process that runs
  * with raised privileges (set-user-ID, set-group-ID, or Linux's secure mode for file
- * capabilities); such a process, and Windows, ask `node:os` itself.
+ * capabilities); when one is set, that is checked (reading the auxiliary vector costs about as
+ * much as loading `node:os`, so only then), and such a process, like Windows, asks `node:os`.
  */
 export function tmpdir(): string {
-  if (process.platform === "win32" || raisedPrivileges()) return nodeOs().tmpdir();
+  if (process.platform === "win32") return nodeOs().tmpdir();
   const { TMPDIR, TMP, TEMP } = process.env;
-  const path = TMPDIR || TMP || TEMP || "/tmp";
+  const fromEnvironment = TMPDIR || TMP || TEMP;
+  if (fromEnvironment && raisedPrivileges()) return nodeOs().tmpdir();
+  const path = fromEnvironment || "/tmp";
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 

@@ -111,6 +111,31 @@ describe("tmpdir (POSIX rule read without node:os)", () => {
     expect(asked).not.toContain("node:os");
   });
 
+  it("asks node:os when a variable is set and the process runs with raised privileges (set-user-ID)", async () => {
+    const os = await import("node:os");
+    process.env.TMPDIR = "/var/tmp/from-env";
+    const euid = vi.spyOn(process, "geteuid").mockReturnValue((process.getuid?.() ?? 0) + 1);
+    try {
+      const { builtins, asked } = await loader(true);
+      expect(builtins.tmpdir()).toBe(os.tmpdir());
+      expect(asked).toContain("node:os");
+    } finally {
+      euid.mockRestore();
+    }
+  });
+
+  it("reads no auxiliary vector and loads no node:os when no variable is set", async () => {
+    for (const name of names) delete process.env[name];
+    const euid = vi.spyOn(process, "geteuid").mockReturnValue((process.getuid?.() ?? 0) + 1);
+    try {
+      const { builtins, asked } = await loader(true);
+      expect(builtins.tmpdir()).toBe("/tmp");
+      expect(asked).not.toContain("node:os");
+    } finally {
+      euid.mockRestore();
+    }
+  });
+
   const vector = (pairs: [number, number][], word: 4 | 8) => {
     const buffer = Buffer.alloc(pairs.length * 2 * word);
     pairs.forEach(([type, value], i) => {
