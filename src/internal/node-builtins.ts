@@ -11,7 +11,6 @@
  * builds (neither `import.meta.url` nor `require` exists in both).
  */
 import type * as Crypto from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type * as Os from "node:os";
 import type * as WorkerThreads from "node:worker_threads";
@@ -100,55 +99,15 @@ function nodeOs(): typeof Os {
 }
 
 /**
- * `os.tmpdir()`. On POSIX it is `os.tmpdir()`'s own rule, read here so that `new FileBridge()` does
- * not load `node:os` (~0.8 ms of CPU at start: docs/performance.md, session 21): `TMPDIR`, `TMP`,
- * `TEMP` or `/tmp`, without a trailing slash. Node ignores those variables in a process that runs
- * with raised privileges (set-user-ID, set-group-ID, or Linux's secure mode for file
- * capabilities); when one is set, that is checked (reading the auxiliary vector costs about as
- * much as loading `node:os`, so only then), and such a process, like Windows, asks `node:os`.
+ * `os.tmpdir()`, loading `node:os` only when it has something to decide (~0.8 ms of CPU at start:
+ * docs/performance.md, session 21): on POSIX with none of `TMPDIR`, `TMP`, `TEMP` set, the answer
+ * is `/tmp` whatever the process's privileges, so `new FileBridge()` on a typical server loads no
+ * `node:os`. With one set (Node ignores them in a set-user-ID or secure-mode process) and on
+ * Windows, `node:os` answers.
  */
 export function tmpdir(): string {
-  if (process.platform === "win32") return nodeOs().tmpdir();
   const { TMPDIR, TMP, TEMP } = process.env;
-  const fromEnvironment = TMPDIR || TMP || TEMP;
-  if (fromEnvironment && raisedPrivileges()) return nodeOs().tmpdir();
-  const path = fromEnvironment || "/tmp";
-  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-}
-
-let raised: boolean | undefined;
-/**
- * Whether Node reads no environment variable for `os.tmpdir()` in this process (its
- * `SafeGetenv`): real and effective user or group ids differ, or Linux started it in secure mode
- * (`AT_SECURE` in the auxiliary vector). Unknown counts as raised.
- */
-function raisedPrivileges(): boolean {
-  if (raised === undefined) {
-    raised = process.getuid?.() !== process.geteuid?.() || process.getgid?.() !== process.getegid?.();
-    if (!raised && process.platform === "linux") {
-      try {
-        raised = atSecure(readFileSync("/proc/self/auxv"));
-      } catch {
-        raised = true;
-      }
-    }
-  }
-  return raised;
-}
-
-/**
- * `AT_SECURE` (23) of a Linux auxiliary vector of a 64-bit little-endian machine (`x64`, `arm64`):
- * pairs of 8-byte words, ended by `AT_NULL` (0). Any other machine, or a vector not understood,
- * counts as secure (so `node:os` answers).
- */
-export function atSecure(auxv: Buffer, arch: string = process.arch): boolean {
-  if (arch !== "x64" && arch !== "arm64") return true;
-  for (let at = 0; at + 16 <= auxv.length; at += 16) {
-    const type = auxv.readBigUInt64LE(at);
-    if (type === 0n) return false;
-    if (type === 23n) return auxv.readBigUInt64LE(at + 8) !== 0n;
-  }
-  return true;
+  return process.platform === "win32" || TMPDIR || TMP || TEMP ? nodeOs().tmpdir() : "/tmp";
 }
 
 /** `os.hostname()`, loading `node:os` at the first call. */

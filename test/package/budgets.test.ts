@@ -59,7 +59,7 @@ const BUDGET = {
   // All of them: what Node compiles for `import "mcp-file-bridge"` (import cost follows the code
   // compiled, not its bytes on disk: docs/performance.md, session 20). 433.5 KB before session 20;
   // 348.7 KB since (the file routes' handlers, the input forms, the resolver's descriptor rounds and
-  // handle copies, `Artifacts`' fitting load on first use); 356.2 KB at the end of session 20, 342.9 KB
+  // handle copies, `Artifacts`' fitting load on first use); 356.2 KB at the end of session 20, 342.2 KB
   // in session 21 (the streaming put, `requestFiles`' flow and the files extension's request bodies
   // on first use; an own `isIP` and fs promise forms instead of `node:net`/`node:util`).
   rootBytesForNode: 343 * KB,
