@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -104,6 +104,12 @@ export interface Sample {
   mainCpuSeconds?: number;
   /** Full (mark-compact) garbage collections of the server during the round, when it counts them. */
   majorGcs?: number;
+  /**
+   * The server's V8 old generation after the round (old, code and large-object spaces, MiB), when it
+   * says: above V8's 8 MiB activation threshold a process can fall into back-to-back full GCs
+   * while it receives a big body, below it never (docs/performance.md, Session 21).
+   */
+  oldGenerationMiB?: number;
 }
 
 /** What {@link compare} measured for one row. */
@@ -124,6 +130,9 @@ export interface Row {
   /** Full garbage collections of each side's server per round (servers of `_server.ts`). */
   oursMajorGcs?: Spread;
   baselineMajorGcs?: Spread;
+  /** Each side's server's old generation after each round, MiB (see {@link Sample.oldGenerationMiB}). */
+  oursOldGenerationMiB?: Spread;
+  baselineOldGenerationMiB?: Spread;
   /** Baseline busy CPU ÷ ours, per round (above 1: ours spent less CPU on the same work). */
   cpuRatio?: Spread;
   /**
@@ -201,6 +210,13 @@ export async function compare(
     row.oursMajorGcs = spread(mine.map((s) => s.majorGcs as number));
     row.baselineMajorGcs = spread(theirs.map((s) => s.majorGcs as number));
   }
+  if (
+    mine.every((s) => s.oldGenerationMiB !== undefined) &&
+    theirs.every((s) => s.oldGenerationMiB !== undefined)
+  ) {
+    row.oursOldGenerationMiB = spread(mine.map((s) => s.oldGenerationMiB as number));
+    row.baselineOldGenerationMiB = spread(theirs.map((s) => s.oldGenerationMiB as number));
+  }
   if (mine.every((s) => s.cpuSeconds) && theirs.every((s) => s.cpuSeconds !== undefined)) {
     row.cpuRatio = spread(mine.map((m, i) => (theirs[i]?.cpuSeconds as number) / (m.cpuSeconds as number)));
   }
@@ -226,7 +242,11 @@ function printRow(row: Row): void {
       : "";
   const gcs =
     row.oursMajorGcs && row.baselineMajorGcs
-      ? `\n    full GCs per round (min/median/max): ours ${fmt(row.oursMajorGcs, 0)} · baseline ${fmt(row.baselineMajorGcs, 0)}`
+      ? `\n    full GCs per round (min/median/max): ours ${fmt(row.oursMajorGcs, 0)} · baseline ${fmt(row.baselineMajorGcs, 0)}` +
+        (row.oursOldGenerationMiB && row.baselineOldGenerationMiB
+          ? ` · V8 old generation, median: ours ${row.oursOldGenerationMiB.median.toFixed(1)} MiB` +
+            ` · baseline ${row.baselineOldGenerationMiB.median.toFixed(1)} MiB (above 8 MiB V8 can mark at every scavenge)`
+          : "")
       : "";
   const unsteady =
     row.baselineSwing > UNSTEADY_SWING
@@ -273,7 +293,7 @@ const CLOCK_TICKS = 100;
  * which depends far less on the machine's load than the seconds do.
  */
 export async function serverRound(server: Peer, run: () => Promise<number>): Promise<Sample> {
-  const gcs = await majorGcs(server);
+  const gcs = (await gcState(server))?.major;
   resetPeakRss(server.pid);
   const cpu = cpuSeconds(server.pid);
   const main = cpuSeconds(server.pid, server.pid);
@@ -284,16 +304,23 @@ export async function serverRound(server: Peer, run: () => Promise<number>): Pro
     cpuSeconds: cpuSeconds(server.pid) - cpu,
     mainCpuSeconds: cpuSeconds(server.pid, server.pid) - main,
   };
-  const after = gcs === undefined ? undefined : await majorGcs(server);
-  if (gcs !== undefined && after !== undefined) sample.majorGcs = after - gcs;
+  const after = gcs === undefined ? undefined : await gcState(server);
+  if (gcs !== undefined && after !== undefined) {
+    sample.majorGcs = after.major - gcs;
+    if (after.oldGeneration !== undefined) sample.oldGenerationMiB = after.oldGeneration / MiB;
+  }
   return sample;
 }
 
-/** The full GCs a peer counted so far (`{"cmd": "gc"}`); `undefined` for a peer that does not count. */
-async function majorGcs(peer: Peer): Promise<number | undefined> {
+/**
+ * The full GCs a peer counted so far and its V8 old generation in bytes (`{"cmd": "gc"}`);
+ * `undefined` for a peer that does not count.
+ */
+async function gcState(peer: Peer): Promise<{ major: number; oldGeneration?: number } | undefined> {
   try {
-    const { major } = await peer.ask({ cmd: "gc" });
-    return typeof major === "number" ? major : undefined;
+    const { major, oldGeneration } = await peer.ask({ cmd: "gc" });
+    if (typeof major !== "number") return undefined;
+    return typeof oldGeneration === "number" ? { major, oldGeneration } : { major };
   } catch {
     return undefined;
   }
@@ -334,18 +361,54 @@ const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? DEFAULT_PEER_NODE_AR
   .filter((arg) => arg !== "");
 
 /**
- * Starts `bench/<script>` in a process of its own (under tsx; a `.mjs` baseline with plain `node`, as
- * a user runs it) and waits for its `READY` line.
+ * A peer written in TypeScript as the plain JavaScript a user runs: `bench/<script>` and the bench's
+ * own modules it imports bundled by esbuild (packages left to `node_modules`, no `keepNames`) into
+ * `bench/.peer-<name>.mjs`, next to the sources so `here` stays this folder. Under tsx every peer
+ * carried tsx's loader, about 3 MB of V8 old generation, and with it a server was nearer the 8 MB
+ * above which V8 can fall into back-to-back full GCs (docs/performance.md, Session 21). Built once
+ * per bench process; written whole and then renamed, so a peer never starts from half a file.
+ */
+const plainPeers = new Map<string, Promise<string>>();
+function plainPeer(script: string): Promise<string> {
+  let built = plainPeers.get(script);
+  if (built === undefined) {
+    built = (async () => {
+      const { build } = await import("esbuild");
+      const out = join(here, `.peer-${script.replace(/\.ts$/, "")}.mjs`);
+      const partial = `${out}.${process.pid}.tmp`;
+      await build({
+        entryPoints: [join(here, script)],
+        bundle: true,
+        packages: "external",
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        outfile: partial,
+        logLevel: "error",
+      });
+      renameSync(partial, out);
+      return out;
+    })();
+    plainPeers.set(script, built);
+  }
+  return built;
+}
+
+/**
+ * Starts `bench/<script>` in a process of its own, as plain JavaScript with `node` as a user runs it
+ * (a `.ts` peer through {@link plainPeer}; one outside this folder, as `_proxy-ab.ts` starts from
+ * another checkout, under tsx) and waits for its `READY` line.
  */
 export async function startPeer(script: string, args: string[] = []): Promise<Peer> {
-  const loader = script.endsWith(".mjs") ? [] : ["--import", "tsx"];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...PEER_NODE_ARGS, ...loader, join(here, script), ...args],
-    {
-      stdio: ["pipe", "pipe", "inherit"],
-    },
-  );
+  const inHere = !script.includes("/");
+  const entry = script.endsWith(".mjs")
+    ? [join(here, script)]
+    : inHere
+      ? [await plainPeer(script)]
+      : ["--import", "tsx", join(here, script)];
+  const child: ChildProcess = spawn(process.execPath, [...PEER_NODE_ARGS, ...entry, ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const waiting: Array<(line: string) => void> = [];
   const failed = new Promise<never>((_, reject) => {

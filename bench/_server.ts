@@ -6,7 +6,7 @@
  * long the last commit took, its own peak RSS growth, and this process's peak before it started),
  * `raw` (a plain node:http server that pipes bodies to files and files to responses)
  * or `tus` (`@tus/server` with `@tus/file-store`). Prints `READY {"url": ...}`; then answers
- * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor, and its `arrayBuffers` and `heapUsed` bytes), `{"cmd": "collect"}` (a full collection now), `{"cmd": "fresh", "round": name}` (go on in a new empty
+ * `{"cmd": "clean"}` (drop stored files), `{"cmd": "gc"}` (this process's garbage collections so far, major and minor, and its `arrayBuffers`, `heapUsed` and V8 `oldGeneration` bytes), `{"cmd": "collect"}` (a full collection now), `{"cmd": "fresh", "round": name}` (go on in a new empty
  * folder, removing nothing: `ours-fs`, `ours-memory`, `raw`) and `{"cmd": "prepare", "source": path}`
  * (store a file to download; replies with its download URL) on stdin.
  *
@@ -19,7 +19,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
-import { setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type * as Root from "../src/index.js";
 import type * as NodeEntry from "../src/node/index.js";
@@ -52,6 +52,33 @@ new PerformanceObserver((list) => {
 function fullGc(): void {
   setFlagsFromString("--expose-gc");
   (runInNewContext("gc") as () => void)();
+}
+
+/**
+ * Bytes in V8's old generation (old, code and large-object spaces): what V8 compares with its 8 MiB
+ * activation threshold before it starts incremental marking at its allocation limit. Above it, the
+ * ~32 MB of socket buffers a body leaves between two scavenges count against a limit set with ~9 MB
+ * of slack, and every scavenge can end in a full GC (docs/performance.md, Session 21).
+ */
+function oldGeneration(): number {
+  let bytes = 0;
+  for (const space of getHeapSpaceStatistics()) {
+    if (/^(old_space|code_space|large_object_space|code_large_object_space)$/.test(space.space_name)) {
+      bytes += space.space_used_size;
+    }
+  }
+  return bytes;
+}
+
+/**
+ * `BENCH_RAW_RETAIN_MB` (raw mode only, default 0): small objects the raw server keeps for its life,
+ * about that many MB of its old generation, so that its heap is the size of a server with more code
+ * loaded (ours, or an app with a framework) while its upload path stays the plain `pipeline`. It
+ * shows whether a row's full GCs follow the heap's size or the upload path (Session 21).
+ */
+const retained: unknown[] = [];
+function retain(megabytes: number): void {
+  for (let i = 0; i < (megabytes * 1024 * 1024) / 100; i++) retained.push({ i, name: `retained-${i}` });
 }
 
 /** A young-generation collection now (`{"cmd": "gc", "scavenge": true}`). */
@@ -90,14 +117,27 @@ let prepare: (source: string) => Promise<string> = async () => {
 /**
  * Our package as its published build (bench/_built.ts). Only the `ours-*` servers load it: the raw and
  * tus servers run as their users run them, without our package (or the AWS SDK) in the process.
+ *
+ * An upload server imports what it uses from `mcp-file-bridge/node`, which loads no zod and no MCP
+ * code (src/node/index.ts). `BENCH_OURS_ENTRY=index` takes the same functions from the root entry
+ * instead, as a server that also serves MCP tools has them: the root loads zod and the MCP pieces,
+ * about 4 MB more of V8 old generation (docs/performance.md, Session 21).
  */
 interface Ours {
-  root: typeof Root;
+  root: Pick<
+    typeof Root,
+    "createFileRoutes" | "fsStore" | "fsTusStaging" | "memoryState" | "memoryStore" | "SignedUrlMinter"
+  >;
   node: typeof NodeEntry;
 }
 
+const OURS_ENTRY = process.env.BENCH_OURS_ENTRY ?? "node";
+if (OURS_ENTRY !== "node" && OURS_ENTRY !== "index")
+  throw new Error("BENCH_OURS_ENTRY must be node or index");
+
 async function loadOurs(): Promise<Ours> {
-  return { root: await built<typeof Root>("index"), node: await built<typeof NodeEntry>("node") };
+  const node = await built<typeof NodeEntry>("node");
+  return { root: OURS_ENTRY === "index" ? await built<typeof Root>("index") : node, node };
 }
 
 /** The file routes of `ours-*` modes as a node:http handler (tus uploads staged on `staging`). */
@@ -148,6 +188,9 @@ if (mode === "ours-fs" || mode === "ours-memory") {
 } else if (mode === "ours-s3") {
   await oursS3();
 } else if (mode === "raw") {
+  const retainMb = Number(process.env.BENCH_RAW_RETAIN_MB ?? 0);
+  if (!(retainMb >= 0)) throw new Error("BENCH_RAW_RETAIN_MB must be a number of megabytes");
+  retain(retainMb);
   let n = 0;
   let files = join(dir, "raw");
   await mkdir(files, { recursive: true });
@@ -296,6 +339,7 @@ await servePeer(
         ...gcCounts,
         arrayBuffers: process.memoryUsage().arrayBuffers,
         heapUsed: process.memoryUsage().heapUsed,
+        oldGeneration: oldGeneration(),
       };
     }
     if (command.cmd === "collect") {

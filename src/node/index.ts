@@ -20,6 +20,22 @@ import { takeResponseText } from "../internal/text-response.js";
 import { takeFileRange } from "../storage/kit/file-range.js";
 import { sendFileRange } from "./send-file-range.js";
 
+// An upload service on Node (file routes on the fs or memory store, the minter, tus staged on disk)
+// built from this entry alone loads no zod and no MCP code. The root exports the same functions and
+// classes (one module each, so `instanceof` holds across both); the root also loads the MCP pieces
+// and zod, about 3 MB of V8 old generation, which puts a server over the 8 MB above which V8 can run
+// a full GC after every scavenge while big bodies stream in (docs/performance.md, Session 21).
+export type { FileRoutes, FileRoutesOptions } from "../routes/create-file-routes.js";
+export { createFileRoutes } from "../routes/create-file-routes.js";
+export { SignedUrlMinter } from "../signing/signed-url-minter.js";
+export type { SignedUrlMinterOptions } from "../signing/types.js";
+export type { FsFileStore, FsStoreOptions } from "../storage/fs-store.js";
+export { fsStore } from "../storage/fs-store.js";
+export { memoryState } from "../storage/memory-state.js";
+export { memoryStore } from "../storage/memory-store.js";
+export type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+export { fsTusStaging } from "../uploads/tus/fs-staging.js";
+
 const check = optionCheck("toNodeHandler");
 
 /**

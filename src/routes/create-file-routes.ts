@@ -248,11 +248,13 @@ async function loadRouteHandlers(config: ResolvedRouteOptions): Promise<RouteHan
  * modules fewer at start (docs/performance.md, Session 16).
  */
 function lazyTus(service: TusService): Pick<TusUploadHandler, "handle"> {
-  let handler: Promise<TusUploadHandler> | undefined;
+  // A load that fails fails the requests that asked for it; the next request loads again.
+  const handler = firstUse(() =>
+    import("../uploads/tus/tus-handler.js").then((tus) => new tus.TusUploadHandler(service)),
+  );
   return {
     async handle(request, ctx) {
-      handler ??= import("../uploads/tus/tus-handler.js").then((tus) => new tus.TusUploadHandler(service));
-      return (await handler).handle(request, ctx);
+      return (await handler()).handle(request, ctx);
     },
   };
 }

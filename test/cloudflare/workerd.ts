@@ -8,7 +8,7 @@ import { createReadStream } from "node:fs";
 import { builtinModules } from "node:module";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { Readable as NodeReadable } from "node:stream";
+import { Readable as NodeReadable, PassThrough, pipeline } from "node:stream";
 import { build } from "esbuild";
 import { Miniflare, type MiniflareOptions } from "miniflare";
 import pLimit from "p-limit";
@@ -72,6 +72,10 @@ export async function startWorker(
   options: { persist?: string; serviceBindings?: MiniflareOptions["serviceBindings"] } = {},
 ): Promise<Miniflare> {
   const { persist, serviceBindings } = options;
+  // Every answer's body must be read or cancelled at once: one left unread keeps its connection into
+  // workerd busy (a CI run saw the Worker stop answering after a test that read only statuses).
+  // Miniflare then throws from a timer, which Vitest reports as an unhandled error.
+  process.env.MINIFLARE_ASSERT_BODIES_CONSUMED = "true";
   const mf = new Miniflare({
     modules: true,
     script,
@@ -88,6 +92,24 @@ export async function startWorker(
   return mf;
 }
 
+/** Statuses whose response has no body (a `Response` with one cannot be built). */
+const NO_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The response with its body read at once (the tests' answers are small). A `dispatchFetch` answer
+ * whose body is never read keeps its connection into workerd busy; miniflare warns about exactly
+ * this (`MINIFLARE_ASSERT_BODIES_CONSUMED`, which {@link startWorker} turns on).
+ */
+async function whole(response: Response): Promise<Response> {
+  const bytes = await response.arrayBuffer();
+  const body = NO_BODY.has(response.status) ? null : bytes;
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
 /**
  * Requests to a started Worker (`worker()` is read at each call, so a restart is followed): `send`
  * any URL to it, `json` the answer to a path under `origin`.
@@ -100,7 +122,7 @@ export async function startWorker(
  */
 export function workerRequests(worker: () => Miniflare | undefined, origin: string) {
   const send = async (url: string, init: RequestInit = {}): Promise<Response> =>
-    (await (worker() as Miniflare).dispatchFetch(url, init as never)) as unknown as Response;
+    whole((await (worker() as Miniflare).dispatchFetch(url, init as never)) as unknown as Response);
   const json = async <T>(path: string): Promise<T> => (await (await send(`${origin}${path}`)).json()) as T;
   return { send, json };
 }
@@ -294,9 +316,15 @@ export async function startSuiteWorker(): Promise<SuiteWorker> {
       },
       async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
         const response = await call("read", scope, id, range);
-        if (response.headers.get("x-null")) return null;
+        if (response.headers.get("x-null")) {
+          await response.body?.cancel();
+          return null;
+        }
         if (response.headers.get("x-rpc") === "error") return result(response);
-        return NodeReadable.fromWeb(response.body as never);
+        // Read from at once (miniflare's check), as a stream: the bytes flow as the caller reads.
+        const out = new PassThrough();
+        pipeline(NodeReadable.fromWeb(response.body as never), out, () => {});
+        return out;
       },
       async list(scope: string, options?: ListOptions) {
         return result<ListPage>(await call("list", scope, options));

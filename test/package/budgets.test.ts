@@ -201,6 +201,25 @@ describe("weight budgets, from the packed tarball", () => {
     }
   });
 
+  it("an upload server takes its pieces from mcp-file-bridge/node, the root's own (no zod in its closure)", async () => {
+    // src/node/index.ts: file routes, the fs and memory stores, the minter and fs tus staging, so an
+    // upload service loads no zod and no MCP code (docs/performance.md, Session 21). The closure part
+    // is the `node: []` row of the test above; here, the same functions and classes as the root's.
+    const names = [
+      "createFileRoutes",
+      "fsStore",
+      "fsTusStaging",
+      "memoryState",
+      "memoryStore",
+      "SignedUrlMinter",
+    ];
+    const script = `const node = await import("mcp-file-bridge/node");
+const root = await import("mcp-file-bridge");
+console.log(JSON.stringify(${JSON.stringify(names)}.map((n) => [n, typeof node[n], node[n] === root[n]])));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
+    expect(JSON.parse(stdout)).toEqual(names.map((name) => [name, "function", true]));
+  });
+
   it("the root entry loads at start nothing that is loaded on first use (https, tus, image shaping)", async () => {
     // docs/architecture.md, "loaded on first use": each is an import() in the function that needs it.
     const root = await staticClosure(join(unpacked, "dist"), "index.js");
