@@ -83,26 +83,28 @@ const alias = (of: string) => z.string().optional().describe(`Same as ${of}`);
  * `additionalProperties: {}` (which `z.looseObject` emits and schema linters such as Inspector
  * `--strict` flag as an unconstrained schema). Unknown keys are dropped, never read.
  */
-const fileObject = z.object({
-  name: z.string().optional().describe("File name with extension, e.g. report.pdf"),
-  content: z.string().optional().describe("The file content, base64-encoded"),
-  mimeType: z.string().optional().describe("Media type, e.g. application/pdf"),
-  encoding: z.enum(["base64", "utf8"]).optional().describe('"utf8" when content is plain text'),
-  uri: z.string().optional().describe("Where the file is (instead of content)"),
-  size: z.number().int().nonnegative().optional().describe("Size in bytes, verified"),
-  digest: z.string().optional().describe('"sha256:<hex>", verified'),
-  filename: alias("name"),
-  file_name: alias("name"),
-  fileName: alias("name"),
-  content_base64: alias("content"),
-  data: alias("content"),
-  mime_type: alias("mimeType"),
-  mediaType: alias("mimeType"),
-  contentType: alias("mimeType"),
-  url: alias("uri"),
-  download_url: alias("uri"),
-  file_id: z.string().optional().describe("An id the client knows the file by (informational)"),
-});
+function buildFileObject() {
+  return z.object({
+    name: z.string().optional().describe("File name with extension, e.g. report.pdf"),
+    content: z.string().optional().describe("The file content, base64-encoded"),
+    mimeType: z.string().optional().describe("Media type, e.g. application/pdf"),
+    encoding: z.enum(["base64", "utf8"]).optional().describe('"utf8" when content is plain text'),
+    uri: z.string().optional().describe("Where the file is (instead of content)"),
+    size: z.number().int().nonnegative().optional().describe("Size in bytes, verified"),
+    digest: z.string().optional().describe('"sha256:<hex>", verified'),
+    filename: alias("name"),
+    file_name: alias("name"),
+    fileName: alias("name"),
+    content_base64: alias("content"),
+    data: alias("content"),
+    mime_type: alias("mimeType"),
+    mediaType: alias("mimeType"),
+    contentType: alias("mimeType"),
+    url: alias("uri"),
+    download_url: alias("uri"),
+    file_id: z.string().optional().describe("An id the client knows the file by (informational)"),
+  });
+}
 
 /**
  * The file-descriptor object of the files extension revision Claude Code ships (`{id, mimeType,
@@ -110,18 +112,32 @@ const fileObject = z.object({
  * `upload_required` answer. `withFiles` resolves it to the uploaded bytes; a model never needs to
  * write it. A plain `z.object` (unknown keys dropped), so strict validators accept it.
  */
-const fileDescriptor = z
-  .object({
-    id: z.string().min(1).describe("The client's id of the file in this call"),
-    mimeType: z.string().describe("Media type"),
-    size: z.number().int().nonnegative().describe("Size in bytes"),
-    name: z.string().optional().describe("File name"),
-    digest: z
-      .object({ algorithm: z.string(), value: z.string() })
-      .optional()
-      .describe('{"algorithm": "sha-256", "value": "<unpadded base64url>"}'),
-  })
-  .describe("A file the client attaches itself (MCP files extension); filled in by the client.");
+function buildFileDescriptor() {
+  return z
+    .object({
+      id: z.string().min(1).describe("The client's id of the file in this call"),
+      mimeType: z.string().describe("Media type"),
+      size: z.number().int().nonnegative().describe("Size in bytes"),
+      name: z.string().optional().describe("File name"),
+      digest: z
+        .object({ algorithm: z.string(), value: z.string() })
+        .optional()
+        .describe('{"algorithm": "sha-256", "value": "<unpadded base64url>"}'),
+    })
+    .describe("A file the client attaches itself (MCP files extension); filled in by the client.");
+}
+
+let shared:
+  | { fileObject: ReturnType<typeof buildFileObject>; fileDescriptor: ReturnType<typeof buildFileDescriptor> }
+  | undefined;
+/**
+ * The object and descriptor forms, built at the first {@link fileInput} call and shared by every
+ * later one (not at import: issue 39, test/package/budgets.test.ts).
+ */
+function objectForms() {
+  shared ??= { fileObject: buildFileObject(), fileDescriptor: buildFileDescriptor() };
+  return shared;
+}
 
 /**
  * A zod schema for one file argument of a tool: a string (data URL, handle, URI or path) or an
@@ -189,6 +205,7 @@ export function makeFileInput(options: FileInputOptions, bridgeMaxBytes: number 
   // variant clients look. The plain string branch keeps handles, paths and URLs valid.
   // The revision Claude Code ships: the marker on the descriptor object, which goes before the
   // object form (a union takes its first match, and the object form would drop `id`).
+  const { fileObject, fileDescriptor } = objectForms();
   const descriptor = fileDescriptor.meta({ [MCP_FILE_KEYWORD]: { ...marker } });
   const schema =
     options.marks === "object"

@@ -1,8 +1,8 @@
 import type { Hash } from "node:crypto";
-import { close, closeSync, ftruncate, open, openSync, readSync, write } from "node:fs";
-import { setImmediate as nextTurn } from "node:timers/promises";
-import { promisify } from "node:util";
+import { closeSync, openSync, readSync, write } from "node:fs";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { closeAsync, ftruncateAsync, openAsync } from "../internal/fs-callbacks.js";
+import { nextTurn } from "../internal/next-turn.js";
 import { createHash } from "../internal/node-builtins.js";
 import { SNIFF_BYTES } from "../media/media-type.js";
 
@@ -15,9 +15,6 @@ const READ_BYTES = 1024 * 1024;
 
 // The callback API on a plain descriptor: a write costs the main thread less than a `FileHandle`'s
 // (no handle object, no promise machinery of its own), which a call with one small file feels.
-const openAsync = promisify(open);
-const closeAsync = promisify(close);
-const ftruncateAsync = promisify(ftruncate);
 function writeAt(fd: number, chunk: Uint8Array, offset: number, length: number, position: number) {
   return new Promise<number>((resolve, reject) => {
     write(fd, chunk, offset, length, position, (error, written) =>

@@ -1,6 +1,6 @@
 import { lstatSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { tmpdir } from "./node-builtins.js";
 
 /** Default folders found to be this user's (a folder of ours in the temp folder stays ours). */
 const checked = new Set<string>();

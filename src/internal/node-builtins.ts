@@ -1,7 +1,7 @@
 /**
  * Node builtins the package needs on a call but not at start, loaded on first use (issue 39):
- * `node:crypto` (hashes, ids, signatures) costs ~1.5 ms of CPU to load and `node:worker_threads`
- * ~0.4 ms, and an SDK server loads neither, so importing the root and making a `FileBridge` must
+ * `node:crypto` (hashes, ids, signatures) costs ~1.5 ms of CPU to load, `node:worker_threads`
+ * ~0.4 ms and `node:os` ~0.2 ms, and an SDK server loads none of them, so importing the root and making a `FileBridge` must
  * not (test/package/budgets.test.ts; docs/performance.md, session 19).
  *
  * The functions here have the signatures of the builtins' own and load the module at their first
@@ -12,6 +12,7 @@
  */
 import type * as Crypto from "node:crypto";
 import { createRequire } from "node:module";
+import type * as Os from "node:os";
 import type * as WorkerThreads from "node:worker_threads";
 
 type Load = (id: string) => unknown;
@@ -88,4 +89,33 @@ export function newWorker(
   options?: WorkerThreads.WorkerOptions,
 ): WorkerThreads.Worker {
   return new (builtin<typeof WorkerThreads>("node:worker_threads").Worker)(filename, options);
+}
+
+let os: typeof Os | undefined;
+/** `node:os`, loaded at the first call. */
+function nodeOs(): typeof Os {
+  os ??= builtin<typeof Os>("node:os");
+  return os;
+}
+
+/**
+ * `os.tmpdir()`, loading `node:os` only when it has something to decide (~0.8 ms of CPU at start:
+ * docs/performance.md, session 21): on POSIX with none of `TMPDIR`, `TMP`, `TEMP` set, the answer
+ * is `/tmp` whatever the process's privileges, so `new FileBridge()` on a typical server loads no
+ * `node:os`. With one set (Node ignores them in a set-user-ID or secure-mode process) and on
+ * Windows, `node:os` answers.
+ */
+export function tmpdir(): string {
+  const { TMPDIR, TMP, TEMP } = process.env;
+  return process.platform === "win32" || TMPDIR || TMP || TEMP ? nodeOs().tmpdir() : "/tmp";
+}
+
+/** `os.hostname()`, loading `node:os` at the first call. */
+export function hostname(): string {
+  return nodeOs().hostname();
+}
+
+/** `os.uptime()`, loading `node:os` at the first call. */
+export function uptime(): number {
+  return nodeOs().uptime();
 }

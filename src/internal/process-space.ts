@@ -7,8 +7,7 @@
  */
 
 import { readFileSync, readlinkSync } from "node:fs";
-import { hostname } from "node:os";
-import { createHash } from "./node-builtins.js";
+import { createHash, hostname } from "./node-builtins.js";
 
 /** The host, boot and pid namespace this process's ids belong to (boot and namespace where Linux has them). */
 export interface ProcessSpace {

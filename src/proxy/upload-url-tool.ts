@@ -5,14 +5,14 @@
  */
 import * as z from "zod/v4";
 import { formatLimit } from "../internal/byte-size.js";
-import { TICKET_ASK_SHAPE, ticketAskOf } from "../uploads/ticket-ask.js";
+import { ticketAskOf, ticketAskShape } from "../uploads/ticket-ask.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
 import { checkUploadDescription, uploadStatusResult } from "../uploads/upload-status.js";
 import type { JsonObject, LocalTool } from "./types.js";
 
 /** The JSON Schema of the ticket's ask arguments (message, accept, max_files). */
 function askProperties(): JsonObject {
-  const schema = z.toJSONSchema(z.object(TICKET_ASK_SHAPE)) as JsonObject;
+  const schema = z.toJSONSchema(z.object(ticketAskShape())) as JsonObject;
   return (schema.properties ?? {}) as JsonObject;
 }
 

@@ -4,10 +4,8 @@
  * names for anything renamed into place, and the errors a disk failure becomes.
  */
 
-import { open as openFd } from "node:fs";
 import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { isId } from "../internal/ids.js";
 import { createHash, randomBytes } from "../internal/node-builtins.js";
@@ -26,7 +24,7 @@ const DIR_MODE = 0o700;
 /** Scope folders one store remembers having made (so a put makes none); past this it forgets all. */
 const MADE_FOLDERS_LIMIT = 4096;
 
-export const openFdAsync = promisify(openFd);
+export { openAsync as openFdAsync } from "../internal/fs-callbacks.js";
 
 /** The `code` of a Node system error (`"ENOENT"`, …), if any. */
 export function errorCode(error: unknown): string | undefined {

@@ -33,9 +33,9 @@
 
 import { closeSync, constants, fstatSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { type FileHandle, open, readdir, rename, stat } from "node:fs/promises";
-import { uptime } from "node:os";
 import { join } from "node:path";
 import { isId } from "../internal/ids.js";
+import { uptime } from "../internal/node-builtins.js";
 import { errorCode, FILE_MODE, metaIdOf, storageError, tempPath, unlinkQuiet } from "./fs-layout.js";
 
 /** The log's name inside a scope folder (not an id, not `.json`: never taken for a file). */

@@ -5,13 +5,11 @@
  * has failed. Either way the calling thread never waits for the disk.
  */
 
-import { rename as renameCb, writeFile as writeFileCb } from "node:fs";
-import { promisify } from "node:util";
+import { renameAsync, writeFileAsync } from "../internal/fs-callbacks.js";
 import { type FsWriterThread, fsWriterThread, WriterUnavailable } from "./fs-writer-thread.js";
 
-// The callback forms: one thread-pool trip per step, without FileHandle's extra promise machinery.
-const writeFileAsync = promisify(writeFileCb);
-const renameAsync = promisify(renameCb);
+// The callback forms (internal/fs-callbacks.ts): one thread-pool trip per step, without
+// FileHandle's extra promise machinery.
 
 /** Where small writes go: the writer thread, or the thread pool. */
 export type SmallWrites = "writer-thread" | "thread-pool";

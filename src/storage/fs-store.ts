@@ -34,10 +34,10 @@ import {
   unrefInterval,
 } from "./kit/list-page.js";
 import { checkMeasured, measureBytes } from "./kit/put-meter.js";
-import { streamPutToFile } from "./kit/put-pipeline.js";
 import { PUT_HEAD_BYTES, planPut, storedFileOf } from "./kit/put-plan.js";
 import { readSmall } from "./kit/put-source.js";
 import { stagedFile } from "./kit/staged-file.js";
+import { loadPutPipeline } from "./load-put-pipeline.js";
 import type {
   AdoptSource,
   ByteRange,
@@ -144,7 +144,7 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
     // file's writer closes `fd` however the put ends.
     const hash = new FileSha256(data);
     try {
-      const measure = await streamPutToFile(read.stream, plan, fd, limits, hash);
+      const measure = await (await loadPutPipeline()).streamPutToFile(read.stream, plan, fd, limits, hash);
       return { file: storedFileOf(plan, measure), data };
     } catch (error) {
       await unlinkQuiet(data).catch(() => {});

@@ -15,9 +15,9 @@ import {
   upperBound,
 } from "./kit/list-page.js";
 import { measureBytes } from "./kit/put-meter.js";
-import { streamPut } from "./kit/put-pipeline.js";
 import { type PutPlan, planPut, storedFileOf } from "./kit/put-plan.js";
 import { checkScopeQuota, quotaExceeded, quotaViolation } from "./kit/quota.js";
+import { loadPutPipeline } from "./load-put-pipeline.js";
 import type {
   ByteRange,
   FileStore,
@@ -290,7 +290,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): FileStore {
         reserved = measure.size;
         return { plan, entry: { file: storedFileOf(plan, measure), chunks: [Buffer.from(source)] } };
       }
-      const measure = await streamPut(source, plan, sink);
+      const measure = await (await loadPutPipeline()).streamPut(source, plan, sink);
       return { plan, entry: { file: storedFileOf(plan, measure), chunks: sink.chunks } };
     } catch (error) {
       release(scope, reserved);

@@ -10,13 +10,8 @@ import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors
 import type { HostRequestContext, HostTool } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import type { FileRequests } from "./request-files.js";
-import {
-  errorOutcome,
-  expiredOutcome,
-  type FileRequestOutcome,
-  progressNotifier,
-  uploaded,
-} from "./request-files-flow.js";
+import type { FileRequestOutcome } from "./request-files-flow.js";
+import { loadRequestFilesFlow } from "./request-files-later.js";
 
 /** Default and longest wait of one `await_upload` call, seconds (below the SDKs' 60 s request timeout). */
 export const AWAIT_UPLOAD_DEFAULT_SECONDS = 25;
@@ -38,6 +33,7 @@ export async function awaitUploadThrough(
   requestId: string,
   waitMs: number,
 ): Promise<FileRequestOutcome> {
+  const { errorOutcome, expiredOutcome, progressNotifier, uploaded } = await loadRequestFilesFlow();
   const expiresAt = await requests.expiryOf(scope, requestId);
   const done = await requests.filesOf(scope, requestId);
   if (done && done.length > 0) return uploaded(requests, requestId, done);

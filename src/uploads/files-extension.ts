@@ -10,36 +10,23 @@
  * unknown one), immutable (the ticket is single-use and takes one file, so the handle stands for one
  * byte sequence), and it already resolves through `FileBridge` — no new resolver, no new scope rule.
  */
-import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { newId } from "../internal/ids.js";
+import { firstUse } from "../internal/first-use.js";
 import {
   HOST_FILES_METHODS,
   type HostFilesParams,
   type HostRequestContext,
   type McpHost,
 } from "../mcp/host.js";
-import { parseMediaType } from "../media/media-type.js";
-import type { ScopeFunction, ScopeSource } from "../scope/scope.js";
+import type { ScopeFunction } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { StoredFile } from "../storage/types.js";
 import type { DirectUploadResult, DirectUploadStrategy } from "./direct-upload.js";
-import {
-  declaredDigest,
-  FILES_EXTENSION_ID,
-  type FileTransferDescriptor,
-  type FileValue,
-  filesError,
-  fileValueOf,
-  optionalString,
-  uriParam,
-  wireDigest,
-} from "./files-wire.js";
+import { FILES_EXTENSION_ID, type FileTransferDescriptor, type FileValue } from "./files-wire.js";
 import { toolsForClient } from "./listed-marks.js";
-import { TUS_VERSION } from "./tus/protocol.js";
 import type { FilesExtensionOptions } from "./types.js";
-import { formatUploadHandle, TICKET_CLAIMS, tusEndpointOf } from "./upload-handle.js";
 
 export type { FilesExtensionOptions } from "./types.js";
 
@@ -65,16 +52,11 @@ function invalidOption(name: string, message: string): FileBridgeError {
   });
 }
 
-function accepts(patterns: readonly string[] | undefined, mimeType: string): boolean {
-  if (patterns === undefined) return true;
-  const essence = parseMediaType(mimeType)?.essence;
-  if (essence === undefined) return false;
-  return patterns.some((pattern) => {
-    const wanted = pattern.trim().toLowerCase();
-    if (wanted === "*/*" || wanted === essence) return true;
-    return wanted.endsWith("/*") && essence.startsWith(wanted.slice(0, -1));
-  });
-}
+/** The checked options, with defaults. */
+export type FilesExtensionSettings = ReturnType<typeof settingsOf>;
+
+/** The request bodies, loaded at the first `files/*` request (issue 39). */
+const loadCalls = firstUse(() => import("./files-extension-calls.js"));
 
 /** The checked options, with defaults. */
 function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
@@ -188,140 +170,22 @@ export class FilesExtension {
     });
   }
 
-  #scopeOf(ctx: HostRequestContext): string {
-    return this.#deps.scope(ctx.extra as ScopeSource);
-  }
-
   async #authorizeUpload(
     params: HostFilesParams,
     ctx: HostRequestContext,
-    method = "files/authorizeUpload",
+    method?: string,
   ): Promise<{ file: FileValue; upload: FileTransferDescriptor } | DirectUploadResult> {
-    const scope = this.#scopeOf(ctx);
-    const { maxSize, accept, uploadMethod } = this.#settings;
-    const name = optionalString(params, "name");
-    const mimeType = optionalString(params, "mimeType");
-    const size = params.size;
-    if (size !== undefined && (!Number.isSafeInteger(size) || (size as number) < 0)) {
-      throw filesError("INVALID_INPUT", "invalidParams", "size must be a non-negative integer");
-    }
-    if (typeof size === "number" && size > maxSize) {
-      throw filesError("FILE_TOO_LARGE", "maxSizeExceeded", `The file may have at most ${maxSize} bytes`, {
-        maxSize,
-        actualSize: size,
-      });
-    }
-    const essence = mimeType === undefined ? undefined : parseMediaType(mimeType)?.essence;
-    if (mimeType !== undefined && (essence === undefined || !accepts(accept, essence))) {
-      throw filesError("UNSUPPORTED_MEDIA_TYPE", "mimeTypeNotAccepted", `${mimeType} is not accepted here`, {
-        ...(accept === undefined ? {} : { accept }),
-      });
-    }
-    const sha256 = declaredDigest(params.digest);
-    await this.#deps.allowTicket?.(scope, method);
-    const ticketId = newId();
-    const minted = await this.#deps.minter.mint({
-      scope,
-      fileId: ticketId,
-      action: "upload",
-      ttl: this.#deps.ticketTtl,
-      singleUse: true,
-      claims: {
-        [TICKET_CLAIMS.maxBytes]: typeof size === "number" ? Math.max(size, 1) : maxSize,
-        [TICKET_CLAIMS.maxFiles]: 1,
-        [TICKET_CLAIMS.fileTtl]: this.#deps.handleTtlSeconds,
-        ...(typeof size === "number" ? { [TICKET_CLAIMS.exactSize]: size } : {}),
-        ...(sha256 === undefined ? {} : { [TICKET_CLAIMS.sha256]: sha256 }),
-        ...(essence === undefined ? {} : { [TICKET_CLAIMS.mimeType]: essence }),
-      },
-    });
-    const uri = formatUploadHandle(scope, ticketId, this.#deps.refs);
-    if (this.#deps.direct) {
-      const ttlMs = durationToMs(this.#deps.ticketTtl, "ttl");
-      return this.#deps.direct.authorize({
-        scope,
-        ticketId,
-        uri,
-        issuedAt: minted.expiresAt - ttlMs,
-        expiresAt: minted.expiresAt,
-        maxBytes: typeof size === "number" ? Math.max(size, 1) : maxSize,
-        fileTtl: this.#deps.handleTtlSeconds,
-        ...(name === undefined ? {} : { name }),
-        ...(essence === undefined ? {} : { mimeType: essence }),
-        ...(typeof size === "number" ? { size } : {}),
-        ...(sha256 === undefined ? {} : { sha256 }),
-      });
-    }
-    const file: FileValue = {
-      uri,
-      ...(name === undefined ? {} : { name }),
-      ...(mimeType === undefined ? {} : { mimeType }),
-      ...(typeof size === "number" ? { size } : {}),
-      ...(sha256 === undefined ? {} : { digest: wireDigest(sha256) }),
-    };
-    const expiresAt = new Date(minted.expiresAt).toISOString();
-    const url = new URL(minted.url);
-    if (name !== undefined && uploadMethod === "PUT") url.searchParams.set("filename", name);
-    const upload: FileTransferDescriptor =
-      uploadMethod === "PUT"
-        ? {
-            transport: "https",
-            method: "PUT",
-            url: url.href,
-            ...(mimeType === undefined ? {} : { headers: { "content-type": mimeType } }),
-            expiresAt,
-          }
-        : { transport: "https", method: "POST", url: url.href, multipart: { fileField: "file" }, expiresAt };
-    // The same ticket over tus 1.0, for clients that resume (the commit checks the same claims).
-    if (this.#settings.tus) upload.tus = { endpoint: tusEndpointOf(minted.url), version: TUS_VERSION };
-    return { file, upload };
+    return (await loadCalls()).authorizeUpload(this.#deps, this.#settings, params, ctx, method);
   }
 
-  /** The one committed file a URI of this scope stands for; another scope's URI is exactly "not found". */
   async #committed(params: HostFilesParams, ctx: HostRequestContext): Promise<FileValue> {
-    const uri = uriParam(params);
-    const scope = this.#scopeOf(ctx);
-    let files: StoredFile[] | null | undefined;
-    try {
-      files = await this.#deps.direct?.complete(uri, scope);
-      if (files === undefined) files = await this.#deps.filesFor(uri, { scope });
-    } catch (error) {
-      if (isFileBridgeError(error)) throw error;
-      throw new FileBridgeError("STORAGE_ERROR", "The file could not be looked up", { cause: error });
-    }
-    const [file] = files ?? [];
-    if (!file || (files?.length ?? 0) !== 1) {
-      throw filesError("NOT_FOUND", "fileNotFound", "No such file (unknown, expired, or not uploaded yet)", {
-        uri,
-      });
-    }
-    return fileValueOf(file, uri);
+    return (await loadCalls()).committed(this.#deps, params, ctx);
   }
 
   async #authorizeDownload(
     params: HostFilesParams,
     ctx: HostRequestContext,
   ): Promise<{ file: FileValue; download: FileTransferDescriptor }> {
-    const uri = uriParam(params);
-    const scope = this.#scopeOf(ctx);
-    const files = await this.#deps.filesFor(uri, { scope });
-    const [stored] = files ?? [];
-    if (!stored || (files?.length ?? 0) !== 1) {
-      throw filesError("NOT_FOUND", "fileNotFound", "No such file (unknown or expired)", { uri });
-    }
-    const { downloadTtl } = this.#settings;
-    const minted = await this.#deps.minter.downloadUrl(
-      stored,
-      downloadTtl === undefined ? {} : { ttl: downloadTtl },
-    );
-    return {
-      file: fileValueOf(stored, uri),
-      download: {
-        transport: "https",
-        method: "GET",
-        url: minted.url,
-        expiresAt: new Date(minted.expiresAt).toISOString(),
-      },
-    };
+    return (await loadCalls()).authorizeDownload(this.#deps, this.#settings, params, ctx);
   }
 }

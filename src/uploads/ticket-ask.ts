@@ -58,8 +58,17 @@ export function ticketAskClaims(
   return { maxFiles, claims };
 }
 
-/** The `get_upload_url` arguments that carry a {@link TicketAsk} (zod raw shape). */
-export const TICKET_ASK_SHAPE = {
+let askShape: ReturnType<typeof buildTicketAskShape> | undefined;
+/**
+ * The `get_upload_url` arguments that carry a {@link TicketAsk} (zod raw shape), built at the first
+ * call, not at import (issue 39).
+ */
+export function ticketAskShape(): ReturnType<typeof buildTicketAskShape> {
+  askShape ??= buildTicketAskShape();
+  return askShape;
+}
+
+const buildTicketAskShape = () => ({
   message: z
     .string()
     .max(1024)
@@ -76,7 +85,7 @@ export const TICKET_ASK_SHAPE = {
     .min(1)
     .optional()
     .describe("How many files to ask for (default: the server's limit)."),
-};
+});
 
 /** The {@link TicketAsk} in a `get_upload_url` call's arguments. */
 export function ticketAskOf(args: Record<string, unknown>): TicketAsk {

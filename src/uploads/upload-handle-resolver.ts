@@ -19,11 +19,8 @@ import { DirectUploadStrategy } from "./direct-upload.js";
 import type { FilesExtensionOptions } from "./files-extension.js";
 import { FilesExtension } from "./files-extension.js";
 import { askerName, FileRequests } from "./request-files.js";
-import {
-  type FileRequestOutcome,
-  type RequestFilesCallOptions,
-  requestFilesThrough,
-} from "./request-files-flow.js";
+import type { FileRequestOutcome, RequestFilesCallOptions } from "./request-files-flow.js";
+import { loadRequestFilesFlow } from "./request-files-later.js";
 import { checkToolName, resolverSettings, uploadWaitMs } from "./resolver-settings.js";
 import { type TicketAsk, ticketAskClaims } from "./ticket-ask.js";
 import type {
@@ -329,6 +326,7 @@ export class UploadHandleResolver {
     const asker = this.#askerClaim(info?.title ?? info?.name)[UPLOAD_PAGE_CLAIMS.server];
     const asked =
       options.serverName === undefined && asker !== undefined ? { ...options, serverName: asker } : options;
+    const { requestFilesThrough } = await loadRequestFilesFlow();
     return requestFilesThrough(this.#requests, ctx, scope, asked, { widgetTool: this.#widgetTool });
   }
 

@@ -8,7 +8,7 @@ import { formatLimit } from "../internal/byte-size.js";
 import type { HostResourceHandle, HostTool, HostToolHandle, McpHost } from "../mcp/host.js";
 import type { ScopeSource } from "../scope/scope.js";
 import { check } from "./resolver-settings.js";
-import { TICKET_ASK_SHAPE, type TicketAsk, ticketAskOf } from "./ticket-ask.js";
+import { type TicketAsk, ticketAskOf, ticketAskShape } from "./ticket-ask.js";
 import type { UploadAttachOptions, UploadTicket } from "./types.js";
 
 /** What the upload-URL tool asks of its resolver. */
@@ -41,7 +41,7 @@ export function uploadUrlTool(host: McpHost, deps: UploadUrlToolDeps): HostTool 
         .max(200)
         .optional()
         .describe("Name of the file to upload, used in the example command line."),
-      ...TICKET_ASK_SHAPE,
+      ...ticketAskShape(),
     },
     annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     ...(deps.meta === undefined ? {} : { _meta: deps.meta }),

@@ -82,3 +82,30 @@ describe.each([
     expect(asked).toEqual(withGetBuiltinModule ? ["node:worker_threads"] : []);
   });
 });
+
+describe("tmpdir (node:os only when a variable is set)", () => {
+  const names = ["TMPDIR", "TMP", "TEMP"] as const;
+  const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+  afterEach(() => {
+    for (const name of names) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+
+  it.each([
+    [{}, false],
+    [{ TMPDIR: "" }, false],
+    [{ TMPDIR: "", TMP: "", TEMP: "" }, false],
+    [{ TMPDIR: "/var/tmp/x/" }, true],
+    [{ TMP: "/t" }, true],
+    [{ TEMP: "/u//" }, true],
+  ])("answers os.tmpdir() with %j (node:os loaded: %s)", async (env, loadsOs) => {
+    const os = await import("node:os");
+    for (const name of names) delete process.env[name];
+    Object.assign(process.env, env);
+    const { builtins, asked } = await loader(true);
+    expect(builtins.tmpdir()).toBe(os.tmpdir());
+    expect(asked.includes("node:os")).toBe(loadsOs);
+  });
+});

@@ -8,8 +8,9 @@
  * So each window is decoded natively and its decoded length compared with what its characters must
  * give (a skipped character always makes it short); the two other cases are checked per window too.
  */
-import { setImmediate as nextTurn } from "node:timers/promises";
+
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { nextTurn } from "../../internal/next-turn.js";
 
 /** Value of each base64 / base64url character (both alphabets), -1 for anything else. */
 const VALUES = new Int8Array(128).fill(-1);

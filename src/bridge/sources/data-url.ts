@@ -1,5 +1,5 @@
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { nextTurn } from "../../internal/next-turn.js";
 import { parseMediaType } from "../../media/media-type.js";
 import { assertBase64Fits, type Base64Plan, type ByteSink, decodeBase64To, planBase64 } from "./base64.js";
 

@@ -2,8 +2,9 @@
  * `allowHosts` entries: parsed when the options are checked (at construction, so this module loads
  * at start) and matched when a URL is fetched (`safe-fetch.ts`, loaded with the input forms).
  */
-import { isIP } from "node:net";
+
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { isIP } from "./ip-literal.js";
 
 /** A normalized host allow-list entry: an exact host, a `*.suffix` wildcard, or `*` (any host). */
 export type HostPattern =

@@ -5,7 +5,7 @@
  * calls `1::` or `4000::1` unicast, and we would still own the embedded-IPv4 rules. Its range list
  * gave us one prefix we lacked: 3fff::/20.
  */
-import { isIP } from "node:net";
+import { isIP } from "./ip-literal.js";
 
 /** Why an address is refused, or `null` when it is a public unicast address. */
 export type AddressClass =

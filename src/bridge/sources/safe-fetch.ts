@@ -1,10 +1,10 @@
 import type { LookupAddress, lookup as nodeLookup } from "node:dns";
 import type { IncomingMessage } from "node:http";
 import type { LookupFunction } from "node:net";
-import { isIP } from "node:net";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
 import { type HostPattern, hostAllowed, normalizeHost } from "./host-patterns.js";
 import { classifyAddress } from "./ip-address.js";
+import { isIP } from "./ip-literal.js";
 
 export { type HostPattern, hostAllowed, normalizeHost, parseHostPattern } from "./host-patterns.js";
 

@@ -5,11 +5,11 @@
  */
 import { constants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { tmpdir } from "../../internal/node-builtins.js";
 import { type FolderRole, privateDir } from "../../internal/temp-dir.js";
 import type { AdoptObject } from "../../storage/types.js";
 
