@@ -31,7 +31,15 @@ export default defineConfig({
     hookTimeout: 30_000,
     // The AWS SDK's "Node 22 will be required" notice, printed once per worker on Node 20: nothing a
     // test run can act on (the support policy is in the README).
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    //
+    // Every answer miniflare's `dispatchFetch` gives a test must be read or cancelled at once: one
+    // left unread keeps its connection into workerd busy (a CI run saw the R2 Worker stop answering
+    // after a test that read only statuses). Miniflare then throws from a timer, which Vitest reports
+    // as an unhandled error, failing the run (test/cloudflare/workerd.ts reads each answer whole).
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      MINIFLARE_ASSERT_BODIES_CONSUMED: "true",
+    },
     // Expected warnings (MCP_FILE_BRIDGE_NO_SCOPE) are not printed; the event still fires.
     setupFiles: ["test/support/quiet-warnings.ts"],
     pool: "forks",

@@ -30,7 +30,8 @@ async function proxy(kind: "v1" | "v2", upstream: string): Promise<{ url: string
   return { url: mcpUrl, close: () => made.close() };
 }
 
-if (process.argv[1]?.endsWith("_proxy-peer.ts")) {
+// Run as a peer (the source under tsx, or its plain-JS build `.peer-_proxy-peer.mjs`), not imported.
+if (/_proxy-peer\.(ts|mjs)$/.test(process.argv[1] ?? "")) {
   const [kind, upstream] = [process.argv[2], process.argv[3]];
   if ((kind !== "v1" && kind !== "v2") || !upstream)
     throw new Error("usage: _proxy-peer.ts v1|v2 <upstream url>");

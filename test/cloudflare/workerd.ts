@@ -72,10 +72,6 @@ export async function startWorker(
   options: { persist?: string; serviceBindings?: MiniflareOptions["serviceBindings"] } = {},
 ): Promise<Miniflare> {
   const { persist, serviceBindings } = options;
-  // Every answer's body must be read or cancelled at once: one left unread keeps its connection into
-  // workerd busy (a CI run saw the Worker stop answering after a test that read only statuses).
-  // Miniflare then throws from a timer, which Vitest reports as an unhandled error.
-  process.env.MINIFLARE_ASSERT_BODIES_CONSUMED = "true";
   const mf = new Miniflare({
     modules: true,
     script,
@@ -98,7 +94,7 @@ const NO_BODY = new Set([101, 103, 204, 205, 304]);
 /**
  * The response with its body read at once (the tests' answers are small). A `dispatchFetch` answer
  * whose body is never read keeps its connection into workerd busy; miniflare warns about exactly
- * this (`MINIFLARE_ASSERT_BODIES_CONSUMED`, which {@link startWorker} turns on).
+ * this (`MINIFLARE_ASSERT_BODIES_CONSUMED`, which vitest.config.ts turns on for every test).
  */
 async function whole(response: Response): Promise<Response> {
   const bytes = await response.arrayBuffer();
