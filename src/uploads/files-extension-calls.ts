@@ -11,7 +11,7 @@ import { parseMediaType } from "../media/media-type.js";
 import type { ScopeSource } from "../scope/scope.js";
 import type { StoredFile } from "../storage/types.js";
 import type { DirectUploadResult } from "./direct-upload.js";
-import type { FilesExtensionDeps, FilesExtensionSettings } from "./files-extension.js";
+import type { FilesExtensionDeps, FilesExtensionSettings } from "./files-extension-settings.js";
 import {
   declaredDigest,
   type FileTransferDescriptor,

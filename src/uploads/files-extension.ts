@@ -11,7 +11,6 @@
  * byte sequence), and it already resolves through `FileBridge` — no new resolver, no new scope rule.
  */
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
 import { firstUse } from "../internal/first-use.js";
 import {
   HOST_FILES_METHODS,
@@ -19,80 +18,17 @@ import {
   type HostRequestContext,
   type McpHost,
 } from "../mcp/host.js";
-import type { ScopeFunction } from "../scope/scope.js";
-import type { ScopeRefs } from "../scope/scope-refs.js";
-import type { UrlSigner } from "../signing/types.js";
-import type { StoredFile } from "../storage/types.js";
-import type { DirectUploadResult, DirectUploadStrategy } from "./direct-upload.js";
+import type { DirectUploadResult } from "./direct-upload.js";
+import { type FilesExtensionDeps, invalidOption, settingsOf } from "./files-extension-settings.js";
 import { FILES_EXTENSION_ID, type FileTransferDescriptor, type FileValue } from "./files-wire.js";
 import { toolsForClient } from "./listed-marks.js";
 import type { FilesExtensionOptions } from "./types.js";
 
+export type { FilesExtensionDeps, FilesExtensionSettings } from "./files-extension-settings.js";
 export type { FilesExtensionOptions } from "./types.js";
-
-/** What the extension borrows from its `UploadHandleResolver`. */
-export interface FilesExtensionDeps {
-  minter: Pick<UrlSigner, "mint" | "downloadUrl" | "scopeRefs">;
-  scope: ScopeFunction;
-  maxBytes: number;
-  ticketTtl: Duration;
-  handleTtlSeconds: number;
-  filesFor(handle: string, options: { scope: string }): Promise<StoredFile[] | null>;
-  /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
-  refs: ScopeRefs;
-  /** The direct-to-storage descriptor strategy, when `direct` is on. */
-  direct?: DirectUploadStrategy | undefined;
-  /** Asks the resolver's rate limit before a ticket is minted; throws `RATE_LIMITED` when refused. */
-  allowTicket?: (scope: string, method: string) => Promise<void>;
-}
-
-function invalidOption(name: string, message: string): FileBridgeError {
-  return new FileBridgeError("INVALID_OPTION", `files extension: ${name} ${message}`, {
-    data: { option: name },
-  });
-}
-
-/** The checked options, with defaults. */
-export type FilesExtensionSettings = ReturnType<typeof settingsOf>;
 
 /** The request bodies, loaded at the first `files/*` request (issue 39). */
 const loadCalls = firstUse(() => import("./files-extension-calls.js"));
-
-/** The checked options, with defaults. */
-function settingsOf(options: FilesExtensionOptions, maxBytes: number) {
-  if (typeof options !== "object" || options === null) throw invalidOption("options", "must be an object");
-  const {
-    accept,
-    maxSize = maxBytes,
-    uploadMethod = "PUT",
-    variant = true,
-    downloadTtl,
-    direct,
-    tus = true,
-  } = options;
-  if (accept !== undefined && (!Array.isArray(accept) || accept.some((each) => typeof each !== "string"))) {
-    throw invalidOption("accept", "must be a list of media types");
-  }
-  if (!Number.isSafeInteger(maxSize) || maxSize <= 0 || maxSize > maxBytes) {
-    throw invalidOption("maxSize", `must be a positive integer up to the resolver's maxBytes (${maxBytes})`);
-  }
-  if (uploadMethod !== "PUT" && uploadMethod !== "POST")
-    throw invalidOption("uploadMethod", 'must be "PUT" or "POST"');
-  if (typeof variant !== "boolean") throw invalidOption("variant", "must be a boolean");
-  if (typeof tus !== "boolean") throw invalidOption("tus", "must be a boolean");
-  if (
-    direct !== undefined &&
-    typeof direct !== "boolean" &&
-    (typeof direct !== "object" || direct === null)
-  ) {
-    throw invalidOption("direct", "must be a boolean or an object");
-  }
-  if (direct && uploadMethod === "POST") {
-    throw invalidOption("direct", 'hands out presigned POST forms: it cannot go with uploadMethod "POST"');
-  }
-  if (downloadTtl !== undefined) durationToMs(downloadTtl, "files extension: downloadTtl");
-  return { accept, maxSize, uploadMethod, variant, downloadTtl, tus };
-}
 
 /**
  * The files extension on one `UploadHandleResolver`. Built by `uploads.attach(server, { files })`;
