@@ -56,6 +56,110 @@ export function plainHeaders(headers: Headers): Record<string, string> {
   return out;
 }
 
+/** The SDK transport's members its common headers come from (both SDKs). */
+export interface HeaderSource {
+  _commonHeaders(): Promise<Headers>;
+  _authProvider?: unknown;
+  _requestInit?: unknown;
+  _protocolVersion?: unknown;
+  _sessionId?: unknown;
+}
+
+/** The headers a transport's direct calls sent, by the call's shape (see {@link callHeaders}). */
+interface HeaderMemo {
+  requestInit: unknown;
+  version: unknown;
+  session: unknown;
+  byShape: Map<string, Record<string, string>>;
+}
+const headerMemos = new WeakMap<object, HeaderMemo>();
+/** Shapes a transport's memo keeps at most (a proxy calls a few tools with one envelope). */
+export const HEADER_SHAPES_MAX = 64;
+/** The longest shape key kept (a long caller `_meta` is worked out each time). */
+const SHAPE_KEY_MAX = 2048;
+
+/**
+ * The headers of a direct call on `transport`, as `make` (the SDK's own steps: `_commonHeaders`,
+ * the body-derived `Mcp-*` headers, `content-type`, `accept`) makes them; a copy of what `make`
+ * made for the same `shape` before, while nothing they come from changed (issue 43: the SDK's
+ * `Headers` and its zod check of the whole message were a tenth of the hop's CPU per call).
+ *
+ * `shape` must name all a call adds to the transport's own inputs (SDK v2: the tool name and the
+ * message's `_meta`; SDK v1: nothing). The transport's inputs are its `requestInit`, negotiated
+ * version and session id, compared on every call; a transport with an auth provider (whose token
+ * may change at any time) or without a negotiated version runs `make` every time.
+ */
+export async function callHeaders(
+  transport: HeaderSource,
+  shape: string,
+  make: () => Promise<Record<string, string>>,
+): Promise<Record<string, string>> {
+  if (transport._authProvider !== undefined || typeof transport._protocolVersion !== "string") {
+    return await make();
+  }
+  const inputs = {
+    requestInit: transport._requestInit,
+    version: transport._protocolVersion,
+    session: transport._sessionId,
+  };
+  let memo = headerMemos.get(transport);
+  if (
+    memo === undefined ||
+    memo.requestInit !== inputs.requestInit ||
+    memo.version !== inputs.version ||
+    memo.session !== inputs.session
+  ) {
+    memo = { ...inputs, byShape: new Map() };
+    headerMemos.set(transport, memo);
+  }
+  const known = memo.byShape.get(shape);
+  if (known !== undefined) return { ...known };
+  const made = await make();
+  const unchanged =
+    transport._requestInit === inputs.requestInit &&
+    transport._protocolVersion === inputs.version &&
+    transport._sessionId === inputs.session;
+  if (unchanged && shape.length <= SHAPE_KEY_MAX) {
+    if (memo.byShape.size >= HEADER_SHAPES_MAX) {
+      for (const oldest of memo.byShape.keys()) {
+        memo.byShape.delete(oldest);
+        break;
+      }
+    }
+    memo.byShape.set(shape, { ...made });
+  }
+  return made;
+}
+
+/**
+ * Who runs when a transport's lifetime signal aborts: one listener per signal for every call
+ * under way on it (issue 43: adding and removing a listener on the signal per call cost more than
+ * the rest of the stopper).
+ */
+const onClose = new WeakMap<AbortSignal, Set<() => void>>();
+
+function whenClosed(signal: AbortSignal, run: () => void): void {
+  let runs = onClose.get(signal);
+  if (runs === undefined) {
+    const set = new Set<() => void>();
+    runs = set;
+    onClose.set(signal, set);
+    signal.addEventListener(
+      "abort",
+      () => {
+        onClose.delete(signal);
+        for (const each of [...set]) each();
+      },
+      { once: true },
+    );
+  }
+  runs.add(run);
+}
+
+function notWhenClosed(signal: AbortSignal, run: () => void): void {
+  onClose.get(signal)?.delete(run);
+}
+
 /** The SDK transport's members a stopper reads: its lifetime signal, its error report. */
 export interface StoppableTransport {
   _abortController?: AbortController;
@@ -119,7 +223,8 @@ export class CallStopper implements StopSignal {
     };
     this.#timer = setTimeout(() => stop(wording.timedOut(timeout), "timeout"), timeout);
     signal?.addEventListener("abort", this.#onAbort, { once: true });
-    closed.addEventListener("abort", this.#onClosed, { once: true });
+    // (as a listener added to an aborted signal, none runs when it aborted already)
+    if (!closed.aborted) whenClosed(closed, this.#onClosed);
   }
 
   /** As `AbortController.abort(reason)` does to its signal: set, then each listener once, in order. */
@@ -146,7 +251,7 @@ export class CallStopper implements StopSignal {
   settle(): void {
     clearTimeout(this.#timer);
     this.#caller?.removeEventListener("abort", this.#onAbort);
-    this.#closed.removeEventListener("abort", this.#onClosed);
+    notWhenClosed(this.#closed, this.#onClosed);
   }
 }
 

@@ -28,6 +28,8 @@ import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
 import {
   CallStopper,
+  callHeaders,
+  type HeaderSource,
   isObject,
   type PlainAnswer,
   plainHeaders,
@@ -46,8 +48,7 @@ interface ClientInternals {
 }
 
 /** The SDK v1 transport's members a direct call reads and sets. */
-interface TransportInternals {
-  _commonHeaders(): Promise<Headers>;
+interface TransportInternals extends HeaderSource {
   _abortController?: AbortController;
   _fetch?: unknown;
   _authProvider?: unknown;
@@ -141,9 +142,13 @@ export async function directToolCallV1(
 
   let held: HeldAnswer;
   try {
-    const headers = plainHeaders(await transport._commonHeaders());
-    headers["content-type"] = "application/json";
-    headers.accept = "application/json, text/event-stream";
+    // (nothing of the message goes into SDK v1's headers)
+    const headers = await callHeaders(transport, "", async () => {
+      const made = plainHeaders(await transport._commonHeaders());
+      made["content-type"] = "application/json";
+      made.accept = "application/json, text/event-stream";
+      return made;
+    });
     if (stopper.failure) throw stopper.failure;
     const answer = await http.post(url, headers, body, stopper.signal);
     if (stopper.failure) {

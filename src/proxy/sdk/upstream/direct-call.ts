@@ -31,6 +31,8 @@ import * as z from "zod/v4";
 import type { JsonObject } from "../../types.js";
 import {
   CallStopper,
+  callHeaders,
+  type HeaderSource,
   isObject,
   type PlainAnswer,
   plainHeaders,
@@ -50,8 +52,7 @@ interface ClientInternals {
 }
 
 /** The SDK transport's members a direct call reads (its headers, its lifetime signal). */
-interface TransportInternals {
-  _commonHeaders(): Promise<Headers>;
+interface TransportInternals extends HeaderSource {
   _applyBodyDerivedHeaders(headers: Headers, message: unknown): void;
   _abortController?: AbortController;
   _fetch?: unknown;
@@ -186,12 +187,19 @@ export async function directToolCall(
 
   let held: HeldAnswer;
   try {
-    const headers = await transport._commonHeaders();
-    transport._applyBodyDerivedHeaders(headers, message);
-    headers.set("content-type", "application/json");
-    headers.set("accept", accept(headers));
+    // The body-derived headers come from the tool's name and the message's `_meta` (the rest of
+    // the message is ours, of one shape; the SDK checks it whole with zod).
+    const meta = (message.params as { _meta?: unknown })._meta;
+    const shape = `${typeof params.name === "string" ? `"${params.name}` : "-"}\n${JSON.stringify(meta) ?? ""}`;
+    const headers = await callHeaders(transport, shape, async () => {
+      const made = await transport._commonHeaders();
+      transport._applyBodyDerivedHeaders(made, message);
+      made.set("content-type", "application/json");
+      made.set("accept", accept(made));
+      return plainHeaders(made);
+    });
     if (stopper.failure) throw stopper.failure;
-    const answer = await http.post(url, plainHeaders(headers), body, stopper.signal);
+    const answer = await http.post(url, headers, body, stopper.signal);
     if (stopper.failure) {
       answer.held.discard();
       throw stopper.failure;

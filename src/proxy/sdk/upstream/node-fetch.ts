@@ -17,8 +17,10 @@ import {
   Agent as HttpAgent,
   request as httpRequest,
   type IncomingMessage,
+  type RequestOptions,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { urlToHttpOptions } from "node:url";
 
 /** A parsed JSON value. */
 type JsonValue = unknown;
@@ -105,6 +107,19 @@ export interface NodeFetchOptions {
    * end means something of its own). @default false
    */
   oneEventAsJson?: boolean | ((body: string) => boolean);
+}
+
+/**
+ * `url` as the options `node:http` makes of it, kept for the last URL (issue 43: a `URL` given to
+ * `request` is turned into them on every call; a connection's direct calls all go to one URL).
+ */
+function targetOf(last: { href: string; options: RequestOptions } | undefined, url: URL) {
+  const href = url.href;
+  if (last?.href === href) return last;
+  const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
+  const options: RequestOptions =
+    auth === undefined ? { protocol, hostname, port, path } : { protocol, hostname, port, path, auth };
+  return { href, options };
 }
 
 /** JSON-RPC requests that change nothing on the server, so a repeat is harmless. */
@@ -455,6 +470,9 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     });
   }
 
+  /** Where the last POST went (see {@link targetOf}). */
+  let lastTarget: { href: string; options: RequestOptions } | undefined;
+
   function post(
     url: URL,
     headers: Record<string, string>,
@@ -469,6 +487,8 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         ? options.oneEventAsJson(text)
         : options.oneEventAsJson === true;
     const secure = url.protocol === "https:";
+    const sent = targetOf(lastTarget, url);
+    lastTarget = sent;
     return new Promise<PostAnswer>((resolve, reject) => {
       let req: ClientRequest;
       let settled = false;
@@ -498,8 +518,13 @@ export function nodeFetch(options: NodeFetchOptions = {}): NodeFetch {
         if (json === undefined) resolve({ held, headers });
         else resolve(message === undefined ? { json, held, headers } : { json, message, held, headers });
       };
-      const requestOptions = { method: "POST", headers, agent: secure ? agents.https : agents.http };
-      req = (secure ? httpsRequest : httpRequest)(url, requestOptions, (res) => {
+      const requestOptions = {
+        ...sent.options,
+        method: "POST",
+        headers,
+        agent: secure ? agents.https : agents.http,
+      };
+      req = (secure ? httpsRequest : httpRequest)(requestOptions, (res) => {
         response = res;
         if (res.statusCode === 200 && oneEvent && isEventStream(res)) {
           oneEventOrStream(res, (make, data, message) => answer(res, make, data, message));

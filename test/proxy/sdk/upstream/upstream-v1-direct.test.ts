@@ -260,6 +260,28 @@ describe("outcomes settled directly (no SDK request)", { timeout: 30_000 }, () =
   });
 });
 
+describe("the headers of repeated calls (issue 43)", { timeout: 30_000 }, () => {
+  it("come from the transport's _commonHeaders once per session, and stay the SDK's", async () => {
+    if (!sdk.connected) await sdk.connect();
+    if (!direct.connected) await direct.connect();
+    const transport = (direct as unknown as { client: Client }).client.transport as unknown as {
+      _commonHeaders(): Promise<Headers>;
+    };
+    const common = vi.spyOn(transport, "_commonHeaders");
+    for (let i = 0; i < 4; i++) {
+      const before = received.length;
+      await both("echo", { text: `again ${i}` });
+      const [viaSdk, viaDirect] = received.slice(before) as [Received, Received];
+      for (const name of ["authorization", "x-team", "content-type", "accept", "mcp-protocol-version"]) {
+        expect(viaDirect.headers[name]).toBe(viaSdk.headers[name]);
+      }
+      expect(viaDirect.headers["mcp-session-id"]).toEqual(expect.any(String));
+    }
+    expect(common.mock.calls.length).toBeLessThanOrEqual(1);
+    common.mockRestore();
+  });
+});
+
 describe("outcomes handed to the SDK client (one SDK request, nothing sent twice)", {
   timeout: 30_000,
 }, () => {

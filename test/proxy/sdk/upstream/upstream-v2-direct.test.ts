@@ -9,9 +9,10 @@
  * The upstream is a real SDK v2 server (`createMcpHandler`) on 127.0.0.1 behind a node:http front
  * that records every `tools/call` and answers the tools named `s_*` with scripted raw responses.
  */
+import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -493,6 +494,62 @@ describe("the request on the wire", { timeout: 30_000 }, () => {
     const [handed, next] = received.slice(before);
     expect(received.length - before).toBe(2);
     expect(next?.body.id).toBe((handed?.body.id as number) + 1);
+  });
+});
+
+describe("the headers of repeated calls (issue 43: the SDK's header steps run once per shape)", {
+  timeout: 30_000,
+}, () => {
+  /** The transport of `on`'s connected client. */
+  const transportOf = (on: UpstreamConnectionV2) =>
+    (on as unknown as { client: Client }).client.transport as StreamableHTTPClientTransport;
+  const internals = (on: UpstreamConnectionV2) =>
+    transportOf(on) as unknown as {
+      _applyBodyDerivedHeaders(headers: Headers, message: unknown): void;
+      _commonHeaders(): Promise<Headers>;
+      _abortController: AbortController;
+    };
+
+  it("derive each tool's and envelope's headers once; every call still sends the SDK's headers", async () => {
+    // a name the 2026-07-28 headers must encode (not plain ASCII), and a caller's _meta
+    const names = ["echo", "fail", "échø"];
+    const meta = { "example.com/trace": "t-1" };
+    const derive = vi.spyOn(internals(direct), "_applyBodyDerivedHeaders");
+    const common = vi.spyOn(internals(direct), "_commonHeaders");
+    let afterFirstRound = [0, 0];
+    for (let round = 0; round < 3; round++) {
+      if (round === 1) afterFirstRound = [derive.mock.calls.length, common.mock.calls.length];
+      for (const name of names) {
+        for (const extra of [{}, { _meta: meta }]) {
+          await sdk.request("tools/call", { name, arguments: { text: "h" }, ...extra }).catch(() => {});
+          const viaSdk = received.at(-1) as Received;
+          await direct.request("tools/call", { name, arguments: { text: "h" }, ...extra }).catch(() => {});
+          const viaDirect = received.at(-1) as Received;
+          const strip = ({ "content-length": _length, ...rest }: Received["headers"]) => rest;
+          expect(strip(viaDirect.headers)).toEqual(strip(viaSdk.headers));
+        }
+      }
+    }
+    // each shape at most once (one may be known from the calls above), none again on repeats
+    expect(afterFirstRound[0]).toBeGreaterThanOrEqual(names.length * 2 - 1);
+    expect([derive.mock.calls.length, common.mock.calls.length]).toEqual(afterFirstRound);
+    expect((received.at(-1) as Received).headers["mcp-name"]).toMatch(/^=\?base64\?/);
+  });
+
+  it("calls under way add one listener to the transport's lifetime signal, not one each", async () => {
+    const signal = internals(direct)._abortController.signal;
+    const before = getEventListeners(signal, "abort").length;
+    const tags = ["l1", "l2", "l3", "l4", "l5"];
+    const controllers = tags.map(() => new AbortController());
+    const pending = tags.map((tag, i) =>
+      direct
+        .request("tools/call", { name: "slow", arguments: { tag } }, { signal: controllers[i]?.signal })
+        .catch(() => {}),
+    );
+    await waitUntil(() => tags.every((tag) => started.includes(tag)));
+    expect(getEventListeners(signal, "abort").length).toBeLessThanOrEqual(before + 1);
+    for (const controller of controllers) controller.abort("done");
+    await Promise.all(pending);
   });
 });
 
