@@ -57,6 +57,47 @@ describe("FileBridge.close", () => {
     expect(await readdir(tmp)).toEqual([]);
   });
 
+  // A CI run saw ENOTEMPTY removing a temp folder after a refused base64 input: whatever a call that
+  // fails or succeeds starts (its folder, the file in it, the refill of spare folders) is over once
+  // its result is back and close() has resolved, so a plain removal (no retries) never races it.
+  it("after refused and accepted calls side by side, close() leaves nothing being made (200 rounds)", async () => {
+    const valid = Buffer.alloc(5 * 1024 * 1024 + 3, 7).toString("base64");
+    // Invalid only past the first 4 MB window: refused after bytes were written into the call's file.
+    const lateBad = `${valid.slice(0, -8)}*${valid.slice(-7)}`;
+    const codeOf = (result: { isError?: boolean; content: Array<{ text: string }> }) =>
+      result.isError ? /^Error ([A-Z0-9_]+):/.exec(result.content[0]?.text ?? "")?.[1] : "ok";
+    for (let round = 0; round < 200; round++) {
+      const tmpDir = join(base, `tmp-${round}`);
+      const bridge = new FileBridge({ tmpDir });
+      const tool = bridge.withFiles(
+        async ({ file }: { file: unknown }) => ({
+          content: [{ type: "text" as const, text: await readFile(file as string, "utf8") }],
+        }),
+        { fields: ["file"], scope: () => `scope-${round % 3}` },
+      );
+      const results = await Promise.all([
+        tool({ file: { name: "a.bin", content: "!!!!" } }, {}),
+        tool({ file: { name: "b.bin", content: lateBad } }, {}),
+        tool({ file: dataUrl(`ok ${round}`) }, {}),
+        tool({ file: { name: "c.txt", content: Buffer.from("fine").toString("base64") } }, {}),
+        bridge.resolve({ name: "d.bin", content: "QQ=A" }, { scope: "direct" }).then(
+          (file) => file.dispose().then(() => "ok"),
+          (error: { code?: string }) => error.code,
+        ),
+      ]);
+      expect(results.map((r) => (typeof r === "string" ? r : codeOf(r)))).toEqual([
+        "INVALID_BASE64",
+        "INVALID_BASE64",
+        "ok",
+        "ok",
+        "INVALID_BASE64",
+      ]);
+      await bridge.close();
+      expect(await readdir(tmpDir)).toEqual([]);
+      await rm(tmpDir, { recursive: true });
+    }
+  }, 120_000);
+
   it("closes at the end of an `await using` block", async () => {
     {
       await using bridge = new FileBridge({ tmpDir: tmp });
