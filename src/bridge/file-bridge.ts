@@ -24,6 +24,7 @@ import {
   type ResolveOptions,
   type SweepOptions,
 } from "./options.js";
+import { type ResolutionsUnderWay, resolutionsIn } from "./resolutions-under-way.js";
 import { settleLimited } from "./settle-limited.js";
 import { BASE64_CHARSET, isDataUrl, looksLikePath } from "./sources/form-tests.js";
 import type { ObjectFormHost } from "./sources/object.js";
@@ -71,6 +72,8 @@ export class FileBridge {
   readonly #resolvers: FileSourceResolver[] = [];
   #descriptors: DescriptorAnswerer | undefined;
   #startupSweep: Promise<number> | undefined;
+  /** Resolutions under way in the temp dir (every bridge on it): {@link close} waits for them. */
+  readonly #resolutions: ResolutionsUnderWay;
   /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
   readonly #active = ACTIVE_CALL_DIRS;
   /** The bridge as object forms see it: they resolve their `uri` as a string. */
@@ -88,6 +91,7 @@ export class FileBridge {
     this.#settings = normalizeOptions(options);
     this.tmpDir = this.#settings.tmpDir;
     this.maxBytes = this.#settings.maxBytes;
+    this.#resolutions = resolutionsIn(this.tmpDir);
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
     if (this.#settings.sweepOnStart && this.#settings.disk && claimStartupSweep(this.tmpDir)) {
       // Not in the constructor: reading the process's space and the folder waits until the process
@@ -249,7 +253,11 @@ export class FileBridge {
    * }
    * ```
    */
-  async resolve(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
+  resolve(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
+    return this.#resolutions.run(() => this.#resolveOne(input, options));
+  }
+
+  async #resolveOne(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
     const ctx = this.#context(options);
     if (ctx.signal?.aborted) throw aborted();
     if (Array.isArray(input)) {
@@ -278,13 +286,15 @@ export class FileBridge {
    * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
    * ```
    */
-  async resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
-    const ctx = this.#context(options);
-    if (ctx.signal?.aborted) throw aborted();
-    const resolver =
-      typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
-    if (!resolver) return [await this.resolve(input, options)];
-    return (await loadForms()).fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
+  resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
+    return this.#resolutions.run(async () => {
+      const ctx = this.#context(options);
+      if (ctx.signal?.aborted) throw aborted();
+      const resolver =
+        typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
+      if (!resolver) return [await this.#resolveOne(input, options)];
+      return (await loadForms()).fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
+    });
   }
 
   /**
@@ -301,9 +311,11 @@ export class FileBridge {
    */
   async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
     if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
-    const groups = await this.#resolveGroups(
-      inputs.map((value) => ({ value, each: false })),
-      options,
+    const groups = await this.#resolutions.run(() =>
+      this.#resolveGroups(
+        inputs.map((value) => ({ value, each: false })),
+        options,
+      ),
     );
     return groups.map((group) => group[0] as ResolvedFile);
   }
@@ -390,6 +402,7 @@ export class FileBridge {
       handler as (args: Args, extra: Extra) => Result | Promise<Result>,
       options,
       () => this.#descriptors,
+      (work) => this.#resolutions.run(work),
     );
   }
 
@@ -410,12 +423,14 @@ export class FileBridge {
   }
 
   /**
-   * Lets the bridge's temp folder go quiet: waits for its background work (the start-up sweep, the
-   * refill of spare call folders) and removes the call folders kept ready between calls (spare ones,
-   * and emptied ones kept for a scope's next call). Files resolved and not yet disposed stay where
-   * they are. Call it when no call is running, before removing the temp folder yourself (a test's
-   * clean-up) or when a server shuts down; the bridge stays usable, and a later call makes what it
-   * needs again. Bridges on the same temp folder share these folders. Never rejects.
+   * Lets the bridge's temp folder go quiet: waits for the resolutions started before it (each has
+   * then written its file or, failing, removed its folder), for its background work (the start-up
+   * sweep, the refill of spare call folders) and removes the call folders kept ready between calls
+   * (spare ones, and emptied ones kept for a scope's next call). Files resolved and not yet disposed
+   * stay where they are (a `withFiles` handler still running keeps its files). Call it before
+   * removing the temp folder yourself (a test's clean-up) or when a server shuts down; the bridge
+   * stays usable, and a later call makes what it needs again. Bridges on the same temp folder share
+   * these folders and resolutions. Never rejects.
    *
    * @example
    * ```ts
@@ -427,7 +442,9 @@ export class FileBridge {
    */
   async close(): Promise<void> {
     await this.startupSweep;
-    if (this.#settings.disk) await releaseCallFolders(this.tmpDir);
+    if (!this.#settings.disk) return;
+    await this.#resolutions.settled();
+    await releaseCallFolders(this.tmpDir);
   }
 
   /** {@link close}, for `await using bridge = new FileBridge(...)`. */
