@@ -11,7 +11,7 @@ import { firstUse } from "../internal/first-use.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { watchToolCalls } from "../mcp/tool-call-schemas.js";
 import { type CallContext, callContext } from "./call-context.js";
-import { releaseCallFolders } from "./call-folders.js";
+import { releaseCallFolders, underWay } from "./call-folders.js";
 import { aborted, resolverFailure } from "./failures.js";
 import type { DescriptorAnswerer } from "./file-descriptors.js";
 import { type FileInputOptions, type fileInput, makeFileInput } from "./file-input.js";
@@ -24,7 +24,6 @@ import {
   type ResolveOptions,
   type SweepOptions,
 } from "./options.js";
-import { type ResolutionsUnderWay, resolutionsIn } from "./resolutions-under-way.js";
 import { settleLimited } from "./settle-limited.js";
 import { BASE64_CHARSET, isDataUrl, looksLikePath } from "./sources/form-tests.js";
 import type { ObjectFormHost } from "./sources/object.js";
@@ -72,8 +71,6 @@ export class FileBridge {
   readonly #resolvers: FileSourceResolver[] = [];
   #descriptors: DescriptorAnswerer | undefined;
   #startupSweep: Promise<number> | undefined;
-  /** Resolutions under way in the temp dir (every bridge on it): {@link close} waits for them. */
-  readonly #resolutions: ResolutionsUnderWay;
   /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
   readonly #active = ACTIVE_CALL_DIRS;
   /** The bridge as object forms see it: they resolve their `uri` as a string. */
@@ -91,7 +88,6 @@ export class FileBridge {
     this.#settings = normalizeOptions(options);
     this.tmpDir = this.#settings.tmpDir;
     this.maxBytes = this.#settings.maxBytes;
-    this.#resolutions = resolutionsIn(this.tmpDir);
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
     if (this.#settings.sweepOnStart && this.#settings.disk && claimStartupSweep(this.tmpDir)) {
       // Not in the constructor: reading the process's space and the folder waits until the process
@@ -254,7 +250,7 @@ export class FileBridge {
    * ```
    */
   resolve(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
-    return this.#resolutions.run(() => this.#resolveOne(input, options));
+    return underWay(this.tmpDir, this.#resolveOne(input, options));
   }
 
   async #resolveOne(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
@@ -286,15 +282,16 @@ export class FileBridge {
    * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
    * ```
    */
-  resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
-    return this.#resolutions.run(async () => {
-      const ctx = this.#context(options);
-      if (ctx.signal?.aborted) throw aborted();
-      const resolver =
-        typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
-      if (!resolver) return [await this.#resolveOne(input, options)];
-      return (await loadForms()).fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
-    });
+  async resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
+    const ctx = this.#context(options);
+    if (ctx.signal?.aborted) throw aborted();
+    const resolver =
+      typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
+    if (!resolver) return [await this.resolve(input, options)];
+    const files = loadForms().then((forms) =>
+      forms.fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles),
+    );
+    return underWay(this.tmpDir, files);
   }
 
   /**
@@ -311,7 +308,8 @@ export class FileBridge {
    */
   async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
     if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
-    const groups = await this.#resolutions.run(() =>
+    const groups = await underWay(
+      this.tmpDir,
       this.#resolveGroups(
         inputs.map((value) => ({ value, each: false })),
         options,
@@ -402,7 +400,7 @@ export class FileBridge {
       handler as (args: Args, extra: Extra) => Result | Promise<Result>,
       options,
       () => this.#descriptors,
-      (work) => this.#resolutions.run(work),
+      (work) => underWay(this.tmpDir, work),
     );
   }
 
@@ -442,9 +440,7 @@ export class FileBridge {
    */
   async close(): Promise<void> {
     await this.startupSweep;
-    if (!this.#settings.disk) return;
-    await this.#resolutions.settled();
-    await releaseCallFolders(this.tmpDir);
+    if (this.#settings.disk) await releaseCallFolders(this.tmpDir);
   }
 
   /** {@link close}, for `await using bridge = new FileBridge(...)`. */

@@ -286,8 +286,8 @@ function publishedCap(
   return found.some(({ rule }) => rule?.maxSize === limit) ? limit : undefined;
 }
 
-/** Runs a call's work counted as under way in the bridge's temp dir until it settles (see `FileBridge.close`). */
-export type UnderWay = <T>(work: () => Promise<T>) => Promise<T>;
+/** Counts a call's work as under way in the bridge's temp dir until it settles (see `FileBridge.close`). */
+export type UnderWay = <T>(work: Promise<T>) => Promise<T>;
 
 /**
  * The implementation behind `FileBridge.withFiles`: resolves the configured fields of a copy of the
@@ -302,7 +302,7 @@ export function wrapWithFiles<Args, Extra, Result>(
   handler: (args: Args, extra: Extra) => Result | Promise<Result>,
   options: WithFilesOptions,
   descriptors?: () => DescriptorAnswerer | undefined,
-  underWay: UnderWay = (work) => work(),
+  underWay: UnderWay = (work) => work,
 ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
   check.require(typeof handler === "function", "handler", "must be a function");
   const prepared = prepare(options);
@@ -374,7 +374,7 @@ export function wrapWithFiles<Args, Extra, Result>(
   };
   return async (args: Args, extra: Extra): Promise<Result | ToolErrorResult> => {
     // Under way (for the bridge's close()) until the files are ready or, refused, removed again.
-    const call = await underWay(() => ready(args, extra));
+    const call = await underWay(ready(args, extra));
     if ("result" in call) return call.result;
     try {
       return await handler(call.nextArgs, extra);
