@@ -217,6 +217,9 @@ export async function start(options: PandocConverterOptions = {}): Promise<Pando
   const state = memoryState();
   const registry = new ResourceRegistry({ store });
   const release = async () => {
+    // The bridges' call folders (spare ones still being made after a call, emptied ones kept for a
+    // scope's next call) are removed, so whoever removes the temp folder next never races a new one.
+    await Promise.all([pathBridge.close(), inlineBridge.close(), resourceBridge.close()]);
     await registry.close();
     if (ownDataDir) await rm(ownDataDir, { recursive: true, force: true });
   };

@@ -118,6 +118,23 @@ describe.each(["v1", "v2"] as const)("provider-upload example on SDK %s", (sdk) 
     expect(await readdir(roots)).toEqual(["data.bin"]);
   });
 
+  it("close() leaves the bridge's temp folder quiet: removed without retries", async () => {
+    const c = await connect();
+    const result = (await c.callTool({
+      name: "chat_with_files",
+      arguments: {
+        prompt: "x",
+        files: [{ filename: "a.csv", content: Buffer.from("a,b\n").toString("base64") }],
+      },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    await example?.close();
+    example = undefined;
+    // No spare call folder still being made, none kept for the scope's next call.
+    expect(await readdir(tmp)).toEqual([]);
+    await rm(tmp, { recursive: true });
+  });
+
   it("keeps the upload when asked; the content read back equals the original byte for byte", async () => {
     const original = randomBytes(64 * 1024 + 7);
     const c = await connect({ deleteUploaded: false });

@@ -242,6 +242,12 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
     sdk === "v2" && options.transport === "http"
       ? (options.tokens ?? { [`pu_${randomBytes(16).toString("hex")}`]: "user" })
       : {};
+  // The bridge's call folders (spare ones still being made after a call, emptied ones kept for a
+  // scope's next call) are removed, so whoever removes the temp folder next never races a new one.
+  const release = async () => {
+    await bridge.close();
+    await localProvider?.close();
+  };
   const example: ProviderUploadExample = {
     createServer,
     createServerV2,
@@ -251,7 +257,7 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
     providerBaseUrl: providerBase,
     ...(localProvider ? { localProvider } : {}),
     async close() {
-      await localProvider?.close();
+      await release();
     },
   };
   if (options.transport === "stdio" && sdk === "v2") {
@@ -259,7 +265,7 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
     const stdio = serveStdio(createServerV2);
     example.close = async () => {
       await stdio.close();
-      await localProvider?.close();
+      await release();
     };
   } else if (options.transport === "stdio") {
     await createServer().connect(new StdioServerTransport());
@@ -272,7 +278,7 @@ export async function start(options: ProviderUploadOptions = {}): Promise<Provid
     example.mcpUrl = http.mcpUrl;
     example.close = async () => {
       await http.close();
-      await localProvider?.close();
+      await release();
     };
   }
   return example;

@@ -66,6 +66,8 @@ interface Pool {
   readonly reusable: Map<string, Spare[]>;
   /** Folders in {@link Pool.reusable}, all scopes together. */
   reusableCount: number;
+  /** Resolutions under way in the temp dir, each settled (see {@link underWay}). */
+  readonly resolving: Set<Promise<unknown>>;
 }
 
 const pools = new Map<string, Pool>();
@@ -108,6 +110,7 @@ function poolOf(tmpDir: string): Pool {
       discarding: Promise.resolve(),
       reusable: new Map(),
       reusableCount: 0,
+      resolving: new Set(),
     };
     pools.set(tmpDir, pool);
   }
@@ -163,14 +166,30 @@ export async function callFoldersRefilled(tmpDir: string): Promise<void> {
 }
 
 /**
- * Lets `tmpDir`'s pool go idle: waits for its refill and removals under way, then removes its spare
- * folders and the emptied ones kept for reuse (a kept folder with anything in it goes with all of
- * it). Folders of calls still running are not touched, and a later call starts the pool again. Never
- * throws: what cannot be removed is left for the exit clean-up and the sweep.
+ * Counts a resolution of files into `tmpDir` (`FileBridge.resolve`, a `withFiles` call until its
+ * files are ready or removed again) as under way until it settles, and returns it:
+ * {@link releaseCallFolders} waits for those started before it, so nothing of theirs is made in the
+ * temp dir after it.
+ */
+export function underWay<T>(tmpDir: string, resolution: Promise<T>): Promise<T> {
+  const { resolving } = poolOf(tmpDir);
+  const drop = (): void => void resolving.delete(settled);
+  const settled = resolution.then(drop, drop);
+  resolving.add(settled);
+  return resolution;
+}
+
+/**
+ * Lets `tmpDir`'s pool go idle: waits for the resolutions under way (each has then written its file
+ * or, failing, removed its folder), then for its refill and removals under way, then removes its
+ * spare folders and the emptied ones kept for reuse (a kept folder with anything in it goes with all
+ * of it). Folders of files still in use are not touched, and a later call starts the pool again.
+ * Never throws: what cannot be removed is left for the exit clean-up and the sweep.
  */
 export async function releaseCallFolders(tmpDir: string): Promise<void> {
   const pool = pools.get(tmpDir);
   if (pool === undefined) return;
+  await Promise.all(pool.resolving);
   // A refill may end by starting no other, but removals may queue more: wait until both are quiet.
   for (let settled = false; !settled; ) {
     const { refill, discarding } = pool;

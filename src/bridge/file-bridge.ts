@@ -11,7 +11,7 @@ import { firstUse } from "../internal/first-use.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { watchToolCalls } from "../mcp/tool-call-schemas.js";
 import { type CallContext, callContext } from "./call-context.js";
-import { releaseCallFolders } from "./call-folders.js";
+import { releaseCallFolders, underWay } from "./call-folders.js";
 import { aborted, resolverFailure } from "./failures.js";
 import type { DescriptorAnswerer } from "./file-descriptors.js";
 import { type FileInputOptions, type fileInput, makeFileInput } from "./file-input.js";
@@ -249,7 +249,11 @@ export class FileBridge {
    * }
    * ```
    */
-  async resolve(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
+  resolve(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
+    return underWay(this.tmpDir, this.#resolveOne(input, options));
+  }
+
+  async #resolveOne(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
     const ctx = this.#context(options);
     if (ctx.signal?.aborted) throw aborted();
     if (Array.isArray(input)) {
@@ -284,7 +288,10 @@ export class FileBridge {
     const resolver =
       typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
     if (!resolver) return [await this.resolve(input, options)];
-    return (await loadForms()).fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles);
+    const files = loadForms().then((forms) =>
+      forms.fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles),
+    );
+    return underWay(this.tmpDir, files);
   }
 
   /**
@@ -301,9 +308,12 @@ export class FileBridge {
    */
   async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
     if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
-    const groups = await this.#resolveGroups(
-      inputs.map((value) => ({ value, each: false })),
-      options,
+    const groups = await underWay(
+      this.tmpDir,
+      this.#resolveGroups(
+        inputs.map((value) => ({ value, each: false })),
+        options,
+      ),
     );
     return groups.map((group) => group[0] as ResolvedFile);
   }
@@ -390,6 +400,7 @@ export class FileBridge {
       handler as (args: Args, extra: Extra) => Result | Promise<Result>,
       options,
       () => this.#descriptors,
+      (work) => underWay(this.tmpDir, work),
     );
   }
 
@@ -410,12 +421,14 @@ export class FileBridge {
   }
 
   /**
-   * Lets the bridge's temp folder go quiet: waits for its background work (the start-up sweep, the
-   * refill of spare call folders) and removes the call folders kept ready between calls (spare ones,
-   * and emptied ones kept for a scope's next call). Files resolved and not yet disposed stay where
-   * they are. Call it when no call is running, before removing the temp folder yourself (a test's
-   * clean-up) or when a server shuts down; the bridge stays usable, and a later call makes what it
-   * needs again. Bridges on the same temp folder share these folders. Never rejects.
+   * Lets the bridge's temp folder go quiet: waits for the resolutions started before it (each has
+   * then written its file or, failing, removed its folder), for its background work (the start-up
+   * sweep, the refill of spare call folders) and removes the call folders kept ready between calls
+   * (spare ones, and emptied ones kept for a scope's next call). Files resolved and not yet disposed
+   * stay where they are (a `withFiles` handler still running keeps its files). Call it before
+   * removing the temp folder yourself (a test's clean-up) or when a server shuts down; the bridge
+   * stays usable, and a later call makes what it needs again. Bridges on the same temp folder share
+   * these folders and resolutions. Never rejects.
    *
    * @example
    * ```ts

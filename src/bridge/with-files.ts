@@ -286,6 +286,9 @@ function publishedCap(
   return found.some(({ rule }) => rule?.maxSize === limit) ? limit : undefined;
 }
 
+/** Counts a call's work as under way in the bridge's temp dir until it settles (see `FileBridge.close`). */
+export type UnderWay = <T>(work: Promise<T>) => Promise<T>;
+
 /**
  * The implementation behind `FileBridge.withFiles`: resolves the configured fields of a copy of the
  * arguments (all or nothing), calls the handler with paths or files in their place, and disposes
@@ -299,10 +302,15 @@ export function wrapWithFiles<Args, Extra, Result>(
   handler: (args: Args, extra: Extra) => Result | Promise<Result>,
   options: WithFilesOptions,
   descriptors?: () => DescriptorAnswerer | undefined,
+  underWay: UnderWay = (work) => work,
 ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
   check.require(typeof handler === "function", "handler", "must be a function");
   const prepared = prepare(options);
-  return async (args: Args, extra: Extra): Promise<Result | ToolErrorResult> => {
+  /** The files resolved and checked, or the result to return at once; nothing left on disk then. */
+  const ready = async (
+    args: Args,
+    extra: Extra,
+  ): Promise<{ result: Result | ToolErrorResult } | { nextArgs: Args; files: ResolvedFile[] }> => {
     let files: ResolvedFile[] = [];
     let nextArgs: Args;
     try {
@@ -330,7 +338,7 @@ export function wrapWithFiles<Args, Extra, Result>(
           descriptors?.(),
           { scope, extra },
         );
-        if ("result" in answered) return answered.result as Result;
+        if ("result" in answered) return { result: answered.result as Result };
         const groups = await resolveFields(
           found.map(({ slot, rule }, i) => ({
             value: answered.values[i],
@@ -360,12 +368,18 @@ export function wrapWithFiles<Args, Extra, Result>(
       }
     } catch (error) {
       await Promise.allSettled(files.map((file) => file.dispose()));
-      return toToolErrorResult(error);
+      return { result: toToolErrorResult(error) };
     }
+    return { nextArgs, files };
+  };
+  return async (args: Args, extra: Extra): Promise<Result | ToolErrorResult> => {
+    // Under way (for the bridge's close()) until the files are ready or, refused, removed again.
+    const call = await underWay(ready(args, extra));
+    if ("result" in call) return call.result;
     try {
-      return await handler(nextArgs, extra);
+      return await handler(call.nextArgs, extra);
     } finally {
-      await Promise.allSettled(files.map((file) => file.dispose()));
+      await Promise.allSettled(call.files.map((file) => file.dispose()));
     }
   };
 }

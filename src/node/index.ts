@@ -289,6 +289,41 @@ function rawHeader(req: IncomingMessage, name: string): string | null {
 }
 
 /**
+ * The request view the native paths give the file routes: the URL parsed once, headers read from the
+ * raw ones, a web `Request` built only if a hook asks for it (`built()` gives it then). An upload's
+ * view can abort the request's one controller. `undefined` when the URL does not parse (nothing was
+ * read; the web path takes the request).
+ */
+function nativeView(
+  req: IncomingMessage,
+  aborter: RequestAborter,
+  fallbackOrigin: string,
+  method: "GET" | "HEAD" | "PUT",
+): { view: RequestView; built: () => Request | undefined } | undefined {
+  let url: URL;
+  try {
+    url = requestUrl(req, fallbackOrigin);
+  } catch {
+    return undefined;
+  }
+  const signal = aborter.signal;
+  let web: Request | undefined;
+  const view: RequestView = {
+    method,
+    url,
+    signal,
+    // An upload aborts its staging (timeout, body error) through this request's one controller.
+    ...(method === "PUT" ? { abort: aborter.abort, onAbort: aborter.onAbort } : {}),
+    header: (name) => rawHeader(req, name.toLowerCase()),
+    web: () => {
+      web ??= toRequest(req, signal, url);
+      return web;
+    },
+  };
+  return { view, built: () => web };
+}
+
+/**
  * The native path of an upload `PUT` to the file routes: the routes read the `IncomingMessage`
  * through a request view (the URL parsed once) and answer with a plain status, headers and text,
  * written with one `res.end`; a web `Request` is built only if a hook asks for it. `false` when the
@@ -302,30 +337,14 @@ async function serveNativeUpload(
   fallbackOrigin: string,
   onError: ((error: unknown) => void) | undefined,
 ): Promise<boolean> {
-  const signal = aborter.signal;
-  let url: URL;
-  try {
-    url = requestUrl(req, fallbackOrigin);
-  } catch {
-    return false;
-  }
-  let web: Request | undefined;
-  const view: RequestView = {
-    method: "PUT",
-    url,
-    signal,
-    // The upload aborts its staging (timeout, body error) through this request's one controller.
-    abort: aborter.abort,
-    onAbort: aborter.onAbort,
-    header: (name) => rawHeader(req, name.toLowerCase()),
-    web: () => {
-      web ??= toRequest(req, signal, url);
-      return web;
-    },
-  };
+  const request = nativeView(req, aborter, fallbackOrigin, "PUT");
+  if (!request) return false;
   let answer: Awaited<ReturnType<NodeUploadAnswer>>;
   try {
-    answer = await native(view, () => (web ? requestBodyAsNode(web) : req));
+    answer = await native(request.view, () => {
+      const web = request.built();
+      return web ? requestBodyAsNode(web) : req;
+    });
   } catch (error) {
     // The routes answer their own errors; anything else is a bare 500, as on the web path.
     onError?.(error);
@@ -364,27 +383,11 @@ async function serveNativeDownload(
   fallbackOrigin: string,
   onError: ((error: unknown) => void) | undefined,
 ): Promise<boolean> {
-  const signal = aborter.signal;
-  let url: URL;
-  try {
-    url = requestUrl(req, fallbackOrigin);
-  } catch {
-    return false;
-  }
-  let web: Request | undefined;
-  const view: RequestView = {
-    method: req.method === "HEAD" ? "HEAD" : "GET",
-    url,
-    signal,
-    header: (name) => rawHeader(req, name.toLowerCase()),
-    web: () => {
-      web ??= toRequest(req, signal, url);
-      return web;
-    },
-  };
+  const request = nativeView(req, aborter, fallbackOrigin, req.method === "HEAD" ? "HEAD" : "GET");
+  if (!request) return false;
   let answer: DownloadAnswer | undefined;
   try {
-    answer = await native(view);
+    answer = await native(request.view);
   } catch (error) {
     onError?.(error);
     answer = {

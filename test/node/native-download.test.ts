@@ -8,33 +8,14 @@
  * here against what the web path answers: 200, 206, HEAD, 304, 416, 401, and CORS headers.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { toNodeHandler } from "../../src/node/index.js";
-import {
-  createFileRoutes,
-  type DownloadEvent,
-  type FileRoutes,
-} from "../../src/routes/create-file-routes.js";
-import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
-import { fsStore } from "../../src/storage/fs-store.js";
-import { memoryState } from "../../src/storage/memory-state.js";
-import type { FileStore, StoredFile } from "../../src/storage/types.js";
-import { close, listen } from "../http/server-helpers.js";
+import type { StoredFile } from "../../src/storage/types.js";
+import { useDownloadServer } from "./download-server.js";
 
-const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const WEB_CLASSES = ["Request", "Response", "Headers"] as const;
 
-let dir: string;
-let store: FileStore;
-let server: Server;
-let origin: string;
-let minter: SignedUrlMinter;
-let routes: FileRoutes;
-let downloads: DownloadEvent[];
+const live = useDownloadServer("mfb-native-download-", { allowedOrigins: ["https://app.example"] });
 let file: StoredFile;
 const content = randomBytes(300_000);
 /** Web objects made while a download was served, by class. */
@@ -42,22 +23,7 @@ let made: Record<(typeof WEB_CLASSES)[number], number>;
 const originals = new Map<string, unknown>();
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "mfb-native-download-"));
-  store = fsStore(join(dir, "store"), { sweepInterval: 0 });
-  server = createServer();
-  origin = await listen(server);
-  const state = memoryState();
-  minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
-  downloads = [];
-  routes = createFileRoutes({
-    store,
-    minter,
-    state,
-    allowedOrigins: ["https://app.example"],
-    onDownload: (event) => void downloads.push(event),
-  });
-  server.on("request", toNodeHandler(routes));
-  file = await store.put(content, { scope: "s1", name: "report.bin" });
+  file = await live.store.put(content, { scope: "s1", name: "report.bin" });
   made = { Request: 0, Response: 0, Headers: 0 };
   // Counting subclasses in place of the globals while the test runs: whatever makes one is counted.
   for (const name of WEB_CLASSES) {
@@ -72,10 +38,8 @@ beforeEach(async () => {
   }
 });
 
-afterEach(async () => {
+afterEach(() => {
   for (const [name, original] of originals) (globalThis as Record<string, unknown>)[name] = original;
-  await close(server);
-  await rm(dir, { recursive: true, force: true });
 });
 
 interface Reply {
@@ -102,7 +66,7 @@ function send(url: string, method = "GET", headers: Record<string, string> = {})
 
 /** The same request through the web path (`routes` called with a `Request`), for comparison. */
 async function throughWeb(url: string, method = "GET", headers: Record<string, string> = {}): Promise<Reply> {
-  const response = (await routes(new Request(url, { method, headers }))) as Response;
+  const response = (await live.routes(new Request(url, { method, headers }))) as Response;
   const out: Record<string, string> = {};
   response.headers.forEach((value, key) => {
     out[key] = value;
@@ -113,7 +77,7 @@ async function throughWeb(url: string, method = "GET", headers: Record<string, s
   return { status: response.status, headers: out, body };
 }
 
-const link = async () => (await minter.downloadUrl(file)).url;
+const link = async () => (await live.minter.downloadUrl(file)).url;
 const noWebObjects = () => expect(made).toEqual({ Request: 0, Response: 0, Headers: 0 });
 /** The headers both paths must agree on (the Node side adds date, connection, keep-alive). */
 const SHARED = [
@@ -141,7 +105,7 @@ describe("downloads through the Node adapter, with no web Request or Response", 
     expect(reply.body.equals(content)).toBe(true);
     expect(reply.headers["access-control-allow-origin"]).toBe("https://app.example");
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(downloads.map((event) => event.bytes)).toEqual([content.length]);
+    expect(live.downloads.map((event) => event.bytes)).toEqual([content.length]);
     const web = await throughWeb(url, "GET", { origin: "https://app.example" });
     expect(shared(reply)).toEqual(shared(web));
   });
@@ -167,7 +131,7 @@ describe("downloads through the Node adapter, with no web Request or Response", 
     }
     // Only the 200-free GET of the range sent bytes: one event, for its 1,000 bytes.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(downloads.map((event) => event.bytes)).toEqual([1000, 1000]);
+    expect(live.downloads.map((event) => event.bytes)).toEqual([1000, 1000]);
   });
 
   it("a bad token is 401 with the error's JSON; a foreign origin is 403 before the token is read", async () => {
@@ -180,6 +144,6 @@ describe("downloads through the Node adapter, with no web Request or Response", 
     const foreign = await send(url, "GET", { origin: "https://evil.example" });
     noWebObjects();
     expect(foreign.status).toBe(403);
-    expect(downloads).toEqual([]);
+    expect(live.downloads).toEqual([]);
   });
 });

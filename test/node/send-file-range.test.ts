@@ -1,53 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
-import { mkdtemp, rm, truncate } from "node:fs/promises";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { toNodeHandler } from "../../src/node/index.js";
-import { createFileRoutes, type DownloadEvent } from "../../src/routes/create-file-routes.js";
-import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
-import { fsStore } from "../../src/storage/fs-store.js";
-import { memoryState } from "../../src/storage/memory-state.js";
-import type { FileStore } from "../../src/storage/types.js";
-import { close, listen } from "../http/server-helpers.js";
+import { truncate } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
+import { describe, expect, it } from "vitest";
+import { useDownloadServer } from "./download-server.js";
 
 // fsStore downloads through the Node adapter are read from the open file into reused buffers
 // (src/node/send-file-range.ts): every byte of whole files and ranges, onDownload once, the file
 // closed afterwards, and a file shorter than its record cuts the response instead of hanging.
 
-const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const MiB = 1024 * 1024;
 
-let dir: string;
-let store: FileStore;
-let server: Server;
-let origin: string;
-let minter: SignedUrlMinter;
-let downloads: DownloadEvent[];
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "mfb-send-range-"));
-  store = fsStore(join(dir, "store"), { sweepInterval: 0 });
-  server = createServer();
-  origin = await listen(server);
-  const state = memoryState();
-  minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state });
-  downloads = [];
-  const routes = createFileRoutes({
-    store,
-    minter,
-    state,
-    onDownload: (event) => void downloads.push(event),
-  });
-  server.on("request", toNodeHandler(routes));
-});
-
-afterEach(async () => {
-  await close(server);
-  await rm(dir, { recursive: true, force: true });
-});
+const live = useDownloadServer("mfb-send-range-");
 
 function get(url: string, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; body: Buffer; complete: boolean }>((resolve, reject) => {
@@ -79,10 +43,10 @@ async function openFdsSettled(before: number): Promise<number> {
 describe.runIf(process.platform === "linux")("fsStore downloads through the Node adapter", () => {
   it("sends whole files and ranges byte for byte, across read-buffer boundaries", async () => {
     const content = randomBytes(3 * MiB + 12_345);
-    const file = await store.put(content, { scope: "s1", name: "big.bin" });
+    const file = await live.store.put(content, { scope: "s1", name: "big.bin" });
     const before = openFds();
     for (let i = 0; i < 3; i++) {
-      const whole = await get((await minter.downloadUrl(file)).url);
+      const whole = await get((await live.minter.downloadUrl(file)).url);
       expect(whole.status).toBe(200);
       expect(whole.body.equals(content)).toBe(true);
     }
@@ -93,12 +57,12 @@ describe.runIf(process.platform === "linux")("fsStore downloads through the Node
       [content.length - 5, content.length - 1],
     ];
     for (const [start, end] of ranges) {
-      const part = await get((await minter.downloadUrl(file)).url, { range: `bytes=${start}-${end}` });
+      const part = await get((await live.minter.downloadUrl(file)).url, { range: `bytes=${start}-${end}` });
       expect(part.status).toBe(206);
       expect(part.body.equals(content.subarray(start, end + 1))).toBe(true);
     }
     expect(await openFdsSettled(before)).toBe(before); // every download closed its file
-    expect(downloads.map((event) => event.bytes)).toEqual([
+    expect(live.downloads.map((event) => event.bytes)).toEqual([
       content.length,
       content.length,
       content.length,
@@ -108,22 +72,22 @@ describe.runIf(process.platform === "linux")("fsStore downloads through the Node
 
   it("a data file shorter than its record cuts the response (no hang, no onDownload), and closes the file", async () => {
     const content = randomBytes(2 * MiB);
-    const file = await store.put(content, { scope: "s1", name: "cut.bin" });
-    const path = await store.localPath?.("s1", file.id);
+    const file = await live.store.put(content, { scope: "s1", name: "cut.bin" });
+    const path = await live.store.localPath?.("s1", file.id);
     await truncate(path as string, MiB);
     const before = openFds();
-    const reply = await get((await minter.downloadUrl(file)).url);
+    const reply = await get((await live.minter.downloadUrl(file)).url);
     expect(reply.complete).toBe(false);
     expect(reply.body.length).toBeLessThan(content.length);
     expect(reply.body.equals(content.subarray(0, reply.body.length))).toBe(true);
     expect(await openFdsSettled(before)).toBe(before);
-    expect(downloads).toEqual([]);
+    expect(live.downloads).toEqual([]);
   });
 
   it("a client that goes away mid-download leaves no file open", async () => {
-    const file = await store.put(randomBytes(16 * MiB), { scope: "s1", name: "gone.bin" });
+    const file = await live.store.put(randomBytes(16 * MiB), { scope: "s1", name: "gone.bin" });
     const before = openFds();
-    const { url } = await minter.downloadUrl(file);
+    const { url } = await live.minter.downloadUrl(file);
     await new Promise<void>((resolve, reject) => {
       const req = httpRequest(url, { agent: false }, (res) => {
         res.once("data", () => {
@@ -137,6 +101,6 @@ describe.runIf(process.platform === "linux")("fsStore downloads through the Node
       setTimeout(() => reject(new Error("no bytes came")), 10_000).unref();
     });
     expect(await openFdsSettled(before)).toBe(before);
-    expect(downloads).toEqual([]);
+    expect(live.downloads).toEqual([]);
   });
 });
