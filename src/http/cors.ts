@@ -102,7 +102,13 @@ export function isPreflight(request: RequestView): boolean {
 
 /** The `204` answer to an allowed origin's preflight. */
 export function preflightResponse(allowOrigin: string): Response {
-  return new Response(null, {
+  const { status, headers } = preflightAnswer(allowOrigin);
+  return new Response(null, { status, headers });
+}
+
+/** {@link preflightResponse} as a plain answer (the Node adapter's native tus path). */
+export function preflightAnswer(allowOrigin: string): PlainAnswer {
+  return {
     status: 204,
     headers: {
       "access-control-allow-origin": allowOrigin,
@@ -111,7 +117,8 @@ export function preflightResponse(allowOrigin: string): Response {
       "access-control-max-age": String(CORS_MAX_AGE_SECONDS),
       vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
     },
-  });
+    text: "",
+  };
 }
 
 /**

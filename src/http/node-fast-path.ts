@@ -46,6 +46,7 @@ const downloadAnswers = new WeakMap<object, NodeDownloadAnswer>();
 const forbiddenMethodAnswers = new WeakMap<object, (pathname: string) => Response | undefined>();
 const responseBodies = new WeakMap<Response, NodeResponseBody>();
 const uploadAnswers = new WeakMap<object, NodeUploadAnswer>();
+const tusAnswers = new WeakMap<object, NodeUploadAnswer>();
 
 /**
  * A handler's native answer to an upload `PUT` through the Node adapter: a plain answer, or
@@ -75,6 +76,19 @@ export function setNodeUploadAnswer(handler: object, answer: NodeUploadAnswer): 
 /** A registered handler's native upload `PUT` answer; `undefined` when it has none. */
 export function nodeUploadAnswer(handler: object): NodeUploadAnswer | undefined {
   return uploadAnswers.get(handler);
+}
+
+/**
+ * Registers, for a handler made by `createFileRoutes()` with tus on, its native answer to a tus
+ * request (any method; the same shape as the upload `PUT` answer, `undefined` for other routes).
+ */
+export function setNodeTusAnswer(handler: object, answer: NodeUploadAnswer): void {
+  tusAnswers.set(handler, answer);
+}
+
+/** A registered handler's native tus answer; `undefined` when it has none. */
+export function nodeTusAnswer(handler: object): NodeUploadAnswer | undefined {
+  return tusAnswers.get(handler);
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type NodeDownloadAnswer,
   type NodeUploadAnswer,
   nodeDownloadAnswer,
+  nodeTusAnswer,
   nodeUploadAnswer,
   requestBodyAsNode,
   setNodeRequestBody,
@@ -200,9 +201,12 @@ async function serve(
   }
 
   const native = method === "PUT" ? nodeUploadAnswer(handler) : undefined;
-  if (native && (await serveNativeUpload(native, req, res, aborter, fallbackOrigin, onError))) return;
+  if (native && (await serveNativeUpload(native, req, res, aborter, fallbackOrigin, onError, method))) return;
   const download = method === "GET" || method === "HEAD" ? nodeDownloadAnswer(handler) : undefined;
   if (download && (await serveNativeDownload(download, req, res, aborter, fallbackOrigin, onError))) return;
+  // tus (POST, HEAD, PATCH, DELETE, OPTIONS under `tus/`): the upload path's writing, any method.
+  const tus = method !== "GET" && method !== "PUT" ? nodeTusAnswer(handler) : undefined;
+  if (tus && (await serveNativeUpload(tus, req, res, aborter, fallbackOrigin, onError, method))) return;
 
   let request: Request;
   try {
@@ -292,13 +296,13 @@ function rawHeader(req: IncomingMessage, name: string): string | null {
  * The request view the native paths give the file routes: the URL parsed once, headers read from the
  * raw ones, a web `Request` built only if a hook asks for it (`built()` gives it then). An upload's
  * view can abort the request's one controller. `undefined` when the URL does not parse (nothing was
- * read; the web path takes the request).
+ * read; the web path takes the request). `method` is the request's, upper-case.
  */
 function nativeView(
   req: IncomingMessage,
   aborter: RequestAborter,
   fallbackOrigin: string,
-  method: "GET" | "HEAD" | "PUT",
+  method: string,
 ): { view: RequestView; built: () => Request | undefined } | undefined {
   let url: URL;
   try {
@@ -313,7 +317,7 @@ function nativeView(
     url,
     signal,
     // An upload aborts its staging (timeout, body error) through this request's one controller.
-    ...(method === "PUT" ? { abort: aborter.abort, onAbort: aborter.onAbort } : {}),
+    ...(method !== "GET" && method !== "HEAD" ? { abort: aborter.abort, onAbort: aborter.onAbort } : {}),
     header: (name) => rawHeader(req, name.toLowerCase()),
     web: () => {
       web ??= toRequest(req, signal, url);
@@ -324,10 +328,11 @@ function nativeView(
 }
 
 /**
- * The native path of an upload `PUT` to the file routes: the routes read the `IncomingMessage`
- * through a request view (the URL parsed once) and answer with a plain status, headers and text,
- * written with one `res.end`; a web `Request` is built only if a hook asks for it. `false` when the
- * routes do not serve this request natively (nothing was read; the web path takes it).
+ * The native path of an upload `PUT` or a tus request to the file routes: the routes read the
+ * `IncomingMessage` through a request view (the URL parsed once) and answer with a plain status,
+ * headers and text, written with one `res.end`; a web `Request` is built only if a hook asks for it.
+ * `false` when the routes do not serve this request natively (nothing was read; the web path takes
+ * it).
  */
 async function serveNativeUpload(
   native: NodeUploadAnswer,
@@ -336,8 +341,9 @@ async function serveNativeUpload(
   aborter: RequestAborter,
   fallbackOrigin: string,
   onError: ((error: unknown) => void) | undefined,
+  method: string,
 ): Promise<boolean> {
-  const request = nativeView(req, aborter, fallbackOrigin, "PUT");
+  const request = nativeView(req, aborter, fallbackOrigin, method);
   if (!request) return false;
   let answer: Awaited<ReturnType<NodeUploadAnswer>>;
   try {
@@ -356,12 +362,12 @@ async function serveNativeUpload(
   }
   if (!answer) return false;
   try {
-    res.writeHead(
-      answer.status,
-      // A copy that `withLength` adds to: `Object.assign`, not a spread (see `withCorsRecord`).
-      closeIfUnread(req, withLength(Object.assign({}, answer.headers), answer.status, answer.text)),
-    );
-    res.end(answer.text);
+    // A copy that `withLength` adds to: `Object.assign`, not a spread (see `withCorsRecord`).
+    const headers: Record<string, string> = Object.assign({}, answer.headers);
+    // A `HEAD` (tus) has no body: no length, as on the web path.
+    if (method !== "HEAD") withLength(headers, answer.status, answer.text);
+    res.writeHead(answer.status, closeIfUnread(req, headers));
+    res.end(method === "HEAD" ? undefined : answer.text);
   } catch (error) {
     onError?.(error);
     if (!res.destroyed) res.destroy();

@@ -10,6 +10,7 @@ import {
   type CorsVerdict,
   corsVerdict,
   isPreflight,
+  preflightAnswer,
   preflightResponse,
   withCorsHeaders,
   withCorsRecord,
@@ -20,6 +21,7 @@ import {
   requestBodyAsWeb,
   setForbiddenMethodAnswer,
   setNodeDownloadAnswer,
+  setNodeTusAnswer,
   setNodeUploadAnswer,
 } from "../http/node-fast-path.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
@@ -221,6 +223,38 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     return withCorsRecord(answer, cors, gate.verdict);
   };
   setNodeDownloadAnswer(routes, downloadGet);
+
+  // The Node adapter's native path for a tus request (any method under `tus/`): the same steps as
+  // `routes` and `answer` (CORS and its preflight, the method, the token, the tus handler, errors,
+  // CORS headers) with no web `Request` or `Response` unless a hook asks for the request.
+  // `undefined`: not a tus route, or a method the route refuses (the web path answers its 405).
+  if (tus) {
+    const tusNative = async (
+      view: RequestView,
+      body: () => Readable | null,
+    ): Promise<PlainAnswer | undefined> => {
+      const matched = match(view.url.pathname);
+      if (matched?.route !== "tus") return undefined;
+      const cors = config.cors ?? SAME_ORIGIN_ONLY;
+      const gate = await corsGate(config, cors, view);
+      if ("refusal" in gate) return gate.refusal;
+      const { verdict } = gate;
+      if (verdict.kind === "allowed" && isPreflight(view)) return preflightAnswer(verdict.allowOrigin);
+      if (!matched.allow.split(", ").includes(view.method)) return undefined;
+      let answer: PlainAnswer;
+      try {
+        const token = matched.rest[0] as string;
+        if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
+        const { uploadContext } = await handlers();
+        answer = await tus.answer(view, uploadContext(config, body, matched.rest));
+      } catch (error) {
+        if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
+        answer = errorAnswer(error);
+      }
+      return withCorsRecord(answer, cors, verdict);
+    };
+    setNodeTusAnswer(routes, tusNative);
+  }
   return routes;
 }
 
@@ -275,7 +309,7 @@ async function loadRouteHandlers(config: ResolvedRouteOptions): Promise<RouteHan
  * when the routes were made (`tusService`), and a server that never sees a tus upload loads six
  * modules fewer at start (docs/performance.md, Session 16).
  */
-function lazyTus(service: TusService): Pick<TusUploadHandler, "handle"> {
+function lazyTus(service: TusService): Pick<TusUploadHandler, "handle" | "answer"> {
   // A load that fails fails the requests that asked for it; the next request loads again.
   const handler = firstUse(() =>
     import("../uploads/tus/tus-handler.js").then((tus) => new tus.TusUploadHandler(service)),
@@ -283,6 +317,9 @@ function lazyTus(service: TusService): Pick<TusUploadHandler, "handle"> {
   return {
     async handle(request, ctx) {
       return (await handler()).handle(request, ctx);
+    },
+    async answer(view, ctx) {
+      return (await handler()).answer(view, ctx);
     },
   };
 }

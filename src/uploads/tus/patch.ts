@@ -9,6 +9,7 @@
  */
 import type { Hash } from "node:crypto";
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import type { RequestView } from "../../http/request-view.js";
 import { createHash } from "../../internal/node-builtins.js";
 import { BodyGuard } from "../body-guard.js";
 import { withSizeReason } from "../declared-file.js";
@@ -128,7 +129,7 @@ async function runningHash(service: TusService, id: string, start: number): Prom
 export async function writeBody(
   service: TusService,
   ctx: UploadRequestContext,
-  request: Request,
+  request: RequestView,
   ticket: TusTicket,
   id: string,
   record: TusRecord,
@@ -157,7 +158,7 @@ export async function writeBody(
 async function writeWithin(
   service: TusService,
   ctx: UploadRequestContext,
-  request: Request,
+  request: RequestView,
   ticket: TusTicket,
   id: string,
   record: TusRecord,
@@ -166,7 +167,7 @@ async function writeWithin(
 ): Promise<TusWrite> {
   const start = record.offset;
   const room = (record.length ?? grant?.bytes ?? ticket.limits.maxBytes) - start;
-  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  const declared = Number(request.header("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > room) {
     ctx.body()?.resume();
     throw withSizeReason(

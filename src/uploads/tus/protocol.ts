@@ -5,6 +5,7 @@
  * status — 412, 415, 460 — next to the package's JSON error body).
  */
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import type { PlainAnswer, RequestView } from "../../http/request-view.js";
 
 /** The one protocol version this server speaks. */
 export const TUS_VERSION = "1.0.0";
@@ -73,12 +74,12 @@ export function tusHeaders(extra: Record<string, string> = {}): Record<string, s
 }
 
 /** A bodiless tus answer. */
-export function tusResponse(status: number, headers: Record<string, string> = {}): Response {
-  return new Response(null, { status, headers: tusHeaders(headers) });
+export function tusAnswer(status: number, headers: Record<string, string> = {}): PlainAnswer {
+  return { status, headers: tusHeaders(headers), text: "" };
 }
 
 /** A refusal: the tus status, `Tus-Resumable`, and the package's JSON error body. */
-export function tusErrorResponse(error: unknown): Response {
+export function tusErrorAnswer(error: unknown): PlainAnswer {
   const known = isFileBridgeError(error) ? error : new FileBridgeError("STORAGE_ERROR", "Internal error");
   const status = tusStatusOf(known);
   // The files extension's reason (`digestMismatch`, `maxSizeExceeded`, …) travels with the code.
@@ -93,19 +94,19 @@ export function tusErrorResponse(error: unknown): Response {
   };
   const headers: Record<string, string> = { ...JSON_HEADERS, "tus-resumable": TUS_VERSION };
   if (status === TUS_STATUS.preconditionFailed) headers["tus-version"] = TUS_VERSION;
-  return new Response(JSON.stringify(body), { status, headers });
+  return { status, headers, text: JSON.stringify(body) };
 }
 
 /** Refuses a request without `Tus-Resumable: 1.0.0` (412, with `Tus-Version`). */
-export function assertTusResumable(request: Request): void {
-  if (request.headers.get("tus-resumable")?.trim() !== TUS_VERSION) {
+export function assertTusResumable(request: RequestView): void {
+  if (request.header("tus-resumable")?.trim() !== TUS_VERSION) {
     throw tusError("INVALID_REQUEST", `Tus-Resumable must be ${TUS_VERSION}`, TUS_STATUS.preconditionFailed);
   }
 }
 
 /** A non-negative integer header (`Upload-Length`, `Upload-Offset`); `undefined` when absent. */
-export function integerHeader(request: Request, name: string): number | undefined {
-  const value = request.headers.get(name);
+export function integerHeader(request: RequestView, name: string): number | undefined {
+  const value = request.header(name);
   if (value === null) return undefined;
   const trimmed = value.trim();
   const parsed = Number(trimmed);

@@ -6,6 +6,8 @@
  * an unknown one (404), and the URL carries the signed ticket and a random id, never the scope.
  */
 import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
+import { type PlainAnswer, type RequestView, webRequestView } from "../../http/request-view.js";
+import { textResponse } from "../../internal/text-response.js";
 import { parseMediaType } from "../../media/media-type.js";
 import { checkDeclaredLength } from "../declared-file.js";
 import type { UploadHandler, UploadRequestContext } from "../handler-types.js";
@@ -24,9 +26,9 @@ import {
   TUS_PATCH_TYPE,
   TUS_STATUS,
   TUS_VERSION,
+  tusAnswer,
   tusError,
-  tusErrorResponse,
-  tusResponse,
+  tusErrorAnswer,
 } from "./protocol.js";
 import {
   awaitingCommit,
@@ -52,12 +54,13 @@ import { claimStaging, releaseStaging } from "./staging-ledger.js";
 const SWEEP_EVERY_MS = 60_000;
 
 /**
- * The tus handler. `handle` never throws: refusals are answered with their tus status.
+ * The tus handler. `handle` and `answer` never throw: refusals are answered with their tus status.
  *
  * @example
  * ```ts
  * const tus = new TusUploadHandler(tusService(config, { staging: fsTusStaging("/srv/tus") }));
  * const response = await tus.handle(request, ctx); // ctx.segments: [token] or [token, id]
+ * const answer = await tus.answer(view, ctx); // the same on a request view: status, headers, text
  * ```
  */
 export class TusUploadHandler implements UploadHandler {
@@ -75,6 +78,26 @@ export class TusUploadHandler implements UploadHandler {
   }
 
   async handle(request: Request, ctx: UploadRequestContext): Promise<Response> {
+    const answer = await this.#answer(
+      webRequestView(request, new URL(request.url)),
+      ctx,
+      request.body !== null,
+    );
+    // A bodiless answer keeps a `null` body (a 204 or 304 may have no other).
+    const init = { status: answer.status, headers: answer.headers };
+    return answer.text === "" ? new Response(null, init) : textResponse(answer.text, init);
+  }
+
+  /**
+   * The tus request on a request view (the Node adapter's native path calls this directly, with the
+   * `IncomingMessage` as `ctx.body`): a plain status, headers and text, no web object made unless a
+   * hook asks for the request (`view.web()`). Every method but `GET` and `HEAD` may carry a body.
+   */
+  async answer(view: RequestView, ctx: UploadRequestContext): Promise<PlainAnswer> {
+    return this.#answer(view, ctx, view.method !== "GET" && view.method !== "HEAD");
+  }
+
+  async #answer(request: RequestView, ctx: UploadRequestContext, hasBody: boolean): Promise<PlainAnswer> {
     try {
       const method = methodOf(request);
       if (method === "OPTIONS") return await this.#discovery(ctx.segments[0] as string);
@@ -88,7 +111,7 @@ export class TusUploadHandler implements UploadHandler {
       if (id === undefined) {
         if (method !== "POST")
           throw new FileBridgeError("METHOD_NOT_ALLOWED", "Use POST to create an upload");
-        return await this.#create(request, ctx, ticket);
+        return await this.#create(request, ctx, ticket, hasBody);
       }
       if (!isUploadId(id)) throw noSuchUpload();
       if (method === "PATCH") return await this.#patch(request, ctx, ticket, id);
@@ -96,7 +119,7 @@ export class TusUploadHandler implements UploadHandler {
       throw new FileBridgeError("METHOD_NOT_ALLOWED", "Use HEAD, PATCH or DELETE on an upload");
     } catch (error) {
       if (!isFileBridgeError(error) || error.status >= 500) ctx.report(error);
-      return tusErrorResponse(error);
+      return tusErrorAnswer(error);
     }
   }
 
@@ -107,7 +130,12 @@ export class TusUploadHandler implements UploadHandler {
    * After the commit used the ticket up, the token that completed the upload still reads this
    * (until the ticket expires), so a client that lost the final reply learns its upload is stored.
    */
-  async #head(request: Request, ctx: UploadRequestContext, token: string, id: string): Promise<Response> {
+  async #head(
+    request: RequestView,
+    ctx: UploadRequestContext,
+    token: string,
+    id: string,
+  ): Promise<PlainAnswer> {
     const service = this.#service;
     let ticket: TusTicket;
     try {
@@ -169,7 +197,7 @@ export class TusUploadHandler implements UploadHandler {
    * 1.0 sets `Tus-Max-Size` only for "a known hard limit", and no upload is allowed at all then;
    * the routes' `maxBytes` is no such limit either (a ticket's own cap replaces it).
    */
-  async #discovery(token: string): Promise<Response> {
+  async #discovery(token: string): Promise<PlainAnswer> {
     const headers: Record<string, string> = {
       "tus-version": TUS_VERSION,
       "tus-extension": TUS_EXTENSIONS,
@@ -177,29 +205,35 @@ export class TusUploadHandler implements UploadHandler {
     };
     const ticket = await verifyTusTicket(this.#service, token).catch(() => undefined);
     if (ticket) headers["tus-max-size"] = String(ticket.limits.maxBytes);
-    return tusResponse(204, headers);
+    return tusAnswer(204, headers);
   }
 
-  async #create(request: Request, ctx: UploadRequestContext, ticket: TusTicket): Promise<Response> {
+  async #create(
+    request: RequestView,
+    ctx: UploadRequestContext,
+    ticket: TusTicket,
+    hasBody: boolean,
+  ): Promise<PlainAnswer> {
     const service = this.#service;
     if (service.now() - this.#lastSweep > SWEEP_EVERY_MS) void this.sweep().catch((e) => ctx.report(e));
-    const concat = parseUploadConcat(request.headers.get("upload-concat"));
-    const rawMetadata = request.headers.get("upload-metadata") ?? undefined;
+    const concat = parseUploadConcat(request.header("upload-concat"));
+    const rawMetadata = request.header("upload-metadata") ?? undefined;
     const metadata = parseUploadMetadata(rawMetadata ?? null);
     await checkRateLimit(
       service.config,
       { action: "upload", route: "ticket", scope: ticket.limits.scope, ticketId: ticket.verified.fileId },
       request,
     );
-    const url = new URL(request.url);
+    // A copy: the view's URL is shared.
+    const url = new URL(request.url.href);
     url.search = "";
     const expires = { "upload-expires": httpDate(ticket.expiresAt) };
     if (concat?.kind === "final") {
       const made = await createFinalUpload(service, ctx, ticket, url, concat.urls, rawMetadata, metadata);
-      return tusResponse(201, { ...expires, location: `${url.href}/${made.id}`, ...handleHeader(made) });
+      return tusAnswer(201, { ...expires, location: `${url.href}/${made.id}`, ...handleHeader(made) });
     }
     const length = integerHeader(request, "upload-length");
-    const deferred = request.headers.get("upload-defer-length")?.trim();
+    const deferred = request.header("upload-defer-length")?.trim();
     if (deferred !== undefined && deferred !== "1") {
       throw tusError("INVALID_REQUEST", "Upload-Defer-Length must be 1");
     }
@@ -214,8 +248,8 @@ export class TusUploadHandler implements UploadHandler {
     });
     const headers: Record<string, string> = { ...expires, location: `${url.href}/${id}` };
     // creation-with-upload: a body in the creation request is the first chunk.
-    const media = parseMediaType(request.headers.get("content-type"));
-    if (media?.essence === TUS_PATCH_TYPE && request.body !== null) {
+    const media = parseMediaType(request.header("content-type"));
+    if (media?.essence === TUS_PATCH_TYPE && hasBody) {
       const written = await this.#locked(id, (current) =>
         writeBody(service, ctx, request, ticket, id, current, undefined),
       ).catch((error: unknown) => {
@@ -224,9 +258,8 @@ export class TusUploadHandler implements UploadHandler {
         throw error;
       });
       if (written instanceof FileBridgeError) {
-        const refused = tusErrorResponse(written);
-        refused.headers.set("location", headers.location as string);
-        return refused;
+        const refused = tusErrorAnswer(written);
+        return { ...refused, headers: { ...refused.headers, location: headers.location as string } };
       }
       headers["upload-offset"] = String(written.record.offset);
       Object.assign(headers, handleHeader(written));
@@ -237,18 +270,18 @@ export class TusUploadHandler implements UploadHandler {
       );
       Object.assign(headers, handleHeader(written));
     }
-    return tusResponse(201, headers);
+    return tusAnswer(201, headers);
   }
 
   async #patch(
-    request: Request,
+    request: RequestView,
     ctx: UploadRequestContext,
     ticket: TusTicket,
     id: string,
-  ): Promise<Response> {
+  ): Promise<PlainAnswer> {
     const service = this.#service;
     await ownedRecord(service, ticket, id);
-    if (parseMediaType(request.headers.get("content-type"))?.essence !== TUS_PATCH_TYPE) {
+    if (parseMediaType(request.header("content-type"))?.essence !== TUS_PATCH_TYPE) {
       throw tusError(
         "UNSUPPORTED_MEDIA_TYPE",
         `A PATCH body must be ${TUS_PATCH_TYPE}`,
@@ -258,7 +291,7 @@ export class TusUploadHandler implements UploadHandler {
     const offset = integerHeader(request, "upload-offset");
     if (offset === undefined) throw tusError("INVALID_REQUEST", "Upload-Offset is required");
     const length = integerHeader(request, "upload-length");
-    const checksum = parseUploadChecksum(request.headers.get("upload-checksum"));
+    const checksum = parseUploadChecksum(request.header("upload-checksum"));
     const written = await this.#locked(id, async () => {
       const record = await ownedRecord(service, ticket, id);
       if (record.fileId !== undefined || record.parts) {
@@ -276,14 +309,14 @@ export class TusUploadHandler implements UploadHandler {
       }
       return writeBody(service, ctx, request, ticket, id, sized, checksum);
     });
-    return tusResponse(204, {
+    return tusAnswer(204, {
       "upload-offset": String(written.record.offset),
       "upload-expires": httpDate(written.record.expiresAt),
       ...handleHeader(written),
     });
   }
 
-  async #terminate(ticket: TusTicket, id: string): Promise<Response> {
+  async #terminate(ticket: TusTicket, id: string): Promise<PlainAnswer> {
     const service = this.#service;
     await this.#locked(id, async () => {
       const record = await ownedRecord(service, ticket, id);
@@ -297,7 +330,7 @@ export class TusUploadHandler implements UploadHandler {
       await releaseStaging(service, ticket.limits.scope, [id]);
       return record;
     });
-    return tusResponse(204);
+    return tusAnswer(204);
   }
 
   /** Runs `work` holding the upload's lock (423 when another request holds it). */
@@ -325,8 +358,8 @@ function stillCommitting(): FileBridgeError {
 }
 
 /** `X-HTTP-Method-Override` on a `POST` (clients behind proxies that drop `PATCH`/`DELETE`). */
-function methodOf(request: Request): string {
-  const override = request.headers.get("x-http-method-override")?.trim().toUpperCase();
+function methodOf(request: RequestView): string {
+  const override = request.header("x-http-method-override")?.trim().toUpperCase();
   if (request.method === "POST" && override && ["PATCH", "DELETE", "HEAD"].includes(override))
     return override;
   return request.method;
@@ -360,7 +393,7 @@ function handleHeader(written: {
   return { "upload-handle": written.committed.handle, "upload-sha256": written.committed.file.sha256 };
 }
 
-function headResponse(record: TusRecord, request: Request): Response {
+function headResponse(record: TusRecord, request: RequestView): PlainAnswer {
   const headers: Record<string, string> = {
     "upload-offset": String(record.fileId !== undefined ? (record.length ?? record.offset) : record.offset),
     "upload-expires": httpDate(record.expiresAt),
@@ -374,10 +407,10 @@ function headResponse(record: TusRecord, request: Request): Response {
   if (record.rawMetadata) headers["upload-metadata"] = record.rawMetadata;
   if (record.partial) headers["upload-concat"] = "partial";
   if (record.parts) {
-    const base = new URL(request.url);
+    const base = new URL(request.url.href);
     base.search = "";
     const prefix = base.href.slice(0, base.href.lastIndexOf("/"));
     headers["upload-concat"] = `final;${record.parts.map((part) => `${prefix}/${part}`).join(" ")}`;
   }
-  return tusResponse(200, headers);
+  return tusAnswer(200, headers);
 }
