@@ -42,16 +42,14 @@ export async function startTus(
   const stagingDir = join(dir, "staging");
   const store = fsStore(join(dir, "store"), { sweepInterval: 0 });
   const state = overrides.state ?? memoryState({ now: clock });
-  // Listen first, so the minter's URLs carry the real origin.
-  let routes: ((request: Request) => Promise<Response | undefined>) | undefined;
-  const server: Server = createServer(
-    toNodeHandler((request) => (routes as NonNullable<typeof routes>)(request)),
-  );
+  // Listen first, so the minter's URLs carry the real origin; the routes themselves serve it once
+  // made (`toNodeHandler` takes its native tus path for them).
+  const server: Server = createServer();
   const origin = await listen(server);
   const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: origin, state, now: clock });
   const stored: StoredFile[] = [];
   const progress: TusProgress[] = [];
-  routes = createFileRoutes({
+  const routes = createFileRoutes({
     store,
     minter,
     state,
@@ -62,6 +60,7 @@ export async function startTus(
     tus: { staging: fsTusStaging(stagingDir), onProgress: (event) => progress.push(event), now: clock },
     ...overrides,
   });
+  server.on("request", toNodeHandler(routes));
   let next = 0;
   return {
     origin,
