@@ -143,9 +143,12 @@ export async function checkRateLimit(
 ): Promise<void> {
   if (!config.rateLimit) return;
   let info: UploadRateLimitInfo;
-  if (request instanceof Request) info = { ...fields, request };
-  else {
-    const view = request;
+  // A view is told by its `header` (not `instanceof Request`: reading the global `Request` loads
+  // Node's fetch implementation, which the native paths never need).
+  if (typeof (request as Partial<RequestView>).header !== "function") {
+    info = { ...fields, request: request as Request };
+  } else {
+    const view = request as RequestView;
     info = { ...fields } as UploadRateLimitInfo;
     Object.defineProperty(info, "request", { enumerable: true, configurable: true, get: () => view.web() });
   }

@@ -40,6 +40,8 @@ let web: Server;
 let nativeOrigin: string;
 let webOrigin: string;
 let stored: StoredFile[];
+/** The scopes a creation asked the rate limit about (a hook that never reads `info.request`). */
+let limited: string[];
 let next = 0;
 
 /** Web objects made while a native request was served, by class. */
@@ -57,12 +59,17 @@ beforeEach(async () => {
   webOrigin = await listen(web);
   minter = new SignedUrlMinter({ secret: SECRET, baseUrl: nativeOrigin, state });
   stored = [];
+  limited = [];
   routes = createFileRoutes({
     store,
     minter,
     state,
     allowedOrigins: [APP],
     onStored: (file) => void stored.push(file),
+    rateLimit: (info) => {
+      limited.push(info.scope);
+      return true;
+    },
     tus: { staging: fsTusStaging(join(dir, "staging")) },
   });
   native.on("request", toNodeHandler(routes));
@@ -261,6 +268,8 @@ function comparable(reply: Reply, origin: string) {
 describe("tus through the Node adapter, with no web Request or Response", () => {
   it("a whole client flow: no web objects, the web path's answers, the bytes sent stored", async () => {
     const nativeSteps = await flow(nativeOrigin, true);
+    // Both creations that passed CORS asked the rate limit, and made no web object doing so.
+    expect(limited).toEqual(["s1", "s1"]);
     expect(stored).toHaveLength(1);
     const stream = await store.read("s1", (stored[0] as StoredFile).id);
     const chunks: Buffer[] = [];
