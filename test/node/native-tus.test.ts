@@ -12,11 +12,13 @@
  * adapter can only serve through a web `Request`). Every answer must be the same, byte for byte,
  * but for the upload's own id, dates and handle.
  */
+import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { toNodeHandler } from "../../src/node/index.js";
 import { createFileRoutes, type FileRoutes } from "../../src/routes/create-file-routes.js";
@@ -284,5 +286,44 @@ describe("tus through the Node adapter, with no web Request or Response", () => 
       const other = webSteps[i] as Step;
       expect(comparable(step.reply, nativeOrigin), step.name).toEqual(comparable(other.reply, webOrigin));
     }
+  });
+
+  it("a tus server on the ./node entry never loads Node's fetch implementation (a process of its own)", async () => {
+    const src = (path: string) => JSON.stringify(new URL(`../../src/${path}`, import.meta.url).href);
+    const script = `
+      const { createServer, request } = await import("node:http");
+      const m = await import(${src("node/index.ts")});
+      const dir = ${JSON.stringify(join(dir, "child"))};
+      const state = m.memoryState();
+      const server = createServer();
+      await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const origin = "http://127.0.0.1:" + server.address().port;
+      const minter = new m.SignedUrlMinter({ secret: ${JSON.stringify(SECRET)}, baseUrl: origin, state });
+      const tus = { staging: m.fsTusStaging(dir + "/staging") };
+      const routes = m.createFileRoutes({ store: m.fsStore(dir + "/store", { sweepInterval: 0 }), minter, state, tus });
+      server.on("request", m.toNodeHandler(routes));
+      const send = (url, method, headers, body) => new Promise((resolve, reject) => {
+        const req = request(url, { method, headers, agent: false }, (res) => { res.resume(); res.on("end", () => resolve(res)); });
+        req.on("error", reject);
+        req.end(body);
+      });
+      const { token } = await minter.mint({ scope: "s1", fileId: "f1", action: "upload", ttl: "1h" });
+      const url = origin + "/files/tus/" + token;
+      const tusResumable = { "tus-resumable": "1.0.0" };
+      const created = await send(url, "POST", { ...tusResumable, "upload-length": "1000" });
+      const upload = new URL(created.headers.location, url).href;
+      const patched = await send(upload, "PATCH", { ...tusResumable, "content-type": "application/offset+octet-stream", "upload-offset": "0" }, Buffer.alloc(1000, 7));
+      const head = await send(upload, "HEAD", tusResumable);
+      const undici = process.moduleLoadList.some((name) => name.includes("undici"));
+      console.log(JSON.stringify([created.statusCode, patched.statusCode, head.statusCode, patched.headers["upload-sha256"], undici]));
+      server.close();
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { timeout: 20_000 },
+    );
+    const sha = createHash("sha256").update(Buffer.alloc(1000, 7)).digest("hex");
+    expect(JSON.parse(stdout.trim())).toEqual([201, 204, 200, sha, false]);
   });
 });
