@@ -46,11 +46,11 @@ const downloadAnswers = new WeakMap<object, NodeDownloadAnswer>();
 const forbiddenMethodAnswers = new WeakMap<object, (pathname: string) => Response | undefined>();
 const responseBodies = new WeakMap<Response, NodeResponseBody>();
 const uploadAnswers = new WeakMap<object, NodeUploadAnswer>();
-const tusAnswers = new WeakMap<object, NodeUploadAnswer>();
 
 /**
- * A handler's native answer to an upload `PUT` through the Node adapter: a plain answer, or
- * `undefined` when the request is not one it serves this way (the adapter then takes the web path;
+ * A handler's native answer to a request with a body through the Node adapter (a ticket `PUT`, a
+ * tus request of any method): a plain answer, or `undefined` when the request is not one it serves
+ * this way (the adapter then takes the web path;
  * nothing of the request was read).
  */
 export type NodeUploadAnswer = (
@@ -68,27 +68,14 @@ export function nodeDownloadAnswer(handler: object): NodeDownloadAnswer | undefi
   return downloadAnswers.get(handler);
 }
 
-/** Registers, for a handler made by `createFileRoutes()`, its native upload `PUT` answer. */
+/** Registers, for a handler made by `createFileRoutes()`, its native upload answer. */
 export function setNodeUploadAnswer(handler: object, answer: NodeUploadAnswer): void {
   uploadAnswers.set(handler, answer);
 }
 
-/** A registered handler's native upload `PUT` answer; `undefined` when it has none. */
+/** A registered handler's native upload answer; `undefined` when it has none. */
 export function nodeUploadAnswer(handler: object): NodeUploadAnswer | undefined {
   return uploadAnswers.get(handler);
-}
-
-/**
- * Registers, for a handler made by `createFileRoutes()` with tus on, its native answer to a tus
- * request (any method; the same shape as the upload `PUT` answer, `undefined` for other routes).
- */
-export function setNodeTusAnswer(handler: object, answer: NodeUploadAnswer): void {
-  tusAnswers.set(handler, answer);
-}
-
-/** A registered handler's native tus answer; `undefined` when it has none. */
-export function nodeTusAnswer(handler: object): NodeUploadAnswer | undefined {
-  return tusAnswers.get(handler);
 }
 
 /**

@@ -11,7 +11,6 @@ import {
   type NodeDownloadAnswer,
   type NodeUploadAnswer,
   nodeDownloadAnswer,
-  nodeTusAnswer,
   nodeUploadAnswer,
   requestBodyAsNode,
   setNodeRequestBody,
@@ -200,13 +199,11 @@ async function serve(
     return;
   }
 
-  const native = method === "PUT" ? nodeUploadAnswer(handler) : undefined;
-  if (native && (await serveNativeUpload(native, req, res, aborter, fallbackOrigin, onError, method))) return;
   const download = method === "GET" || method === "HEAD" ? nodeDownloadAnswer(handler) : undefined;
   if (download && (await serveNativeDownload(download, req, res, aborter, fallbackOrigin, onError))) return;
-  // tus (POST, HEAD, PATCH, DELETE, OPTIONS under `tus/`): the upload path's writing, any method.
-  const tus = method !== "GET" && method !== "PUT" ? nodeTusAnswer(handler) : undefined;
-  if (tus && (await serveNativeUpload(tus, req, res, aborter, fallbackOrigin, onError, method))) return;
+  // A ticket PUT, or a tus request (POST, HEAD, PATCH, DELETE, OPTIONS under `tus/`).
+  const native = method !== "GET" ? nodeUploadAnswer(handler) : undefined;
+  if (native && (await serveNativeUpload(native, req, res, aborter, fallbackOrigin, onError, method))) return;
 
   let request: Request;
   try {

@@ -21,7 +21,6 @@ import {
   requestBodyAsWeb,
   setForbiddenMethodAnswer,
   setNodeDownloadAnswer,
-  setNodeTusAnswer,
   setNodeUploadAnswer,
 } from "../http/node-fast-path.js";
 import { type PlainAnswer, type RequestView, webRequestView } from "../http/request-view.js";
@@ -173,88 +172,71 @@ export function createFileRoutes(options: FileRoutesOptions): FileRoutes {
     return matched ? methodNotAllowed(matched.allow, undefined, matched.route) : undefined;
   });
 
-  // The Node adapter's native path for a ticket PUT: the same steps as `routes` and `answer` (CORS,
-  // token, the ticket handler, errors, CORS headers) on the `IncomingMessage`, with no web `Request`
-  // or `Response` unless a hook asks for the request. `undefined`: not this route, take the web path.
-  const ticketPut = async (
-    view: RequestView,
-    body: () => Readable | null,
-  ): Promise<PlainAnswer | undefined> => {
-    const matched = match(view.url.pathname);
-    // An upload page decides from the web `Request` whether it wants one: the web path serves it.
-    if (matched?.route !== "upload" || view.method !== "PUT" || config.uploadPage) return undefined;
-    const cors = config.cors ?? SAME_ORIGIN_ONLY;
-    const gate = await corsGate(config, cors, view);
-    if ("refusal" in gate) return gate.refusal;
-    const { verdict } = gate;
-    let answer: PlainAnswer;
-    try {
-      const token = matched.rest[0] as string;
-      if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
-      const { uploads, uploadContext } = await handlers();
-      answer = await uploads.upload.answer(view, uploadContext(config, body, matched.rest));
-    } catch (error) {
-      if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
-      answer = errorAnswer(error);
-    }
-    return withCorsRecord(answer, cors, verdict);
-  };
-  setNodeUploadAnswer(routes, ticketPut);
-
-  // The Node adapter's native path for a download (`GET`/`HEAD`): the same steps as `routes` and
-  // `answer` (CORS, token, the download, errors, CORS headers) with no web `Request` or `Response`,
-  // the store's stream written by the adapter. `undefined`: not this route, take the web path.
-  const downloadGet = async (view: RequestView): Promise<DownloadAnswer | undefined> => {
-    const matched = match(view.url.pathname);
-    if (matched?.route !== "download" || (view.method !== "GET" && view.method !== "HEAD")) return undefined;
-    const cors = config.cors ?? SAME_ORIGIN_ONLY;
-    const gate = await corsGate(config, cors, view);
-    if ("refusal" in gate) return gate.refusal;
-    let answer: DownloadAnswer;
-    try {
-      const token = matched.rest[0] as string;
-      if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
-      const { downloadAnswer } = await handlers();
-      answer = await downloadAnswer(config, view, token);
-    } catch (error) {
-      if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
-      answer = errorAnswer(error);
-    }
-    return withCorsRecord(answer, cors, gate.verdict);
-  };
-  setNodeDownloadAnswer(routes, downloadGet);
-
-  // The Node adapter's native path for a tus request (any method under `tus/`): the same steps as
-  // `routes` and `answer` (CORS and its preflight, the method, the token, the tus handler, errors,
-  // CORS headers) with no web `Request` or `Response` unless a hook asks for the request.
-  // `undefined`: not a tus route, or a method the route refuses (the web path answers its 405).
-  if (tus) {
-    const tusNative = async (
+  /**
+   * A native answer of one route, for the Node adapter: the same steps as `routes` and `answer` (CORS
+   * and, with `preflight`, its preflight; the method; the token; `serve`; errors; CORS headers) on a
+   * request view, with no web `Request` or `Response` unless a hook asks for the request.
+   * `undefined` (the web path answers) when `takes` does not take the match, or, after CORS, when the
+   * route does not accept the method (its 405).
+   */
+  const nativeAnswer =
+    <A extends PlainAnswer>(
+      takes: (matched: RouteMatch, view: RequestView) => boolean,
+      serve: (view: RequestView, matched: RouteMatch, body: () => Readable | null) => Promise<A>,
+      preflight = false,
+    ) =>
+    async (
       view: RequestView,
-      body: () => Readable | null,
-    ): Promise<PlainAnswer | undefined> => {
+      body: () => Readable | null = () => null,
+    ): Promise<A | PlainAnswer | undefined> => {
       const matched = match(view.url.pathname);
-      if (matched?.route !== "tus") return undefined;
+      if (!matched || !takes(matched, view)) return undefined;
       const cors = config.cors ?? SAME_ORIGIN_ONLY;
       const gate = await corsGate(config, cors, view);
       if ("refusal" in gate) return gate.refusal;
       const { verdict } = gate;
-      if (verdict.kind === "allowed" && isPreflight(view)) return preflightAnswer(verdict.allowOrigin);
+      if (preflight && verdict.kind === "allowed" && isPreflight(view))
+        return preflightAnswer(verdict.allowOrigin);
       if (!matched.allow.split(", ").includes(view.method)) return undefined;
-      let answer: PlainAnswer;
+      let answer: A | PlainAnswer;
       try {
-        const token = matched.rest[0] as string;
-        if (!TOKEN_SEGMENT.test(token)) throw invalidToken();
-        const { uploadContext } = await handlers();
-        answer = await tus.answer(view, uploadContext(config, body, matched.rest));
+        if (!TOKEN_SEGMENT.test(matched.rest[0] as string)) throw invalidToken();
+        answer = await serve(view, matched, body);
       } catch (error) {
         if (!isFileBridgeError(error) || error.status >= 500) report(config, error);
         answer = errorAnswer(error);
       }
       return withCorsRecord(answer, cors, verdict);
     };
-    setNodeTusAnswer(routes, tusNative);
-  }
+
+  // A ticket PUT (an upload page decides from the web `Request` whether it wants one: the web path
+  // serves it then), or a tus request, any method (`X-HTTP-Method-Override` included).
+  const ticketPut = nativeAnswer(
+    ({ route }, view) => route === "upload" && view.method === "PUT" && !config.uploadPage,
+    async (view, { rest }, body) => {
+      const { uploads, uploadContext } = await handlers();
+      return uploads.upload.answer(view, uploadContext(config, body, rest));
+    },
+  );
+  const tusRequest =
+    tus &&
+    nativeAnswer(
+      ({ route }) => route === "tus",
+      async (view, { rest }, body) => tus.answer(view, (await handlers()).uploadContext(config, body, rest)),
+      true,
+    );
+  setNodeUploadAnswer(
+    routes,
+    async (view, body) => (await ticketPut(view, body)) ?? tusRequest?.(view, body),
+  );
+  // A download (`GET`/`HEAD`): the store's stream is written by the adapter.
+  setNodeDownloadAnswer(
+    routes,
+    nativeAnswer<DownloadAnswer>(
+      ({ route }) => route === "download",
+      async (view, { rest }) => (await handlers()).downloadAnswer(config, view, rest[0] as string),
+    ),
+  );
   return routes;
 }
 
