@@ -243,14 +243,18 @@ describe.each(["v1", "v2"] as const)("pandoc-converter example on SDK %s", (sdk)
     },
   );
 
-  it("a non-zip body named .docx is UNSUPPORTED_MEDIA_TYPE, not pandoc's unpack error", async (ctx) => {
-    needPandoc(ctx);
-    const client = await inMemory();
-    const result = await call(client, "convert-contents-base64", {
+  /** Asks to convert a plain-text body named `.docx` (not a zip): a refused input. */
+  const convertFakeDocx = (client: Client) =>
+    call(client, "convert-contents-base64", {
       filename: "fake.docx",
       content_base64: Buffer.from("this is plain text, not a zip").toString("base64"),
       to: "markdown",
     });
+
+  it("a non-zip body named .docx is UNSUPPORTED_MEDIA_TYPE, not pandoc's unpack error", async (ctx) => {
+    needPandoc(ctx);
+    const client = await inMemory();
+    const result = await convertFakeDocx(client);
     expect(result.isError).toBe(true);
     expect(text(result)).toContain("UNSUPPORTED_MEDIA_TYPE");
     expect(text(result)).not.toContain("unpack");
@@ -261,11 +265,7 @@ describe.each(["v1", "v2"] as const)("pandoc-converter example on SDK %s", (sdk)
   it("close() leaves the temp folder quiet after a refused input: removed without retries", async (ctx) => {
     needPandoc(ctx);
     const client = await inMemory();
-    const result = await call(client, "convert-contents-base64", {
-      filename: "fake.docx",
-      content_base64: Buffer.from("this is plain text, not a zip").toString("base64"),
-      to: "markdown",
-    });
+    const result = await convertFakeDocx(client);
     expect(text(result)).toContain("UNSUPPORTED_MEDIA_TYPE");
     await converter?.close();
     converter = undefined;

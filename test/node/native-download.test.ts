@@ -8,61 +8,26 @@
  * here against what the web path answers: 200, 206, HEAD, 304, 416, 401, and CORS headers.
  */
 import { randomBytes } from "node:crypto";
-import { request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StoredFile } from "../../src/storage/types.js";
 import { useDownloadServer } from "./download-server.js";
-
-const WEB_CLASSES = ["Request", "Response", "Headers"] as const;
+import { type Reply, send, WebObjects } from "./raw-request.js";
 
 const live = useDownloadServer("mfb-native-download-", { allowedOrigins: ["https://app.example"] });
 let file: StoredFile;
 const content = randomBytes(300_000);
 /** Web objects made while a download was served, by class. */
-let made: Record<(typeof WEB_CLASSES)[number], number>;
-const originals = new Map<string, unknown>();
+const webObjects = new WebObjects();
 
 beforeEach(async () => {
   file = await live.store.put(content, { scope: "s1", name: "report.bin" });
-  made = { Request: 0, Response: 0, Headers: 0 };
-  // Counting subclasses in place of the globals while the test runs: whatever makes one is counted.
-  for (const name of WEB_CLASSES) {
-    const original = globalThis[name] as unknown as new (...args: unknown[]) => object;
-    originals.set(name, original);
-    (globalThis as Record<string, unknown>)[name] = class extends original {
-      constructor(...args: unknown[]) {
-        super(...args);
-        made[name] += 1;
-      }
-    };
-  }
+  webObjects.reset();
+  webObjects.install();
 });
 
 afterEach(() => {
-  for (const [name, original] of originals) (globalThis as Record<string, unknown>)[name] = original;
+  webObjects.restore();
 });
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/** One request from node:http (not fetch, which makes web objects of its own in this process). */
-function send(url: string, method = "GET", headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 /** The same request through the web path (`routes` called with a `Request`), for comparison. */
 async function throughWeb(url: string, method = "GET", headers: Record<string, string> = {}): Promise<Reply> {
@@ -78,7 +43,7 @@ async function throughWeb(url: string, method = "GET", headers: Record<string, s
 }
 
 const link = async () => (await live.minter.downloadUrl(file)).url;
-const noWebObjects = () => expect(made).toEqual({ Request: 0, Response: 0, Headers: 0 });
+const noWebObjects = () => expect(webObjects.made).toEqual({ Request: 0, Response: 0, Headers: 0 });
 /** The headers both paths must agree on (the Node side adds date, connection, keep-alive). */
 const SHARED = [
   "content-type",
@@ -127,7 +92,7 @@ describe("downloads through the Node adapter, with no web Request or Response", 
       if (status === 416) expect(JSON.parse(reply.body.toString()).error.code).toBe("RANGE_NOT_SATISFIABLE");
       const web = await throughWeb(url, method, headers);
       expect(shared(reply)).toEqual(shared(web));
-      made = { Request: 0, Response: 0, Headers: 0 };
+      webObjects.reset();
     }
     // Only the 200-free GET of the range sent bytes: one event, for its 1,000 bytes.
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -15,7 +15,7 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -28,10 +28,10 @@ import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, StoredFile } from "../../src/storage/types.js";
 import { fsTusStaging } from "../../src/uploads/tus/fs-staging.js";
 import { close, listen } from "../http/server-helpers.js";
+import { type Reply, send, WebObjects } from "./raw-request.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const APP = "https://app.example";
-const WEB_CLASSES = ["Request", "Response", "Headers"] as const;
 
 let dir: string;
 let store: FileStore;
@@ -47,9 +47,7 @@ let limited: string[];
 let next = 0;
 
 /** Web objects made while a native request was served, by class. */
-let made: Record<(typeof WEB_CLASSES)[number], number>;
-const originals = new Map<string, unknown>();
-let counting = false;
+const webObjects = new WebObjects();
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "mfb-native-tus-"));
@@ -80,52 +78,17 @@ beforeEach(async () => {
     "request",
     toNodeHandler((request) => routes(request)),
   );
-  made = { Request: 0, Response: 0, Headers: 0 };
-  for (const name of WEB_CLASSES) {
-    const original = globalThis[name] as unknown as new (...args: unknown[]) => object;
-    originals.set(name, original);
-    (globalThis as Record<string, unknown>)[name] = class extends original {
-      constructor(...args: unknown[]) {
-        super(...args);
-        if (counting) made[name] += 1;
-      }
-    };
-  }
+  webObjects.reset();
+  webObjects.counting = false;
+  webObjects.install();
 });
 
 afterEach(async () => {
-  for (const [name, original] of originals) (globalThis as Record<string, unknown>)[name] = original;
+  webObjects.restore();
   await close(native);
   await close(web);
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 });
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/** One request from node:http (not fetch, which makes web objects of its own in this process). */
-function send(
-  url: string,
-  method: string,
-  headers: Record<string, string> = {},
-  body?: Buffer,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 async function endpoint(origin: string): Promise<string> {
   next += 1;
@@ -165,11 +128,11 @@ async function flow(origin: string, count: boolean): Promise<Step[]> {
     headers: Record<string, string>,
     body?: Buffer,
   ) => {
-    counting = count;
+    webObjects.counting = count;
     const reply = await send(url, method, headers, body);
-    counting = false;
+    webObjects.counting = false;
     if (count)
-      expect(made, `${name}: no web Request, Response or Headers`).toEqual({
+      expect(webObjects.made, `${name}: no web Request, Response or Headers`).toEqual({
         Request: 0,
         Response: 0,
         Headers: 0,
