@@ -1,13 +1,12 @@
 /**
  * The claim checks of signed URL tokens: the binding a caller gives to `mint` and `verify` (action,
  * file id, extra claims), the token's shape before its signature is checked, and the claims this
- * package writes, read back from a signature-checked payload.
+ * package writes (read back from a signature-checked payload by minter-keys.ts).
  */
 import type { JWTPayload } from "jose";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { assertScope } from "../scope/scope.js";
-import type { ScopeSeal } from "./scope-seal.js";
-import type { SignedAction, SignedClaimValue, VerifiedToken, VerifyOptions } from "./types.js";
+import type { SignedAction, SignedClaimValue, VerifyOptions } from "./types.js";
 
 const MAX_TOKEN_LENGTH = 8192;
 const MAX_ID_LENGTH = 256;
@@ -81,7 +80,7 @@ export function checkExtraClaims(claims: unknown): Record<string, SignedClaimVal
 }
 
 /** The `ext` claim of a verified payload, held to the same rules as at mint time; `null` when it breaks them. */
-function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | null {
+export function readExtraClaims(value: unknown): Record<string, SignedClaimValue> | null {
   if (value === undefined) return {};
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
   const entries = Object.entries(value);
@@ -147,46 +146,4 @@ export interface BridgeClaims extends JWTPayload {
   act: SignedAction;
   one?: true;
   ext?: Record<string, SignedClaimValue>;
-}
-
-/**
- * This package's claims of a signature-checked payload: shape, sealed scope (opened with
- * `seal`, the scope seal of the token's `kid`), `iat` (not after `now` + `toleranceMs`) and `exp`.
- */
-export function readBridgeClaims(
-  payload: JWTPayload,
-  kid: string,
-  now: number,
-  seal: ScopeSeal,
-  toleranceMs: number,
-): VerifiedToken {
-  const { scs, fid, act, one, jti, iat, exp } = payload as Partial<BridgeClaims>;
-  const extra = readExtraClaims(payload.ext);
-  const scp = typeof scs === "string" ? seal.open(scs) : null;
-  if (
-    scp === null ||
-    typeof fid !== "string" ||
-    (act !== "download" && act !== "upload") ||
-    (one !== undefined && one !== true) ||
-    typeof jti !== "string" ||
-    jti.length === 0 ||
-    typeof iat !== "number" ||
-    typeof exp !== "number" ||
-    extra === null
-  ) {
-    throw invalidToken("The token's claims are malformed.");
-  }
-  if (iat * 1000 > now + toleranceMs) throw invalidToken("The token is not valid yet.");
-  if (now >= exp * 1000) throw new FileBridgeError("TOKEN_EXPIRED", "The token has expired.");
-  return {
-    scope: scp,
-    fileId: fid,
-    action: act,
-    jti,
-    kid,
-    iat: iat * 1000,
-    exp: exp * 1000,
-    singleUse: one === true,
-    claims: extra,
-  };
 }

@@ -1,11 +1,12 @@
 /**
  * `SignedUrlMinter`: mints and verifies the signed URL tokens (its options, `mint`, `verify` and
  * `consume`). Its public types live in types.ts, the claim checks in claims.ts, the sealed scope
- * claim in scope-seal.ts.
+ * claim in scope-seal.ts. The keys, the signature and the claims read back from a token are
+ * minter-keys.ts, loaded on the first `mint` or `verify` (issue 39).
  */
-import type { JWTPayload } from "jose";
 import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
+import { firstUse } from "../internal/first-use.js";
 import { DEFAULT_URL_TTL } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
 import { pooledRandomBytes } from "../internal/random-pool.js";
@@ -17,13 +18,9 @@ import {
   assertCanonicalToken,
   assertFileId,
   assertVerifyOptions,
-  type BridgeClaims,
   checkExtraClaims,
-  readBridgeClaims,
 } from "./claims.js";
-import { HmacSha256 } from "./hmac.js";
-import { signHs256, verifyHs256 } from "./hs256.js";
-import { ScopeSeal } from "./scope-seal.js";
+import type { MinterKeys, MinterSecret } from "./minter-keys.js";
 import type {
   DownloadUrlOptions,
   MintedUrl,
@@ -53,6 +50,9 @@ const KID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 const BASE_PATH_PATTERN = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*\/?$/;
 
 const check = optionCheck("SignedUrlMinter");
+
+/** The keys and the signature, loaded on the first `mint` or `verify` (issue 39). */
+const loadKeys = firstUse(() => import("./minter-keys.js"));
 
 function secretBytes(secret: unknown, name: string): Uint8Array<ArrayBuffer> {
   let bytes: Uint8Array<ArrayBuffer>;
@@ -140,11 +140,10 @@ export class SignedUrlMinter {
   readonly scopeRefs: ScopeRefs;
 
   readonly #baseUrl: string | (() => string);
-  /** The HMAC keys by `kid` (synchronous: signing and verifying take no thread-pool trip). */
-  readonly #hmacKeys: ReadonlyMap<string, HmacSha256>;
-  readonly #signingKid: string;
-  /** The scope seals by `kid`. */
-  readonly #seals: ReadonlyMap<string, ScopeSeal>;
+  /** The secrets by `kid`, checked; the first signs. */
+  readonly #secrets: readonly MinterSecret[];
+  /** The HMAC keys and scope seals, built from `#secrets` on the first `mint` or `verify`. */
+  #keys: MinterKeys | undefined;
   readonly #ttlMs: number;
   readonly #toleranceMs: number;
   readonly #state: StateStore | undefined;
@@ -155,7 +154,7 @@ export class SignedUrlMinter {
     const { secret, keys } = options;
     if (secret !== undefined && keys !== undefined)
       throw check.error("secret", "and keys must not both be given");
-    let list: Array<{ kid: string; bytes: Uint8Array<ArrayBuffer> }>;
+    let list: MinterSecret[];
     if (secret !== undefined) {
       list = [{ kid: DEFAULT_KID, bytes: secretBytes(secret, "secret") }];
     } else if (keys !== undefined) {
@@ -201,9 +200,7 @@ export class SignedUrlMinter {
     }
     this.#now = options.now ?? Date.now;
 
-    this.#hmacKeys = new Map(list.map(({ kid, bytes }) => [kid, new HmacSha256(bytes)]));
-    this.#signingKid = (list[0] as { kid: string }).kid;
-    this.#seals = new Map(list.map(({ kid, bytes }) => [kid, new ScopeSeal(bytes)]));
+    this.#secrets = list;
     this.scopeRefs = new ScopeRefs(list.map(({ bytes }) => bytes));
   }
 
@@ -242,6 +239,17 @@ export class SignedUrlMinter {
    */
   now(): number {
     return this.#clock();
+  }
+
+  /**
+   * The keys, loaded and built on the first call (two first calls at once share the one load and
+   * the first build). Callers take `this.#keys` when it is there: after the first call, signing and
+   * verifying wait on nothing.
+   */
+  async #loadedKeys(): Promise<MinterKeys> {
+    const { MinterKeys } = await loadKeys();
+    this.#keys ??= new MinterKeys(this.#secrets);
+    return this.#keys;
   }
 
   #clock(): number {
@@ -291,18 +299,19 @@ export class SignedUrlMinter {
     const iat = Math.floor(now / 1000);
     const exp = Math.floor((now + lifetime) / 1000);
     const jti = pooledRandomBytes(16).toString("base64url");
-    const payload: BridgeClaims = {
-      scs: (this.#seals.get(this.#signingKid) as ScopeSeal).seal(options.scope),
-      fid: options.fileId,
-      act: options.action,
+    const fields = {
+      scope: options.scope,
+      fileId: options.fileId,
+      action: options.action,
+      singleUse,
+      extra,
+      jti,
+      iat,
+      exp,
     };
-    if (singleUse) payload.one = true;
-    if (extra !== undefined) payload.ext = extra;
-
-    const claims: Record<string, unknown> = { ...payload, iss: this.issuer, jti, iat, exp };
-    if (delay > 0) claims.nbf = Math.floor((now + delay) / 1000);
-    const key = this.#hmacKeys.get(this.#signingKid) as HmacSha256;
-    const token = signHs256(claims, key, { typ: SIGNED_URL_TOKEN_TYPE, kid: this.#signingKid });
+    const nbf = delay > 0 ? { nbf: Math.floor((now + delay) / 1000) } : {};
+    const keys = this.#keys ?? (await this.#loadedKeys());
+    const token = keys.sign({ ...fields, ...nbf }, this.issuer, SIGNED_URL_TOKEN_TYPE);
     return {
       url: `${baseUrl}${this.basePath}/${options.action}/${token}`,
       token,
@@ -344,14 +353,9 @@ export class SignedUrlMinter {
     assertVerifyOptions(options);
     assertCanonicalToken(token);
     const now = this.#clock();
-    const { payload, kid } = this.#verifySignature(token, now);
-    const verified = readBridgeClaims(
-      payload,
-      kid,
-      now,
-      this.#seals.get(kid) as ScopeSeal,
-      this.#toleranceMs,
-    );
+    const keys = this.#keys ?? (await this.#loadedKeys());
+    const checks = { typ: SIGNED_URL_TOKEN_TYPE, issuer: this.issuer, now, toleranceMs: this.#toleranceMs };
+    const verified = keys.verify(token, checks);
     if (
       verified.action !== options.action ||
       (options.scope !== undefined && verified.scope !== options.scope) ||
@@ -365,17 +369,6 @@ export class SignedUrlMinter {
       else await this.#claim(verified.jti, verified.exp);
     }
     return verified;
-  }
-
-  /** The signature, `kid`, `typ`, issuer, required claims, `nbf` and expiry, as jose checks them. */
-  #verifySignature(token: string, now: number): { payload: JWTPayload; kid: string } {
-    return verifyHs256(token, this.#hmacKeys, {
-      typ: SIGNED_URL_TOKEN_TYPE,
-      issuer: this.issuer,
-      requiredClaims: ["iat", "exp", "jti"],
-      now,
-      clockToleranceSeconds: Math.floor(this.#toleranceMs / 1000),
-    });
   }
 
   /**
