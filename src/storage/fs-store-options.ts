@@ -10,6 +10,14 @@ import { checkScopeQuota } from "./kit/quota.js";
 import type { AdoptSource, FileStore, PutOptions, ScopeQuota, ScopeUsage, StagedFile } from "./types.js";
 
 /**
+ * Puts that end within this many bytes are read whole, measured in memory and written in one
+ * write instead of a stream pipeline (at most this much memory per put; see `fs-small-writes.ts`).
+ * An adopted file this small is put instead (`fsStore`'s `adopt()` answers `null` before loading
+ * anything).
+ */
+export const SMALL_PUT_BYTES = 64 * 1024;
+
+/**
  * Options of {@link fsStore}.
  *
  * @example

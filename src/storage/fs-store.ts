@@ -1,43 +1,19 @@
 /**
  * `fsStore`: the FileStore driver on the local disk. Its parts live beside it: the options and
- * settings (`fs-store-options.ts`), the on-disk layout and metadata records (`fs-layout.ts`), scope
- * usage and quota (`fs-quota.ts`) and the sweep (`fs-sweep.ts`); this file writes, commits and
- * reads files.
+ * settings (`fs-store-options.ts`), and what its async methods run (`fs-store-work.ts`: writes,
+ * commits, reads and lists), with the on-disk layout and metadata records (`fs-layout.ts`), scope
+ * usage and quota (`fs-quota.ts`), the list index (`fs-list-index.ts`) and the sweep
+ * (`fs-sweep.ts`). This file checks the options and the arguments; the rest is loaded at a store's
+ * first call (issue 39), so making a store at start compiles none of it.
  */
 
-import { link, open, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { Readable } from "node:stream";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
-import {
-  errorCode,
-  FILE_MODE,
-  FsLayout,
-  openFdAsync,
-  storageError,
-  tempPath,
-  unlinkQuiet,
-} from "./fs-layout.js";
-import { FsListIndex } from "./fs-list-index.js";
-import { FsQuota } from "./fs-quota.js";
-import { type FsFileStore, type FsStoreOptions, fsSettings } from "./fs-store-options.js";
-import { fsSweep } from "./fs-sweep.js";
-import { resolveRange } from "./kit/byte-range.js";
-import { fileRangeStream } from "./kit/file-range.js";
-import { FileSha256 } from "./kit/file-sha256.js";
-import {
-  decodeCursor,
-  encodeCursor,
-  isExpired,
-  listKind,
-  listLimit,
-  unrefInterval,
-} from "./kit/list-page.js";
-import { checkMeasured, measureBytes } from "./kit/put-meter.js";
-import { PUT_HEAD_BYTES, planPut, storedFileOf } from "./kit/put-plan.js";
-import { readSmall } from "./kit/put-source.js";
-import { stagedFile } from "./kit/staged-file.js";
-import { loadPutPipeline } from "./load-put-pipeline.js";
+import type { Readable } from "node:stream";
+import { firstUse } from "../internal/first-use.js";
+import { isId } from "../internal/ids.js";
+import { type FsFileStore, type FsStoreOptions, fsSettings, SMALL_PUT_BYTES } from "./fs-store-options.js";
+import type { FsStoreWork } from "./fs-store-work.js";
+import { decodeCursor, listKind, listLimit, unrefInterval } from "./kit/list-page.js";
+import { planPut } from "./kit/put-plan.js";
 import type {
   AdoptSource,
   ByteRange,
@@ -52,26 +28,12 @@ import type {
 
 export type { FsFileStore, FsStoreOptions } from "./fs-store-options.js";
 
-/** Read chunk size: fewer, larger reads for downloads. */
-const READ_HIGH_WATER_MARK = 256 * 1024;
-/**
- * Puts that end within this many bytes are read whole, measured in memory and written in one
- * write instead of a stream pipeline (at most this much memory per put; see `fs-small-writes.ts`).
- */
-const SMALL_PUT_BYTES = 64 * 1024;
-/**
- * Puts up to this size keep their bytes inside the metadata record (one file on disk, written once
- * and renamed into place); `localPath()` writes the bytes out beside it on first use.
- */
-const INLINE_BYTES = 8 * 1024;
-/** Metadata files read at once while listing. */
-const LIST_READ_BATCH = 32;
+/** `fs-store-work.ts`, loaded at the first call of any store; concurrent callers share one load. */
+const loadFsStoreWork = firstUse(() => import("./fs-store-work.js"));
 
-/** A put's verified bytes: where they are (or will be) on disk, or the bytes for an inline record. */
-interface Written {
-  readonly file: StoredFile;
-  readonly data: string;
-  readonly inline?: Uint8Array;
+/** Whether `scope` and `id` can name a stored file at all (else the file is missing, unread). */
+function names(scope: unknown, id: unknown): boolean {
+  return typeof scope === "string" && scope.length > 0 && isId(id);
 }
 
 /**
@@ -99,215 +61,51 @@ interface Written {
  * ```
  */
 export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore {
-  const { root, now, staleMs, sweepMs, quota, smallWrites } = fsSettings(dir, options);
-  const index = new FsListIndex();
-  const layout = new FsLayout(root, now, smallWrites, index);
-  const usage = new FsQuota(layout, quota);
-  const sweep = fsSweep(layout, staleMs);
-
-  /**
-   * Writes a put's verified bytes under its final name `<id>` (created exclusively; invisible until
-   * its metadata exists) and returns the metadata and that path. A source that ends within
-   * {@link SMALL_PUT_BYTES} is measured in memory and written in one write; a larger one streams
-   * through the meter. On any failure the bytes written so far are removed.
-   */
-  async function writeData(source: PutSource, putOptions: PutOptions): Promise<Written> {
-    const plan = planPut(putOptions, now());
-    const limits = usage.quota ? await usage.limits(plan) : undefined;
-    const folder = layout.scopeDir(plan.scope);
-    const data = join(folder, plan.id);
-    // Bytes in memory need no read (the common small put: no stream, no promise).
-    const read =
-      source instanceof Uint8Array && source.byteLength <= SMALL_PUT_BYTES
-        ? { bytes: source }
-        : await readSmall(source, SMALL_PUT_BYTES, plan.signal);
-    if ("bytes" in read) {
-      const file = storedFileOf(plan, measureBytes(read.bytes, plan, limits));
-      if (read.bytes.byteLength <= INLINE_BYTES) return { file, data, inline: read.bytes };
-      try {
-        await layout.inFolder(folder, () => layout.small.write(data, read.bytes, FILE_MODE));
-      } catch (error) {
-        await unlinkQuiet(data).catch(() => {});
-        throw storageError("write the file", error);
-      }
-      return { file, data };
-    }
-    let fd: number;
-    try {
-      fd = await layout.inFolder(folder, () => openFdAsync(data, "wx", FILE_MODE));
-    } catch (error) {
-      read.stream.destroy();
-      throw storageError("create a file", error);
-    }
-    // Bytes go to their final name once; the hashing worker reads them back from the file as they
-    // land (off the main thread, no copy here), so the digest is of exactly what was stored. The
-    // file's writer closes `fd` however the put ends.
-    const hash = new FileSha256(data);
-    try {
-      const measure = await (await loadPutPipeline()).streamPutToFile(read.stream, plan, fd, limits, hash);
-      return { file: storedFileOf(plan, measure), data };
-    } catch (error) {
-      await unlinkQuiet(data).catch(() => {});
-      throw error;
-    }
-  }
-
-  /**
-   * Takes over a measured local file: checks it as a streamed put would be checked, then hard-links
-   * it under its final name (invisible until its metadata exists; the caller's file stays as it
-   * was, so a refused commit leaves it to retry). `null` when the link cannot be made (another
-   * filesystem) or the file is small enough to go through {@link writeData} instead.
-   */
-  async function adoptData(source: AdoptSource, putOptions: PutOptions): Promise<Written | null> {
-    if (source.path === undefined || source.size <= SMALL_PUT_BYTES) return null;
-    const path = source.path;
-    const plan = planPut(putOptions, now());
-    checkMeasured(plan, source.size, source.sha256, await usage.limits(plan));
-    const head = Buffer.alloc(PUT_HEAD_BYTES);
-    let bytesRead: number;
-    try {
-      const handle = await open(path, "r");
-      try {
-        const info = await handle.stat();
-        if (!info.isFile() || info.size !== source.size) {
-          throw new FileBridgeError(
-            "INVALID_INPUT",
-            "the adopted file does not have the size it was measured at",
-          );
-        }
-        ({ bytesRead } = await handle.read(head, 0, PUT_HEAD_BYTES, 0));
-      } finally {
-        await handle.close();
-      }
-    } catch (error) {
-      throw storageError("read the adopted file", error);
-    }
-    const folder = layout.scopeDir(plan.scope);
-    const data = join(folder, plan.id);
-    try {
-      await layout.inFolder(folder, () => link(path, data));
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === "EXDEV" || code === "EPERM" || code === "ENOTSUP" || code === "EMLINK") return null;
-      throw storageError("adopt the file", error);
-    }
-    const measure = { size: source.size, sha256: source.sha256, head: head.subarray(0, bytesRead) };
-    return { file: storedFileOf(plan, measure), data };
-  }
-
-  /**
-   * Makes verified bytes visible: writes their metadata (under the scope's commit lock when there is
-   * a quota, see {@link FsQuota.commit}). A refused or failed commit removes the bytes.
-   */
-  async function commitData({ file, data, inline }: Written): Promise<void> {
-    await usage.commit(file, data, async () => {
-      try {
-        await layout.writeMeta(file, inline);
-      } catch (error) {
-        await unlinkQuiet(data).catch(() => {});
-        throw storageError("write metadata", error);
-      }
-    });
-  }
-
-  /**
-   * Writes an inline file's bytes out to `<id>` (temp name + rename, so a reader never sees part of
-   * it) unless they are there already; returns the path.
-   */
-  async function writeOut(path: string, inline: string): Promise<string> {
-    try {
-      await stat(path);
-      return path;
-    } catch (error) {
-      if (errorCode(error) !== "ENOENT") throw storageError("find the file", error);
-    }
-    const temp = tempPath(path);
-    try {
-      await layout.small.write(temp, Buffer.from(inline, "base64"), FILE_MODE);
-      await layout.small.rename(temp, path);
-    } catch (error) {
-      await unlinkQuiet(temp).catch(() => {});
-      throw storageError("write the file out", error);
-    }
-    return path;
-  }
-
+  const settings = fsSettings(dir, options);
+  const { root, now, sweepMs, quota } = settings;
+  // The store's files on disk, made at its first call; once there, calls use it without a wait.
+  let ready: FsStoreWork | undefined;
+  const load = firstUse(async () => {
+    const { FsStoreWork } = await loadFsStoreWork();
+    ready ??= new FsStoreWork(settings);
+    return ready;
+  });
+  const sweep = async (): Promise<number> => (ready ?? (await load())).sweep();
   const timer = unrefInterval(sweepMs, sweep);
 
+  // Each method checks what it checked before its first await (the put's plan, the list's options,
+  // the shape of a scope and id) before the load, so those errors and answers come as they did.
   return {
     driver: "fs",
     dir: root,
     ...(quota ? { quota } : {}),
 
     async put(source: PutSource, putOptions: PutOptions): Promise<StoredFile> {
-      const written = await writeData(source, putOptions);
-      await commitData(written);
-      return written.file;
+      const plan = planPut(putOptions, now());
+      return (ready ?? (await load())).put(source, plan);
     },
 
     async stage(source: PutSource, putOptions: PutOptions): Promise<StagedFile> {
-      const { file, data, inline } = await writeData(source, putOptions);
-      return stagedFile(
-        file,
-        // A staged file may wait long enough for a sweep to take its bytes: commit only if they remain.
-        // (Inline bytes wait in memory, at most INLINE_BYTES.)
-        async (staged) => {
-          if (inline === undefined) {
-            try {
-              await stat(data);
-            } catch (error) {
-              throw storageError("find the staged bytes", error);
-            }
-          }
-          await commitData({ file: staged, data, ...(inline ? { inline } : {}) });
-        },
-        () => unlinkQuiet(data),
-      );
+      const plan = planPut(putOptions, now());
+      return (ready ?? (await load())).stage(source, plan);
     },
 
     async adopt(source: AdoptSource, putOptions: PutOptions): Promise<StagedFile | null> {
-      const written = await adoptData(source, putOptions);
-      if (!written) return null;
-      const { file, data } = written;
-      return stagedFile(
-        file,
-        async (staged) => {
-          try {
-            await stat(data);
-          } catch (error) {
-            throw storageError("find the adopted bytes", error);
-          }
-          await commitData({ file: staged, data });
-        },
-        () => unlinkQuiet(data),
-      );
+      // No path (another store's file) or small enough to go through put: the caller puts it.
+      const path = source.path;
+      if (path === undefined || source.size <= SMALL_PUT_BYTES) return null;
+      const plan = planPut(putOptions, now());
+      return (ready ?? (await load())).adopt(source, path, plan);
     },
 
     async head(scope: string, id: string): Promise<StoredFile | null> {
-      return layout.liveMeta(scope, id);
+      if (!names(scope, id)) return null;
+      return (ready ?? (await load())).head(scope, id);
     },
 
     async read(scope: string, id: string, range?: ByteRange): Promise<Readable | null> {
-      const record = await layout.liveRecord(scope, id);
-      if (!record) return null;
-      const { file, inline } = record;
-      const bounds = resolveRange(range, file.size);
-      if (inline !== undefined) {
-        const bytes = Buffer.from(inline, "base64");
-        return Readable.from([bounds ? bytes.subarray(bounds.start, bounds.end + 1) : bytes], {
-          objectMode: false,
-        });
-      }
-      const path = join(layout.scopeDir(scope), file.id);
-      let fd: number;
-      try {
-        // Opened before returning, so a delete after this point cannot cut the read short.
-        fd = await openFdAsync(path, "r");
-      } catch (error) {
-        if (errorCode(error) === "ENOENT") return null; // deleted meanwhile
-        throw storageError("open the file", error);
-      }
-      return fileRangeStream(path, fd, bounds, file.size, READ_HIGH_WATER_MARK);
+      if (!names(scope, id)) return null;
+      return (ready ?? (await load())).read(scope, id, range);
     },
 
     async list(scope: string, listOptions: ListOptions = {}): Promise<ListPage> {
@@ -315,61 +113,24 @@ export function fsStore(dir: string, options: FsStoreOptions = {}): FsFileStore 
       const kind = listKind(listOptions.kind);
       const after = listOptions.cursor === undefined ? undefined : decodeCursor(listOptions.cursor);
       if (typeof scope !== "string" || scope.length === 0) return { files: [] };
-      // The scope's ids from its list index (fs-list-index.ts): no walk of the folder.
-      const order = (await index.ids(layout.scopeDir(scope))).after(after);
-      const at = now();
-      const files: StoredFile[] = [];
-      for (;;) {
-        // Read metadata in small parallel batches, one more than needed to know if a page follows.
-        const batch: string[] = [];
-        const want = Math.min(limit + 1 - files.length, LIST_READ_BATCH);
-        for (let next = order.next(); ; next = order.next()) {
-          if (next.done) break;
-          batch.push(next.value);
-          if (batch.length === want) break;
-        }
-        if (batch.length === 0) break;
-        const metas = await Promise.all(batch.map((id) => layout.readMeta(scope, id)));
-        for (const file of metas) {
-          if (!file || isExpired(file, at) || (kind && file.kind !== kind)) continue;
-          if (files.length === limit) {
-            return { files, nextCursor: encodeCursor((files[files.length - 1] as StoredFile).id) };
-          }
-          files.push(file);
-        }
-      }
-      return { files };
+      return (ready ?? (await load())).list(scope, limit, kind, after);
     },
 
     async delete(scope: string, id: string): Promise<boolean> {
-      const file = await layout.liveMeta(scope, id);
-      if (!file) return false;
-      try {
-        return await layout.removeFile(layout.scopeDir(scope), file.id);
-      } catch (error) {
-        throw storageError("delete the file", error);
-      }
+      if (!names(scope, id)) return false;
+      return (ready ?? (await load())).delete(scope, id);
     },
 
     sweep,
 
     async usage(scope: string): Promise<ScopeUsage> {
       if (typeof scope !== "string" || scope.length === 0) return { bytes: 0, files: 0 };
-      return usage.usage(scope);
+      return (ready ?? (await load())).usage(scope);
     },
 
     async localPath(scope: string, id: string): Promise<string | null> {
-      const record = await layout.liveRecord(scope, id);
-      if (!record) return null;
-      const path = join(layout.scopeDir(scope), record.file.id);
-      if (record.inline !== undefined) return writeOut(path, record.inline);
-      try {
-        await stat(path);
-      } catch (error) {
-        if (errorCode(error) === "ENOENT") return null;
-        throw storageError("find the file", error);
-      }
-      return path;
+      if (!names(scope, id)) return null;
+      return (ready ?? (await load())).localPath(scope, id);
     },
 
     async close(): Promise<void> {

@@ -42,6 +42,34 @@ describe("fsStore", () => {
     }
   });
 
+  it("a new store's first calls, made at once, all land (its code loads once, on first use), and its argument errors come without a disk access", async () => {
+    const store = fsStore(join(dir, "not-yet"));
+    // Argument errors and answers that need no disk: the same codes, and no folder made.
+    await expect(store.put(text("x"), { scope: "", name: "a.txt" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await expect(store.list("s", { limit: 0 })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    expect(await store.head("s", "not an id")).toBeNull();
+    expect(await store.usage("")).toEqual({ bytes: 0, files: 0 });
+    expect(
+      await store.adopt(
+        { path: join(dir, "small"), size: 10, sha256: "0".repeat(64) },
+        { scope: "", name: "a" },
+      ),
+    ).toBeNull();
+    expect(await readdir(dir)).toEqual([]);
+    const [a, b, page, none] = await Promise.all([
+      store.put(text("a"), { scope: "s", name: "a.txt" }),
+      store.put(text("b"), { scope: "s", name: "b.txt" }),
+      store.list("s"),
+      store.read("s", "0".repeat(26)),
+    ]);
+    expect(none).toBeNull();
+    expect(page.files.length).toBeLessThanOrEqual(2);
+    expect((await store.list("s")).files.map((file) => file.id).sort()).toEqual([a.id, b.id].sort());
+    await store.close?.();
+  });
+
   it("lays files out by scope hash and random id: no scope or user name in any path", async () => {
     const store = fsStore(dir);
     const scope = "../../chat 42";
