@@ -62,8 +62,10 @@ const BUDGET = {
   // handle copies, `Artifacts`' fitting load on first use); 356.2 KB at the end of session 20, 342.2 KB
   // in session 21 (the streaming put, `requestFiles`' flow and the files extension's request bodies
   // on first use; an own `isIP` and fs promise forms instead of `node:net`/`node:util`); 343.2 KB in
-  // session 22 (`FileBridge.close()` waits for the resolutions under way; the routes' native tus path).
-  rootBytesForNode: 344 * KB,
+  // session 22 (`FileBridge.close()` waits for the resolutions under way; the routes' native tus path);
+  // 338.4 KB in session 23 (`UploadHandleResolver`'s ticket minting, handle lookup, rate-limit ask and
+  // upload status on first use).
+  rootBytesForNode: 339 * KB,
   // The CommonJS files (`dist/*.cjs`, entries and chunks): 864 KB in session 18 (tsup's sucrase step
   // turned every `?.`, `??` and class field into helper calls); 687 KB since session 19 (rollup turns
   // the chunks into CommonJS, local names minified, those of classes and functions kept).
@@ -112,6 +114,8 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "storage/kit/file-sink": /\bFileSink\d*=class\b|\bclass FileSink\d*\b/,
   "uploads/request-files-flow": /\bfunction requestFilesThrough\d*\(/,
   "uploads/files-extension-calls": /\bfunction authorizeDownload\d*\(/,
+  "uploads/resolver-work": /\bfunction filesOfHandle\d*\(/,
+  "uploads/upload-status": /\bfunction uploadStatusOf\d*\(/,
 };
 
 /** An import or export statement of a minified ESM file (what a file that only forwards is made of). */
