@@ -7,7 +7,8 @@ import * as z from "zod/v4";
 import { formatLimit } from "../internal/byte-size.js";
 import { ticketAskOf, ticketAskShape } from "../uploads/ticket-ask.js";
 import type { UploadHandleResolver } from "../uploads/upload-handle-resolver.js";
-import { checkUploadDescription, uploadStatusResult } from "../uploads/upload-status.js";
+import { uploadStatusResult } from "../uploads/upload-status.js";
+import { checkUploadDescription } from "../uploads/upload-status-tool.js";
 import type { JsonObject, LocalTool } from "./types.js";
 
 /** The JSON Schema of the ticket's ask arguments (message, accept, max_files). */

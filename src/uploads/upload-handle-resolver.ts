@@ -1,12 +1,10 @@
 import type { DescriptorAnswerer } from "../bridge/file-descriptors.js";
 import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver } from "../bridge/types.js";
-import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { defaultTmpDir } from "../internal/default-tmp-dir.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
-import { sanitizeFileName } from "../internal/file-name.js";
+import type { Duration } from "../internal/duration.js";
 import { firstUse } from "../internal/first-use.js";
-import { newId } from "../internal/ids.js";
 import { DEFAULT_MAX_FILES_PER_CALL } from "../internal/limits.js";
 import type { HostInput, HostRequestContext, HostToolHandle, McpHost, McpServerLike } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
@@ -33,21 +31,11 @@ import type {
 import {
   formatUploadHandle,
   parseUploadHandle,
-  TICKET_CLAIMS,
-  type TicketRecord,
-  ticketStateKey,
   UPLOAD_HANDLE_PREFIX,
   UPLOAD_PAGE_CLAIMS,
 } from "./upload-handle.js";
-import {
-  checkUploadTool,
-  type PendingUploadRecord,
-  pendingUploadKey,
-  statusToolName,
-  throwIfPending,
-  type UploadStatus,
-  uploadStatusOf,
-} from "./upload-status.js";
+import type { UploadStatus } from "./upload-status.js";
+import { checkUploadTool, statusToolName } from "./upload-status-tool.js";
 import { attachedHandle, registerUploadWidget, uploadUrlTool } from "./upload-url-tool.js";
 import { uploadWidgetToolMeta } from "./widget-meta.js";
 
@@ -62,14 +50,8 @@ export type {
 } from "./types.js";
 export type { UploadStatus } from "./upload-status.js";
 
-const FIELD = "file";
-
 /** What only the async paths run (`resolver-later.ts`), loaded on first use (issue 39). */
 const loadLater = firstUse(() => import("./resolver-later.js"));
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * Out-of-band uploads for MCP tools. Registers a `get_upload_url` tool that hands the client a
@@ -172,39 +154,22 @@ export class UploadHandleResolver {
   ): Promise<UploadTicket> {
     assertScope(scope);
     const asked = ticketAskClaims(options, this.maxFiles);
-    const maxFiles = asked.maxFiles;
-    const ticketId = newId();
-    const minted = await this.#minter.mint({
-      scope,
-      fileId: ticketId,
-      action: "upload",
+    const claims = { ...asked.claims, ...this.#askerClaim(options.serverName) };
+    const work = {
+      minter: this.#minter,
+      state: this.#state,
+      refs: this.#refs,
       ttl: this.#ttl,
       singleUse: this.#singleUse,
-      claims: {
-        [TICKET_CLAIMS.maxBytes]: this.maxBytes,
-        [TICKET_CLAIMS.maxFiles]: maxFiles,
-        [TICKET_CLAIMS.fileTtl]: this.#handleTtlSeconds,
-        ...asked.claims,
-        ...this.#askerClaim(options.serverName),
-      },
-    });
-    // Announced before the upload by design: until it lands, the handle is pending, not unknown.
-    const pending: PendingUploadRecord = { scope, expiresAt: minted.expiresAt };
-    await this.#state.set(pendingUploadKey(ticketId), pending, {
-      ttl: Math.ceil(durationToMs(this.#ttl, "ttl") / 1000),
-    });
-    const example = options.filename ? sanitizeFileName(options.filename) : "/path/to/file";
-    return {
-      upload_url: minted.url,
-      method: "POST",
-      field: FIELD,
-      expires_at: new Date(minted.expiresAt).toISOString(),
-      max_bytes: this.maxBytes,
-      max_files: maxFiles,
-      single_use: this.#singleUse,
-      handle: formatUploadHandle(scope, ticketId, this.#refs),
-      curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
+      maxBytes: this.maxBytes,
+      handleTtlSeconds: this.#handleTtlSeconds,
     };
+    return (await loadLater()).mintTicket(
+      work,
+      scope,
+      { maxFiles: asked.maxFiles, claims },
+      options.filename,
+    );
   }
 
   /**
@@ -239,9 +204,10 @@ export class UploadHandleResolver {
       );
       if (statusName !== undefined) {
         status = host.registerTool(
-          checkUploadTool(statusName, this.toolName, (handle, ctx) =>
-            this.statusOf(handle, { scope: this.#scope(ctx.extra as ScopeSource) }),
-          ),
+          checkUploadTool(statusName, this.toolName, async (handle, ctx) => {
+            const status = await this.statusOf(handle, { scope: this.#scope(ctx.extra as ScopeSource) });
+            return (await loadLater()).uploadStatusResult(status);
+          }),
         );
       }
       files?.mount(host);
@@ -269,7 +235,7 @@ export class UploadHandleResolver {
    */
   async statusOf(handle: string, options: { scope: string }): Promise<UploadStatus> {
     assertScope(options?.scope);
-    return uploadStatusOf(
+    return (await loadLater()).uploadStatusOf(
       {
         state: this.#state,
         refs: this.#refs,
@@ -283,8 +249,8 @@ export class UploadHandleResolver {
   }
 
   /** `UPLOAD_PENDING` when `handle` is unresolved only because its upload has not finished. */
-  #throwIfPending(handle: string, scope: string): Promise<void> {
-    return throwIfPending(
+  async #throwIfPending(handle: string, scope: string): Promise<void> {
+    return (await loadLater()).throwIfPending(
       { state: this.#state, refs: this.#refs, now: this.#now },
       handle,
       scope,
@@ -445,16 +411,7 @@ export class UploadHandleResolver {
    */
   async assertTicketAllowed(scope: string, tool: string): Promise<void> {
     if (!this.#rateLimit) return;
-    let allowed: boolean;
-    try {
-      allowed = (await this.#rateLimit({ action: "ticket", scope, tool })) === true;
-    } catch (error) {
-      if (isFileBridgeError(error)) throw error;
-      throw new FileBridgeError("STORAGE_ERROR", "the upload rate limit could not be asked", {
-        cause: error,
-      });
-    }
-    if (!allowed) throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
+    return (await loadLater()).askRateLimit(this.#rateLimit, scope, tool);
   }
 
   /**
@@ -488,16 +445,8 @@ export class UploadHandleResolver {
     // A handle carries the reference of its scope: it resolves only in the scope with that
     // reference, so a handle of another scope is exactly "not found".
     if (!parsed || !this.#refs.matches(parsed.scopeRef, options.scope)) return null;
-    const scope = options.scope;
-    const file = await this.#store.head(scope, parsed.id);
-    if (file) return [file];
-    const record = await this.#state.get<TicketRecord>(ticketStateKey(parsed.id));
-    if (!record) return (await this.#direct?.commitPending(parsed.id, scope)) ?? null;
-    if (record.scope !== scope || !Array.isArray(record.files)) return null;
-    const ids = record.files.filter((id): id is string => typeof id === "string");
-    const files = await Promise.all(ids.map((id) => this.#store.head(scope, id)));
-    const found = files.filter((stored): stored is StoredFile => stored !== null);
-    return found.length > 0 ? found : null;
+    const work = { store: this.#store, state: this.#state, direct: this.#direct };
+    return (await loadLater()).filesOfHandle(work, parsed.id, options.scope);
   }
 
   /**

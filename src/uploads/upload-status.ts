@@ -5,11 +5,12 @@
  * `StateStore` for its lifetime; a resumable upload leaves its progress; a committed upload its
  * ticket record. A handle of another scope, or one whose ticket expired unused, is "unknown",
  * exactly like a handle that never existed.
+ *
+ * Only async paths run this module (`statusOf`, a handle that does not resolve, the `check_upload`
+ * tool's answers): the resolver loads it on first use (`resolver-later.ts`, issue 39). The tool's
+ * registration and its name check are `upload-status-tool.ts`.
  */
-import * as z from "zod/v4";
-import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
-import { optionCheck } from "../internal/options.js";
-import type { HostRequestContext, HostTool } from "../mcp/host.js";
+import { FileBridgeError } from "../errors/file-bridge-error.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { StateStore, StoredFile } from "../storage/types.js";
 import { parseUploadHandle, type UploadProgressRecord, uploadProgressKey } from "./upload-handle.js";
@@ -184,14 +185,6 @@ export function uploadStatusResult(status: UploadStatus): {
   };
 }
 
-/** What the status tool tells the model it does. */
-export function checkUploadDescription(uploadToolName: string): string {
-  return (
-    `Says whether the person finished an upload: pass the handle (upload://…) that ${uploadToolName} returned. ` +
-    "Answers at once: pending (not started), receiving (bytes so far), ready (pass the handle on), or unknown (expired)."
-  );
-}
-
 function statusText(status: UploadStatus): string {
   switch (status.status) {
     case "pending":
@@ -208,49 +201,4 @@ function statusText(status: UploadStatus): string {
     default:
       return "Unknown upload handle: it expired, was never issued, or belongs to another session. Ask for a new upload URL.";
   }
-}
-
-/**
- * The `check_upload` tool: the model's cheap "has it arrived?" for a handle from `get_upload_url`.
- * Answers at once (no waiting) with {@link UploadStatus} as `structuredContent` and in the text.
- */
-export function checkUploadTool(
-  name: string,
-  uploadToolName: string,
-  statusOf: (handle: string, ctx: HostRequestContext) => Promise<UploadStatus>,
-): HostTool {
-  return {
-    name,
-    title: "Check an upload",
-    description: checkUploadDescription(uploadToolName),
-    inputSchema: {
-      handle: z.string().max(500).describe("The upload://… handle the upload URL tool returned."),
-    },
-    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    handler: async (args, ctx) => {
-      try {
-        return uploadStatusResult(await statusOf(String(args.handle ?? ""), ctx));
-      } catch (error) {
-        return toToolErrorResult(error);
-      }
-    },
-  };
-}
-
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/**
- * The status tool's name from `attach(server, { statusTool })`: `check_upload` by default,
- * `undefined` for `false`; `INVALID_OPTION` for anything else that is not a tool name.
- */
-export function statusToolName(option: string | false | undefined): string | undefined {
-  if (option === false) return undefined;
-  const name = option ?? "check_upload";
-  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    throw optionCheck("UploadHandleResolver").error(
-      "statusTool",
-      "must be false or 1-64 characters of A-Z a-z 0-9 _ . -",
-    );
-  }
-  return name;
 }

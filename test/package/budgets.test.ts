@@ -65,7 +65,7 @@ const BUDGET = {
   // session 22 (`FileBridge.close()` waits for the resolutions under way; the routes' native tus path);
   // ROOTBYTES_PLACEHOLDER in session 23 (`SignedUrlMinter`'s keys, HS256 and scope seal on the first
   // mint or verify; `fsStore`'s async methods, with its layout, writer thread, list index, quota and
-  // sweep, on first use).
+  // sweep; `UploadHandleResolver`'s ticket minting, handle lookup, rate-limit ask and upload status).
   rootBytesForNode: 999 * KB,
   // The CommonJS files (`dist/*.cjs`, entries and chunks): 864 KB in session 18 (tsup's sucrase step
   // turned every `?.`, `??` and class field into helper calls); 687 KB since session 19 (rollup turns
@@ -130,6 +130,8 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "storage/kit/put-source": /\bfunction readSmall\d*\(/,
   "storage/kit/file-range": /\bfunction fileRangeStream\d*\(/,
   "storage/kit/metadata-record": /\bfunction parseStoredRecord\d*\(/,
+  "uploads/resolver-work": /\bfunction filesOfHandle\d*\(/,
+  "uploads/upload-status": /\bfunction uploadStatusOf\d*\(/,
 };
 
 /** An import or export statement of a minified ESM file (what a file that only forwards is made of). */

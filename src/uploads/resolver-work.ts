@@ -1,0 +1,119 @@
+/**
+ * The bodies of `UploadHandleResolver`'s async methods once their arguments are checked: minting a
+ * ticket (`createTicket`), finding the files a handle stands for (`filesFor`) and asking the rate
+ * limit (`assertTicketAllowed`). Loaded on first use through `resolver-later.ts` (issue 39): a
+ * server's start does not compile them.
+ */
+import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { type Duration, durationToMs } from "../internal/duration.js";
+import { sanitizeFileName } from "../internal/file-name.js";
+import { newId } from "../internal/ids.js";
+import type { ScopeRefs } from "../scope/scope-refs.js";
+import type { UrlSigner } from "../signing/types.js";
+import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type { DirectUploadStrategy } from "./direct-upload.js";
+import type { UploadTicket, UploadTicketRateLimitInfo } from "./types.js";
+import { formatUploadHandle, TICKET_CLAIMS, type TicketRecord, ticketStateKey } from "./upload-handle.js";
+import { type PendingUploadRecord, pendingUploadKey } from "./upload-status.js";
+
+const FIELD = "file";
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What {@link mintTicket} needs of the resolver. */
+export interface TicketWork {
+  minter: Pick<UrlSigner, "mint">;
+  state: StateStore;
+  refs: ScopeRefs;
+  ttl: Duration;
+  singleUse: boolean;
+  maxBytes: number;
+  handleTtlSeconds: number;
+}
+
+/** `createTicket` once its arguments are checked: mints the link, announces the pending handle. */
+export async function mintTicket(
+  work: TicketWork,
+  scope: string,
+  asked: { maxFiles: number; claims: Record<string, string | number | boolean> },
+  filename: string | undefined,
+): Promise<UploadTicket> {
+  const ticketId = newId();
+  const minted = await work.minter.mint({
+    scope,
+    fileId: ticketId,
+    action: "upload",
+    ttl: work.ttl,
+    singleUse: work.singleUse,
+    claims: {
+      [TICKET_CLAIMS.maxBytes]: work.maxBytes,
+      [TICKET_CLAIMS.maxFiles]: asked.maxFiles,
+      [TICKET_CLAIMS.fileTtl]: work.handleTtlSeconds,
+      ...asked.claims,
+    },
+  });
+  // Announced before the upload by design: until it lands, the handle is pending, not unknown.
+  const pending: PendingUploadRecord = { scope, expiresAt: minted.expiresAt };
+  await work.state.set(pendingUploadKey(ticketId), pending, {
+    ttl: Math.ceil(durationToMs(work.ttl, "ttl") / 1000),
+  });
+  const example = filename ? sanitizeFileName(filename) : "/path/to/file";
+  return {
+    upload_url: minted.url,
+    method: "POST",
+    field: FIELD,
+    expires_at: new Date(minted.expiresAt).toISOString(),
+    max_bytes: work.maxBytes,
+    max_files: asked.maxFiles,
+    single_use: work.singleUse,
+    handle: formatUploadHandle(scope, ticketId, work.refs),
+    curl: `curl -sS -F ${shellQuote(`${FIELD}=@${example}`)} ${shellQuote(minted.url)}`,
+  };
+}
+
+/** What {@link filesOfHandle} needs of the resolver. */
+export interface HandleWork {
+  store: FileStore;
+  state: StateStore;
+  direct: DirectUploadStrategy | undefined;
+}
+
+/**
+ * `filesFor` once the handle parsed and matched the scope: the stored file of a file's handle, or
+ * every stored file of an upload's handle (a direct upload commits here on first resolve).
+ */
+export async function filesOfHandle(
+  work: HandleWork,
+  id: string,
+  scope: string,
+): Promise<StoredFile[] | null> {
+  const file = await work.store.head(scope, id);
+  if (file) return [file];
+  const record = await work.state.get<TicketRecord>(ticketStateKey(id));
+  if (!record) return (await work.direct?.commitPending(id, scope)) ?? null;
+  if (record.scope !== scope || !Array.isArray(record.files)) return null;
+  const ids = record.files.filter((fileId): fileId is string => typeof fileId === "string");
+  const files = await Promise.all(ids.map((fileId) => work.store.head(scope, fileId)));
+  const found = files.filter((stored): stored is StoredFile => stored !== null);
+  return found.length > 0 ? found : null;
+}
+
+/** `assertTicketAllowed` with a `rateLimit`: `RATE_LIMITED` when refused, the hook's errors mapped. */
+export async function askRateLimit(
+  rateLimit: (info: UploadTicketRateLimitInfo) => boolean | Promise<boolean>,
+  scope: string,
+  tool: string,
+): Promise<void> {
+  let allowed: boolean;
+  try {
+    allowed = (await rateLimit({ action: "ticket", scope, tool })) === true;
+  } catch (error) {
+    if (isFileBridgeError(error)) throw error;
+    throw new FileBridgeError("STORAGE_ERROR", "the upload rate limit could not be asked", {
+      cause: error,
+    });
+  }
+  if (!allowed) throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
+}
