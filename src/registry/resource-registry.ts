@@ -2,30 +2,22 @@ import { storedFileSource } from "../bridge/stored-file-source.js";
 import type { FileSourceResolver, ResolverResult } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { durationToMs } from "../internal/duration.js";
+import { firstUse } from "../internal/first-use.js";
 import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
 import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../links/download-offer.js";
 import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
 import type { HostInput } from "../mcp/host.js";
 import { toHost } from "../mcp/to-host.js";
-import type { ReadResourceResult } from "../mcp/types.js";
-import { assertScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
+import { assertScope } from "../scope/scope.js";
 import { scopeRefsOf } from "../scope/scope-refs.js";
-import type { DownloadClaimsFunction, UrlSigner } from "../signing/types.js";
-import type {
-  ChangeFeed,
-  FileStore,
-  PutOptions,
-  PutSource,
-  StoreChange,
-  StoredFile,
-} from "../storage/types.js";
-import { checkRegistryOptions } from "./check-options.js";
-import { mountResourceHandlers, RESOURCE_METHODS, type RegistryView, type RequestExtra } from "./handlers.js";
+import type { DownloadClaimsFunction } from "../signing/types.js";
+import type { PutOptions, PutSource, StoreChange, StoredFile } from "../storage/types.js";
+import { checkRegistryOptions, type RegistrySettings } from "./check-options.js";
+import { mountResourceHandlers, RESOURCE_METHODS, type RequestExtra } from "./handlers.js";
 import { type Attachment, type ChangeSink, ResourceNotifier } from "./notifier.js";
 import type {
   AttachOptions,
-  AuthorizeFunction,
   FileLinkInfo,
   FileLinkResult,
   LinkOptions,
@@ -33,14 +25,16 @@ import type {
   ResourceRegistryOptions,
   SyncResult,
 } from "./options.js";
-import { readFileResource, resourceNotFound } from "./read-content.js";
-import { ScopeIndexes } from "./scope-indexes.js";
-import type { ParsedUri, TemplateSet } from "./templates.js";
+import type { RegistryWork } from "./registry-work.js";
+import type { TemplateSet } from "./templates.js";
 
-// The public class. Its jobs live beside it: options.ts (option and result types), templates.ts
-// (URI templates), scope-indexes.ts + scope-index.ts + cursor.ts (per-scope index and list
-// cursors), notifier.ts (attachments and coalesced notifications), handlers.ts (the MCP side),
-// read-content.ts (resources/read).
+// The public class. Its jobs live beside it: options.ts (option and result types), check-options.ts
+// (the options checked), templates.ts (URI templates), notifier.ts (attachments and coalesced
+// notifications), handlers.ts (the MCP side, mounted by attach()). What only its async paths run is
+// loaded on first use (issue 39): registry-work.ts (the work of add, register, remove, sync, link,
+// the resolver and the handlers), with scope-indexes.ts + scope-index.ts + cursor.ts (per-scope
+// index and list cursors), handler-work.ts (list pages, completion) and read-content.ts
+// (resources/read).
 
 export type {
   AttachOptions,
@@ -58,6 +52,9 @@ export type {
 export { DEFAULT_RESOURCE_TEMPLATES } from "./templates.js";
 
 const check = optionCheck("ResourceRegistry");
+
+/** The registry's async work (registry-work.ts), loaded on its first use. */
+const loadWork = firstUse(() => import("./registry-work.js"));
 
 /**
  * Exposes stored files as MCP resources: URI templates, scoped and paginated `resources/list`,
@@ -84,76 +81,37 @@ const check = optionCheck("ResourceRegistry");
  * ```
  */
 export class ResourceRegistry {
-  private readonly store: FileStore;
+  private readonly settings: RegistrySettings;
   private readonly templates: TemplateSet;
-  private readonly scopeOf: ScopeFunction;
-  private readonly authorizeFn: AuthorizeFunction | undefined;
-  private readonly listMode: "list" | "none";
-  private readonly feed: ChangeFeed | undefined;
   private readonly unsubscribeFeed: (() => void) | undefined;
   private readonly unsubscribeResync: (() => void) | undefined;
-  private readonly pageSize: number;
-  private readonly maxInlineBytes: number;
-  private readonly textTypes: ReadonlySet<string>;
-  private readonly minter: Pick<UrlSigner, "downloadUrl" | "scopeRefs"> | undefined;
-  private readonly downloadClaims: DownloadClaimsFunction | undefined;
-  private readonly notifyDelayMs: number;
-  private readonly now: () => number;
-  private readonly indexes: ScopeIndexes;
   private readonly notifier: ResourceNotifier;
-  private readonly view: RegistryView;
+  /** What only the async paths run: made (its module loaded) on the first of them. */
+  private readonly work: () => Promise<RegistryWork>;
 
   /**
    * @throws FileBridgeError `INVALID_OPTION` naming the bad option.
    */
   constructor(options: ResourceRegistryOptions) {
     const settings = checkRegistryOptions(options);
-    this.store = settings.store;
+    this.settings = settings;
     this.templates = settings.templates;
-    this.scopeOf = settings.scopeOf;
-    this.authorizeFn = settings.authorizeFn;
-    this.feed = settings.feed;
-    this.unsubscribeFeed = this.feed?.subscribe((change) => {
+    this.unsubscribeFeed = settings.feed?.subscribe((change) => {
       this.applyRemote(change).catch(() => {}); // best effort: the next list reloads from the store
     });
-    this.unsubscribeResync = this.feed?.onResync?.(() => {
+    this.unsubscribeResync = settings.feed?.onResync?.(() => {
       this.resync().catch(() => {});
     });
-    this.listMode = settings.listMode;
-    this.pageSize = settings.pageSize;
-    this.maxInlineBytes = settings.maxInlineBytes;
-    this.textTypes = settings.textTypes;
-    this.minter = settings.minter;
-    this.downloadClaims = settings.downloadClaims;
-    this.notifyDelayMs = settings.notifyDelayMs;
-    this.now = settings.now;
-    const store = settings.store;
-
     const idle = options.indexIdleTimeout ?? "10m";
     const indexIdleMs = idle === false ? undefined : durationToMs(idle, "indexIdleTimeout");
-    this.notifier = new ResourceNotifier(this.notifyDelayMs, this.listMode, this.scopeOf);
-    this.indexes = new ScopeIndexes(
-      store,
-      (file) => this.templates.templateFor(file).index,
-      this.now,
+    this.notifier = new ResourceNotifier(settings.notifyDelayMs, settings.listMode, settings.scopeOf);
+    const deps = {
+      ...settings,
+      notifier: this.notifier,
       indexIdleMs,
-      () => this.notifier.attachedScopes(),
-    );
-    this.view = {
-      templates: this.templates,
-      listMode: this.listMode,
-      pageSize: this.pageSize,
-      isLive: this.isLive,
-      withIndex: (scope, fn) => this.indexes.with(scope, fn),
-      listIndex: (scope, after, limit) => this.indexes.page(scope, after, limit, this.isLive),
-      uriFor: (file) => this.templates.uriFor(file),
-      templateFor: (file) => this.templates.templateFor(file),
-      callerScope: (extra) => this.callerScope(extra),
-      mayAccess: (scope, callerScope, extra) => this.mayAccess(scope, callerScope, extra),
-      scopeFor: (parsed, callerScope) => this.templates.scopeFor(parsed, callerScope),
-      resolveUri: (uri, callerScope, extra) => this.resolveUri(uri, callerScope, extra),
-      read: (uri, extra) => this.read(uri, extra),
+      callerScope: (extra: RequestExtra) => this.callerScope(extra),
     };
+    this.work = firstUse(async () => new (await loadWork()).RegistryWork(deps));
   }
 
   // ---------------------------------------------------------------- URIs
@@ -187,56 +145,10 @@ export class ResourceRegistry {
 
   // ---------------------------------------------------------------- access
 
-  private isLive = (file: StoredFile): boolean => file.expiresAt === undefined || file.expiresAt > this.now();
-
   private async callerScope(extra: RequestExtra): Promise<string> {
-    const scope = await this.scopeOf(extra);
+    const scope = await this.settings.scopeOf(extra);
     assertScope(scope);
     return scope;
-  }
-
-  private async mayAccess(scope: string, callerScope: string, extra?: ScopeSource): Promise<boolean> {
-    if (scope === callerScope) return true;
-    if (!this.authorizeFn) return false;
-    try {
-      return (
-        (await this.authorizeFn(scope, { callerScope, ...(extra === undefined ? {} : { extra }) })) === true
-      );
-    } catch {
-      return false;
-    }
-  }
-
-  /** Finds the live file a parsed URI names in `scope`, or `null`. */
-  private async find(parsed: ParsedUri, scope: string): Promise<StoredFile | null> {
-    const { template } = parsed;
-    if (parsed.id !== undefined) {
-      const file = await this.store.head(scope, parsed.id);
-      if (!file || file.scope !== scope || this.templates.templateFor(file) !== template) return null;
-      if (parsed.path !== undefined && file.name !== parsed.path) return null;
-      return file;
-    }
-    const path = parsed.path as string;
-    for (;;) {
-      const candidate = await this.indexes.with(scope, (index) => index.latestByName(template.index, path));
-      if (!candidate) return null;
-      const fresh = await this.store.head(scope, candidate.id);
-      if (fresh && this.isLive(fresh)) return fresh;
-      // Gone from the store (expired, or removed by another process): forget it and try the next.
-      await this.indexes.with(scope, (index) => {
-        if (index.delete(candidate.id)) this.notifier.changed(scope, true, [this.uriFor(candidate)]);
-      });
-    }
-  }
-
-  private async resolveUri(uri: string, callerScope: string, extra?: ScopeSource): Promise<StoredFile> {
-    const parsed = this.templates.parse(uri);
-    if (!parsed) throw resourceNotFound(uri);
-    const scope = this.templates.scopeFor(parsed, callerScope);
-    if (scope === null || !(await this.mayAccess(scope, callerScope, extra))) throw resourceNotFound(uri);
-    const file = await this.find(parsed, scope);
-    if (!file) throw resourceNotFound(uri);
-    return file;
   }
 
   // ---------------------------------------------------------------- changes
@@ -255,8 +167,8 @@ export class ResourceRegistry {
       throw new FileBridgeError("INVALID_INPUT", "add() needs options with scope and name");
     }
     assertScope(options.scope);
-    const file = await this.store.put(source, options);
-    await this.index(file);
+    const file = await this.settings.store.put(source, options);
+    await (await this.work()).index(file);
     return file;
   }
 
@@ -273,43 +185,19 @@ export class ResourceRegistry {
    */
   async register(file: Pick<StoredFile, "scope" | "id">): Promise<StoredFile> {
     assertScope(file.scope);
-    const fresh = isId(file.id) ? await this.store.head(file.scope, file.id) : null;
+    const fresh = isId(file.id) ? await this.settings.store.head(file.scope, file.id) : null;
     if (!fresh)
       throw new FileBridgeError("NOT_FOUND", "no such file in the store", { data: { id: file.id } });
-    await this.index(fresh);
+    await (await this.work()).index(fresh);
     return fresh;
   }
 
-  private async index(file: StoredFile): Promise<void> {
-    await this.indexes.with(file.scope, (index) => {
-      // Always a list change: even when a first use just loaded the scope (file included) from the
-      // store, no session has been told about the file yet.
-      index.upsert(file);
-      this.notifier.changed(file.scope, true, [this.uriFor(file)]);
-    });
-    this.publish({ type: "added", scope: file.scope, file });
-  }
-
-  private publish(change: StoreChange): void {
-    this.feed?.publish(change).catch(() => {}); // best effort: other replicas reload on their next list
-  }
-
-  /** A change another replica made: update the scope's index if this replica holds it, and notify. */
+  /** A change another replica made: checked here, applied by the work (which may load for it). */
   private async applyRemote(change: StoreChange): Promise<void> {
-    const { scope } = change;
-    assertScope(scope);
-    if (change.type === "added") {
-      const file = change.file;
-      if (file.scope !== scope || !isId(file.id)) return;
-      if (this.indexes.peek(scope)) await this.indexes.with(scope, (index) => index.upsert(file));
-      this.notifier.changed(scope, true, [this.uriFor(file)]);
-      return;
-    }
-    if (!isId(change.id)) return;
-    const known = this.indexes.peek(scope)
-      ? await this.indexes.with(scope, (index) => index.delete(change.id))
-      : undefined;
-    this.notifier.changed(scope, true, known ? [this.uriFor(known)] : []);
+    assertScope(change.scope);
+    const valid =
+      change.type === "added" ? change.file.scope === change.scope && isId(change.file.id) : isId(change.id);
+    if (valid) await (await this.work()).applyRemote(change);
   }
 
   /**
@@ -319,13 +207,7 @@ export class ResourceRegistry {
    */
   private async resync(): Promise<void> {
     this.notifier.resynced();
-    for (const scope of this.indexes.loadedScopes()) {
-      try {
-        await this.sync(scope);
-      } catch {
-        await this.indexes.mutexFor(scope).runExclusive(() => this.indexes.forget(scope));
-      }
-    }
+    await (await this.work()).resync();
   }
 
   /**
@@ -339,14 +221,7 @@ export class ResourceRegistry {
   async remove(scope: string, id: string): Promise<boolean> {
     assertScope(scope);
     if (!isId(id)) return false;
-    return this.indexes.with(scope, async (index) => {
-      const known = index.get(id) ?? (await this.store.head(scope, id)) ?? undefined;
-      const deleted = await this.store.delete(scope, id);
-      const dropped = index.delete(id);
-      if (known && (deleted || dropped)) this.notifier.changed(scope, true, [this.uriFor(known)]);
-      if (deleted || dropped !== undefined) this.publish({ type: "removed", scope, id });
-      return deleted || dropped !== undefined;
-    });
+    return (await this.work()).remove(scope, id);
   }
 
   /**
@@ -360,34 +235,7 @@ export class ResourceRegistry {
    */
   async sync(scope: string): Promise<SyncResult> {
     assertScope(scope);
-    return this.indexes.mutexFor(scope).runExclusive(async () => {
-      const fresh = await this.indexes.load(scope);
-      const old = this.indexes.peek(scope);
-      let added = 0;
-      let removed = 0;
-      const uris: string[] = [];
-      for (const file of fresh.all()) {
-        const before = old?.get(file.id);
-        if (!before) {
-          added++;
-          uris.push(this.uriFor(file));
-        } else if (before.sha256 !== file.sha256 || before.name !== file.name) {
-          uris.push(this.uriFor(file), this.uriFor(before));
-        }
-      }
-      if (old) {
-        for (const file of old.all()) {
-          if (!fresh.get(file.id)) {
-            removed++;
-            uris.push(this.uriFor(file));
-          }
-        }
-      }
-      this.indexes.replace(scope, fresh);
-      if (added > 0 || removed > 0 || uris.length > 0)
-        this.notifier.changed(scope, added + removed > 0, uris);
-      return { added, removed };
-    });
+    return (await this.work()).sync(scope);
   }
 
   // ---------------------------------------------------------------- links and resolver
@@ -410,28 +258,15 @@ export class ResourceRegistry {
       throw new FileBridgeError("INVALID_INPUT", "link() needs a stored file");
     }
     assertScope(file.scope);
-    const uriHint = { data: { id: file.id } };
-    // Another scope's file can be linked only where its URI can name that scope (a raw template):
-    // a reference URI would resolve for nobody but the file's own scope.
-    const foreign = options.scope !== undefined && options.scope !== file.scope;
-    if (
-      foreign &&
-      (this.templates.templateFor(file).scopeInUri !== "raw" ||
-        !(await this.mayAccess(file.scope, options.scope as string)))
-    ) {
-      throw new FileBridgeError("NOT_FOUND", "file not found", uriHint);
-    }
-    const fresh = await this.store.head(file.scope, file.id);
-    if (!fresh) throw new FileBridgeError("NOT_FOUND", "file not found", uriHint);
+    const { file: fresh, download } = await (await this.work()).link(file, options);
     const uri = this.uriFor(fresh);
-    const download = await this.mintDownload(fresh, options.extra);
     const content = fileLinkContent(fresh, uri, {
       noun: "File",
       notes: ["Pass this URI as a file argument to other tools, or read it with resources/read."],
       download,
     });
     const structured = fileOutputOf(fresh, uri, download) as FileLinkInfo;
-    const value = fileValueOutput(fresh, options.clientCapabilities, scopeRefsOf(this.minter));
+    const value = fileValueOutput(fresh, options.clientCapabilities, scopeRefsOf(this.settings.minter));
     const offer =
       download && wantsDownloadOffers(options.clientCapabilities)
         ? { _meta: withDownloadOffers(undefined, [downloadOffer(fresh, download)]) }
@@ -456,38 +291,13 @@ export class ResourceRegistry {
       resolve: async (input: string, context: { scope: string }): Promise<ResolverResult | null> => {
         const parsed = this.templates.parse(input);
         if (!parsed) return null;
-        const scope = this.templates.scopeFor(parsed, context.scope);
-        if (scope === null || !(await this.mayAccess(scope, context.scope))) return null;
-        const file = await this.find(parsed, scope);
-        if (!file) return null;
-        return storedFileSource(this.store, file);
+        const file = await (await this.work()).resolve(parsed, context.scope);
+        return file ? storedFileSource(this.settings.store, file) : null;
       },
     };
   }
 
   // ---------------------------------------------------------------- MCP
-
-  /** A download URL for `file` with the `downloadClaims` of the caller, or `undefined` without a minter. */
-  private async mintDownload(
-    file: StoredFile,
-    extra: ScopeSource | undefined,
-  ): Promise<{ url: string; expiresAt: number } | undefined> {
-    if (!this.minter) return undefined;
-    const claims = await this.downloadClaims?.(file, extra);
-    return claims === undefined
-      ? await this.minter.downloadUrl(file)
-      : await this.minter.downloadUrl(file, { claims });
-  }
-
-  private async read(uri: string, extra: RequestExtra): Promise<ReadResourceResult> {
-    const callerScope = await this.callerScope(extra);
-    const file = await this.resolveUri(uri, callerScope, extra);
-    return readFileResource(this.store, file, uri, {
-      maxInlineBytes: this.maxInlineBytes,
-      textTypes: this.textTypes,
-      mintDownload: () => this.mintDownload(file, extra),
-    });
-  }
 
   /**
    * Mounts the `resources/*` handlers (list with cursors, templates, read, subscribe, unsubscribe)
@@ -535,7 +345,11 @@ export class ResourceRegistry {
         this.notifier.attachments.delete(host.server);
     });
 
-    mountResourceHandlers(host, attachment, this.view);
+    mountResourceHandlers(host, attachment, {
+      templates: this.templates,
+      callerScope: (extra) => this.callerScope(extra),
+      work: this.work,
+    });
   }
 
   /**

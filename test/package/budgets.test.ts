@@ -65,7 +65,8 @@ const BUDGET = {
   // session 22 (`FileBridge.close()` waits for the resolutions under way; the routes' native tus path);
   // ROOTBYTES_PLACEHOLDER in session 23 (`SignedUrlMinter`'s keys, HS256 and scope seal on the first
   // mint or verify; `fsStore`'s async methods, with its layout, writer thread, list index, quota and
-  // sweep; `UploadHandleResolver`'s ticket minting, handle lookup, rate-limit ask and upload status).
+  // sweep; `UploadHandleResolver`'s ticket minting, handle lookup, rate-limit ask and upload status;
+  // `ResourceRegistry`'s async work: its scope indexes, list pages, reads, completion).
   rootBytesForNode: 999 * KB,
   // The CommonJS files (`dist/*.cjs`, entries and chunks): 864 KB in session 18 (tsup's sucrase step
   // turned every `?.`, `??` and class field into helper calls); 687 KB since session 19 (rollup turns
@@ -96,8 +97,8 @@ const STATIC_IMPORTS: Record<string, readonly string[]> = {
 
 /**
  * A declaration each module loaded on first use makes (the tus handler, image shaping, the file
- * routes' handlers, the input forms, the resolver's descriptor rounds), as the Node build (names
- * kept) prints it.
+ * routes' handlers, the input forms, the resolver's descriptor rounds, the resource registry's work:
+ * its scope indexes, list pages, reads and completion), as the Node build (names kept) prints it.
  */
 const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "uploads/tus/tus-handler": /\bTusUploadHandler\d*=class\b|\bclass TusUploadHandler\d*\b/,
@@ -132,6 +133,13 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "storage/kit/metadata-record": /\bfunction parseStoredRecord\d*\(/,
   "uploads/resolver-work": /\bfunction filesOfHandle\d*\(/,
   "uploads/upload-status": /\bfunction uploadStatusOf\d*\(/,
+  "registry/registry-work": /\bRegistryWork\d*=class\b|\bclass RegistryWork\d*\b/,
+  "registry/handler-work": /\bfunction completeTemplate\d*\(/,
+  "registry/scope-indexes": /\bScopeIndexes\d*=class\b|\bclass ScopeIndexes\d*\b/,
+  "registry/scope-index": /\bScopeIndex\d*=class\b|\bclass ScopeIndex\d*\b/,
+  "registry/cursor": /\bfunction encodeListCursor\d*\(/,
+  "registry/read-content": /\bfunction readFileResource\d*\(/,
+  "internal/mutex": /\bMutex\d*=class\b|\bclass Mutex\d*\b/,
 };
 
 /** An import or export statement of a minified ESM file (what a file that only forwards is made of). */

@@ -655,6 +655,23 @@ describe("notifications", () => {
   });
 });
 
+describe("first use", () => {
+  it("gives calls that start the registry's async work at once one shared index", async () => {
+    const registry = new ResourceRegistry({ store: memoryStore() });
+    // Both adds ask for the work before it has loaded (registry-work.ts): they share the one load,
+    // and index into one scope index.
+    const [first] = await Promise.all([
+      registry.add(bytes("a"), { scope: "default", name: "a.txt" }),
+      registry.add(bytes("b"), { scope: "default", name: "b.txt" }),
+    ]);
+    // A second index would have held one file, or none: the sync would find files "added".
+    expect(await registry.sync("default")).toEqual({ added: 0, removed: 0 });
+    expect(await registry.remove("default", first.id)).toBe(true);
+    expect(await registry.sync("default")).toEqual({ added: 0, removed: 0 });
+    await registry.close();
+  });
+});
+
 describe("sync()", () => {
   it("picks up files written to and deleted from the store directly", async () => {
     const store = memoryStore();
