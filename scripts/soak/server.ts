@@ -61,8 +61,12 @@ const running = await serveHttp({
 });
 baseUrl = running.url;
 
-/** Sizes of the in-memory state, read through the private fields a heap snapshot would show. */
-function held(): Record<string, number> {
+/**
+ * Sizes of the in-memory state, read through the private fields a heap snapshot would show. The
+ * scope indexes live in the registry's work, made at its first async call (made here if not yet).
+ */
+async function held(): Promise<Record<string, number>> {
+  const work = await (registry as unknown as { work: () => Promise<unknown> }).work();
   const peek = (object: unknown, ...path: string[]): number => {
     let value = object as Record<string, unknown> | undefined;
     for (const key of path) value = value?.[key] as Record<string, unknown> | undefined;
@@ -71,8 +75,8 @@ function held(): Record<string, number> {
   return {
     sessions: running.sessions.size,
     attachments: peek(registry, "notifier", "attachments"),
-    scopeIndexes: peek(registry, "indexes", "indexes"),
-    scopeMutexes: peek(registry, "indexes", "mutexes"),
+    scopeIndexes: peek(work, "indexes", "indexes"),
+    scopeMutexes: peek(work, "indexes", "mutexes"),
   };
 }
 
@@ -82,7 +86,7 @@ await servePeer(
     if (command.cmd === "snapshot") return { path: writeHeapSnapshot(String(command.path)) };
     (globalThis as { gc?: () => void }).gc?.();
     const memory = process.memoryUsage();
-    return { ...memory, ...held() };
+    return { ...memory, ...(await held()) };
   },
   () => running.close(),
 );

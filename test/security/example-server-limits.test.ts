@@ -125,13 +125,18 @@ describe("the examples' ticket rate limit", () => {
   });
 });
 
-/** The registry's per-session state, read through the private fields a heap snapshot shows (as `npm run soak` does). */
-function held(registry: ResourceRegistry): { attachments: number; scopeIndexes: number } {
+/**
+ * The registry's per-session state, read through the private fields a heap snapshot shows (as `npm
+ * run soak` does). The scope indexes live in the registry's work, loaded at its first async call
+ * (each read below follows a `resources/list`, so it is loaded).
+ */
+async function held(registry: ResourceRegistry): Promise<{ attachments: number; scopeIndexes: number }> {
   const inner = registry as unknown as {
     notifier: { attachments: Map<unknown, unknown> };
-    indexes: { indexes: Map<unknown, unknown> };
+    work: () => Promise<{ indexes: { indexes: Map<unknown, unknown> } }>;
   };
-  return { attachments: inner.notifier.attachments.size, scopeIndexes: inner.indexes.indexes.size };
+  const work = await inner.work();
+  return { attachments: inner.notifier.attachments.size, scopeIndexes: work.indexes.indexes.size };
 }
 
 // Item 8's memory growth under a soak: sessions whose clients left without DELETE were kept forever,
@@ -159,7 +164,7 @@ describe("the examples' session bounds", () => {
       left.push(transport.sessionId as string);
       leavers.push(client);
     }
-    expect(held(registry)).toEqual({ attachments: 3, scopeIndexes: 3 });
+    expect(await held(registry)).toEqual({ attachments: 3, scopeIndexes: 3 });
     // The clients go away without DELETE (closing drops their streams), as most do.
     await Promise.all(leavers.map((client) => client.close()));
     const refused = await fetch(running.mcpUrl, { method: "POST", headers: JSON_HEADERS, body: INITIALIZE });
@@ -167,7 +172,7 @@ describe("the examples' session bounds", () => {
     expect(refused.status).toBe(429);
 
     await waitUntil(() => running?.sessions.size === 0, 10_000);
-    expect(held(registry).attachments).toBe(0);
+    expect((await held(registry)).attachments).toBe(0);
     expect((await onSession(running.mcpUrl, left[0] as string, "resources/list", {})).status).toBe(404);
     // A new session opens; once the old scopes are idle past indexIdleTimeout, its first use drops them.
     const next = new Client({ name: "next", version: "1.0.0" });
@@ -175,6 +180,6 @@ describe("the examples' session bounds", () => {
     await next.connect(new StreamableHTTPClientTransport(running.mcpUrl));
     now += 61_000;
     await next.listResources();
-    expect(held(registry)).toEqual({ attachments: 1, scopeIndexes: 1 });
+    expect(await held(registry)).toEqual({ attachments: 1, scopeIndexes: 1 });
   });
 });
