@@ -124,8 +124,8 @@ export function redisChangeFeed(
   /** Once subscribed again after a lost connection: whatever was published meanwhile was missed. */
   async function resubscribed(sub: NonNullable<typeof subscriber>): Promise<void> {
     try {
-      // ioredis resubscribes by itself on "ready"; subscribing again (idempotent) makes sure the
-      // channel is live before the listeners reload, so nothing published after that is missed.
+      // The channel is live again before the listeners reload, so nothing published after that is
+      // missed.
       await sub.subscribe(channel);
     } catch {
       return; // cut off again: the next "ready" comes back here
@@ -145,7 +145,13 @@ export function redisChangeFeed(
 
   function listen(): Promise<void> {
     if (!subscribed) {
-      const sub = connection.client.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+      // `autoResubscribe: false`: ioredis's own resubscription on "ready" drops its promise, so a
+      // link closing before the reply rejects with nobody listening; `resubscribed` does it, caught.
+      const sub = connection.client.duplicate({
+        maxRetriesPerRequest: null,
+        enableOfflineQueue: true,
+        autoResubscribe: false,
+      });
       subscriber = sub;
       let lost = false;
       sub.on("error", () => {});
