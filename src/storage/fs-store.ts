@@ -48,7 +48,8 @@ function names(scope: unknown, id: unknown): boolean {
  *
  * @example
  * ```ts
- *  * import { fsStore } from "mcp-file-bridge";
+ * import { createReadStream } from "node:fs";
+ * import { fsStore } from "mcp-file-bridge";
  *
  * const store = fsStore("/var/lib/my-server/files", { staleAfter: "1h" });
  * const file = await store.put(createReadStream("report.pdf"), {
