@@ -19,7 +19,7 @@ import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
 import { createCallDir, removeDir } from "../internal/temp-dir.js";
 import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../links/download-offer.js";
 import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
-import { withFileOutputs } from "../links/file-output.js";
+import { withFileOutputs } from "../links/with-file-outputs.js";
 import { requestClientCapabilities } from "../mcp/client-files.js";
 import type { HostClientCapabilities } from "../mcp/host.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
