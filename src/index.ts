@@ -36,7 +36,8 @@ export {
 } from "./errors/file-bridge-error.js";
 export type { Duration } from "./internal/duration.js";
 export { DEFAULT_MAX_BYTES } from "./internal/limits.js";
-export { fileOutputFields, withFileOutputs } from "./links/file-output.js";
+export { fileOutputFields } from "./links/file-output.js";
+export { withFileOutputs } from "./links/with-file-outputs.js";
 export type {
   AuthorizeFunction,
   AuthorizeRequest,

@@ -14,8 +14,10 @@
  *    {@link CHUNK_BYTES} each. Entry points `core-<n>` re-export what build 1 imports of the modules
  *    of layers 0 to n, so esbuild makes one chunk per layer, and Node loads the root as `index.js`
  *    and those chunks. The cores only shape the chunks: they are not written. The root's `import()`s
- *    of modules outside its closure (first-use code: the tus handler, image shaping) point at
- *    build 3's `lazy-*.js`.
+ *    of modules outside its closure (first-use code: the tus handler, the artifacts' work) point at
+ *    build 3's `lazy-*.js`; so do the `import()`s that first-use code makes in turn (image shaping,
+ *    from the artifacts' work): each is a `lazy-*` entry of build 3, not an entry esbuild makes
+ *    itself (named by hash, a file that only forwards names when its module is in shared chunks).
  * 3. **The other entries again**, and those first-use modules, with splitting. A module of the
  *    root's closure is not built again: each module importing it gets a stand-in that re-exports
  *    its names from the root's chunks holding them (as the cores import them), so it lands in the
@@ -361,11 +363,22 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
     if (![...reached.packages].some(isZod))
       for (const file of reached.modules) if (root.has(file)) light.add(file);
   }
+  // The root's `import()`s of modules outside it, and the `import()`s of those modules' closures in
+  // turn (image shaping, imported on demand by the artifacts' work, itself first-use code): each is
+  // an entry of build 3 (`lazy-*`). An `import()` left to esbuild would be an entry of its own, named
+  // by hash, that only forwards names when its module is also in another entry's chunks.
   const lazy = new Set<string>();
-  for (const [input, { imports }] of Object.entries(metafile.inputs)) {
-    if (!root.has(absolute(input))) continue;
-    for (const { path, kind, external } of imports) {
-      if (kind === "dynamic-import" && !external && !root.has(absolute(path))) lazy.add(absolute(path));
+  const scanned = new Set<string>();
+  const pending = Object.keys(metafile.inputs).filter((input) => root.has(absolute(input)));
+  for (let input = pending.pop(); input !== undefined; input = pending.pop()) {
+    if (scanned.has(input)) continue;
+    scanned.add(input);
+    const inRoot = root.has(absolute(input));
+    for (const { path, kind, external } of metafile.inputs[input]?.imports ?? []) {
+      if (external || root.has(absolute(path))) continue;
+      if (kind === "dynamic-import") lazy.add(absolute(path));
+      // From the root only its `import()`s; from first-use code its static imports too.
+      if (kind === "dynamic-import" || (!inRoot && kind === "import-statement")) pending.push(path);
     }
   }
   // Dependencies before the modules importing them (depth-first, post-order).
@@ -392,7 +405,7 @@ const isZod = (name: string) => name === "zod" || name.startsWith("zod/");
 interface Shape {
   /** The modules the root loads statically, dependencies first. */
   root: Set<string>;
-  /** Modules outside `root` that `root` imports on demand. */
+  /** Modules outside `root` that `root`, or first-use code it loads, imports on demand. */
   lazy: Set<string>;
   /** The modules of `root` that an entry importing no zod reaches (its own packages aside). */
   light: Set<string>;

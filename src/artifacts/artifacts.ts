@@ -1,6 +1,8 @@
-import { lstat, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { decodeBase64Strict } from "../bridge/sources/base64.js";
+/**
+ * `Artifacts`: its options, checked when it is made, and each call's arguments, checked before
+ * anything runs. What a call does once its arguments are checked (reading, storing, signing,
+ * fitting, shaping) is artifacts-work.ts, loaded on the first call (issue 39).
+ */
 import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import {
   type CheckedImageOptions,
@@ -8,41 +10,32 @@ import {
   type ImageBudget,
   imageBudgetFor,
 } from "../images/image-options.js";
-import type { ImageMode } from "../images/stored-image.js";
-import { withoutHiddenStructured } from "../images/structured-images.js";
 import { defaultTmpDir } from "../internal/default-tmp-dir.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
+import { durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
+import { firstUse } from "../internal/first-use.js";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "../internal/limits.js";
 import { optionCheck } from "../internal/options.js";
-import { type OpenedFile, openContainedFile } from "../internal/safe-open.js";
-import { createCallDir, removeDir } from "../internal/temp-dir.js";
-import { downloadOffer, wantsDownloadOffers, withDownloadOffers } from "../links/download-offer.js";
-import { fileLinkContent, fileOutputOf, fileValueOutput } from "../links/file-link.js";
-import { withFileOutputs } from "../links/file-output.js";
-import { requestClientCapabilities } from "../mcp/client-files.js";
-import type { HostClientCapabilities } from "../mcp/host.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
-import { calledTool } from "../mcp/tool-call-schemas.js";
 import type { CallToolResult } from "../mcp/types.js";
 import { assertScope, defaultScope, type ScopeFunction, type ScopeSource } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
-import type { UrlSigner } from "../signing/types.js";
-import type { FileStore, PutOptions, PutSource, StoredFile } from "../storage/types.js";
-import { type FitCapture, fitResult } from "./fit-result.js";
-import { fitImageShaper, type ImageCaptureDeps, withShapedImage } from "./image-capture.js";
+import type { StoredFile } from "../storage/types.js";
+import type { ArtifactsDeps } from "./artifacts-work.js";
+import { checkCaptureSource } from "./capture-input.js";
 import { checkInlineBudget, type InlineBudgetOptions, inlineBudgetFor } from "./inline-budget.js";
 import type {
-  ArtifactRegistry,
   ArtifactsOptions,
   CapturedArtifact,
   CaptureInput,
-  EmbeddedResourceContents,
   FitOptions,
   ImageArtifact,
   ImageInput,
   WithArtifactsOptions,
 } from "./types.js";
+
+/** The work of a call once its arguments are checked, loaded on the first call (issue 39). */
+const loadWork = firstUse(() => import("./artifacts-work.js"));
 
 const ARG_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
 
@@ -67,22 +60,6 @@ export function defaultArtifactUri(
   )}`;
 }
 
-/** True when the real path `child` is `parent` or inside it (both absolute and symlink-free). */
-function isInside(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel !== "" && !isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`);
-}
-
-function resourceName(uri: string): string | undefined {
-  const path = uri.replace(/[?#].*$/, "");
-  const last = path.slice(path.lastIndexOf("/") + 1);
-  try {
-    return last ? decodeURIComponent(last) : undefined;
-  } catch {
-    return last || undefined;
-  }
-}
-
 /**
  * Tool outputs as stored files. `capture()` stores what a tool produced (a file it wrote, bytes,
  * or an embedded resource) as a file of kind `"artifact"` with its own TTL, and returns the
@@ -100,13 +77,8 @@ function resourceName(uri: string): string | undefined {
  * ```
  */
 export class Artifacts {
-  readonly #store: FileStore;
-  readonly #minter: Pick<UrlSigner, "downloadUrl" | "scopeRefs"> | undefined;
-  readonly #registry: ArtifactRegistry | undefined;
-  readonly #ttlSeconds: number;
-  readonly #downloadTtl: Duration | undefined;
-  readonly #downloadClaims: ArtifactsOptions["downloadClaims"];
-  readonly #maxBytes: number;
+  /** What the work of a call needs of this instance (artifacts-work.ts). */
+  readonly #deps: ArtifactsDeps;
   readonly #scope: ScopeFunction;
   readonly #tmpDirOption: string | undefined;
   /** The temp folder, worked out on first use (a runtime without a disk never asks for it). */
@@ -115,7 +87,6 @@ export class Artifacts {
   }
   readonly #inlineBudget: InlineBudgetOptions;
   readonly #images: CheckedImageOptions;
-  readonly #imageMode: ImageMode;
 
   constructor(options: ArtifactsOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -145,37 +116,25 @@ export class Artifacts {
     if (options.tmpDir !== undefined && (typeof options.tmpDir !== "string" || options.tmpDir.length === 0)) {
       throw check.error("tmpDir", "must be a non-empty path");
     }
-    this.#store = store;
-    this.#minter = minter;
-    this.#registry = registry;
-    this.#ttlSeconds = ttlMs / 1000;
-    this.#downloadTtl = options.downloadTtl;
-    this.#downloadClaims = options.downloadClaims;
-    this.#maxBytes = maxBytes;
     this.#scope = options.scope ?? defaultScope;
     this.#tmpDirOption = options.tmpDir;
     this.#inlineBudget = checkInlineBudget(options.inlineBudget);
     this.#images = checkImageOptions(options.images, "Artifacts");
-    // Asked for explicitly: `sharp` is required. Left unset: shaping when `sharp` loads.
-    this.#imageMode = options.images === undefined ? "auto" : "on";
-  }
-
-  /** What image shaping needs of this instance. */
-  #imageDeps(): ImageCaptureDeps {
-    return {
-      store: this.#store,
+    this.#deps = {
+      store,
+      minter,
+      registry,
+      ttlSeconds: ttlMs / 1000,
+      downloadTtl: options.downloadTtl,
+      downloadClaims: options.downloadClaims,
+      maxBytes,
       images: this.#images,
-      mode: this.#imageMode,
-      tmpDir: this.#tmpDir,
-      remove: (file) => this.#remove(file),
+      // Asked for explicitly: `sharp` is required. Left unset: shaping when `sharp` loads.
+      imageMode: options.images === undefined ? "auto" : "on",
+      tmpDir: () => this.#tmpDir,
+      defaultUri: (file) => defaultArtifactUri(file, scopeRefsOf(minter)),
+      imageBudget: (client, own) => this.#imageBudget(client, own),
     };
-  }
-
-  /** Deletes a stored file, through the registry when there is one. */
-  async #remove(file: StoredFile): Promise<void> {
-    await (this.#registry?.remove
-      ? this.#registry.remove(file.scope, file.id)
-      : this.#store.delete(file.scope, file.id));
   }
 
   /**
@@ -217,31 +176,8 @@ export class Artifacts {
       media: own.media ?? base.media,
     });
     const name = sanitizeFileName(options.name ?? "output.txt", "output.txt");
-    const stored: StoredFile[] = [];
-    const capture = async (what: FitCapture) => {
-      const captured = await this.#capture(
-        {
-          scope: options.scope,
-          ...what,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
-          ...(options.extra === undefined ? {} : { extra: options.extra }),
-        },
-        undefined,
-      );
-      stored.push(captured.file);
-      return captured;
-    };
     const images = this.#imageBudget(options.client, options.images);
-    const shaper = fitImageShaper(this.#imageDeps(), images, this.#maxBytes, capture);
-    try {
-      const fitted = await fitResult(result, budget, name, capture, shaper);
-      const declared = options.outputSchema === true || calledTool(options.extra)?.hasOutputSchema === true;
-      return withoutHiddenStructured(fitted, images, declared);
-    } catch (error) {
-      // A block that cannot be stored or shaped fails the call: what this call stored goes too.
-      await Promise.all(stored.map((file) => this.#remove(file).catch(() => undefined)));
-      throw error;
-    }
+    return (await loadWork()).fitToBudget(this.#deps, result, options, budget, name, images);
   }
 
   /**
@@ -264,7 +200,7 @@ export class Artifacts {
     const captured = await this.capture(input);
     const budget = this.#imageBudget(input.client, input.budget);
     if (budget === false) return { ...captured, content: [...captured.content] };
-    return withShapedImage(captured, this.#imageDeps(), budget, "on");
+    return (await loadWork()).shapeCaptured(this.#deps, captured, budget);
   }
 
   /**
@@ -286,150 +222,8 @@ export class Artifacts {
     if (given !== 1) {
       throw new FileBridgeError("INVALID_INPUT", "capture() needs exactly one of path, bytes or resource");
     }
-    return this.#capture(input, undefined);
-  }
-
-  /**
-   * Opens a file a tool wrote, once, through the descriptor rules of `openContainedFile`: a regular
-   * file whose real path is inside `root` (already a real path). Missing → `INVALID_INPUT`.
-   */
-  async #openOutput(path: string, root: string): Promise<OpenedFile> {
-    let opened: OpenedFile;
-    try {
-      opened = await openContainedFile(path, (real) => isInside(real, root));
-    } catch (error) {
-      if (isFileBridgeError(error) && error.code === "NOT_FOUND") {
-        throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
-      }
-      throw error;
-    }
-    if (opened.size > this.#maxBytes) {
-      await opened.handle.close().catch(() => undefined);
-      throw new FileBridgeError("FILE_TOO_LARGE", `the artifact exceeds ${this.#maxBytes} bytes`, {
-        data: { limit: this.#maxBytes },
-      });
-    }
-    return opened;
-  }
-
-  /** A signed download URL for a captured file, when a minter is configured; a failure removes the file. */
-  async #downloadFor(
-    file: StoredFile,
-    input: CaptureInput,
-  ): Promise<{ url: string; expiresAt: number } | undefined> {
-    if (!this.#minter) return undefined;
-    try {
-      const claims = await this.#downloadClaims?.(file, input.extra);
-      return await this.#minter.downloadUrl(file, {
-        ...(this.#downloadTtl === undefined ? {} : { ttl: this.#downloadTtl }),
-        ...(claims === undefined ? {} : { claims }),
-      });
-    } catch (error) {
-      // A capture that fails leaves nothing stored.
-      await (this.#registry?.remove
-        ? this.#registry.remove(file.scope, file.id)
-        : this.#store.delete(file.scope, file.id)
-      ).catch(() => undefined);
-      throw error;
-    }
-  }
-
-  /**
-   * Where a capture's bytes come from, with the name and media type they suggest: a file opened once
-   * inside its root (the caller closes `opened`), bytes, or an embedded resource's text or blob.
-   */
-  async #sourceOf(
-    input: CaptureInput,
-    outputRoot: string | undefined,
-  ): Promise<{ source: PutSource; name?: string; mimeType?: string; opened?: OpenedFile }> {
-    if (input.path !== undefined) {
-      if (typeof input.path !== "string" || input.path.length === 0 || input.path.includes("\0")) {
-        throw new FileBridgeError("INVALID_INPUT", "path must be a non-empty string");
-      }
-      if (input.root !== undefined && (typeof input.root !== "string" || input.root.length === 0)) {
-        throw new FileBridgeError("INVALID_INPUT", "root must be a non-empty path");
-      }
-      const root =
-        outputRoot ?? (await realpath(input.root ?? dirname(resolve(input.path))).catch(() => null));
-      if (root === null) throw new FileBridgeError("INVALID_INPUT", "path is not a readable file");
-      // From here the bytes come from this descriptor only, never from the path again.
-      const opened = await this.#openOutput(input.path, root);
-      const source = opened.handle.createReadStream({ autoClose: false, start: 0 });
-      return { source, name: input.name ?? basename(input.path), mimeType: input.mimeType, opened };
-    }
-    if (input.bytes !== undefined) {
-      if (!(input.bytes instanceof Uint8Array))
-        throw new FileBridgeError("INVALID_INPUT", "bytes must be a Uint8Array");
-      return { source: input.bytes, name: input.name, mimeType: input.mimeType };
-    }
-    const raw = input.resource as unknown as Record<string, unknown> | null;
-    const inner = raw !== null && typeof raw === "object" && raw.type === "resource" ? raw.resource : raw;
-    const resource = inner as EmbeddedResourceContents | null;
-    if (typeof resource !== "object" || resource === null || typeof resource.uri !== "string") {
-      throw new FileBridgeError("INVALID_INPUT", "resource must have a uri and text or blob");
-    }
-    const { text, blob } = resource as EmbeddedResourceContents;
-    let source: PutSource;
-    if (typeof text === "string" && blob === undefined) {
-      source = Buffer.from(text, "utf8");
-    } else if (typeof blob === "string" && text === undefined) {
-      source = decodeBase64Strict(blob, this.#maxBytes);
-    } else {
-      throw new FileBridgeError("INVALID_INPUT", "resource must have exactly one of text or blob");
-    }
-    return {
-      source,
-      name: input.name ?? resourceName(resource.uri),
-      mimeType: input.mimeType ?? (resource as EmbeddedResourceContents).mimeType,
-    };
-  }
-
-  /** `capture()` once the input is checked; `outputRoot` (a real path) overrides `input.root`. */
-  async #capture(input: CaptureInput, outputRoot: string | undefined): Promise<CapturedArtifact> {
-    const { source, name, mimeType, opened } = await this.#sourceOf(input, outputRoot);
-    let file: StoredFile;
-    try {
-      const putOptions: PutOptions = {
-        scope: input.scope,
-        name: sanitizeFileName(name, "artifact"),
-        kind: "artifact",
-        ttl: this.#ttlSeconds,
-        maxBytes: this.#maxBytes,
-      };
-      if (mimeType !== undefined) putOptions.mimeType = mimeType;
-      if (input.metadata !== undefined) putOptions.metadata = input.metadata;
-      if (input.signal !== undefined) putOptions.signal = input.signal;
-      file = this.#registry
-        ? await this.#registry.add(source, putOptions)
-        : await this.#store.put(source, putOptions);
-    } finally {
-      await opened?.handle.close().catch(() => undefined);
-    }
-    const uri = this.#registry
-      ? this.#registry.uriFor(file)
-      : defaultArtifactUri(file, scopeRefsOf(this.#minter));
-    const download = await this.#downloadFor(file, input);
-
-    const notes =
-      file.expiresAt === undefined ? [] : [`Kept until ${new Date(file.expiresAt).toISOString()}.`];
-    const content = fileLinkContent(file, uri, { noun: "Artifact", notes, download });
-    const meta: CapturedArtifact["_meta"] = { artifact_uri: uri };
-    if (download) {
-      meta.download_url = download.url;
-      meta.download_url_expires_at = new Date(download.expiresAt).toISOString();
-    }
-    const structured = fileOutputOf(file, uri, download);
-    const value = fileValueOutput(file, input.clientCapabilities, scopeRefsOf(this.#minter));
-    if (download && wantsDownloadOffers(input.clientCapabilities)) {
-      meta["io.modelcontextprotocol/files"] = { downloads: [downloadOffer(file, download)] };
-    }
-    return {
-      file,
-      uri,
-      content,
-      structuredContent: value ? { ...structured, file: value } : structured,
-      _meta: meta,
-    };
+    checkCaptureSource(input);
+    return (await loadWork()).captureArtifact(this.#deps, input, undefined);
   }
 
   /**
@@ -484,58 +278,8 @@ export class Artifacts {
       }
       const requested = (args as Record<string, unknown> | undefined)?.[outputPathArg];
       const name = typeof requested === "string" ? sanitizeFileName(requested, fallbackName) : fallbackName;
-      const dir = await createCallDir(this.#tmpDir);
-      try {
-        // The folder's real path, taken before the handler runs: a handler (or anyone) that swaps
-        // the folder or the output for a symlink afterwards cannot widen what may be read.
-        const realDir = await realpath(dir);
-        const outputPath = join(dir, name);
-        const result = await handler({ ...args, [outputPathArg]: outputPath } as Args, extra);
-        if (result?.isError === true) return result;
-        const info = await lstat(outputPath).catch(() => null);
-        if (!info || info.isDirectory()) return result;
-        let captured: CapturedArtifact | ImageArtifact;
-        let images: ImageBudget | false = false;
-        try {
-          const signal = source.signal;
-          const stored = await this.#capture(
-            {
-              scope,
-              path: outputPath,
-              name,
-              ...(options.mimeType !== undefined ? { mimeType: options.mimeType } : {}),
-              ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
-              ...(signal instanceof AbortSignal ? { signal } : {}),
-              ...(extra !== undefined && extra !== null ? { extra: source } : {}),
-              ...clientCapabilitiesOf(extra),
-            },
-            realDir,
-          );
-          images = this.#imageBudget(options.client?.(), options.images);
-          captured = images === false ? stored : await withShapedImage(stored, this.#imageDeps(), images);
-        } catch (error) {
-          if (isFileBridgeError(error)) return toToolErrorResult(error);
-          throw error;
-        }
-        const { "io.modelcontextprotocol/files": offered, ...capturedMeta } = captured._meta;
-        const meta = { ...(result._meta ?? {}), ...capturedMeta };
-        const linked = {
-          ...withFileOutputs(result, captured),
-          _meta: offered ? withDownloadOffers(meta, offered.downloads) : meta,
-        };
-        // A tool registered with an `outputSchema` keeps `structuredContent` (the SDK refuses a
-        // result without it), whether or not `outputSchema: true` was given (known on an attached server).
-        const declared = options.outputSchema === true || calledTool(extra)?.hasOutputSchema === true;
-        return withoutHiddenStructured(linked, images, declared);
-      } finally {
-        await removeDir(dir);
-      }
+      const call = { handler, options, outputPathArg, args, extra, source, scope, name };
+      return (await loadWork()).runWithArtifacts(this.#deps, call);
     };
   }
-}
-
-/** `{ clientCapabilities }` when the request itself declares them (2026-07-28 `_meta`), else nothing. */
-function clientCapabilitiesOf(extra: unknown): { clientCapabilities?: HostClientCapabilities } {
-  const declared = requestClientCapabilities(extra);
-  return declared === undefined ? {} : { clientCapabilities: declared };
 }

@@ -1,4 +1,5 @@
-import { type FileOutput, withFileOutputs } from "../links/file-output.js";
+import type { FileOutput } from "../links/file-output.js";
+import { withFileOutputs } from "../links/with-file-outputs.js";
 import type { CallToolResult, ContentBlock, EmbeddedResource, MediaContent } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
 import type { InlineBudget } from "./inline-budget.js";

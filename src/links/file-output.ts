@@ -1,5 +1,5 @@
 import * as z from "zod/v4";
-import type { CallToolResult, ContentBlock } from "../mcp/types.js";
+import type { ContentBlock } from "../mcp/types.js";
 
 /**
  * The output contract: what a model needs to act on a file a tool produced, as data. Measured in
@@ -8,6 +8,10 @@ import type { CallToolResult, ContentBlock } from "../mcp/types.js";
  * Gemini CLI ignores `structuredContent`. So a file output goes into the text content (the
  * `links/file-link.ts` text block) **and**, whenever the result has `structuredContent`, into its
  * `files` array, while the `resource_link` stays for the clients that render it.
+ *
+ * The schemas (zod) are here; `withFileOutputs`, which needs no zod, is links/with-file-outputs.ts,
+ * so the code that calls it on first use (artifacts-work.ts) does not reach zod through an
+ * `import()` (a bundler would wrap every zod module in a lazy initializer: issue 39).
  */
 
 /**
@@ -63,7 +67,7 @@ export const fileOutputSchema = z.object({
 });
 
 /**
- * The `files` field {@link withFileOutputs}, `Artifacts.withArtifacts` and `Artifacts.fit` add to
+ * The `files` field `withFileOutputs`, `Artifacts.withArtifacts` and `Artifacts.fit` add to
  * a result's `structuredContent`: spread it into the `outputSchema` of a tool that returns files.
  * Without it a client that validates `structuredContent` refuses the result (`-32602`, "data must
  * NOT have additional properties").
@@ -88,32 +92,4 @@ export const fileOutputFields = {
 export interface FileOutputBlocks {
   content: readonly ContentBlock[];
   structuredContent: FileOutput;
-}
-
-/**
- * Appends file outputs to a tool result: their blocks (a `resource_link` plus the text fallback)
- * to `content`, and, when the result has `structuredContent`, their structured forms to its
- * `files` array (created, or extended when it is already an array; a non-array `files` the tool
- * set itself is left alone). Returns a new result.
- *
- * @example
- * ```ts
- * const captured = await artifacts.capture({ scope, bytes, name: "chart.png" });
- * return withFileOutputs({ content: [{ type: "text", text: "Done." }], structuredContent: { points: 12 } }, captured);
- * ```
- */
-export function withFileOutputs<R extends CallToolResult>(result: R, ...outputs: FileOutputBlocks[]): R {
-  const content = [...(Array.isArray(result.content) ? result.content : [])];
-  for (const output of outputs) content.push(...output.content);
-  const next: R = { ...result, content };
-  const structured = result.structuredContent;
-  if (structured !== null && typeof structured === "object" && !Array.isArray(structured)) {
-    const existing = structured.files;
-    // A tool's own non-array `files` field is left alone: the text blocks still carry the outputs.
-    if (existing === undefined || Array.isArray(existing)) {
-      const files = [...(existing ?? []), ...outputs.map((o) => o.structuredContent)];
-      next.structuredContent = { ...structured, files };
-    }
-  }
-  return next;
 }

@@ -18,7 +18,8 @@ import { imageBlockOf, shapedNote, shapeStoredImage } from "../images/stored-ima
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { collectFieldSlots, parseFieldPath } from "../internal/field-paths.js";
 import { baseName, sanitizeFileName } from "../internal/file-name.js";
-import { type FileOutput, withFileOutputs } from "../links/file-output.js";
+import type { FileOutput } from "../links/file-output.js";
+import { withFileOutputs } from "../links/with-file-outputs.js";
 import type { CallToolResult, ContentBlock } from "../mcp/types.js";
 import { mediaTypeFromName } from "../media/media-type.js";
 import type { ResourceRegistry } from "../registry/resource-registry.js";
