@@ -1,4 +1,4 @@
-import { toJsonRpcError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, toJsonRpcError } from "../errors/file-bridge-error.js";
 
 /**
  * A JSON-RPC error a request handler throws: every SDK generation answers a thrown error that has a
@@ -38,4 +38,9 @@ export function toMcpRequestError(error: unknown, extra: { uri?: string } = {}):
   if (isJsonRpcErrorLike(error)) return error;
   const shape = toJsonRpcError(error, extra);
   return new McpRequestError(shape.code, shape.message, shape.data);
+}
+
+/** The error `elicitUrl` fails with when the client did not declare `elicitation.url` (every adapter). */
+export function noUrlElicitation(): FileBridgeError {
+  return new FileBridgeError("INVALID_INPUT", "The client cannot open URLs (no elicitation.url capability)");
 }

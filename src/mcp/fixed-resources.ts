@@ -8,6 +8,7 @@ import type {
   HostResource,
   HostResourceHandle,
 } from "./host.js";
+import { loadHostWork } from "./load-host-work.js";
 import type { McpResource } from "./types.js";
 
 /**
@@ -85,16 +86,9 @@ export class FixedResources {
     };
   }
 
-  /** The `resources/list` entries of the fixed resources. */
-  entries(): McpResource[] {
-    return [...this.#byUri.values()].map((resource) => {
-      const entry: McpResource = { uri: resource.uri, name: resource.name };
-      if (resource.title !== undefined) entry.title = resource.title;
-      if (resource.description !== undefined) entry.description = resource.description;
-      if (resource.mimeType !== undefined) entry.mimeType = resource.mimeType;
-      if (resource._meta !== undefined) entry._meta = resource._meta;
-      return entry;
-    });
+  /** The `resources/list` entries of the fixed resources (made by host-work.ts, loaded on first use). */
+  async entries(): Promise<McpResource[]> {
+    return (await loadHostWork()).fixedEntries(this.#byUri.values());
   }
 
   /** `resources/list` and `resources/read` handlers wrapped so they serve the fixed resources too. */
@@ -104,7 +98,7 @@ export class FixedResources {
       const composed: HostRequestHandler<"resources/list"> = async (params, ctx) => {
         const result = await list(params, ctx);
         if (params.cursor !== undefined || this.#byUri.size === 0) return result;
-        return { ...result, resources: [...this.entries(), ...result.resources] };
+        return { ...result, resources: [...(await this.entries()), ...result.resources] };
       };
       return composed as unknown as HostRequestHandler<M>;
     }
@@ -122,7 +116,7 @@ export class FixedResources {
   /** The handlers a host mounts when nothing else serves resources. */
   readonly own = {
     "resources/list": async (params: { cursor?: string }) =>
-      params.cursor === undefined ? { resources: this.entries() } : { resources: [] },
+      params.cursor === undefined ? { resources: await this.entries() } : { resources: [] },
     "resources/templates/list": async () => ({ resourceTemplates: [] }),
     "resources/read": async (params: { uri: string }, ctx: HostRequestContext) => {
       const fixed = this.#byUri.get(params.uri);

@@ -16,12 +16,11 @@ import {
   type HostTool,
   MCP_HOST,
 } from "./host.js";
+import { loadHostWork } from "./load-host-work.js";
 import type { CompleteParams, CompleteResult, CompletionReference } from "./types.js";
 import { PRIVATE_COMPLETE_METHOD, v1Schemas } from "./v1/schemas.js";
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
-const JSONRPC_METHOD_NOT_FOUND = -32601;
-const JSONRPC_INVALID_PARAMS = -32602;
 
 /** Whether `value` is an object with a function under each of `names` (how SDK objects are recognized). */
 export function hasFunctions(value: unknown, names: readonly string[]): boolean {
@@ -92,21 +91,9 @@ export class CompletionRouter {
 
   #answerUnclaimed(low: RoutableServer, mcpServer: boolean): void {
     const previous = low.fallbackRequestHandler;
-    low.fallbackRequestHandler = (async (request: { method: string; params?: unknown }, extra: never) => {
-      if (request.method === "completion/complete") {
-        const ref = (request.params as { ref?: { type?: unknown; uri?: unknown } } | undefined)?.ref;
-        if (mcpServer && ref?.type === "ref/resource") {
-          // What an McpServer answers for a template it does not know (without the SDK's doubled
-          // `MCP error -32602: ` prefix: the client adds one).
-          throw Object.assign(new Error(`Resource template ${String(ref.uri)} not found`), {
-            code: JSONRPC_INVALID_PARAMS,
-          });
-        }
-        return EMPTY_COMPLETION;
-      }
-      if (previous) return previous(request as never, extra);
-      throw Object.assign(new Error("Method not found"), { code: JSONRPC_METHOD_NOT_FOUND });
-    }) as never;
+    // What it answers (an empty completion; an McpServer's own error for a template) is loaded on first use.
+    low.fallbackRequestHandler = (async (request: { method: string; params?: unknown }, extra: never) =>
+      (await loadHostWork()).answerUnclaimed(request, extra, mcpServer, previous)) as never;
   }
 
   #route(transport: RoutableTransport): void {

@@ -1,20 +1,96 @@
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { baseName } from "../internal/file-name.js";
-import type { CompleteResult, ListResourcesResult, McpResource } from "../mcp/types.js";
+import type { HostMethods } from "../mcp/host.js";
+import type {
+  CompleteResult,
+  ListResourcesResult,
+  McpResource,
+  McpResourceTemplate,
+  ReadResourceResult,
+} from "../mcp/types.js";
 import { assertScope, type ScopeSource } from "../scope/scope.js";
 import type { StoredFile } from "../storage/types.js";
 import type { RegistrySettings } from "./check-options.js";
 import { decodeListCursor, encodeListCursor } from "./cursor.js";
+import type { RequestExtra, ResourceMethod } from "./handlers.js";
+import type { Attachment } from "./notifier.js";
 import type { IndexPage } from "./scope-index.js";
 import type { ParsedUri, Template, TemplateSet } from "./templates.js";
 
 /**
- * The work of the `resources/list` handler and of template completion (handlers.ts mounts them):
- * list pages with opaque cursors, and the values of a template's variables. Loaded on first use
- * with registry-work.ts.
+ * The work of the `resources/*` handlers and of template completion (handlers.ts mounts them): the
+ * caller's scope, list pages with opaque cursors, the templates, subscriptions, and the values of a
+ * template's variables. Loaded on first use with registry-work.ts.
  */
 
 const MAX_COMPLETION_VALUES = 100;
+
+/** What the handlers' answers use of the registry's work. */
+export interface AnswerView {
+  readonly templates: TemplateSet;
+  callerScope(extra: RequestExtra): Promise<string>;
+  list(scope: string, cursor: string | undefined): Promise<ListResourcesResult>;
+  read(uri: string, extra: RequestExtra): Promise<ReadResourceResult>;
+  resolveUri(uri: string, callerScope: string, extra?: ScopeSource): Promise<StoredFile>;
+}
+
+/**
+ * Answers one `resources/*` request of a caller of `attachment`. The caller's scope is learned
+ * first (the attachment's sessions are notified of its changes); errors are thrown as they are
+ * (handlers.ts turns them into JSON-RPC errors).
+ */
+export async function answerResource<M extends ResourceMethod>(
+  view: AnswerView,
+  method: M,
+  params: HostMethods[M]["params"],
+  extra: RequestExtra,
+  attachment: Attachment,
+): Promise<HostMethods[M]["result"]> {
+  const scoped = async (): Promise<string> => {
+    const scope = await view.callerScope(extra);
+    attachment.scopes.add(scope);
+    attachment.connected = true;
+    return scope;
+  };
+  const { cursor, uri } = params as { cursor?: string; uri: string };
+  switch (method) {
+    case "resources/list":
+      return view.list(await scoped(), cursor) as never;
+    case "resources/templates/list":
+      await scoped().catch(() => undefined);
+      return { resourceTemplates: templateDescriptors(view.templates) } as never;
+    case "resources/read":
+      await scoped();
+      return view.read(uri, extra) as never;
+    case "resources/subscribe": {
+      const file = await view.resolveUri(uri, await scoped(), extra);
+      // Keyed by the canonical URI, so a client's own spelling (a raw space, `?`) still matches.
+      attachment.subscriptions.set(`${file.scope}\n${view.templates.uriFor(file)}`, uri);
+      return {} as never;
+    }
+    default: {
+      const callerScope = await scoped();
+      const parsed = view.templates.parse(uri);
+      const scope = parsed ? view.templates.scopeFor(parsed, callerScope) : null;
+      if (parsed && scope !== null) {
+        const values = { scope, id: parsed.id ?? "", name: parsed.path ?? "" };
+        attachment.subscriptions.delete(`${scope}\n${view.templates.uriWith(parsed.template, values)}`);
+      }
+      return {} as never;
+    }
+  }
+}
+
+/** What `resources/templates/list` shows. */
+export function templateDescriptors(templates: TemplateSet): McpResourceTemplate[] {
+  return templates.all.map(({ options: t, parsed }) => ({
+    name: t.name,
+    uriTemplate: parsed.source,
+    ...(t.title === undefined ? {} : { title: t.title }),
+    ...(t.description === undefined ? {} : { description: t.description }),
+    ...(t.mimeType === undefined ? {} : { mimeType: t.mimeType }),
+  }));
+}
 
 /** A list page of a scope's index, with the cursor of the next one. */
 export async function listPage(

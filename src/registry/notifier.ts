@@ -5,7 +5,9 @@ import type { ScopeFunction } from "../scope/scope.js";
  * The servers a registry is attached to, and the notifications they get: changes are collected
  * per scope for `notifyDelayMs`, then each connected session whose scopes changed gets one
  * `notifications/resources/list_changed`, and `notifications/resources/updated` for each changed
- * URI it subscribed to.
+ * URI it subscribed to. This is the state `attach`, `publishTo` and `close` use synchronously; the
+ * collecting and sending (notifier-work.ts) run only once the registry's work is loaded, since only
+ * the work reports changes.
  */
 
 export interface Attachment {
@@ -37,97 +39,18 @@ export class ResourceNotifier {
   readonly attachments = new Map<object, Attachment>();
   /** Deployment-wide channels (`publishTo`). */
   readonly sinks = new Set<ChangeSink>();
-  private readonly pending = new Map<string, PendingChange>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Changes waiting for the timer, by scope. */
+  readonly pending = new Map<string, PendingChange>();
+  /** Set while changes wait. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Sends the waiting changes (set by notifier-work.ts, which sets the timer too). */
+  flush: (() => void) | undefined;
 
   constructor(
-    private readonly notifyDelayMs: number,
-    private readonly listMode: "list" | "none",
-    private readonly scopeOf: ScopeFunction,
+    readonly notifyDelayMs: number,
+    readonly listMode: "list" | "none",
+    readonly scopeOf: ScopeFunction,
   ) {}
-
-  /** The scopes of every connected session. */
-  attachedScopes(): Set<string> {
-    const scopes = new Set<string>();
-    for (const attachment of this.attachments.values()) {
-      if (!attachment.host.isConnected()) continue;
-      for (const scope of this.scopesOf(attachment)) scopes.add(scope);
-    }
-    return scopes;
-  }
-
-  changed(scope: string, listChanged: boolean, uris: string[]): void {
-    if (this.attachments.size === 0 && this.sinks.size === 0) return;
-    let entry = this.pending.get(scope);
-    if (!entry) {
-      entry = { listChanged: false, updated: new Set() };
-      this.pending.set(scope, entry);
-    }
-    entry.listChanged ||= listChanged;
-    for (const uri of uris) entry.updated.add(uri);
-    if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flush(), this.notifyDelayMs);
-    }
-  }
-
-  private scopesOf(attachment: Attachment): Set<string> {
-    const scopes = new Set(attachment.scopes);
-    if (attachment.host.isConnected()) {
-      try {
-        const derived = this.scopeOf({ sessionId: attachment.host.connectionSessionId() });
-        if (typeof derived === "string" && derived.length > 0) scopes.add(derived);
-      } catch {
-        // A scope function that needs request headers cannot derive a scope from the transport.
-      }
-    }
-    return scopes;
-  }
-
-  flush(): void {
-    this.timer = undefined;
-    const pending = [...this.pending];
-    this.pending.clear();
-    if (this.sinks.size > 0) this.publish(pending);
-    for (const attachment of [...this.attachments.values()]) {
-      if (!attachment.host.isConnected()) {
-        if (attachment.connected) this.attachments.delete(attachment.host.server);
-        continue;
-      }
-      attachment.connected = true;
-      const scopes = this.scopesOf(attachment);
-      let listChanged = false;
-      for (const [scope, change] of pending) {
-        if (change.listChanged && scopes.has(scope)) listChanged = true;
-        if (attachment.subscriptions.size === 0) continue;
-        for (const uri of change.updated) {
-          const subscribed = attachment.subscriptions.get(`${scope}\n${uri}`);
-          if (subscribed !== undefined) {
-            attachment.host.notifyResourceUpdated(subscribed).catch(() => {});
-          }
-        }
-      }
-      // One list_changed per session per flush, however many of its scopes changed.
-      if (listChanged && this.listMode === "list") {
-        attachment.host.notifyResourceListChanged().catch(() => {});
-      }
-    }
-  }
-
-  /**
-   * Hands the changes to the sinks: one `list_changed` per flush, and `updated` for every changed
-   * URI (a listen stream only gets the URIs it named, so nobody hears of a URI it did not know).
-   */
-  private publish(pending: Array<[string, PendingChange]>): void {
-    const listChanged = this.listMode === "list" && pending.some(([, change]) => change.listChanged);
-    for (const sink of this.sinks) {
-      try {
-        if (listChanged) sink.resourcesChanged();
-        for (const [, change] of pending) for (const uri of change.updated) sink.resourceUpdated(uri);
-      } catch {
-        // A failing sink must not stop the others or the attached servers.
-      }
-    }
-  }
 
   /**
    * The change feed may have missed changes: the deployment-wide channels (whose listeners this
@@ -148,7 +71,7 @@ export class ResourceNotifier {
   close(): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
-      this.flush();
+      this.flush?.();
     }
   }
 }

@@ -8,13 +8,20 @@
  * (importing them from here would split their CommonJS chunk).
  */
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import type { CompleteResult, ListResourcesResult, ReadResourceResult } from "../mcp/types.js";
+import type { HostMethods } from "../mcp/host.js";
+import type {
+  CompleteParams,
+  CompleteResult,
+  ListResourcesResult,
+  ReadResourceResult,
+} from "../mcp/types.js";
 import type { ScopeSource } from "../scope/scope.js";
 import type { StoreChange, StoredFile } from "../storage/types.js";
 import type { RegistrySettings } from "./check-options.js";
-import { type CompletionRequest, completeTemplate, listPage } from "./handler-work.js";
-import type { RequestExtra, RequestWork } from "./handlers.js";
-import type { ResourceNotifier } from "./notifier.js";
+import { answerResource, completeTemplate, listPage } from "./handler-work.js";
+import type { RequestExtra, RequestWork, ResourceMethod } from "./handlers.js";
+import type { Attachment, ResourceNotifier } from "./notifier.js";
+import { NotifierWork } from "./notifier-work.js";
 import type { LinkOptions } from "./options.js";
 import { readFileResource, resourceNotFound } from "./read-content.js";
 import type { ScopeIndex } from "./scope-index.js";
@@ -39,9 +46,13 @@ export interface LinkTarget {
 /** The async side of one `ResourceRegistry`, made on its first async call. */
 export class RegistryWork implements RequestWork {
   private readonly indexes: ScopeIndexes;
+  /** Collects the changes and sends the notifications (the registry's notifier state). */
+  private readonly notifier: NotifierWork;
 
   constructor(private readonly deps: RegistryDeps) {
-    const { store, templates, now, indexIdleMs, notifier } = deps;
+    const { store, templates, now, indexIdleMs } = deps;
+    const notifier = new NotifierWork(deps.notifier);
+    this.notifier = notifier;
     this.indexes = new ScopeIndexes(
       store,
       (file) => templates.templateFor(file).index,
@@ -74,7 +85,8 @@ export class RegistryWork implements RequestWork {
   /** Finds the live file a parsed URI names in `scope`, or `null`. */
   private async find(parsed: ParsedUri, scope: string): Promise<StoredFile | null> {
     const { template } = parsed;
-    const { store, templates, notifier } = this.deps;
+    const { store, templates } = this.deps;
+    const { notifier } = this;
     if (parsed.id !== undefined) {
       const file = await store.head(scope, parsed.id);
       if (!file || file.scope !== scope || templates.templateFor(file) !== template) return null;
@@ -120,7 +132,7 @@ export class RegistryWork implements RequestWork {
       // Always a list change: even when a first use just loaded the scope (file included) from the
       // store, no session has been told about the file yet.
       index.upsert(file);
-      this.deps.notifier.changed(file.scope, true, [this.uriFor(file)]);
+      this.notifier.changed(file.scope, true, [this.uriFor(file)]);
     });
     this.publish({ type: "added", scope: file.scope, file });
   }
@@ -135,7 +147,7 @@ export class RegistryWork implements RequestWork {
    */
   async applyRemote(change: StoreChange): Promise<void> {
     const { scope } = change;
-    const { notifier } = this.deps;
+    const { notifier } = this;
     if (change.type === "added") {
       const file = change.file;
       if (this.indexes.peek(scope)) await this.indexes.with(scope, (index) => index.upsert(file));
@@ -164,7 +176,8 @@ export class RegistryWork implements RequestWork {
 
   /** `ResourceRegistry.remove`, past its argument checks. */
   async remove(scope: string, id: string): Promise<boolean> {
-    const { store, notifier } = this.deps;
+    const { store } = this.deps;
+    const { notifier } = this;
     return this.indexes.with(scope, async (index) => {
       const known = index.get(id) ?? (await store.head(scope, id)) ?? undefined;
       const deleted = await store.delete(scope, id);
@@ -202,7 +215,7 @@ export class RegistryWork implements RequestWork {
       }
       this.indexes.replace(scope, fresh);
       if (added > 0 || removed > 0 || uris.length > 0)
-        this.deps.notifier.changed(scope, added + removed > 0, uris);
+        this.notifier.changed(scope, added + removed > 0, uris);
       return { added, removed };
     });
   }
@@ -260,15 +273,39 @@ export class RegistryWork implements RequestWork {
     );
   }
 
-  complete(request: CompletionRequest): Promise<CompleteResult> {
-    const { template } = request;
+  /** A `resources/*` request of a caller of `attachment` (handlers.ts). */
+  answer<M extends ResourceMethod>(
+    method: M,
+    params: HostMethods[M]["params"],
+    extra: RequestExtra,
+    attachment: Attachment,
+  ): Promise<HostMethods[M]["result"]> {
+    const view = {
+      templates: this.deps.templates,
+      callerScope: (of: RequestExtra) => this.deps.callerScope(of),
+      list: (scope: string, cursor: string | undefined) => this.list(scope, cursor),
+      read: (uri: string, of: RequestExtra) => this.read(uri, of),
+      resolveUri: (uri: string, callerScope: string, of?: ScopeSource) =>
+        this.resolveUri(uri, callerScope, of),
+    };
+    return answerResource(view, method, params, extra, attachment);
+  }
+
+  /** A completion of `template`'s variable for the caller (handlers.ts). */
+  async completeFor(
+    template: Template,
+    params: CompleteParams,
+    extra: RequestExtra,
+  ): Promise<CompleteResult> {
+    const callerScope = await this.deps.callerScope(extra);
+    const { argument, context } = params;
     return completeTemplate(
       {
         templates: this.deps.templates,
         mayAccess: (scope, callerScope, extra) => this.mayAccess(scope, callerScope, extra),
         fileValues: (scope, pick) => this.fileValues(scope, template, pick),
       },
-      request,
+      { template, callerScope, argument, context: context?.arguments, extra },
     );
   }
 

@@ -29,12 +29,12 @@ import type { RegistryWork } from "./registry-work.js";
 import type { TemplateSet } from "./templates.js";
 
 // The public class. Its jobs live beside it: options.ts (option and result types), check-options.ts
-// (the options checked), templates.ts (URI templates), notifier.ts (attachments and coalesced
-// notifications), handlers.ts (the MCP side, mounted by attach()). What only its async paths run is
+// (the options checked), templates.ts (URI templates), notifier.ts (attachments and the notification
+// state), handlers.ts (the MCP side, mounted by attach()). What only its async paths run is
 // loaded on first use (issue 39): registry-work.ts (the work of add, register, remove, sync, link,
 // the resolver and the handlers), with scope-indexes.ts + scope-index.ts + cursor.ts (per-scope
-// index and list cursors), handler-work.ts (list pages, completion) and read-content.ts
-// (resources/read).
+// index and list cursors), handler-work.ts (the handlers' answers, list pages, completion),
+// notifier-work.ts (coalesced notifications) and read-content.ts (resources/read).
 
 export type {
   AttachOptions,
@@ -345,11 +345,7 @@ export class ResourceRegistry {
         this.notifier.attachments.delete(host.server);
     });
 
-    mountResourceHandlers(host, attachment, {
-      templates: this.templates,
-      callerScope: (extra) => this.callerScope(extra),
-      work: this.work,
-    });
+    mountResourceHandlers(host, attachment, { templates: this.templates, work: this.work });
   }
 
   /**

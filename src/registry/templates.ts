@@ -1,6 +1,5 @@
 import { isId } from "../internal/ids.js";
 import { optionCheck } from "../internal/options.js";
-import type { McpResourceTemplate } from "../mcp/types.js";
 import { parseMediaType } from "../media/media-type.js";
 import { assertScope, MAX_SCOPE_LENGTH } from "../scope/scope.js";
 import { type ScopeRefs, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
@@ -209,17 +208,6 @@ export class TemplateSet {
   /** The template whose source is `uriTemplate` (a completion reference), if any. */
   bySource(uriTemplate: string): Template | undefined {
     return this.all.find((t) => t.parsed.source === uriTemplate);
-  }
-
-  /** What `resources/templates/list` shows. */
-  descriptors(): McpResourceTemplate[] {
-    return this.all.map(({ options: t, parsed }) => ({
-      name: t.name,
-      uriTemplate: parsed.source,
-      ...(t.title === undefined ? {} : { title: t.title }),
-      ...(t.description === undefined ? {} : { description: t.description }),
-      ...(t.mimeType === undefined ? {} : { mimeType: t.mimeType }),
-    }));
   }
 
   /** The public form of a parsed URI. */

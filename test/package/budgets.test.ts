@@ -68,7 +68,9 @@ const BUDGET = {
   // sweep; `UploadHandleResolver`'s ticket minting, handle lookup, rate-limit ask and upload status;
   // `ResourceRegistry`'s async work: its scope indexes, list pages, reads, completion); 263.1 KB with
   // `Artifacts`' capture, fit, image and wrapped-call work on first use (with the base64 decoder, the
-  // contained open, result fitting and image capture).
+  // contained open, result fitting and image capture), in session 24; with the registry's handler
+  // bodies and notification sending and the host adapters' URL elicitation round trips,
+  // fixed-resource listing, unclaimed completions and `tools/list` rewrites (`mcp/host-work.ts`).
   rootBytesForNode: 264 * KB,
   // The CommonJS files (`dist/*.cjs`, entries and chunks): 864 KB in session 18 (tsup's sucrase step
   // turned every `?.`, `??` and class field into helper calls); 687 KB since session 19 (rollup turns
@@ -77,8 +79,9 @@ const BUDGET = {
   // chunking, and the four of that session (the minter's keys, fsStore's and the registry's work, the
   // resolver's later parts) split shared chunks further (~2 KB of chunk preamble and `require` lists
   // each). The install budget below (3 MiB over SDK v1) is the one this guards: 2.87 MiB. 732.2 KB
-  // with `Artifacts`' work a first-use module too (install 2.88 MiB).
-  commonJsBytes: 734 * KB,
+  // with `Artifacts`' work a first-use module too (install 2.88 MiB), in session 24; with
+  // `mcp/host-work.ts` 734.6 KB (the registry's handler bodies moved into its existing work).
+  commonJsBytes: 735 * KB,
 } as const;
 
 /**
@@ -153,6 +156,8 @@ const FIRST_USE_DECLARATIONS: Record<string, RegExp> = {
   "images/structured-images": /\bfunction withoutHiddenStructured\d*\(/,
   "bridge/sources/base64": /\bfunction decodeBase64Strict\d*\(/,
   "internal/safe-open": /\bfunction openContainedFile\d*\(/,
+  "registry/notifier-work": /\bNotifierWork\d*=class\b|\bclass NotifierWork\d*\b/,
+  "mcp/host-work": /\bInputRequiredSignal\d*=class\b|\bclass InputRequiredSignal\d*\b/,
 };
 
 /** An import or export statement of a minified ESM file (what a file that only forwards is made of). */
@@ -465,7 +470,7 @@ server.registerTool("count_words", { inputSchema: { file: bridge.fileInput() } }
     expect(forwarders).toEqual([]);
   });
 
-  it("the CommonJS build weighs at most 720 KB, with the names of its classes and functions kept", async () => {
+  it("the CommonJS build stays within its budget, with the names of its classes and functions kept", async () => {
     const dist = join(unpacked, "dist");
     let bytes = 0;
     for (const file of await readdir(dist))

@@ -1,15 +1,9 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { FileBridgeError } from "../../errors/file-bridge-error.js";
-import type {
-  HostAuthInfo,
-  HostClientCapabilities,
-  HostElicitationAnswer,
-  HostExtra,
-  HostRequestContext,
-  HostUrlElicitation,
-} from "../host.js";
+import { noUrlElicitation } from "../errors.js";
+import type { HostAuthInfo, HostClientCapabilities, HostExtra, HostRequestContext } from "../host.js";
+import { loadHostWork } from "../load-host-work.js";
 import { v1Schemas } from "./schemas.js";
 
 /** The `extra` SDK v1 hands a server's request handlers. */
@@ -37,7 +31,8 @@ function authOf(auth: NonNullable<V1Extra["authInfo"]>): HostAuthInfo {
  * `requestInfo` (the request's headers) on every message; stdio and `InMemoryTransport` never do,
  * which is how `transport` tells `"http"` from `"local"`. With the server (`low`), the context also
  * carries the client's capabilities and URL-mode elicitation, sent through `extra.sendRequest` /
- * `extra.sendNotification` so they stay related to the request (over HTTP: the same SSE stream).
+ * `extra.sendNotification` so they stay related to the request (over HTTP: the same SSE stream);
+ * the elicitation's round trip is loaded on its first use (host-work.ts).
  */
 export function contextFromV1(extra: V1Extra, low?: Server): HostRequestContext {
   const headers = extra.requestInfo?.headers;
@@ -67,7 +62,15 @@ export function contextFromV1(extra: V1Extra, low?: Server): HostRequestContext 
   if (!low) return context;
   const capabilities = low.getClientCapabilities() as HostClientCapabilities | undefined;
   if (capabilities) context.clientCapabilities = capabilities;
-  context.elicitUrl = (request, options) => elicitUrl(extra, capabilities, request, options);
+  context.elicitUrl = async (request, options) => {
+    if (!capabilities?.elicitation?.url) throw noUrlElicitation();
+    return (await loadHostWork()).elicitUrlV1(
+      extra as never,
+      v1Schemas().ElicitResultSchema,
+      request,
+      options,
+    );
+  };
   context.notifyElicitationComplete = async (elicitationId) => {
     // The SDK refuses this notification unless the client declared elicitation.url.
     await extra.sendNotification({
@@ -76,32 +79,4 @@ export function contextFromV1(extra: V1Extra, low?: Server): HostRequestContext 
     } as ServerNotification);
   };
   return context;
-}
-
-async function elicitUrl(
-  extra: V1Extra,
-  capabilities: HostClientCapabilities | undefined,
-  request: HostUrlElicitation,
-  options: { timeoutMs?: number } = {},
-): Promise<HostElicitationAnswer> {
-  if (!capabilities?.elicitation?.url) {
-    throw new FileBridgeError("INVALID_INPUT", "The client cannot open URLs (no elicitation.url capability)");
-  }
-  const params = {
-    mode: "url" as const,
-    message: request.message,
-    url: request.url,
-    elicitationId: request.elicitationId,
-  };
-  // SDK v1's default request timeout (60 s) is too short when a client answers only after the
-  // person is done; the caller gives the link's lifetime.
-  const answer = await extra.sendRequest(
-    { method: "elicitation/create", params } as ServerRequest,
-    v1Schemas().ElicitResultSchema as never,
-    {
-      signal: extra.signal,
-      ...(options.timeoutMs === undefined ? {} : { timeout: Math.max(1, Math.floor(options.timeoutMs)) }),
-    },
-  );
-  return answer as HostElicitationAnswer;
 }

@@ -1,12 +1,14 @@
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { createHmac, randomBytes, timingSafeEqual } from "../../internal/node-builtins.js";
+import { noUrlElicitation } from "../errors.js";
 import type {
   HostClientCapabilities,
   HostElicitationAnswer,
   HostRequestContext,
   HostUrlElicitation,
 } from "../host.js";
+import { loadHostWork } from "../load-host-work.js";
 import type { V2Context } from "./context.js";
 
 /**
@@ -16,7 +18,7 @@ import type { V2Context } from "./context.js";
  *   `ctx.mcpReq.elicitInput` (related to the request) and `notifications/elicitation/complete` through
  *   `ctx.mcpReq.notify`, as on v1.
  * - 2026-07-28: there is no server→client request. `elicitUrl` ends the round by throwing an
- *   {@link InputRequiredSignal} that carries the `input_required` result (the embedded
+ *   `InputRequiredSignal` (host-work.ts) that carries the `input_required` result (the embedded
  *   `elicitation/create` keyed by our elicitation id, plus a `requestState` that seals that id with an
  *   HMAC, bound to the method and the `Mcp-Name` routing header). `requestFiles` returns that result
  *   as its outcome's `result`, so the tool returns it and the SDK sends it. On the client's retry the
@@ -25,24 +27,16 @@ import type { V2Context } from "./context.js";
  *   spread over several retries.
  */
 
-/** Marks the signal, so code that must not import this module can recognise it. */
+/** Marks the signal `elicitUrl` throws on 2026-07-28 (host-work.ts makes it), so code can recognise it. */
 export const INPUT_REQUIRED_SIGNAL = Symbol.for("mcp-file-bridge.input-required");
 
-/**
- * Thrown by a 2026-07-28 `elicitUrl`: the round ends with `result` (an `input_required` result). No
- * numeric `code`, so `requestFiles` does not take it for a client error.
- */
-export class InputRequiredSignal extends Error {
-  readonly [INPUT_REQUIRED_SIGNAL] = true;
-  constructor(readonly result: Record<string, unknown>) {
-    super("input_required: the client answers on its retry of this request");
-    this.name = "InputRequiredSignal";
-  }
+/** Whether `error` is the signal a 2026-07-28 `elicitUrl` throws: the round ends with its `result`. */
+export function isInputRequiredSignal(error: unknown): error is { result: Record<string, unknown> } {
+  return (error as { [INPUT_REQUIRED_SIGNAL]?: unknown } | null)?.[INPUT_REQUIRED_SIGNAL] === true;
 }
 
 const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
 const STATE_PREFIX = "mfb1.";
-const JSONRPC_REQUEST_TIMEOUT = -32001;
 /**
  * A per-process key unless the host is given one (several replicas need the same key). Made on
  * first use: Cloudflare Workers refuse random values at module scope, so nothing is drawn at load.
@@ -161,52 +155,17 @@ export function withElicitation(
       }
     }
     context.elicitUrl = async (request: HostUrlElicitation) => {
-      if (!capabilities?.elicitation?.url) {
-        throw new FileBridgeError(
-          "INVALID_INPUT",
-          "The client cannot open URLs (no elicitation.url capability)",
-        );
-      }
-      throw new InputRequiredSignal({
-        resultType: "input_required",
-        inputRequests: {
-          [request.elicitationId]: {
-            method: "elicitation/create",
-            params: { mode: "url", message: request.message, url: request.url },
-          },
-        },
-        requestState: sealState(key, request.elicitationId, binding),
-      });
+      if (!capabilities?.elicitation?.url) throw noUrlElicitation();
+      const requestState = sealState(key, request.elicitationId, binding);
+      throw (await loadHostWork()).inputRequired(request, requestState);
     };
     return context;
   }
   const capabilities = server.initializeCapabilities();
   if (capabilities) context.clientCapabilities = capabilities;
-  context.elicitUrl = async (request, options = {}) => {
-    if (!capabilities?.elicitation?.url) {
-      throw new FileBridgeError(
-        "INVALID_INPUT",
-        "The client cannot open URLs (no elicitation.url capability)",
-      );
-    }
-    try {
-      const answer = await full.mcpReq.elicitInput(
-        { mode: "url", message: request.message, url: request.url, elicitationId: request.elicitationId },
-        {
-          signal: ctx.mcpReq.signal,
-          ...(options.timeoutMs === undefined ? {} : { timeout: Math.max(1, Math.floor(options.timeoutMs)) }),
-        },
-      );
-      return answer as HostElicitationAnswer;
-    } catch (error) {
-      // SDK v2 reports its own timeout as an SdkError with a string code; the port speaks JSON-RPC's.
-      if ((error as { code?: unknown } | null)?.code === "REQUEST_TIMEOUT") {
-        throw Object.assign(new Error("Request timed out", { cause: error }), {
-          code: JSONRPC_REQUEST_TIMEOUT,
-        });
-      }
-      throw error;
-    }
+  context.elicitUrl = async (request, options) => {
+    if (!capabilities?.elicitation?.url) throw noUrlElicitation();
+    return (await loadHostWork()).elicitUrlV2(full.mcpReq as never, request, options);
   };
   context.notifyElicitationComplete = async (elicitationId) => {
     await ctx.mcpReq.notify({ method: "notifications/elicitation/complete", params: { elicitationId } });

@@ -19,7 +19,7 @@ import { canWatchToolCalls, watchToolCalls } from "../tool-call-schemas.js";
 import type { CompleteParams, CompleteResult } from "../types.js";
 import { PRIVATE_COMPLETE_METHOD, v1Schemas } from "../v1/schemas.js";
 import { contextFromV2, isV2Context, type V2Context } from "./context.js";
-import { InputRequiredSignal, withElicitation } from "./elicitation.js";
+import { isInputRequiredSignal, withElicitation } from "./elicitation.js";
 import { rewriteToolsList } from "./tools-list.js";
 
 /**
@@ -259,7 +259,7 @@ class V2Host extends SdkHost<ServerContext | V2Context> implements McpHost {
       try {
         return await tool.handler(args, this.context(ctx));
       } catch (error) {
-        if (error instanceof InputRequiredSignal) return error.result;
+        if (isInputRequiredSignal(error)) return error.result;
         throw error;
       }
     };

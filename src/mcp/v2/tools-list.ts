@@ -6,6 +6,7 @@
  * later, and over the stored handler for one mounted already. No SDK import.
  */
 import type { HostRequestContext, HostToolsRewrite } from "../host.js";
+import { loadHostWork } from "../load-host-work.js";
 
 type Handler = (request: unknown, ctx: unknown) => Promise<unknown>;
 
@@ -21,10 +22,6 @@ interface Installed {
 }
 
 const installed = new WeakMap<object, Installed>();
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Adds `rewrite` to the `tools/list` answers of `low` (an SDK v2 low-level `Server`); `context`
@@ -49,12 +46,8 @@ export function rewriteToolsList(
     (handler: Handler): Handler =>
     async (request, ctx) => {
       const result = await handler(request, ctx);
-      if (!isRecord(result) || !Array.isArray(result.tools)) return result;
-      const port = state.context(ctx);
-      let tools = result.tools as Array<Record<string, unknown>>;
-      for (const each of state.rewrites) tools = each(tools, port);
-      // Spread keeps the SDK's symbol-keyed cache hint on the result.
-      return { ...result, tools };
+      // The rewriting itself is loaded on first use (host-work.ts).
+      return (await loadHostWork()).rewriteListed(result, state.rewrites, () => state.context(ctx));
     };
   server._wrapHandler = function (this: unknown, method: string, handler: Handler): Handler {
     const inner = base.call(this, method, handler);
