@@ -3,9 +3,10 @@
  * widget's resource when one is given, and one handle over both and the status tool.
  */
 import * as z from "zod/v4";
-import { FileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { firstUse } from "../internal/first-use.js";
 import type { HostResourceHandle, HostTool, HostToolHandle, McpHost } from "../mcp/host.js";
+import type { CallToolResult } from "../mcp/types.js";
 import { check } from "./resolver-settings.js";
 import { ticketAskShape } from "./ticket-ask.js";
 import type { UploadAttachOptions } from "./types.js";
@@ -36,7 +37,12 @@ export function uploadUrlTool(host: McpHost, deps: UploadUrlToolDeps): HostTool 
     },
     annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     ...(deps.meta === undefined ? {} : { _meta: deps.meta }),
-    handler: async (args, { extra }) => (await loadAnswer()).answerUploadUrl(host, deps, args, extra),
+    // A failed load is the call's error result, as any failure of the call is.
+    handler: (args, { extra }) =>
+      loadAnswer().then(
+        (answer) => answer.answerUploadUrl(host, deps, args, extra),
+        (error: unknown) => toToolErrorResult(error) as CallToolResult,
+      ),
   };
 }
 
