@@ -8,6 +8,7 @@ import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
+import { createHash } from "../internal/node-builtins.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
@@ -116,4 +117,43 @@ export async function askRateLimit(
     });
   }
   if (!allowed) throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
+}
+
+/** Windows whose slot hints an instance keeps at most (older ones are dropped with their window). */
+const HINT_LIMIT = 10_000;
+
+/** One `ticketRateLimit`'s checked options and the slot hints of its instance. */
+export interface TicketSlots {
+  state: StateStore;
+  max: number;
+  windowMs: number;
+  /** Per scope and window: the lowest slot that may still be free, as far as this instance knows. */
+  hints: Map<string, number>;
+}
+
+/**
+ * One ask of a `ticketRateLimit` at `time` (ms): claims the scope's next free slot of that window
+ * in the state store (`setIfAbsent`), `false` once all `max` are taken.
+ *
+ * @example
+ * ```ts
+ * const allowed = await claimTicketSlot({ state, max: 20, windowMs: 60_000, hints: new Map() }, "alice", Date.now());
+ * ```
+ */
+export async function claimTicketSlot(limit: TicketSlots, scope: string, time: number): Promise<boolean> {
+  const { state, max, windowMs, hints } = limit;
+  const window = Math.floor(time / windowMs);
+  // A hash: the state key neither holds the scope nor grows with it.
+  const scopeKey = createHash("sha256").update(scope, "utf8").digest("base64url").slice(0, 22);
+  const base = `mcp-file-bridge:ticket-rate:${scopeKey}:${window}`;
+  if (hints.size >= HINT_LIMIT) hints.clear();
+  const ttl = Math.max(1, Math.ceil(((window + 1) * windowMs - time) / 1000) + 1);
+  for (let slot = hints.get(base) ?? 1; slot <= max; slot++) {
+    if (await state.setIfAbsent(`${base}:${slot}`, 1, { ttl })) {
+      hints.set(base, slot + 1);
+      return true;
+    }
+  }
+  hints.set(base, max + 1);
+  return false;
 }

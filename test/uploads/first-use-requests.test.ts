@@ -17,6 +17,7 @@ const WORK = {
   direct: "../../src/uploads/direct-upload-work.js",
   awaitUpload: "../../src/uploads/await-upload-work.js",
   uploadUrl: "../../src/uploads/upload-url-answer.js",
+  later: "../../src/uploads/resolver-later.js",
 } as const;
 
 afterEach(() => {
@@ -212,5 +213,27 @@ describe("await_upload and get_upload_url, their call bodies loaded on first use
       expect.objectContaining({ text: expect.stringMatching(/^Error RATE_LIMITED: No tickets here/) }),
     ]);
     expect([awaitLoad.attempts(), urlLoad.attempts()]).toEqual([2, 2]);
+  });
+});
+
+describe("ticketRateLimit, its counting loaded on first use", () => {
+  it("checks options synchronously; two first asks share the load; a failed load is retried", async () => {
+    const failure = Object.assign(new Error("later could not load"), { code: "ERR_MODULE_NOT_FOUND" });
+    vi.resetModules();
+    const load = failFirstLoad(WORK.later, failure);
+    const { memoryState } = await import("../../src/storage/memory-state.js");
+    const { ticketRateLimit } = await import("../../src/uploads/ticket-rate-limit.js");
+    const state = memoryState();
+    expect(codeOfSync(() => ticketRateLimit({ state, max: 0 }))).toBe("INVALID_OPTION");
+    const limit = ticketRateLimit({ state, max: 2, now: () => 60_000 });
+    expect(load.attempts()).toBe(0);
+    expect(isFailure(await failureOf(limit({ scope: "a" })), failure)).toBe(true);
+    expect(await Promise.all([limit({ scope: "a" }), limit({ scope: "a" }), limit({ scope: "b" })])).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(await limit({ scope: "a" })).toBe(false);
+    expect(load.attempts()).toBe(2);
   });
 });
