@@ -8,14 +8,17 @@ import { firstUse } from "../internal/first-use.js";
 import type { HostResourceHandle, HostTool, HostToolHandle, McpHost } from "../mcp/host.js";
 import type { CallToolResult } from "../mcp/types.js";
 import { check } from "./resolver-settings.js";
-import { ticketAskShape } from "./ticket-ask.js";
+import type { UploadUrlToolDeps } from "./resolver-work.js";
+import { ticketAskOf, ticketAskShape } from "./ticket-ask.js";
 import type { UploadAttachOptions } from "./types.js";
-import type { UploadUrlToolDeps } from "./upload-url-answer.js";
 
-export type { UploadUrlToolDeps } from "./upload-url-answer.js";
+export type { UploadUrlToolDeps } from "./resolver-work.js";
 
-/** A call's answer (`upload-url-answer.ts`), loaded at the tool's first call (issue 39). */
-const loadAnswer = firstUse(() => import("./upload-url-answer.js"));
+/**
+ * A call's answer (`answerUploadUrl`, with the resolver's later parts, which minting the ticket
+ * loads anyway), loaded at the tool's first call (issue 39).
+ */
+const loadAnswer = firstUse(() => import("./resolver-later.js"));
 
 /** The upload-URL tool: a ticket bound to the caller's scope, as text and as `structuredContent`. */
 export function uploadUrlTool(host: McpHost, deps: UploadUrlToolDeps): HostTool {
@@ -40,7 +43,7 @@ export function uploadUrlTool(host: McpHost, deps: UploadUrlToolDeps): HostTool 
     // A failed load is the call's error result, as any failure of the call is.
     handler: (args, { extra }) =>
       loadAnswer().then(
-        (answer) => answer.answerUploadUrl(host, deps, args, extra),
+        (later) => later.answerUploadUrl(host, deps, args, ticketAskOf(args), extra),
         (error: unknown) => toToolErrorResult(error) as CallToolResult,
       ),
   };

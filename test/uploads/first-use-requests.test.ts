@@ -16,7 +16,6 @@ const WORK = {
   requests: "../../src/uploads/request-files-work.js",
   direct: "../../src/uploads/direct-upload-work.js",
   awaitUpload: "../../src/uploads/await-upload-work.js",
-  uploadUrl: "../../src/uploads/upload-url-answer.js",
   later: "../../src/uploads/resolver-later.js",
 } as const;
 
@@ -175,7 +174,7 @@ describe("await_upload and get_upload_url, their call bodies loaded on first use
   it("registers name, schema and description without loading; two first calls share the load", async () => {
     vi.resetModules();
     const awaitLoad = failFirstLoad(WORK.awaitUpload, new Error("unused"));
-    const urlLoad = failFirstLoad(WORK.uploadUrl, new Error("unused"));
+    const urlLoad = failFirstLoad(WORK.later, new Error("unused"));
     const { FileRequests, store, state, minter } = await requestsSetup();
     const { awaitUploadTool } = await import("../../src/uploads/await-upload.js");
     const { uploadUrlTool } = await import("../../src/uploads/upload-url-tool.js");
