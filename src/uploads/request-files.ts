@@ -4,8 +4,8 @@
  * upload protocol's state lives with the protocol; `ui/` keeps the page and the widget.)
  */
 import { FileBridgeError } from "../errors/file-bridge-error.js";
-import { type Duration, durationToMs } from "../internal/duration.js";
-import { newId } from "../internal/ids.js";
+import { durationToMs } from "../internal/duration.js";
+import { firstUse } from "../internal/first-use.js";
 import {
   DEFAULT_UPLOAD_HANDLE_TTL,
   DEFAULT_UPLOAD_MAX_BYTES,
@@ -15,8 +15,8 @@ import {
 import { optionCheck } from "../internal/options.js";
 import { assertScope } from "../scope/scope.js";
 import { type ScopeRefs, scopeRefsOf } from "../scope/scope-refs.js";
-import type { UrlSigner } from "../signing/types.js";
-import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
+import type { StoredFile } from "../storage/types.js";
+import type { FileRequestsCore } from "./request-files-core.js";
 import type {
   FileRequest,
   FileRequestsOptions,
@@ -24,32 +24,10 @@ import type {
   RequestFilesOptions,
   WaitOptions,
 } from "./request-files-types.js";
-import {
-  formatUploadHandle,
-  TICKET_CLAIMS,
-  type TicketRecord,
-  ticketStateKey,
-  tusEndpointOf,
-  UPLOAD_PAGE_CLAIMS,
-  type UploadProgressRecord,
-  uploadProgressKey,
-} from "./upload-handle.js";
+import { formatUploadHandle } from "./upload-handle.js";
 
-/** What the state store keeps of a request: its scope and when its link expires. */
-interface FileRequestRecord {
-  scope: string;
-  expiresAt: number;
-}
-
-/**
- * How long an upload that is still receiving bytes at its link's expiry may stall before a wait
- * gives up on it (`TOKEN_EXPIRED`): it can no longer resume, but its open request may still finish.
- */
-const EXPIRED_UPLOAD_GRACE_MS = 15_000;
-
-function fileRequestKey(id: string): string {
-  return `mcp-file-bridge:file-request:${id}`;
-}
+/** The async bodies (`request-files-work.ts`), loaded at the first async call (issue 39). */
+const loadWork = firstUse(() => import("./request-files-work.js"));
 
 const check = optionCheck("FileRequests");
 
@@ -94,18 +72,6 @@ function fileEntry(file: StoredFile, refs: ScopeRefs): Record<string, unknown> {
   return entry;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
-
 /**
  * File requests a tool makes of the person in the chat: the SDK-independent half of URL-mode
  * elicitation (MCP 2025-11-25). {@link FileRequests.create} mints a single-use upload link bound to
@@ -133,17 +99,10 @@ export class FileRequests {
   /** How scopes become references in handles: the minter's (`minter.scopeRefs`). */
   readonly scopeRefs: ScopeRefs;
 
-  readonly #store: FileStore;
-  readonly #state: StateStore;
-  readonly #minter: Pick<UrlSigner, "mint" | "scopeRefs">;
-  readonly #ttl: Duration;
-  readonly #handleTtlSeconds: number;
-  readonly #timeoutMs: number;
-  readonly #pollMs: number;
   /** How long a 2026-07-28 retry waits without bytes before the next round (`roundWait`), ms. */
   readonly roundWaitMs: number;
-  readonly #pageUrl: (uploadUrl: string) => string;
-  readonly #allowTicket: FileRequestsOptions["allowTicket"];
+  /** The checked settings the async bodies read (`request-files-work.ts`). */
+  readonly #core: FileRequestsCore;
 
   constructor(options: FileRequestsOptions) {
     if (typeof options !== "object" || options === null) throw check.error("options", "must be an object");
@@ -152,18 +111,17 @@ export class FileRequests {
     if (!state || typeof state.get !== "function") throw check.error("state", "must be a StateStore");
     if (!minter || typeof minter.mint !== "function")
       throw check.error("minter", "must be a SignedUrlMinter");
-    this.#ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
-    if (durationToMs(this.#ttl, "FileRequests: ttl") < 1000) throw check.error("ttl", "must be at least 1s");
+    const ttl = options.ttl ?? DEFAULT_UPLOAD_TICKET_TTL;
+    if (durationToMs(ttl, "FileRequests: ttl") < 1000) throw check.error("ttl", "must be at least 1s");
     const handleTtlMs = durationToMs(
       options.handleTtl ?? DEFAULT_UPLOAD_HANDLE_TTL,
       "FileRequests: handleTtl",
     );
     if (handleTtlMs < 1000) throw check.error("handleTtl", "must be at least 1s");
-    this.#handleTtlSeconds = Math.ceil(handleTtlMs / 1000);
-    this.#timeoutMs = durationToMs(options.timeout ?? "15m", "FileRequests: timeout");
-    if (this.#timeoutMs <= 0) throw check.error("timeout", "must be positive");
-    this.#pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
-    if (this.#pollMs < 10) throw check.error("pollInterval", "must be at least 10ms");
+    const timeoutMs = durationToMs(options.timeout ?? "15m", "FileRequests: timeout");
+    if (timeoutMs <= 0) throw check.error("timeout", "must be positive");
+    const pollMs = durationToMs(options.pollInterval ?? "250ms", "FileRequests: pollInterval");
+    if (pollMs < 10) throw check.error("pollInterval", "must be at least 10ms");
     this.roundWaitMs = durationToMs(options.roundWait ?? "25s", "FileRequests: roundWait");
     if (this.roundWaitMs < 1000) throw check.error("roundWait", "must be at least 1s");
     this.maxBytes = positiveInteger(options.maxBytes, "maxBytes", DEFAULT_UPLOAD_MAX_BYTES);
@@ -171,15 +129,23 @@ export class FileRequests {
     if (options.pageUrl !== undefined && typeof options.pageUrl !== "function") {
       throw check.error("pageUrl", "must be a function");
     }
-    this.#pageUrl = options.pageUrl ?? ((url) => url);
     if (options.allowTicket !== undefined && typeof options.allowTicket !== "function") {
       throw check.error("allowTicket", "must be a function");
     }
-    this.#allowTicket = options.allowTicket;
-    this.#store = store;
-    this.#state = state;
-    this.#minter = minter;
     this.scopeRefs = scopeRefsOf(minter);
+    this.#core = {
+      store,
+      state,
+      minter,
+      scopeRefs: this.scopeRefs,
+      ttl,
+      handleTtlSeconds: Math.ceil(handleTtlMs / 1000),
+      timeoutMs,
+      pollMs,
+      pageUrl: options.pageUrl ?? ((url) => url),
+      allowTicket: options.allowTicket,
+      resultFor: (requestId, files) => this.resultFor(requestId, files),
+    };
   }
 
   /**
@@ -209,85 +175,9 @@ export class FileRequests {
     if (accept.some((entry) => entry.includes(",")) || accept.join(",").length > 512) {
       throw invalidInput("accept must be a short list of media types or extensions without commas");
     }
-    const id = newId();
-    const claims: Record<string, string | number | boolean> = {
-      [TICKET_CLAIMS.maxBytes]: maxBytes,
-      [TICKET_CLAIMS.maxFiles]: maxFiles,
-      [TICKET_CLAIMS.fileTtl]: this.#handleTtlSeconds,
-      [UPLOAD_PAGE_CLAIMS.message]: message,
-    };
-    if (accept.length > 0) claims[UPLOAD_PAGE_CLAIMS.accept] = accept.join(",");
     const asker = askerName(options.serverName);
-    if (asker !== undefined) claims[UPLOAD_PAGE_CLAIMS.server] = asker;
-    await this.#allowTicket?.(scope, "requestFiles");
-    const minted = await this.#minter.mint({
-      scope,
-      fileId: id,
-      action: "upload",
-      ttl: this.#ttl,
-      singleUse: true,
-      claims,
-    });
-    // What a later call needs to tell "not uploaded yet" from "expired" (the await_upload poll path).
-    const record: FileRequestRecord = { scope, expiresAt: minted.expiresAt };
-    await this.#state.set(fileRequestKey(id), record, {
-      ttl: Math.max(1, Math.ceil((minted.expiresAt - Date.now()) / 1000)) + this.#handleTtlSeconds,
-    });
-    const url = this.#pageUrl(minted.url);
-    const handle = formatUploadHandle(scope, id, this.scopeRefs);
-    const expiresIso = new Date(minted.expiresAt).toISOString();
-    const files = () => this.#filesOf(scope, id);
-    const request: FileRequest = {
-      id,
-      scope,
-      message,
-      url,
-      uploadUrl: minted.url,
-      tusUrl: tusEndpointOf(minted.url),
-      expiresAt: minted.expiresAt,
-      maxBytes,
-      maxFiles,
-      handle,
-      elicitation: { mode: "url", message, url, elicitationId: id },
-      files,
-      wait: (waitOptions = {}) =>
-        this.#wait(files, { ...waitOptions, progress: { scope, id }, expiresAt: minted.expiresAt }),
-      resultFor: (stored) => this.resultFor(id, stored),
-      fallbackResult: () => ({
-        content: [
-          {
-            type: "text",
-            text: [
-              `${message}`,
-              `Ask the user to open this link in a browser and upload ${maxFiles === 1 ? "the file" : `up to ${maxFiles} files`} there: ${url}`,
-              `The link works once, until ${expiresIso}; at most ${maxBytes} bytes per file.`,
-              `Once the user says the upload is done, pass ${handle} as the file argument (it stands for every uploaded file; where a tool takes one file and several were uploaded, the error names each file's own handle).`,
-            ].join("\n"),
-          },
-        ],
-        structuredContent: {
-          status: "upload_required",
-          request_id: id,
-          url,
-          upload_url: minted.url,
-          handle,
-          expires_at: expiresIso,
-          max_files: maxFiles,
-          max_bytes: maxBytes,
-        },
-      }),
-      declinedResult: (action) => ({
-        content: [
-          {
-            type: "text",
-            text: `The user ${action === "decline" ? "declined" : "cancelled"} the upload request (${message}). Do not ask again unless the user wants to.`,
-          },
-        ],
-        structuredContent: { status: action === "decline" ? "declined" : "cancelled", request_id: id },
-        isError: true,
-      }),
-    };
-    return request;
+    const work = await loadWork();
+    return work.createRequest(this.#core, scope, { message, maxFiles, maxBytes, accept, asker });
   }
 
   /**
@@ -306,12 +196,7 @@ export class FileRequests {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
       throw invalidInput("requestId must be a request id");
     }
-    const expiresAt = await this.expiryOf(scope, requestId);
-    return this.#wait(() => this.#filesOf(scope, requestId), {
-      ...options,
-      progress: { scope, id: requestId },
-      ...(expiresAt === null ? {} : { expiresAt }),
-    });
+    return (await loadWork()).waitForRequest(this.#core, scope, requestId, options);
   }
 
   /**
@@ -325,8 +210,7 @@ export class FileRequests {
   async expiryOf(scope: string, requestId: string): Promise<number | null> {
     assertScope(scope);
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return null;
-    const record = await this.#state.get<FileRequestRecord>(fileRequestKey(requestId));
-    return record && record.scope === scope && typeof record.expiresAt === "number" ? record.expiresAt : null;
+    return (await loadWork()).expiryOf(this.#core, scope, requestId);
   }
 
   /**
@@ -341,11 +225,7 @@ export class FileRequests {
   async progressOf(scope: string, requestId: string): Promise<{ offset: number; length?: number } | null> {
     assertScope(scope);
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return null;
-    const record = await this.#state.get<UploadProgressRecord>(uploadProgressKey(requestId));
-    if (!record || record.scope !== scope || typeof record.offset !== "number") return null;
-    return record.length === undefined
-      ? { offset: record.offset }
-      : { offset: record.offset, length: record.length };
+    return (await loadWork()).progressOf(this.#core, scope, requestId);
   }
 
   /**
@@ -393,78 +273,6 @@ export class FileRequests {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) {
       return Promise.resolve(null);
     }
-    return this.#filesOf(scope, requestId);
-  }
-
-  async #filesOf(scope: string, id: string): Promise<StoredFile[] | null> {
-    const record = await this.#state.get<TicketRecord>(ticketStateKey(id));
-    if (!record || record.scope !== scope || !Array.isArray(record.files)) return null;
-    const files = await Promise.all(
-      record.files
-        .filter((fileId) => typeof fileId === "string")
-        .map((fileId) => this.#store.head(scope, fileId)),
-    );
-    return files.filter((file): file is StoredFile => file !== null);
-  }
-
-  async #wait(
-    files: () => Promise<StoredFile[] | null>,
-    options: WaitOptions & { progress?: { scope: string; id: string }; expiresAt?: number },
-  ): Promise<StoredFile[]> {
-    const timeoutMs =
-      options.timeout === undefined ? this.#timeoutMs : durationToMs(options.timeout, "wait: timeout");
-    const deadline = Date.now() + timeoutMs;
-    const { signal, onProgress, progress } = options;
-    const expiresAt = options.expiresAt ?? Number.POSITIVE_INFINITY;
-    const idleMs = options.idle === undefined ? undefined : durationToMs(options.idle, "wait: idle");
-    const started = Date.now();
-    // When the person's resumable upload last moved (or has all its bytes, so a commit is under way).
-    let moved = Number.NEGATIVE_INFINITY;
-    let reported = -1;
-    for (;;) {
-      if (signal?.aborted) {
-        throw new FileBridgeError("ABORTED", "Stopped waiting for the upload", { cause: signal.reason });
-      }
-      const found = await files();
-      if (found !== null) {
-        if (found.length === 0) {
-          throw new FileBridgeError("NOT_FOUND", "The uploaded files are gone (expired or deleted)");
-        }
-        return found;
-      }
-      const now = Date.now();
-      if (progress && (onProgress || idleMs !== undefined || now >= expiresAt)) {
-        const got = await this.progressOf(progress.scope, progress.id).catch(() => null);
-        if (got && (got.offset > reported || (got.length !== undefined && got.offset >= got.length))) {
-          moved = now;
-        }
-        if (got && got.offset > reported) {
-          reported = got.offset;
-          if (onProgress) await Promise.resolve(onProgress(got.offset, got.length)).catch(() => undefined);
-        }
-      }
-      // Past the link's expiry no upload can start or resume; one still receiving bytes may finish.
-      if (now >= expiresAt && now - moved >= EXPIRED_UPLOAD_GRACE_MS) {
-        throw new FileBridgeError(
-          "TOKEN_EXPIRED",
-          "The upload link expired before the user finished the upload",
-          {
-            data: { request_id: progress?.id },
-          },
-        );
-      }
-      if (idleMs !== undefined && now - Math.max(moved, started) >= idleMs) {
-        throw new FileBridgeError("TIMEOUT", `No upload bytes for ${Math.round(idleMs / 1000)}s`, {
-          data: { timeoutMs: idleMs, idle: true },
-        });
-      }
-      const left = deadline - now;
-      if (left <= 0) {
-        throw new FileBridgeError("TIMEOUT", `No upload within ${Math.round(timeoutMs / 1000)}s`, {
-          data: { timeoutMs },
-        });
-      }
-      await sleep(Math.min(this.#pollMs, left, expiresAt > now ? expiresAt - now : this.#pollMs), signal);
-    }
+    return loadWork().then((work) => work.filesOf(this.#core, scope, requestId));
   }
 }

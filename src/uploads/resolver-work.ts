@@ -4,14 +4,20 @@
  * limit (`assertTicketAllowed`). Loaded on first use through `resolver-later.ts` (issue 39): a
  * server's start does not compile them.
  */
-import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
+import { FileBridgeError, isFileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
+import { formatLimit } from "../internal/byte-size.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
 import { sanitizeFileName } from "../internal/file-name.js";
 import { newId } from "../internal/ids.js";
+import { createHash } from "../internal/node-builtins.js";
+import type { McpHost } from "../mcp/host.js";
+import type { CallToolResult } from "../mcp/types.js";
+import type { ScopeSource } from "../scope/scope.js";
 import type { ScopeRefs } from "../scope/scope-refs.js";
 import type { UrlSigner } from "../signing/types.js";
 import type { FileStore, StateStore, StoredFile } from "../storage/types.js";
 import type { DirectUploadStrategy } from "./direct-upload.js";
+import type { TicketAsk } from "./ticket-ask.js";
 import type { UploadTicket, UploadTicketRateLimitInfo } from "./types.js";
 import { formatUploadHandle, TICKET_CLAIMS, type TicketRecord, ticketStateKey } from "./upload-handle.js";
 import { type PendingUploadRecord, pendingUploadKey } from "./upload-status.js";
@@ -116,4 +122,108 @@ export async function askRateLimit(
     });
   }
   if (!allowed) throw new FileBridgeError("RATE_LIMITED", "too many upload URLs were asked for");
+}
+
+/** Windows whose slot hints an instance keeps at most (older ones are dropped with their window). */
+const HINT_LIMIT = 10_000;
+
+/** One `ticketRateLimit`'s checked options and the slot hints of its instance. */
+export interface TicketSlots {
+  state: StateStore;
+  max: number;
+  windowMs: number;
+  /** Per scope and window: the lowest slot that may still be free, as far as this instance knows. */
+  hints: Map<string, number>;
+}
+
+/**
+ * One ask of a `ticketRateLimit` at `time` (ms): claims the scope's next free slot of that window
+ * in the state store (`setIfAbsent`), `false` once all `max` are taken.
+ *
+ * @example
+ * ```ts
+ * const allowed = await claimTicketSlot({ state, max: 20, windowMs: 60_000, hints: new Map() }, "alice", Date.now());
+ * ```
+ */
+export async function claimTicketSlot(limit: TicketSlots, scope: string, time: number): Promise<boolean> {
+  const { state, max, windowMs, hints } = limit;
+  const window = Math.floor(time / windowMs);
+  // A hash: the state key neither holds the scope nor grows with it.
+  const scopeKey = createHash("sha256").update(scope, "utf8").digest("base64url").slice(0, 22);
+  const base = `mcp-file-bridge:ticket-rate:${scopeKey}:${window}`;
+  if (hints.size >= HINT_LIMIT) hints.clear();
+  const ttl = Math.max(1, Math.ceil(((window + 1) * windowMs - time) / 1000) + 1);
+  for (let slot = hints.get(base) ?? 1; slot <= max; slot++) {
+    if (await state.setIfAbsent(`${base}:${slot}`, 1, { ttl })) {
+      hints.set(base, slot + 1);
+      return true;
+    }
+  }
+  hints.set(base, max + 1);
+  return false;
+}
+
+/** What the upload-URL tool asks of its resolver. */
+export interface UploadUrlToolDeps {
+  name: string;
+  /** The status tool's name, named in the description when it is attached. */
+  statusName: string | undefined;
+  meta: Record<string, unknown> | undefined;
+  scope: (extra: ScopeSource) => string;
+  assertTicketAllowed(scope: string, tool: string): Promise<void>;
+  createTicket(
+    scope: string,
+    options: { filename?: string; serverName?: string } & TicketAsk,
+  ): Promise<UploadTicket>;
+}
+
+/**
+ * One call of the upload-URL tool (`upload-url-tool.ts`): asks the rate limit, mints a ticket in
+ * the caller's scope asking for `ask` (read from the arguments by the tool, so `zod` stays out of
+ * what loads on first use), and answers it, as text and as `structuredContent` (a tool error result
+ * for any failure).
+ *
+ * @example
+ * ```ts
+ * handler: async (args, { extra }) => answerUploadUrl(host, deps, args, ticketAskOf(args), extra),
+ * ```
+ */
+export async function answerUploadUrl(
+  host: McpHost,
+  deps: UploadUrlToolDeps,
+  args: Record<string, unknown>,
+  ask: TicketAsk,
+  extra: unknown,
+): Promise<CallToolResult> {
+  try {
+    const scope = deps.scope(extra as ScopeSource);
+    await deps.assertTicketAllowed(scope, deps.name);
+    const filename = typeof args.filename === "string" ? args.filename : undefined;
+    const info = host.serverInfo?.();
+    const serverName = info?.title ?? info?.name;
+    const ticket = await deps.createTicket(scope, {
+      ...(filename ? { filename } : {}),
+      ...(serverName === undefined ? {} : { serverName }),
+      ...ask,
+    });
+    return {
+      content: [{ type: "text" as const, text: ticketText(ticket) }],
+      structuredContent: ticket,
+    };
+  } catch (error) {
+    return toToolErrorResult(error) as CallToolResult;
+  }
+}
+
+/** The ticket as the model reads it: where to send the bytes, the limits, and what to pass on. */
+function ticketText(ticket: UploadTicket): string {
+  return [
+    `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
+      `with ?filename=…): ${ticket.upload_url}`,
+    `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${formatLimit(ticket.max_bytes)} each` +
+      (ticket.single_use ? "; works for one successful upload." : "."),
+    `Example: ${ticket.curl}`,
+    `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +
+      "(for an argument that takes one file after several were uploaded, pass one of the files' own handles from the upload's JSON reply).",
+  ].join("\n");
 }

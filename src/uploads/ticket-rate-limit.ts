@@ -9,12 +9,15 @@
  */
 
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { createHash } from "../internal/node-builtins.js";
+import { firstUse } from "../internal/first-use.js";
 import { optionCheck } from "../internal/options.js";
 import type { StateStore } from "../storage/types.js";
 import type { UploadTicketRateLimitInfo } from "./types.js";
 
 const check = optionCheck("ticketRateLimit");
+
+/** The counting (`claimTicketSlot`, with the resolver's later parts), loaded at the first ask (issue 39). */
+const loadLater = firstUse(() => import("./resolver-later.js"));
 
 /**
  * Options of {@link ticketRateLimit}.
@@ -34,9 +37,6 @@ export interface TicketRateLimitOptions {
   /** Clock, in milliseconds since the epoch. @default Date.now */
   now?: () => number;
 }
-
-/** Windows whose slot hints an instance keeps at most (older ones are dropped with their window). */
-const HINT_LIMIT = 10_000;
 
 /**
  * A rate limit for `UploadHandleResolver`'s `rateLimit` (every ticket minter asks it: the
@@ -68,21 +68,9 @@ export function ticketRateLimit(
   /** Per scope and window: the lowest slot that may still be free, as far as this instance knows. */
   const hints = new Map<string, number>();
 
+  const limit = { state, max, windowMs, hints };
   return async ({ scope }) => {
-    const time = now();
-    const window = Math.floor(time / windowMs);
-    // A hash: the state key neither holds the scope nor grows with it.
-    const scopeKey = createHash("sha256").update(scope, "utf8").digest("base64url").slice(0, 22);
-    const base = `mcp-file-bridge:ticket-rate:${scopeKey}:${window}`;
-    if (hints.size >= HINT_LIMIT) hints.clear();
-    const ttl = Math.max(1, Math.ceil(((window + 1) * windowMs - time) / 1000) + 1);
-    for (let slot = hints.get(base) ?? 1; slot <= max; slot++) {
-      if (await state.setIfAbsent(`${base}:${slot}`, 1, { ttl })) {
-        hints.set(base, slot + 1);
-        return true;
-      }
-    }
-    hints.set(base, max + 1);
-    return false;
+    const time = now(); // the window of the ask, not of the load's end
+    return (await loadLater()).claimTicketSlot(limit, scope, time);
   };
 }

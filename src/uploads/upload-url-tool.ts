@@ -4,26 +4,21 @@
  */
 import * as z from "zod/v4";
 import { FileBridgeError, toToolErrorResult } from "../errors/file-bridge-error.js";
-import { formatLimit } from "../internal/byte-size.js";
+import { firstUse } from "../internal/first-use.js";
 import type { HostResourceHandle, HostTool, HostToolHandle, McpHost } from "../mcp/host.js";
-import type { ScopeSource } from "../scope/scope.js";
+import type { CallToolResult } from "../mcp/types.js";
 import { check } from "./resolver-settings.js";
-import { type TicketAsk, ticketAskOf, ticketAskShape } from "./ticket-ask.js";
-import type { UploadAttachOptions, UploadTicket } from "./types.js";
+import type { UploadUrlToolDeps } from "./resolver-work.js";
+import { ticketAskOf, ticketAskShape } from "./ticket-ask.js";
+import type { UploadAttachOptions } from "./types.js";
 
-/** What the upload-URL tool asks of its resolver. */
-export interface UploadUrlToolDeps {
-  name: string;
-  /** The status tool's name, named in the description when it is attached. */
-  statusName: string | undefined;
-  meta: Record<string, unknown> | undefined;
-  scope: (extra: ScopeSource) => string;
-  assertTicketAllowed(scope: string, tool: string): Promise<void>;
-  createTicket(
-    scope: string,
-    options: { filename?: string; serverName?: string } & TicketAsk,
-  ): Promise<UploadTicket>;
-}
+export type { UploadUrlToolDeps } from "./resolver-work.js";
+
+/**
+ * A call's answer (`answerUploadUrl`, with the resolver's later parts, which minting the ticket
+ * loads anyway), loaded at the tool's first call (issue 39).
+ */
+const loadAnswer = firstUse(() => import("./resolver-later.js"));
 
 /** The upload-URL tool: a ticket bound to the caller's scope, as text and as `structuredContent`. */
 export function uploadUrlTool(host: McpHost, deps: UploadUrlToolDeps): HostTool {
@@ -45,37 +40,13 @@ export function uploadUrlTool(host: McpHost, deps: UploadUrlToolDeps): HostTool 
     },
     annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     ...(deps.meta === undefined ? {} : { _meta: deps.meta }),
-    handler: async (args, { extra }) => {
-      try {
-        const scope = deps.scope(extra as ScopeSource);
-        await deps.assertTicketAllowed(scope, deps.name);
-        const filename = typeof args.filename === "string" ? args.filename : undefined;
-        const info = host.serverInfo?.();
-        const serverName = info?.title ?? info?.name;
-        const ticket = await deps.createTicket(scope, {
-          ...(filename ? { filename } : {}),
-          ...(serverName === undefined ? {} : { serverName }),
-          ...ticketAskOf(args),
-        });
-        return { content: [{ type: "text" as const, text: ticketText(ticket) }], structuredContent: ticket };
-      } catch (error) {
-        return toToolErrorResult(error);
-      }
-    },
+    // A failed load is the call's error result, as any failure of the call is.
+    handler: (args, { extra }) =>
+      loadAnswer().then(
+        (later) => later.answerUploadUrl(host, deps, args, ticketAskOf(args), extra),
+        (error: unknown) => toToolErrorResult(error) as CallToolResult,
+      ),
   };
-}
-
-/** The ticket as the model reads it: where to send the bytes, the limits, and what to pass on. */
-function ticketText(ticket: UploadTicket): string {
-  return [
-    `Upload URL (${ticket.method} multipart/form-data, field "${ticket.field}", or PUT the raw bytes ` +
-      `with ?filename=…): ${ticket.upload_url}`,
-    `Expires at ${ticket.expires_at}; at most ${ticket.max_files} file(s) of ${formatLimit(ticket.max_bytes)} each` +
-      (ticket.single_use ? "; works for one successful upload." : "."),
-    `Example: ${ticket.curl}`,
-    `After the upload, pass ${ticket.handle} as the file argument: it stands for every uploaded file ` +
-      "(for an argument that takes one file after several were uploaded, pass one of the files' own handles from the upload's JSON reply).",
-  ].join("\n");
 }
 
 /**
