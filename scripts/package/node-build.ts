@@ -361,11 +361,21 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
     if (![...reached.packages].some(isZod))
       for (const file of reached.modules) if (root.has(file)) light.add(file);
   }
+  // What the root imports on demand, and what the modules it so loads import on demand in turn (a
+  // store's work loads the streaming put at its first stream): each is an entry of build 3, so a
+  // module that another entry also loads statically is imported through a `lazy-*.js` file of its
+  // own name, never through a chunk that only forwards names.
   const lazy = new Set<string>();
-  for (const [input, { imports }] of Object.entries(metafile.inputs)) {
-    if (!root.has(absolute(input))) continue;
-    for (const { path, kind, external } of imports) {
-      if (kind === "dynamic-import" && !external && !root.has(absolute(path))) lazy.add(absolute(path));
+  const inputOf = new Map(Object.keys(metafile.inputs).map((input) => [absolute(input), input]));
+  const walked = new Set<string>();
+  const walk = [...root];
+  for (let file = walk.pop(); file !== undefined; file = walk.pop()) {
+    if (walked.has(file)) continue;
+    walked.add(file);
+    for (const { path, kind, external } of metafile.inputs[inputOf.get(file) ?? ""]?.imports ?? []) {
+      if (external || root.has(absolute(path))) continue;
+      if (kind === "dynamic-import") lazy.add(absolute(path));
+      if (kind === "dynamic-import" || kind === "import-statement") walk.push(absolute(path));
     }
   }
   // Dependencies before the modules importing them (depth-first, post-order).
@@ -392,7 +402,7 @@ const isZod = (name: string) => name === "zod" || name.startsWith("zod/");
 interface Shape {
   /** The modules the root loads statically, dependencies first. */
   root: Set<string>;
-  /** Modules outside `root` that `root` imports on demand. */
+  /** Modules outside `root` that `root` imports on demand, or the modules it so loads do. */
   lazy: Set<string>;
   /** The modules of `root` that an entry importing no zod reaches (its own packages aside). */
   light: Set<string>;
