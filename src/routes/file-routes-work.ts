@@ -29,7 +29,7 @@ import { type PlainAnswer, type RequestView, webRequestView } from "../http/requ
 import { errorAnswer, errorResponse, invalidToken, methodNotAllowed, report } from "../http/responses.js";
 import { firstUse } from "../internal/first-use.js";
 import { textResponse } from "../internal/text-response.js";
-import type { TusService } from "../uploads/tus/service.js";
+import type { TusSettings } from "../uploads/tus/service.js";
 import type { TusUploadHandler } from "../uploads/tus/tus-handler.js";
 import type { ResolvedRouteOptions } from "./options.js";
 
@@ -85,7 +85,7 @@ export interface FileRoutesWork {
  */
 export function fileRoutesWork(
   config: ResolvedRouteOptions,
-  tusService: TusService | undefined,
+  tusService: TusSettings | undefined,
   match: (pathname: string) => RouteMatch | undefined,
 ): FileRoutesWork {
   // The upload protocol lives in uploads/: one handler per upload route, and the download path,
@@ -257,7 +257,7 @@ async function loadRouteHandlers(config: ResolvedRouteOptions): Promise<RouteHan
  * when the routes were made (`tusService`), and a server that never sees a tus upload loads six
  * modules fewer at start (docs/performance.md, Session 16).
  */
-function lazyTus(service: TusService): Pick<TusUploadHandler, "handle" | "answer"> {
+function lazyTus(service: TusSettings): Pick<TusUploadHandler, "handle" | "answer"> {
   // A load that fails fails the requests that asked for it; the next request loads again.
   const handler = firstUse(() =>
     import("../uploads/tus/tus-handler.js").then((tus) => new tus.TusUploadHandler(service)),
