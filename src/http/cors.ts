@@ -2,15 +2,13 @@
  * CORS for the file routes (`allowedOrigins`): which foreign origins may read the routes' replies,
  * the preflight answer, and the headers every reply then carries. A request from an origin that is
  * not allowed is refused before its token is looked at, so a page that may not read the reply can
- * never use up a single-use ticket.
+ * never use up a single-use ticket. The option's check is in `cors-policy.ts` (run when the routes
+ * are made); this file is what requests run, loaded with the routes' work at their first request.
  */
+import type { CorsPolicy } from "./cors-policy.js";
 import type { PlainAnswer, RequestView } from "./request-view.js";
 
-/** The checked `allowedOrigins` option. */
-export type CorsPolicy =
-  | { kind: "any" }
-  | { kind: "list"; origins: ReadonlySet<string> }
-  | { kind: "function"; allow: (origin: string, request: Request) => boolean | Promise<boolean> };
+export type { CorsPolicy } from "./cors-policy.js";
 
 /** What the router learned about a request's origin. */
 export type CorsVerdict =
@@ -32,45 +30,6 @@ export const CORS_EXPOSE_HEADERS =
   "Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Metadata, " +
   "Upload-Defer-Length, Upload-Concat, Upload-Expires, Upload-Handle, Upload-Sha256";
 export const CORS_MAX_AGE_SECONDS = 600;
-
-/** Whether `value` is a serialized http(s) origin (`https://host[:port]`, nothing else). */
-function isOrigin(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Checks `allowedOrigins`; `undefined` when CORS is off. Throws the message part of an
- * `INVALID_OPTION` error (the caller names the option).
- */
-export function resolveCorsPolicy(
-  value:
-    | readonly string[]
-    | "*"
-    | ((origin: string, request: Request) => boolean | Promise<boolean>)
-    | undefined,
-): CorsPolicy | undefined {
-  if (value === undefined) return undefined;
-  if (value === "*") return { kind: "any" };
-  if (typeof value === "function") return { kind: "function", allow: value };
-  if (!Array.isArray(value)) {
-    throw new TypeError('must be a list of origins, a function (origin, request) => boolean, or "*"');
-  }
-  const origins = new Set<string>();
-  for (const origin of value as unknown[]) {
-    if (typeof origin !== "string" || !isOrigin(origin)) {
-      throw new TypeError(
-        `must hold exact origins like "https://app.example.com" (scheme, host, optional port; no path, no trailing slash), got ${JSON.stringify(origin)}`,
-      );
-    }
-    origins.add(origin);
-  }
-  return { kind: "list", origins };
-}
 
 /**
  * Decides about a request's `Origin`. The routes' own origin is the request URL's, or any origin

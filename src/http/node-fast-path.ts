@@ -43,7 +43,10 @@ export type NodeDownloadAnswer = (view: RequestView) => Promise<DownloadAnswer |
 
 const requestBodies = new WeakMap<Request, IncomingMessage>();
 const downloadAnswers = new WeakMap<object, NodeDownloadAnswer>();
-const forbiddenMethodAnswers = new WeakMap<object, (pathname: string) => Response | undefined>();
+/** A handler's answer to a method no web `Request` can carry, or its promise (the routes' code loads). */
+type ForbiddenMethodAnswer = (pathname: string) => Response | undefined | Promise<Response | undefined>;
+
+const forbiddenMethodAnswers = new WeakMap<object, ForbiddenMethodAnswer>();
 const responseBodies = new WeakMap<Response, NodeResponseBody>();
 const uploadAnswers = new WeakMap<object, NodeUploadAnswer>();
 
@@ -80,12 +83,10 @@ export function nodeUploadAnswer(handler: object): NodeUploadAnswer | undefined 
 
 /**
  * Registers, for a handler made by `createFileRoutes()`, its answer to a method no web `Request` can
- * carry (`TRACE`): a 405 with `Allow` for its own paths, `undefined` for other paths.
+ * carry (`TRACE`): a 405 with `Allow` for its own paths (a promise of it while the routes' code loads
+ * at their first request), `undefined` for other paths.
  */
-export function setForbiddenMethodAnswer(
-  handler: object,
-  answer: (pathname: string) => Response | undefined,
-): void {
+export function setForbiddenMethodAnswer(handler: object, answer: ForbiddenMethodAnswer): void {
   forbiddenMethodAnswers.set(handler, answer);
 }
 
@@ -93,7 +94,10 @@ export function setForbiddenMethodAnswer(
  * A registered handler's answer to a method no web `Request` can carry; `null` when the handler did
  * not register one (it is not from `createFileRoutes()`).
  */
-export function forbiddenMethodAnswer(handler: object, pathname: string): Response | undefined | null {
+export function forbiddenMethodAnswer(
+  handler: object,
+  pathname: string,
+): Response | undefined | null | Promise<Response | undefined> {
   const answer = forbiddenMethodAnswers.get(handler);
   return answer ? answer(pathname) : null;
 }

@@ -179,7 +179,7 @@ async function serve(
     // paths; anything else goes on to `next()`, or is a 501 (the method is not supported here).
     let answer: Response | undefined | null;
     try {
-      answer = forbiddenMethodAnswer(handler, requestUrl(req, fallbackOrigin).pathname);
+      answer = await forbiddenMethodAnswer(handler, requestUrl(req, fallbackOrigin).pathname);
     } catch {
       answer = undefined;
     }

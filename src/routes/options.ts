@@ -1,4 +1,4 @@
-import { type CorsPolicy, resolveCorsPolicy } from "../http/cors.js";
+import { type CorsPolicy, resolveCorsPolicy } from "../http/cors-policy.js";
 import type { MinRate } from "../http/timeouts.js";
 import type { Duration } from "../internal/duration.js";
 import {

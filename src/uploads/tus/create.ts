@@ -21,8 +21,9 @@ import {
   tusTicketKey,
   writeRecord,
 } from "./records.js";
-import { noSuchUpload, type TusService, type TusTicket } from "./service.js";
+import type { TusService, TusTicket } from "./service.js";
 import { claimStaging, releaseStaging } from "./staging-ledger.js";
+import { noSuchUpload } from "./ticket.js";
 
 /**
  * What {@link createTusUpload} opens.

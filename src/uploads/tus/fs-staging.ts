@@ -2,222 +2,25 @@
  * Where the bytes of tus uploads wait until commit: one staging file per upload in a folder, written
  * at the verified offset (anything past it — the tail of a write a crash cut — is cut off first), with
  * a small sidecar holding its expiry so a sweep removes what expired without asking the state store.
+ * This file names the folder; what the staging's calls run is in `fs-staging-work.ts`, loaded at its
+ * first call (issue 39).
  */
-import { constants } from "node:fs";
-import { type FileHandle, lstat, open, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { FileBridgeError } from "../../errors/file-bridge-error.js";
+import { Readable } from "node:stream";
+import { firstUse } from "../../internal/first-use.js";
 import { tmpdir } from "../../internal/node-builtins.js";
-import { type FolderRole, privateDir } from "../../internal/temp-dir.js";
-import type { AdoptObject } from "../../storage/types.js";
+import type { TusStaging } from "./staging-types.js";
 
-/**
- * The result of one write: how many bytes reached the file, and the failure that ended it early.
- *
- * @example
- * ```ts
- * const { written, error }: StagingWrite = await staging.write(id, offset, body);
- * ```
- */
-export interface StagingWrite {
-  written: number;
-  error?: unknown;
-}
+/** `fs-staging-work.ts`, loaded at the first call of any staging; concurrent callers share one load. */
+const loadFsStagingWork = firstUse(() => import("./fs-staging-work.js"));
 
-/**
- * The byte side of tus uploads: one growing staging object per upload id.
- *
- * @example
- * ```ts
- * const staging = fsTusStaging("/var/lib/app/tus");
- * await staging.create(id, Date.now() + 86_400_000);
- * const { written } = await staging.write(id, 0, body);
- * ```
- */
-export interface TusStaging {
-  /** Creates an empty staging object that expires at `expiresAt` (epoch ms). */
-  create(id: string, expiresAt: number): Promise<void>;
-  /**
-   * Writes `source` at `offset`, cutting off anything past it first; never rejects. `observe` sees
-   * each chunk once it is stored, in order (so it sees exactly the `written` bytes); a promise it
-   * returns holds the next write back. A `provisional` write (a body under a checksum) counts in
-   * {@link size} only once {@link confirm}ed.
-   */
-  write(
-    id: string,
-    offset: number,
-    source: Readable,
-    observe?: StagingObserver,
-    options?: StagingWriteOptions,
-  ): Promise<StagingWrite>;
-  /**
-   * Makes the last provisional write count (its checksum verified), for stagings whose {@link size}
-   * can run ahead of the recorded offset; the others count a write only through the recorded offset.
-   */
-  confirm?(id: string): Promise<void>;
-  /** Cuts the staging object back to `length` bytes (a refused checksum). */
-  truncate(id: string, length: number): Promise<void>;
-  /** The first `length` bytes of the staging object. */
-  read(id: string, length: number): Readable;
-  /** Removes the staging object; missing is fine. */
-  remove(id: string): Promise<void>;
-  /** Removes every staging object past its expiry; resolves with how many. */
-  sweep(now: number): Promise<number>;
-  /**
-   * The local file holding the staging object, for stores that take a file over at commit
-   * (`FileStore.adopt`); absent on stagings that hold bytes elsewhere.
-   */
-  localPath?(id: string): string;
-  /**
-   * The object holding exactly the first `length` staged bytes, for stores that copy it into place
-   * at commit (`FileStore.adopt` of an `s3Store` in the same bucket); `undefined` when there is none
-   * (S3: an upload smaller than one part). Once asked, the upload takes no more writes.
-   */
-  adoptable?(id: string, length: number): Promise<AdoptObject | undefined>;
-  /**
-   * The bytes the staging holds durably for upload `id` (`undefined` when unknown), for stagings that
-   * can hold more than the recorded offset after a replica died mid-body (S3: parts uploaded before
-   * the crash): the upload continues from there.
-   */
-  size?(id: string): Promise<number | undefined>;
-  /**
-   * The bytes the staging object holds when that is fewer than `offset`, the recorded offset (a
-   * crash lost written pages the record had counted); `undefined` when it holds at least `offset`
-   * bytes or cannot tell. The upload then continues from the bytes that are there.
-   */
-  shortfall?(id: string, offset: number): Promise<number | undefined>;
-}
-
-/**
- * Options of one {@link TusStaging.write}.
- *
- * @example
- * ```ts
- * await staging.write(id, offset, body, undefined, { provisional: true });
- * ```
- */
-export interface StagingWriteOptions {
-  /** The body counts only once confirmed (`Upload-Checksum`: whole and verified, or not at all). */
-  provisional?: boolean;
-}
-
-/**
- * Sees each chunk a staging stored; see {@link TusStaging.write}.
- *
- * @example
- * ```ts
- * const observe: StagingObserver = (chunk) => hash.update(chunk);
- * ```
- */
-export type StagingObserver = (chunk: Uint8Array) => Promise<void> | undefined;
-
-/** Bytes one write of the sink gathers (Node batches queued chunks into one `writev`). */
-const SINK_HIGH_WATER_MARK = 1 << 20;
-
-/**
- * Writes at a position of an open file, batching queued chunks into one `writev`, and hands each
- * stored chunk to an observer before taking the next: `written` is what reached the file.
- */
-class StagingSink extends Writable {
-  written = 0;
-  readonly #handle: FileHandle;
-  #position: number;
-  readonly #observe: StagingObserver | undefined;
-
-  constructor(handle: FileHandle, position: number, observe: StagingObserver | undefined) {
-    super({ highWaterMark: SINK_HIGH_WATER_MARK });
-    this.#handle = handle;
-    this.#position = position;
-    this.#observe = observe;
-  }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.#settle(this.#store([chunk]), callback);
-  }
-
-  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
-    this.#settle(this.#store(chunks.map(({ chunk }) => chunk)), callback);
-  }
-
-  /** A write that fails after the sink was destroyed (its handle closed) is no news to anyone. */
-  #settle(stored: Promise<void>, callback: (error?: Error | null) => void): void {
-    stored.then(
-      () => callback(),
-      (error: Error) => callback(this.destroyed ? null : error),
-    );
-  }
-
-  async #store(chunks: Buffer[]): Promise<void> {
-    let pending = chunks;
-    while (pending.length > 0) {
-      const { bytesWritten } = await this.#handle.writev(pending, this.#position);
-      // Destroyed meanwhile: the caller has read `written` already; these bytes are past the
-      // recorded offset (cut off by the next write) and must not reach the observer.
-      if (this.destroyed) return;
-      this.#position += bytesWritten;
-      this.written += bytesWritten;
-      // A short write (rare on files): observe what was stored and write the rest.
-      let left = bytesWritten;
-      const rest: Buffer[] = [];
-      for (const chunk of pending) {
-        if (this.destroyed) return;
-        if (left >= chunk.length) {
-          left -= chunk.length;
-          await this.#observe?.(chunk);
-        } else {
-          if (left > 0) await this.#observe?.(chunk.subarray(0, left));
-          rest.push(chunk.subarray(left));
-          left = 0;
-        }
-      }
-      pending = rest;
-    }
-  }
-
-  override _final(callback: (error?: Error | null) => void): void {
-    this.#handle.close().then(() => callback(), callback);
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#handle.close().then(
-      () => callback(error),
-      () => callback(error),
-    );
-  }
-}
-
-/** Writes `text` to a new file at `path` (`O_EXCL`, mode 0600, never through a symlink). */
-async function writeNew(path: string, text: string): Promise<void> {
-  const handle = await open(path, CREATE, 0o600);
-  try {
-    await handle.writeFile(text);
-  } finally {
-    await handle.close();
-  }
-}
+export type { StagingObserver, StagingWrite, StagingWriteOptions, TusStaging } from "./staging-types.js";
 
 /** The default staging folder: one per user under the OS temp folder, shared by restarts. */
 export function defaultTusStagingDir(): string {
   const user = typeof process.getuid === "function" ? String(process.getuid()) : "user";
   return join(tmpdir(), `mcp-file-bridge-tus-${user}`);
 }
-
-const SIDECAR = ".expires";
-/** The staging folder's role, for the error when it is not ours. */
-const STAGING_ROLE: FolderRole = {
-  what: "the tus staging folder",
-  option: "tus.staging (fsTusStaging(dir))",
-};
-/** Never through a symlink: a staging file is a regular file of the private folder, or nothing. */
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-/** A new staging file or sidecar: made exclusively (`O_EXCL`), so nothing planted is written through. */
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
-/** An existing staging file, read and written. */
-const UPDATE = constants.O_RDWR | NOFOLLOW;
-/** A staging file without a sidecar older than this is an orphan of a crash between the two writes. */
-const ORPHAN_MS = 24 * 60 * 60_000;
 
 /**
  * Staging files in a local folder of this user, private to it: made with `mkdir` mode 0700 when
@@ -232,114 +35,42 @@ const ORPHAN_MS = 24 * 60 * 60_000;
  * ```
  */
 export function fsTusStaging(dir: string = defaultTusStagingDir()): TusStaging {
-  // Checked on each use, not once per process (issue 40): one `lstat`, and a `mkdir` when missing.
-  const folder = () => privateDir(dir, STAGING_ROLE);
-  const pathOf = (id: string) => join(dir, id);
+  // The staging's code, loaded at its first call; once there, calls use it without a wait.
+  let ready: TusStaging | undefined;
+  const load = firstUse(async () => {
+    const { fsStagingWork } = await loadFsStagingWork();
+    ready ??= fsStagingWork(dir);
+    return ready;
+  });
+  const work = async (): Promise<TusStaging> => ready ?? (await load());
   return {
-    async create(id, expiresAt) {
-      await folder();
-      await writeNew(pathOf(id) + SIDECAR, String(expiresAt));
-      await writeNew(pathOf(id), "");
-    },
+    create: async (id, expiresAt) => (await work()).create(id, expiresAt),
     async write(id, offset, source, observe) {
-      let handle: FileHandle;
+      // Never rejects: a load that fails is the write's error, as a folder that fails is.
+      let staging: TusStaging;
       try {
-        await folder();
-        handle = await open(pathOf(id), UPDATE);
+        staging = await work();
       } catch (error) {
         source.resume();
         return { written: 0, error };
       }
-      try {
-        // Bytes past the offset (the tail of a write a crash cut) are cut off. Fewer bytes than the
-        // offset (a crash that lost written pages the record had counted) cannot be filled in: the
-        // body is refused rather than written over a hole (the upload's owner reads the offset the
-        // file really has, see `shortfall`, and resumes from there).
-        const { size } = await handle.stat();
-        if (size < offset) {
-          throw new FileBridgeError(
-            "STORAGE_ERROR",
-            `The staged upload holds ${size} bytes, fewer than its offset ${offset}`,
-          );
-        }
-        if (size > offset) await handle.truncate(offset);
-      } catch (error) {
-        await handle.close().catch(() => undefined);
-        source.resume();
-        return { written: 0, error };
-      }
-      const sink = new StagingSink(handle, offset, observe);
-      try {
-        await pipeline(source, sink);
-        return { written: sink.written };
-      } catch (error) {
-        return { written: sink.written, error };
-      }
+      return staging.write(id, offset, source, observe);
     },
-    async truncate(id, length) {
-      await folder();
-      const handle = await open(pathOf(id), UPDATE);
-      try {
-        await handle.truncate(length);
-      } finally {
-        await handle.close();
-      }
-    },
+    truncate: async (id, length) => (await work()).truncate(id, length),
     read(id, length) {
+      if (ready) return ready.read(id, length);
       if (length === 0) return Readable.from([]);
       async function* bytes(): AsyncGenerator<Buffer> {
-        await folder();
-        const handle = await open(pathOf(id), constants.O_RDONLY | NOFOLLOW);
-        yield* handle.createReadStream({ start: 0, end: length - 1, highWaterMark: 1 << 20 });
+        yield* (await work()).read(id, length);
       }
       return Readable.from(bytes(), { objectMode: false });
     },
-    localPath: pathOf,
+    localPath: (id) => join(dir, id),
     async shortfall(id, offset) {
-      try {
-        await folder();
-        const { size } = await lstat(pathOf(id));
-        return size < offset ? size : undefined;
-      } catch {
-        // Missing or unreadable: nothing to say here (a write reports it).
-        return undefined;
-      }
+      // Missing, unreadable or not loaded: nothing to say here (a write reports it).
+      return (await work().catch(() => undefined))?.shortfall?.(id, offset);
     },
-    async remove(id) {
-      await folder();
-      await rm(pathOf(id), { force: true });
-      await rm(pathOf(id) + SIDECAR, { force: true });
-    },
-    async sweep(now) {
-      let entries: string[];
-      try {
-        await folder();
-        entries = await readdir(dir);
-      } catch {
-        return 0;
-      }
-      const names = new Set(entries);
-      let removed = 0;
-      for (const entry of entries) {
-        if (entry.endsWith(SIDECAR)) {
-          const id = entry.slice(0, -SIDECAR.length);
-          const expiresAt = Number(
-            await readFile(join(dir, entry), { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW }).catch(
-              () => "0",
-            ),
-          );
-          if (expiresAt > now) continue;
-          await this.remove(id);
-          removed++;
-        } else if (!names.has(entry + SIDECAR)) {
-          const info = await lstat(join(dir, entry)).catch(() => undefined);
-          if (info && now - info.mtimeMs > ORPHAN_MS) {
-            await rm(join(dir, entry), { force: true });
-            removed++;
-          }
-        }
-      }
-      return removed;
-    },
+    remove: async (id) => (await work()).remove(id),
+    sweep: async (now) => (await work()).sweep(now),
   };
 }

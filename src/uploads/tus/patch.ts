@@ -19,8 +19,9 @@ import { commitTusUpload, type TusCommitted } from "./commit.js";
 import type { StagingObserver } from "./fs-staging.js";
 import { TUS_STATUS, tusError, type UploadChecksum } from "./protocol.js";
 import { readRecord, type TusRecord, writeRecord } from "./records.js";
-import { publishProgress, type TusService, type TusTicket } from "./service.js";
+import type { TusService, TusTicket } from "./service.js";
 import { claimStaging, type StagingGrant, settleStaging } from "./staging-ledger.js";
+import { publishProgress } from "./ticket.js";
 
 /**
  * How often the progress hook (and so a waiting tool's MCP progress) hears of bytes arriving: every

@@ -1,21 +1,18 @@
 /**
  * What every tus request shares: the routes' upload config, the state store holding records and
- * locks, the byte staging, the clock, and the ticket check that binds each request to a scope (the
- * ticket in the upload URL is verified on every request and never used up before commit).
+ * locks, the byte staging and the clock, checked and made when the routes are made. The ticket check
+ * that binds each request to a scope is in `ticket.ts`, loaded with the tus handler.
  */
 
-import { FileBridgeError, isFileBridgeError } from "../../errors/file-bridge-error.js";
-import { createHash } from "../../internal/node-builtins.js";
+import { FileBridgeError } from "../../errors/file-bridge-error.js";
 import { writableDisk } from "../../internal/runtime.js";
 import { memoryState } from "../../storage/memory-state.js";
 import type { FileStore, StateStore } from "../../storage/types.js";
 import type { UploadHandlerConfig, VerifiedTokenClaims } from "../handler-types.js";
-import { TICKET_CLAIMS, type UploadProgressRecord, uploadProgressKey } from "../upload-handle.js";
 import type { UploadLimits } from "../upload-staging.js";
 import { fsTusStaging, type TusStaging } from "./fs-staging.js";
 import { memoryTusStaging } from "./memory-staging.js";
-import { readRecord, type TusRecord } from "./records.js";
-import { RunningHashes } from "./running-hash.js";
+import type { RunningHashes } from "./running-hash.js";
 
 /**
  * Progress of one tus upload, as {@link TusOptions.onProgress} receives it while bytes arrive and
@@ -58,8 +55,8 @@ export interface TusOptions {
   now?: () => number;
 }
 
-/** The checked tus options and the shared services. */
-export interface TusService {
+/** The checked tus options and the shared services, as `tusService` makes them when the routes are. */
+export interface TusSettings {
   config: UploadHandlerConfig;
   state: StateStore;
   staging: TusStaging;
@@ -71,6 +68,13 @@ export interface TusService {
    * files or adoptable objects): then bytes are hashed as they arrive, in {@link hashes}.
    */
   adopts: boolean;
+}
+
+/**
+ * What every tus request shares: the settings, and the running sha256 of the uploads this process
+ * writes (made with the tus handler at the first tus request, `tus-handler.ts`).
+ */
+export interface TusService extends TusSettings {
   /** The running sha256 of the uploads this process writes. */
   hashes: RunningHashes;
 }
@@ -86,7 +90,7 @@ export interface TusTicket {
 }
 
 /** Checks the options and builds the shared services (a private `memoryState()` without `state`). */
-export function tusService(config: UploadHandlerConfig, options: TusOptions = {}): TusService {
+export function tusService(config: UploadHandlerConfig, options: TusOptions = {}): TusSettings {
   const lockTtl = options.lockTtl ?? 30;
   if (typeof lockTtl !== "number" || !(lockTtl >= 1)) {
     throw new FileBridgeError("INVALID_OPTION", "tus.lockTtl must be a number of seconds ≥ 1");
@@ -100,7 +104,6 @@ export function tusService(config: UploadHandlerConfig, options: TusOptions = {}
     adopts:
       typeof config.store.adopt === "function" &&
       (typeof staging.localPath === "function" || typeof staging.adoptable === "function"),
-    hashes: new RunningHashes(),
     lockTtlMs: lockTtl * 1000,
     now: options.now ?? Date.now,
     onProgress: options.onProgress,
@@ -129,99 +132,4 @@ function defaultStaging(config: UploadHandlerConfig, state: StateStore): TusStag
   const store = config.store as FileStore & Partial<TusStagingSource>;
   if (typeof store.tusStaging === "function") return store.tusStaging(state);
   return writableDisk() ? fsTusStaging() : memoryTusStaging();
-}
-
-function positiveClaim(value: unknown, fallback: number): number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : fallback;
-}
-
-/**
- * Verifies the ticket of a tus request without using it up. A used ticket (the upload was
- * committed) answers 410, like an expired one; a forged or malformed one 404, like an unknown upload.
- */
-export async function verifyTusTicket(service: TusService, token: string): Promise<TusTicket> {
-  const { config } = service;
-  let verified: VerifiedTokenClaims;
-  try {
-    verified = await config.minter.verify(token, { action: "upload", consume: false });
-  } catch (error) {
-    if (isFileBridgeError(error, "INVALID_TOKEN")) {
-      throw new FileBridgeError("NOT_FOUND", "No such upload");
-    }
-    throw error;
-  }
-  const extra = verified.claims ?? {};
-  const ttlSeconds = extra[TICKET_CLAIMS.fileTtl];
-  const limits: UploadLimits = {
-    scope: verified.scope,
-    maxBytes: positiveClaim(extra[TICKET_CLAIMS.maxBytes], config.maxBytes),
-    maxFiles: 1,
-    ttlMs: typeof ttlSeconds === "number" && ttlSeconds > 0 ? ttlSeconds * 1000 : config.uploadTtlMs,
-    kind: "upload",
-  };
-  const expiresAt = verified.exp ?? service.now() + config.uploadTtlMs;
-  return { verified, tokenHash: tokenHashOf(token), limits, expiresAt };
-}
-
-/** The sha256 (base64url) of a ticket token. */
-export function tokenHashOf(token: string): string {
-  return createHash("sha256").update(token).digest("base64url");
-}
-
-/** The unknown-upload refusal: the same for a missing upload and for another ticket's or scope's. */
-export function noSuchUpload(): FileBridgeError {
-  return new FileBridgeError("NOT_FOUND", "No such upload");
-}
-
-/** The record of upload `id` when it belongs to the ticket, else `NOT_FOUND` (never telling why). */
-export async function ownedRecord(service: TusService, ticket: TusTicket, id: string): Promise<TusRecord> {
-  const record = await readRecord(service.state, id);
-  if (
-    !record ||
-    record.ticketId !== ticket.verified.fileId ||
-    record.scope !== ticket.verified.scope ||
-    record.expiresAt <= service.now()
-  ) {
-    throw noSuchUpload();
-  }
-  if (record.fileId !== undefined || record.parts) return record;
-  // A replica that died mid-body may have staged more than it recorded (S3 parts): continue from there.
-  if (service.staging.size) {
-    const size = await service.staging.size(id);
-    if (size !== undefined && size > record.offset) return { ...record, offset: size };
-  }
-  // A crash may have lost staged bytes the record counted (a local file's unwritten pages): continue
-  // from the bytes that are there; the running hash is read again from that prefix.
-  if (service.staging.shortfall && record.offset > 0) {
-    const held = await service.staging.shortfall(id, record.offset);
-    if (held !== undefined) return { ...record, offset: held };
-  }
-  return record;
-}
-
-/**
- * Tells of bytes received: the `onProgress` hook, and the progress record in the state store (what a
- * tool waiting for the person reads, from any replica). Best effort: a failed write is dropped.
- */
-export function publishProgress(
-  service: TusService,
-  ticket: TusTicket,
-  offset: number,
-  length?: number,
-): void {
-  const progress: TusProgress = {
-    ticketId: ticket.verified.fileId,
-    scope: ticket.limits.scope,
-    offset,
-    length,
-  };
-  try {
-    service.onProgress?.(progress);
-  } catch {
-    // a failing hook must not break an upload
-  }
-  const record: UploadProgressRecord = { scope: ticket.limits.scope, offset };
-  if (length !== undefined) record.length = length;
-  const ttl = Math.max(1, Math.ceil((ticket.expiresAt - service.now()) / 1000));
-  void service.state.set(uploadProgressKey(ticket.verified.fileId), record, { ttl }).catch(() => undefined);
 }

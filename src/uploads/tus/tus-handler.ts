@@ -40,15 +40,10 @@ import {
   tusRecordKey,
   tusTicketKey,
 } from "./records.js";
-import {
-  noSuchUpload,
-  ownedRecord,
-  type TusService,
-  type TusTicket,
-  tokenHashOf,
-  verifyTusTicket,
-} from "./service.js";
+import { RunningHashes } from "./running-hash.js";
+import type { TusService, TusSettings, TusTicket } from "./service.js";
 import { claimStaging, releaseStaging } from "./staging-ledger.js";
+import { noSuchUpload, ownedRecord, tokenHashOf, verifyTusTicket } from "./ticket.js";
 
 /** How often creation also sweeps expired staging (in the background). */
 const SWEEP_EVERY_MS = 60_000;
@@ -67,8 +62,9 @@ export class TusUploadHandler implements UploadHandler {
   readonly #service: TusService;
   #lastSweep = 0;
 
-  constructor(service: TusService) {
-    this.#service = service;
+  /** `service`: the settings `tusService` checked; the handler adds the uploads' running hashes. */
+  constructor(service: TusSettings) {
+    this.#service = { ...service, hashes: new RunningHashes() };
   }
 
   /** Removes expired staging; resolves with how many uploads it removed. */
