@@ -114,6 +114,25 @@ const UPDATE = constants.O_RDWR | NOFOLLOW;
 const ORPHAN_MS = 24 * 60 * 60_000;
 
 /**
+ * Whether the upload of sidecar `path` is over at `now`: its expiry passed, or the sidecar is not
+ * ours to read. An empty (or unreadable as a number) sidecar is a creation under way — `create`
+ * makes it exclusively, then writes it — and counts as over only once older than {@link ORPHAN_MS}
+ * (a crash between the two); a sidecar gone meanwhile was removed with its upload.
+ */
+async function sidecarExpired(path: string, now: number): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(path, { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW });
+  } catch (error) {
+    return (error as NodeJS.ErrnoException)?.code !== "ENOENT";
+  }
+  const expiresAt = text.length > 0 ? Number(text) : Number.NaN;
+  if (Number.isFinite(expiresAt)) return expiresAt <= now;
+  const info = await lstat(path).catch(() => undefined);
+  return info !== undefined && now - info.mtimeMs > ORPHAN_MS;
+}
+
+/**
  * The staging of {@link fsTusStaging} in folder `dir` (see there), made at its first call.
  *
  * @example
@@ -213,12 +232,7 @@ export function fsStagingWork(dir: string): TusStaging {
       for (const entry of entries) {
         if (entry.endsWith(SIDECAR)) {
           const id = entry.slice(0, -SIDECAR.length);
-          const expiresAt = Number(
-            await readFile(join(dir, entry), { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW }).catch(
-              () => "0",
-            ),
-          );
-          if (expiresAt > now) continue;
+          if (!(await sidecarExpired(join(dir, entry), now))) continue;
           await this.remove(id);
           removed++;
         } else if (!names.has(entry + SIDECAR)) {

@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from "node:crypto";
-import { appendFile, mkdtemp, readFile, rm, stat, truncate } from "node:fs/promises";
+import {
+  appendFile,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -102,5 +112,30 @@ describe("a staging file that lost bytes the record counted", () => {
     expect(harness.stored[0]?.size).toBe(bytes.length);
     expect(harness.stored[0]?.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
     expect(await harness.stagingFiles()).toEqual([]);
+  });
+});
+
+describe("fsTusStaging.sweep beside a creation under way", () => {
+  it("keeps an upload whose sidecar is made but not yet written (a sweep read it empty: expired at 0)", async () => {
+    // What a concurrent create leaves between its exclusive open of the sidecar and its write.
+    await writeFile(join(dir, "v.expires"), "", { mode: 0o600 });
+    await writeFile(join(dir, "v"), "", { mode: 0o600 });
+    expect(await staging.sweep(Date.now())).toBe(0);
+    expect((await readdir(dir)).sort()).toEqual(["u", "u.expires", "v", "v.expires"]);
+  });
+
+  it("removes an upload whose sidecar stayed empty past the orphan age (a crash mid-create)", async () => {
+    await writeFile(join(dir, "v.expires"), "", { mode: 0o600 });
+    await writeFile(join(dir, "v"), "", { mode: 0o600 });
+    const old = new Date(Date.now() - 25 * 60 * 60_000);
+    await utimes(join(dir, "v.expires"), old, old);
+    expect(await staging.sweep(Date.now())).toBe(1);
+    expect((await readdir(dir)).sort()).toEqual(["u", "u.expires"]);
+  });
+
+  it("still removes an expired upload, and keeps a live one", async () => {
+    await staging.create("w", Date.now() - 1);
+    expect(await staging.sweep(Date.now())).toBe(1);
+    expect((await readdir(dir)).sort()).toEqual(["u", "u.expires"]);
   });
 });
