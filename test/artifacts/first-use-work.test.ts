@@ -4,25 +4,13 @@
  * come before the load (the constructor's and `withArtifacts`' synchronously), two first calls share
  * one load, and a load that fails is the call's error while the next call loads again.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { countLoads } from "../support/first-use.js";
 import { codeOf, codeOfSync } from "../support/helpers.js";
-
-const WORK = "../../src/artifacts/artifacts-work.js";
-
-afterEach(() => {
-  vi.doUnmock(WORK);
-  vi.resetModules();
-});
 
 /** A fresh `Artifacts` module whose work module's loads are counted; the first fails when `failFirst`. */
 async function loadArtifacts(failFirst: Error | undefined) {
-  const loads = { count: 0 };
-  vi.resetModules();
-  vi.doMock(WORK, async (importOriginal) => {
-    loads.count += 1;
-    if (loads.count === 1 && failFirst !== undefined) throw failFirst;
-    return importOriginal();
-  });
+  const { loads } = countLoads("src/artifacts/artifacts-work.js", { failFirst: failFirst ?? false });
   const { Artifacts } = await import("../../src/artifacts/artifacts.js");
   const { memoryStore } = await import("../../src/storage/memory-store.js");
   const { FileBridgeError } = await import("../../src/errors/file-bridge-error.js");
@@ -41,7 +29,7 @@ describe("Artifacts' work, loaded on first use", () => {
         { scope: "s1", name: "long.txt" },
       ),
     ]);
-    expect(loads.count).toBe(1);
+    expect(loads.attempts).toBe(1);
     expect(a.file.name).toBe("a.bin");
     expect(a.uri).toMatch(/^artifact:\/\/sessions\//);
     const stored = (await store.list("s1"))?.files.map((file) => file.name).sort();
@@ -85,18 +73,18 @@ describe("Artifacts' work, loaded on first use", () => {
     const wrapped = unscoped.withArtifacts(handler, { outputPathArg: "out" });
     expect(await wrapped({}, {})).toMatchObject({ isError: true });
     expect(handler).not.toHaveBeenCalled();
-    expect(loads.count).toBe(0);
+    expect(loads.attempts).toBe(0);
 
     const error = await artifacts.capture({ scope, bytes: new Uint8Array([1]), name: "a.bin" }).then(
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(loads.count).toBe(1);
+    expect(loads.attempts).toBe(1);
     // Under vitest a mocked module's failure arrives wrapped, with the load's error as its cause.
     expect(error === failure || (error as Error | undefined)?.cause === failure).toBe(true);
     expect(await store.list("s1")).toMatchObject({ files: [] });
     const captured = await artifacts.capture({ scope, bytes: new Uint8Array([1]), name: "a.bin" });
     expect(captured.file.name).toBe("a.bin");
-    expect(loads.count).toBe(2);
+    expect(loads.attempts).toBe(2);
   });
 });

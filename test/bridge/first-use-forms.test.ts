@@ -5,25 +5,15 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-
-afterEach(() => {
-  vi.doUnmock("../../src/bridge/sources/forms.js");
-  vi.resetModules();
-});
+import { describe, expect, it } from "vitest";
+import { countLoads } from "../support/first-use.js";
 
 describe("FileBridge's input forms, loaded on first use", () => {
   it("a failed load of the forms fails the resolve with that error, and the next resolve loads them", async () => {
     const tmp = await mkdtemp(join(tmpdir(), "mfb-first-use-"));
     try {
       const failure = Object.assign(new Error("forms could not load"), { code: "ERR_MODULE_NOT_FOUND" });
-      let attempts = 0;
-      vi.resetModules();
-      vi.doMock("../../src/bridge/sources/forms.js", async (importOriginal) => {
-        attempts += 1;
-        if (attempts === 1) throw failure;
-        return importOriginal();
-      });
+      const { loads } = countLoads("src/bridge/sources/forms.js", { failFirst: failure });
       const { FileBridge } = await import("../../src/bridge/file-bridge.js");
       const bridge = new FileBridge({ tmpDir: tmp, sweepOnStart: false });
       const input = "data:text/plain;name=a.txt;base64,aGk=";
@@ -31,7 +21,7 @@ describe("FileBridge's input forms, loaded on first use", () => {
         () => undefined,
         (caught: unknown) => caught,
       );
-      expect(attempts).toBe(1);
+      expect(loads.attempts).toBe(1);
       // Under vitest a mocked module's failure arrives wrapped, with the load's error as its cause.
       expect(error === failure || (error as Error | undefined)?.cause === failure).toBe(true);
       expect(await readdir(tmp)).toEqual([]);

@@ -4,29 +4,17 @@
  * request for another path answers `undefined` without the load, two first requests share one load,
  * and a load that fails fails that request while the next one loads again.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
+import { countLoads } from "../support/first-use.js";
 import { codeOfSync } from "../support/helpers.js";
 
-const WORK = "../../src/routes/file-routes-work.js";
 const BASE = "http://127.0.0.1:9";
-
-afterEach(() => {
-  vi.doUnmock(WORK);
-  vi.resetModules();
-});
 
 /** `createFileRoutes` from a fresh module graph whose work module counts (and may fail) its loads. */
 async function countingRoutes(failFirst = false) {
-  const failure = Object.assign(new Error("work could not load"), { code: "ERR_MODULE_NOT_FOUND" });
-  const loads = { attempts: 0 };
-  vi.resetModules();
-  vi.doMock(WORK, async (importOriginal) => {
-    loads.attempts += 1;
-    if (failFirst && loads.attempts === 1) throw failure;
-    return importOriginal();
-  });
+  const { loads, failure } = countLoads("src/routes/file-routes-work.js", { failFirst });
   const { createFileRoutes } = await import("../../src/routes/create-file-routes.js");
   const minter = new SignedUrlMinter({
     secret: "a-test-secret-that-is-long-enough-0123456789",

@@ -9,16 +9,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { HostResource } from "../../src/mcp/host.js";
+import { countLoads } from "../support/first-use.js";
 
-const WORK = "../../src/mcp/host-work.js";
 const cleanups: Array<() => Promise<void>> = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  vi.doUnmock(WORK);
-  vi.resetModules();
 });
 
 const WIDGET: HostResource = {
@@ -30,15 +28,9 @@ const WIDGET: HostResource = {
 
 /** `toHost` of a fresh module graph whose host-work load is counted (and fails the first time with `failFirst`). */
 async function freshHost(failFirst = false) {
-  let attempts = 0;
-  vi.resetModules();
-  vi.doMock(WORK, async (importOriginal) => {
-    attempts += 1;
-    if (failFirst && attempts === 1) throw new Error("host work could not load");
-    return importOriginal();
-  });
+  const { loads } = countLoads("src/mcp/host-work.js", { failFirst });
   const { toHost } = await import("../../src/mcp/to-host.js");
-  return { toHost, attempts: () => attempts };
+  return { toHost, attempts: () => loads.attempts };
 }
 
 async function connect(server: McpServer, capabilities: Record<string, unknown> = {}): Promise<Client> {

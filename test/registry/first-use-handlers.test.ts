@@ -9,32 +9,24 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpError, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { memoryStore } from "../../src/storage/memory-store.js";
+import { countLoads } from "../support/first-use.js";
 import { bytes, errorCode } from "./support.js";
 
-const WORK = "../../src/registry/registry-work.js";
 const cleanups: Array<() => Promise<void>> = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  vi.doUnmock(WORK);
-  vi.resetModules();
 });
 
 /** `ResourceRegistry` of a fresh module graph whose work load is counted (failing the first time with `failFirst`). */
 async function freshRegistry(failFirst = false) {
-  let attempts = 0;
-  vi.resetModules();
-  vi.doMock(WORK, async (importOriginal) => {
-    attempts += 1;
-    if (failFirst && attempts === 1) throw new Error("registry work could not load");
-    return importOriginal();
-  });
+  const { loads } = countLoads("src/registry/registry-work.js", { failFirst });
   const { ResourceRegistry } = await import("../../src/registry/resource-registry.js");
   const registry = new ResourceRegistry({ store: memoryStore(), notifyDelayMs: 1 });
   cleanups.push(() => registry.close());
-  return { registry, attempts: () => attempts };
+  return { registry, attempts: () => loads.attempts };
 }
 
 async function connect(server: McpServer): Promise<Client> {

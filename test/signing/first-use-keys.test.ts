@@ -4,6 +4,7 @@
  * call's error while the next call loads again.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { countLoads } from "../support/first-use.js";
 import { codeOf } from "../support/helpers.js";
 
 const SECRET = "s3cret-s3cret-s3cret-s3cret-s3cret!";
@@ -11,7 +12,6 @@ const BASE = "http://127.0.0.1:3000";
 const FILE = "01jabcdefghjkmnpqrstvwxyz0";
 
 afterEach(() => {
-  vi.doUnmock("../../src/signing/minter-keys.js");
   vi.resetModules();
 });
 
@@ -33,29 +33,23 @@ describe("SignedUrlMinter's keys, loaded on first use", () => {
 
   it("checks arguments before the load; a failed load fails the call, and the next call loads again", async () => {
     const failure = Object.assign(new Error("keys could not load"), { code: "ERR_MODULE_NOT_FOUND" });
-    let attempts = 0;
-    vi.resetModules();
-    vi.doMock("../../src/signing/minter-keys.js", async (importOriginal) => {
-      attempts += 1;
-      if (attempts === 1) throw failure;
-      return importOriginal();
-    });
+    const { loads } = countLoads("src/signing/minter-keys.js", { failFirst: failure });
     const { SignedUrlMinter } = await import("../../src/signing/signed-url-minter.js");
     const minter = new SignedUrlMinter({ secret: SECRET, baseUrl: BASE });
     // Refused before anything loads: the same codes as before the split.
     expect(await codeOf(minter.mint({ scope: "", fileId: FILE, action: "download" }))).toBe("INVALID_INPUT");
     expect(await codeOf(minter.verify("not a token", { action: "download" }))).toBe("INVALID_TOKEN");
     expect(await codeOf(minter.verify("a.b.c", { action: "other" as "download" }))).toBe("INVALID_INPUT");
-    expect(attempts).toBe(0);
+    expect(loads.attempts).toBe(0);
     const error = await minter.mint({ scope: "A", fileId: FILE, action: "download" }).then(
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(attempts).toBe(1);
+    expect(loads.attempts).toBe(1);
     // Under vitest a mocked module's failure arrives wrapped, with the load's error as its cause.
     expect(error === failure || (error as Error | undefined)?.cause === failure).toBe(true);
     const minted = await minter.mint({ scope: "A", fileId: FILE, action: "download" });
     expect((await minter.verify(minted.token, { action: "download" })).scope).toBe("A");
-    expect(attempts).toBe(2);
+    expect(loads.attempts).toBe(2);
   });
 });

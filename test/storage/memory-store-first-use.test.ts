@@ -4,27 +4,15 @@
  * reads without loading, two first puts share one load, and a load that fails fails the call while
  * the next call loads again.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
+import { countLoads } from "../support/first-use.js";
 import { codeOf, codeOfSync } from "../support/helpers.js";
 
-const WORK = "../../src/storage/memory-store-work.js";
 const ID = "01jabcdefghjkmnpqrstvwxyz0";
-
-afterEach(() => {
-  vi.doUnmock(WORK);
-  vi.resetModules();
-});
 
 /** `memoryStore` from a fresh module graph whose work module counts (and may fail) its loads. */
 async function countingStore(failFirst = false) {
-  const failure = Object.assign(new Error("work could not load"), { code: "ERR_MODULE_NOT_FOUND" });
-  const loads = { attempts: 0 };
-  vi.resetModules();
-  vi.doMock(WORK, async (importOriginal) => {
-    loads.attempts += 1;
-    if (failFirst && loads.attempts === 1) throw failure;
-    return importOriginal();
-  });
+  const { loads, failure } = countLoads("src/storage/memory-store-work.js", { failFirst });
   const { memoryStore } = await import("../../src/storage/memory-store.js");
   return { memoryStore, loads, failure };
 }

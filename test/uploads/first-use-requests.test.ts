@@ -7,32 +7,27 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { McpHost } from "../../src/mcp/host.js";
 import type { DirectUploads, StoredFile } from "../../src/storage/types.js";
+import { countLoads } from "../support/first-use.js";
 import { codeOf, codeOfSync } from "../support/helpers.js";
 
 const SECRET = "first-use-requests-secret-0123456789";
 const BASE = "http://127.0.0.1:9";
 
 const WORK = {
-  requests: "../../src/uploads/request-files-work.js",
-  direct: "../../src/uploads/direct-upload-work.js",
-  awaitUpload: "../../src/uploads/await-upload-work.js",
-  later: "../../src/uploads/resolver-later.js",
+  requests: "src/uploads/request-files-work.js",
+  direct: "src/uploads/direct-upload-work.js",
+  awaitUpload: "src/uploads/await-upload-work.js",
+  later: "src/uploads/resolver-later.js",
 } as const;
 
 afterEach(() => {
-  for (const path of Object.values(WORK)) vi.doUnmock(path);
   vi.resetModules();
 });
 
-/** Mocks `path` so its first load fails with `failure`; counts the loads. */
+/** Mocks `path` (from the repository root) so its first load fails with `failure`; counts the loads. */
 function failFirstLoad(path: string, failure: Error): { attempts: () => number } {
-  let attempts = 0;
-  vi.doMock(path, async (importOriginal) => {
-    attempts += 1;
-    if (attempts === 1) throw failure;
-    return importOriginal();
-  });
-  return { attempts: () => attempts };
+  const { loads } = countLoads(path, { failFirst: failure });
+  return { attempts: () => loads.attempts };
 }
 
 /** Under vitest a mocked module's failure arrives wrapped, with the load's error as its cause. */

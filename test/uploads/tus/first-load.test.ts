@@ -3,24 +3,14 @@
  * request, and the next request loads it again (as every other first-use module does,
  * `src/internal/first-use.ts`).
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
+import { countLoads } from "../../support/first-use.js";
 
 const TUS = { "tus-resumable": "1.0.0" };
 
-afterEach(() => {
-  vi.doUnmock("../../../src/uploads/tus/tus-handler.js");
-  vi.resetModules();
-});
-
 describe("the tus endpoint, loaded on its first request", () => {
   it("a failed load fails that request and leaves no upload; the next request loads the handler and creates one", async () => {
-    let attempts = 0;
-    vi.resetModules();
-    vi.doMock("../../../src/uploads/tus/tus-handler.js", async (importOriginal) => {
-      attempts += 1;
-      if (attempts === 1) throw new Error("tus handler could not load");
-      return importOriginal();
-    });
+    const { loads } = countLoads("src/uploads/tus/tus-handler.js", { failFirst: true });
     const { startTus } = await import("./harness.js");
     const tus = await startTus();
     try {
@@ -28,12 +18,12 @@ describe("the tus endpoint, loaded on its first request", () => {
         fetch(await tus.endpoint("s1"), { method: "POST", headers: { ...TUS, "upload-length": "5" } });
       const failed = await create();
       await failed.body?.cancel();
-      expect(attempts).toBe(1);
+      expect(loads.attempts).toBe(1);
       expect(failed.status).toBeGreaterThanOrEqual(500);
       expect(await tus.stagingFiles()).toEqual([]);
       const created = await create();
       await created.body?.cancel();
-      expect(attempts).toBe(2);
+      expect(loads.attempts).toBe(2);
       expect(created.status).toBe(201);
       expect(created.headers.get("location")).toBeTruthy();
     } finally {

@@ -8,37 +8,31 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { memoryState } from "../../../src/storage/memory-state.js";
 import { memoryStore } from "../../../src/storage/memory-store.js";
 import type { UploadHandlerConfig } from "../../../src/uploads/handler-types.js";
+import { countLoads } from "../../support/first-use.js";
 import { codeOfSync } from "../../support/helpers.js";
-
-const WORK = "../../../src/uploads/tus/fs-staging-work.js";
-const TICKET = "../../../src/uploads/tus/ticket.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
-  vi.doUnmock(WORK);
-  vi.doUnmock(TICKET);
-  vi.resetModules();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
 /** `fsTusStaging` and `tusService` from a fresh module graph whose first-use modules count their loads. */
 async function counting(failFirst = false) {
-  const failure = Object.assign(new Error("staging could not load"), { code: "ERR_MODULE_NOT_FOUND" });
-  const loads = { staging: 0, ticket: 0 };
-  vi.resetModules();
-  vi.doMock(WORK, async (importOriginal) => {
-    loads.staging += 1;
-    if (failFirst && loads.staging === 1) throw failure;
-    return importOriginal();
-  });
-  vi.doMock(TICKET, async (importOriginal) => {
-    loads.ticket += 1;
-    return importOriginal();
-  });
+  const work = countLoads("src/uploads/tus/fs-staging-work.js", { failFirst });
+  const ticket = countLoads("src/uploads/tus/ticket.js");
+  const { failure } = work;
+  const loads = {
+    get staging() {
+      return work.loads.attempts;
+    },
+    get ticket() {
+      return ticket.loads.attempts;
+    },
+  };
   const { fsTusStaging } = await import("../../../src/uploads/tus/fs-staging.js");
   const { tusService } = await import("../../../src/uploads/tus/service.js");
   const dir = await mkdtemp(join(tmpdir(), "tus-first-use-"));
