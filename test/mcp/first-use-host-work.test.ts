@@ -5,13 +5,13 @@
  * refused before the load, two first requests share one load, and a load that fails is that
  * request's error while the next request loads again.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HostResource } from "../../src/mcp/host.js";
 import { countLoads } from "../support/first-use.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -34,13 +34,12 @@ async function freshHost(failFirst = false) {
 }
 
 async function connect(server: McpServer, capabilities: Record<string, unknown> = {}): Promise<Client> {
-  const client = new Client({ name: "first-use", version: "1.0.0" }, { capabilities });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const { client, close } = await connectInMemory(
+    server,
+    { name: "first-use", version: "1.0.0" },
+    { capabilities },
+  );
+  cleanups.push(close);
   return client;
 }
 

@@ -23,6 +23,7 @@ import {
   type McpHost,
 } from "../../src/mcp/host.js";
 import { toHost } from "../../src/mcp/to-host.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -30,13 +31,8 @@ afterEach(async () => {
 });
 
 async function connect(server: McpServer | Server): Promise<Client> {
-  const client = new Client({ name: "host-test", version: "1.0.0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const { client, close } = await connectInMemory(server, { name: "host-test", version: "1.0.0" });
+  cleanups.push(close);
   return client;
 }
 

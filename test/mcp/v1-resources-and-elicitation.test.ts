@@ -1,5 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
@@ -12,6 +11,7 @@ import type { HostRequestContext, HostResource } from "../../src/mcp/host.js";
 import { toHost } from "../../src/mcp/to-host.js";
 import { ResourceRegistry } from "../../src/registry/resource-registry.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,13 +22,12 @@ async function connect(
   server: McpServer | Server,
   capabilities: ConstructorParameters<typeof Client>[1] = {},
 ): Promise<Client> {
-  const client = new Client({ name: "host-test", version: "1.0.0" }, capabilities);
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const { client, close } = await connectInMemory(
+    server,
+    { name: "host-test", version: "1.0.0" },
+    capabilities,
+  );
+  cleanups.push(close);
   return client;
 }
 

@@ -5,13 +5,13 @@
  * that fails is that request's error while the next request loads again (and changes are then
  * notified).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpError, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { countLoads } from "../support/first-use.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { bytes, errorCode } from "./support.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -30,13 +30,8 @@ async function freshRegistry(failFirst = false) {
 }
 
 async function connect(server: McpServer): Promise<Client> {
-  const client = new Client({ name: "first-use", version: "1.0.0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const { client, close } = await connectInMemory(server, { name: "first-use", version: "1.0.0" });
+  cleanups.push(close);
   return client;
 }
 

@@ -2,8 +2,6 @@
  * The files extension's descriptors expire: an upload descriptor used after `expiresAt` is refused
  * (410 TOKEN_EXPIRED) and stores nothing; a download descriptor likewise. The clock is injected.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, expect, it } from "vitest";
 import { createFileRoutes } from "../../src/routes/create-file-routes.js";
@@ -12,6 +10,7 @@ import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { DRAFT_CLIENT_CAPABILITY, draftFiles } from "../support/draft-files-client.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -32,16 +31,12 @@ it("refuses an expired upload descriptor and an expired download descriptor, sto
   const uploads = new UploadHandleResolver({ store, state, minter, scope: () => "s1", ttl: "5m" });
   const server = new McpServer({ name: "t", version: "1.0.0" });
   uploads.attach(server, { files: { downloadTtl: "1m" } });
-  const client = new Client(
+  const { client, close } = await connectInMemory(
+    server,
     { name: "c", version: "1.0.0" },
     { capabilities: DRAFT_CLIENT_CAPABILITY as never },
   );
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  cleanups.push(close);
   const files = draftFiles(client as never);
 
   const late = await files.authorizeUpload({ name: "a.txt", size: 5 });

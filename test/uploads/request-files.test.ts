@@ -1,5 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   type CallToolResult,
@@ -19,6 +18,7 @@ import { uploadWidgetResource } from "../../src/ui/upload-widget.js";
 import type { FileRequestOutcome, RequestFilesCallOptions } from "../../src/uploads/request-files-flow.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../support/helpers.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const SCOPE = "chat-1";
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
@@ -59,13 +59,8 @@ async function connect(
   server: McpServer,
   capabilities: ConstructorParameters<typeof Client>[1],
 ): Promise<Client> {
-  const client = new Client({ name: "t", version: "1.0.0" }, capabilities);
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const { client, close } = await connectInMemory(server, { name: "t", version: "1.0.0" }, capabilities);
+  cleanups.push(close);
   return client;
 }
 

@@ -7,8 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   type CallToolResult,
@@ -22,6 +21,7 @@ import type { FileRequestOutcome } from "../../../src/uploads/request-files-flow
 import { tusEndpointOf } from "../../../src/uploads/upload-handle.js";
 import { UploadHandleResolver } from "../../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../../support/helpers.js";
+import { connectInMemory } from "../../support/in-memory-client.js";
 import { startTus, type TusHarness } from "./harness.js";
 
 const SCOPE = "chat-1";
@@ -80,13 +80,8 @@ async function connect(
   server: McpServer,
   capabilities: ConstructorParameters<typeof Client>[1],
 ): Promise<Client> {
-  const client = new Client({ name: "t", version: "1.0.0" }, capabilities);
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
-  cleanups.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const { client, close } = await connectInMemory(server, { name: "t", version: "1.0.0" }, capabilities);
+  cleanups.push(close);
   return client;
 }
 
