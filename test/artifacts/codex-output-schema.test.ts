@@ -7,8 +7,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
@@ -17,6 +15,7 @@ import { Artifacts, fileOutputFields, memoryStore, SignedUrlMinter } from "../..
 import { clientNameOf } from "../../src/mcp/index.js";
 import type { CallToolResult } from "../../src/mcp/types.js";
 import { screenshotPng } from "../support/images.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const minter = new SignedUrlMinter({ secret: "s".repeat(32), baseUrl: "http://127.0.0.1:9" });
 let dir: string;
@@ -46,15 +45,15 @@ it("Codex: an attached tool with an outputSchema keeps valid structuredContent w
       { outputPathArg: "output", outputName: "page.png", client: () => clientNameOf(server) },
     ),
   );
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const mcp = new Client({ name: "codex-mcp-client", version: "1.0.0" });
-  await Promise.all([server.connect(serverSide), mcp.connect(clientSide)]);
+  const { client: mcp, close } = await connectInMemory(server, {
+    name: "codex-mcp-client",
+    version: "1.0.0",
+  });
   try {
     const result = (await mcp.callTool({ name: "render", arguments: {} })) as CallToolResult;
     expect(result.isError, JSON.stringify(result.content).slice(0, 300)).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ width: 1200 });
   } finally {
-    await mcp.close();
-    await server.close();
+    await close();
   }
 });

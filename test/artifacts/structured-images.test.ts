@@ -7,8 +7,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +16,7 @@ import { Artifacts, fileOutputFields, memoryStore, SignedUrlMinter } from "../..
 import { clientNameOf } from "../../src/mcp/index.js";
 import type { CallToolResult, ContentBlock } from "../../src/mcp/types.js";
 import { screenshotPng } from "../support/images.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const SCOPE = "structured-images";
 const minter = new SignedUrlMinter({ secret: "s".repeat(32), baseUrl: "http://127.0.0.1:9" });
@@ -62,15 +61,10 @@ async function connect(client: string, outputSchema: boolean) {
       { outputPathArg: "output", outputName: "page.png", client: () => clientNameOf(server), outputSchema },
     ),
   );
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const mcp = new Client({ name: client, version: "1.0.0" });
-  await Promise.all([server.connect(serverSide), mcp.connect(clientSide)]);
+  const { client: mcp, close } = await connectInMemory(server, { name: client, version: "1.0.0" });
   return {
     call: async () => (await mcp.callTool({ name: "render", arguments: {} })) as CallToolResult,
-    close: async () => {
-      await mcp.close();
-      await server.close();
-    },
+    close,
   };
 }
 

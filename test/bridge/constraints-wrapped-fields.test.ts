@@ -4,12 +4,11 @@
  * publishes `x-mcp-file { accept, maxSize }` in tools/list, but `withFiles` on an attached server
  * did not enforce it: the handler ran on a text file for an `image/png`-only field (fail open).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 const TEXT = Buffer.from("plain text, not an image.\n".repeat(4));
 const bridge = new FileBridge({ disk: false } as never);
@@ -38,10 +37,7 @@ describe.each(Object.entries(variants))("field written as %s", (_name, field) =>
         { fields: ["file"], pass: "file", scope: () => "s" },
       ),
     );
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(b);
-    const client = new Client({ name: "c", version: "1.0.0" });
-    await client.connect(a);
+    const { client, close } = await connectInMemory(server, { name: "c", version: "1.0.0" });
     try {
       const listed = await client.listTools();
       expect(JSON.stringify(listed.tools[0]?.inputSchema)).toContain("image/png");
@@ -53,7 +49,7 @@ describe.each(Object.entries(variants))("field written as %s", (_name, field) =>
       expect(JSON.stringify(result.content)).toContain("mimeTypeNotAccepted");
       expect(runs).toBe(0);
     } finally {
-      await client.close();
+      await close();
     }
   });
 });

@@ -10,8 +10,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -22,6 +21,7 @@ import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { type HttpsOrigin, hasOpenssl, startHttpsOrigin } from "../support/https-origin.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
 
 const SCOPE = "constraints-scope";
@@ -104,9 +104,7 @@ async function setup(): Promise<void> {
       { fields: ["image"], inputSchema, scope: () => SCOPE },
     ),
   );
-  client = new Client({ name: "c", version: "1.0.0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
+  ({ client } = await connectInMemory(server, { name: "c", version: "1.0.0" }));
 }
 
 /** The argument for `form` carrying `bytes` declared as `image/png` (name `<stem>.png`). */

@@ -6,11 +6,10 @@
  * if the field had asked for it. The same tool on a server with nothing attached took the file.
  * A field's own `fileInput({ maxBytes })` still lowers the tool's cap.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 type Result = { isError?: boolean; content: Array<{ text?: string }> };
 
@@ -29,10 +28,7 @@ async function call(attach: boolean, fieldMaxBytes: number | undefined, size: nu
       scope: () => "s",
     }),
   );
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(b);
-  const client = new Client({ name: "c", version: "1.0.0" });
-  await client.connect(a);
+  const { client, close } = await connectInMemory(server, { name: "c", version: "1.0.0" });
   try {
     const bytes = Buffer.alloc(size, 97).toString("base64");
     return (await client.callTool({
@@ -40,7 +36,7 @@ async function call(attach: boolean, fieldMaxBytes: number | undefined, size: nu
       arguments: { file: `data:text/plain;base64,${bytes}` },
     })) as Result;
   } finally {
-    await client.close();
+    await close();
     await bridge.close();
   }
 }

@@ -1,14 +1,14 @@
 import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { fileInput, MCP_FILE_KEYWORD } from "../../src/bridge/file-input.js";
 import type { ResolvedFile } from "../../src/bridge/types.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
 
 interface Seen {
@@ -77,9 +77,7 @@ beforeEach(async () => {
       { fields: ["input.document"], pass: "file" },
     ),
   );
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  client = new Client({ name: "test-client", version: "1.0.0" });
-  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  ({ client } = await connectInMemory(server));
 });
 
 afterEach(async () => {

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -14,6 +13,7 @@ import { defaultScope, scopeRef } from "../../src/scope/scope.js";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore } from "../../src/storage/types.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { bytes, connect, errorCode, type Harness, recordNotifications, rpcError } from "./support.js";
 
 const harnesses: Harness[] = [];
@@ -788,9 +788,7 @@ describe("attach() and completions registered first", () => {
     const registry = new ResourceRegistry({ store: memoryStore() });
     registry.attach(server);
     await registry.add(bytes("x"), { scope: "default", name: "green.txt" });
-    const client = new Client({ name: "c", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(b), client.connect(a)]);
+    const { client, close } = await connectInMemory(server, { name: "c", version: "1.0.0" });
     try {
       const prompt = await client.complete({
         ref: { type: "ref/prompt", name: "pick" },
@@ -803,8 +801,7 @@ describe("attach() and completions registered first", () => {
       });
       expect(file.completion.values).toEqual(["green.txt"]);
     } finally {
-      await client.close();
-      await server.close();
+      await close();
       await registry.close();
     }
   });
@@ -817,9 +814,7 @@ describe("attach()", () => {
     const registry = new ResourceRegistry({ store, pageSize: 1 });
     const server = new Server({ name: "low", version: "1.0.0" }, { capabilities: {} });
     registry.attach(server);
-    const client = new Client({ name: "c", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(b), client.connect(a)]);
+    const { client, close } = await connectInMemory(server, { name: "c", version: "1.0.0" });
     try {
       await registry.add(bytes("one"), { scope: "default", name: "1.txt" });
       await registry.add(bytes("two"), { scope: "default", name: "2.txt" });
@@ -828,8 +823,7 @@ describe("attach()", () => {
       expect(text(await client.readResource({ uri: all[1]!.uri }))).toBe("two");
       expect(client.getServerCapabilities()?.resources).toEqual({ subscribe: true, listChanged: true });
     } finally {
-      await client.close();
-      await server.close();
+      await close();
       await registry.close();
     }
   });

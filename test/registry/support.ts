@@ -1,5 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   McpError,
@@ -9,6 +8,7 @@ import {
 import { ResourceRegistry, type ResourceRegistryOptions } from "../../src/registry/resource-registry.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import type { FileStore } from "../../src/storage/types.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 export interface Harness {
   store: FileStore;
@@ -28,17 +28,14 @@ export async function connect(
   const server = new McpServer({ name: "registry-test", version: "1.0.0" });
   registry.attach(server);
   setup?.(server, registry);
-  const client = new Client({ name: "test-client", version: "1.0.0" });
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  const connection = await connectInMemory(server);
   return {
     store,
     registry,
     server,
-    client,
+    client: connection.client,
     async close() {
-      await client.close();
-      await server.close();
+      await connection.close();
       await registry.close();
     },
   };

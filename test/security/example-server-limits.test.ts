@@ -1,7 +1,6 @@
 import { connect } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningHttpServer, serveHttp } from "../../examples/shared/serve-http.js";
@@ -16,6 +15,7 @@ import { memoryState } from "../../src/storage/memory-state.js";
 import { memoryStore } from "../../src/storage/memory-store.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { waitUntil } from "../support/helpers.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { INITIALIZE, JSON_HEADERS, onSession } from "./raw-mcp.js";
 
 // Issue 21, item 8: on the examples' HTTP server a socket that never sent a byte stayed open past
@@ -87,9 +87,7 @@ describe("the examples' ticket rate limit", () => {
   async function client(uploads: UploadHandleResolver): Promise<Client> {
     const server = new McpServer({ name: "t", version: "1.0.0" });
     uploads.attach(server);
-    const mcp = new Client({ name: "c", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(a), mcp.connect(b)]);
+    const { client: mcp } = await connectInMemory(server, { name: "c", version: "1.0.0" });
     clients.push(mcp);
     return mcp;
   }

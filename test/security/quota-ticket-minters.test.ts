@@ -1,5 +1,3 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { SignedUrlMinter } from "../../src/signing/signed-url-minter.js";
@@ -10,6 +8,7 @@ import type { UploadTicketRateLimitInfo } from "../../src/uploads/upload-handle-
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { DRAFT_CLIENT_CAPABILITY, draftFiles } from "../support/draft-files-client.js";
 import { codeOf } from "../support/helpers.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 // Issue 40, item 6: once get_upload_url was refused (RATE_LIMITED), files/authorizeUpload and
 // files/prepareUpload still minted tickets (20 of them): the files extension never asked the
@@ -38,12 +37,11 @@ async function setUp(rateLimit: (info: UploadTicketRateLimitInfo) => boolean) {
   });
   const server = new McpServer({ name: "t", version: "1.0.0" });
   uploads.attach(server, { files: { variant: true } });
-  const client = new Client(
+  const { client } = await connectInMemory(
+    server,
     { name: "c", version: "1.0.0" },
     { capabilities: DRAFT_CLIENT_CAPABILITY as never },
   );
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(b), client.connect(a)]);
   cleanups.push(() => client.close());
   return { uploads, client, files: draftFiles(client as never), minted: () => minted };
 }

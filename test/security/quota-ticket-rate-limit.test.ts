@@ -1,5 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileBridgeError } from "../../src/errors/file-bridge-error.js";
@@ -12,6 +11,7 @@ import {
   type UploadHandleResolverOptions,
   type UploadTicketRateLimitInfo,
 } from "../../src/uploads/upload-handle-resolver.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 // Attack: a client calls get_upload_url in a loop. Every call mints a signed ticket (and, with
 // single-use tickets, state to track it), and every ticket can stage up to maxFiles × maxBytes. The
@@ -47,9 +47,7 @@ function setUp(options: Partial<UploadHandleResolverOptions>, scope = "chat-1") 
 async function connect(uploads: UploadHandleResolver): Promise<Client> {
   const server = new McpServer({ name: "t", version: "1.0.0" });
   uploads.attach(server);
-  const client = new Client({ name: "c", version: "1.0.0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(a), client.connect(b)]);
+  const { client } = await connectInMemory(server, { name: "c", version: "1.0.0" });
   clients.push(client);
   return client;
 }

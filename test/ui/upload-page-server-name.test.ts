@@ -3,8 +3,6 @@
  * title (else its name) on both SDK generations, unless the resolver names it; the page shows it.
  */
 import { Client as V2Client, InMemoryTransport as V2Transport } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpServer as V2McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
@@ -15,6 +13,7 @@ import { uploadPageRenderer } from "../../src/ui/upload-page.js";
 import type { UploadTicket } from "../../src/uploads/types.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { codeOfSync } from "../support/helpers.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 
 function pieces(serverName?: string) {
   const state = memoryState();
@@ -42,9 +41,7 @@ describe("the upload page says which server asks", () => {
     const { minter, uploads } = pieces();
     const server = new McpServer({ name: "acme", title: "Acme & <Sons>", version: "1.0.0" });
     uploads.attach(server);
-    const client = new Client({ name: "t", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(a), client.connect(b)]);
+    const { client } = await connectInMemory(server, { name: "t", version: "1.0.0" });
     const result = await client.callTool({ name: "get_upload_url", arguments: {} });
     await client.close();
     const ticket = result.structuredContent as unknown as UploadTicket;
@@ -82,9 +79,7 @@ describe("the upload page says which server asks", () => {
       const outcome = await uploads.requestFiles(server, extra, { message: "The contract", maxFiles: 1 });
       return outcome.result as never;
     });
-    const client = new Client({ name: "t", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(a), client.connect(b)]);
+    const { client } = await connectInMemory(server, { name: "t", version: "1.0.0" });
     const result = await client.callTool({ name: "ask", arguments: {} });
     await client.close();
     const text = (result.content as Array<{ text?: string }>).map((block) => block.text ?? "").join("\n");

@@ -2,8 +2,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileBridge } from "../../src/bridge/file-bridge.js";
@@ -14,6 +12,7 @@ import { fsStore } from "../../src/storage/fs-store.js";
 import { memoryState } from "../../src/storage/memory-state.js";
 import type { FileStore, StateStore } from "../../src/storage/types.js";
 import { UploadHandleResolver, type UploadTicket } from "../../src/uploads/upload-handle-resolver.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { tempLeftovers } from "../support/temp-leftovers.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
@@ -136,9 +135,7 @@ describe("UploadHandleResolver", () => {
       toolName: "upload_url",
     });
     scoped.attach(server);
-    const client = new Client({ name: "c", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([server.connect(a), client.connect(b)]);
+    const { client } = await connectInMemory(server, { name: "c", version: "1.0.0" });
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name)).toContain("upload_url");
     const result = await client.callTool({ name: "upload_url", arguments: {} });
