@@ -4,13 +4,12 @@
  * time (`data-state`: waiting, ready, uploading, done, expired, error), all named for assistive tech.
  */
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { utcText } from "../../src/ui/page-text.js";
 import type { UploadTicket } from "../../src/uploads/types.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import {
   browserAvailable,
   type LaunchedBrowser,
@@ -65,15 +64,12 @@ describe.runIf(browserAvailable())("upload page: what the person reads", () => {
   async function ticketFrom(info: { name: string; title?: string }): Promise<UploadTicket> {
     const mcp = new McpServer({ version: "1.0.0", ...info });
     server.uploads.attach(mcp);
-    const client = new Client({ name: "look-test", version: "1.0.0" });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([mcp.connect(a), client.connect(b)]);
+    const { client, close } = await connectInMemory(mcp, { name: "look-test", version: "1.0.0" });
     try {
       const result = await client.callTool({ name: "get_upload_url", arguments: {} });
       return result.structuredContent as unknown as UploadTicket;
     } finally {
-      await client.close();
-      await mcp.close();
+      await close();
     }
   }
 

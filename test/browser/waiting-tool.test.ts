@@ -16,8 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   type CallToolResult,
@@ -32,6 +31,7 @@ import { FileBridge } from "../../src/bridge/file-bridge.js";
 import type { FileRequestOutcome } from "../../src/uploads/request-files-flow.js";
 import { UploadHandleResolver } from "../../src/uploads/upload-handle-resolver.js";
 import { sha256 } from "../support/helpers.js";
+import { connectInMemory } from "../support/in-memory-client.js";
 import { browserAvailable, type LaunchedBrowser, launchChromium } from "./support/chromium.js";
 import { type FileServer, startFileServer } from "./support/file-server.js";
 import { startTusProxy, type TusProxy } from "./support/tus-proxy.js";
@@ -97,9 +97,11 @@ describe.runIf(browserAvailable())("a tool waiting for a person's 64 MiB upload 
   }
 
   async function connect(capabilities: ConstructorParameters<typeof Client>[1]): Promise<Client> {
-    const client = new Client({ name: "waiting-client", version: "1.0.0" }, capabilities);
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await Promise.all([mcpServer().connect(b), client.connect(a)]);
+    const { client } = await connectInMemory(
+      mcpServer(),
+      { name: "waiting-client", version: "1.0.0" },
+      capabilities,
+    );
     return client;
   }
 
