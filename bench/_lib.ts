@@ -61,6 +61,66 @@ export function spread(values: readonly number[]): Spread {
   return { min: sorted[0] as number, median, max: sorted[sorted.length - 1] as number };
 }
 
+/** A range of values, lowest first. */
+export interface Interval {
+  low: number;
+  high: number;
+}
+
+/**
+ * A distribution-free confidence interval for the median of `values` (default 95 %): the k-th
+ * smallest and the k-th largest value, k the largest rank for which the chance that the true median
+ * lies outside them, 2 · P(Binomial(n, ½) < k), is at most 1 − `confidence`. It assumes nothing about
+ * how round times are distributed, only that rounds are independent. `undefined` below 6 values,
+ * where even the smallest and largest do not reach 95 %. A row whose interval straddles its goal can
+ * read either way in another run: the median alone does not settle it.
+ *
+ * @example
+ * ```ts
+ * medianInterval([0.81, 0.9, 0.77, 0.95, 0.88, 0.86, 0.92, 0.84]); // { low: 0.77, high: 0.95 }
+ * ```
+ */
+export function medianInterval(values: readonly number[], confidence = 0.95): Interval | undefined {
+  const n = values.length;
+  const tail = (1 - confidence) / 2;
+  // P(B ≤ j) for B ~ Binomial(n, ½), its terms built in log space (2^-n underflows past n ≈ 1,070).
+  let logTerm = -n * Math.LN2;
+  let below = 0;
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    below += Math.exp(logTerm);
+    if (below > tail) break;
+    k = j + 1;
+    logTerm += Math.log((n - j) / (j + 1));
+  }
+  if (k < 1) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return { low: sorted[k - 1] as number, high: sorted[n - k] as number };
+}
+
+/**
+ * The verdict on a goal from a median and its {@link medianInterval}: `met` / `NOT met` by the
+ * median (what the issues' goals are stated on), and when the interval straddles the goal, that
+ * another run may read the other way. `atLeast`: the goal is a floor (ratios); else a ceiling.
+ */
+export function verdict(
+  median: number,
+  goal: number,
+  interval: Interval | undefined,
+  atLeast = true,
+): string {
+  const met = atLeast ? median >= goal : median <= goal;
+  const straddles = interval !== undefined && interval.low < goal && goal < interval.high;
+  return `${met ? "met" : "NOT met"}${straddles ? "; its 95 % interval straddles the goal" : ""}`;
+}
+
+/** "95 % interval of the median low–high" with `digits` decimals, or "" when there is none. */
+export function fmtInterval(interval: Interval | undefined, digits = 2): string {
+  return interval
+    ? `; median's 95 % interval ${interval.low.toFixed(digits)}–${interval.high.toFixed(digits)}`
+    : "";
+}
+
 /** "min / median / max" with `digits` decimals. */
 export function fmt(s: Spread, digits = 2): string {
   return `${s.min.toFixed(digits)} / ${s.median.toFixed(digits)} / ${s.max.toFixed(digits)}`;
@@ -118,6 +178,8 @@ export interface Row {
   baseline: string;
   /** ours ÷ baseline in speed (baseline seconds ÷ our seconds), per round. */
   ratio: Spread;
+  /** The 95 % confidence interval of {@link ratio}'s median ({@link medianInterval}). */
+  ratioMedianInterval?: Interval;
   oursSeconds: Spread;
   baselineSeconds: Spread;
   oursPeakRssMiB?: number;
@@ -193,6 +255,8 @@ export async function compare(
     baselineSwing: Math.max(...theirs.map((s) => s.seconds)) / Math.min(...theirs.map((s) => s.seconds)),
     rounds: ratios.length,
   };
+  const interval = medianInterval(ratios);
+  if (interval) row.ratioMedianInterval = interval;
   const oursPeak = peak(mine);
   const baselinePeak = peak(theirs);
   if (oursPeak !== undefined) row.oursPeakRssMiB = oursPeak;
@@ -227,7 +291,9 @@ export async function compare(
 
 function printRow(row: Row): void {
   const goal =
-    row.goal === undefined ? "" : `  goal ≥ ${row.goal}× ${row.ratio.median >= row.goal ? "met" : "NOT met"}`;
+    row.goal === undefined
+      ? ""
+      : `  goal ≥ ${row.goal}× ${verdict(row.ratio.median, row.goal, row.ratioMedianInterval)}`;
   const rss =
     row.oursPeakRssMiB === undefined
       ? ""
@@ -254,7 +320,7 @@ function printRow(row: Row): void {
         " (the machine changed under the run); read the CPU and a second run before the ratio"
       : "";
   console.log(
-    `${row.name}\n    vs ${row.baseline}: ratio ${fmt(row.ratio)} (min/median/max)${goal}\n` +
+    `${row.name}\n    vs ${row.baseline}: ratio ${fmt(row.ratio)} (min/median/max${fmtInterval(row.ratioMedianInterval)})${goal}\n` +
       `    seconds ours ${fmt(row.oursSeconds, 3)} · baseline ${fmt(row.baselineSeconds, 3)}${rss}${cpu}${gcs}${unsteady}`,
   );
 }

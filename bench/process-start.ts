@@ -22,7 +22,17 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
-import { fmt, here, loadLine, positiveInt, report, spread } from "./_lib.js";
+import {
+  fmt,
+  fmtInterval,
+  here,
+  loadLine,
+  medianInterval,
+  positiveInt,
+  report,
+  spread,
+  verdict,
+} from "./_lib.js";
 
 const run = promisify(execFile);
 const ROUNDS = positiveInt("BENCH_START_ROUNDS", 40);
@@ -81,6 +91,7 @@ try {
   }
   const pair = (f: (b: Start, a: Start) => number) => spread(bridged.map((b, i) => f(b, alone[i] as Start)));
   const slowdown = pair((b, a) => b.seconds / a.seconds);
+  const slowdownInterval = medianInterval(bridged.map((b, i) => b.seconds / (alone[i] as Start).seconds));
   const rssAdded = pair((b, a) => b.rssMiB - a.rssMiB);
   const cpuAdded = pair((b, a) => b.cpuMs - a.cpuMs);
   const cpuRatio = pair((b, a) => b.cpuMs / a.cpuMs);
@@ -88,7 +99,8 @@ try {
     `process start, SDK v1 + FileBridge vs SDK v1 alone, ${ROUNDS} paired runs (min / median / max), package ${packageDir}`,
   );
   console.log(
-    `    wall ×${fmt(slowdown)} (goal ≤ 1.05×) · peak RSS +${fmt(rssAdded, 1)} MiB (goal ≤ +3 MiB)`,
+    `    wall ×${fmt(slowdown)}${fmtInterval(slowdownInterval)} (goal ≤ 1.05×: ${verdict(slowdown.median, 1.05, slowdownInterval, false)})` +
+      ` · peak RSS +${fmt(rssAdded, 1)} MiB (goal ≤ +3 MiB)`,
   );
   console.log(`    busy CPU ×${fmt(cpuRatio)}, +${fmt(cpuAdded, 0)} ms`);
   console.log(

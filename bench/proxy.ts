@@ -32,13 +32,17 @@ import { built } from "./_built.js";
 import {
   cpuSeconds,
   fmt,
+  fmtInterval,
+  type Interval,
   loadLine,
+  medianInterval,
   type Peer,
   positiveInt,
   roundsAtLeast,
   type Spread,
   spread,
   startPeer,
+  verdict,
 } from "./_lib.js";
 import { PROXY_BENCH_TOKEN } from "./_proxy-peer.js";
 
@@ -120,6 +124,8 @@ interface PassThroughRow {
   callsPerRound: number;
   /** The row of issue 43: the proxy's p50 minus the plain forwarder's, same round (goal ≤ 0.5 ms). */
   overForwarderP50Ms: Spread;
+  /** The 95 % interval of that row's median over the rounds (`medianInterval`). */
+  overForwarderMedianInterval?: Interval;
   /** Issue 24's row: the proxy's p50 minus the direct call's, same round (goal < 2 ms). */
   overDirectP50Ms: Spread;
   forwarderOverDirectP50Ms: Spread;
@@ -153,6 +159,7 @@ async function passThrough(paths: Path[]): Promise<PassThroughRow> {
     rounds: ROUNDS,
     callsPerRound: CALLS,
     overForwarderP50Ms: of((r) => r.proxied.p50 - r.forwarded.p50),
+    ...intervalOf(rounds.map((r) => r.proxied.p50 - r.forwarded.p50)),
     overDirectP50Ms: of((r) => r.proxied.p50 - r.direct.p50),
     forwarderOverDirectP50Ms: of((r) => r.forwarded.p50 - r.direct.p50),
     directP50Ms: of((r) => r.direct.p50),
@@ -164,12 +171,19 @@ async function passThrough(paths: Path[]): Promise<PassThroughRow> {
   };
 }
 
+/** `overForwarderMedianInterval`, when the rounds are enough for one. */
+function intervalOf(added: number[]): { overForwarderMedianInterval?: Interval } {
+  const interval = medianInterval(added);
+  return interval ? { overForwarderMedianInterval: interval } : {};
+}
+
 function printPassThrough(label: string, row: PassThroughRow): void {
   const added = row.overForwarderP50Ms.median;
   const overDirect = row.overDirectP50Ms.median;
   console.log(
     `pass-through (${label}), ${row.rounds} rounds of ${row.callsPerRound} calls per path, p50 per round (min / median / max):\n` +
-      `    proxy over the plain forwarder ${fmt(row.overForwarderP50Ms)} ms (goal ≤ +0.5 ms) ${added <= 0.5 ? "met" : "NOT met"}\n` +
+      `    proxy over the plain forwarder ${fmt(row.overForwarderP50Ms)} ms${fmtInterval(row.overForwarderMedianInterval)}` +
+      ` (goal ≤ +0.5 ms) ${verdict(added, 0.5, row.overForwarderMedianInterval, false)}\n` +
       `    proxy over direct ${fmt(row.overDirectP50Ms)} ms (goal < 2 ms) ${overDirect < 2 ? "met" : "NOT met"}; ` +
       `forwarder over direct ${fmt(row.forwarderOverDirectP50Ms)} ms\n` +
       `    p50 direct ${fmt(row.directP50Ms)} · proxy ${fmt(row.proxiedP50Ms)} · forwarder ${fmt(row.forwarderP50Ms)} ms; proxy p95 ${fmt(row.proxiedP95Ms)} ms\n` +
