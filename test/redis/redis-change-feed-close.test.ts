@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { redisChangeFeed } from "../../src/redis/redis-change-feed.js";
+import { waitUntil } from "../support/helpers.js";
 
 /**
  * A minimal RESP server standing in for Redis: it answers the ready check and the first `SUBSCRIBE`
@@ -77,18 +78,6 @@ function readCommand(input: string): { words: string[]; length: number } | undef
   return { words, length: at };
 }
 
-function waitFor(predicate: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      if (predicate()) resolve();
-      else if (Date.now() > until) reject(new Error("timed out"));
-      else setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
-
 const servers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
@@ -111,7 +100,7 @@ it("closing while a resubscription after a lost connection is unanswered leaves 
     const [first] = redis.subscribes;
     // The subscriber's link drops; it reconnects, and its SUBSCRIBE again is never answered.
     redis.sockets[first as number]?.destroy();
-    await waitFor(() => redis.subscribes.length >= 2);
+    await waitUntil(() => redis.subscribes.length >= 2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     await feed.close?.();
     // Let rejections of dropped promises surface (Node reports them after the microtask queue).

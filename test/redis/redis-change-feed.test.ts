@@ -2,6 +2,7 @@ import { afterEach, expect, it } from "vitest";
 import { describeWithServices, requireServices, uniquePrefix } from "../../scripts/services/test-env.js";
 import { redisChangeFeed } from "../../src/redis/redis-change-feed.js";
 import type { StoreChange, StoredFile } from "../../src/storage/types.js";
+import { waitUntil } from "../support/helpers.js";
 
 const file: StoredFile = {
   id: "01jc0000000000000000000000",
@@ -13,18 +14,6 @@ const file: StoredFile = {
   createdAt: 1,
   kind: "upload",
 };
-
-function waitFor(predicate: () => boolean, ms = 3000): Promise<void> {
-  const until = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      if (predicate()) resolve();
-      else if (Date.now() > until) reject(new Error("timed out"));
-      else setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 describeWithServices("redisChangeFeed on a real redis-server", () => {
   const open: Array<{ close?(): Promise<void> }> = [];
@@ -47,7 +36,7 @@ describeWithServices("redisChangeFeed on a real redis-server", () => {
     await Promise.all([a.ready(), b.ready(), c.ready()]);
     await a.publish({ type: "added", scope: file.scope, file });
     await b.publish({ type: "removed", scope: file.scope, id: file.id });
-    await waitFor(() => got.c!.length === 2 && got.a!.length === 1 && got.b!.length === 1);
+    await waitUntil(() => got.c!.length === 2 && got.a!.length === 1 && got.b!.length === 1);
     expect(got.c).toEqual([
       { type: "added", scope: file.scope, file },
       { type: "removed", scope: file.scope, id: file.id },
@@ -75,7 +64,7 @@ describeWithServices("redisChangeFeed on a real redis-server", () => {
     );
     raw.disconnect();
     await a.publish({ type: "removed", scope: "s", id: file.id });
-    await waitFor(() => got.length === 1);
+    await waitUntil(() => got.length === 1);
     expect(got).toEqual([{ type: "removed", scope: "s", id: file.id }]);
     unsubscribe();
     await a.publish({ type: "removed", scope: "s", id: "2" });
@@ -95,6 +84,6 @@ describeWithServices("redisChangeFeed on a real redis-server", () => {
     b.subscribe((change) => got.push(change));
     await b.ready();
     await a.publish({ type: "removed", scope: "s", id: "x" });
-    await waitFor(() => got.length === 1);
+    await waitUntil(() => got.length === 1);
   });
 });
