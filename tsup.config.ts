@@ -14,7 +14,7 @@ import { buildForNode } from "./scripts/package/node-build.js";
  *   (`sideEffects: false`), as from the sources. With shared chunks, one module-level statement
  *   anywhere in a chunk (a zod schema, a `Map`) kept the chunk's whole closure in the bundle.
  * - **ESM for Node** (`dist/node/`; condition `node`, after `module`: Node, Deno and Bun): all entries
- *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 5 files (28
+ *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 3 files (28
  *   with one split build of every entry, ~150 with one file per module): Node's ESM loader costs
  *   per file (docs/performance.md, sessions 17 and 18).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
