@@ -13,7 +13,16 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadLine, MiB, type Peer, positiveInt, type Sample, serverRound, startPeer } from "./_lib.js";
+import {
+  loadLine,
+  MiB,
+  type Peer,
+  positiveInt,
+  type Sample,
+  serverRound,
+  spread,
+  startPeer,
+} from "./_lib.js";
 
 const MB = positiveInt("BENCH_UPLOAD_MB", 64);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 9);
@@ -23,15 +32,10 @@ const LEVELS = (process.env.BENCH_CONCURRENT ?? "1,2,4").split(",").map((level) 
   return n;
 });
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
-};
-
 /** Median seconds per round, and the server's busy CPU and main-thread CPU over it. */
 function figures(samples: Sample[]): string {
   const of = (pick: (sample: Sample) => number | undefined) =>
-    median(samples.map((sample) => pick(sample) ?? Number.NaN));
+    spread(samples.map((sample) => pick(sample) ?? Number.NaN)).median;
   return `${of((s) => s.seconds).toFixed(3)} s (CPU ${of((s) => s.cpuSeconds).toFixed(2)}, main thread ${of(
     (s) => s.mainCpuSeconds,
   ).toFixed(2)})`;
@@ -68,10 +72,12 @@ try {
       sides.ours.push(await once(ours, "ours", concurrency));
       if (!first) sides.raw.push(await once(raw, "raw", concurrency));
     }
-    const ratios = sides.raw.map((sample, i) => sample.seconds / (sides.ours[i]?.seconds ?? Number.NaN));
+    const ratio = spread(
+      sides.raw.map((sample, i) => sample.seconds / (sides.ours[i]?.seconds ?? Number.NaN)),
+    );
     console.log(
-      `${concurrency} at once, ${concurrency * 2} per round: ratio ${Math.min(...ratios).toFixed(2)} / ` +
-        `${median(ratios).toFixed(2)} / ${Math.max(...ratios).toFixed(2)} · ours ${figures(sides.ours)} · ` +
+      `${concurrency} at once, ${concurrency * 2} per round: ratio ${ratio.min.toFixed(2)} / ` +
+        `${ratio.median.toFixed(2)} / ${ratio.max.toFixed(2)} · ours ${figures(sides.ours)} · ` +
         `raw ${figures(sides.raw)}`,
     );
   }
