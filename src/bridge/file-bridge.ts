@@ -1,48 +1,26 @@
 /**
- * The `FileBridge` class: dispatches a file argument to the input form that takes it (strings in a
- * fixed order, then objects), resolves lists all-or-nothing, wraps tool handlers (with-files.ts) and
- * sweeps stale temp folders. Options live in options.ts, each input form in sources/, and the copying
- * into temp files in materialize.ts.
+ * The `FileBridge` class: its options (options.ts), its resolvers, the schemas of its file arguments
+ * (file-input.ts) and its wrapped tool handlers (with-files.ts). What a call does is loaded on first
+ * use (resolution.ts): which input form takes an argument, lists all or nothing, a wrapped call's
+ * work before its handler and the sweeps, with each input form (sources/) and the copying into temp
+ * files (materialize.ts).
  */
-import type { ToolErrorResult } from "../errors/file-bridge-error.js";
-import { FileBridgeError, isFileBridgeError } from "../errors/file-bridge-error.js";
-import { durationToMs } from "../internal/duration.js";
+import { FileBridgeError, type ToolErrorResult, toToolErrorResult } from "../errors/file-bridge-error.js";
 import { firstUse } from "../internal/first-use.js";
-import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { watchToolCalls } from "../mcp/tool-call-schemas.js";
-import { type CallContext, callContext } from "./call-context.js";
-import { releaseCallFolders, underWay } from "./call-folders.js";
-import { aborted, resolverFailure } from "./failures.js";
 import type { DescriptorAnswerer } from "./file-descriptors.js";
 import { type FileInputOptions, type fileInput, makeFileInput } from "./file-input.js";
 import { fileParamsMeta } from "./file-params.js";
 import {
   type BridgeSettings,
-  DEFAULT_SWEEP_OLDER_THAN,
   type FileBridgeOptions,
   normalizeOptions,
   type ResolveOptions,
   type SweepOptions,
 } from "./options.js";
-import { settleLimited } from "./settle-limited.js";
-import { BASE64_CHARSET, isDataUrl, looksLikePath } from "./sources/form-tests.js";
-import type { ObjectFormHost } from "./sources/object.js";
-import type { Root } from "./sources/path-containment.js";
-import { bareBase64Refused, jsonEncodedObject, looksLikeBareBase64 } from "./sources/stray-forms.js";
+import type { BridgeCalls } from "./resolution.js";
 import type { FileSourceResolver, ResolvedFile } from "./types.js";
-import { type WithFilesArgs, type WithFilesOptions, wrapWithFiles } from "./with-files.js";
-
-const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]+):/;
-
-/**
- * The input forms' code (`sources/`), loaded on the first file argument resolved: a server's start
- * compiles none of it (issue 39). A failed load fails that resolve; the next one loads again.
- */
-const loadForms = firstUse(() => import("./sources/forms.js"));
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { prepareWithFiles, type WithFilesArgs, type WithFilesOptions } from "./with-files.js";
 
 /** `Symbol.asyncDispose`, or its registered stand-in where the runtime has none. */
 const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
@@ -67,22 +45,23 @@ export class FileBridge {
   /** The default size cap in bytes. */
   readonly maxBytes: number;
   readonly #settings: BridgeSettings;
-  #roots: Promise<Root[]> | undefined;
   readonly #resolvers: FileSourceResolver[] = [];
   #descriptors: DescriptorAnswerer | undefined;
   #startupSweep: Promise<number> | undefined;
-  /** Shared by every bridge in the process: one bridge's sweep never takes another's folder. */
-  readonly #active = ACTIVE_CALL_DIRS;
-  /** The bridge as object forms see it: they resolve their `uri` as a string. */
-  readonly #objectHost: ObjectFormHost = {
-    resolveString: (input, ctx) => this.#resolveString(input, ctx),
-    resolveDownloadUrl: async (input, ctx) =>
-      (await loadForms()).fromDownloadUrl(input, ctx, {
-        https: this.#settings.https,
-        httpsForm: this.#settings.forms.https,
-      }),
-    enabledForms: () => this.enabledForms,
-  };
+  /**
+   * The call path (`resolution.ts`: which form takes an argument, with the input forms' code; lists;
+   * the per-call folders; a wrapped call's work; the sweeps), loaded on this bridge's first file
+   * resolved, wrapped call, sweep or `close()`: a server's start compiles none of it (issue 39). A
+   * failed load fails that call; the next one loads again.
+   */
+  readonly #calls = firstUse(
+    async (): Promise<BridgeCalls> =>
+      new (await import("./resolution.js")).BridgeCalls(
+        this.#settings,
+        this.#resolvers,
+        () => this.enabledForms,
+      ),
+  );
 
   constructor(options: FileBridgeOptions = {}) {
     this.#settings = normalizeOptions(options);
@@ -111,7 +90,10 @@ export class FileBridge {
    * ```
    */
   get startupSweep(): Promise<number> {
-    this.#startupSweep ??= sweepOnce(this.tmpDir, this.#settings.now);
+    this.#startupSweep ??= this.#calls().then(
+      (calls) => calls.sweepAtStart(),
+      () => 0,
+    );
     return this.#startupSweep;
   }
 
@@ -250,23 +232,7 @@ export class FileBridge {
    * ```
    */
   resolve(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
-    return underWay(this.tmpDir, this.#resolveOne(input, options));
-  }
-
-  async #resolveOne(input: unknown, options: ResolveOptions): Promise<ResolvedFile> {
-    const ctx = this.#context(options);
-    if (ctx.signal?.aborted) throw aborted();
-    if (Array.isArray(input)) {
-      throw new FileBridgeError(
-        "INVALID_INPUT",
-        "a list was given where one file was expected; use resolveAll()",
-      );
-    }
-    if (typeof input === "string") return this.#resolveString(input, ctx);
-    if (isRecord(input)) return this.#resolveObject(input, ctx);
-    throw new FileBridgeError("INVALID_INPUT", "a file must be given as a string or an object", {
-      data: { forms: this.enabledForms },
-    });
+    return this.#calls().then((calls) => calls.resolve(input, options));
   }
 
   /**
@@ -282,16 +248,8 @@ export class FileBridge {
    * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
    * ```
    */
-  async resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
-    const ctx = this.#context(options);
-    if (ctx.signal?.aborted) throw aborted();
-    const resolver =
-      typeof input === "string" && this.#settings.forms.resolver ? this.#resolverFor(input) : undefined;
-    if (!resolver) return [await this.resolve(input, options)];
-    const files = loadForms().then((forms) =>
-      forms.fromResolverEach(resolver, input as string, ctx, this.#settings.maxFiles),
-    );
-    return underWay(this.tmpDir, files);
+  resolveEach(input: unknown, options: ResolveOptions): Promise<ResolvedFile[]> {
+    return this.#calls().then((calls) => calls.resolveEach(input, options));
   }
 
   /**
@@ -306,65 +264,8 @@ export class FileBridge {
    * try { await merge(files.map((f) => f.path)); } finally { await Promise.all(files.map((f) => f.dispose())); }
    * ```
    */
-  async resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
-    if (!Array.isArray(inputs)) throw new FileBridgeError("INVALID_INPUT", "resolveAll() takes a list");
-    const groups = await underWay(
-      this.tmpDir,
-      this.#resolveGroups(
-        inputs.map((value) => ({ value, each: false })),
-        options,
-      ),
-    );
-    return groups.map((group) => group[0] as ResolvedFile);
-  }
-
-  /**
-   * Resolves file arguments, each to one file or (`each`) to every file it stands for, at most
-   * `concurrency` at a time and at most `maxFiles` files in all. All or nothing: when one fails, the
-   * others are aborted and the ones already resolved are disposed, then the first error is thrown.
-   */
-  async #resolveGroups(
-    items: ReadonlyArray<{ value: unknown; each: boolean; maxBytes?: number }>,
-    options: ResolveOptions,
-  ): Promise<ResolvedFile[][]> {
-    this.#context(options);
-    if (items.length > this.#settings.maxFiles) throw this.#tooMany(items.length);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-    if (options.signal?.aborted) controller.abort();
-    let firstError: unknown;
-    const settled = await settleLimited(items, this.#settings.concurrency, async (item) => {
-      if (controller.signal.aborted) throw aborted();
-      const inner = { ...options, signal: controller.signal };
-      // A field's own cap (its published maxSize) only ever lowers the call's.
-      if (item.maxBytes !== undefined)
-        inner.maxBytes = Math.min(item.maxBytes, options.maxBytes ?? this.maxBytes);
-      try {
-        return item.each
-          ? await this.resolveEach(item.value, inner)
-          : [await this.resolve(item.value, inner)];
-      } catch (error) {
-        if (firstError === undefined) {
-          firstError = error;
-          controller.abort();
-        }
-        throw error;
-      }
-    });
-    options.signal?.removeEventListener("abort", onAbort);
-    const resolved = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-    const count = resolved.reduce((sum, group) => sum + group.length, 0);
-    if (resolved.length === items.length && count <= this.#settings.maxFiles) return resolved;
-    await Promise.allSettled(resolved.flat().map((file) => file.dispose()));
-    throw firstError ?? (resolved.length === items.length ? this.#tooMany(count) : aborted());
-  }
-
-  #tooMany(count: number): FileBridgeError {
-    const limit = this.#settings.maxFiles;
-    return new FileBridgeError("TOO_MANY_FILES", `at most ${limit} files can be sent at once`, {
-      data: { limit, count },
-    });
+  resolveAll(inputs: unknown[], options: ResolveOptions): Promise<ResolvedFile[]> {
+    return this.#calls().then((calls) => calls.resolveAll(inputs, options));
   }
 
   /**
@@ -395,13 +296,14 @@ export class FileBridge {
     handler: (args: WithFilesArgs<Args, Fields, Pass>, extra: Extra) => Result | Promise<Result>,
     options: WithFilesOptions & { fields: Fields; pass?: Pass },
   ): (args: Args, extra: Extra) => Promise<Result | ToolErrorResult> {
-    return wrapWithFiles(
-      (items, resolveOptions) => this.#resolveGroups(items, resolveOptions),
-      handler as (args: Args, extra: Extra) => Result | Promise<Result>,
-      options,
-      () => this.#descriptors,
-      (work) => underWay(this.tmpDir, work),
-    );
+    const prepared = prepareWithFiles(handler, options);
+    // The handler gets the arguments with files in place of the fields' values.
+    const run = handler as (args: Args, extra: Extra) => Result | Promise<Result>;
+    return (args, extra) =>
+      this.#calls().then(
+        (calls) => calls.runWithFiles(prepared, run, args, extra, this.#descriptors),
+        toToolErrorResult,
+      );
   }
 
   /**
@@ -414,10 +316,8 @@ export class FileBridge {
    * setInterval(() => void bridge.sweep({ olderThan: "30m" }), 10 * 60_000).unref();
    * ```
    */
-  async sweep(options: SweepOptions = {}): Promise<number> {
-    const olderThanMs = durationToMs(options.olderThan ?? DEFAULT_SWEEP_OLDER_THAN, "olderThan");
-    if (!this.#settings.disk) return 0;
-    return sweepCallDirs(this.tmpDir, { olderThanMs, now: this.#settings.now(), active: this.#active });
+  sweep(options: SweepOptions = {}): Promise<number> {
+    return this.#calls().then((calls) => calls.sweep(options));
   }
 
   /**
@@ -440,136 +340,16 @@ export class FileBridge {
    */
   async close(): Promise<void> {
     await this.startupSweep;
-    if (this.#settings.disk) await releaseCallFolders(this.tmpDir);
+    // A call path that cannot load has made no call folder to release.
+    await this.#calls().then(
+      (calls) => calls.release(),
+      () => undefined,
+    );
   }
 
   /** {@link close}, for `await using bridge = new FileBridge(...)`. */
   async [asyncDispose](): Promise<void> {
     await this.close();
-  }
-
-  // ---------------------------------------------------------------------------------------------
-
-  #context(options: ResolveOptions): CallContext {
-    return callContext(options, this.#settings);
-  }
-
-  #disabled(form: string): FileBridgeError {
-    const forms = this.enabledForms;
-    return new FileBridgeError(
-      "FORM_DISABLED",
-      `this server does not accept files as ${form}; it accepts ${forms.join(", ") || "no form at all"}`,
-      { data: { form, forms } },
-    );
-  }
-
-  async #resolveObject(input: Record<string, unknown>, ctx: CallContext): Promise<ResolvedFile> {
-    if (!this.#settings.forms.object) throw this.#disabled("object");
-    return (await loadForms()).fromObject(input, ctx, this.#objectHost);
-  }
-
-  /** Bare base64 on a server with that form off: an error showing the form to send instead. */
-  #bareBase64(input: string): FileBridgeError | undefined {
-    if (this.#settings.forms.base64 || !looksLikeBareBase64(input)) return undefined;
-    return bareBase64Refused(this.#settings.forms, this.enabledForms);
-  }
-
-  #roots$(): Promise<Root[]> {
-    this.#roots ??= loadForms().then((forms) => forms.prepareRoots(this.#settings.roots));
-    // Do not cache a failure (a root may be created later).
-    this.#roots.catch(() => {
-      this.#roots = undefined;
-    });
-    return this.#roots;
-  }
-
-  #resolverFor(input: string): FileSourceResolver | undefined {
-    try {
-      return this.#resolvers.find((candidate) => candidate.matches(input));
-    } catch (error) {
-      throw resolverFailure("a resolver's matches()", error);
-    }
-  }
-
-  async #resolveString(input: string, ctx: CallContext): Promise<ResolvedFile> {
-    if (input.length === 0) throw new FileBridgeError("INVALID_INPUT", "the file argument is empty");
-    // An object form sent as a JSON string (`"{\"filename\": …}"`) is that object.
-    const encoded = jsonEncodedObject(input);
-    if (encoded !== undefined) return this.#resolveObject(encoded, ctx);
-    // (1) registered resolvers
-    const resolver = this.#resolverFor(input);
-    if (resolver) {
-      if (!this.#settings.forms.resolver) throw this.#disabled(resolver.name);
-      return (await loadForms()).fromResolver(resolver, input, ctx);
-    }
-    // (2) data: URL
-    if (isDataUrl(input)) {
-      if (!this.#settings.forms.dataUrl) throw this.#disabled("data: URL");
-      return (await loadForms()).fromDataUrl(input, ctx);
-    }
-    const scheme = SCHEME.exec(input)?.[1]?.toLowerCase();
-    // (3) https:// (plain http:// is never fetched: FORM_DISABLED)
-    if (scheme === "https") {
-      if (!this.#settings.forms.https) throw this.#disabled("https:// URL");
-      return this.#fromHttps(input, ctx);
-    }
-    if (scheme === "http") throw this.#disabled("http:// URL (only https:// can be enabled)");
-    // (4) file:// URI or path
-    if (scheme === "file") {
-      if (!this.#settings.forms.path) throw this.#disabled("file:// URI");
-      const { fromPath, fileUriToPath } = await loadForms();
-      return fromPath(fileUriToPath(input), input, ctx, await this.#roots$());
-    }
-    if (scheme !== undefined) {
-      throw new FileBridgeError(
-        "UNSUPPORTED_INPUT",
-        `"${scheme}:" inputs are not supported; accepted forms: ${this.enabledForms.join(", ")}`,
-        { data: { scheme, forms: this.enabledForms } },
-      );
-    }
-    const base64Candidate = this.#settings.forms.base64 && BASE64_CHARSET.test(input);
-    const { fromPath, fromBase64 } = await loadForms();
-    if (this.#settings.forms.path) {
-      try {
-        return await fromPath(input, input, ctx, await this.#roots$());
-      } catch (error) {
-        // (5) a string that is no file may still be base64, when that form is on.
-        if (base64Candidate && isFileBridgeError(error, "NOT_FOUND")) return fromBase64(input, ctx);
-        // Base64 may start with "/" (JPEG is "/9j/…"): an absolute "path" outside every root is tried
-        // as base64 too, and if it is not valid base64 either, the path refusal stands.
-        const outsideRoots =
-          isFileBridgeError(error, "PATH_NOT_ALLOWED") && error.data?.outsideRoots === true;
-        if (base64Candidate && outsideRoots) {
-          try {
-            return await fromBase64(input, ctx);
-          } catch (base64Error) {
-            if (isFileBridgeError(base64Error, "INVALID_BASE64")) throw error;
-            throw base64Error;
-          }
-        }
-        // With bare base64 off, content that is surely base64 gets the form to use, not NOT_FOUND.
-        if (isFileBridgeError(error, "NOT_FOUND") || outsideRoots) throw this.#bareBase64(input) ?? error;
-        throw error;
-      }
-    }
-    // (5) bare base64
-    if (this.#settings.forms.base64) {
-      if (base64Candidate || !looksLikePath(input)) return fromBase64(input, ctx);
-    }
-    const bareBase64 = this.#bareBase64(input);
-    if (bareBase64) throw bareBase64;
-    if (looksLikePath(input)) throw this.#disabled("local path");
-    throw new FileBridgeError(
-      "UNSUPPORTED_INPUT",
-      `the string is not a file in any accepted form; accepted forms: ${this.enabledForms.join(", ")}`,
-      { data: { forms: this.enabledForms } },
-    );
-  }
-
-  async #fromHttps(input: string, ctx: CallContext): Promise<ResolvedFile> {
-    const https = this.#settings.https;
-    if (!https) throw this.#disabled("https:// URL");
-    return (await loadForms()).fromHttps(input, ctx, https);
   }
 }
 
@@ -580,36 +360,9 @@ const SWEPT_AT_START = new Set<string>();
  * process still running then (a server) sweeps; one that has ended by then never started it.
  */
 const STARTUP_SWEEP_DELAY_MS = 1000;
-/** How long a start-up sweep may look through a folder. */
-const STARTUP_SWEEP_MS = 5000;
-
 /** Whether this is the first bridge of the process on `tmpDir` (the one that sweeps it at start-up). */
 function claimStartupSweep(tmpDir: string): boolean {
   if (SWEPT_AT_START.has(tmpDir)) return false;
   SWEPT_AT_START.add(tmpDir);
   return true;
-}
-
-/**
- * Sweeps `tmpDir` (claimed by {@link claimStartupSweep}), bounded in time, and then on the leftover
- * timer (`sweepOnTimer`); resolves to the count of the first sweep. Never throws nor rejects: it may
- * run from a timer, where a throwing clock (`now`) would be an uncaught exception, so a clock that
- * fails is a sweep that fails (nothing removed, `0`).
- */
-function sweepOnce(tmpDir: string, now: () => number): Promise<number> {
-  const olderThanMs = durationToMs(DEFAULT_SWEEP_OLDER_THAN, "olderThan");
-  // And again every ten minutes while the process runs (crash leftovers of other processes too).
-  sweepOnTimer(`call:${tmpDir}`, () =>
-    sweepCallDirs(tmpDir, { olderThanMs, now: Date.now(), active: ACTIVE_CALL_DIRS }),
-  );
-  return new Promise<number>((done) => done(now()))
-    .then((at) =>
-      sweepCallDirs(tmpDir, {
-        olderThanMs,
-        now: at,
-        active: ACTIVE_CALL_DIRS,
-        deadline: Date.now() + STARTUP_SWEEP_MS,
-      }),
-    )
-    .catch(() => 0);
 }

@@ -184,8 +184,6 @@ const DEFAULT_TIMEOUT: Duration = "30s";
 const DEFAULT_MAX_REDIRECTS = 3;
 /** `concurrency` when not given. */
 const DEFAULT_CONCURRENCY = 4;
-/** `SweepOptions.olderThan` when not given. */
-export const DEFAULT_SWEEP_OLDER_THAN: Duration = "1h";
 
 /** The https settings the bridge fetches with (validated {@link FileBridgeHttpsOptions}). */
 export interface HttpsSettings {

@@ -39,7 +39,8 @@ export interface FieldSlot {
   readonly label: string;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** Whether `value` is an object that is not a list (a JSON object, as arguments hold them). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

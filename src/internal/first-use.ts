@@ -11,8 +11,8 @@
  *
  * @example
  * ```ts
- * const loadForms = firstUse(() => import("./sources/forms.js"));
- * const { fromPath } = await loadForms();
+ * const loadCalls = firstUse(() => import("./resolution.js"));
+ * const { BridgeCalls } = await loadCalls();
  * ```
  */
 export function firstUse<T>(load: () => Promise<T>): () => Promise<T> {

@@ -1,7 +1,6 @@
 /**
- * The quick tests `FileBridge` runs on a string to pick its input form, apart from the forms' code:
- * the forms (`sources/*`) load on the first file argument resolved (`sources/forms.ts`), these at
- * start (issue 39).
+ * The quick tests `FileBridge`'s call path (resolution.ts) runs on a string to pick its input form,
+ * before that form's own code (`sources/*`) runs.
  */
 
 /** True when the string starts with the `data:` scheme (any case). */
