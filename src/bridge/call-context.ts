@@ -11,7 +11,8 @@ export interface CallContext extends MaterializeContext {
 
 /** What the bridge contributes to every call's context. */
 export interface CallDefaults {
-  readonly tmpDir: string;
+  /** The bridge's temp folder (worked out on its first call). */
+  readonly tmpDir: () => string;
   readonly disk: boolean;
   readonly maxBytes: number;
   readonly allowEmpty: boolean;
@@ -35,7 +36,7 @@ export function callContext(options: ResolveOptions, defaults: CallDefaults): Ca
     signal: options.signal,
     maxBytes,
     fallbackName: typeof options.name === "string" ? options.name : undefined,
-    tmpDir: defaults.tmpDir,
+    tmpDir: defaults.tmpDir(),
     disk: defaults.disk,
     allowEmpty: defaults.allowEmpty,
   };

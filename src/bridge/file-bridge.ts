@@ -40,8 +40,6 @@ const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? Symbol.f
  * ```
  */
 export class FileBridge {
-  /** The temp folder per-call folders are made in. */
-  readonly tmpDir: string;
   /** The default size cap in bytes. */
   readonly maxBytes: number;
   readonly #settings: BridgeSettings;
@@ -65,22 +63,31 @@ export class FileBridge {
 
   constructor(options: FileBridgeOptions = {}) {
     this.#settings = normalizeOptions(options);
-    this.tmpDir = this.#settings.tmpDir;
     this.maxBytes = this.#settings.maxBytes;
     for (const resolver of this.#settings.resolvers) this.addResolver(resolver);
-    if (this.#settings.sweepOnStart && this.#settings.disk && claimStartupSweep(this.tmpDir)) {
-      // Not in the constructor: reading the process's space and the folder waits until the process
-      // has run a while (a server's start is not held up by it, and a process that ends at once
-      // neither waits for it nor pays for it), or for whoever asks for the count.
+    if (this.#settings.sweepOnStart && this.#settings.disk) {
+      // Not in the constructor: working out the default folder, reading the process's space and
+      // the folder wait until the process has run a while (a server's start is not held up by it,
+      // and a process that ends at once neither waits for it nor pays for it), or for whoever asks
+      // for the count. The first bridge on the folder to get there sweeps it.
       setTimeout(() => void this.startupSweep, STARTUP_SWEEP_DELAY_MS).unref?.();
     } else this.#startupSweep = Promise.resolve(0);
   }
 
   /**
+   * The temp folder per-call folders are made in: the `tmpDir` option, or the default one
+   * (`<os temp folder>/mcp-file-bridge-<uid>`, or a private folder of this process where another user
+   * holds that name), worked out when first read and then kept; `""` without a disk.
+   */
+  get tmpDir(): string {
+    return this.#settings.tmpDir();
+  }
+
+  /**
    * The start-up sweep of this bridge's temp folder (see `sweepOnStart`): how many stale folders it
    * removed. It runs once per folder and process, in the background, starting about a second after
-   * the bridge is made if the process still runs then (or when this is first read); later bridges on
-   * the same folder get `0`.
+   * the bridge is made if the process still runs then (or when this is first read); the other
+   * bridges on the same folder get `0`.
    * Never rejects.
    *
    * @example
@@ -90,10 +97,12 @@ export class FileBridge {
    * ```
    */
   get startupSweep(): Promise<number> {
-    this.#startupSweep ??= this.#calls().then(
-      (calls) => calls.sweepAtStart(),
-      () => 0,
-    );
+    this.#startupSweep ??= claimStartupSweep(this.tmpDir)
+      ? this.#calls().then(
+          (calls) => calls.sweepAtStart(),
+          () => 0,
+        )
+      : Promise.resolve(0);
     return this.#startupSweep;
   }
 
@@ -356,11 +365,12 @@ export class FileBridge {
 /** Temp folders already swept at start-up in this process. */
 const SWEPT_AT_START = new Set<string>();
 /**
- * How long after the first bridge on a folder its start-up sweep begins, on an unref'd timer: a
- * process still running then (a server) sweeps; one that has ended by then never started it.
+ * How long after a bridge is made its start-up sweep begins, on an unref'd timer: a process still
+ * running then (a server) sweeps; one that has ended by then never started it.
  */
 const STARTUP_SWEEP_DELAY_MS = 1000;
-/** Whether this is the first bridge of the process on `tmpDir` (the one that sweeps it at start-up). */
+
+/** Whether this is the first bridge of the process to sweep `tmpDir` at start-up. */
 function claimStartupSweep(tmpDir: string): boolean {
   if (SWEPT_AT_START.has(tmpDir)) return false;
   SWEPT_AT_START.add(tmpDir);

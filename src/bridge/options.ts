@@ -100,7 +100,8 @@ export interface FileBridgeOptions {
   /**
    * Where per-call temp folders are made (created with mode 0700 if missing). On POSIX it must be
    * private: owned by this user (or root) and not writable by anyone without the sticky bit, else
-   * resolving fails with `STORAGE_ERROR`.
+   * resolving fails with `STORAGE_ERROR`. The default is worked out when the bridge first needs it
+   * (its first call, or reading `bridge.tmpDir`): making a bridge touches no file.
    * @default join(os.tmpdir(), `mcp-file-bridge-${uid}`) (one per user; no suffix where there are no uids)
    */
   tmpDir?: string;
@@ -197,8 +198,11 @@ export interface HttpsSettings {
 
 /** What a `FileBridge` runs with: its validated options, defaults filled in. */
 export interface BridgeSettings {
-  /** Where call folders are made; `""` without a disk (`disk: false`). */
-  readonly tmpDir: string;
+  /**
+   * Where call folders are made; `""` without a disk (`disk: false`). The default folder is worked
+   * out on the first call of this (it reads the OS temp folder: `defaultTmpDir()`), then kept.
+   */
+  readonly tmpDir: () => string;
   /** Resolved files go to temp files (else they stay in memory). */
   readonly disk: boolean;
   readonly maxBytes: number;
@@ -222,8 +226,9 @@ export function normalizeOptions(options: FileBridgeOptions): BridgeSettings {
   const roots = checkRoots(options.roots ?? []);
   const https = options.https === undefined ? undefined : normalizeHttps(options.https);
   const disk = check.boolean(options.disk, "disk", writableDisk());
+  let tmpDir = disk ? checkTmpDir(options.tmpDir) : "";
   return {
-    tmpDir: disk ? checkTmpDir(options.tmpDir) : "",
+    tmpDir: () => (tmpDir ??= defaultTmpDir()),
     disk,
     sweepOnStart: check.boolean(options.sweepOnStart, "sweepOnStart", true),
     maxBytes: check.integer(options.maxBytes, "maxBytes", DEFAULT_MAX_BYTES, { min: 1 }),
@@ -247,13 +252,13 @@ function checkRoots(roots: readonly string[]): string[] {
   return [...roots];
 }
 
-function checkTmpDir(tmpDir: string | undefined): string {
+function checkTmpDir(tmpDir: string | undefined): string | undefined {
   check.require(
     tmpDir === undefined || (typeof tmpDir === "string" && tmpDir.trim() !== ""),
     "tmpDir",
     "must be a folder path",
   );
-  return tmpDir ?? defaultTmpDir();
+  return tmpDir;
 }
 
 /** Which input forms are on: each a boolean; `path` needs roots, `https` needs `https.allowHosts`. */

@@ -93,7 +93,7 @@ export class BridgeCalls {
     enabledForms: () => string[],
   ) {
     this.#settings = settings;
-    this.#tmpDir = settings.tmpDir;
+    this.#tmpDir = settings.tmpDir();
     this.#resolvers = resolvers;
     this.#enabledForms = enabledForms;
   }

@@ -411,3 +411,40 @@ ${keepRunning ? "process.stdin.resume(); // a stdio server: reads until its clie
     }
   });
 });
+
+describe("the default temp folder", () => {
+  it.skipIf(process.getuid === undefined)(
+    "making a bridge, a file input and a wrapped handler touches no file: the folder is worked out on first use",
+    async () => {
+      const parent = await mkdtemp(join(tmpdir(), "mfb-lazy-tmp-"));
+      const saved = process.env.TMPDIR;
+      try {
+        process.env.TMPDIR = parent;
+        // The per-user name is taken by something that is not this user's folder: the bridge makes
+        // a private folder of its own instead, and that is what shows when it was worked out.
+        const taken = `mcp-file-bridge-${process.getuid?.()}`;
+        await writeFile(join(parent, taken), "not a folder");
+        const lazy = new FileBridge();
+        lazy.fileInput();
+        lazy.withFiles(async () => ({ content: [] }), { fields: ["file"] });
+        expect(await readdir(parent)).toEqual([taken]);
+        const file = await lazy.resolve("data:text/plain;name=a.txt;base64,aGk=", { scope: "s1" });
+        try {
+          const made = (await readdir(parent)).filter((name) => name !== taken);
+          expect(made).toHaveLength(1);
+          expect(made[0]?.startsWith(`${taken}-`)).toBe(true);
+          expect(lazy.tmpDir).toBe(join(parent, made[0] as string));
+          expect(dirname(dirname(file.path))).toBe(lazy.tmpDir);
+          expect(await readFile(file.path, "utf8")).toBe("hi");
+        } finally {
+          await file.dispose();
+          await lazy.close();
+        }
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+        await rm(parent, { recursive: true, force: true, maxRetries: 3 });
+      }
+    },
+  );
+});
