@@ -43,42 +43,61 @@ export interface FileOutput {
   preview?: string;
 }
 
+function buildFileOutputSchema() {
+  return z.object({
+    uri: z.string().describe("Resource URI: pass it to tools, or read it with resources/read"),
+    name: z.string(),
+    mimeType: z.string(),
+    size: z.number().int().nonnegative(),
+    sha256: z.string().optional(),
+    lastModified: z.string().optional(),
+    downloadUrl: z.string().optional().describe("Signed download URL"),
+    downloadUrlExpiresAt: z.string().optional(),
+    localPath: z.string().optional().describe("Where the file was saved on this machine"),
+    preview: z.string().optional(),
+  });
+}
+
+let outputSchema: ReturnType<typeof buildFileOutputSchema> | undefined;
+let filesField: ReturnType<typeof buildFilesField> | undefined;
+
 /**
- * The zod schema of one {@link FileOutput}: use it in a tool's `outputSchema` (or spread
- * {@link fileOutputFields}) so a result that carries file outputs validates on the client, which
- * checks `structuredContent` against the listed schema (`additionalProperties: false` included).
+ * The zod schema of one {@link FileOutput}, built on its first use (not at import: issue 39) and the
+ * same schema every time: what {@link fileOutputFields} lists, so a result that carries file outputs
+ * validates on the client, which checks `structuredContent` against the listed schema
+ * (`additionalProperties: false` included).
  *
  * @example
  * ```ts
- * const outputSchema = { report: fileOutputSchema, pages: z.number() };
+ * const outputSchema = { report: fileOutputSchema(), pages: z.number() };
  * ```
  */
-export const fileOutputSchema = z.object({
-  uri: z.string().describe("Resource URI: pass it to tools, or read it with resources/read"),
-  name: z.string(),
-  mimeType: z.string(),
-  size: z.number().int().nonnegative(),
-  sha256: z.string().optional(),
-  lastModified: z.string().optional(),
-  downloadUrl: z.string().optional().describe("Signed download URL"),
-  downloadUrlExpiresAt: z.string().optional(),
-  localPath: z.string().optional().describe("Where the file was saved on this machine"),
-  preview: z.string().optional(),
-});
+export function fileOutputSchema(): ReturnType<typeof buildFileOutputSchema> {
+  outputSchema ??= buildFileOutputSchema();
+  return outputSchema;
+}
+
+function buildFilesField() {
+  return z.array(fileOutputSchema()).optional().describe("Files this call produced");
+}
 
 /**
  * The `files` field `withFileOutputs`, `Artifacts.withArtifacts` and `Artifacts.fit` add to
  * a result's `structuredContent`: spread it into the `outputSchema` of a tool that returns files.
  * Without it a client that validates `structuredContent` refuses the result (`-32602`, "data must
- * NOT have additional properties").
+ * NOT have additional properties"). Its schema is built when first read (spreading it reads it),
+ * not at import (issue 39), and is the same schema every time.
  *
  * @example
  * ```ts
  * server.registerTool("render", { inputSchema, outputSchema: { pages: z.number(), ...fileOutputFields } }, handler);
  * ```
  */
-export const fileOutputFields = {
-  files: z.array(fileOutputSchema).optional().describe("Files this call produced"),
+export const fileOutputFields: { readonly files: ReturnType<typeof buildFilesField> } = {
+  get files() {
+    filesField ??= buildFilesField();
+    return filesField;
+  },
 };
 
 /**

@@ -20,7 +20,7 @@ let filesSchema: JsonObject | undefined;
 /** `{ type: "array", items: <FileOutput> }`, the JSON Schema of what `withFileOutputs` adds. */
 function fileOutputsJsonSchema(): JsonObject {
   if (!filesSchema) {
-    const schema = z.toJSONSchema(z.array(fileOutputSchema)) as JsonObject;
+    const schema = z.toJSONSchema(z.array(fileOutputSchema())) as JsonObject;
     delete schema.$schema;
     filesSchema = { ...schema, description: "Files this call produced (added by the file proxy)" };
   }
