@@ -1,7 +1,9 @@
 /**
  * Process start (issue 39): an SDK v1 server process that loads `FileBridge` from the built package
- * against the same process without it, in paired runs (one of each per round, alternating which goes
- * first). Both run in a fresh project where `mcp-file-bridge` is installed as a user gets it (its
+ * and registers a file tool, against two processes without it, in rounds of one run of each
+ * (alternating the order): the SDK alone (a server and the stdio transport loaded, no tool), and
+ * the same server without FileBridge (the same tool with a plain string argument, the baseline of
+ * the bundle budget in test/package/weigh.ts: what FileBridge adds, not what a tool costs). Both run in a fresh project where `mcp-file-bridge` is installed as a user gets it (its
  * `package.json` and `dist/` copied into `node_modules`; the SDK and zod linked from this checkout),
  * so the import resolves through the package's `exports` exactly as a user's does.
  *
@@ -56,11 +58,18 @@ async function project(): Promise<string> {
     await symlink(join(repo, "node_modules", name), join(dir, "node_modules", name), "dir");
   }
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  for (const script of ["_start-sdk.mjs", "_start-bridge.mjs"]) {
+  for (const script of ["_start-sdk.mjs", "_start-tool.mjs", "_start-bridge.mjs"]) {
     await cp(join(here, script), join(dir, script));
   }
   return dir;
 }
+
+type Script = "_start-sdk.mjs" | "_start-tool.mjs" | "_start-bridge.mjs";
+/** What the server with FileBridge is weighed against. */
+const BASELINES: ReadonlyArray<{ script: Script; name: string }> = [
+  { script: "_start-sdk.mjs", name: "SDK v1 alone" },
+  { script: "_start-tool.mjs", name: "the same server without FileBridge (the tool, a string argument)" },
+];
 
 const dir = await project();
 async function start(script: string): Promise<Start> {
@@ -73,58 +82,63 @@ async function start(script: string): Promise<Start> {
 
 try {
   console.log(`${loadLine()} (before)`);
-  const alone: Start[] = [];
-  const bridged: Start[] = [];
-  // Warm the page cache for both.
-  for (let i = 0; i < 3; i++) {
-    await start("_start-sdk.mjs");
-    await start("_start-bridge.mjs");
-  }
+  const runs: Record<Script, Start[]> = {
+    "_start-sdk.mjs": [],
+    "_start-tool.mjs": [],
+    "_start-bridge.mjs": [],
+  };
+  const scripts = Object.keys(runs) as Script[];
+  // Warm the page cache for each.
+  for (let i = 0; i < 3; i++) for (const script of scripts) await start(script);
   for (let round = 0; round < ROUNDS; round++) {
-    if (round % 2 === 0) {
-      alone.push(await start("_start-sdk.mjs"));
-      bridged.push(await start("_start-bridge.mjs"));
-    } else {
-      bridged.push(await start("_start-bridge.mjs"));
-      alone.push(await start("_start-sdk.mjs"));
-    }
+    for (const script of round % 2 === 0 ? scripts : [...scripts].reverse())
+      runs[script].push(await start(script));
   }
-  const pair = (f: (b: Start, a: Start) => number) => spread(bridged.map((b, i) => f(b, alone[i] as Start)));
-  const slowdown = pair((b, a) => b.seconds / a.seconds);
-  const slowdownInterval = medianInterval(bridged.map((b, i) => b.seconds / (alone[i] as Start).seconds));
-  const rssAdded = pair((b, a) => b.rssMiB - a.rssMiB);
-  const cpuAdded = pair((b, a) => b.cpuMs - a.cpuMs);
-  const cpuRatio = pair((b, a) => b.cpuMs / a.cpuMs);
+  const bridged = runs["_start-bridge.mjs"];
   console.log(
-    `process start, SDK v1 + FileBridge vs SDK v1 alone, ${ROUNDS} paired runs (min / median / max), package ${packageDir}`,
+    `process start, SDK v1 + FileBridge, ${ROUNDS} rounds (min / median / max), package ${packageDir}`,
   );
-  console.log(
-    `    wall ×${fmt(slowdown)}${fmtInterval(slowdownInterval)} (goal ≤ 1.05×: ${verdict(slowdown.median, 1.05, slowdownInterval, false)})` +
-      ` · peak RSS +${fmt(rssAdded, 1)} MiB (goal ≤ +3 MiB)`,
-  );
-  console.log(`    busy CPU ×${fmt(cpuRatio)}, +${fmt(cpuAdded, 0)} ms`);
-  console.log(
-    `    SDK alone: wall ${fmt(spread(alone.map((a) => a.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(alone.map((a) => a.rssMiB)), 1)} MiB, CPU ${fmt(spread(alone.map((a) => a.cpuMs)), 0)} ms`,
-  );
-  console.log(
-    `    with FileBridge: wall ${fmt(spread(bridged.map((b) => b.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(bridged.map((b) => b.rssMiB)), 1)} MiB, CPU ${fmt(spread(bridged.map((b) => b.cpuMs)), 0)} ms`,
-  );
-  report("process-start", [
-    {
+  const rows = BASELINES.map(({ script, name }) => {
+    const base = runs[script];
+    const pair = (f: (b: Start, a: Start) => number) => spread(bridged.map((b, i) => f(b, base[i] as Start)));
+    const slowdown = pair((b, a) => b.seconds / a.seconds);
+    const slowdownInterval = medianInterval(bridged.map((b, i) => b.seconds / (base[i] as Start).seconds));
+    console.log(`  vs ${name}:`);
+    console.log(
+      `    wall ×${fmt(slowdown)}${fmtInterval(slowdownInterval)} (goal ≤ 1.05×: ${verdict(slowdown.median, 1.05, slowdownInterval, false)})` +
+        ` · peak RSS +${fmt(
+          pair((b, a) => b.rssMiB - a.rssMiB),
+          1,
+        )} MiB (goal ≤ +3 MiB)`,
+    );
+    console.log(
+      `    busy CPU ×${fmt(pair((b, a) => b.cpuMs / a.cpuMs))}, +${fmt(
+        pair((b, a) => b.cpuMs - a.cpuMs),
+        0,
+      )} ms`,
+    );
+    console.log(
+      `    ${name}: wall ${fmt(spread(base.map((a) => a.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(base.map((a) => a.rssMiB)), 1)} MiB, CPU ${fmt(spread(base.map((a) => a.cpuMs)), 0)} ms`,
+    );
+    return {
       name: "process start: SDK v1 + FileBridge",
-      baseline: "SDK v1 alone",
+      baseline: name,
       ratio: pair((b, a) => a.seconds / b.seconds),
       oursSeconds: spread(bridged.map((b) => b.seconds)),
-      baselineSeconds: spread(alone.map((a) => a.seconds)),
+      baselineSeconds: spread(base.map((a) => a.seconds)),
       oursPeakRssMiB: spread(bridged.map((b) => b.rssMiB)).median,
-      baselinePeakRssMiB: spread(alone.map((a) => a.rssMiB)).median,
+      baselinePeakRssMiB: spread(base.map((a) => a.rssMiB)).median,
       oursCpuSeconds: spread(bridged.map((b) => b.cpuMs / 1000)),
-      baselineCpuSeconds: spread(alone.map((a) => a.cpuMs / 1000)),
+      baselineCpuSeconds: spread(base.map((a) => a.cpuMs / 1000)),
       cpuRatio: pair((b, a) => a.cpuMs / b.cpuMs),
-      baselineSwing: spread(alone.map((a) => a.seconds)).max / spread(alone.map((a) => a.seconds)).min,
+      baselineSwing: spread(base.map((a) => a.seconds)).max / spread(base.map((a) => a.seconds)).min,
       rounds: ROUNDS,
-    },
-  ]);
+    };
+  });
+  console.log(
+    `  with FileBridge: wall ${fmt(spread(bridged.map((b) => b.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(bridged.map((b) => b.rssMiB)), 1)} MiB, CPU ${fmt(spread(bridged.map((b) => b.cpuMs)), 0)} ms`,
+  );
+  report("process-start", rows);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
