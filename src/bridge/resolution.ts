@@ -63,8 +63,8 @@ export interface ResolveItem {
 }
 
 /**
- * The resolution of file arguments for one bridge: `FileBridge`'s `resolve`, `resolveEach`,
- * `resolveAll`, `sweep` and `close`, and the lists its `withFiles` resolves.
+ * The call path of one bridge: `FileBridge`'s `resolve`, `resolveEach`, `resolveAll` and `sweep`,
+ * the calls of its wrapped handlers (`runWithFiles`), its start-up sweep and what `close()` lets go.
  */
 export class BridgeCalls {
   readonly #settings: BridgeSettings;
