@@ -58,8 +58,25 @@ function buildFileOutputSchema() {
   });
 }
 
-let outputSchema: ReturnType<typeof buildFileOutputSchema> | undefined;
-let filesField: ReturnType<typeof buildFilesField> | undefined;
+/** The zod schema of one {@link FileOutput} (what `buildFileOutputSchema` makes), spelled out. */
+type FileOutputZod = z.ZodObject<
+  {
+    uri: z.ZodString;
+    name: z.ZodString;
+    mimeType: z.ZodString;
+    size: z.ZodNumber;
+    sha256: z.ZodOptional<z.ZodString>;
+    lastModified: z.ZodOptional<z.ZodString>;
+    downloadUrl: z.ZodOptional<z.ZodString>;
+    downloadUrlExpiresAt: z.ZodOptional<z.ZodString>;
+    localPath: z.ZodOptional<z.ZodString>;
+    preview: z.ZodOptional<z.ZodString>;
+  },
+  z.core.$strip
+>;
+
+let outputSchema: FileOutputZod | undefined;
+let filesField: z.ZodOptional<z.ZodArray<FileOutputZod>> | undefined;
 
 /**
  * The zod schema of one {@link FileOutput}, built on its first use (not at import: issue 39) and the
@@ -72,13 +89,9 @@ let filesField: ReturnType<typeof buildFilesField> | undefined;
  * const outputSchema = { report: fileOutputSchema(), pages: z.number() };
  * ```
  */
-export function fileOutputSchema(): ReturnType<typeof buildFileOutputSchema> {
+export function fileOutputSchema(): FileOutputZod {
   outputSchema ??= buildFileOutputSchema();
   return outputSchema;
-}
-
-function buildFilesField() {
-  return z.array(fileOutputSchema()).optional().describe("Files this call produced");
 }
 
 /**
@@ -93,9 +106,29 @@ function buildFilesField() {
  * server.registerTool("render", { inputSchema, outputSchema: { pages: z.number(), ...fileOutputFields } }, handler);
  * ```
  */
-export const fileOutputFields: { readonly files: ReturnType<typeof buildFilesField> } = {
+export const fileOutputFields: {
+  readonly files: z.ZodOptional<
+    z.ZodArray<
+      z.ZodObject<
+        {
+          uri: z.ZodString;
+          name: z.ZodString;
+          mimeType: z.ZodString;
+          size: z.ZodNumber;
+          sha256: z.ZodOptional<z.ZodString>;
+          lastModified: z.ZodOptional<z.ZodString>;
+          downloadUrl: z.ZodOptional<z.ZodString>;
+          downloadUrlExpiresAt: z.ZodOptional<z.ZodString>;
+          localPath: z.ZodOptional<z.ZodString>;
+          preview: z.ZodOptional<z.ZodString>;
+        },
+        z.core.$strip
+      >
+    >
+  >;
+} = {
   get files() {
-    filesField ??= buildFilesField();
+    filesField ??= z.array(fileOutputSchema()).optional().describe("Files this call produced");
     return filesField;
   },
 };
