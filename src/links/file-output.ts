@@ -58,22 +58,12 @@ function buildFileOutputSchema() {
   });
 }
 
-/** The zod schema of one {@link FileOutput} (what `buildFileOutputSchema` makes), spelled out. */
-type FileOutputZod = z.ZodObject<
-  {
-    uri: z.ZodString;
-    name: z.ZodString;
-    mimeType: z.ZodString;
-    size: z.ZodNumber;
-    sha256: z.ZodOptional<z.ZodString>;
-    lastModified: z.ZodOptional<z.ZodString>;
-    downloadUrl: z.ZodOptional<z.ZodString>;
-    downloadUrlExpiresAt: z.ZodOptional<z.ZodString>;
-    localPath: z.ZodOptional<z.ZodString>;
-    preview: z.ZodOptional<z.ZodString>;
-  },
-  z.core.$strip
->;
+/**
+ * The zod schema of one {@link FileOutput} (what `buildFileOutputSchema` makes): the element of
+ * {@link fileOutputFields}' `files`, whose public annotation spells it out (documented as written).
+ */
+type FileOutputZod =
+  (typeof fileOutputFields)["files"] extends z.ZodOptional<z.ZodArray<infer One>> ? One : never;
 
 let outputSchema: FileOutputZod | undefined;
 let filesField: z.ZodOptional<z.ZodArray<FileOutputZod>> | undefined;
