@@ -138,7 +138,7 @@ try {
   console.log(
     `  with FileBridge: wall ${fmt(spread(bridged.map((b) => b.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(bridged.map((b) => b.rssMiB)), 1)} MiB, CPU ${fmt(spread(bridged.map((b) => b.cpuMs)), 0)} ms`,
   );
-  report("process-start", rows);
+  report("process-start", rows, { rounds: ROUNDS });
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
