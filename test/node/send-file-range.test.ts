@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, readlinkSync } from "node:fs";
+import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { truncate } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
@@ -32,13 +32,15 @@ function get(url: string, headers: Record<string, string> = {}) {
 
 /**
  * How many of this process's open descriptors are files in the test's folder: the download's own
- * files only (sockets, pipes and threads that a loaded machine closes later are not counted).
+ * files only (sockets, pipes and threads that a loaded machine closes later are not counted). The
+ * folder's real path: the links in /proc name files by theirs.
  */
 function openFds(): number {
+  const folder = `${realpathSync(live.dir)}/`;
   let count = 0;
   for (const fd of readdirSync("/proc/self/fd")) {
     try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(`${live.dir}/`)) count++;
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(folder)) count++;
     } catch {
       // Closed while listed.
     }
