@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { truncate } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
+import { openFilesIn } from "../support/open-files.js";
 import { useDownloadServer } from "./download-server.js";
 
 // fsStore downloads through the Node adapter are read from the open file into reused buffers
@@ -30,23 +30,8 @@ function get(url: string, headers: Record<string, string> = {}) {
   });
 }
 
-/**
- * How many of this process's open descriptors are files in the test's folder: the download's own
- * files only (sockets, pipes and threads that a loaded machine closes later are not counted). The
- * folder's real path: the links in /proc name files by theirs.
- */
-function openFds(): number {
-  const folder = `${realpathSync(live.dir)}/`;
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(folder)) count++;
-    } catch {
-      // Closed while listed.
-    }
-  }
-  return count;
-}
+/** Open files in the test's folder: the download's own. */
+const openFds = () => openFilesIn(live.dir);
 /**
  * The open file count once it is back to `before`, or after 2 s: a file is closed on the thread
  * pool after the response ends, which under load can take longer than a fixed short wait.

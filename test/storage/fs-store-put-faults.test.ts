@@ -4,7 +4,6 @@
  * error `code` is the right one.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readlinkSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +11,7 @@ import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fsStore } from "../../src/storage/fs-store.js";
 import { codeOf, readAll } from "../../src/testing/index.js";
+import { openFilesIn } from "../support/open-files.js";
 
 let dir: string;
 
@@ -30,19 +30,6 @@ const scope = "faults";
 async function files(): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries.filter((entry) => entry.isFile()).map((entry) => entry.name);
-}
-
-/** Open fds of this process that point into the store's folder. */
-function openInStore(): number {
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir)) count++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return count;
 }
 
 /** A source of `chunks` (each after a macrotask), failing with `error` after `failAfter` of them. */
@@ -70,8 +57,8 @@ const pieces = (count: number, size: number) => Array.from({ length: count }, ()
 
 /** Waits until no fd of this process points into the store's folder (a write may end after the put). */
 async function noOpenFds(): Promise<void> {
-  for (let i = 0; i < 100 && openInStore() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-  expect(openInStore()).toBe(0);
+  for (let i = 0; i < 100 && openFilesIn(dir) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(openFilesIn(dir)).toBe(0);
 }
 
 describe("fsStore streamed put: faults leave nothing", () => {
