@@ -15,8 +15,9 @@ import {
   toToolErrorResult,
 } from "../errors/file-bridge-error.js";
 import { type Duration, durationToMs } from "../internal/duration.js";
-import { collectFieldSlots, type FieldSlot, type FieldStep, isRecord } from "../internal/field-paths.js";
+import { collectFieldSlots, type FieldStep, isRecord } from "../internal/field-paths.js";
 import { randomUUID } from "../internal/node-builtins.js";
+import { placeInSlots } from "../internal/place-slots.js";
 import { ACTIVE_CALL_DIRS, sweepCallDirs, sweepOnTimer } from "../internal/temp-dir.js";
 import { scopeSourceOf } from "../mcp/scope-source.js";
 import { calledTool } from "../mcp/tool-call-schemas.js";
@@ -453,28 +454,6 @@ function scopeFor(prepared: PreparedOptions, source: ScopeSource, values: unknow
   }
 }
 
-/**
- * Puts the resolved files where their values were: a field's one file in its place, and a list
- * item's files spliced in at the item's position (later items move along).
- */
-function placeFiles(slots: readonly FieldSlot[], groups: ResolvedFile[][], pass: "path" | "file"): void {
-  const lists = new Map<unknown[], Map<number, unknown[]>>();
-  slots.forEach((slot, i) => {
-    const values = (groups[i] as ResolvedFile[]).map((file) => (pass === "path" ? file.path : file));
-    if (!Array.isArray(slot.container)) {
-      (slot.container as Record<string, unknown>)[slot.key] = values[0];
-      return;
-    }
-    const items = lists.get(slot.container) ?? new Map<number, unknown[]>();
-    items.set(slot.key as number, values);
-    lists.set(slot.container, items);
-  });
-  for (const [list, items] of lists) {
-    const next = list.flatMap((item, index) => items.get(index) ?? [item]);
-    list.splice(0, list.length, ...next);
-  }
-}
-
 function signalOf(extra: unknown): AbortSignal | undefined {
   if (typeof extra !== "object" || extra === null) return undefined;
   const signal = (extra as { signal?: unknown }).signal;
@@ -562,7 +541,9 @@ async function readyCall<Args, Result>(
             : [],
         ),
       );
-      placeFiles(slots, groups, prepared.pass);
+      placeInSlots(slots, (_slot, i) =>
+        (groups[i] as ResolvedFile[]).map((file) => (prepared.pass === "path" ? file.path : file)),
+      );
     }
   } catch (error) {
     await Promise.allSettled(files.map((file) => file.dispose()));

@@ -8,6 +8,7 @@ import { materializeStoredFile } from "../bridge/materialize.js";
 import type { ResolvedFile } from "../bridge/types.js";
 import { FileBridgeError } from "../errors/file-bridge-error.js";
 import { collectFieldSlots, type FieldSlot, parseFieldPath } from "../internal/field-paths.js";
+import { placeInSlots } from "../internal/place-slots.js";
 import { type ScopeRefs, UNKEYED_SCOPE_REFS } from "../scope/scope-refs.js";
 import type { FileStore, StoredFile } from "../storage/types.js";
 import type { RewrittenArgs } from "./types.js";
@@ -94,7 +95,7 @@ export async function rewriteHandles<T>(
       }
       copies.set(handle, local);
     }
-    place(slots, copies);
+    placeInSlots(slots, (slot) => copies.get(slot.value as string) as string[]);
   } catch (error) {
     await dispose();
     throw error;
@@ -133,22 +134,4 @@ async function lookUp(
     if (!Array.isArray(slot.container) && found.length > 1) throw severalFiles(found, slot.label, deps.refs);
   }
   return stored;
-}
-
-function place(slots: readonly FieldSlot[], copies: Map<string, string[]>): void {
-  const lists = new Map<unknown[], Map<number, string[]>>();
-  for (const slot of slots) {
-    const local = copies.get(slot.value as string) as string[];
-    if (!Array.isArray(slot.container)) {
-      (slot.container as Record<string, unknown>)[slot.key] = local[0];
-      continue;
-    }
-    const items = lists.get(slot.container) ?? new Map<number, string[]>();
-    items.set(slot.key as number, local);
-    lists.set(slot.container, items);
-  }
-  for (const [list, items] of lists) {
-    const next = list.flatMap((item, index) => items.get(index) ?? [item]);
-    list.splice(0, list.length, ...next);
-  }
 }
