@@ -14,9 +14,9 @@ import { buildForNode } from "./scripts/package/node-build.js";
  *   (`sideEffects: false`), as from the sources. With shared chunks, one module-level statement
  *   anywhere in a chunk (a zod schema, a `Map`) kept the chunk's whole closure in the bundle.
  * - **ESM for Node** (`dist/node/`; condition `node`, after `module`: Node, Deno and Bun): all entries
- *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 3 files (28
- *   with one split build of every entry, ~150 with one file per module): Node's ESM loader costs
- *   per file (docs/performance.md, sessions 17 and 18).
+ *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 5 files (28
+ *   with one split build of every entry, ~150 with one file per module), and `/bridge` as 3 of them:
+ *   Node's ESM loader costs per file (docs/performance.md, sessions 17, 18 and 29).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
  *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers. Local names
  *   minified, top-level ones and those of classes and functions kept (stack traces read as the
@@ -35,6 +35,7 @@ import { buildForNode } from "./scripts/package/node-build.js";
 /** The package's entry points (package.json `exports`, and the CLI's `bin`). */
 const PUBLIC: Record<string, string> = {
   index: "src/index.ts",
+  bridge: "src/bridge/index.ts",
   mcp: "src/mcp/index.ts",
   types: "src/types.ts",
   media: "src/media/index.ts",
@@ -229,6 +230,8 @@ export default defineConfig([
             .map(([name, file]) => [`node/${name}`, file]),
         ),
         root: "node/index",
+        // A server that uses only FileBridge loads FileBridge's closure alone (issue 39).
+        narrow: ["node/bridge"],
         outDir: outDir(),
         plugins: [nodeLayout],
         noExternal: common.noExternal as string[],

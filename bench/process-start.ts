@@ -1,9 +1,11 @@
 /**
  * Process start (issue 39): an SDK v1 server process that loads `FileBridge` from the built package
- * and registers a file tool, against two processes without it, in rounds of one run of each
+ * and registers a file tool, twice (`FileBridge` imported from the root, and from `/bridge`, which
+ * loads only its closure), against two processes without it, in rounds of one run of each
  * (alternating the order): the SDK alone (a server and the stdio transport loaded, no tool), and
  * the same server without FileBridge (the same tool with a plain string argument, the baseline of
- * the bundle budget in test/package/weigh.ts: what FileBridge adds, not what a tool costs). Both run in a fresh project where `mcp-file-bridge` is installed as a user gets it (its
+ * the bundle budget in test/package/weigh.ts: what FileBridge adds, not what a tool costs). All run
+ * in a fresh project where `mcp-file-bridge` is installed as a user gets it (its
  * `package.json` and `dist/` copied into `node_modules`; the SDK and zod linked from this checkout),
  * so the import resolves through the package's `exports` exactly as a user's does.
  *
@@ -58,13 +60,23 @@ async function project(): Promise<string> {
     await symlink(join(repo, "node_modules", name), join(dir, "node_modules", name), "dir");
   }
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  for (const script of ["_start-sdk.mjs", "_start-tool.mjs", "_start-bridge.mjs"]) {
+  for (const script of [
+    "_start-sdk.mjs",
+    "_start-tool.mjs",
+    "_start-bridge.mjs",
+    "_start-bridge-entry.mjs",
+  ]) {
     await cp(join(here, script), join(dir, script));
   }
   return dir;
 }
 
-type Script = "_start-sdk.mjs" | "_start-tool.mjs" | "_start-bridge.mjs";
+type Script = "_start-sdk.mjs" | "_start-tool.mjs" | "_start-bridge.mjs" | "_start-bridge-entry.mjs";
+/** The servers with FileBridge: the same server, `FileBridge` imported from the root or from `/bridge`. */
+const SERVERS: ReadonlyArray<{ script: Script; name: string }> = [
+  { script: "_start-bridge.mjs", name: 'from "mcp-file-bridge"' },
+  { script: "_start-bridge-entry.mjs", name: 'from "mcp-file-bridge/bridge"' },
+];
 /** What the server with FileBridge is weighed against. */
 const BASELINES: ReadonlyArray<{ script: Script; name: string }> = [
   { script: "_start-sdk.mjs", name: "SDK v1 alone" },
@@ -86,6 +98,7 @@ try {
     "_start-sdk.mjs": [],
     "_start-tool.mjs": [],
     "_start-bridge.mjs": [],
+    "_start-bridge-entry.mjs": [],
   };
   const scripts = Object.keys(runs) as Script[];
   // Warm the page cache for each.
@@ -94,50 +107,58 @@ try {
     for (const script of round % 2 === 0 ? scripts : [...scripts].reverse())
       runs[script].push(await start(script));
   }
-  const bridged = runs["_start-bridge.mjs"];
   console.log(
     `process start, SDK v1 + FileBridge, ${ROUNDS} rounds (min / median / max), package ${packageDir}`,
   );
-  const rows = BASELINES.map(({ script, name }) => {
-    const base = runs[script];
-    const pair = (f: (b: Start, a: Start) => number) => spread(bridged.map((b, i) => f(b, base[i] as Start)));
-    const slowdown = pair((b, a) => b.seconds / a.seconds);
-    const slowdownInterval = medianInterval(bridged.map((b, i) => b.seconds / (base[i] as Start).seconds));
-    console.log(`  vs ${name}:`);
+  const rows = SERVERS.flatMap(({ script: ours, name: oursName }) => {
+    const bridged = runs[ours];
+    console.log(`  FileBridge ${oursName}:`);
+    const compared = BASELINES.map(({ script, name }) => {
+      const base = runs[script];
+      const pair = (f: (b: Start, a: Start) => number) =>
+        spread(bridged.map((b, i) => f(b, base[i] as Start)));
+      const slowdown = pair((b, a) => b.seconds / a.seconds);
+      const slowdownInterval = medianInterval(bridged.map((b, i) => b.seconds / (base[i] as Start).seconds));
+      console.log(`    vs ${name}:`);
+      console.log(
+        `      wall ×${fmt(slowdown)}${fmtInterval(slowdownInterval)} (goal ≤ 1.05×: ${verdict(slowdown.median, 1.05, slowdownInterval, false)})` +
+          ` · peak RSS +${fmt(
+            pair((b, a) => b.rssMiB - a.rssMiB),
+            1,
+          )} MiB (goal ≤ +3 MiB)`,
+      );
+      console.log(
+        `      busy CPU ×${fmt(pair((b, a) => b.cpuMs / a.cpuMs))}, +${fmt(
+          pair((b, a) => b.cpuMs - a.cpuMs),
+          0,
+        )} ms`,
+      );
+      return {
+        name: `process start: SDK v1 + FileBridge ${oursName}`,
+        baseline: name,
+        ratio: pair((b, a) => a.seconds / b.seconds),
+        oursSeconds: spread(bridged.map((b) => b.seconds)),
+        baselineSeconds: spread(base.map((a) => a.seconds)),
+        oursPeakRssMiB: spread(bridged.map((b) => b.rssMiB)).median,
+        baselinePeakRssMiB: spread(base.map((a) => a.rssMiB)).median,
+        oursCpuSeconds: spread(bridged.map((b) => b.cpuMs / 1000)),
+        baselineCpuSeconds: spread(base.map((a) => a.cpuMs / 1000)),
+        cpuRatio: pair((b, a) => a.cpuMs / b.cpuMs),
+        baselineSwing: spread(base.map((a) => a.seconds)).max / spread(base.map((a) => a.seconds)).min,
+        rounds: ROUNDS,
+      };
+    });
     console.log(
-      `    wall ×${fmt(slowdown)}${fmtInterval(slowdownInterval)} (goal ≤ 1.05×: ${verdict(slowdown.median, 1.05, slowdownInterval, false)})` +
-        ` · peak RSS +${fmt(
-          pair((b, a) => b.rssMiB - a.rssMiB),
-          1,
-        )} MiB (goal ≤ +3 MiB)`,
+      `    the server: wall ${fmt(spread(bridged.map((b) => b.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(bridged.map((b) => b.rssMiB)), 1)} MiB, CPU ${fmt(spread(bridged.map((b) => b.cpuMs)), 0)} ms`,
     );
-    console.log(
-      `    busy CPU ×${fmt(pair((b, a) => b.cpuMs / a.cpuMs))}, +${fmt(
-        pair((b, a) => b.cpuMs - a.cpuMs),
-        0,
-      )} ms`,
-    );
-    console.log(
-      `    ${name}: wall ${fmt(spread(base.map((a) => a.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(base.map((a) => a.rssMiB)), 1)} MiB, CPU ${fmt(spread(base.map((a) => a.cpuMs)), 0)} ms`,
-    );
-    return {
-      name: "process start: SDK v1 + FileBridge",
-      baseline: name,
-      ratio: pair((b, a) => a.seconds / b.seconds),
-      oursSeconds: spread(bridged.map((b) => b.seconds)),
-      baselineSeconds: spread(base.map((a) => a.seconds)),
-      oursPeakRssMiB: spread(bridged.map((b) => b.rssMiB)).median,
-      baselinePeakRssMiB: spread(base.map((a) => a.rssMiB)).median,
-      oursCpuSeconds: spread(bridged.map((b) => b.cpuMs / 1000)),
-      baselineCpuSeconds: spread(base.map((a) => a.cpuMs / 1000)),
-      cpuRatio: pair((b, a) => a.cpuMs / b.cpuMs),
-      baselineSwing: spread(base.map((a) => a.seconds)).max / spread(base.map((a) => a.seconds)).min,
-      rounds: ROUNDS,
-    };
+    return compared;
   });
-  console.log(
-    `  with FileBridge: wall ${fmt(spread(bridged.map((b) => b.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(bridged.map((b) => b.rssMiB)), 1)} MiB, CPU ${fmt(spread(bridged.map((b) => b.cpuMs)), 0)} ms`,
-  );
+  for (const { script, name } of BASELINES) {
+    const base = runs[script];
+    console.log(
+      `  ${name}: wall ${fmt(spread(base.map((a) => a.seconds * 1000)), 0)} ms, peak RSS ${fmt(spread(base.map((a) => a.rssMiB)), 1)} MiB, CPU ${fmt(spread(base.map((a) => a.cpuMs)), 0)} ms`,
+    );
+  }
   report("process-start", rows, { rounds: ROUNDS });
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -9,11 +9,13 @@
  * 1. **The other entries**, through stand-ins of the root's modules that re-export, from
  *    `./core-<n>.js`, under names of their own (`m$1k`): to learn which names they import.
  * 2. **The root**: `node/index.js` and its chunks. The root's modules are put in layers
- *    ({@link layers}): first those an entry importing no zod reaches (`/node`, `/storage-kit`,
- *    `/media`, `/ui`, `/cloudflare`, `/s3`, `/redis`, ...), then the rest, at most
- *    {@link CHUNK_BYTES} each. Entry points `core-<n>` re-export what build 1 imports of the modules
- *    of layers 0 to n, so esbuild makes one chunk per layer, and Node loads the root as `index.js`
- *    and those chunks. The cores only shape the chunks: they are not written. The root's `import()`s
+ *    ({@link layers}), in four groups: those both an entry importing no zod (`/node`,
+ *    `/storage-kit`, `/media`, `/ui`, `/cloudflare`, `/s3`, `/redis`, ...) and a `narrow` entry
+ *    (`/bridge`) reach, those only the zod-free entries reach, those only the narrow entry reaches,
+ *    the rest; at most {@link CHUNK_BYTES} each. Entry points `core-<n>` re-export what build 1
+ *    imports of the modules of layers 0 to n, and what the root's modules import of each other, so
+ *    esbuild makes one chunk per layer, and Node loads the root as `index.js` and those chunks (a
+ *    zod-free entry the first two groups' chunks, a narrow one the first and third). The cores only shape the chunks: they are not written. The root's `import()`s
  *    of modules outside its closure (first-use code: the tus handler, the artifacts' work) point at
  *    build 3's `lazy-*.js`; so do the `import()`s that first-use code makes in turn (image shaping,
  *    from the artifacts' work): each is a `lazy-*` entry of build 3, not an entry esbuild makes
@@ -38,6 +40,11 @@ export interface NodeBuildOptions {
   entries: Record<string, string>;
   /** The root entry's name in `entries` (`node/index`). */
   root: string;
+  /**
+   * Entries (names in `entries`) whose share of the root gets chunks of its own (`node/bridge`):
+   * such an entry loads the root's modules it reaches and no other.
+   */
+  narrow?: string[];
   /** The output folder (`dist`). */
   outDir: string;
   /** Plugins every build uses (shared CommonJS files, vendored packages). */
@@ -150,7 +157,10 @@ export async function buildForNode(options: NodeBuildOptions): Promise<void> {
     [...shape.root]
       .filter((file) => (layer.get(file) as number) <= level)
       .map((file) => {
-        const exported = (names.get(file) ?? []).filter((name) => used.has(aliasOf(file, name)));
+        const within = shape.inner.get(file);
+        const exported = (names.get(file) ?? []).filter(
+          (name) => used.has(aliasOf(file, name)) || within === "all" || within?.has(name),
+        );
         const list = exported.map((name) => `${name} as ${aliasOf(file, name)}`).join(", ");
         return exported.length === 0 ? "" : `export { ${list} } from ${JSON.stringify(file)};`;
       })
@@ -316,19 +326,44 @@ function commonOptions(options: NodeBuildOptions): BuildOptions {
  * no package (besides Node's) reaches.
  */
 async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise<Shape> {
+  // What each module imports of each other module, by name (`undefined`: all of its names).
+  const imported: { importer: string; file: string; names: Set<string> | undefined }[] = [];
   const { metafile } = (await build({
     ...common,
     entryPoints: Object.fromEntries(
       Object.entries(options.entries).map(([name, file]) => [name, absolute(file)]),
     ),
-    plugins: options.plugins,
+    plugins: [
+      {
+        name: "node-imported-names",
+        setup(b) {
+          b.onResolve({ filter: /.*/ }, async (args) => {
+            if (args.kind !== "import-statement" || args.pluginData?.inner) return undefined;
+            const found = await b.resolve(args.path, {
+              kind: args.kind,
+              importer: args.importer,
+              resolveDir: args.resolveDir,
+              pluginData: { inner: true },
+            });
+            if (!found.external && found.path !== "")
+              imported.push({
+                importer: args.importer,
+                file: found.path,
+                names: wantedNames(args.importer, args.path, args.kind),
+              });
+            return undefined;
+          });
+        },
+      },
+      ...options.plugins,
+    ],
     write: false,
     metafile: true,
   })) as { metafile: Metafile };
   const outputs = metafile.outputs;
   const bytes = new Map<string, number>();
   /** The modules and packages an entry loads statically. */
-  const closure = (entry: string) => {
+  const closure = (entry: string, onDemand = false) => {
     const source = absolute(options.entries[entry] as string);
     const start = Object.keys(outputs).find((out) => {
       const point = outputs[out]?.entryPoint;
@@ -345,6 +380,7 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
         bytes.set(absolute(input), bytesInOutput);
       }
       for (const { path, kind, external } of outputs[out]?.imports ?? []) {
+        if (kind === "dynamic-import" && onDemand && !external) visit(path);
         if (kind !== "import-statement") continue;
         if (!external) visit(path);
         else if (!path.startsWith("node:") && !path.startsWith(".") && !builtinModules.includes(path))
@@ -355,6 +391,9 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
     return { modules, packages };
   };
   const root = closure(options.root).modules;
+  const narrow = new Set<string>();
+  for (const entry of options.narrow ?? [])
+    for (const file of closure(entry, true).modules) if (root.has(file)) narrow.add(file);
   const light = new Set<string>();
   for (const entry of Object.keys(options.entries)) {
     if (entry === options.root) continue;
@@ -395,7 +434,19 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
   for (const input of Object.keys(metafile.inputs))
     if (absolute(input) === absolute(options.entries[options.root] as string)) place(input);
   for (const file of root) if (!placed.has(file)) order.push(file);
-  return { root: new Set(order), lazy, light, bytes };
+  // The names the root's modules import of each other (the root entry's own list aside): what a
+  // core must re-export of a module, on top of what the other entries import, to place every part
+  // of it in its own layer's chunk. A part no core reaches goes to the lowest chunk whose modules
+  // import it (`writableDisk`, which `FileBridge` uses, went to the zod-free entries' chunk).
+  const rootSource = absolute(options.entries[options.root] as string);
+  const inner = new Map<string, Set<string> | "all">();
+  for (const { importer, file, names } of imported) {
+    if (importer === rootSource || !root.has(importer) || !root.has(file) || inner.get(file) === "all")
+      continue;
+    if (names === undefined) inner.set(file, "all");
+    else inner.set(file, new Set([...((inner.get(file) as Set<string> | undefined) ?? []), ...names]));
+  }
+  return { root: new Set(order), lazy, light, narrow, inner, bytes };
 }
 
 /** Whether `name` is zod (`zod`, `zod/v4`, ...): the package the root's heavy modules import. */
@@ -409,6 +460,10 @@ interface Shape {
   lazy: Set<string>;
   /** The modules of `root` that an entry importing no zod reaches (its own packages aside). */
   light: Set<string>;
+  /** The modules of `root` that the `narrow` entries reach. */
+  narrow: Set<string>;
+  /** The names of each module of `root` that other modules of `root` import (`"all"`: every one). */
+  inner: Map<string, Set<string> | "all">;
   /** Each module's bytes in the output. */
   bytes: Map<string, number>;
 }
@@ -428,9 +483,11 @@ interface Shape {
 const CHUNK_BYTES = 125_000;
 
 /**
- * The root's modules in layers of at most {@link CHUNK_BYTES} (one chunk each): first the light
- * modules, then the rest, each dependencies first (a module's code not re-exported by its own layer
- * goes to the chunk of the lowest layer importing it).
+ * The root's modules in layers of at most {@link CHUNK_BYTES} (one chunk each), in four groups
+ * that each start a layer: light and narrow, light only, narrow only, neither; each dependencies
+ * first. Each group's modules import only their own and earlier groups' (light and narrow are each
+ * closed under imports, so are their intersection and union), so a light entry loads the chunks of
+ * the first two groups and a narrow one those of the first and third.
  */
 function layers(shape: Shape): Map<string, number> {
   const layer = new Map<string, number>();
@@ -448,12 +505,20 @@ function layers(shape: Shape): Map<string, number> {
     }
   };
   const root = [...shape.root];
-  place(root.filter((file) => shape.light.has(file)));
-  if (filled > 0) {
-    level++;
-    filled = 0;
+  const { light, narrow } = shape;
+  const groups = [
+    root.filter((file) => light.has(file) && narrow.has(file)),
+    root.filter((file) => light.has(file) && !narrow.has(file)),
+    root.filter((file) => !light.has(file) && narrow.has(file)),
+    root.filter((file) => !light.has(file) && !narrow.has(file)),
+  ];
+  for (const group of groups) {
+    if (filled > 0) {
+      level++;
+      filled = 0;
+    }
+    place(group);
   }
-  place(root.filter((file) => !shape.light.has(file)));
   return layer;
 }
 

@@ -55,6 +55,14 @@ describe("public surface", () => {
     expect(pkg.exports["./storage"]).toBeUndefined();
   });
 
+  it("./bridge is a part of the root: every name it exports is the root's", () => {
+    // The same modules (so the same classes): a server that uses only FileBridge imports less.
+    const root = new Set([...(actual.index?.values ?? []), ...(actual.index?.types ?? [])]);
+    const bridge = [...(actual.bridge?.values ?? []), ...(actual.bridge?.types ?? [])];
+    expect(bridge).toContain("FileBridge");
+    expect(bridge.filter((n) => !root.has(n))).toEqual([]);
+  });
+
   it("exports no name from two entries with different meanings: the root's names are not repeated in ./types or ./mcp", () => {
     const root = new Set([...(actual.index?.values ?? []), ...(actual.index?.types ?? [])]);
     for (const entry of ["types", "mcp", "media"]) {

@@ -51,9 +51,11 @@ const BUDGET = {
   // Files of ours Node loads for `import "mcp-file-bridge"`: 153 in session 16 (one per module), 28
   // in session 17 (esbuild's chunks of one split build: one per set of entries reaching a module), 5
   // since session 18 (the root's closure built apart, in chunks of at most ~120 KB:
-  // scripts/package/node-build.ts), 4 by session 25, 3 since session 26 (the zod-side layers as one
-  // chunk under 128 KiB).
-  rootFilesForNode: 3,
+  // scripts/package/node-build.ts), 4 by session 25, 3 in session 26 (the zod-side layers as one
+  // chunk under 128 KiB). 5 since session 29: the modules `/bridge` reaches are chunks of their own
+  // (one without zod, one with), so a server that uses only `FileBridge` loads 3 files of ~56 KB
+  // (below); the root pays ~0.5–0.9 ms for the two more files (docs/performance.md, Session 29).
+  rootFilesForNode: 5,
   // Largest of those files: 128 KiB. The root as a 320 KB chunk cost ~0.3–0.45 MiB more peak RSS
   // than in chunks under it (docs/performance.md, session 18).
   rootFileBytesForNode: 128 * 1024,
@@ -78,8 +80,14 @@ const BUDGET = {
   // error answers), the tus endpoint's ticket check, records and running hashes (loaded with its
   // handler) and `fsTusStaging`'s calls on first use: 208.1 KB (4 files). 183.3 KB in session 27, with
   // `FileBridge`'s call path on first use (`bridge/resolution.ts`: the input forms' dispatch, lists,
-  // a wrapped call's work, the per-call folders and the temp folder's sweeps).
-  rootBytesForNode: 184 * KB,
+  // a wrapped call's work, the per-call folders and the temp folder's sweeps). 186.3 KB in session 29:
+  // the same code in 4 chunks instead of 2 (each chunk's import and export lists).
+  rootBytesForNode: 187 * KB,
+  // What Node loads for `import { FileBridge } from "mcp-file-bridge/bridge"`: the entry and the
+  // chunks of the modules it reaches (statically, and on demand from its first call), 56.2 KB in 3
+  // files in session 29. Importing the root took 7.3–8.2 ms after the SDK in session 28; this, ~4 ms less.
+  bridgeFilesForNode: 3,
+  bridgeBytesForNode: 57 * KB,
   // The CommonJS files (`dist/*.cjs`, entries and chunks): 864 KB in session 18 (tsup's sucrase step
   // turned every `?.`, `??` and class field into helper calls); 687 KB since session 19 (rollup turns
   // the chunks into CommonJS, local names minified, those of classes and functions kept); 718.0 KB at
@@ -91,7 +99,9 @@ const BUDGET = {
   // `mcp/host-work.ts` 734.6 KB (the registry's handler bodies moved into its existing work); with
   // `FileRequests`' work, the direct-upload work and `await_upload`'s wait, 740.1 KB; with
   // `memoryStore`'s, the file routes' and `fsTusStaging`'s work on first use, 742.1 KB (install 2.90 MiB).
-  commonJsBytes: 743 * KB,
+  // 745.8 KB with the `/bridge` entry in session 29 (its modules split three shared chunks apart;
+  // install 2.91 MiB).
+  commonJsBytes: 746 * KB,
 } as const;
 
 /**
@@ -100,6 +110,7 @@ const BUDGET = {
  */
 const STATIC_IMPORTS: Record<string, readonly string[]> = {
   index: ["zod/v4"],
+  bridge: ["zod/v4"],
   node: [],
   "storage-kit": [],
   media: [],
@@ -294,6 +305,61 @@ const root = await import("mcp-file-bridge");
 console.log(JSON.stringify(${JSON.stringify(names)}.map((n) => [n, typeof node[n], node[n] === root[n]])));`;
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
     expect(JSON.parse(stdout)).toEqual(names.map((name) => [name, "function", true]));
+  });
+
+  it("a server that uses only FileBridge takes it from mcp-file-bridge/bridge: the root's classes, and Node loads no other module of the root, at start or on a call", async () => {
+    // The bundle budget above already keeps a bundler to FileBridge's closure; this is what Node
+    // loads unbundled (scripts/package/node-build.ts puts the modules `/bridge` reaches, with those
+    // its first-use code imports, in chunks of their own).
+    const names = [
+      "FileBridge",
+      "fileInput",
+      "MCP_FILE_KEYWORD",
+      "FileBridgeError",
+      "isFileBridgeError",
+      "FILE_BRIDGE_ERROR_CODES",
+      "statusForCode",
+      "toToolErrorResult",
+      "storedFileSource",
+    ];
+    const script = `const bridge = await import("mcp-file-bridge/bridge");
+const root = await import("mcp-file-bridge");
+console.log(JSON.stringify({ same: ${JSON.stringify(names)}.map((n) => [n, n in bridge, bridge[n] === root[n]]),
+  resolved: import.meta.resolve("mcp-file-bridge/bridge"), root: import.meta.resolve("mcp-file-bridge") }));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
+    const found = JSON.parse(stdout) as { same: unknown[]; resolved: string; root: string };
+    expect(found.same).toEqual(names.map((name) => [name, true, true]));
+    // `require()` too: the CommonJS entries share their chunks as the ESM ones do.
+    const required = await run(
+      process.execPath,
+      [
+        "-e",
+        `const bridge = require("mcp-file-bridge/bridge"), root = require("mcp-file-bridge");
+console.log(JSON.stringify(${JSON.stringify(names)}.map((n) => [n, n in bridge, bridge[n] === root[n]])));`,
+      ],
+      { cwd: project },
+    );
+    expect(JSON.parse(required.stdout)).toEqual(names.map((name) => [name, true, true]));
+    const dist = join(project, "node_modules", "mcp-file-bridge", "dist");
+    const entry = relative(dist, fileURLToPath(found.resolved));
+    expect(entry).toBe(join("node", "bridge.js"));
+    const atStart = await staticClosure(dist, entry);
+    const sizes = await Promise.all(
+      atStart.files.map(async (file) => (await readFile(join(dist, file))).length),
+    );
+    const total = sizes.reduce((sum, bytes) => sum + bytes, 0);
+    console.log(
+      `budget: Node loads mcp-file-bridge/bridge as ${atStart.files.length} files, ${sizes.map(kb).join(", ")} (${kb(total)} in all, budget ${kb(BUDGET.bridgeBytesForNode)})`,
+    );
+    expect(atStart.files.length).toBeLessThanOrEqual(BUDGET.bridgeFilesForNode);
+    expect(total).toBeLessThanOrEqual(BUDGET.bridgeBytesForNode);
+    // The root's other chunks: none is loaded, at start or by the code a call loads on demand.
+    const root = await staticClosure(dist, relative(dist, fileURLToPath(found.root)));
+    const others = root.files.filter((file) => !atStart.files.includes(file));
+    expect(others.length).toBeGreaterThan(0);
+    const onDemand = await staticClosure(dist, entry, { onDemand: true });
+    expect(onDemand.files.length).toBeGreaterThan(atStart.files.length);
+    expect(onDemand.files.filter((file) => others.includes(file))).toEqual([]);
   });
 
   it("the root entry loads at start nothing that is loaded on first use (https, tus, image shaping)", async () => {
@@ -542,13 +608,15 @@ try { new FileBridge({ roots: [process.cwd()], resolvers: [{}] }); } catch (erro
 
 /**
  * What an ESM file of `dist` loads statically, following its static imports of other `dist` files
- * (ESM, or the CommonJS files both formats share); dynamic `import()` is not followed: the bare
- * specifiers (packages), the Node builtins, and the `dist` files (relative to `dist`). Read from
+ * (ESM, or the CommonJS files both formats share); dynamic `import()` is followed only with
+ * `onDemand` (what the file may load on first use too): the bare specifiers (packages), the Node
+ * builtins, and the `dist` files (relative to `dist`). Read from
  * esbuild's metafile (each import's kind), so minified output reads as well as formatted.
  */
 async function staticClosure(
   dist: string,
   file: string,
+  { onDemand = false } = {},
 ): Promise<{ bare: string[]; builtins: string[]; files: string[] }> {
   const { metafile } = await build({
     entryPoints: [join(dist, file)],
@@ -569,6 +637,7 @@ async function staticClosure(
     if (seen.has(path)) return;
     seen.add(path);
     for (const { path: target, kind, external } of metafile.inputs[path]?.imports ?? []) {
+      if (kind === "dynamic-import" && onDemand && !external) visit(target);
       if (kind !== "import-statement" && kind !== "require-call") continue;
       if (!external) visit(target);
       else if (target.startsWith("node:") || builtinModules.includes(target))

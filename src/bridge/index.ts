@@ -1,0 +1,28 @@
+/**
+ * `mcp-file-bridge/bridge`: `FileBridge` and what a tool taking file arguments needs with it
+ * (`fileInput`, the resolver helper, the error class), for a server that uses no other piece. The
+ * same functions and classes as the root's (one module each, so `instanceof` holds across both);
+ * on Node this entry loads only their closure, about a quarter of the root's code (issue 39).
+ */
+
+export type { FileBridgeErrorCode, ToolErrorResult } from "../errors/file-bridge-error.js";
+export {
+  FILE_BRIDGE_ERROR_CODES,
+  FileBridgeError,
+  isFileBridgeError,
+  statusForCode,
+  toToolErrorResult,
+} from "../errors/file-bridge-error.js";
+export type { Duration } from "../internal/duration.js";
+export { FileBridge } from "./file-bridge.js";
+export type { FileInputOptions } from "./file-input.js";
+export { fileInput, MCP_FILE_KEYWORD } from "./file-input.js";
+export type {
+  FileBridgeForms,
+  FileBridgeHttpsOptions,
+  FileBridgeOptions,
+  ResolveOptions,
+} from "./options.js";
+export { storedFileSource } from "./stored-file-source.js";
+export type { FileSourceResolver, ResolvedFile } from "./types.js";
+export type { WithFilesOptions } from "./with-files.js";
