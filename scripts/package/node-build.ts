@@ -338,7 +338,13 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
         name: "node-imported-names",
         setup(b) {
           b.onResolve({ filter: /.*/ }, async (args) => {
-            if (args.kind !== "import-statement" || args.pluginData?.inner) return undefined;
+            // Only between the package's own modules: a bundled package's imports are not read.
+            if (
+              args.kind !== "import-statement" ||
+              args.pluginData?.inner ||
+              args.importer.includes("node_modules")
+            )
+              return undefined;
             const found = await b.resolve(args.path, {
               kind: args.kind,
               importer: args.importer,
