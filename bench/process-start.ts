@@ -21,7 +21,7 @@
  * build (a folder with that build's `package.json` and `dist/`, e.g. a copy taken before a change).
  */
 import { execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -60,14 +60,17 @@ async function project(): Promise<string> {
     await symlink(join(repo, "node_modules", name), join(dir, "node_modules", name), "dir");
   }
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  for (const script of [
-    "_start-sdk.mjs",
-    "_start-tool.mjs",
-    "_start-bridge.mjs",
-    "_start-bridge-entry.mjs",
-  ]) {
+  for (const script of ["_start-sdk.mjs", "_start-tool.mjs", "_start-bridge.mjs"]) {
     await cp(join(here, script), join(dir, script));
   }
+  // The same server, `FileBridge` imported from `/bridge`.
+  const rootImport = 'import { FileBridge } from "mcp-file-bridge";';
+  const server = await readFile(join(here, "_start-bridge.mjs"), "utf8");
+  if (!server.includes(rootImport)) throw new Error(`_start-bridge.mjs has no line ${rootImport}`);
+  await writeFile(
+    join(dir, "_start-bridge-entry.mjs"),
+    server.replace(rootImport, 'import { FileBridge } from "mcp-file-bridge/bridge";'),
+  );
   return dir;
 }
 
