@@ -15,11 +15,12 @@
  *    the rest; at most {@link CHUNK_BYTES} each. Entry points `core-<n>` re-export what build 1
  *    imports of the modules of layers 0 to n, and what the root's modules import of each other, so
  *    esbuild makes one chunk per layer, and Node loads the root as `index.js` and those chunks (a
- *    zod-free entry the first two groups' chunks, a narrow one the first and third). The cores only shape the chunks: they are not written. The root's `import()`s
- *    of modules outside its closure (first-use code: the tus handler, the artifacts' work) point at
- *    build 3's `lazy-*.js`; so do the `import()`s that first-use code makes in turn (image shaping,
- *    from the artifacts' work): each is a `lazy-*` entry of build 3, not an entry esbuild makes
- *    itself (named by hash, a file that only forwards names when its module is in shared chunks).
+ *    zod-free entry the first two groups' chunks, a narrow one the first and third). The cores only
+ *    shape the chunks: they are not written. The root's `import()`s of modules outside its closure
+ *    (first-use code: the tus handler, the artifacts' work) point at build 3's `lazy-*.js`; so do
+ *    the `import()`s that first-use code makes in turn (image shaping, from the artifacts' work):
+ *    each is a `lazy-*` entry of build 3, not an entry esbuild makes itself (named by hash, a file
+ *    that only forwards names when its module is in shared chunks).
  * 3. **The other entries again**, and those first-use modules, with splitting. A module of the
  *    root's closure is not built again: each module importing it gets a stand-in that re-exports
  *    its names from the root's chunks holding them (as the cores import them), so it lands in the
