@@ -53,6 +53,7 @@ async function typecheck(files: Record<string, string>): Promise<{ code: number;
         paths: {
           "mcp-file-bridge": ["../../src/index.ts"],
           "mcp-file-bridge/node": ["../../src/node/index.ts"],
+          "mcp-file-bridge/bridge": ["../../src/bridge/index.ts"],
         },
       },
       files: Object.keys(files),
@@ -113,8 +114,8 @@ describe("user code against each SDK generation", { timeout: 180_000 }, () => {
     });
     swapped = swapped
       .replace(
-        'import { FileBridge } from "mcp-file-bridge";\n',
-        'import { FileBridge } from "mcp-file-bridge";\nimport { z } from "zod";\n',
+        'import { FileBridge } from "mcp-file-bridge/bridge";\n',
+        'import { FileBridge } from "mcp-file-bridge/bridge";\nimport { z } from "zod";\n',
       )
       .replace(
         "inputSchema: { file: bridge.fileInput() }",
