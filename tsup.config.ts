@@ -15,8 +15,9 @@ import { buildForNode } from "./scripts/package/node-build.js";
  *   anywhere in a chunk (a zod schema, a `Map`) kept the chunk's whole closure in the bundle.
  * - **ESM for Node** (`dist/node/`; condition `node`, after `module`: Node, Deno and Bun): all entries
  *   but the CLI, built by scripts/package/node-build.ts so that Node loads the root as 5 files (28
- *   with one split build of every entry, ~150 with one file per module), and `/bridge` as 3 of them:
- *   Node's ESM loader costs per file (docs/performance.md, sessions 17, 18 and 29).
+ *   with one split build of every entry, ~150 with one file per module), and `/bridge` as its own
+ *   file and 2 of them: Node's ESM loader costs per file (docs/performance.md, sessions 17, 18 and
+ *   29).
  * - **CommonJS, bundled per entry with shared chunks** (`dist/<entry>.cjs`): `require()` users do not
  *   tree-shake, and one file per module costs CommonJS a third more bytes in helpers. Local names
  *   minified, top-level ones and those of classes and functions kept (stack traces read as the
@@ -231,7 +232,7 @@ export default defineConfig([
         ),
         root: "node/index",
         // A server that uses only FileBridge loads FileBridge's closure alone (issue 39).
-        narrow: ["node/bridge"],
+        narrow: "node/bridge",
         outDir: outDir(),
         plugins: [nodeLayout],
         noExternal: common.noExternal as string[],

@@ -42,10 +42,12 @@ export interface NodeBuildOptions {
   /** The root entry's name in `entries` (`node/index`). */
   root: string;
   /**
-   * Entries (names in `entries`) whose share of the root gets chunks of its own (`node/bridge`):
-   * such an entry loads the root's modules it reaches and no other.
+   * An entry (a name in `entries`, `node/bridge`) whose share of the root gets chunks of its own:
+   * the root's modules it reaches, statically or through its first-use code's static imports. It
+   * loads that share at start (its first-use code's part too) and none of the root's other modules,
+   * at start or on a call. One entry: two would share one group, each loading the other's share.
    */
-  narrow?: string[];
+  narrow?: string;
   /** The output folder (`dist`). */
   outDir: string;
   /** Plugins every build uses (shared CommonJS files, vendored packages). */
@@ -323,8 +325,9 @@ function commonOptions(options: NodeBuildOptions): BuildOptions {
 
 /**
  * From one split build of every entry: the modules the root loads statically (absolute paths), the
- * modules outside them it imports on demand, and those of the root's modules that an entry importing
- * no package (besides Node's) reaches.
+ * modules outside them it imports on demand, those of the root's modules that an entry importing
+ * no zod reaches (light), those the `narrow` entry reaches, and the names the root's modules import
+ * of each other.
  */
 async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise<Shape> {
   // What each module imports of each other module, by name (`undefined`: all of its names).
@@ -369,7 +372,10 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
   })) as { metafile: Metafile };
   const outputs = metafile.outputs;
   const bytes = new Map<string, number>();
-  /** The modules and packages an entry loads statically. */
+  /**
+   * The modules and packages an entry loads statically; with `onDemand`, also those its `import()`s
+   * load (the modules only: what first-use code reaches).
+   */
   const closure = (entry: string, onDemand = false) => {
     const source = absolute(options.entries[entry] as string);
     const start = Object.keys(outputs).find((out) => {
@@ -399,8 +405,8 @@ async function analyze(options: NodeBuildOptions, common: BuildOptions): Promise
   };
   const root = closure(options.root).modules;
   const narrow = new Set<string>();
-  for (const entry of options.narrow ?? [])
-    for (const file of closure(entry, true).modules) if (root.has(file)) narrow.add(file);
+  if (options.narrow !== undefined)
+    for (const file of closure(options.narrow, true).modules) if (root.has(file)) narrow.add(file);
   const light = new Set<string>();
   for (const entry of Object.keys(options.entries)) {
     if (entry === options.root) continue;
@@ -467,7 +473,7 @@ interface Shape {
   lazy: Set<string>;
   /** The modules of `root` that an entry importing no zod reaches (its own packages aside). */
   light: Set<string>;
-  /** The modules of `root` that the `narrow` entries reach. */
+  /** The modules of `root` that the `narrow` entry reaches, itself or through its first-use code. */
   narrow: Set<string>;
   /** The names of each module of `root` that other modules of `root` import (`"all"`: every one). */
   inner: Map<string, Set<string> | "all">;

@@ -54,7 +54,7 @@ const BUDGET = {
   // scripts/package/node-build.ts), 4 by session 25, 3 in session 26 (the zod-side layers as one
   // chunk under 128 KiB). 5 since session 29: the modules `/bridge` reaches are chunks of their own
   // (one without zod, one with), so a server that uses only `FileBridge` loads 3 files of ~56 KB
-  // (below); the root pays ~0.5–0.9 ms for the two more files (docs/performance.md, Session 29).
+  // (below); the root pays ~0.9 ms for the two more files (docs/performance.md, Session 29).
   rootFilesForNode: 5,
   // Largest of those files: 128 KiB. The root as a 320 KB chunk cost ~0.3–0.45 MiB more peak RSS
   // than in chunks under it (docs/performance.md, session 18).
@@ -80,7 +80,7 @@ const BUDGET = {
   // error answers), the tus endpoint's ticket check, records and running hashes (loaded with its
   // handler) and `fsTusStaging`'s calls on first use: 208.1 KB (4 files). 183.3 KB in session 27, with
   // `FileBridge`'s call path on first use (`bridge/resolution.ts`: the input forms' dispatch, lists,
-  // a wrapped call's work, the per-call folders and the temp folder's sweeps). 186.3 KB in session 29:
+  // a wrapped call's work, the per-call folders and the temp folder's sweeps). 186.4 KB in session 29:
   // the same code in 4 chunks instead of 2 (each chunk's import and export lists).
   rootBytesForNode: 187 * KB,
   // What Node loads for `import { FileBridge } from "mcp-file-bridge/bridge"`: the entry and the

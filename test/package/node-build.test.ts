@@ -83,7 +83,7 @@ describe("the Node build (scripts/package/node-build.ts)", () => {
         "node/narrow": join(dir, "narrow.ts"),
       },
       root: "node/index",
-      narrow: ["node/narrow"],
+      narrow: "node/narrow",
       outDir: out,
       plugins: [],
       noExternal: [],
@@ -97,7 +97,7 @@ describe("the Node build (scripts/package/node-build.ts)", () => {
         if (seen.has(file)) return;
         const text = await readFile(join(out, "node", file), "utf8");
         seen.set(file, text);
-        for (const [, next] of text.matchAll(/from\s*"\.\/([^"]+)"/g)) await visit(next as string);
+        for (const [, next] of text.matchAll(/(?:from|import)\s*"\.\/([^"]+)"/g)) await visit(next as string);
       };
       await visit(`${name}.js`);
       return [...seen.values()].join("\n");
