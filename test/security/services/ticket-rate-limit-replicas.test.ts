@@ -60,10 +60,24 @@ async function outcome(call: Promise<unknown>): Promise<"minted" | string> {
   }
 }
 
+const WINDOW_MS = 60_000;
+
+/**
+ * The limit counts in fixed windows on the epoch's minute marks, so a test that crosses one meets a
+ * fresh budget (CI once began this burst 0.1 s before a mark: the late calls were minted). Start
+ * where the whole test fits in one window, and return that window.
+ */
+async function startOfWholeWindow(needMs = 15_000): Promise<number> {
+  const left = WINDOW_MS - (Date.now() % WINDOW_MS);
+  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+  return Math.floor(Date.now() / WINDOW_MS);
+}
+
 describeWithServices("attack: minting tickets past the limit through another minter or replica", () => {
   it("two replicas sharing Redis mint 20 tickets per scope per window in all, through every minter", async () => {
     const keyPrefix = uniquePrefix("rate");
     const [a, b] = await Promise.all([replica(keyPrefix), replica(keyPrefix)]);
+    const window = await startOfWholeWindow();
     const calls: Array<Promise<string>> = [];
     for (let i = 0; i < 15; i++) {
       calls.push(outcome(a.client.callTool({ name: "get_upload_url", arguments: {} })));
@@ -76,5 +90,6 @@ describeWithServices("attack: minting tickets past the limit through another min
     // Refused everywhere now, whichever minter or replica is asked.
     expect(await outcome(b.client.callTool({ name: "get_upload_url", arguments: {} }))).toBe("RATE_LIMITED");
     expect(await outcome(a.files.authorizeUpload({ name: "late.txt" }))).toBe("RATE_LIMITED");
+    expect(Math.floor(Date.now() / WINDOW_MS), "the test ran in one window").toBe(window);
   });
 });
