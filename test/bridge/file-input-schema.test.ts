@@ -4,7 +4,7 @@
  * clients listing it, and the Codex variant's capability probe run on a recorded tool list
  * (test/fixtures/variant-tool-list.json).
  */
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { Client as V2Client, InMemoryTransport as V2Memory } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport as V1Memory } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -18,6 +18,7 @@ import { FileBridge } from "../../src/bridge/file-bridge.js";
 import { fileInput, MCP_FILE_KEYWORD } from "../../src/bridge/file-input.js";
 
 const FIXTURE = new URL("../fixtures/variant-tool-list.json", import.meta.url);
+const LISTS_FIXTURE = new URL("../fixtures/file-input-tool-lists.json", import.meta.url);
 
 /**
  * The variant client's probe, from its description (not from our code): without a server capability,
@@ -148,5 +149,48 @@ describe("fileInput JSON Schema", () => {
       ["inline_only", []],
       ["host_params", ["attachment"]],
     ]);
+  });
+
+  it('lists the recorded schemas on SDK v1 and v2, marks: "object" and lists of files too', async () => {
+    const objectMarks = (server: V1McpServer | V2McpServer) => {
+      (server as V1McpServer).registerTool(
+        "attach",
+        {
+          description: "Takes a file the client attaches",
+          inputSchema: {
+            sheet: fileInput({ marks: "object", accept: ["text/csv"], maxBytes: 5_000, upload: true }),
+            extra: z.array(
+              fileInput({ marks: "object", description: "More sheets", paths: true, https: true }),
+            ),
+          },
+        },
+        async () => ({ content: [{ type: "text" as const, text: "ok" }] }),
+      );
+      return server;
+    };
+    const lists: Record<string, unknown> = {};
+    for (const sdk of ["v1", "v2"] as const) {
+      const server =
+        sdk === "v1"
+          ? register(objectMarks(new V1McpServer({ name: "s", version: "1.0.0" })))
+          : register(objectMarks(new V2McpServer({ name: "s", version: "1.0.0" })));
+      const client = (
+        sdk === "v1"
+          ? new V1Client({ name: "c", version: "1.0.0" })
+          : new V2Client({ name: "c", version: "1.0.0" })
+      ) as V1Client;
+      const [a, b] = sdk === "v1" ? V1Memory.createLinkedPair() : V2Memory.createLinkedPair();
+      await Promise.all([(server as V1McpServer).connect(b as never), client.connect(a as never)]);
+      try {
+        lists[sdk] = JSON.parse(JSON.stringify((await client.listTools()).tools));
+      } finally {
+        await client.close();
+      }
+    }
+    // Recorded from session 29's code (MFB_RECORD_FIXTURE=1 writes it): a change to what either
+    // SDK's clients see, e.g. from how fileInput builds its forms, fails here.
+    if (process.env.MFB_RECORD_FIXTURE === "1")
+      await writeFile(LISTS_FIXTURE, `${JSON.stringify(lists, null, 2)}\n`);
+    expect(lists).toEqual(JSON.parse(await readFile(LISTS_FIXTURE, "utf8")));
   });
 });
