@@ -1,7 +1,8 @@
 /**
  * `mcp-file-bridge/bridge`: `FileBridge` and what a tool taking file arguments needs with it
  * (`fileInput`, the resolver helper, the error class), for a server that uses no other piece. The
- * same functions and classes as the root's (one module each, so `instanceof` holds across both);
+ * same functions and classes as the root's (one module each, so `instanceof` holds across both
+ * within one loader: `import`, `require()` or a bundler);
  * on Node this entry loads their closure and the part of the root their first-use code imports,
  * 56 KB of the root's 186 KB, and none of the root's other modules on a call (issue 39).
  */
