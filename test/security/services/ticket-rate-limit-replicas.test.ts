@@ -64,7 +64,7 @@ const WINDOW_MS = 60_000;
 
 /**
  * The limit counts in fixed windows on the epoch's minute marks, so a test that crosses one meets a
- * fresh budget (CI once began this burst 0.1 s before a mark: the late calls were minted). Start
+ * fresh budget (in CI the burst once fell just before a mark, the late calls just after: minted). Start
  * where the whole test fits in one window, and return that window.
  */
 async function startOfWholeWindow(needMs = 15_000): Promise<number> {
